@@ -1,0 +1,234 @@
+//! The vocabulary between the engine and its front ends.
+//!
+//! Every front end matches [`Event`] exhaustively, so a new event is a compile error until each
+//! decides what to do with it.
+
+use std::path::PathBuf;
+
+use async_trait::async_trait;
+use serde_json::Value;
+
+/// What kind of tool a call is, as ACP's `ToolKind` names it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ToolKind {
+    Read,
+    Edit,
+    Execute,
+    Fetch,
+    Think,
+    Other,
+}
+
+/// The outcome of a tool call as front ends show it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ToolStatus {
+    /// The tool ran, whatever its exit code.
+    Completed,
+    /// It did not run (loop detector, hook, rejection, bad arguments, unknown tool), timed out, or
+    /// could not start.
+    Failed,
+}
+
+/// A file change made by a tool, for front ends that show diffs.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FileDiff {
+    pub path: PathBuf,
+    /// `None` for a file that did not exist.
+    pub old_text: Option<String>,
+    pub new_text: String,
+}
+
+/// A tool call as announced before it runs.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ToolCallStart {
+    /// The `call_N` ref (ACP `toolCallId`).
+    pub id: String,
+    pub name: String,
+    pub title: String,
+    pub kind: ToolKind,
+    /// The arguments as the model sent them (a JSON string when they were not JSON).
+    pub raw_input: Value,
+    /// Absolute paths the call involves.
+    pub locations: Vec<PathBuf>,
+}
+
+/// A tool call that finished (or was refused before running).
+#[derive(Debug, Clone, PartialEq)]
+pub struct ToolCallEnd {
+    pub id: String,
+    pub status: ToolStatus,
+    /// The text the model receives.
+    pub output: String,
+    pub diffs: Vec<FileDiff>,
+    /// A new title, when it changes (`<tool> — denied by a hook`).
+    pub title: Option<String>,
+}
+
+/// Token counts of a session or of one call.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Usage {
+    pub input_tokens: u64,
+    pub output_tokens: u64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub thought_tokens: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cached_read_tokens: Option<u64>,
+}
+
+impl Usage {
+    pub fn total(&self) -> u64 {
+        self.input_tokens + self.output_tokens
+    }
+
+    /// Adds another count to this one (optional counts stay absent until one is reported).
+    pub fn add(&mut self, other: &Usage) {
+        self.input_tokens += other.input_tokens;
+        self.output_tokens += other.output_tokens;
+        if let Some(t) = other.thought_tokens {
+            *self.thought_tokens.get_or_insert(0) += t;
+        }
+        if let Some(c) = other.cached_read_tokens {
+            *self.cached_read_tokens.get_or_insert(0) += c;
+        }
+    }
+}
+
+/// The context in use, as ACP's `usage_update` carries it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ContextUsage {
+    /// Tokens in use.
+    pub used: u64,
+    /// The context window, 0 when unknown.
+    pub size: u64,
+}
+
+/// One step of a plan.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PlanStep {
+    pub content: String,
+    pub status: PlanStatus,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum PlanStatus {
+    Pending,
+    InProgress,
+    Completed,
+    Skipped,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Plan {
+    pub title: String,
+    pub steps: Vec<PlanStep>,
+}
+
+/// What happens during a turn, as the engine reports it.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Event {
+    /// A streamed piece of the model's answer.
+    Text(String),
+    /// A streamed piece of the model's reasoning.
+    Thought(String),
+    /// A line mm itself shows (a failure's explanation, a stop line, a command's answer). Shown
+    /// like text but never stored in the history.
+    Notice(String),
+    /// A tool call is about to go through the gates (ACP `tool_call`, pending).
+    ToolCallStarted(ToolCallStart),
+    /// The gates let it through and it runs (ACP `tool_call_update`, in_progress).
+    ToolCallRunning { id: String },
+    /// Progress text from a running tool (for example another agent's activity).
+    ToolCallProgress { id: String, text: String },
+    /// It finished or was refused.
+    ToolCallFinished(ToolCallEnd),
+    /// A model call reported usage, or a turn or command ended: the context in use.
+    ContextUsage(ContextUsage),
+    /// The session's plan changed.
+    Plan(Plan),
+    /// The model server was found (or detection failed): for banners and logs.
+    ModelDetected { name: String, url: String, context_window: Option<u64> },
+    /// The history was compressed automatically; the line is the `/compact` outcome line.
+    AutoCompacted(String),
+    /// Something went wrong that the front end should log (a file that cannot be written, a hook
+    /// failure), not a turn failure.
+    Warning(String),
+}
+
+/// A question the permission gate puts to the user.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PermissionRequest {
+    pub call: ToolCallStart,
+}
+
+/// The four answers of the permission gate.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PermissionDecision {
+    AllowOnce,
+    AllowAlways,
+    RejectOnce,
+    /// Reject this call and every later call of the tool in the session.
+    Never,
+}
+
+/// The kind of one question of a form (`ask_user`).
+#[derive(Debug, Clone, PartialEq)]
+pub enum QuestionKind {
+    Choice { options: Vec<String>, default: Option<String> },
+    Multi { options: Vec<String>, default: Option<Vec<String>> },
+    Text { default: Option<String> },
+    Confirm { default: Option<bool> },
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Question {
+    pub question: String,
+    pub kind: QuestionKind,
+}
+
+/// Questions for the user, asked by a tool call.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Form {
+    /// The `call_N` ref of the tool call asking.
+    pub tool_call_id: String,
+    pub questions: Vec<Question>,
+}
+
+/// One answer of a form.
+#[derive(Debug, Clone, PartialEq)]
+pub enum AnswerValue {
+    Text(String),
+    List(Vec<String>),
+    Bool(bool),
+    /// The question was left unanswered.
+    None,
+}
+
+/// What the user did with a form.
+#[derive(Debug, Clone, PartialEq)]
+pub enum FormAnswer {
+    /// One value per question, in order.
+    Accepted(Vec<AnswerValue>),
+    Declined,
+    Cancelled,
+    /// Nobody can be asked (the front end cannot ask, or the client failed): the reason.
+    Unavailable(String),
+}
+
+/// The seam between the engine and a front end.
+#[async_trait]
+pub trait Frontend: Send + Sync {
+    /// Reports an event. Must not block: front ends queue or write at once.
+    fn emit(&self, event: Event);
+
+    /// Asks whether a gated tool call may run. A front end that cannot ask answers `RejectOnce`.
+    async fn ask_permission(&self, request: PermissionRequest) -> PermissionDecision;
+
+    /// Puts questions to the user.
+    async fn ask_user(&self, form: Form) -> FormAnswer;
+}

@@ -1,0 +1,101 @@
+//! The model client: OpenAI-compatible Chat Completions over HTTP, streamed (engine.md).
+
+pub mod detect;
+pub mod openai;
+pub mod sse;
+pub mod text_calls;
+
+use async_trait::async_trait;
+use serde_json::Value;
+use tokio_util::sync::CancellationToken;
+
+use crate::event::Usage;
+
+/// One request to the model.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ChatRequest {
+    /// Messages in the wire shape (`history::to_wire`).
+    pub messages: Vec<Value>,
+    /// Tool definitions in the wire shape (`{"type": "function", "function": {…}}`).
+    pub tools: Vec<Value>,
+    /// Names of the tools whose calls are recognised when the model writes them as text; empty
+    /// when `model.textToolCalls` is off.
+    pub text_tool_names: Vec<String>,
+}
+
+/// A piece of the streamed answer.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum StreamEvent {
+    Text(String),
+    Thought(String),
+}
+
+/// A tool call as the model made it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RawToolCall {
+    /// The model's id; empty when it gave none (or the call was written as text).
+    pub id: String,
+    pub name: String,
+    pub arguments: String,
+}
+
+/// The whole answer of one call.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ModelResponse {
+    /// The answer's text (without reasoning, without tool calls written as text).
+    pub text: String,
+    pub tool_calls: Vec<RawToolCall>,
+    /// `stop`, `tool_calls`, `length`, … as the server said.
+    pub finish_reason: Option<String>,
+    pub usage: Option<Usage>,
+}
+
+/// What the client knows of the server once detection is done.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ModelInfo {
+    /// Base URL, ending in `/v1` (or `/engines/v1`).
+    pub url: String,
+    pub name: String,
+    /// The context window, 0 when unknown.
+    pub context_window: u64,
+}
+
+/// A failed model call; `Display` is the one-line explanation users see.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ModelError {
+    #[error("model server unreachable at {url}: {reason}")]
+    Unreachable { url: String, reason: String },
+    #[error("model server answered {status}: {message}")]
+    Http { status: u16, message: String },
+    /// The server says the request does not fit its context (`n_ctx` when it said).
+    #[error("model server answered {status}: {message}")]
+    ContextExceeded { status: u16, message: String, n_ctx: Option<u64> },
+    #[error("stream broke after {bytes} bytes: {reason}")]
+    StreamBroke { bytes: u64, reason: String },
+    #[error("model server sent nothing for {secs} s (model.requestTimeout)")]
+    Timeout { secs: u64 },
+    #[error("model server sent a malformed event: {0}")]
+    Malformed(String),
+    #[error("{0}")]
+    NoServer(String),
+    #[error("cancelled")]
+    Cancelled,
+}
+
+#[async_trait]
+pub trait ModelClient: Send + Sync {
+    /// Streams one answer; `on_event` receives text and reasoning as they arrive. Tool calls
+    /// written as text are held back and returned as calls.
+    async fn chat(
+        &self,
+        request: &ChatRequest,
+        on_event: &(dyn Fn(StreamEvent) + Send + Sync),
+        cancel: &CancellationToken,
+    ) -> Result<ModelResponse, ModelError>;
+
+    /// One non-streamed call without tools (the summary of a compression).
+    async fn complete(&self, messages: Vec<Value>, cancel: &CancellationToken) -> Result<ModelResponse, ModelError>;
+
+    /// Waits for detection (server, model, context window) and returns what is known.
+    async fn info(&self) -> Result<ModelInfo, ModelError>;
+}

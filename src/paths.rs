@@ -1,0 +1,52 @@
+//! Path resolution shared by tools and prompt flattening.
+
+use std::path::{Component, Path, PathBuf};
+
+/// Resolves a path given by the model or the user: relative to `cwd` unless absolute or `~/…`,
+/// then normalised lexically (symlinks are not resolved).
+pub fn resolve(cwd: &Path, path: &str) -> PathBuf {
+    let joined = if path == "~" {
+        home().unwrap_or_else(|| cwd.to_path_buf())
+    } else if let Some(rest) = path.strip_prefix("~/") {
+        match home() {
+            Some(h) => h.join(rest),
+            None => cwd.join(path),
+        }
+    } else {
+        cwd.join(path)
+    };
+    normalize(&joined)
+}
+
+/// Removes `.` and resolves `..` lexically.
+pub fn normalize(path: &Path) -> PathBuf {
+    let mut out = PathBuf::new();
+    for c in path.components() {
+        match c {
+            Component::CurDir => {}
+            Component::ParentDir => {
+                out.pop();
+            }
+            Component::Prefix(_) | Component::RootDir | Component::Normal(_) => out.push(c.as_os_str()),
+        }
+    }
+    out
+}
+
+/// The user's home directory, from `HOME`.
+pub fn home() -> Option<PathBuf> {
+    std::env::var_os("HOME").filter(|h| !h.is_empty()).map(PathBuf::from)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn relative_absolute_and_dots() {
+        let cwd = Path::new("/p/q");
+        assert_eq!(resolve(cwd, "a/../b/./c"), PathBuf::from("/p/q/b/c"));
+        assert_eq!(resolve(cwd, "/etc/x"), PathBuf::from("/etc/x"));
+        assert_eq!(resolve(cwd, "../z"), PathBuf::from("/p/z"));
+    }
+}

@@ -1,0 +1,35 @@
+//! The `read_file` tool (tools.md). Stub: replaced by the real implementation.
+
+use async_trait::async_trait;
+use serde_json::Value;
+use tokio_util::sync::CancellationToken;
+
+use super::{Tool, ToolContext, ToolOutput};
+use crate::event::ToolKind;
+
+pub struct ReadFile;
+
+#[async_trait]
+impl Tool for ReadFile {
+    fn name(&self) -> &str {
+        "read_file"
+    }
+    fn description(&self) -> &str {
+        "read_file"
+    }
+    fn parameters(&self) -> Value {
+        serde_json::json!({"type": "object"})
+    }
+    fn kind(&self, _args: &Value) -> ToolKind {
+        ToolKind::Read
+    }
+    fn title(&self, _args: &Value) -> String {
+        "read_file".into()
+    }
+    fn gated(&self, _args: &Value) -> bool {
+        true
+    }
+    async fn run(&self, _args: Value, _ctx: &ToolContext<'_>, _cancel: &CancellationToken) -> ToolOutput {
+        ToolOutput::failed("not implemented")
+    }
+}
