@@ -159,11 +159,23 @@ impl Default for Config {
                 request_timeout: 600,
                 text_tool_calls: true,
             },
-            acp: AcpConfig { name: "bob".into(), title: "Bob (bash-first agent)".into() },
-            sessions: SessionsConfig { enabled: false, dir: PathBuf::from(".mm/sessions") },
-            context: ContextConfig { threshold: 0.8, keep_last_turns: 2 },
+            acp: AcpConfig {
+                name: "bob".into(),
+                title: "Bob (bash-first agent)".into(),
+            },
+            sessions: SessionsConfig {
+                enabled: false,
+                dir: PathBuf::from(".mm/sessions"),
+            },
+            context: ContextConfig {
+                threshold: 0.8,
+                keep_last_turns: 2,
+            },
             loop_: LoopConfig { max_repeats: 3 },
-            tools: ToolsConfig { max_output: 30_000, bash_timeout: 120 },
+            tools: ToolsConfig {
+                max_output: 30_000,
+                bash_timeout: 120,
+            },
             skills: SkillsConfig { dirs: Vec::new() },
             hooks: HooksConfig::default(),
             agents: BTreeMap::new(),

@@ -152,9 +152,15 @@ pub enum Event {
     /// The session's plan changed.
     Plan(Plan),
     /// The model server was found (or detection failed): for banners and logs.
-    ModelDetected { name: String, url: String, context_window: Option<u64> },
+    ModelDetected {
+        name: String,
+        url: String,
+        context_window: Option<u64>,
+    },
     /// The history was compressed automatically; the line is the `/compact` outcome line.
     AutoCompacted(String),
+    /// A prompt's `@path` named an existing file or directory, now attached (absolute path).
+    Attached(PathBuf),
     /// Something went wrong that the front end should log (a file that cannot be written, a hook
     /// failure), not a turn failure.
     Warning(String),
@@ -179,10 +185,20 @@ pub enum PermissionDecision {
 /// The kind of one question of a form (`ask_user`).
 #[derive(Debug, Clone, PartialEq)]
 pub enum QuestionKind {
-    Choice { options: Vec<String>, default: Option<String> },
-    Multi { options: Vec<String>, default: Option<Vec<String>> },
-    Text { default: Option<String> },
-    Confirm { default: Option<bool> },
+    Choice {
+        options: Vec<String>,
+        default: Option<String>,
+    },
+    Multi {
+        options: Vec<String>,
+        default: Option<Vec<String>>,
+    },
+    Text {
+        default: Option<String>,
+    },
+    Confirm {
+        default: Option<bool>,
+    },
 }
 
 #[derive(Debug, Clone, PartialEq)]

@@ -55,19 +55,36 @@ impl Message {
     }
 
     pub fn assistant(content: impl Into<String>, tool_calls: Vec<ToolCall>) -> Self {
-        Message { tool_calls, ..Self::new(Role::Assistant, content.into()) }
+        Message {
+            tool_calls,
+            ..Self::new(Role::Assistant, content.into())
+        }
     }
 
     pub fn tool(call_id: impl Into<String>, content: impl Into<String>, failed: bool) -> Self {
-        Message { tool_call_id: Some(call_id.into()), failed, ..Self::new(Role::Tool, content.into()) }
+        Message {
+            tool_call_id: Some(call_id.into()),
+            failed,
+            ..Self::new(Role::Tool, content.into())
+        }
     }
 
     pub fn summary(content: impl Into<String>) -> Self {
-        Message { compact: true, ..Self::new(Role::User, content.into()) }
+        Message {
+            compact: true,
+            ..Self::new(Role::User, content.into())
+        }
     }
 
     fn new(role: Role, content: String) -> Self {
-        Message { role, content, tool_calls: Vec::new(), tool_call_id: None, compact: false, failed: false }
+        Message {
+            role,
+            content,
+            tool_calls: Vec::new(),
+            tool_call_id: None,
+            compact: false,
+            failed: false,
+        }
     }
 
     /// A user message that starts a turn (not a summary).
@@ -163,23 +180,45 @@ mod tests {
     use pretty_assertions::assert_eq;
 
     fn call(id: &str) -> ToolCall {
-        ToolCall { id: id.into(), ref_: "call_1".into(), name: "bash".into(), arguments: "{}".into() }
+        ToolCall {
+            id: id.into(),
+            ref_: "call_1".into(),
+            name: "bash".into(),
+            arguments: "{}".into(),
+        }
     }
 
     #[test]
     fn interrupted_call_gets_a_result_in_the_request_only() {
-        let h = vec![Message::system("s"), Message::user("u"), Message::assistant("", vec![call("a")])];
+        let h = vec![
+            Message::system("s"),
+            Message::user("u"),
+            Message::assistant("", vec![call("a")]),
+        ];
         let wire = to_wire(&h);
         assert_eq!(wire.len(), 4);
-        assert_eq!(wire[3], json!({"role": "tool", "tool_call_id": "a", "content": INTERRUPTED_RESULT}));
+        assert_eq!(
+            wire[3],
+            json!({"role": "tool", "tool_call_id": "a", "content": INTERRUPTED_RESULT})
+        );
         assert_eq!(h.len(), 3);
     }
 
     #[test]
     fn summary_is_merged_into_the_next_user_message() {
-        let h = vec![Message::system("s"), Message::summary("sum"), Message::user("next")];
+        let h = vec![
+            Message::system("s"),
+            Message::summary("sum"),
+            Message::user("next"),
+        ];
         let wire = to_wire(&h);
-        assert_eq!(wire, vec![json!({"role": "system", "content": "s"}), json!({"role": "user", "content": "sum\n\nnext"})]);
+        assert_eq!(
+            wire,
+            vec![
+                json!({"role": "system", "content": "s"}),
+                json!({"role": "user", "content": "sum\n\nnext"})
+            ]
+        );
     }
 
     #[test]

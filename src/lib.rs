@@ -3,7 +3,12 @@
 //! The engine (`engine`, `model`, `tools`, `history`) knows nothing of any front end: it reports
 //! what happens as [`event::Event`]s and asks its [`event::Frontend`] the questions it cannot
 //! answer. `term` and `acp` are the two front ends.
-#![deny(clippy::print_stdout, clippy::dbg_macro, clippy::unwrap_used, clippy::expect_used)]
+#![deny(
+    clippy::print_stdout,
+    clippy::dbg_macro,
+    clippy::unwrap_used,
+    clippy::expect_used
+)]
 
 pub mod config;
 pub mod engine;

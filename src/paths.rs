@@ -27,7 +27,9 @@ pub fn normalize(path: &Path) -> PathBuf {
             Component::ParentDir => {
                 out.pop();
             }
-            Component::Prefix(_) | Component::RootDir | Component::Normal(_) => out.push(c.as_os_str()),
+            Component::Prefix(_) | Component::RootDir | Component::Normal(_) => {
+                out.push(c.as_os_str())
+            }
         }
     }
     out
@@ -35,7 +37,9 @@ pub fn normalize(path: &Path) -> PathBuf {
 
 /// The user's home directory, from `HOME`.
 pub fn home() -> Option<PathBuf> {
-    std::env::var_os("HOME").filter(|h| !h.is_empty()).map(PathBuf::from)
+    std::env::var_os("HOME")
+        .filter(|h| !h.is_empty())
+        .map(PathBuf::from)
 }
 
 #[cfg(test)]

@@ -69,7 +69,11 @@ pub enum ModelError {
     Http { status: u16, message: String },
     /// The server says the request does not fit its context (`n_ctx` when it said).
     #[error("model server answered {status}: {message}")]
-    ContextExceeded { status: u16, message: String, n_ctx: Option<u64> },
+    ContextExceeded {
+        status: u16,
+        message: String,
+        n_ctx: Option<u64>,
+    },
     #[error("stream broke after {bytes} bytes: {reason}")]
     StreamBroke { bytes: u64, reason: String },
     #[error("model server sent nothing for {secs} s (model.requestTimeout)")]
@@ -94,7 +98,11 @@ pub trait ModelClient: Send + Sync {
     ) -> Result<ModelResponse, ModelError>;
 
     /// One non-streamed call without tools (the summary of a compression).
-    async fn complete(&self, messages: Vec<Value>, cancel: &CancellationToken) -> Result<ModelResponse, ModelError>;
+    async fn complete(
+        &self,
+        messages: Vec<Value>,
+        cancel: &CancellationToken,
+    ) -> Result<ModelResponse, ModelError>;
 
     /// Waits for detection (server, model, context window) and returns what is known.
     async fn info(&self) -> Result<ModelInfo, ModelError>;

@@ -29,7 +29,12 @@ impl Tool for Bash {
     fn gated(&self, _args: &Value) -> bool {
         true
     }
-    async fn run(&self, _args: Value, _ctx: &ToolContext<'_>, _cancel: &CancellationToken) -> ToolOutput {
+    async fn run(
+        &self,
+        _args: Value,
+        _ctx: &ToolContext<'_>,
+        _cancel: &CancellationToken,
+    ) -> ToolOutput {
         ToolOutput::failed("not implemented")
     }
 }

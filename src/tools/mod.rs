@@ -17,6 +17,7 @@ use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 use crate::event::{FileDiff, Frontend, Plan, ToolKind, ToolStatus};
+use crate::skills::Catalogue;
 
 /// What a tool call runs with.
 pub struct ToolContext<'a> {
@@ -32,6 +33,8 @@ pub struct ToolContext<'a> {
     pub frontend: &'a dyn Frontend,
     /// The session's plan (the plan tool).
     pub plan: &'a Mutex<Option<Plan>>,
+    /// The session's skills (`read_skill`).
+    pub skills: &'a Catalogue,
 }
 
 /// What a tool returns.
@@ -47,12 +50,20 @@ pub struct ToolOutput {
 impl ToolOutput {
     /// The tool ran.
     pub fn completed(text: impl Into<String>) -> Self {
-        ToolOutput { text: text.into(), status: ToolStatus::Completed, diffs: Vec::new() }
+        ToolOutput {
+            text: text.into(),
+            status: ToolStatus::Completed,
+            diffs: Vec::new(),
+        }
     }
 
     /// The tool did not run, or failed to: the text explains why, for the model to act on.
     pub fn failed(text: impl Into<String>) -> Self {
-        ToolOutput { text: text.into(), status: ToolStatus::Failed, diffs: Vec::new() }
+        ToolOutput {
+            text: text.into(),
+            status: ToolStatus::Failed,
+            diffs: Vec::new(),
+        }
     }
 }
 
@@ -73,7 +84,12 @@ pub trait Tool: Send + Sync {
     /// Whether the permission gate asks before this call runs (with `yolo = false`).
     fn gated(&self, args: &Value) -> bool;
     /// Runs the call. Bad arguments are a `failed` output explaining the mistake, never a panic.
-    async fn run(&self, args: Value, ctx: &ToolContext<'_>, cancel: &CancellationToken) -> ToolOutput;
+    async fn run(
+        &self,
+        args: Value,
+        ctx: &ToolContext<'_>,
+        cancel: &CancellationToken,
+    ) -> ToolOutput;
 }
 
 /// The tool definition sent to the model.
@@ -108,7 +124,9 @@ pub fn schema_of<T: schemars::JsonSchema>() -> Value {
 /// Parses a call's arguments, or explains the mistake to the model.
 pub fn parse_args<T: DeserializeOwned>(tool: &str, args: &Value) -> Result<T, ToolOutput> {
     serde_json::from_value(args.clone()).map_err(|e| {
-        ToolOutput::failed(format!("[bad arguments for {tool}: {e}; arguments given: {args}]"))
+        ToolOutput::failed(format!(
+            "[bad arguments for {tool}: {e}; arguments given: {args}]"
+        ))
     })
 }
 
@@ -134,6 +152,9 @@ mod tests {
     #[test]
     fn cap_keeps_head_and_tail() {
         assert_eq!(cap_output("abcdef", 10), "abcdef");
-        assert_eq!(cap_output("abcdefghij", 4), "ab\n[… 6 characters omitted …]\nij");
+        assert_eq!(
+            cap_output("abcdefghij", 4),
+            "ab\n[… 6 characters omitted …]\nij"
+        );
     }
 }
