@@ -145,6 +145,30 @@ impl Engine {
         }
     }
 
+    /// Loads a saved session (`session/load`, `mm --resume`): validates the id, reads
+    /// `<cwd>/<sessions.dir>/<id>.json`, replaces its system prompt by the current one, restores
+    /// totals and plan, continues the `call_N` counter above the highest replayed ref, runs
+    /// `sessionStart` hooks. `Err` is the one-line explanation (invalid id, unknown id, unreadable
+    /// file).
+    pub async fn load_session(&self, cwd: PathBuf, id: &str, frontend: &dyn Frontend) -> Result<Session, String> {
+        let _ = (cwd, id, frontend);
+        Err("not implemented".into())
+    }
+
+    /// How a stored tool call is shown (title, kind, locations), as the live tool would give
+    /// it; an unknown tool: its name and `execute`. `arguments` that are not JSON go as a string.
+    pub fn describe_call(&self, name: &str, arguments: &str, cwd: &std::path::Path) -> crate::event::ToolCallStart {
+        let _ = cwd;
+        crate::event::ToolCallStart {
+            id: String::new(),
+            name: name.to_string(),
+            title: name.to_string(),
+            kind: crate::event::ToolKind::Execute,
+            raw_input: serde_json::Value::String(arguments.to_string()),
+            locations: Vec::new(),
+        }
+    }
+
     /// The context in use: the larger of the last measure and the history's estimate.
     pub fn context_usage(&self, session: &Session) -> ContextUsage {
         let _ = session;
