@@ -1,6 +1,8 @@
 //! The engine: sessions, turns, slash commands and compression. It knows nothing of ACP or the
 //! terminal: it reports [`Event`]s to a [`Frontend`] and asks it questions.
 
+mod turn;
+
 use std::collections::HashSet;
 use std::path::PathBuf;
 use std::sync::atomic::AtomicU64;
@@ -9,7 +11,7 @@ use std::sync::{Arc, Mutex};
 use tokio_util::sync::CancellationToken;
 
 use crate::config::Config;
-use crate::event::{ContextUsage, Frontend, Plan, Usage};
+use crate::event::{ContextUsage, Event, Frontend, Plan, Usage};
 use crate::history::Message;
 use crate::model::ModelClient;
 use crate::skills::Catalogue;
@@ -83,6 +85,13 @@ pub struct Session {
     pub skills: Arc<Catalogue>,
 }
 
+/// Where the engine finds the user's folders (passed in, never read from the environment).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Environment {
+    pub home: Option<PathBuf>,
+    pub xdg_config_home: Option<PathBuf>,
+}
+
 /// The engine shared by every session of the process.
 pub struct Engine {
     pub config: Arc<Config>,
@@ -90,30 +99,45 @@ pub struct Engine {
     pub tools: Vec<Arc<dyn Tool>>,
     /// The process-wide `call_N` counter (never reset).
     pub call_counter: AtomicU64,
+    pub env: Environment,
+    /// The context window known so far (0: unknown or not yet detected).
+    known_window: AtomicU64,
     /// Turns are serialised process-wide.
     turn_lock: tokio::sync::Mutex<()>,
 }
 
 impl Engine {
     pub fn new(config: Arc<Config>, model: Arc<dyn ModelClient>) -> Self {
+        let config_window = config.context_window;
         Engine {
             config,
             model,
             tools: crate::tools::builtin(),
             call_counter: AtomicU64::new(0),
+            env: Environment::default(),
+            known_window: AtomicU64::new(config_window),
             turn_lock: tokio::sync::Mutex::new(()),
         }
+    }
+
+    /// Sets where the user's folders are (skills, configuration).
+    pub fn with_env(mut self, env: Environment) -> Self {
+        self.env = env;
+        self
     }
 
     /// Creates a session in `cwd` (absolute): system prompt, skills, `sessionStart` hooks, and the
     /// session file when sessions are enabled.
     pub async fn new_session(&self, cwd: PathBuf, frontend: &dyn Frontend) -> Session {
-        let _ = (&self.turn_lock, frontend);
+        let _ = frontend;
+        let now = chrono::Local::now();
+        let skills = Arc::new(Catalogue::default());
+        let system = self.system_prompt(&cwd, &skills);
         Session {
-            id: String::new(),
+            id: new_id(now),
             cwd,
-            created_at: String::new(),
-            history: Vec::new(),
+            created_at: now.to_rfc3339_opts(chrono::SecondsFormat::Secs, false),
+            history: vec![Message::system(system)],
             usage: Usage::default(),
             last_measure: None,
             last_input: None,
@@ -121,8 +145,28 @@ impl Engine {
             allow_always: HashSet::new(),
             never: HashSet::new(),
             plan: Mutex::new(None),
-            skills: Arc::new(Catalogue::default()),
+            skills,
         }
+    }
+
+    /// The system prompt of a session in `cwd`.
+    pub fn system_prompt(&self, cwd: &std::path::Path, skills: &Catalogue) -> String {
+        let _ = skills;
+        let date = chrono::Local::now().format("%Y-%m-%d").to_string();
+        let agents: Vec<(String, String)> = self
+            .config
+            .agents
+            .keys()
+            .map(|k| (k.clone(), String::new()))
+            .collect();
+        crate::prompt::system_prompt(&crate::prompt::SystemPromptInput {
+            title: &self.config.acp.title,
+            cwd,
+            date: &date,
+            skills: "",
+            agents: &agents,
+            extra: &self.config.system_prompt,
+        })
     }
 
     /// Runs one prompt: the text after the front end's own flattening (acp-notes.md step 1).
@@ -137,10 +181,74 @@ impl Engine {
         frontend: &dyn Frontend,
         cancel: &CancellationToken,
     ) -> PromptOutcome {
-        let _ = (session, text, attached, frontend, cancel);
+        // Turns are serialised process-wide; a prompt cancelled while it waits never runs.
+        let _turn = tokio::select! {
+            guard = self.turn_lock.lock() => guard,
+            () = cancel.cancelled() => {
+                return PromptOutcome { stop: Ok(StopReason::Cancelled), command: None, recap: Some(Recap::default()) };
+            }
+        };
+        match text.trim() {
+            "/new" => return self.command_new(session, frontend).await,
+            "/compact" => return self.command_compact(session, frontend, cancel).await,
+            _ => {}
+        }
+        let mut text = text.to_string();
+        for (path, is_dir) in crate::prompt::at_paths(&text.clone(), &session.cwd) {
+            if attached.contains(&path) {
+                continue;
+            }
+            text.push_str(&crate::prompt::attachment_line(&path, is_dir));
+            frontend.emit(Event::Attached(path));
+        }
+        session.history.push(Message::user(text));
+        let end = self.run_turn(session, frontend, cancel).await;
         PromptOutcome {
-            stop: Err("not implemented".into()),
+            stop: end.stop,
             command: None,
+            recap: Some(end.recap),
+        }
+    }
+
+    async fn command_new(&self, s: &mut Session, frontend: &dyn Frontend) -> PromptOutcome {
+        let forgotten = crate::history::count_without_system(&s.history);
+        s.history.truncate(1);
+        s.last_measure = None;
+        s.last_input = None;
+        if let Ok(mut plan) = s.plan.lock() {
+            *plan = None;
+        }
+        frontend.emit(Event::Notice(format!(
+            "🆕 New session: {forgotten} message(s) forgotten."
+        )));
+        frontend.emit(Event::ContextUsage(self.context_usage(s)));
+        PromptOutcome {
+            stop: Ok(StopReason::EndTurn),
+            command: Some(Command::New {
+                forgotten,
+                archived_as: None,
+            }),
+            recap: None,
+        }
+    }
+
+    async fn command_compact(
+        &self,
+        s: &mut Session,
+        frontend: &dyn Frontend,
+        cancel: &CancellationToken,
+    ) -> PromptOutcome {
+        let _ = cancel;
+        let n = crate::history::count_without_system(&s.history);
+        let line = format!(
+            "🗜️ nothing to compact: {n} message(s), no turn older than the last {}",
+            self.config.context.keep_last_turns
+        );
+        frontend.emit(Event::Notice(line.clone()));
+        frontend.emit(Event::ContextUsage(self.context_usage(s)));
+        PromptOutcome {
+            stop: Ok(StopReason::EndTurn),
+            command: Some(Command::Compact { line }),
             recap: None,
         }
     }
@@ -150,29 +258,91 @@ impl Engine {
     /// totals and plan, continues the `call_N` counter above the highest replayed ref, runs
     /// `sessionStart` hooks. `Err` is the one-line explanation (invalid id, unknown id, unreadable
     /// file).
-    pub async fn load_session(&self, cwd: PathBuf, id: &str, frontend: &dyn Frontend) -> Result<Session, String> {
+    pub async fn load_session(
+        &self,
+        cwd: PathBuf,
+        id: &str,
+        frontend: &dyn Frontend,
+    ) -> Result<Session, String> {
         let _ = (cwd, id, frontend);
-        Err("not implemented".into())
+        Err("sessions are not implemented yet".into())
     }
 
     /// How a stored tool call is shown (title, kind, locations), as the live tool would give
     /// it; an unknown tool: its name and `execute`. `arguments` that are not JSON go as a string.
-    pub fn describe_call(&self, name: &str, arguments: &str, cwd: &std::path::Path) -> crate::event::ToolCallStart {
-        let _ = cwd;
-        crate::event::ToolCallStart {
-            id: String::new(),
-            name: name.to_string(),
-            title: name.to_string(),
-            kind: crate::event::ToolKind::Execute,
-            raw_input: serde_json::Value::String(arguments.to_string()),
-            locations: Vec::new(),
+    pub fn describe_call(
+        &self,
+        name: &str,
+        arguments: &str,
+        cwd: &std::path::Path,
+    ) -> crate::event::ToolCallStart {
+        crate::tools::dispatch::describe(&self.tools, "", name, arguments, cwd)
+    }
+
+    /// The context in use: the larger of the last measure and the history's estimate. Uses the
+    /// window known so far (0 while detection runs).
+    pub fn context_usage(&self, session: &Session) -> ContextUsage {
+        let estimate = self.estimate(session);
+        let used = session.last_measure.unwrap_or(0).max(estimate);
+        ContextUsage {
+            used,
+            size: self.known_window.load(std::sync::atomic::Ordering::Relaxed),
         }
     }
 
-    /// The context in use: the larger of the last measure and the history's estimate.
-    pub fn context_usage(&self, session: &Session) -> ContextUsage {
-        let _ = session;
-        ContextUsage { used: 0, size: 0 }
+    /// The history's estimate: the request's characters over the measured ratio.
+    pub fn estimate(&self, session: &Session) -> u64 {
+        let request = crate::model::ChatRequest {
+            messages: crate::history::to_wire(&session.history),
+            tools: self
+                .tools
+                .iter()
+                .map(|t| crate::tools::wire_definition(t.as_ref()))
+                .collect(),
+            text_tool_names: Vec::new(),
+        };
+        let ratio = if session.chars_per_token > 0.0 {
+            session.chars_per_token
+        } else {
+            4.0
+        };
+        (turn::request_chars(&request) as f64 / ratio).round() as u64
+    }
+
+    /// The context window: configured, else probed (awaits detection), 0 when unknown.
+    pub async fn context_window(&self) -> u64 {
+        let w = if self.config.context_window > 0 {
+            self.config.context_window
+        } else {
+            self.model
+                .info()
+                .await
+                .map(|i| i.context_window)
+                .unwrap_or(0)
+        };
+        self.known_window
+            .store(w, std::sync::atomic::Ordering::Relaxed);
+        w
+    }
+
+    /// The cap on a tool result the model sees: `tools.maxOutput`, and a quarter of a known
+    /// window (in characters).
+    pub fn max_output(&self) -> usize {
+        let max = self.config.tools.max_output;
+        let window = self.known_window.load(std::sync::atomic::Ordering::Relaxed);
+        if window == 0 {
+            return max;
+        }
+        max.min((window as usize / 4) * 4)
+    }
+
+    /// The next `call_N` ref.
+    pub fn next_ref(&self) -> String {
+        let n = self
+            .call_counter
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+            + 1;
+        format!("call_{n}")
     }
 
     /// The slash commands this engine intercepts, with their descriptions.
@@ -185,4 +355,18 @@ impl Engine {
             ),
         ]
     }
+}
+
+/// A time-sortable session id: `YYYYMMDD-HHMMSS-xxxxxxxx`.
+fn new_id(now: chrono::DateTime<chrono::Local>) -> String {
+    let mut b = [0u8; 4];
+    let _ = getrandom::fill(&mut b);
+    format!(
+        "{}-{:02x}{:02x}{:02x}{:02x}",
+        now.format("%Y%m%d-%H%M%S"),
+        b[0],
+        b[1],
+        b[2],
+        b[3]
+    )
 }

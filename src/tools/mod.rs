@@ -81,6 +81,10 @@ pub trait Tool: Send + Sync {
     fn locations(&self, _args: &Value, _cwd: &Path) -> Vec<PathBuf> {
         Vec::new()
     }
+    /// What a call of this tool counts as in a turn's recap.
+    fn recap(&self) -> RecapKind {
+        RecapKind::None
+    }
     /// Whether the permission gate asks before this call runs (with `yolo = false`).
     fn gated(&self, args: &Value) -> bool;
     /// Runs the call. Bad arguments are a `failed` output explaining the mistake, never a panic.
@@ -90,6 +94,18 @@ pub trait Tool: Send + Sync {
         ctx: &ToolContext<'_>,
         cancel: &CancellationToken,
     ) -> ToolOutput;
+}
+
+/// What a call counts as in a turn's recap (acp.md's `[acp] turn done: …` line).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RecapKind {
+    None,
+    /// Counted once the tool ran.
+    Command,
+    /// Counted once the tool ran.
+    FileOp,
+    /// Counted when the call succeeded.
+    Skill,
 }
 
 /// The tool definition sent to the model.
