@@ -149,9 +149,27 @@ fn names_kinds_titles_locations_gates() {
     let args = json!({"path": "src/a.rs", "command": "ls -la"});
     let cases: [(&dyn Tool, &str, ToolKind, &str, bool); 4] = [
         (&Bash, "bash", ToolKind::Execute, "bash: ls -la", true),
-        (&ReadFile, "read_file", ToolKind::Read, "read_file: src/a.rs", false),
-        (&WriteFile, "write_file", ToolKind::Edit, "write_file: src/a.rs", true),
-        (&EditFile, "edit_file", ToolKind::Edit, "edit_file: src/a.rs", true),
+        (
+            &ReadFile,
+            "read_file",
+            ToolKind::Read,
+            "read_file: src/a.rs",
+            false,
+        ),
+        (
+            &WriteFile,
+            "write_file",
+            ToolKind::Edit,
+            "write_file: src/a.rs",
+            true,
+        ),
+        (
+            &EditFile,
+            "edit_file",
+            ToolKind::Edit,
+            "edit_file: src/a.rs",
+            true,
+        ),
     ];
     for (tool, name, kind, title, gated) in cases {
         assert_eq!(tool.name(), name);
@@ -264,7 +282,12 @@ async fn bash_default_timeout_comes_from_the_context() {
 #[tokio::test]
 async fn bash_timeout_above_the_maximum_is_capped_not_refused() {
     let (_d, cwd) = tmp();
-    let out = run(&Bash, &cwd, json!({"command": "echo hi", "timeout": 99_999})).await;
+    let out = run(
+        &Bash,
+        &cwd,
+        json!({"command": "echo hi", "timeout": 99_999}),
+    )
+    .await;
     assert_eq!(out, done("hi\n"));
 }
 
@@ -348,7 +371,8 @@ async fn bash_bounded_output_keeps_the_exit_code_in_the_tail() {
         &CancellationToken::new(),
     )
     .await;
-    let full: String = (1..=100_000).map(|i| format!("{i}\n")).collect::<String>() + "[exit code: 4]";
+    let full: String =
+        (1..=100_000).map(|i| format!("{i}\n")).collect::<String>() + "[exit code: 4]";
     assert_eq!(out, done(&mm::tools::cap_output(&full, 40)));
 }
 
@@ -693,7 +717,10 @@ async fn write_file_through_a_symlink_keeps_the_link() {
             .file_type()
             .is_symlink()
     );
-    assert_eq!(fs::read_to_string(cwd.join("real/target.txt")).unwrap(), "new");
+    assert_eq!(
+        fs::read_to_string(cwd.join("real/target.txt")).unwrap(),
+        "new"
+    );
     assert_eq!(entries(&cwd), vec!["link.txt", "real"]);
     assert_eq!(entries(&cwd.join("real")), vec!["target.txt"]);
 }

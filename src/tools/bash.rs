@@ -36,7 +36,6 @@ struct Args {
     /// Run with `bash -c`
     command: String,
     /// Seconds before it is killed (max 3600)
-    #[serde(default)]
     timeout: Option<u64>,
 }
 
@@ -98,10 +97,7 @@ async fn run_command(
     let (mut child, reader) = match spawn(command, cwd) {
         Ok(started) => started,
         Err(e) => {
-            return ToolOutput::failed(format!(
-                "[could not start bash in {}: {e}]",
-                cwd.display()
-            ));
+            return ToolOutput::failed(format!("[could not start bash in {}: {e}]", cwd.display()));
         }
     };
     let pgid = child.id().map(|id| Pid::from_raw(id as i32));
@@ -341,7 +337,9 @@ mod tests {
 
     #[test]
     fn capture_bounded_matches_cap_output() {
-        let text: String = (0..5000).map(|i| char::from(b'a' + (i % 26) as u8)).collect();
+        let text: String = (0..5000)
+            .map(|i| char::from(b'a' + (i % 26) as u8))
+            .collect();
         let mut c = Capture::new(20);
         for chunk in text.as_bytes().chunks(7) {
             c.push(chunk);
@@ -362,7 +360,10 @@ mod tests {
     #[test]
     fn title_and_kind() {
         let t = Bash;
-        assert_eq!(t.title(&serde_json::json!({"command": "ls -l"})), "bash: ls -l");
+        assert_eq!(
+            t.title(&serde_json::json!({"command": "ls -l"})),
+            "bash: ls -l"
+        );
         assert_eq!(t.title(&serde_json::json!({"cmd": "ls"})), "bash");
         assert_eq!(t.title(&serde_json::json!("ls")), "bash");
         assert_eq!(t.kind(&Value::Null), ToolKind::Execute);

@@ -28,7 +28,6 @@ struct Args {
     old_text: String,
     new_text: String,
     /// Replace every match
-    #[serde(default)]
     replace_all: Option<bool>,
 }
 
@@ -198,7 +197,10 @@ fn apply(
             content.replacen(old, new, 1),
             "replaced 1 occurrence".into(),
         )),
-        n if replace_all => Ok((content.replace(old, new), format!("replaced {n} occurrences"))),
+        n if replace_all => Ok((
+            content.replace(old, new),
+            format!("replaced {n} occurrences"),
+        )),
         _ => Err(NoEdit::Ambiguous(
             starts.iter().map(|&i| line_of(content, i)).collect(),
         )),
@@ -370,9 +372,13 @@ mod tests {
     #[test]
     fn loose_match_reindents() {
         let file = "fn f() {\n    if a {\n        b();\n    }\n}\n";
-        let (edited, summary) =
-            apply(file, "if a {\n    b();\n}", "if a {\n    c();\n}\nd();", false)
-                .unwrap_or_default();
+        let (edited, summary) = apply(
+            file,
+            "if a {\n    b();\n}",
+            "if a {\n    c();\n}\nd();",
+            false,
+        )
+        .unwrap_or_default();
         assert_eq!(
             edited,
             "fn f() {\n    if a {\n        c();\n    }\n    d();\n}\n"
@@ -386,8 +392,8 @@ mod tests {
     #[test]
     fn loose_match_dedents() {
         let file = "a\n  b\n    c\n";
-        let (edited, _) = apply(file, "    b\n      c", "    b2\n      c2", false)
-            .unwrap_or_default();
+        let (edited, _) =
+            apply(file, "    b\n      c", "    b2\n      c2", false).unwrap_or_default();
         assert_eq!(edited, "a\n  b2\n    c2\n");
     }
 
@@ -404,7 +410,10 @@ mod tests {
                 (5, "four".into()),
             ]))
         );
-        assert_eq!(apply("abc\n", "zzz", "x", false), Err(NoEdit::NotFound(vec![])));
+        assert_eq!(
+            apply("abc\n", "zzz", "x", false),
+            Err(NoEdit::NotFound(vec![]))
+        );
     }
 
     #[test]

@@ -27,10 +27,8 @@ pub struct ReadFile;
 struct Args {
     path: String,
     /// First line, 1-based
-    #[serde(default)]
     offset: Option<usize>,
     /// Number of lines
-    #[serde(default)]
     limit: Option<usize>,
 }
 

@@ -28,7 +28,9 @@ struct Args {
 /// Why a file could not be written; the text is for the model.
 #[derive(Debug, thiserror::Error)]
 pub enum WriteError {
-    #[error("{0} is read-only; it was not changed (make it writable with chmod u+w first if it should be)")]
+    #[error(
+        "{0} is read-only; it was not changed (make it writable with chmod u+w first if it should be)"
+    )]
     ReadOnly(String),
     #[error("{0} is a directory, not a file")]
     IsDirectory(String),
