@@ -372,7 +372,11 @@ fn strip_commands(table: &mut toml::Table, path: PathBuf) -> UntrustedProject {
     }
 }
 
-fn untrusted_warning(u: &UntrustedProject, user_file: Option<&Path>, home: Option<&Path>) -> String {
+fn untrusted_warning(
+    u: &UntrustedProject,
+    user_file: Option<&Path>,
+    home: Option<&Path>,
+) -> String {
     let parts: Vec<String> = [
         (u.hooks, "hook(s)"),
         (u.mcp_servers, "MCP server(s)"),
@@ -437,7 +441,11 @@ pub fn load(opts: &LoadOptions) -> Result<Loaded, ConfigError> {
     let mut warnings = Vec::new();
     for layer in &layers {
         for key in unknown_keys(&layer.table) {
-            warnings.push(format!("unknown key {} in {}", raw::quote(&key), layer.source));
+            warnings.push(format!(
+                "unknown key {} in {}",
+                raw::quote(&key),
+                layer.source
+            ));
         }
     }
 
@@ -471,7 +479,8 @@ pub fn load(opts: &LoadOptions) -> Result<Loaded, ConfigError> {
         for layer in &mut layers {
             if matches!(layer.source, Source::ProjectFile(_)) {
                 let stripped = strip_commands(&mut layer.table, project.clone());
-                if stripped.hooks + stripped.mcp_servers + stripped.lsp_servers + stripped.agents > 0
+                if stripped.hooks + stripped.mcp_servers + stripped.lsp_servers + stripped.agents
+                    > 0
                 {
                     warnings.push(untrusted_warning(&stripped, user_file.as_deref(), home));
                     untrusted_project = Some(stripped);

@@ -184,11 +184,7 @@ pub(super) fn join(prefix: &str, key: &str) -> String {
         && key
             .chars()
             .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
-    let key = if bare {
-        key.to_string()
-    } else {
-        quote(key)
-    };
+    let key = if bare { key.to_string() } else { quote(key) };
     if prefix.is_empty() {
         key
     } else {
@@ -366,13 +362,21 @@ pub(super) fn env_layers(env: &BTreeMap<String, String>) -> Result<Vec<Layer>, C
     // An empty variable counts as unset, as shells make it easy to clear one that way.
     let get = |var: &str| env.get(var).filter(|v| !v.is_empty());
     if let Some(url) = get("MM_MODEL_URL") {
-        push("MM_MODEL_URL", &["model", "url"], Value::String(url.clone()));
+        push(
+            "MM_MODEL_URL",
+            &["model", "url"],
+            Value::String(url.clone()),
+        );
     }
     if let Some(name) = get("MM_MODEL") {
         push("MM_MODEL", &["model", "name"], Value::String(name.clone()));
     }
     if let Some(key) = get("MM_API_KEY") {
-        push("MM_API_KEY", &["model", "apiKey"], Value::String(key.clone()));
+        push(
+            "MM_API_KEY",
+            &["model", "apiKey"],
+            Value::String(key.clone()),
+        );
     }
     if let Some(raw) = get("MM_YOLO") {
         let yolo = match raw.trim().to_ascii_lowercase().as_str() {
@@ -399,7 +403,11 @@ pub(super) fn env_layers(env: &BTreeMap<String, String>) -> Result<Vec<Layer>, C
                 expected: "a non-negative integer",
                 value: raw.clone(),
             })?;
-        push("MM_CONTEXT_WINDOW", &["contextWindow"], Value::Integer(tokens));
+        push(
+            "MM_CONTEXT_WINDOW",
+            &["contextWindow"],
+            Value::Integer(tokens),
+        );
     }
     Ok(layers)
 }
@@ -436,7 +444,8 @@ pub(super) fn override_layer(key: &str, value: &str) -> Result<Layer, ConfigErro
     if key.contains(['\n', '\r', '=', '#']) {
         return Err(bad("not a valid key"));
     }
-    let probe = toml::from_str::<Table>(&format!("{key} = 0")).map_err(|_| bad("not a valid key"))?;
+    let probe =
+        toml::from_str::<Table>(&format!("{key} = 0")).map_err(|_| bad("not a valid key"))?;
     let mut segments = Vec::new();
     let mut table = &probe;
     loop {

@@ -80,15 +80,23 @@ pub(super) fn report(loaded: &Loaded) -> String {
     add(&mut lines, "model.url", quote(&c.model.url));
     add(&mut lines, "model.name", quote(&c.model.name));
     add(&mut lines, "model.apiKey", mask(&c.model.api_key));
-    add(&mut lines, 
+    add(
+        &mut lines,
         "model.temperature",
-        c.model.temperature.map_or_else(not_set, |t| format!("{t:?}")),
+        c.model
+            .temperature
+            .map_or_else(not_set, |t| format!("{t:?}")),
     );
-    add(&mut lines, 
+    add(
+        &mut lines,
         "model.maxTokens",
         c.model.max_tokens.map_or_else(not_set, |n| n.to_string()),
     );
-    add(&mut lines, "model.requestTimeout", c.model.request_timeout.to_string());
+    add(
+        &mut lines,
+        "model.requestTimeout",
+        c.model.request_timeout.to_string(),
+    );
     let text_tool_calls = if c.model.text_tool_calls {
         "auto"
     } else {
@@ -97,13 +105,41 @@ pub(super) fn report(loaded: &Loaded) -> String {
     add(&mut lines, "model.textToolCalls", quote(text_tool_calls));
     add(&mut lines, "acp.name", quote(&c.acp.name));
     add(&mut lines, "acp.title", quote(&c.acp.title));
-    add(&mut lines, "sessions.enabled", c.sessions.enabled.to_string());
-    add(&mut lines, "sessions.dir", quote(&c.sessions.dir.to_string_lossy()));
-    add(&mut lines, "context.threshold", format!("{:?}", c.context.threshold));
-    add(&mut lines, "context.keepLastTurns", c.context.keep_last_turns.to_string());
-    add(&mut lines, "loop.maxRepeats", c.loop_.max_repeats.to_string());
-    add(&mut lines, "tools.maxOutput", c.tools.max_output.to_string());
-    add(&mut lines, "tools.bash.timeout", c.tools.bash_timeout.to_string());
+    add(
+        &mut lines,
+        "sessions.enabled",
+        c.sessions.enabled.to_string(),
+    );
+    add(
+        &mut lines,
+        "sessions.dir",
+        quote(&c.sessions.dir.to_string_lossy()),
+    );
+    add(
+        &mut lines,
+        "context.threshold",
+        format!("{:?}", c.context.threshold),
+    );
+    add(
+        &mut lines,
+        "context.keepLastTurns",
+        c.context.keep_last_turns.to_string(),
+    );
+    add(
+        &mut lines,
+        "loop.maxRepeats",
+        c.loop_.max_repeats.to_string(),
+    );
+    add(
+        &mut lines,
+        "tools.maxOutput",
+        c.tools.max_output.to_string(),
+    );
+    add(
+        &mut lines,
+        "tools.bash.timeout",
+        c.tools.bash_timeout.to_string(),
+    );
     add(&mut lines, "skills.dirs", paths(&c.skills.dirs));
 
     let h = &c.hooks;
@@ -120,7 +156,11 @@ pub(super) fn report(loaded: &Loaded) -> String {
     }
     for (event, list) in HOOK_EVENTS.iter().zip(events) {
         for (i, entry) in list.iter().enumerate() {
-            add(&mut lines, &format!("{}[{i}]", join("hooks", event)), hook(entry));
+            add(
+                &mut lines,
+                &format!("{}[{i}]", join("hooks", event)),
+                hook(entry),
+            );
         }
     }
 

@@ -7,8 +7,8 @@ use toml::{Table, Value};
 
 use super::raw::{HOOK_EVENTS, Source, join, quote};
 use super::{
-    AgentConfig, Config, ConfigError, HookConfig, LspServerConfig, McpPermissions,
-    McpServerConfig, Origin, source_of,
+    AgentConfig, Config, ConfigError, HookConfig, LspServerConfig, McpPermissions, McpServerConfig,
+    Origin, source_of,
 };
 
 /// Reads typed values out of merged tables, naming the key and its source in every error.
@@ -92,10 +92,9 @@ impl Resolver<'_> {
             Some(other) => return Err(self.wrong(&path, "an integer", other)),
         };
         match u64::try_from(n) {
-            Err(_) if min == 0 => Err(self.invalid(
-                &path,
-                format!("must be a non-negative integer, got {n}"),
-            )),
+            Err(_) if min == 0 => {
+                Err(self.invalid(&path, format!("must be a non-negative integer, got {n}")))
+            }
             Ok(u) if u >= min && u <= max => Ok(Some(u)),
             Ok(u) if u > max => Err(self.invalid(&path, format!("must be at most {max}, got {n}"))),
             _ => Err(self.invalid(&path, format!("must be at least {min}, got {n}"))),
@@ -170,12 +169,19 @@ impl Resolver<'_> {
     fn expand(&self, path: &str) -> PathBuf {
         match (path.strip_prefix("~/"), self.home) {
             (Some(rest), Some(home)) => home.join(rest),
-            _ if path == "~" => self.home.map_or_else(|| PathBuf::from(path), Path::to_path_buf),
+            _ if path == "~" => self
+                .home
+                .map_or_else(|| PathBuf::from(path), Path::to_path_buf),
             _ => PathBuf::from(path),
         }
     }
 
-    fn paths(&self, t: &Table, prefix: &str, key: &str) -> Result<Option<Vec<PathBuf>>, ConfigError> {
+    fn paths(
+        &self,
+        t: &Table,
+        prefix: &str,
+        key: &str,
+    ) -> Result<Option<Vec<PathBuf>>, ConfigError> {
         Ok(self
             .strings(t, prefix, key)?
             .map(|list| list.iter().map(|p| self.expand(p)).collect()))
@@ -390,10 +396,9 @@ impl Resolver<'_> {
         if let Some(x) = self.table(root, "", "context")? {
             if let Some(v) = self.number(x, "context", "threshold")? {
                 if !(v > 0.0 && v <= 1.0) {
-                    return Err(self.invalid(
-                        "context.threshold",
-                        format!("must be in (0, 1], got {v}"),
-                    ));
+                    return Err(
+                        self.invalid("context.threshold", format!("must be in (0, 1], got {v}"))
+                    );
                 }
                 c.context.threshold = v;
             }
