@@ -115,7 +115,11 @@ impl ThinkSplitter {
         let mut buf = std::mem::take(&mut self.pending);
         buf.push_str(chunk);
         loop {
-            let tag = if self.in_think { THINK_CLOSE } else { THINK_OPEN };
+            let tag = if self.in_think {
+                THINK_CLOSE
+            } else {
+                THINK_OPEN
+            };
             if let Some(pos) = buf.find(tag) {
                 self.emit(&buf[..pos], &mut out);
                 buf.drain(..pos + tag.len());
@@ -163,7 +167,9 @@ impl ThinkSplitter {
 pub(crate) fn partial_suffix(text: &str, tag: &str) -> usize {
     (1..tag.len().min(text.len() + 1))
         .rev()
-        .find(|&n| text.is_char_boundary(text.len() - n) && tag.starts_with(&text[text.len() - n..]))
+        .find(|&n| {
+            text.is_char_boundary(text.len() - n) && tag.starts_with(&text[text.len() - n..])
+        })
         .unwrap_or(0)
 }
 
@@ -526,7 +532,9 @@ mod tests {
         let shown = format!("{{\"choices\": [{}…", "x".repeat(MALFORMED_SHOWN - 13));
         assert_eq!(err, ModelError::Malformed(shown));
         assert_eq!(
-            parse_stream(b"data: [1,2]\n\n", &[]).unwrap_err().to_string(),
+            parse_stream(b"data: [1,2]\n\n", &[])
+                .unwrap_err()
+                .to_string(),
             "model server sent a malformed event: [1,2]"
         );
     }
@@ -585,5 +593,173 @@ mod tests {
             })
         );
         assert_eq!(parse_usage(&Value::Null), None);
+    }
+
+    /// Feeds a fixture in pieces of `size` bytes: (events merged as a front end would, response).
+    fn run_fixture(
+        bytes: &[u8],
+        size: usize,
+        tools: &[String],
+    ) -> (Vec<StreamEvent>, ModelResponse) {
+        let mut parser = SseParser::new();
+        let mut acc = ChunkAccumulator::new(tools);
+        let mut events = Vec::new();
+        for chunk in bytes.chunks(size) {
+            for event in parser.feed(chunk) {
+                for e in acc.feed(&event).unwrap() {
+                    push_merged(&mut events, e);
+                }
+            }
+        }
+        assert!(parser.finish().is_none());
+        assert!(acc.is_complete());
+        let (tail, response) = acc.finish();
+        for e in tail {
+            push_merged(&mut events, e);
+        }
+        (events, response)
+    }
+
+    fn check_fixture(
+        bytes: &[u8],
+        tools: &[String],
+        events: Vec<StreamEvent>,
+        response: ModelResponse,
+    ) {
+        for size in [1, 7, bytes.len()] {
+            assert_eq!(
+                run_fixture(bytes, size, tools),
+                (events.clone(), response.clone()),
+                "chunk size {size}"
+            );
+        }
+    }
+
+    #[test]
+    fn fixture_llamacpp_reasoning_and_a_fragmented_tool_call() {
+        check_fixture(
+            include_bytes!("../../tests/fixtures/sse/llamacpp_reasoning_tool_call.sse"),
+            &["bash".to_string()],
+            vec![
+                StreamEvent::Thought("The user wants the file list.".into()),
+                StreamEvent::Text("Listing files.".into()),
+            ],
+            ModelResponse {
+                text: "Listing files.".into(),
+                tool_calls: vec![RawToolCall {
+                    id: "Xk2pQ9".into(),
+                    name: "bash".into(),
+                    arguments: "{\"command\":\"ls -la\"}".into(),
+                }],
+                finish_reason: Some("tool_calls".into()),
+                usage: Some(Usage {
+                    input_tokens: 812,
+                    output_tokens: 31,
+                    thought_tokens: None,
+                    cached_read_tokens: Some(768),
+                }),
+            },
+        );
+    }
+
+    #[test]
+    fn fixture_ollama_crlf_two_calls_in_one_chunk_and_usage_chunk() {
+        check_fixture(
+            include_bytes!("../../tests/fixtures/sse/ollama_two_tool_calls.sse"),
+            &[],
+            vec![StreamEvent::Text("I will check both.".into())],
+            ModelResponse {
+                text: "I will check both.".into(),
+                tool_calls: vec![
+                    RawToolCall {
+                        id: "call_a1b2c3".into(),
+                        name: "read_file".into(),
+                        arguments: "{\"path\":\"Cargo.toml\"}".into(),
+                    },
+                    RawToolCall {
+                        id: "call_d4e5f6".into(),
+                        name: "bash".into(),
+                        arguments: "{\"command\":\"git status\"}".into(),
+                    },
+                ],
+                finish_reason: Some("tool_calls".into()),
+                usage: Some(Usage {
+                    input_tokens: 1204,
+                    output_tokens: 48,
+                    thought_tokens: None,
+                    cached_read_tokens: None,
+                }),
+            },
+        );
+    }
+
+    #[test]
+    fn fixture_vllm_reasoning_field_and_detailed_usage() {
+        check_fixture(
+            include_bytes!("../../tests/fixtures/sse/vllm_reasoning_usage.sse"),
+            &["bash".to_string()],
+            vec![
+                StreamEvent::Thought("Simple arithmetic.".into()),
+                StreamEvent::Text("2 + 2 = 4.".into()),
+            ],
+            ModelResponse {
+                text: "2 + 2 = 4.".into(),
+                tool_calls: vec![],
+                finish_reason: Some("stop".into()),
+                usage: Some(Usage {
+                    input_tokens: 25,
+                    output_tokens: 32,
+                    thought_tokens: Some(24),
+                    cached_read_tokens: Some(16),
+                }),
+            },
+        );
+    }
+
+    #[test]
+    fn fixture_lmstudio_think_tags_and_a_call_written_as_text() {
+        let bytes = include_bytes!("../../tests/fixtures/sse/lmstudio_think_text_call.sse");
+        check_fixture(
+            bytes,
+            &["bash".to_string()],
+            vec![
+                StreamEvent::Thought("Need the tests.".into()),
+                StreamEvent::Text("Running the tests.\n".into()),
+            ],
+            ModelResponse {
+                text: "Running the tests.\n".into(),
+                tool_calls: vec![RawToolCall {
+                    id: String::new(),
+                    name: "bash".into(),
+                    arguments: "{\"command\":\"cargo test\"}".into(),
+                }],
+                finish_reason: Some("stop".into()),
+                usage: Some(Usage {
+                    input_tokens: 950,
+                    output_tokens: 41,
+                    thought_tokens: None,
+                    cached_read_tokens: None,
+                }),
+            },
+        );
+        // With text calls off, the call stays text.
+        let (_, response) = run_fixture(bytes, 7, &[]);
+        assert_eq!(
+            response.text,
+            "Running the tests.\n<tool_call>\n{\"name\": \"bash\", \"arguments\": {\"command\": \"cargo test\"}}\n</tool_call>"
+        );
+        assert_eq!(response.tool_calls, vec![]);
+    }
+
+    #[test]
+    fn held_text_that_is_no_call_is_released_at_the_end() {
+        let stream = concat!(
+            "data: {\"choices\":[{\"delta\":{\"content\":\"Example:\\n```json\\n{\\\"a\\\": 1}\\n```\\nDone.\"}}]}\n\n",
+            "data: {\"choices\":[{\"delta\":{},\"finish_reason\":\"stop\"}]}\n\n",
+        );
+        let (events, response) = parse_stream(stream.as_bytes(), &["bash".to_string()]).unwrap();
+        let text = "Example:\n```json\n{\"a\": 1}\n```\nDone.";
+        assert_eq!(events, vec![StreamEvent::Text(text.into())]);
+        assert_eq!(response.text, text);
     }
 }

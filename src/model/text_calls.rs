@@ -221,7 +221,9 @@ fn parse_fenced(text: &str, known_tools: &[String]) -> Option<RawToolCall> {
         return None;
     }
     let object = value.as_object()?;
-    let arguments = object.get("arguments").or_else(|| object.get("parameters"))?;
+    let arguments = object
+        .get("arguments")
+        .or_else(|| object.get("parameters"))?;
     if !arguments.is_object() {
         return None;
     }
@@ -324,7 +326,10 @@ mod tests {
     #[test]
     fn broken_tagged_json_is_not_a_call() {
         assert_eq!(
-            parse_text_calls("<tool_call>{\"name\":\"bash\", \"arguments\": {</tool_call>", &tools()),
+            parse_text_calls(
+                "<tool_call>{\"name\":\"bash\", \"arguments\": {</tool_call>",
+                &tools()
+            ),
             None
         );
     }
