@@ -1,6 +1,8 @@
 //! The engine: sessions, turns, slash commands and compression. It knows nothing of ACP or the
 //! terminal: it reports [`Event`]s to a [`Frontend`] and asks it questions.
 
+pub mod compact;
+
 use std::collections::HashSet;
 use std::path::PathBuf;
 use std::sync::atomic::AtomicU64;
