@@ -15,7 +15,7 @@ use chrono::{DateTime, FixedOffset, Local, SecondsFormat};
 use serde::{Deserialize, Serialize};
 
 use crate::event::{Plan, Usage};
-use crate::history::{Message, Role};
+use crate::history::{Message, count_without_system};
 
 /// The format version this mm writes and reads.
 pub const VERSION: u32 = 1;
@@ -282,7 +282,7 @@ pub fn list(dir: &Path) -> Vec<SessionSummary> {
         out.push(SessionSummary {
             id: id.to_string(),
             first_prompt: first_prompt(&file.messages),
-            messages: file.messages.iter().filter(|m| m.role != Role::System).count(),
+            messages: count_without_system(&file.messages),
             size: bytes.len() as u64,
             created_at: file.created_at,
             updated_at: file.updated_at,

@@ -90,21 +90,24 @@ fn call(id: &str, command: &str) -> ToolCall {
 /// fourth still waiting for its results.
 fn history() -> Vec<Message> {
     vec![
-        Message::system("you are bob"),                            // 0
-        Message::user("list the files"),                           // 1: turn 1
-        Message::assistant("", vec![call("a", "ls")]),             // 2
-        Message::tool("a", "Cargo.toml\nsrc\n", false),            // 3
-        Message::assistant("Two entries.", vec![]),                // 4
-        Message::user("build it"),                                 // 5: turn 2
-        Message::assistant("Building.", vec![call("b", "cargo build"), call("c", "cargo test")]), // 6
-        Message::tool("b", "Finished", false),                     // 7
-        Message::tool("c", "error: no such test", true),           // 8
-        Message::assistant("The build works.", vec![]),            // 9
-        Message::user("thanks"),                                   // 10: turn 3
-        Message::assistant("You are welcome.", vec![]),            // 11
-        Message::user("now run it"),                               // 12: turn 4
-        Message::assistant("", vec![call("d", "cargo run")]),      // 13
-        Message::tool("d", "hello", false),                        // 14
+        Message::system("you are bob"),                 // 0
+        Message::user("list the files"),                // 1: turn 1
+        Message::assistant("", vec![call("a", "ls")]),  // 2
+        Message::tool("a", "Cargo.toml\nsrc\n", false), // 3
+        Message::assistant("Two entries.", vec![]),     // 4
+        Message::user("build it"),                      // 5: turn 2
+        Message::assistant(
+            "Building.",
+            vec![call("b", "cargo build"), call("c", "cargo test")],
+        ), // 6
+        Message::tool("b", "Finished", false),          // 7
+        Message::tool("c", "error: no such test", true), // 8
+        Message::assistant("The build works.", vec![]), // 9
+        Message::user("thanks"),                        // 10: turn 3
+        Message::assistant("You are welcome.", vec![]), // 11
+        Message::user("now run it"),                    // 12: turn 4
+        Message::assistant("", vec![call("d", "cargo run")]), // 13
+        Message::tool("d", "hello", false),             // 14
     ]
 }
 
@@ -196,22 +199,34 @@ fn the_transcript_renders_every_kind_of_message() {
 #[test]
 fn the_transcript_is_trimmed_from_the_start() {
     let h = vec![
-        Message::user("first question"),         // "User: first question" = 20
-        Message::assistant("first answer", vec![]), // "Assistant: first answer" = 23
-        Message::user("second"),                 // "User: second" = 12
-        Message::assistant("done", vec![]),      // "Assistant: done" = 15
+        Message::user("first question, longer than the note"), // 6 + 36 = 42
+        Message::assistant("first answer", vec![]),            // "Assistant: first answer" = 23
+        Message::user("second"),                               // "User: second" = 12
+        Message::assistant("done", vec![]),                    // "Assistant: done" = 15
     ];
     let all = transcript(&h, 1000);
-    assert_eq!(all.chars().count(), 20 + 23 + 12 + 15 + 3 * 2);
+    assert_eq!(all.chars().count(), 42 + 23 + 12 + 15 + 3 * 2);
     assert_eq!(transcript(&h, all.chars().count()), all);
 
-    // The last two fit with the note (29 + 2 + 12 + 2 + 15 = 60).
+    // The note counts: "[1 earlier message(s) omitted]" is 30 characters.
     assert_eq!(
-        transcript(&h, 60),
+        transcript(&h, 97),
+        "[1 earlier message(s) omitted]\n\nAssistant: first answer\n\nUser: second\n\nAssistant: done"
+    );
+    assert_eq!(
+        transcript(&h, 85),
         "[2 earlier message(s) omitted]\n\nUser: second\n\nAssistant: done"
     );
-    // Room for the last two but not the note: the messages win.
-    assert_eq!(transcript(&h, 40), "User: second\n\nAssistant: done");
+    assert_eq!(
+        transcript(&h, 60),
+        "[3 earlier message(s) omitted]\n\nAssistant: done"
+    );
+    assert_eq!(
+        transcript(&h, 47),
+        "[3 earlier message(s) omitted]\n\nAssistant: done"
+    );
+    // No room for the note: the last message alone.
+    assert_eq!(transcript(&h, 46), "Assistant: done");
     // Not even the last message: its end.
     assert_eq!(transcript(&h, 4), "done");
     assert_eq!(transcript(&[], 10), "");

@@ -301,7 +301,11 @@ fn listing_sorts_by_id_and_describes_each_session() {
     let long = "word ".repeat(30);
     session::save(
         &dir,
-        &file_with("20260916-120000-bbbbbbbb", "2026-09-16T12:00:00+02:00", &long),
+        &file_with(
+            "20260916-120000-bbbbbbbb",
+            "2026-09-16T12:00:00+02:00",
+            &long,
+        ),
     )
     .unwrap();
     session::save(

@@ -79,29 +79,23 @@ pub fn transcript(messages: &[Message], budget_chars: usize) -> String {
         .filter_map(|(i, m)| render(messages, i, m))
         .collect();
 
-    let mut total = 0;
-    let mut first_kept = entries.len();
-    for (i, e) in entries.iter().enumerate().rev() {
-        let len = e.chars().count() + if i + 1 < entries.len() { 2 } else { 0 };
-        if total + len > budget_chars {
-            break;
-        }
-        total += len;
-        first_kept = i;
+    let sep = 2; // "\n\n" between entries
+    let lens: Vec<usize> = entries.iter().map(|e| e.chars().count()).collect();
+    // suffix[i]: the characters of entries[i..] joined.
+    let mut suffix = vec![0; entries.len() + 1];
+    for i in (0..entries.len()).rev() {
+        suffix[i] = lens[i] + suffix[i + 1] + if i + 1 < entries.len() { sep } else { 0 };
     }
-    if first_kept == 0 {
+    if suffix[0] <= budget_chars {
         return entries.join("\n\n");
     }
-    let omitted = format!("[{first_kept} earlier message(s) omitted]");
-    if first_kept < entries.len() {
-        let kept = entries[first_kept..].join("\n\n");
-        let with_note = format!("{omitted}\n\n{kept}");
-        if with_note.chars().count() <= budget_chars {
-            return with_note;
+    for first_kept in 1..entries.len() {
+        let note = format!("[{first_kept} earlier message(s) omitted]");
+        if note.chars().count() + sep + suffix[first_kept] <= budget_chars {
+            return format!("{note}\n\n{}", entries[first_kept..].join("\n\n"));
         }
-        return kept;
     }
-    // Even the last message alone is too long: keep its end.
+    // Not even the last message with the note: the last message, or its end.
     let Some(last) = entries.last() else {
         return String::new();
     };
