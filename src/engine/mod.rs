@@ -1,6 +1,7 @@
 //! The engine: sessions, turns, slash commands and compression. It knows nothing of ACP or the
 //! terminal: it reports [`Event`]s to a [`Frontend`] and asks it questions.
 
+pub mod compact;
 mod turn;
 
 use std::collections::HashSet;
