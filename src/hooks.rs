@@ -154,12 +154,20 @@ impl Hooks {
                     Some(p) => match Regex::new(&format!("^(?:{p})$")) {
                         Ok(re) => Matcher::Pattern(re),
                         Err(e) => {
-                            let why = format!("invalid match pattern \"{p}\": {e}");
-                            let why = why.lines().next().unwrap_or_default().to_string();
-                            hooks.warnings.push(format!(
-                                "{event} hook \"{}\": {why}",
-                                config.command
-                            ));
+                            // The regex crate's message draws the pattern over several
+                            // lines; its last line says what is wrong.
+                            let text = e.to_string();
+                            let what = text
+                                .lines()
+                                .rev()
+                                .map(str::trim)
+                                .find(|l| !l.is_empty())
+                                .unwrap_or_default();
+                            let what = what.strip_prefix("error: ").unwrap_or(what);
+                            let why = format!("invalid match pattern \"{p}\": {what}");
+                            hooks
+                                .warnings
+                                .push(format!("{event} hook \"{}\": {why}", config.command));
                             Matcher::Invalid(why)
                         }
                     },
@@ -221,12 +229,10 @@ impl Hooks {
         for hook in hooks {
             let outcome = match &hook.matcher {
                 Matcher::Invalid(why) => Outcome::Failure(why.clone()),
-                Matcher::Every | Matcher::Pattern(_) => {
-                    interpret(
-                        event,
-                        run_process(hook, event, &stdin, session_id, cwd, cancel).await,
-                    )
-                }
+                Matcher::Every | Matcher::Pattern(_) => interpret(
+                    event,
+                    run_process(hook, event, &stdin, session_id, cwd, cancel).await,
+                ),
             };
             match outcome {
                 Outcome::Allow => {}

@@ -143,7 +143,8 @@ pub fn parse_skill(text: &str, dir: &Path, dir_name: &str) -> Result<Skill, Skil
     let mut name = None;
     let mut description = None;
     if let Some(yaml) = yaml {
-        let value: serde_yaml_ng::Value = serde_yaml_ng::from_str(yaml)?;
+        // The `---` line kept as an empty one, so that errors give the file's line numbers.
+        let value: serde_yaml_ng::Value = serde_yaml_ng::from_str(&format!("\n{yaml}"))?;
         let map = match value {
             serde_yaml_ng::Value::Mapping(m) => m,
             // An empty front matter block.
