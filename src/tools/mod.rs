@@ -5,6 +5,7 @@ pub mod dispatch;
 pub mod edit_file;
 pub mod gate;
 pub mod read_file;
+pub mod read_skill;
 pub mod repeat;
 pub mod write_file;
 
