@@ -8,15 +8,21 @@
 //! In bench mode, each time a response is complete it prints `last_byte_unix_ns=<nanoseconds>`
 //! on stderr: the wall-clock time the server wrote its last byte.
 
+// The fake server is test code: it lives in tests/common, and these three files are all of it.
 #[path = "../../tests/common/fake_server.rs"]
 mod fake_server;
+#[path = "../../tests/common/invariants.rs"]
+mod invariants;
+#[path = "../../tests/common/script.rs"]
+mod script;
 
 use std::io::Write;
 use std::sync::Arc;
 use std::time::Duration;
 
 use clap::Parser;
-use fake_server::{Chunk, FakeServer, Options, Reply};
+use fake_server::{FakeServer, Options};
+use script::{Chunk, Reply};
 use serde_json::{Value, json};
 
 #[derive(Parser)]
