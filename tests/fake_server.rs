@@ -532,3 +532,128 @@ async fn raw_chunks_and_pushed_replies() {
     assert_eq!(body, "data: {not json\n\ndata: [DONE]\n\n");
     assert_eq!(server.remaining(), 0);
 }
+
+#[tokio::test]
+async fn answers_expect_100_continue_before_the_body() {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let server = FakeServer::start(vec![]).await;
+    let mut tcp = tokio::net::TcpStream::connect(server.addr()).await.unwrap();
+    let body = chat_body(hello(), false).to_string();
+    let head = format!(
+        "POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Length: {}\r\n\
+         Expect: 100-continue\r\n\r\n",
+        body.len()
+    );
+    tcp.write_all(head.as_bytes()).await.unwrap();
+    let mut got = vec![0u8; 25];
+    tcp.read_exact(&mut got).await.unwrap();
+    assert_eq!(
+        String::from_utf8(got).unwrap(),
+        "HTTP/1.1 100 Continue\r\n\r\n"
+    );
+    tcp.write_all(body.as_bytes()).await.unwrap();
+    server.wait_for_responses(1).await;
+    assert_eq!(server.requests(), vec![chat_body(hello(), false)]);
+}
+
+/// The demo binary: prints its URL, answers "list" with a `bash` call of `ls`, then a text.
+#[tokio::test]
+async fn demo_binary_calls_ls_when_asked_to_list() {
+    use tokio::io::AsyncBufReadExt;
+    let mut child = tokio::process::Command::new(env!("CARGO_BIN_EXE_mm-fake-server"))
+        .stdout(std::process::Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let stdout = child.stdout.take().unwrap();
+    let mut url = String::new();
+    tokio::io::BufReader::new(stdout)
+        .read_line(&mut url)
+        .await
+        .unwrap();
+    let url = url.trim().to_string();
+    assert!(
+        url.starts_with("http://127.0.0.1:") && url.ends_with("/v1"),
+        "{url}"
+    );
+    let client = reqwest::Client::new();
+    let ask = |messages: Value| {
+        client
+            .post(format!("{url}/chat/completions"))
+            .json(&chat_body(messages, false))
+            .send()
+    };
+    let user = json!({"role": "user", "content": "please list the files"});
+    let first: Value = ask(json!([user])).await.unwrap().json().await.unwrap();
+    let msg = first["choices"][0]["message"].clone();
+    assert_eq!(msg["content"], "Let me list the files.");
+    assert_eq!(msg["tool_calls"][0]["function"]["name"], "bash");
+    assert_eq!(
+        msg["tool_calls"][0]["function"]["arguments"],
+        r#"{"command":"ls"}"#
+    );
+    let id = msg["tool_calls"][0]["id"].clone();
+    let tool = json!({"role": "tool", "tool_call_id": id, "content": "a\nb\n"});
+    let second: Value = ask(json!([user, msg, tool]))
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(
+        second["choices"][0]["message"]["content"],
+        "The command printed 2 lines. I am a demo model, so that is all I can say about it."
+    );
+    child.kill().await.unwrap();
+}
+
+/// `--stream-bench N`: N one-token chunks, and the time of the last byte on stderr.
+#[tokio::test]
+async fn bench_binary_streams_n_chunks_and_reports_the_last_byte() {
+    use tokio::io::AsyncBufReadExt;
+    let mut child = tokio::process::Command::new(env!("CARGO_BIN_EXE_mm-fake-server"))
+        .args(["--stream-bench", "50", "--rate", "0"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let mut url = String::new();
+    tokio::io::BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut url)
+        .await
+        .unwrap();
+    let body = reqwest::Client::new()
+        .post(format!("{}/chat/completions", url.trim()))
+        .json(&chat_body(hello(), true))
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    let received = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_nanos();
+    let texts: Vec<String> = deltas(&events(&body))
+        .iter()
+        .filter_map(|d| d["content"].as_str().map(String::from))
+        .collect();
+    assert_eq!(texts.len(), 50);
+    assert_eq!(texts[0], "t0 ");
+    assert_eq!(texts[49], "t49 ");
+    let mut line = String::new();
+    tokio::io::BufReader::new(child.stderr.take().unwrap())
+        .read_line(&mut line)
+        .await
+        .unwrap();
+    let nanos: u128 = line
+        .trim()
+        .strip_prefix("last_byte_unix_ns=")
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert!(nanos <= received, "{nanos} > {received}");
+    child.kill().await.unwrap();
+}

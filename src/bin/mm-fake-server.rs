@@ -70,7 +70,7 @@ async fn main() -> std::io::Result<()> {
         let mut reported = 0;
         loop {
             tokio::select! {
-                _ = server.wait_for_responses(reported + 1) => {}
+                _ = server.until_responses(reported + 1) => {}
                 _ = tokio::signal::ctrl_c() => return Ok(()),
             }
             for last in &server.last_bytes()[reported..] {

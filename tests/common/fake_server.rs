@@ -210,19 +210,29 @@ impl FakeServer {
             .await;
     }
 
-    async fn wait_until(&self, what: &str, done: impl Fn(&State) -> bool) {
+    /// Waits, with no time limit, until `n` chat responses are complete (the bench binary waits
+    /// for clients that come whenever they like).
+    pub async fn until_responses(&self, n: usize) {
+        self.until(|s| s.last_bytes.len() >= n).await;
+    }
+
+    async fn until(&self, done: impl Fn(&State) -> bool) {
         let mut rx = self.shared.changed.subscribe();
-        let wait = async {
-            loop {
-                if done(&self.shared.lock()) {
-                    return;
-                }
-                if rx.changed().await.is_err() {
-                    return;
-                }
+        loop {
+            if done(&self.shared.lock()) {
+                return;
             }
-        };
-        if tokio::time::timeout(WAIT_LIMIT, wait).await.is_err() {
+            if rx.changed().await.is_err() {
+                return;
+            }
+        }
+    }
+
+    async fn wait_until(&self, what: &str, done: impl Fn(&State) -> bool) {
+        if tokio::time::timeout(WAIT_LIMIT, self.until(done))
+            .await
+            .is_err()
+        {
             let s = self.shared.lock();
             panic!(
                 "fake server: waited {} s for {what}; got {} requests, {} responses, {} abandoned",
@@ -285,6 +295,7 @@ async fn read_request(stream: &mut TcpStream, buf: &mut Vec<u8>) -> Option<Reque
     let path = first.next()?.to_string();
     let mut length = 0usize;
     let mut close = false;
+    let mut expect_continue = false;
     for line in lines {
         let Some((name, value)) = line.split_once(':') else {
             continue;
@@ -293,10 +304,21 @@ async fn read_request(stream: &mut TcpStream, buf: &mut Vec<u8>) -> Option<Reque
         match name.trim().to_ascii_lowercase().as_str() {
             "content-length" => length = value.parse().ok()?,
             "connection" => close = value.eq_ignore_ascii_case("close"),
+            "expect" => expect_continue = value.eq_ignore_ascii_case("100-continue"),
             _ => {}
         }
     }
     if length > MAX_BODY {
+        return None;
+    }
+    // curl asks before sending a body over 1 KiB, and waits a second for this answer.
+    if expect_continue
+        && buf.len() < head_end + length
+        && stream
+            .write_all(b"HTTP/1.1 100 Continue\r\n\r\n")
+            .await
+            .is_err()
+    {
         return None;
     }
     while buf.len() < head_end + length {
