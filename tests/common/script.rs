@@ -174,6 +174,19 @@ impl Reply {
         Self::new(Body::Error { status, body })
     }
 
+    /// llama.cpp's answer to a prompt longer than its context window (HTTP 400).
+    pub fn context_exceeded(n_prompt_tokens: u64, n_ctx: u64) -> Self {
+        let message = format!(
+            "request ({n_prompt_tokens} tokens) exceeds the available context size \
+             ({n_ctx} tokens), try increasing it"
+        );
+        Self::error(
+            400,
+            json!({"error": {"code": 400, "message": message, "type": "exceed_context_size_error",
+                             "n_prompt_tokens": n_prompt_tokens, "n_ctx": n_ctx}}),
+        )
+    }
+
     /// A non-streamed answer with exactly this body (status 200).
     pub fn json(body: Value) -> Self {
         Self::new(Body::Json(body))
