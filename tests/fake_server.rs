@@ -657,3 +657,15 @@ async fn bench_binary_streams_n_chunks_and_reports_the_last_byte() {
     assert!(nanos <= received, "{nanos} > {received}");
     child.kill().await.unwrap();
 }
+
+/// The body llama.cpp b11434 sent for a 12 033-token prompt with `-c 8192`, byte for byte.
+#[tokio::test]
+async fn context_exceeded_is_llama_cpp_s_error() {
+    let server = FakeServer::start(vec![Reply::context_exceeded(12033, 8192)]).await;
+    let resp = post(&reqwest::Client::new(), &server, &chat_body(hello(), true)).await;
+    assert_eq!(resp.status(), 400);
+    assert_eq!(
+        resp.text().await.unwrap(),
+        r#"{"error":{"code":400,"message":"request (12033 tokens) exceeds the available context size (8192 tokens), try increasing it","type":"exceed_context_size_error","n_prompt_tokens":12033,"n_ctx":8192}}"#
+    );
+}
