@@ -1,10 +1,12 @@
 //! The engine: sessions, turns, slash commands and compression. It knows nothing of ACP or the
 //! terminal: it reports [`Event`]s to a [`Frontend`] and asks it questions.
 
+mod commands;
 pub mod compact;
+mod store;
 mod turn;
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::path::PathBuf;
 use std::sync::atomic::AtomicU64;
 use std::sync::{Arc, Mutex};
@@ -14,8 +16,9 @@ use tokio_util::sync::CancellationToken;
 use crate::config::Config;
 use crate::event::{ContextUsage, Event, Frontend, Plan, Usage};
 use crate::history::Message;
+use crate::hooks::{HookDecision, HookEvent, HookResult, Hooks};
 use crate::model::ModelClient;
-use crate::skills::Catalogue;
+use crate::skills::{Catalogue, SkillDirs};
 use crate::tools::Tool;
 
 /// Why a turn ended.
@@ -84,6 +87,10 @@ pub struct Session {
     pub never: HashSet<String>,
     pub plan: Mutex<Option<Plan>>,
     pub skills: Arc<Catalogue>,
+    /// Warnings about the session's skills (front ends log them with the session id).
+    pub warnings: Vec<String>,
+    /// `sessionStart` hooks still running: the first prompt waits for them.
+    start_hooks: Option<tokio::task::JoinHandle<HookResult>>,
 }
 
 /// Where the engine finds the user's folders (passed in, never read from the environment).
@@ -103,6 +110,11 @@ pub struct Engine {
     pub env: Environment,
     /// The context window known so far (0: unknown or not yet detected).
     known_window: AtomicU64,
+    /// The model's name as last detected (for session files).
+    known_model: Mutex<String>,
+    pub hooks: Arc<Hooks>,
+    /// Skill catalogues per cwd, read once.
+    skills_cache: Mutex<HashMap<PathBuf, (Arc<Catalogue>, Vec<String>)>>,
     /// Turns are serialised process-wide.
     turn_lock: tokio::sync::Mutex<()>,
 }
@@ -110,6 +122,8 @@ pub struct Engine {
 impl Engine {
     pub fn new(config: Arc<Config>, model: Arc<dyn ModelClient>) -> Self {
         let config_window = config.context_window;
+        let model_name = config.model.name.clone();
+        let hooks = Arc::new(Hooks::new(&config.hooks));
         Engine {
             config,
             model,
@@ -117,6 +131,9 @@ impl Engine {
             call_counter: AtomicU64::new(0),
             env: Environment::default(),
             known_window: AtomicU64::new(config_window),
+            known_model: Mutex::new(model_name),
+            hooks,
+            skills_cache: Mutex::new(HashMap::new()),
             turn_lock: tokio::sync::Mutex::new(()),
         }
     }
@@ -127,17 +144,16 @@ impl Engine {
         self
     }
 
-    /// Creates a session in `cwd` (absolute): system prompt, skills, `sessionStart` hooks, and the
-    /// session file when sessions are enabled.
+    /// Creates a session in `cwd` (absolute): system prompt, skills, `sessionStart` hooks (in
+    /// the background), and the session file when sessions are enabled.
     pub async fn new_session(&self, cwd: PathBuf, frontend: &dyn Frontend) -> Session {
-        let _ = frontend;
         let now = chrono::Local::now();
-        let skills = Arc::new(Catalogue::default());
+        let (skills, warnings) = self.skills_for(&cwd);
         let system = self.system_prompt(&cwd, &skills);
-        Session {
-            id: new_id(now),
+        let mut s = Session {
+            id: crate::session::new_id(now),
             cwd,
-            created_at: now.to_rfc3339_opts(chrono::SecondsFormat::Secs, false),
+            created_at: crate::session::timestamp(now),
             history: vec![Message::system(system)],
             usage: Usage::default(),
             last_measure: None,
@@ -147,12 +163,74 @@ impl Engine {
             never: HashSet::new(),
             plan: Mutex::new(None),
             skills,
+            warnings,
+            start_hooks: None,
+        };
+        self.start_session_hooks(&mut s);
+        self.save(&s, frontend);
+        s
+    }
+
+    /// The skill catalogue of a cwd, read once per process.
+    fn skills_for(&self, cwd: &std::path::Path) -> (Arc<Catalogue>, Vec<String>) {
+        if let Ok(cache) = self.skills_cache.lock()
+            && let Some(hit) = cache.get(cwd)
+        {
+            return hit.clone();
+        }
+        let dirs = SkillDirs {
+            cwd: cwd.to_path_buf(),
+            home: self.env.home.clone(),
+            xdg_config: self.env.xdg_config_home.clone(),
+            extra: self.config.skills.dirs.clone(),
+        };
+        let (cat, warnings) = Catalogue::load(&dirs);
+        let entry = (Arc::new(cat), warnings);
+        if let Ok(mut cache) = self.skills_cache.lock() {
+            cache.insert(cwd.to_path_buf(), entry.clone());
+        }
+        entry
+    }
+
+    fn start_session_hooks(&self, s: &mut Session) {
+        if !self.hooks.any(HookEvent::SessionStart, None) {
+            return;
+        }
+        let hooks = self.hooks.clone();
+        let (id, cwd) = (s.id.clone(), s.cwd.clone());
+        s.start_hooks = Some(tokio::spawn(async move {
+            let cancel = CancellationToken::new();
+            hooks
+                .run(
+                    HookEvent::SessionStart,
+                    serde_json::json!({}),
+                    None,
+                    &id,
+                    &cwd,
+                    &cancel,
+                )
+                .await
+        }));
+    }
+
+    /// Waits for the session's `sessionStart` hooks; their context joins the system prompt.
+    async fn await_session_hooks(&self, s: &mut Session, frontend: &dyn Frontend) {
+        let Some(handle) = s.start_hooks.take() else {
+            return;
+        };
+        let Ok(result) = handle.await else { return };
+        report_failures(&result, frontend);
+        for ctx in result.context {
+            if let Some(system) = s.history.first_mut() {
+                system.content.push('\n');
+                system.content.push_str(ctx.trim_end());
+                system.content.push('\n');
+            }
         }
     }
 
     /// The system prompt of a session in `cwd`.
     pub fn system_prompt(&self, cwd: &std::path::Path, skills: &Catalogue) -> String {
-        let _ = skills;
         let date = chrono::Local::now().format("%Y-%m-%d").to_string();
         let agents: Vec<(String, String)> = self
             .config
@@ -164,7 +242,7 @@ impl Engine {
             title: &self.config.acp.title,
             cwd,
             date: &date,
-            skills: "",
+            skills: &skills.prompt_section(),
             agents: &agents,
             extra: &self.config.system_prompt,
         })
@@ -189,84 +267,100 @@ impl Engine {
                 return PromptOutcome { stop: Ok(StopReason::Cancelled), command: None, recap: Some(Recap::default()) };
             }
         };
+        self.await_session_hooks(session, frontend).await;
+        let outcome = self
+            .prompt_locked(session, text, attached, frontend, cancel)
+            .await;
+        self.save(session, frontend);
+        outcome
+    }
+
+    async fn prompt_locked(
+        &self,
+        s: &mut Session,
+        text: &str,
+        attached: &[PathBuf],
+        frontend: &dyn Frontend,
+        cancel: &CancellationToken,
+    ) -> PromptOutcome {
         match text.trim() {
-            "/new" => return self.command_new(session, frontend).await,
-            "/compact" => return self.command_compact(session, frontend, cancel).await,
+            "/new" => return self.command_new(s, frontend),
+            "/compact" => return self.command_compact(s, frontend, cancel).await,
             _ => {}
         }
-        let mut text = text.to_string();
-        for (path, is_dir) in crate::prompt::at_paths(&text.clone(), &session.cwd) {
+        let commands: Vec<&str> = Self::commands().iter().map(|(n, _)| *n).collect();
+        let text = crate::skills::rewrite_slash(text, &s.skills, &commands)
+            .unwrap_or_else(|| text.to_string());
+        let mut full = text.clone();
+        for (path, is_dir) in crate::prompt::at_paths(&text, &s.cwd) {
             if attached.contains(&path) {
                 continue;
             }
-            text.push_str(&crate::prompt::attachment_line(&path, is_dir));
+            full.push_str(&crate::prompt::attachment_line(&path, is_dir));
             frontend.emit(Event::Attached(path));
         }
-        session.history.push(Message::user(text));
-        let end = self.run_turn(session, frontend, cancel).await;
+        let mut full = crate::skills::resolve_notation(&full, &s.skills);
+        if self.hooks.any(HookEvent::UserPromptSubmit, None) {
+            let input = serde_json::json!({"prompt": full});
+            let r = self
+                .hooks
+                .run(
+                    HookEvent::UserPromptSubmit,
+                    input,
+                    None,
+                    &s.id,
+                    &s.cwd,
+                    cancel,
+                )
+                .await;
+            report_failures(&r, frontend);
+            if let HookDecision::Deny(reason) = &r.decision {
+                let stop = if cancel.is_cancelled() {
+                    StopReason::Cancelled
+                } else {
+                    frontend.emit(Event::Notice(format!(
+                        "[prompt blocked by a hook: {reason}]"
+                    )));
+                    StopReason::EndTurn
+                };
+                frontend.emit(Event::ContextUsage(self.context_usage(s)));
+                return PromptOutcome {
+                    stop: Ok(stop),
+                    command: None,
+                    recap: Some(Recap::default()),
+                };
+            }
+            for ctx in r.context {
+                full.push('\n');
+                full.push_str(&ctx);
+            }
+        }
+        s.history.push(Message::user(full));
+        let end = self.run_turn(s, frontend, cancel).await;
+        if self.hooks.any(HookEvent::TurnEnd, None) {
+            let reason = match &end.stop {
+                Ok(r) => stop_reason_name(*r),
+                Err(_) => "error",
+            };
+            let input = serde_json::json!({"stopReason": reason});
+            let r = self
+                .hooks
+                .run(
+                    HookEvent::TurnEnd,
+                    input,
+                    None,
+                    &s.id,
+                    &s.cwd,
+                    &CancellationToken::new(),
+                )
+                .await;
+            report_failures(&r, frontend);
+        }
         PromptOutcome {
             stop: end.stop,
             command: None,
             recap: Some(end.recap),
         }
-    }
-
-    async fn command_new(&self, s: &mut Session, frontend: &dyn Frontend) -> PromptOutcome {
-        let forgotten = crate::history::count_without_system(&s.history);
-        s.history.truncate(1);
-        s.last_measure = None;
-        s.last_input = None;
-        if let Ok(mut plan) = s.plan.lock() {
-            *plan = None;
-        }
-        frontend.emit(Event::Notice(format!(
-            "🆕 New session: {forgotten} message(s) forgotten."
-        )));
-        frontend.emit(Event::ContextUsage(self.context_usage(s)));
-        PromptOutcome {
-            stop: Ok(StopReason::EndTurn),
-            command: Some(Command::New {
-                forgotten,
-                archived_as: None,
-            }),
-            recap: None,
-        }
-    }
-
-    async fn command_compact(
-        &self,
-        s: &mut Session,
-        frontend: &dyn Frontend,
-        cancel: &CancellationToken,
-    ) -> PromptOutcome {
-        let _ = cancel;
-        let n = crate::history::count_without_system(&s.history);
-        let line = format!(
-            "🗜️ nothing to compact: {n} message(s), no turn older than the last {}",
-            self.config.context.keep_last_turns
-        );
-        frontend.emit(Event::Notice(line.clone()));
-        frontend.emit(Event::ContextUsage(self.context_usage(s)));
-        PromptOutcome {
-            stop: Ok(StopReason::EndTurn),
-            command: Some(Command::Compact { line }),
-            recap: None,
-        }
-    }
-
-    /// Loads a saved session (`session/load`, `mm --resume`): validates the id, reads
-    /// `<cwd>/<sessions.dir>/<id>.json`, replaces its system prompt by the current one, restores
-    /// totals and plan, continues the `call_N` counter above the highest replayed ref, runs
-    /// `sessionStart` hooks. `Err` is the one-line explanation (invalid id, unknown id, unreadable
-    /// file).
-    pub async fn load_session(
-        &self,
-        cwd: PathBuf,
-        id: &str,
-        frontend: &dyn Frontend,
-    ) -> Result<Session, String> {
-        let _ = (cwd, id, frontend);
-        Err("sessions are not implemented yet".into())
     }
 
     /// How a stored tool call is shown (title, kind, locations), as the live tool would give
@@ -358,16 +452,19 @@ impl Engine {
     }
 }
 
-/// A time-sortable session id: `YYYYMMDD-HHMMSS-xxxxxxxx`.
-fn new_id(now: chrono::DateTime<chrono::Local>) -> String {
-    let mut b = [0u8; 4];
-    let _ = getrandom::fill(&mut b);
-    format!(
-        "{}-{:02x}{:02x}{:02x}{:02x}",
-        now.format("%Y%m%d-%H%M%S"),
-        b[0],
-        b[1],
-        b[2],
-        b[3]
-    )
+/// The `stopReason` name hooks receive.
+pub fn stop_reason_name(r: StopReason) -> &'static str {
+    match r {
+        StopReason::EndTurn => "end_turn",
+        StopReason::MaxTokens => "max_tokens",
+        StopReason::MaxTurnRequests => "max_turn_requests",
+        StopReason::Cancelled => "cancelled",
+    }
+}
+
+/// Hook failures are logged by the front end, and the session goes on.
+pub(crate) fn report_failures(r: &HookResult, frontend: &dyn Frontend) {
+    for f in &r.failures {
+        frontend.emit(Event::Warning(f.clone()));
+    }
 }

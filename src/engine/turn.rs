@@ -5,6 +5,7 @@ use std::sync::Mutex;
 
 use tokio_util::sync::CancellationToken;
 
+use super::commands::Trigger;
 use super::{Engine, Recap, Session, StopReason};
 use crate::event::{ContextUsage, Event, Frontend, ToolStatus};
 use crate::history::{self, Message, ToolCall};
@@ -61,10 +62,12 @@ impl Engine {
         } else {
             Vec::new()
         };
+        let mut retried_overflow = false;
         for _step in 0..cfg.max_steps {
             if cancel.is_cancelled() {
                 return Ok(StopReason::Cancelled);
             }
+            self.make_room(s, frontend, cancel).await?;
             let request = ChatRequest {
                 messages: history::to_wire(&s.history),
                 tools: tool_defs.clone(),
@@ -88,6 +91,22 @@ impl Engine {
                 Err(ModelError::Cancelled) => {
                     keep_partial(s, partial);
                     return Ok(StopReason::Cancelled);
+                }
+                Err(ModelError::ContextExceeded { .. })
+                    if !retried_overflow && partial.is_empty() =>
+                {
+                    // The server knows its window better than we do: compress once and retry.
+                    retried_overflow = true;
+                    if self.compress_hard(s, frontend, cancel).await {
+                        continue;
+                    }
+                    return Err(self.model_error_line(ModelError::ContextExceeded {
+                        status: 400,
+                        message:
+                            "the request exceeds the context window and nothing is left to compress"
+                                .into(),
+                        n_ctx: None,
+                    }));
                 }
                 Err(e) => {
                     keep_partial(s, partial);
@@ -132,6 +151,7 @@ impl Engine {
                     frontend,
                     plan: &s.plan,
                     skills: &s.skills,
+                    hooks: &self.hooks,
                 };
                 let gates = Gates {
                     repeat: &mut repeat,
@@ -211,6 +231,82 @@ impl Engine {
             used: u.total(),
             size,
         }));
+    }
+}
+
+impl Engine {
+    /// Before a model call: compresses when the history (or the last input count) plus the
+    /// answer's reserve reaches `context.threshold` of a known window, keeping fewer turns if
+    /// needed; a turn that alone exceeds the window fails instead of sending a request the
+    /// server would reject.
+    async fn make_room(
+        &self,
+        s: &mut Session,
+        frontend: &dyn Frontend,
+        cancel: &CancellationToken,
+    ) -> Result<(), String> {
+        let window = self.context_window().await;
+        if window == 0 {
+            return Ok(());
+        }
+        let reserve = self.answer_reserve();
+        let limit = (self.config.context.threshold * window as f64) as u64;
+        let used = |e: &Engine, s: &Session| e.estimate(s).max(s.last_input.unwrap_or(0)) + reserve;
+        if used(self, s) < limit {
+            return Ok(());
+        }
+        let mut keep = self.config.context.keep_last_turns.max(1);
+        loop {
+            let done = self
+                .compress(s, keep, Trigger::Auto, frontend, cancel)
+                .await;
+            if done.changed || !done.line.starts_with("🗜️ nothing to compact") {
+                frontend.emit(Event::AutoCompacted(done.line.clone()));
+            }
+            if cancel.is_cancelled()
+                || used(self, s) < limit
+                || keep <= 1
+                || (!done.changed && !done.line.starts_with("🗜️"))
+            {
+                break;
+            }
+            keep -= 1;
+        }
+        let need = self.estimate(s) + reserve;
+        if need > window {
+            return Err(format!(
+                "this turn does not fit the context window: about {need} tokens with the answer's reserve, the window is {window}"
+            ));
+        }
+        Ok(())
+    }
+
+    /// After the server said the context is exceeded: compress, keeping fewer turns until
+    /// something changes. Returns whether the history changed.
+    async fn compress_hard(
+        &self,
+        s: &mut Session,
+        frontend: &dyn Frontend,
+        cancel: &CancellationToken,
+    ) -> bool {
+        let mut keep = self.config.context.keep_last_turns.max(1);
+        loop {
+            let done = self
+                .compress(s, keep, Trigger::Auto, frontend, cancel)
+                .await;
+            if done.changed {
+                frontend.emit(Event::AutoCompacted(done.line));
+                return true;
+            }
+            if keep <= 1 || cancel.is_cancelled() {
+                return false;
+            }
+            keep -= 1;
+        }
+    }
+
+    fn model_error_line(&self, e: ModelError) -> String {
+        e.to_string()
     }
 }
 

@@ -18,7 +18,7 @@ use tokio::net::unix::pipe;
 use tokio::process::{Child, Command};
 use tokio_util::sync::CancellationToken;
 
-use super::{Tool, ToolContext, ToolOutput, parse_args, schema_of};
+use super::{RecapKind, Tool, ToolContext, ToolOutput, parse_args, schema_of};
 use crate::event::ToolKind;
 
 pub const NAME: &str = "bash";
@@ -58,6 +58,9 @@ impl Tool for Bash {
             Some(c) => format!("{NAME}: {c}"),
             None => NAME.into(),
         }
+    }
+    fn recap(&self) -> RecapKind {
+        RecapKind::Command
     }
     fn gated(&self, _args: &Value) -> bool {
         true

@@ -6,7 +6,7 @@ use std::collections::HashSet;
 use std::path::Path;
 use std::sync::{Arc, Mutex};
 
-use serde_json::Value;
+use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
 use super::gate::{self, GateVerdict};
@@ -14,6 +14,7 @@ use super::repeat::{RepeatDetector, Verdict};
 use super::{RecapKind, Tool, ToolContext, ToolOutput, cap_output};
 use crate::event::{Event, Frontend, Plan, ToolCallEnd, ToolCallStart, ToolKind, ToolStatus};
 use crate::history::ToolCall;
+use crate::hooks::{HookDecision, HookEvent, HookResult, Hooks};
 use crate::skills::Catalogue;
 
 /// What a call runs with, for the length of a turn.
@@ -27,6 +28,7 @@ pub struct CallEnv<'a> {
     pub frontend: &'a dyn Frontend,
     pub plan: &'a Mutex<Option<Plan>>,
     pub skills: &'a Catalogue,
+    pub hooks: &'a Hooks,
 }
 
 /// The mutable state of the gates within a session and a turn.
@@ -155,6 +157,36 @@ pub async fn dispatch(
         ));
     }
 
+    if env.hooks.any(HookEvent::PreToolCall, Some(&call.name)) {
+        let input = json!({"tool": call.name, "toolCallId": call.ref_, "input": args});
+        let r = env
+            .hooks
+            .run(
+                HookEvent::PreToolCall,
+                input,
+                Some(&call.name),
+                env.session_id,
+                env.cwd,
+                cancel,
+            )
+            .await;
+        warn_failures(env.frontend, &r);
+        if let HookDecision::Deny(reason) = r.decision {
+            if cancel.is_cancelled() {
+                return refused("[cancelled]".to_string());
+            }
+            let text = format!("[denied by a hook: {reason}]");
+            let title = Some(format!("{} — denied by a hook", call.name));
+            return Dispatched {
+                output: finish(text, ToolStatus::Failed, Vec::new(), title),
+                status: ToolStatus::Failed,
+                ran: false,
+                recap: RecapKind::None,
+                end_turn: None,
+            };
+        }
+    }
+
     let gated = !env.yolo && tool.gated(&args);
     if let GateVerdict::Rejected(text) =
         gate::check(&start, gated, gates.allow_always, gates.never, env.frontend).await
@@ -186,5 +218,11 @@ pub async fn dispatch(
         ran: true,
         recap: tool.recap(),
         end_turn: None,
+    }
+}
+
+fn warn_failures(frontend: &dyn Frontend, r: &HookResult) {
+    for f in &r.failures {
+        frontend.emit(Event::Warning(f.clone()));
     }
 }

@@ -11,7 +11,7 @@ use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 use super::write_file::{path_location, path_title, write_atomic};
-use super::{Tool, ToolContext, ToolOutput, parse_args, schema_of};
+use super::{RecapKind, Tool, ToolContext, ToolOutput, parse_args, schema_of};
 use crate::event::{FileDiff, ToolKind};
 use crate::paths;
 
@@ -50,6 +50,9 @@ impl Tool for EditFile {
     }
     fn locations(&self, args: &Value, cwd: &Path) -> Vec<PathBuf> {
         path_location(args, cwd)
+    }
+    fn recap(&self) -> RecapKind {
+        RecapKind::FileOp
     }
     fn gated(&self, _args: &Value) -> bool {
         true

@@ -124,6 +124,7 @@ pub fn builtin() -> Vec<Arc<dyn Tool>> {
         Arc::new(read_file::ReadFile),
         Arc::new(write_file::WriteFile),
         Arc::new(edit_file::EditFile),
+        Arc::new(read_skill::ReadSkill),
     ]
 }
 

@@ -11,7 +11,7 @@ use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 use super::write_file::{path_location, path_title};
-use super::{Tool, ToolContext, ToolOutput, parse_args, schema_of};
+use super::{RecapKind, Tool, ToolContext, ToolOutput, parse_args, schema_of};
 use crate::event::ToolKind;
 use crate::paths;
 
@@ -51,6 +51,9 @@ impl Tool for ReadFile {
     }
     fn locations(&self, args: &Value, cwd: &Path) -> Vec<PathBuf> {
         path_location(args, cwd)
+    }
+    fn recap(&self) -> RecapKind {
+        RecapKind::FileOp
     }
     fn gated(&self, _args: &Value) -> bool {
         false

@@ -9,7 +9,7 @@ use serde::Deserialize;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
-use super::{Tool, ToolContext, ToolOutput, parse_args, schema_of};
+use super::{RecapKind, Tool, ToolContext, ToolOutput, parse_args, schema_of};
 use crate::event::ToolKind;
 use crate::skills::{Catalogue, read_body};
 
@@ -46,6 +46,9 @@ impl Tool for ReadSkill {
             Some(name) => format!("read_skill: {name}"),
             None => "read_skill".into(),
         }
+    }
+    fn recap(&self) -> RecapKind {
+        RecapKind::Skill
     }
     fn gated(&self, _args: &Value) -> bool {
         false
