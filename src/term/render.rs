@@ -424,7 +424,7 @@ pub fn count(n: u64) -> String {
 
 /// A context window: `32k` for 32768 (windows are usually multiples of 1024), else as a count.
 pub fn window(n: u64) -> String {
-    if n >= 1024 && n % 1024 == 0 {
+    if n >= 1024 && n.is_multiple_of(1024) {
         format!("{}k", n / 1024)
     } else {
         count(n)
