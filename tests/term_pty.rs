@@ -14,6 +14,7 @@ use std::sync::{Arc, Mutex};
 use std::thread;
 use std::time::Duration;
 
+use expectrl::session::OsSession;
 use expectrl::{Eof, Expect, Session};
 use serde_json::{Value, json};
 
@@ -164,7 +165,7 @@ impl Server {
 }
 
 /// `mm` in a pseudo-terminal, in a fresh home and folder, talking to `url`.
-fn spawn_mm(home: &Path, url: &str, extra: &[&str]) -> Session {
+fn spawn_mm(home: &Path, url: &str, extra: &[&str]) -> OsSession {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_mm"));
     cmd.args(["--url", url])
         .args(extra)

@@ -4,7 +4,9 @@
 //!
 //! These calls block: run them on a blocking thread.
 
+use std::collections::VecDeque;
 use std::io::{self, Write};
+use std::sync::Mutex;
 use std::os::fd::AsFd;
 
 use nix::sys::termios::{self, LocalFlags, SetArg, SpecialCharacterIndices, Termios};
@@ -60,9 +62,16 @@ pub enum Key {
     Other,
 }
 
+/// Keys read but not yet used: one read can hold several (typed ahead, pasted).
+static PENDING: Mutex<VecDeque<Key>> = Mutex::new(VecDeque::new());
+
 /// Reads one key (raw mode must be on).
 pub fn read_key() -> Key {
-    let mut buf = [0u8; 16];
+    let mut pending = PENDING.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+    if let Some(key) = pending.pop_front() {
+        return key;
+    }
+    let mut buf = [0u8; 256];
     let n = loop {
         match nix::unistd::read(io::stdin().as_fd(), &mut buf) {
             Ok(n) => break n,
@@ -70,25 +79,43 @@ pub fn read_key() -> Key {
             Err(_) => return Key::Eof,
         }
     };
-    decode(&buf[..n])
+    pending.extend(decode(&buf[..n]));
+    pending.pop_front().unwrap_or(Key::Eof)
 }
 
-/// What the bytes of one read mean.
-pub fn decode(bytes: &[u8]) -> Key {
-    match bytes {
-        [] | [0x04, ..] => Key::Eof,
-        [0x03, ..] => Key::Interrupt,
-        [b'\r', ..] | [b'\n', ..] => Key::Enter,
-        [0x7f, ..] | [0x08, ..] => Key::Backspace,
-        [0x1b] => Key::Escape,
-        [0x1b, ..] => Key::Other,
-        _ => match std::str::from_utf8(bytes) {
-            Ok(s) => s.chars().next().map_or(Key::Other, |c| {
-                if c.is_control() { Key::Other } else { Key::Char(c) }
-            }),
-            Err(_) => Key::Other,
-        },
+/// The keys in the bytes of one read; nothing read is the end of input.
+pub fn decode(bytes: &[u8]) -> Vec<Key> {
+    if bytes.is_empty() {
+        return vec![Key::Eof];
     }
+    let text = String::from_utf8_lossy(bytes);
+    let mut keys = Vec::new();
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        keys.push(match c {
+            '\x04' => Key::Eof,
+            '\x03' => Key::Interrupt,
+            '\r' | '\n' => Key::Enter,
+            '\x7f' | '\x08' => Key::Backspace,
+            '\x1b' => match chars.peek() {
+                None => Key::Escape,
+                // An escape sequence (arrows, function keys): its final byte ends it.
+                Some('[') | Some('O') => {
+                    chars.next();
+                    for n in chars.by_ref() {
+                        if ('@'..='~').contains(&n) {
+                            break;
+                        }
+                    }
+                    Key::Other
+                }
+                Some(_) => Key::Escape,
+            },
+            c if c.is_control() => Key::Other,
+            c => Key::Char(c),
+        });
+    }
+    keys
 }
 
 /// How a short answer ended.
@@ -141,8 +168,7 @@ pub fn read_line(out: &mut dyn Write) -> LineEnd {
     }
 }
 
-/// Reads one of `keys` (case-insensitive); `Enter` gives `on_enter` when set. `None` on Ctrl-C,
-/// Escape or the end of input, with `Some(Err(key))` distinguishing how: see [`Choice`].
+/// Reads one of `keys` (case-insensitive), ignoring others; `Enter` gives `on_enter` when set.
 pub fn read_choice(keys: &[char], on_enter: Option<char>) -> Choice {
     let Some(_guard) = RawGuard::enter() else {
         return Choice::Eof;
@@ -174,4 +200,28 @@ pub enum Choice {
     Interrupt,
     Eof,
     Escape,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use pretty_assertions::assert_eq;
+
+    #[test]
+    fn one_read_can_hold_several_keys() {
+        assert_eq!(
+            decode("3\r\x1b[Aé\x7f\x03\x04".as_bytes()),
+            vec![
+                Key::Char('3'),
+                Key::Enter,
+                Key::Other,
+                Key::Char('é'),
+                Key::Backspace,
+                Key::Interrupt,
+                Key::Eof
+            ]
+        );
+        assert_eq!(decode(b"\x1b"), vec![Key::Escape]);
+        assert_eq!(decode(b""), vec![Key::Eof]);
+    }
 }
