@@ -27,7 +27,9 @@ fn assert_capabilities_off(caps: &Value, load_session: bool) {
     fn no_true(v: &Value, path: &str) {
         match v {
             Value::Bool(b) => assert!(!b, "{path} is true"),
-            Value::Object(m) => m.iter().for_each(|(k, v)| no_true(v, &format!("{path}.{k}"))),
+            Value::Object(m) => m
+                .iter()
+                .for_each(|(k, v)| no_true(v, &format!("{path}.{k}"))),
             Value::Null => {}
             other => panic!("{path} = {other}"),
         }
@@ -71,7 +73,10 @@ async fn initialize_reflects_the_configuration() {
         .client
         .call("initialize", json!({"protocolVersion": 1}))
         .await;
-    assert_eq!(r["result"]["agentInfo"], json!({"name": "alice", "version": mm::VERSION}));
+    assert_eq!(
+        r["result"]["agentInfo"],
+        json!({"name": "alice", "version": mm::VERSION})
+    );
     assert_capabilities_off(&r["result"]["agentCapabilities"], true);
     assert_eq!(
         h.log_lines(),
@@ -98,13 +103,22 @@ async fn unsupported_methods_are_method_not_found() {
     h.client.initialize(false).await;
     for (method, params) in [
         ("session/set_mode", json!({"sessionId": "x", "modeId": "m"})),
-        ("session/set_config_option", json!({"sessionId": "x", "configId": "c", "value": "v"})),
+        (
+            "session/set_config_option",
+            json!({"sessionId": "x", "configId": "c", "value": "v"}),
+        ),
         ("session/list", json!({})),
-        ("session/resume", json!({"sessionId": "x", "cwd": "/", "mcpServers": []})),
+        (
+            "session/resume",
+            json!({"sessionId": "x", "cwd": "/", "mcpServers": []}),
+        ),
         ("session/close", json!({"sessionId": "x"})),
         ("logout", json!({})),
         // Without `sessions.enabled`.
-        ("session/load", json!({"sessionId": "x", "cwd": "/", "mcpServers": []})),
+        (
+            "session/load",
+            json!({"sessionId": "x", "cwd": "/", "mcpServers": []}),
+        ),
     ] {
         let (_, r) = h.client.call(method, params).await;
         assert_eq!(r["error"]["code"], -32601, "{method}: {r}");
@@ -121,13 +135,21 @@ async fn malformed_lines_and_wrong_params_never_crash() {
     h.client.send_line("").await;
     let (_, r) = h.client.call("session/new", json!({"cwd": 42})).await;
     assert_eq!(r["error"]["code"], -32602, "{r}");
-    let (_, r) = h.client.call("session/prompt", json!({"prompt": "x"})).await;
+    let (_, r) = h
+        .client
+        .call("session/prompt", json!({"prompt": "x"}))
+        .await;
     assert_eq!(r["error"]["code"], -32602, "{r}");
     let (_, r) = h.client.call("no/such/method", json!({})).await;
     assert_eq!(r["error"]["code"], -32601, "{r}");
     // session/cancel for an unknown session is ignored.
-    h.client.notify("session/cancel", json!({"sessionId": "nope"})).await;
-    let (_, r) = h.client.call("authenticate", json!({"methodId": "none"})).await;
+    h.client
+        .notify("session/cancel", json!({"sessionId": "nope"}))
+        .await;
+    let (_, r) = h
+        .client
+        .call("authenticate", json!({"methodId": "none"}))
+        .await;
     assert_eq!(r["result"], json!({}));
     h.finish().await.unwrap();
 }
@@ -138,7 +160,10 @@ async fn prompt_for_an_unknown_session_is_invalid_params_with_the_id() {
     h.client.initialize(false).await;
     let (_, r) = h.client.prompt("20990101-000000-deadbeef", "hi").await;
     assert_eq!(r["error"]["code"], -32602);
-    assert_eq!(r["error"]["data"], json!({"sessionId": "20990101-000000-deadbeef"}));
+    assert_eq!(
+        r["error"]["data"],
+        json!({"sessionId": "20990101-000000-deadbeef"})
+    );
     h.finish().await.unwrap();
 }
 
@@ -166,16 +191,21 @@ async fn session_new_answers_then_lists_the_commands_and_skills() {
     h.client.initialize(false).await;
     let id = h
         .client
-        .request("session/new", json!({"cwd": cwd, "mcpServers": [
-            {"name": "a", "command": "/bin/true", "args": [], "env": []},
-            {"name": "b", "command": "/bin/true", "args": [], "env": []}
-        ]}))
+        .request(
+            "session/new",
+            json!({"cwd": cwd, "mcpServers": [
+                {"name": "a", "command": "/bin/true", "args": [], "env": []},
+                {"name": "b", "command": "/bin/true", "args": [], "env": []}
+            ]}),
+        )
         .await;
     let r = h.client.next().await;
     assert_eq!(r["id"], id, "the response comes first: {r}");
     let session = r["result"]["sessionId"].as_str().unwrap().to_string();
     assert!(
-        regex::Regex::new(r"^\d{8}-\d{6}-[0-9a-f]{8}$").unwrap().is_match(&session),
+        regex::Regex::new(r"^\d{8}-\d{6}-[0-9a-f]{8}$")
+            .unwrap()
+            .is_match(&session),
         "{session}"
     );
     let next = h.client.next().await;
@@ -188,8 +218,19 @@ async fn session_new_answers_then_lists_the_commands_and_skills() {
         ]}})
     );
     let log = h.log_lines();
-    assert!(log.contains(&format!("[acp] session {session} created in {}", cwd.display())), "{log:?}");
-    assert!(log.contains(&format!("[acp] session {session}: 2 MCP server(s) from the client ignored")), "{log:?}");
+    assert!(
+        log.contains(&format!(
+            "[acp] session {session} created in {}",
+            cwd.display()
+        )),
+        "{log:?}"
+    );
+    assert!(
+        log.contains(&format!(
+            "[acp] session {session}: 2 MCP server(s) from the client ignored"
+        )),
+        "{log:?}"
+    );
     h.finish().await.unwrap();
 }
 
@@ -202,7 +243,11 @@ async fn session_new_with_sessions_writes_the_file_at_once() {
     let mut h = Harness::start(config, ScriptedModel::new(vec![]));
     h.client.initialize(false).await;
     let (id, _) = h.client.new_session(&cwd).await;
-    assert!(cwd.join(".mm/sessions").join(format!("{id}.json")).is_file());
+    assert!(
+        cwd.join(".mm/sessions")
+            .join(format!("{id}.json"))
+            .is_file()
+    );
     h.finish().await.unwrap();
 }
 
@@ -225,7 +270,10 @@ async fn a_text_turn_streams_chunks_then_usage_then_end_turn_with_totals() {
         ]
     );
     let last = ups.last().unwrap();
-    assert_eq!(last["sessionUpdate"], "usage_update", "the last update before the response");
+    assert_eq!(
+        last["sessionUpdate"], "usage_update",
+        "the last update before the response"
+    );
     assert_eq!(last["size"], 8192);
     assert!(last["used"].as_u64().unwrap() >= 15, "{last}");
     assert_eq!(
@@ -233,7 +281,10 @@ async fn a_text_turn_streams_chunks_then_usage_then_end_turn_with_totals() {
         json!({"stopReason": "end_turn", "usage": {"totalTokens": 15, "inputTokens": 10, "outputTokens": 5}})
     );
     assert_eq!(model.last_user_message(), "hi");
-    assert!(h.log_lines().contains(&"[acp] turn done: 0 command(s) · 0 file op(s) · 0 skill(s)".to_string()));
+    assert!(
+        h.log_lines()
+            .contains(&"[acp] turn done: 0 command(s) · 0 file op(s) · 0 skill(s)".to_string())
+    );
     h.finish().await.unwrap();
 }
 
@@ -267,7 +318,10 @@ async fn resource_links_are_flattened_into_the_user_message() {
         )
         .await;
     assert_eq!(r["result"]["stopReason"], "end_turn");
-    assert_eq!(model.last_user_message(), "read\n[attached file: /nowhere/a b.txt]");
+    assert_eq!(
+        model.last_user_message(),
+        "read\n[attached file: /nowhere/a b.txt]"
+    );
     h.finish().await.unwrap();
 }
 
@@ -286,7 +340,10 @@ async fn at_paths_are_attached_and_logged() {
         model.last_user_message(),
         format!("see @notes.md.\n[attached file: {}]", path.display())
     );
-    assert!(h.log_lines().contains(&format!("[acp] session {id}: attached {}", path.display())));
+    assert!(
+        h.log_lines()
+            .contains(&format!("[acp] session {id}: attached {}", path.display()))
+    );
     h.finish().await.unwrap();
 }
 
@@ -322,10 +379,16 @@ async fn a_tool_call_is_announced_run_and_finished() {
     assert_eq!(calls[2]["status"], "completed");
     let output = calls[2]["rawOutput"]["output"].as_str().unwrap();
     assert!(output.contains("hi"), "{output}");
-    assert_eq!(calls[2]["content"], json!([{"type": "content", "content": {"type": "text", "text": output}}]));
+    assert_eq!(
+        calls[2]["content"],
+        json!([{"type": "content", "content": {"type": "text", "text": output}}])
+    );
     assert_eq!(agent_text(&before), "done");
     assert_eq!(r["result"]["stopReason"], "end_turn");
-    assert!(h.log_lines().contains(&"[acp] turn done: 1 command(s) · 0 file op(s) · 0 skill(s)".to_string()));
+    assert!(
+        h.log_lines()
+            .contains(&"[acp] turn done: 1 command(s) · 0 file op(s) · 0 skill(s)".to_string())
+    );
     h.finish().await.unwrap();
 }
 
@@ -342,7 +405,10 @@ async fn a_file_edit_carries_a_diff_and_its_location() {
     let (id, _) = h.client.new_session(&cwd).await;
     let (before, _) = h.client.prompt(&id, "write").await;
     let ups = updates(&before);
-    let start = ups.iter().find(|u| u["sessionUpdate"] == "tool_call").unwrap();
+    let start = ups
+        .iter()
+        .find(|u| u["sessionUpdate"] == "tool_call")
+        .unwrap();
     let path = cwd.join("a.txt");
     assert_eq!(start["kind"], "edit");
     assert_eq!(start["locations"], json!([{"path": path}]));
@@ -350,9 +416,15 @@ async fn a_file_edit_carries_a_diff_and_its_location() {
         .iter()
         .find(|u| u["sessionUpdate"] == "tool_call_update" && u["status"] == "completed")
         .unwrap();
-    assert_eq!(end["content"], json!([{"type": "diff", "path": path, "newText": "new\n"}]));
+    assert_eq!(
+        end["content"],
+        json!([{"type": "diff", "path": path, "newText": "new\n"}])
+    );
     assert!(end["rawOutput"]["output"].is_string());
-    assert!(h.log_lines().contains(&"[acp] turn done: 0 command(s) · 1 file op(s) · 0 skill(s)".to_string()));
+    assert!(
+        h.log_lines()
+            .contains(&"[acp] turn done: 0 command(s) · 1 file op(s) · 0 skill(s)".to_string())
+    );
     h.finish().await.unwrap();
 }
 
@@ -371,10 +443,13 @@ async fn permission_requests_offer_the_four_options_and_are_obeyed() {
     let mut h = Harness::start(config, model);
     h.client.initialize(false).await;
     let (id, _) = h.client.new_session(&cwd).await;
-    let pid = h.client.request(
-        "session/prompt",
-        json!({"sessionId": id, "prompt": [{"type": "text", "text": "go"}]}),
-    ).await;
+    let pid = h
+        .client
+        .request(
+            "session/prompt",
+            json!({"sessionId": id, "prompt": [{"type": "text", "text": "go"}]}),
+        )
+        .await;
 
     // First call: rejected.
     let (_, req) = h.client.until_request("session/request_permission").await;
@@ -392,16 +467,34 @@ async fn permission_requests_offer_the_four_options_and_are_obeyed() {
             {"optionId": "never", "name": "Never", "kind": "reject_always"},
         ])
     );
-    h.client.respond(&req["id"], json!({"outcome": {"outcome": "selected", "optionId": "reject"}})).await;
+    h.client
+        .respond(
+            &req["id"],
+            json!({"outcome": {"outcome": "selected", "optionId": "reject"}}),
+        )
+        .await;
     let (_, failed) = h.client.until_update("tool_call_update").await;
     assert_eq!(failed["params"]["update"]["status"], "failed");
-    assert_eq!(failed["params"]["update"]["rawOutput"]["output"], "[command rejected by the user]");
+    assert_eq!(
+        failed["params"]["update"]["rawOutput"]["output"],
+        "[command rejected by the user]"
+    );
 
     // Second: always allowed; the third runs without a dialog.
     let (_, req) = h.client.until_request("session/request_permission").await;
-    h.client.respond(&req["id"], json!({"outcome": {"outcome": "selected", "optionId": "allow_always"}})).await;
+    h.client
+        .respond(
+            &req["id"],
+            json!({"outcome": {"outcome": "selected", "optionId": "allow_always"}}),
+        )
+        .await;
     let (before, r) = h.client.until_response(pid).await;
-    assert!(before.iter().all(|m| m["method"] != "session/request_permission"), "{before:#?}");
+    assert!(
+        before
+            .iter()
+            .all(|m| m["method"] != "session/request_permission"),
+        "{before:#?}"
+    );
     let completed = updates(&before)
         .iter()
         .filter(|u| u["status"] == "completed")
@@ -416,16 +509,30 @@ async fn a_cancelled_permission_outcome_is_a_rejection() {
     let dir = tmp();
     let mut config = test_config();
     config.yolo = false;
-    let model = ScriptedModel::new(vec![call("bash", json!({"command": "echo x"})), text(&["end"], None)]);
+    let model = ScriptedModel::new(vec![
+        call("bash", json!({"command": "echo x"})),
+        text(&["end"], None),
+    ]);
     let mut h = Harness::start(config, model);
     h.client.initialize(false).await;
     let (id, _) = h.client.new_session(&canonical(dir.path())).await;
-    let pid = h.client.request("session/prompt", json!({"sessionId": id, "prompt": [{"type": "text", "text": "go"}]})).await;
+    let pid = h
+        .client
+        .request(
+            "session/prompt",
+            json!({"sessionId": id, "prompt": [{"type": "text", "text": "go"}]}),
+        )
+        .await;
     let (_, req) = h.client.until_request("session/request_permission").await;
-    h.client.respond(&req["id"], json!({"outcome": {"outcome": "cancelled"}})).await;
+    h.client
+        .respond(&req["id"], json!({"outcome": {"outcome": "cancelled"}}))
+        .await;
     let (before, r) = h.client.until_response(pid).await;
     let ups = updates(&before);
-    let end = ups.iter().find(|u| u["sessionUpdate"] == "tool_call_update").unwrap();
+    let end = ups
+        .iter()
+        .find(|u| u["sessionUpdate"] == "tool_call_update")
+        .unwrap();
     assert_eq!(end["status"], "failed");
     assert_eq!(end["rawOutput"]["output"], "[command rejected by the user]");
     assert_eq!(r["result"]["stopReason"], "end_turn");
@@ -439,9 +546,17 @@ async fn session_cancel_stops_the_turn_in_flight() {
     let mut h = Harness::start(test_config(), model);
     h.client.initialize(false).await;
     let (id, _) = h.client.new_session(&canonical(dir.path())).await;
-    let pid = h.client.request("session/prompt", json!({"sessionId": id, "prompt": [{"type": "text", "text": "go"}]})).await;
+    let pid = h
+        .client
+        .request(
+            "session/prompt",
+            json!({"sessionId": id, "prompt": [{"type": "text", "text": "go"}]}),
+        )
+        .await;
     h.client.until_update("agent_message_chunk").await;
-    h.client.notify("session/cancel", json!({"sessionId": id})).await;
+    h.client
+        .notify("session/cancel", json!({"sessionId": id}))
+        .await;
     let (_, r) = h.client.until_response(pid).await;
     assert_eq!(r["result"]["stopReason"], "cancelled");
     h.finish().await.unwrap();
@@ -456,23 +571,46 @@ async fn a_prompt_waiting_behind_another_turn_is_cancelled_without_running() {
     h.client.initialize(false).await;
     let (a, _) = h.client.new_session(&cwd).await;
     let (b, _) = h.client.new_session(&cwd).await;
-    let pa = h.client.request("session/prompt", json!({"sessionId": a, "prompt": [{"type": "text", "text": "A"}]})).await;
+    let pa = h
+        .client
+        .request(
+            "session/prompt",
+            json!({"sessionId": a, "prompt": [{"type": "text", "text": "A"}]}),
+        )
+        .await;
     h.client.until_update("agent_message_chunk").await;
-    let pb = h.client.request("session/prompt", json!({"sessionId": b, "prompt": [{"type": "text", "text": "B"}]})).await;
-    h.client.notify("session/cancel", json!({"sessionId": b})).await;
-    h.client.notify("session/cancel", json!({"sessionId": a})).await;
+    let pb = h
+        .client
+        .request(
+            "session/prompt",
+            json!({"sessionId": b, "prompt": [{"type": "text", "text": "B"}]}),
+        )
+        .await;
+    h.client
+        .notify("session/cancel", json!({"sessionId": b}))
+        .await;
+    h.client
+        .notify("session/cancel", json!({"sessionId": a}))
+        .await;
     let (_, ra) = h.client.until_response(pa).await;
     let (_, rb) = h.client.until_response(pb).await;
     assert_eq!(ra["result"]["stopReason"], "cancelled");
     assert_eq!(rb["result"]["stopReason"], "cancelled");
-    assert_eq!(model.calls(), 1, "the waiting prompt never reached the model");
+    assert_eq!(
+        model.calls(),
+        1,
+        "the waiting prompt never reached the model"
+    );
     h.finish().await.unwrap();
 }
 
 #[tokio::test]
 async fn a_failed_turn_is_an_internal_error_with_one_line() {
     let dir = tmp();
-    let model = ScriptedModel::new(vec![Step::Fail(ModelError::Http { status: 500, message: "boom".into() })]);
+    let model = ScriptedModel::new(vec![Step::Fail(ModelError::Http {
+        status: 500,
+        message: "boom".into(),
+    })]);
     let mut h = Harness::start(test_config(), model);
     h.client.initialize(false).await;
     let (id, _) = h.client.new_session(&canonical(dir.path())).await;
@@ -482,7 +620,11 @@ async fn a_failed_turn_is_an_internal_error_with_one_line() {
     let line = r["error"]["data"]["error"].as_str().unwrap();
     assert!(line.contains("model server answered 500: boom"), "{line}");
     assert!(!line.contains('\n'));
-    assert!(h.log_lines().iter().any(|l| l.starts_with("[acp] turn done: ")));
+    assert!(
+        h.log_lines()
+            .iter()
+            .any(|l| l.starts_with("[acp] turn done: "))
+    );
     h.finish().await.unwrap();
 }
 
@@ -495,15 +637,29 @@ async fn new_forgets_the_history_with_one_chunk() {
     let (id, _) = h.client.new_session(&canonical(dir.path())).await;
     h.client.prompt(&id, "first").await;
     let (before, r) = h.client.prompt(&id, "  /new \n").await;
-    assert_eq!(agent_text(&before), "🆕 New session: 2 message(s) forgotten.");
+    assert_eq!(
+        agent_text(&before),
+        "🆕 New session: 2 message(s) forgotten."
+    );
     assert_eq!(
         r["result"],
         json!({"stopReason": "end_turn", "usage": {"totalTokens": 12, "inputTokens": 10, "outputTokens": 2}})
     );
     assert_eq!(model.calls(), 1, "/new does not consult the model");
     let log = h.log_lines();
-    assert!(log.contains(&format!("[acp] session {id}: new session, 2 message(s) forgotten")), "{log:?}");
-    assert_eq!(log.iter().filter(|l| l.starts_with("[acp] turn done")).count(), 1, "{log:?}");
+    assert!(
+        log.contains(&format!(
+            "[acp] session {id}: new session, 2 message(s) forgotten"
+        )),
+        "{log:?}"
+    );
+    assert_eq!(
+        log.iter()
+            .filter(|l| l.starts_with("[acp] turn done"))
+            .count(),
+        1,
+        "{log:?}"
+    );
     h.finish().await.unwrap();
 }
 
@@ -521,9 +677,16 @@ async fn new_with_sessions_keeps_the_previous_conversation() {
     let log = h.log_lines();
     let kept = log
         .iter()
-        .position(|l| l.starts_with(&format!("[acp] session {id}: previous conversation kept as ")))
+        .position(|l| {
+            l.starts_with(&format!(
+                "[acp] session {id}: previous conversation kept as "
+            ))
+        })
         .unwrap_or_else(|| panic!("{log:?}"));
-    assert_eq!(log[kept + 1], format!("[acp] session {id}: new session, 2 message(s) forgotten"));
+    assert_eq!(
+        log[kept + 1],
+        format!("[acp] session {id}: new session, 2 message(s) forgotten")
+    );
     h.finish().await.unwrap();
 }
 
@@ -539,7 +702,10 @@ async fn compact_with_nothing_to_compact_answers_one_chunk() {
     assert_eq!(agent_text(&before), line);
     assert_eq!(r["result"]["stopReason"], "end_turn");
     assert_eq!(model.calls(), 0);
-    assert!(h.log_lines().contains(&format!("[acp] session {id}: /compact — {line}")));
+    assert!(
+        h.log_lines()
+            .contains(&format!("[acp] session {id}: /compact — {line}"))
+    );
     h.finish().await.unwrap();
 }
 
@@ -548,13 +714,21 @@ async fn a_slash_skill_is_rewritten_and_runs_a_turn() {
     let dir = tmp();
     let skill = dir.path().join(".mm/skills/greetings");
     std::fs::create_dir_all(&skill).unwrap();
-    std::fs::write(skill.join("SKILL.md"), "---\nname: greetings\ndescription: Greet.\n---\nSay hi.\n").unwrap();
+    std::fs::write(
+        skill.join("SKILL.md"),
+        "---\nname: greetings\ndescription: Greet.\n---\nSay hi.\n",
+    )
+    .unwrap();
     let model = ScriptedModel::new(vec![text(&["ok"], None)]);
     let mut h = Harness::start(test_config(), model.clone());
     h.client.initialize(false).await;
     let (id, _) = h.client.new_session(&canonical(dir.path())).await;
     h.client.prompt(&id, "/greetings Bob").await;
-    assert!(model.last_user_message().starts_with("$greetings Bob"), "{}", model.last_user_message());
+    assert!(
+        model.last_user_message().starts_with("$greetings Bob"),
+        "{}",
+        model.last_user_message()
+    );
     h.finish().await.unwrap();
 }
 
@@ -574,11 +748,17 @@ async fn session_load_replays_the_stored_history() {
     h.client.initialize(false).await;
     let (id, _) = h.client.new_session(&cwd).await;
     let (before, _) = h.client.prompt(&id, "run it").await;
-    let live_call = updates(&before).into_iter().find(|u| u["sessionUpdate"] == "tool_call").unwrap();
+    let live_call = updates(&before)
+        .into_iter()
+        .find(|u| u["sessionUpdate"] == "tool_call")
+        .unwrap();
     // Loading a live session is refused.
     let (_, r) = h
         .client
-        .call("session/load", json!({"sessionId": id, "cwd": cwd, "mcpServers": []}))
+        .call(
+            "session/load",
+            json!({"sessionId": id, "cwd": cwd, "mcpServers": []}),
+        )
         .await;
     assert_eq!(r["error"]["code"], -32602);
     assert_eq!(r["error"]["data"]["sessionId"], json!(id));
@@ -588,14 +768,26 @@ async fn session_load_replays_the_stored_history() {
     h.client.initialize(false).await;
     let (before, r) = h
         .client
-        .call("session/load", json!({"sessionId": id, "cwd": cwd, "mcpServers": []}))
+        .call(
+            "session/load",
+            json!({"sessionId": id, "cwd": cwd, "mcpServers": []}),
+        )
         .await;
     assert_eq!(r["result"], json!({}));
     let ups = updates(&before);
-    let kinds: Vec<&str> = ups.iter().map(|u| u["sessionUpdate"].as_str().unwrap()).collect();
+    let kinds: Vec<&str> = ups
+        .iter()
+        .map(|u| u["sessionUpdate"].as_str().unwrap())
+        .collect();
     assert_eq!(
         kinds,
-        ["user_message_chunk", "tool_call", "agent_message_chunk", "usage_update", "available_commands_update"]
+        [
+            "user_message_chunk",
+            "tool_call",
+            "agent_message_chunk",
+            "usage_update",
+            "available_commands_update"
+        ]
     );
     assert_eq!(ups[0]["content"]["text"], "run it");
     let replayed = &ups[1];
@@ -605,7 +797,10 @@ async fn session_load_replays_the_stored_history() {
     assert_eq!(replayed["status"], "completed");
     assert_eq!(replayed["rawInput"], json!({"command": "echo hi"}));
     let output = replayed["rawOutput"]["output"].as_str().unwrap();
-    assert_eq!(replayed["content"], json!([{"type": "content", "content": {"type": "text", "text": output}}]));
+    assert_eq!(
+        replayed["content"],
+        json!([{"type": "content", "content": {"type": "text", "text": output}}])
+    );
     assert_eq!(ups[2]["content"]["text"], "done");
     assert!(h.log_lines().contains(&format!(
         "[acp] session {id} loaded from {}: 4 message(s) replayed",
@@ -629,7 +824,10 @@ async fn session_load_of_an_unknown_or_invalid_id_is_invalid_params() {
     for bad in ["20990101-000000-deadbeef", "../../etc/passwd"] {
         let (before, r) = h
             .client
-            .call("session/load", json!({"sessionId": bad, "cwd": cwd, "mcpServers": []}))
+            .call(
+                "session/load",
+                json!({"sessionId": bad, "cwd": cwd, "mcpServers": []}),
+            )
             .await;
         assert!(updates(&before).is_empty());
         assert_eq!(r["error"]["code"], -32602, "{r}");
@@ -648,10 +846,21 @@ async fn eof_cancels_the_running_turn_and_returns() {
     let mut h = Harness::start(test_config(), model);
     h.client.initialize(false).await;
     let (id, _) = h.client.new_session(&canonical(dir.path())).await;
-    h.client.request("session/prompt", json!({"sessionId": id, "prompt": [{"type": "text", "text": "go"}]})).await;
+    h.client
+        .request(
+            "session/prompt",
+            json!({"sessionId": id, "prompt": [{"type": "text", "text": "go"}]}),
+        )
+        .await;
     h.client.until_update("agent_message_chunk").await;
     h.finish().await.unwrap();
-    assert!(h.log_lines().iter().any(|l| l.starts_with("[acp] turn done: ")), "the turn ended: {:?}", h.log_lines());
+    assert!(
+        h.log_lines()
+            .iter()
+            .any(|l| l.starts_with("[acp] turn done: ")),
+        "the turn ended: {:?}",
+        h.log_lines()
+    );
 }
 
 // ------------------------------------------------------------------ the binary
@@ -677,7 +886,10 @@ fn spawn_mm(cwd: &Path, home: &Path) -> Child {
         .unwrap();
     let stdin = child.stdin.take().unwrap();
     let stdout = child.stdout.take().unwrap();
-    Child { client: TestClient::new(Box::new(stdin), Box::new(stdout)), child }
+    Child {
+        client: TestClient::new(Box::new(stdin), Box::new(stdout)),
+        child,
+    }
 }
 
 async fn stderr_of(child: &mut tokio::process::Child) -> String {
@@ -700,11 +912,23 @@ async fn the_binary_serves_initialize_and_session_new_and_exits_0_at_eof() {
     let (id, _) = mm.client.new_session(&cwd).await;
     mm.client.close().await;
     assert!(mm.client.drain().await.is_empty());
-    let status = tokio::time::timeout(TIMEOUT, mm.child.wait()).await.unwrap().unwrap();
+    let status = tokio::time::timeout(TIMEOUT, mm.child.wait())
+        .await
+        .unwrap()
+        .unwrap();
     assert_eq!(status.code(), Some(0));
     let err = stderr_of(&mut mm.child).await;
-    assert!(err.contains("[acp] client test-client 1.2.3 · protocol 1 · elicitation(form)=false\n"), "{err}");
-    assert!(err.contains(&format!("[acp] session {id} created in {}\n", cwd.display())), "{err}");
+    assert!(
+        err.contains("[acp] client test-client 1.2.3 · protocol 1 · elicitation(form)=false\n"),
+        "{err}"
+    );
+    assert!(
+        err.contains(&format!(
+            "[acp] session {id} created in {}\n",
+            cwd.display()
+        )),
+        "{err}"
+    );
 }
 
 #[tokio::test]
@@ -714,7 +938,14 @@ async fn the_binary_exits_0_on_sigterm() {
     let mut mm = spawn_mm(dir.path(), home.path());
     mm.client.initialize(false).await;
     let pid = mm.child.id().unwrap();
-    nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid as i32), nix::sys::signal::Signal::SIGTERM).unwrap();
-    let status = tokio::time::timeout(TIMEOUT, mm.child.wait()).await.unwrap().unwrap();
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(pid as i32),
+        nix::sys::signal::Signal::SIGTERM,
+    )
+    .unwrap();
+    let status = tokio::time::timeout(TIMEOUT, mm.child.wait())
+        .await
+        .unwrap()
+        .unwrap();
     assert_eq!(status.code(), Some(0));
 }

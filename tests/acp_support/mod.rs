@@ -51,7 +51,11 @@ fn validator(unstable: bool, def: &str) -> Arc<jsonschema::Validator> {
     if let Some(v) = cache.lock().unwrap().get(&key) {
         return v.clone();
     }
-    let root = if unstable { &schemas().unstable } else { &schemas().stable };
+    let root = if unstable {
+        &schemas().unstable
+    } else {
+        &schemas().stable
+    };
     let schema = json!({
         "$schema": root["$schema"],
         "$defs": root["$defs"],
@@ -66,9 +70,7 @@ fn validator(unstable: bool, def: &str) -> Arc<jsonschema::Validator> {
 fn def_for(method: &str, side: &str, suffix: &str) -> Option<String> {
     let defs = schemas().unstable["$defs"].as_object().unwrap();
     defs.iter()
-        .find(|(name, d)| {
-            d["x-method"] == method && d["x-side"] == side && name.ends_with(suffix)
-        })
+        .find(|(name, d)| d["x-method"] == method && d["x-side"] == side && name.ends_with(suffix))
         .map(|(name, _)| name.clone())
 }
 
@@ -93,14 +95,20 @@ pub fn validate_message(msg: &Value, sent: &HashMap<i64, String>) {
         } else {
             let def = def_for(method, "client", "Notification")
                 .or_else(|| def_for(method, "protocol", "Notification"))
-                .unwrap_or_else(|| panic!("mm sent a notification the schema does not know: {msg}"));
+                .unwrap_or_else(|| {
+                    panic!("mm sent a notification the schema does not know: {msg}")
+                });
             check(false, &def, &params, msg);
         }
     } else if let Some(error) = msg.get("error") {
         check(false, "Error", error, msg);
     } else {
-        let id = msg["id"].as_i64().unwrap_or_else(|| panic!("response to no request of ours: {msg}"));
-        let method = sent.get(&id).unwrap_or_else(|| panic!("response to an unknown id: {msg}"));
+        let id = msg["id"]
+            .as_i64()
+            .unwrap_or_else(|| panic!("response to no request of ours: {msg}"));
+        let method = sent
+            .get(&id)
+            .unwrap_or_else(|| panic!("response to an unknown id: {msg}"));
         let def = def_for(method, "agent", "Response")
             .unwrap_or_else(|| panic!("no schema for the result of {method}: {msg}"));
         // `usage` on the prompt response lives in the unstable schema only.
@@ -174,8 +182,10 @@ impl TestClient {
     }
 
     pub async fn respond_error(&mut self, id: &Value, code: i64, message: &str) {
-        self.send(&json!({"jsonrpc": "2.0", "id": id, "error": {"code": code, "message": message}}))
-            .await;
+        self.send(
+            &json!({"jsonrpc": "2.0", "id": id, "error": {"code": code, "message": message}}),
+        )
+        .await;
     }
 
     /// Closes mm's stdin.
@@ -263,7 +273,8 @@ impl TestClient {
     }
 
     pub async fn initialize(&mut self, forms: bool) -> Value {
-        let mut caps = json!({"fs": {"readTextFile": false, "writeTextFile": false}, "terminal": false});
+        let mut caps =
+            json!({"fs": {"readTextFile": false, "writeTextFile": false}, "terminal": false});
         if forms {
             caps["elicitation"] = json!({"form": {}});
         }
@@ -282,7 +293,10 @@ impl TestClient {
         let (_, r) = self
             .call("session/new", json!({"cwd": cwd, "mcpServers": []}))
             .await;
-        let id = r["result"]["sessionId"].as_str().expect("no session id").to_string();
+        let id = r["result"]["sessionId"]
+            .as_str()
+            .expect("no session id")
+            .to_string();
         let (_, commands) = self.until_update("available_commands_update").await;
         (id, commands)
     }
@@ -309,7 +323,12 @@ pub fn agent_text(msgs: &[Value]) -> String {
     updates(msgs)
         .iter()
         .filter(|u| u["sessionUpdate"] == "agent_message_chunk")
-        .map(|u| u["content"]["text"].as_str().unwrap_or_default().to_string())
+        .map(|u| {
+            u["content"]["text"]
+                .as_str()
+                .unwrap_or_default()
+                .to_string()
+        })
         .collect()
 }
 
@@ -398,7 +417,11 @@ impl ModelClient for ScriptedModel {
         self.requests.lock().unwrap().push(request.clone());
         let step = self.steps.lock().unwrap().pop_front();
         match step {
-            Some(Step::Answer { chunks, calls, usage }) => {
+            Some(Step::Answer {
+                chunks,
+                calls,
+                usage,
+            }) => {
                 for c in &chunks {
                     on_event(StreamEvent::Text(c.clone()));
                 }
@@ -413,7 +436,14 @@ impl ModelClient for ScriptedModel {
                     .collect();
                 Ok(ModelResponse {
                     text: chunks.concat(),
-                    finish_reason: Some(if tool_calls.is_empty() { "stop" } else { "tool_calls" }.into()),
+                    finish_reason: Some(
+                        if tool_calls.is_empty() {
+                            "stop"
+                        } else {
+                            "tool_calls"
+                        }
+                        .into(),
+                    ),
                     tool_calls,
                     usage,
                 })
