@@ -54,8 +54,13 @@ fn the_python_sdk_parses_everything_mm_sends() {
         ]})
     );
     assert!(
-        updates.iter().any(|u| u["sessionUpdate"] == "agent_message_chunk"
-            && u["content"]["text"].as_str().unwrap_or("").starts_with("🗜️ nothing to compact")),
+        updates
+            .iter()
+            .any(|u| u["sessionUpdate"] == "agent_message_chunk"
+                && u["content"]["text"]
+                    .as_str()
+                    .unwrap_or("")
+                    .starts_with("🗜️ nothing to compact")),
         "{updates:#?}"
     );
 }
