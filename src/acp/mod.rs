@@ -276,7 +276,7 @@ impl Server {
         if let Ok(mut f) = self.forms.lock() {
             *f = forms;
         }
-        let protocol = serde_json::to_value(&req.protocol_version)
+        let protocol = serde_json::to_value(req.protocol_version)
             .ok()
             .and_then(|v| v.as_u64())
             .unwrap_or(0);

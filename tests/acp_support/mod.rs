@@ -492,10 +492,11 @@ pub struct Harness {
 }
 
 pub fn test_config() -> Config {
-    let mut c = Config::default();
-    c.system_prompt = "You are a test.".into();
-    c.context_window = 8192;
-    c
+    Config {
+        system_prompt: "You are a test.".into(),
+        context_window: 8192,
+        ..Config::default()
+    }
 }
 
 impl Harness {
