@@ -1,0 +1,148 @@
+//! The banner shown on stderr at start (terminal.md "The banner"). Pure: a [`Banner`] in, lines
+//! out. The model line comes later, when detection completes ([`model_lines`]), so the prompt is
+//! never delayed.
+
+use super::render::window;
+use super::style;
+use crate::config::Config;
+use crate::skills::Catalogue;
+
+/// Below this window the banner warns that it is small for an agent (engine.md).
+pub const SMALL_WINDOW: u64 = 16 * 1024;
+
+/// What the banner says.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Banner {
+    /// `v0.1.0`.
+    pub version: String,
+    /// The configured server URL; empty: it will be detected.
+    pub url: String,
+    /// The configured model name; empty: the server's.
+    pub model: String,
+    pub sessions: bool,
+    pub yolo: bool,
+    pub skills: usize,
+    pub hooks: usize,
+    /// Names of the configured MCP servers.
+    pub mcp_servers: Vec<String>,
+    /// Names of the configured agents.
+    pub agents: Vec<String>,
+    /// Every warning: configuration, skipped and shadowed skills.
+    pub warnings: Vec<String>,
+}
+
+impl Banner {
+    /// The banner of a configuration and a session's skills; the caller adds the warnings that
+    /// did not come from the configuration (skipped or shadowed skills).
+    pub fn new(config: &Config, skills: &Catalogue) -> Self {
+        let hooks = &config.hooks;
+        Banner {
+            version: crate::VERSION.to_string(),
+            url: config.model.url.clone(),
+            model: config.model.name.clone(),
+            sessions: config.sessions.enabled,
+            yolo: config.yolo,
+            skills: skills.skills.len(),
+            hooks: hooks.session_start.len()
+                + hooks.user_prompt_submit.len()
+                + hooks.pre_tool_call.len()
+                + hooks.post_tool_call.len()
+                + hooks.turn_end.len()
+                + hooks.pre_compact.len(),
+            mcp_servers: config.mcp_servers.keys().cloned().collect(),
+            agents: config.agents.keys().cloned().collect(),
+            warnings: config.warnings.clone(),
+        }
+    }
+}
+
+fn on_off(on: bool) -> &'static str {
+    if on { "on" } else { "off" }
+}
+
+fn plural(n: usize, one: &str, many: &str) -> String {
+    if n == 1 {
+        format!("1 {one}")
+    } else {
+        format!("{n} {many}")
+    }
+}
+
+/// The banner's lines, for stderr.
+pub fn banner_lines(banner: &Banner, color: bool) -> Vec<String> {
+    let mut lines = vec![format!(
+        "{} {}",
+        style::bold(color, "mm"),
+        banner.version
+    )];
+    let server = if banner.url.is_empty() {
+        "detecting the model server…".to_string()
+    } else if banner.model.is_empty() {
+        format!("model server {}", banner.url)
+    } else {
+        format!("model {} at {}", banner.model, banner.url)
+    };
+    lines.push(style::dim(color, &server));
+    let mut facts = vec![
+        format!("sessions {}", on_off(banner.sessions)),
+        format!("yolo {}", on_off(banner.yolo)),
+        plural(banner.skills, "skill", "skills"),
+        plural(banner.hooks, "hook", "hooks"),
+    ];
+    if !banner.mcp_servers.is_empty() {
+        facts.push(format!("MCP: {}", banner.mcp_servers.join(", ")));
+    }
+    if !banner.agents.is_empty() {
+        facts.push(format!("agents: {}", banner.agents.join(", ")));
+    }
+    lines.push(style::dim(color, &facts.join(" · ")));
+    for warning in &banner.warnings {
+        lines.push(style::yellow(color, &format!("warning: {warning}")));
+    }
+    lines
+}
+
+/// The model line once detection completed, and a warning when the window is small for an
+/// agent, saying how to raise it on that server.
+pub fn model_lines(name: &str, url: &str, context_window: Option<u64>, color: bool) -> Vec<String> {
+    let ctx = match context_window {
+        Some(n) if n > 0 => window(n),
+        _ => "unknown".to_string(),
+    };
+    let mut lines = vec![style::dim(
+        color,
+        &format!("model {name} at {url} · context window {ctx}"),
+    )];
+    if let Some(n) = context_window
+        && n > 0
+        && n < SMALL_WINDOW
+    {
+        lines.push(style::yellow(
+            color,
+            &format!(
+                "warning: a context window of {} is small for an agent; {}",
+                window(n),
+                raise_hint(url)
+            ),
+        ));
+    }
+    lines
+}
+
+/// How to raise the window on the server behind `url` (recognised by its well-known port).
+fn raise_hint(url: &str) -> &'static str {
+    if url.contains(":11434") {
+        "raise it with OLLAMA_CONTEXT_LENGTH=32768 ollama serve (or num_ctx in a Modelfile)"
+    } else if url.contains(":1234") {
+        "raise it by loading the model with a larger context length in LM Studio"
+    } else if url.contains(":8080") {
+        "raise it by starting llama-server with -c 32768"
+    } else {
+        "raise the server's context size (and set contextWindow if it is not probed)"
+    }
+}
+
+/// The line when detection failed (the server is unreachable or nothing was found).
+pub fn detection_failed(error: &str, color: bool) -> String {
+    style::yellow(color, &format!("warning: {error}"))
+}

@@ -1,0 +1,321 @@
+//! The terminal's [`Frontend`]s: interactive ([`TermFrontend`]) and one-shot
+//! ([`OneShotFrontend`], `mm -p`). Both write what [`Renderer`] produces; write errors (a closed
+//! pipe) are ignored, never a panic.
+
+use std::io::{self, Write};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::{Duration, Instant};
+
+use async_trait::async_trait;
+use tokio_util::sync::CancellationToken;
+
+use super::forms;
+use super::render::{self, Layout, Out, Renderer, Target};
+use super::style;
+use crate::event::{Event, Form, FormAnswer, Frontend, PermissionDecision, PermissionRequest};
+
+/// The note when a gated call cannot be asked about.
+pub const NO_TERMINAL_REJECTED: &str = "gated tool rejected: no terminal to ask (use --yolo)";
+/// Why `ask_user` cannot be answered.
+pub const NO_TERMINAL: &str = "no terminal to ask";
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+/// Writes rendered pieces to the real streams, flushing each.
+pub fn write_out(pieces: &[Out]) {
+    for piece in pieces {
+        match piece.target {
+            Target::Stdout => {
+                let mut out = io::stdout().lock();
+                let _ = out.write_all(piece.text.as_bytes());
+                let _ = out.flush();
+            }
+            Target::Stderr => {
+                let mut err = io::stderr().lock();
+                let _ = err.write_all(piece.text.as_bytes());
+                let _ = err.flush();
+            }
+        }
+    }
+}
+
+/// `mm -p`: the answer's text on stdout as it streams, plain; activity on stderr.
+pub struct OneShotFrontend {
+    renderer: Mutex<Renderer>,
+    color: bool,
+    stdin_terminal: bool,
+}
+
+impl OneShotFrontend {
+    /// `color`: style stderr (a terminal, NO_COLOR unset); `stdin_terminal`: questions can be
+    /// asked on the terminal.
+    pub fn new(color: bool, stdin_terminal: bool) -> Self {
+        OneShotFrontend {
+            renderer: Mutex::new(Renderer::new(Layout::OneShot, color)),
+            color,
+            stdin_terminal,
+        }
+    }
+
+    /// Ends the output after the turn (the answer's line, on stderr when stdout had no newline).
+    pub fn finish(&self) {
+        let pieces = lock(&self.renderer).finish();
+        write_out(&pieces);
+    }
+
+    /// A line on stderr, after whatever was streamed.
+    pub fn note(&self, line: &str) {
+        let mut r = lock(&self.renderer);
+        let mut pieces = Vec::new();
+        r.lines(&mut pieces, Target::Stderr, vec![line.to_string()]);
+        write_out(&pieces);
+    }
+}
+
+#[async_trait]
+impl Frontend for OneShotFrontend {
+    fn emit(&self, event: Event) {
+        let pieces = lock(&self.renderer).event(&event);
+        write_out(&pieces);
+    }
+
+    async fn ask_permission(&self, request: PermissionRequest) -> PermissionDecision {
+        if !self.stdin_terminal {
+            self.note(&style::yellow(self.color, NO_TERMINAL_REJECTED));
+            return PermissionDecision::RejectOnce;
+        }
+        let prompt = render::permission_prompt(&request.call, self.color);
+        let pieces = lock(&self.renderer).finish();
+        write_out(&pieces);
+        let asked = tokio::task::spawn_blocking(move || {
+            let mut err = io::stderr();
+            let _ = write!(err, "{prompt}");
+            forms::permission_key(&mut err).0
+        })
+        .await;
+        asked.unwrap_or(PermissionDecision::RejectOnce)
+    }
+
+    async fn ask_user(&self, form: Form) -> FormAnswer {
+        if !self.stdin_terminal {
+            return FormAnswer::Unavailable(NO_TERMINAL.to_string());
+        }
+        let pieces = lock(&self.renderer).finish();
+        write_out(&pieces);
+        let color = self.color;
+        tokio::task::spawn_blocking(move || forms::ask_form(&form, &mut io::stderr(), color))
+            .await
+            .unwrap_or_else(|e| FormAnswer::Unavailable(e.to_string()))
+    }
+}
+
+/// The spinner's state: shown from the start of a wait until the first output.
+#[derive(Debug, Default)]
+struct SpinnerState {
+    since: Option<Instant>,
+    drawn: bool,
+}
+
+/// The interactive front end: streams the answer to stdout, asks questions on the terminal.
+pub struct TermFrontend {
+    renderer: Mutex<Renderer>,
+    color: bool,
+    /// Whether the spinner may be drawn (stderr is a terminal).
+    spinner_enabled: bool,
+    spinner: Arc<Mutex<SpinnerState>>,
+    /// The running turn's token, cancelled by Ctrl-C at a prompt.
+    turn: Mutex<Option<CancellationToken>>,
+    /// The model line last shown, so detection and events do not repeat it.
+    model_shown: Mutex<Option<(String, String, Option<u64>)>>,
+}
+
+const FRAMES: [&str; 10] = ["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"];
+
+impl TermFrontend {
+    pub fn new(color: bool, spinner_enabled: bool) -> Arc<Self> {
+        let frontend = Arc::new(TermFrontend {
+            renderer: Mutex::new(Renderer::new(Layout::Interactive, color)),
+            color,
+            spinner_enabled,
+            spinner: Arc::new(Mutex::new(SpinnerState::default())),
+            turn: Mutex::new(None),
+            model_shown: Mutex::new(None),
+        });
+        if spinner_enabled {
+            let state = Arc::clone(&frontend.spinner);
+            let color = frontend.color;
+            tokio::spawn(async move {
+                let mut tick = tokio::time::interval(Duration::from_millis(100));
+                let mut frame = 0usize;
+                loop {
+                    tick.tick().await;
+                    let mut s = lock(&state);
+                    if let Some(since) = s.since {
+                        frame = (frame + 1) % FRAMES.len();
+                        let text = format!(
+                            "\r{} {}\x1b[K",
+                            FRAMES[frame],
+                            style::dim(color, &format!("{:.1}s", since.elapsed().as_secs_f64()))
+                        );
+                        let mut err = io::stderr().lock();
+                        let _ = err.write_all(text.as_bytes());
+                        let _ = err.flush();
+                        s.drawn = true;
+                    }
+                }
+            });
+        }
+        frontend
+    }
+
+    pub fn color(&self) -> bool {
+        self.color
+    }
+
+    /// A turn starts: remember its token and show the spinner.
+    pub fn begin_turn(&self, cancel: CancellationToken) {
+        *lock(&self.turn) = Some(cancel);
+        self.start_spinner();
+    }
+
+    /// The turn ended: write what was held back, stop the spinner, forget the token.
+    pub fn end_turn(&self) {
+        let _s = self.stop_spinner();
+        let pieces = lock(&self.renderer).finish();
+        write_out(&pieces);
+        *lock(&self.turn) = None;
+    }
+
+    /// The context usage last reported.
+    pub fn context(&self) -> Option<crate::event::ContextUsage> {
+        lock(&self.renderer).context()
+    }
+
+    /// Lines on `target`, each at the start of a line.
+    pub fn lines(&self, target: Target, lines: Vec<String>) {
+        let _s = self.stop_spinner();
+        let mut pieces = Vec::new();
+        lock(&self.renderer).lines(&mut pieces, target, lines);
+        write_out(&pieces);
+    }
+
+    /// Shows the model line, unless the same one was shown already.
+    pub fn show_model(&self, name: &str, url: &str, context_window: Option<u64>) {
+        if let Some(lines) = self.model_text(name, url, context_window) {
+            self.lines(Target::Stderr, lines);
+        }
+    }
+
+    /// The model line and its warning, `None` when the same was shown already.
+    pub fn model_text(
+        &self,
+        name: &str,
+        url: &str,
+        context_window: Option<u64>,
+    ) -> Option<Vec<String>> {
+        let key = (name.to_string(), url.to_string(), context_window);
+        let mut shown = lock(&self.model_shown);
+        if shown.as_ref() == Some(&key) {
+            return None;
+        }
+        *shown = Some(key);
+        Some(super::banner::model_lines(
+            name,
+            url,
+            context_window,
+            self.color,
+        ))
+    }
+
+    fn start_spinner(&self) {
+        if self.spinner_enabled {
+            let mut s = lock(&self.spinner);
+            s.since = Some(Instant::now());
+        }
+    }
+
+    /// Stops and erases the spinner; the guard keeps it from drawing while output is written.
+    fn stop_spinner(&self) -> MutexGuard<'_, SpinnerState> {
+        let mut s = lock(&self.spinner);
+        s.since = None;
+        if s.drawn {
+            let mut err = io::stderr().lock();
+            let _ = err.write_all(b"\r\x1b[K");
+            let _ = err.flush();
+            s.drawn = false;
+        }
+        s
+    }
+
+    fn cancel_turn(&self) {
+        if let Some(token) = lock(&self.turn).as_ref() {
+            token.cancel();
+        }
+    }
+}
+
+#[async_trait]
+impl Frontend for TermFrontend {
+    fn emit(&self, event: Event) {
+        if let Event::ModelDetected {
+            name,
+            url,
+            context_window,
+        } = &event
+        {
+            self.show_model(name, url, *context_window);
+            return;
+        }
+        let waits_for_model = matches!(event, Event::ToolCallFinished(_));
+        let silent = matches!(
+            event,
+            Event::ContextUsage(_) | Event::ToolCallRunning { .. }
+        );
+        let spinner = if silent { None } else { Some(self.stop_spinner()) };
+        let pieces = lock(&self.renderer).event(&event);
+        write_out(&pieces);
+        drop(spinner);
+        if waits_for_model {
+            self.start_spinner();
+        }
+    }
+
+    async fn ask_permission(&self, request: PermissionRequest) -> PermissionDecision {
+        let prompt = render::permission_prompt(&request.call, self.color);
+        {
+            let _s = self.stop_spinner();
+            let pieces = lock(&self.renderer).finish();
+            write_out(&pieces);
+        }
+        let asked = tokio::task::spawn_blocking(move || {
+            let mut out = io::stdout();
+            let _ = write!(out, "{prompt}");
+            forms::permission_key(&mut out)
+        })
+        .await;
+        let (decision, interrupted) = asked.unwrap_or((PermissionDecision::RejectOnce, false));
+        if interrupted {
+            self.cancel_turn();
+        }
+        decision
+    }
+
+    async fn ask_user(&self, form: Form) -> FormAnswer {
+        {
+            let _s = self.stop_spinner();
+            let pieces = lock(&self.renderer).finish();
+            write_out(&pieces);
+        }
+        let color = self.color;
+        let answer =
+            tokio::task::spawn_blocking(move || forms::ask_form(&form, &mut io::stdout(), color))
+                .await
+                .unwrap_or_else(|e| FormAnswer::Unavailable(e.to_string()));
+        if answer == FormAnswer::Cancelled {
+            self.cancel_turn();
+        }
+        answer
+    }
+}

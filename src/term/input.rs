@@ -1,0 +1,270 @@
+//! What the user typed: local slash commands, prompts for the engine, completion candidates.
+//! Pure, unit-tested.
+
+use std::path::{Path, PathBuf};
+
+/// The terminal's own commands, with their descriptions (also what shadows a skill's command).
+pub const LOCAL_COMMANDS: &[(&str, &str)] = &[
+    ("help", "Show the commands and keys"),
+    ("model", "Show the model, its server and its context window"),
+    ("skills", "List the skills and their folders"),
+    ("sessions", "List the saved sessions of this folder"),
+    ("load", "Resume a saved session: /load ID"),
+    ("ask", "Ask another agent: /ask AGENT question"),
+    ("quit", "Leave mm (also Ctrl-D)"),
+];
+
+/// A command handled by the terminal itself.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Local {
+    Help,
+    Quit,
+    Model,
+    Skills,
+    Sessions,
+    Load(String),
+    Ask(String),
+}
+
+/// What a submitted line is.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Input {
+    Empty,
+    Local(Local),
+    /// A prompt, `/new`, `/compact` or `/skill …`: the engine handles it.
+    Engine(String),
+    /// `/word` that names no command and no skill.
+    Unknown(String),
+}
+
+/// Removes the trailing `\` of continued lines (the newline stays).
+pub fn join_continuations(text: &str) -> String {
+    text.replace("\\\n", "\n")
+}
+
+/// Whether the line goes on below (it ends with `\`).
+pub fn continues(text: &str) -> bool {
+    text.ends_with('\\') && !text.ends_with("\\\\")
+}
+
+/// Classifies a submitted line; `skills` are the catalogue's names.
+pub fn classify(text: &str, skills: &[String]) -> Input {
+    let trimmed = text.trim();
+    if trimmed.is_empty() {
+        return Input::Empty;
+    }
+    let Some(command) = trimmed.strip_prefix('/') else {
+        return Input::Engine(text.to_string());
+    };
+    let (word, rest) = match command.split_once(char::is_whitespace) {
+        Some((w, r)) => (w, r.trim().to_string()),
+        None => (command, String::new()),
+    };
+    match word {
+        "help" => Input::Local(Local::Help),
+        "quit" | "exit" => Input::Local(Local::Quit),
+        "model" => Input::Local(Local::Model),
+        "skills" => Input::Local(Local::Skills),
+        "sessions" => Input::Local(Local::Sessions),
+        "load" => Input::Local(Local::Load(rest)),
+        "ask" => Input::Local(Local::Ask(rest)),
+        "new" | "compact" => Input::Engine(text.to_string()),
+        _ if skills.iter().any(|s| s == word) => Input::Engine(text.to_string()),
+        // A path such as `/etc/hosts` starts a prompt, not a command.
+        _ if word.contains('/') || word.is_empty() => Input::Engine(text.to_string()),
+        _ => Input::Unknown(word.to_string()),
+    }
+}
+
+/// Every slash command name: the terminal's, the engine's, then the skills'.
+pub fn command_names(engine_commands: &[(&str, &str)], skills: &[String]) -> Vec<String> {
+    let mut names: Vec<String> = LOCAL_COMMANDS
+        .iter()
+        .chain(engine_commands.iter())
+        .map(|(n, _)| (*n).to_string())
+        .collect();
+    for skill in skills {
+        if !names.contains(skill) {
+            names.push(skill.clone());
+        }
+    }
+    names.sort();
+    names
+}
+
+/// What Tab completes at `pos`: the start of the replaced word and the candidates
+/// (`(display, replacement)`).
+pub fn complete(
+    line: &str,
+    pos: usize,
+    commands: &[String],
+    skills: &[String],
+    cwd: &Path,
+    home: Option<&Path>,
+) -> (usize, Vec<(String, String)>) {
+    let before = &line[..pos.min(line.len())];
+    let start = before
+        .rfind(char::is_whitespace)
+        .map_or(0, |i| i + before[i..].chars().next().map_or(1, char::len_utf8));
+    let word = &before[start..];
+    if let Some(prefix) = word.strip_prefix('/')
+        && start == before.len() - before.trim_start().len()
+    {
+        let found = commands
+            .iter()
+            .filter(|c| c.starts_with(prefix))
+            .map(|c| (format!("/{c}"), format!("/{c} ")))
+            .collect();
+        return (start, found);
+    }
+    if let Some(prefix) = word.strip_prefix('$') {
+        let found = skills
+            .iter()
+            .filter(|s| s.starts_with(prefix))
+            .map(|s| (format!("${s}"), format!("${s} ")))
+            .collect();
+        return (start, found);
+    }
+    if let Some(path) = word.strip_prefix('@') {
+        let found = complete_path(path, cwd, home)
+            .into_iter()
+            .map(|p| (p.clone(), format!("@{p}")))
+            .collect();
+        return (start, found);
+    }
+    (start, Vec::new())
+}
+
+/// Paths that start with `typed` (relative to `cwd`, absolute, or `~/…`), directories with a
+/// trailing `/`, sorted; hidden entries only when the typed name starts with a dot.
+pub fn complete_path(typed: &str, cwd: &Path, home: Option<&Path>) -> Vec<String> {
+    let (dir_part, name_part) = match typed.rfind('/') {
+        Some(i) => (&typed[..=i], &typed[i + 1..]),
+        None => ("", typed),
+    };
+    let dir: PathBuf = if let Some(rest) = dir_part.strip_prefix("~/") {
+        match home {
+            Some(h) => h.join(rest),
+            None => return Vec::new(),
+        }
+    } else if dir_part.starts_with('/') {
+        PathBuf::from(dir_part)
+    } else {
+        cwd.join(dir_part)
+    };
+    let Ok(entries) = std::fs::read_dir(&dir) else {
+        return Vec::new();
+    };
+    let mut found: Vec<String> = entries
+        .filter_map(Result::ok)
+        .filter_map(|e| {
+            let name = e.file_name().to_string_lossy().to_string();
+            if !name.starts_with(name_part) || (name.starts_with('.') && !name_part.starts_with('.'))
+            {
+                return None;
+            }
+            let is_dir = e.file_type().is_ok_and(|t| t.is_dir())
+                || (e.file_type().is_ok_and(|t| t.is_symlink()) && e.path().is_dir());
+            Some(format!("{dir_part}{name}{}", if is_dir { "/" } else { "" }))
+        })
+        .collect();
+    found.sort();
+    found
+}
+
+/// The history file: `$XDG_STATE_HOME/mm/history`, else `~/.local/state/mm/history`.
+pub fn history_path(xdg_state_home: Option<&Path>, home: Option<&Path>) -> Option<PathBuf> {
+    match xdg_state_home {
+        Some(state) if state.is_absolute() => Some(state.join("mm").join("history")),
+        _ => home.map(|h| h.join(".local/state/mm/history")),
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+    use pretty_assertions::assert_eq;
+
+    fn skills() -> Vec<String> {
+        vec!["greetings".into(), "deploy".into()]
+    }
+
+    #[test]
+    fn classifies_commands_prompts_and_skills() {
+        let s = skills();
+        assert_eq!(classify("  ", &s), Input::Empty);
+        assert_eq!(classify("/help", &s), Input::Local(Local::Help));
+        assert_eq!(classify("/exit", &s), Input::Local(Local::Quit));
+        assert_eq!(
+            classify("/load 20260916-101530-4f2a9c1e", &s),
+            Input::Local(Local::Load("20260916-101530-4f2a9c1e".into()))
+        );
+        assert_eq!(classify("/new", &s), Input::Engine("/new".into()));
+        assert_eq!(classify(" /compact ", &s), Input::Engine(" /compact ".into()));
+        assert_eq!(
+            classify("/greetings Bob", &s),
+            Input::Engine("/greetings Bob".into())
+        );
+        assert_eq!(
+            classify("/etc/hosts: what is in it?", &s),
+            Input::Engine("/etc/hosts: what is in it?".into())
+        );
+        assert_eq!(classify("/nope x", &s), Input::Unknown("nope".into()));
+        assert_eq!(classify("list files", &s), Input::Engine("list files".into()));
+    }
+
+    #[test]
+    fn continuation_lines() {
+        assert!(continues("first line \\"));
+        assert!(!continues("a path C:\\\\"));
+        assert_eq!(join_continuations("one \\\ntwo"), "one \ntwo");
+    }
+
+    #[test]
+    fn completes_commands_skills_and_paths() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir(dir.path().join("src")).unwrap();
+        std::fs::write(dir.path().join("src/main.rs"), "").unwrap();
+        std::fs::write(dir.path().join("Cargo.toml"), "").unwrap();
+        std::fs::write(dir.path().join(".hidden"), "").unwrap();
+        let commands = command_names(&[("new", ""), ("compact", "")], &skills());
+        let s = skills();
+        let (start, found) = complete("/co", 3, &commands, &s, dir.path(), None);
+        assert_eq!((start, found), (0, vec![("/compact".into(), "/compact ".into())]));
+        let (start, found) = complete("say $gr", 7, &commands, &s, dir.path(), None);
+        assert_eq!(
+            (start, found),
+            (4, vec![("$greetings".into(), "$greetings ".into())])
+        );
+        let (start, found) = complete("read @", 6, &commands, &s, dir.path(), None);
+        assert_eq!(
+            (start, found),
+            (
+                5,
+                vec![
+                    ("Cargo.toml".into(), "@Cargo.toml".into()),
+                    ("src/".into(), "@src/".into())
+                ]
+            )
+        );
+        let (_, found) = complete("@src/m", 6, &commands, &s, dir.path(), None);
+        assert_eq!(found, vec![("src/main.rs".into(), "@src/main.rs".into())]);
+        // A slash in the middle of a line is not a command.
+        let (_, found) = complete("a /co", 5, &commands, &s, dir.path(), None);
+        assert_eq!(found, Vec::<(String, String)>::new());
+    }
+
+    #[test]
+    fn history_under_xdg_state_or_home() {
+        assert_eq!(
+            history_path(Some(Path::new("/s")), Some(Path::new("/h"))),
+            Some(PathBuf::from("/s/mm/history"))
+        );
+        assert_eq!(
+            history_path(Some(Path::new("rel")), Some(Path::new("/h"))),
+            Some(PathBuf::from("/h/.local/state/mm/history"))
+        );
+        assert_eq!(history_path(None, None), None);
+    }
+}

@@ -1,0 +1,484 @@
+//! Events to text: pure (no I/O, no globals), so every line is snapshot-tested.
+//!
+//! [`Renderer`] turns the engine's [`Event`]s into pieces of text for stdout or stderr. The
+//! interactive layout shows everything on the terminal (warnings on stderr); the one-shot layout
+//! (`mm -p`) keeps stdout for the answer's text alone and sends all activity to stderr.
+
+use std::collections::HashMap;
+use std::time::Duration;
+
+use similar::{ChangeTag, TextDiff};
+
+use super::markdown::MarkdownStream;
+use super::style::{self, GREEN, RED};
+use crate::engine::Recap;
+use crate::event::{
+    ContextUsage, Event, FileDiff, Plan, PlanStatus, ToolCallEnd, ToolCallStart, ToolKind,
+    ToolStatus, Usage,
+};
+
+/// Lines of a tool's output shown under its line.
+pub const PREVIEW_LINES: usize = 4;
+/// Lines of a diff shown under an edit.
+pub const DIFF_LINES: usize = 40;
+/// Characters of one preview line.
+const LINE_CHARS: usize = 160;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Target {
+    Stdout,
+    Stderr,
+}
+
+/// A piece of rendered text and where it goes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Out {
+    pub target: Target,
+    pub text: String,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Layout {
+    /// `mm`: the answer rendered as Markdown when colour is on, activity on stdout too.
+    Interactive,
+    /// `mm -p`: the answer's text, plain, alone on stdout; everything else on stderr.
+    OneShot,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Stream {
+    Nothing,
+    Text,
+    Thought,
+}
+
+/// Renders the events of a session, keeping what a line depends on (the call a result answers,
+/// whether the screen is mid-line).
+#[derive(Debug)]
+pub struct Renderer {
+    color: bool,
+    layout: Layout,
+    md: MarkdownStream,
+    stream: Stream,
+    /// Whether the terminal's cursor is at the start of a line (stdout and stderr share it).
+    col0: bool,
+    calls: HashMap<String, ToolCallStart>,
+    context: Option<ContextUsage>,
+}
+
+impl Renderer {
+    /// `color`: ANSI styling on (NO_COLOR unset and the output a terminal). In the one-shot
+    /// layout the answer is plain whatever the flag; it styles stderr only.
+    pub fn new(layout: Layout, color: bool) -> Self {
+        let md_color = color && layout == Layout::Interactive;
+        Renderer {
+            color,
+            layout,
+            md: MarkdownStream::new(md_color),
+            stream: Stream::Nothing,
+            col0: true,
+            calls: HashMap::new(),
+            context: None,
+        }
+    }
+
+    /// The last context usage reported.
+    pub fn context(&self) -> Option<ContextUsage> {
+        self.context
+    }
+
+    fn activity(&self) -> Target {
+        match self.layout {
+            Layout::Interactive => Target::Stdout,
+            Layout::OneShot => Target::Stderr,
+        }
+    }
+
+    /// Renders one event.
+    pub fn event(&mut self, event: &Event) -> Vec<Out> {
+        let mut out = Vec::new();
+        match event {
+            Event::Text(text) => {
+                if self.stream == Stream::Thought {
+                    self.break_line(&mut out, self.activity());
+                }
+                self.stream = Stream::Text;
+                let rendered = self.md.push(text);
+                self.write(&mut out, Target::Stdout, rendered);
+            }
+            Event::Thought(text) => {
+                if self.stream == Stream::Text {
+                    self.end_text(&mut out);
+                }
+                self.stream = Stream::Thought;
+                let rendered = style::dim(self.color, text);
+                self.write(&mut out, self.activity(), rendered);
+            }
+            Event::Notice(line) => {
+                let target = self.activity();
+                self.lines(&mut out, target, line.lines().map(str::to_string).collect());
+            }
+            Event::ToolCallStarted(call) => {
+                let line = tool_line(call, self.color);
+                self.calls.insert(call.id.clone(), call.clone());
+                let target = self.activity();
+                self.lines(&mut out, target, vec![line]);
+            }
+            Event::ToolCallRunning { .. } => {}
+            Event::ToolCallProgress { text, .. } => {
+                let lines = text
+                    .lines()
+                    .map(|l| style::dim(self.color, &format!("  │ {}", clip(&clean(l)))))
+                    .collect();
+                let target = self.activity();
+                self.lines(&mut out, target, lines);
+            }
+            Event::ToolCallFinished(end) => {
+                let lines = tool_result(end, self.color);
+                self.calls.remove(&end.id);
+                let target = self.activity();
+                self.lines(&mut out, target, lines);
+            }
+            Event::ContextUsage(usage) => self.context = Some(*usage),
+            Event::Plan(plan) => {
+                let target = self.activity();
+                self.lines(&mut out, target, plan_lines(plan, self.color));
+            }
+            Event::ModelDetected {
+                name,
+                url,
+                context_window,
+            } => {
+                let lines = super::banner::model_lines(name, url, *context_window, self.color);
+                self.lines(&mut out, Target::Stderr, lines);
+            }
+            Event::AutoCompacted(line) => {
+                self.lines(&mut out, Target::Stderr, vec![style::dim(self.color, line)]);
+            }
+            Event::Attached(path) => {
+                let line = style::dim(self.color, &format!("📎 attached {}", path.display()));
+                let target = self.activity();
+                self.lines(&mut out, target, vec![line]);
+            }
+            Event::Warning(text) => {
+                let line = style::yellow(self.color, &format!("warning: {text}"));
+                self.lines(&mut out, Target::Stderr, vec![line]);
+            }
+        }
+        out
+    }
+
+    /// Ends the turn's output: writes what the Markdown renderer held back and ends the line.
+    pub fn finish(&mut self) -> Vec<Out> {
+        let mut out = Vec::new();
+        if self.stream == Stream::Text {
+            self.end_text(&mut out);
+        } else {
+            self.break_line(&mut out, self.activity());
+        }
+        self.stream = Stream::Nothing;
+        out
+    }
+
+    /// Lines that must start at the beginning of a line (after a streamed answer, for example).
+    pub fn lines(&mut self, out: &mut Vec<Out>, target: Target, lines: Vec<String>) {
+        if lines.is_empty() {
+            return;
+        }
+        if self.stream == Stream::Text {
+            self.end_text(out);
+        } else {
+            self.break_line(out, target);
+        }
+        self.stream = Stream::Nothing;
+        let mut text = lines.join("\n");
+        text.push('\n');
+        self.write(out, target, text);
+    }
+
+    fn end_text(&mut self, out: &mut Vec<Out>) {
+        let held = self.md.finish();
+        self.write(out, Target::Stdout, held);
+        // In one-shot mode stdout carries the answer alone: its missing newline goes to stderr.
+        let target = match self.layout {
+            Layout::Interactive => Target::Stdout,
+            Layout::OneShot => Target::Stderr,
+        };
+        self.break_line(out, target);
+    }
+
+    fn break_line(&mut self, out: &mut Vec<Out>, target: Target) {
+        if !self.col0 {
+            self.write(out, target, "\n".to_string());
+        }
+    }
+
+    fn write(&mut self, out: &mut Vec<Out>, target: Target, text: String) {
+        if text.is_empty() {
+            return;
+        }
+        self.col0 = text.ends_with('\n');
+        match out.last_mut() {
+            Some(last) if last.target == target => last.text.push_str(&text),
+            _ => out.push(Out { target, text }),
+        }
+    }
+}
+
+/// The icon of a tool kind.
+pub fn icon(kind: ToolKind) -> &'static str {
+    match kind {
+        ToolKind::Execute => "$",
+        ToolKind::Read => "📄",
+        ToolKind::Edit => "✏️",
+        ToolKind::Fetch => "🌐",
+        ToolKind::Think => "💭",
+        ToolKind::Other => "•",
+    }
+}
+
+/// The one line of a tool call: its kind's icon and its title (first line only).
+pub fn tool_line(call: &ToolCallStart, color: bool) -> String {
+    let title = one_line(&call.title);
+    format!("{} {}", icon(call.kind), style::bold(color, &title))
+}
+
+/// The lines under a finished call: a dimmed preview of its output, the diff of an edit, or the
+/// failure in red.
+pub fn tool_result(end: &ToolCallEnd, color: bool) -> Vec<String> {
+    let mut lines = Vec::new();
+    if let Some(title) = &end.title {
+        let line = format!("  ↳ {}", one_line(title));
+        lines.push(match end.status {
+            ToolStatus::Failed => style::red(color, &line),
+            ToolStatus::Completed => style::dim(color, &line),
+        });
+    }
+    match end.status {
+        ToolStatus::Failed => {
+            for line in preview(&end.output) {
+                lines.push(style::red(color, &format!("  {line}")));
+            }
+        }
+        ToolStatus::Completed if !end.diffs.is_empty() => {
+            for diff in &end.diffs {
+                lines.extend(diff_lines(diff, color));
+            }
+        }
+        ToolStatus::Completed => {
+            for line in preview(&end.output) {
+                lines.push(style::dim(color, &format!("  {line}")));
+            }
+        }
+    }
+    lines
+}
+
+/// The first lines of a tool's output, each clipped, then `… N more lines`.
+pub fn preview(output: &str) -> Vec<String> {
+    let text = output.trim_end();
+    if text.trim().is_empty() {
+        return Vec::new();
+    }
+    let all: Vec<&str> = text.lines().collect();
+    let mut lines: Vec<String> = all
+        .iter()
+        .take(PREVIEW_LINES)
+        .map(|l| clip(&clean(l)))
+        .collect();
+    if all.len() > PREVIEW_LINES {
+        lines.push(more(all.len() - PREVIEW_LINES));
+    }
+    lines
+}
+
+fn more(n: usize) -> String {
+    if n == 1 {
+        "… 1 more line".to_string()
+    } else {
+        format!("… {n} more lines")
+    }
+}
+
+/// A coloured unified diff of one file (2 lines of context), cut after [`DIFF_LINES`] lines.
+pub fn diff_lines(diff: &FileDiff, color: bool) -> Vec<String> {
+    let old = diff.old_text.as_deref().unwrap_or("");
+    let text_diff = TextDiff::from_lines(old, diff.new_text.as_str());
+    let mut body = Vec::new();
+    for hunk in text_diff.unified_diff().context_radius(2).iter_hunks() {
+        body.push(style::dim(color, &format!("  {}", hunk.header())));
+        for change in hunk.iter_changes() {
+            let value = clip(&clean(change.value().trim_end_matches(['\n', '\r'])));
+            let line = match change.tag() {
+                ChangeTag::Delete => style::paint(color, RED, &format!("  -{value}")),
+                ChangeTag::Insert => style::paint(color, GREEN, &format!("  +{value}")),
+                ChangeTag::Equal => style::dim(color, &format!("   {value}")),
+            };
+            body.push(line);
+        }
+    }
+    let name = if diff.old_text.is_none() {
+        format!("  new file {}", diff.path.display())
+    } else {
+        format!("  {}", diff.path.display())
+    };
+    let mut lines = vec![style::dim(color, &name)];
+    let total = body.len();
+    lines.extend(body.into_iter().take(DIFF_LINES));
+    if total > DIFF_LINES {
+        lines.push(style::dim(color, &format!("  {}", more(total - DIFF_LINES))));
+    }
+    lines
+}
+
+/// The plan: its title, then one line per step.
+pub fn plan_lines(plan: &Plan, color: bool) -> Vec<String> {
+    let mut lines = vec![style::bold(color, &format!("📋 {}", plan.title))];
+    for step in &plan.steps {
+        let (mark, text) = match step.status {
+            PlanStatus::Completed => ("✓", style::dim(color, &step.content)),
+            PlanStatus::InProgress => ("▸", style::bold(color, &step.content)),
+            PlanStatus::Pending => ("○", step.content.clone()),
+            PlanStatus::Skipped => ("–", style::dim(color, &step.content)),
+        };
+        let mut line = format!("  {mark} {text}");
+        if let Some(note) = &step.note {
+            line.push_str(&style::dim(color, &format!(" — {note}")));
+        }
+        lines.push(line);
+    }
+    lines
+}
+
+/// What a turn did, for the line after it.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct TurnSummary {
+    /// `None` for a slash command.
+    pub recap: Option<Recap>,
+    /// The tokens of this turn (the session's totals after minus before).
+    pub usage: Usage,
+    pub context: Option<ContextUsage>,
+    pub elapsed: Duration,
+}
+
+/// The dim line after a turn:
+/// `1.2k in / 340 out · 80% cached · ctx 23% of 32k · 4.2s · 📖 1 skill(s)`.
+pub fn recap_line(summary: &TurnSummary, color: bool) -> String {
+    let mut parts = Vec::new();
+    let usage = &summary.usage;
+    if usage.input_tokens + usage.output_tokens > 0 {
+        parts.push(format!(
+            "{} in / {} out",
+            count(usage.input_tokens),
+            count(usage.output_tokens)
+        ));
+        if let Some(cached) = usage.cached_read_tokens
+            && usage.input_tokens > 0
+        {
+            parts.push(format!("{}% cached", percent(cached, usage.input_tokens)));
+        }
+    }
+    if let Some(ctx) = summary.context {
+        if ctx.size > 0 {
+            parts.push(format!(
+                "ctx {}% of {}",
+                percent(ctx.used, ctx.size),
+                window(ctx.size)
+            ));
+        } else if ctx.used > 0 {
+            parts.push(format!("ctx {} of unknown", count(ctx.used)));
+        }
+    }
+    parts.push(format!("{:.1}s", summary.elapsed.as_secs_f64()));
+    if let Some(recap) = summary.recap
+        && recap.skills > 0
+    {
+        parts.push(format!("📖 {} skill(s)", recap.skills));
+    }
+    style::dim(color, &parts.join(" · "))
+}
+
+/// The question of the permission gate.
+pub fn permission_prompt(call: &ToolCallStart, color: bool) -> String {
+    let question = format!("Allow {}?", one_line(&call.title));
+    let keys = "  [y]es  [a]lways  [n]o  ne[v]er";
+    if color {
+        format!("{}{}", style::bold(true, &question), style::dim(true, keys))
+    } else {
+        format!("{question}{keys}")
+    }
+}
+
+/// A token count: `340`, `1.2k`, `12k`, `1.3M`.
+pub fn count(n: u64) -> String {
+    if n < 1000 {
+        n.to_string()
+    } else if n < 10_000 {
+        format!("{:.1}k", n as f64 / 1000.0)
+    } else if n < 1_000_000 {
+        format!("{}k", (n as f64 / 1000.0).round() as u64)
+    } else {
+        format!("{:.1}M", n as f64 / 1_000_000.0)
+    }
+}
+
+/// A context window: `32k` for 32768 (windows are usually multiples of 1024), else as a count.
+pub fn window(n: u64) -> String {
+    if n >= 1024 && n.is_multiple_of(1024) {
+        format!("{}k", n / 1024)
+    } else {
+        count(n)
+    }
+}
+
+fn percent(part: u64, whole: u64) -> u64 {
+    if whole == 0 {
+        0
+    } else {
+        ((part as f64 * 100.0) / whole as f64).round() as u64
+    }
+}
+
+/// The first line of a title, with `…` when there were more.
+fn one_line(text: &str) -> String {
+    let mut lines = text.trim().lines();
+    let first = clip(&clean(lines.next().unwrap_or("")));
+    if lines.next().is_some() {
+        format!("{first} …")
+    } else {
+        first
+    }
+}
+
+fn clip(line: &str) -> String {
+    if line.chars().count() > LINE_CHARS {
+        let cut: String = line.chars().take(LINE_CHARS - 1).collect();
+        format!("{cut}…")
+    } else {
+        line.to_string()
+    }
+}
+
+/// Removes escape sequences and control characters a tool's output may carry, so a preview
+/// never changes the terminal's state.
+pub fn clean(line: &str) -> String {
+    let mut out = String::with_capacity(line.len());
+    let mut chars = line.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c == '\x1b' {
+            if chars.peek() == Some(&'[') {
+                chars.next();
+                for n in chars.by_ref() {
+                    if ('@'..='~').contains(&n) {
+                        break;
+                    }
+                }
+            }
+        } else if c == '\t' {
+            out.push_str("    ");
+        } else if !c.is_control() {
+            out.push(c);
+        }
+    }
+    out
+}

@@ -1,0 +1,418 @@
+//! Snapshots of what the terminal shows for every event, plain and coloured, in both layouts.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use mm::engine::Recap;
+use mm::event::{
+    ContextUsage, Event, FileDiff, Plan, PlanStatus, PlanStep, ToolCallEnd, ToolCallStart,
+    ToolKind, ToolStatus, Usage,
+};
+use mm::term::banner::{self, Banner};
+use mm::term::markdown::MarkdownStream;
+use mm::term::render::{self, Layout, Out, Renderer, Target, TurnSummary};
+use pretty_assertions::assert_eq;
+use serde_json::json;
+
+/// The pieces as one text: each piece tagged with its stream, escapes made visible.
+fn show(pieces: &[Out]) -> String {
+    let mut s = String::new();
+    for piece in pieces {
+        let tag = match piece.target {
+            Target::Stdout => "[out]",
+            Target::Stderr => "[err]",
+        };
+        s.push_str(tag);
+        s.push_str(&piece.text.replace('\x1b', "⎋"));
+    }
+    s
+}
+
+fn run(layout: Layout, color: bool, events: &[Event]) -> String {
+    let mut r = Renderer::new(layout, color);
+    let mut pieces = Vec::new();
+    for e in events {
+        pieces.extend(r.event(e));
+    }
+    pieces.extend(r.finish());
+    show(&pieces)
+}
+
+fn bash(id: &str, command: &str) -> ToolCallStart {
+    ToolCallStart {
+        id: id.into(),
+        name: "bash".into(),
+        title: format!("bash: {command}"),
+        kind: ToolKind::Execute,
+        raw_input: json!({ "command": command }),
+        locations: vec![],
+    }
+}
+
+fn finished(id: &str, status: ToolStatus, output: &str) -> Event {
+    Event::ToolCallFinished(ToolCallEnd {
+        id: id.into(),
+        status,
+        output: output.into(),
+        diffs: vec![],
+        title: None,
+    })
+}
+
+/// A turn with every kind of event.
+fn every_event() -> Vec<Event> {
+    vec![
+        Event::Thought("The user wants files.".into()),
+        Event::Text("Let me **look** at the `src` folder.".into()),
+        Event::ToolCallStarted(bash("call_1", "ls src")),
+        Event::ToolCallRunning {
+            id: "call_1".into(),
+        },
+        finished("call_1", ToolStatus::Completed, "a.rs\nb.rs\nc.rs\nd.rs\ne.rs\nf.rs\n"),
+        Event::ToolCallStarted(ToolCallStart {
+            id: "call_2".into(),
+            name: "edit_file".into(),
+            title: "edit_file: src/a.rs".into(),
+            kind: ToolKind::Edit,
+            raw_input: json!({}),
+            locations: vec![PathBuf::from("/p/src/a.rs")],
+        }),
+        Event::ToolCallFinished(ToolCallEnd {
+            id: "call_2".into(),
+            status: ToolStatus::Completed,
+            output: "edited".into(),
+            diffs: vec![FileDiff {
+                path: PathBuf::from("/p/src/a.rs"),
+                old_text: Some("fn a() {\n    1\n}\n".into()),
+                new_text: "fn a() {\n    2\n}\n".into(),
+            }],
+            title: None,
+        }),
+        Event::ToolCallStarted(bash("call_3", "rm -rf /")),
+        Event::ToolCallFinished(ToolCallEnd {
+            id: "call_3".into(),
+            status: ToolStatus::Failed,
+            output: "[command rejected by the user]".into(),
+            diffs: vec![],
+            title: Some("bash — denied by a hook".into()),
+        }),
+        Event::ToolCallStarted(ToolCallStart {
+            id: "call_4".into(),
+            name: "ask_agent".into(),
+            title: "ask_agent: claude".into(),
+            kind: ToolKind::Other,
+            raw_input: json!({}),
+            locations: vec![],
+        }),
+        Event::ToolCallProgress {
+            id: "call_4".into(),
+            text: "read_file: Cargo.toml".into(),
+        },
+        finished("call_4", ToolStatus::Completed, "It is a Rust crate."),
+        Event::ContextUsage(ContextUsage {
+            used: 7_500,
+            size: 32_768,
+        }),
+        Event::Plan(Plan {
+            title: "Fix the build".into(),
+            steps: vec![
+                PlanStep {
+                    content: "read the error".into(),
+                    status: PlanStatus::Completed,
+                    note: None,
+                },
+                PlanStep {
+                    content: "edit the file".into(),
+                    status: PlanStatus::InProgress,
+                    note: Some("src/a.rs".into()),
+                },
+                PlanStep {
+                    content: "run the tests".into(),
+                    status: PlanStatus::Pending,
+                    note: None,
+                },
+                PlanStep {
+                    content: "celebrate".into(),
+                    status: PlanStatus::Skipped,
+                    note: None,
+                },
+            ],
+        }),
+        Event::Attached(PathBuf::from("/p/README.md")),
+        Event::AutoCompacted(
+            "🗜️ compressed 12 messages → 1 summary + 4 kept (5230 → 1410 tokens, 3.2s)".into(),
+        ),
+        Event::Warning("cannot write /p/.mm/sessions/x.json: permission denied".into()),
+        Event::ModelDetected {
+            name: "qwen2.5-coder:7b".into(),
+            url: "http://127.0.0.1:11434/v1".into(),
+            context_window: Some(4096),
+        },
+        Event::Text("Done: the build".into()),
+        Event::Text(" passes.".into()),
+        Event::Notice("[stopped: 50 model calls in this turn, the maxSteps limit]".into()),
+    ]
+}
+
+#[test]
+fn every_event_interactive_plain() {
+    insta::assert_snapshot!(run(Layout::Interactive, false, &every_event()));
+}
+
+#[test]
+fn every_event_interactive_colour() {
+    insta::assert_snapshot!(run(Layout::Interactive, true, &every_event()));
+}
+
+#[test]
+fn every_event_one_shot_plain() {
+    insta::assert_snapshot!(run(Layout::OneShot, false, &every_event()));
+}
+
+#[test]
+fn every_event_one_shot_colour() {
+    insta::assert_snapshot!(run(Layout::OneShot, true, &every_event()));
+}
+
+#[test]
+fn one_shot_stdout_is_exactly_the_answer() {
+    let mut r = Renderer::new(Layout::OneShot, true);
+    let mut stdout = String::new();
+    for e in every_event() {
+        for piece in r.event(&e) {
+            if piece.target == Target::Stdout {
+                stdout.push_str(&piece.text);
+            }
+        }
+    }
+    for piece in r.finish() {
+        assert_eq!(piece.target, Target::Stderr);
+    }
+    assert_eq!(
+        stdout,
+        "Let me **look** at the `src` folder.Done: the build passes."
+    );
+}
+
+#[test]
+fn new_file_diff_and_long_diff() {
+    let diff = FileDiff {
+        path: PathBuf::from("/p/new.txt"),
+        old_text: None,
+        new_text: (1..=45).map(|i| format!("line {i}\n")).collect(),
+    };
+    insta::assert_snapshot!(render::diff_lines(&diff, false).join("\n"));
+}
+
+#[test]
+fn preview_counts_the_rest() {
+    assert_eq!(render::preview("a\nb\nc\nd\ne\n"), vec!["a", "b", "c", "d", "… 1 more line"]);
+    assert_eq!(render::preview("\n  \n"), Vec::<String>::new());
+    assert_eq!(
+        render::preview("\x1b[31mred\x1b[0m\tx\r"),
+        vec!["red    x"]
+    );
+}
+
+#[test]
+fn tool_icons_per_kind() {
+    let line = |kind, title: &str| {
+        render::tool_line(
+            &ToolCallStart {
+                id: "c".into(),
+                name: "t".into(),
+                title: title.into(),
+                kind,
+                raw_input: json!({}),
+                locations: vec![],
+            },
+            false,
+        )
+    };
+    assert_eq!(line(ToolKind::Execute, "bash: ls"), "$ bash: ls");
+    assert_eq!(line(ToolKind::Read, "read_file: a"), "📄 read_file: a");
+    assert_eq!(line(ToolKind::Edit, "edit_file: a"), "✏️ edit_file: a");
+    assert_eq!(line(ToolKind::Fetch, "fetch_content: u"), "🌐 fetch_content: u");
+    assert_eq!(line(ToolKind::Think, "plan create"), "💭 plan create");
+    assert_eq!(line(ToolKind::Other, "ask_user"), "• ask_user");
+    assert_eq!(
+        line(ToolKind::Execute, "bash: for f in *; do\n  echo $f\ndone"),
+        "$ bash: for f in *; do …"
+    );
+}
+
+#[test]
+fn permission_prompt_is_exact() {
+    assert_eq!(
+        render::permission_prompt(&bash("call_1", "rm -rf build"), false),
+        "Allow bash: rm -rf build?  [y]es  [a]lways  [n]o  ne[v]er"
+    );
+}
+
+#[test]
+fn recap_lines() {
+    let summary = TurnSummary {
+        recap: Some(Recap {
+            commands: 2,
+            file_ops: 1,
+            skills: 1,
+        }),
+        usage: Usage {
+            input_tokens: 12_345,
+            output_tokens: 340,
+            thought_tokens: None,
+            cached_read_tokens: Some(9_876),
+        },
+        context: Some(ContextUsage {
+            used: 7_537,
+            size: 32_768,
+        }),
+        elapsed: Duration::from_millis(4_240),
+    };
+    assert_eq!(
+        render::recap_line(&summary, false),
+        "12k in / 340 out · 80% cached · ctx 23% of 32k · 4.2s · 📖 1 skill(s)"
+    );
+    let bare = TurnSummary {
+        recap: Some(Recap::default()),
+        usage: Usage::default(),
+        context: Some(ContextUsage {
+            used: 1_200,
+            size: 0,
+        }),
+        elapsed: Duration::from_millis(50),
+    };
+    assert_eq!(render::recap_line(&bare, false), "ctx 1.2k of unknown · 0.1s");
+    assert_eq!(
+        render::recap_line(&bare, true),
+        "\x1b[2mctx 1.2k of unknown · 0.1s\x1b[0m"
+    );
+}
+
+#[test]
+fn counts_and_windows() {
+    assert_eq!(render::count(999), "999");
+    assert_eq!(render::count(1_234), "1.2k");
+    assert_eq!(render::count(123_456), "123k");
+    assert_eq!(render::count(1_500_000), "1.5M");
+    assert_eq!(render::window(32_768), "32k");
+    assert_eq!(render::window(131_072), "128k");
+    assert_eq!(render::window(8_000), "8.0k");
+}
+
+fn markdown(chunks: &[&str]) -> String {
+    let mut md = MarkdownStream::new(true);
+    let mut out = String::new();
+    for c in chunks {
+        out.push_str(&md.push(c));
+    }
+    out.push_str(&md.finish());
+    out.replace('\x1b', "⎋")
+}
+
+const DOC: &str = "# Title\n\nSome *emphasis*, **bold** and `code`; 2 * 3 = 6.\n\n## Steps\n\n- first\n* second\n  1. nested\n> quoted\n\n---\n```rust\nfn main() {\n    let x = \"hi\"; // greet\n    println!(\"{x}\", 42);\n}\n```\n```\nplain\n```\nend";
+
+#[test]
+fn markdown_whole() {
+    insta::assert_snapshot!(markdown(&[DOC]));
+}
+
+#[test]
+fn markdown_streamed_by_character_is_the_same() {
+    let chars: Vec<String> = DOC.chars().map(String::from).collect();
+    let refs: Vec<&str> = chars.iter().map(String::as_str).collect();
+    assert_eq!(markdown(&refs), markdown(&[DOC]));
+}
+
+#[test]
+fn markdown_plain_is_untouched() {
+    let mut md = MarkdownStream::new(false);
+    assert_eq!(md.push(DOC), DOC);
+    assert_eq!(md.finish(), "");
+}
+
+#[test]
+fn markdown_streams_paragraph_text_at_once() {
+    let mut md = MarkdownStream::new(true);
+    assert_eq!(md.push("Hello wor"), "Hello wor");
+    assert_eq!(md.push("ld"), "ld");
+}
+
+fn full_banner() -> Banner {
+    Banner {
+        version: "v0.1.0".into(),
+        url: "http://127.0.0.1:8080/v1".into(),
+        model: String::new(),
+        sessions: true,
+        yolo: false,
+        skills: 3,
+        hooks: 1,
+        mcp_servers: vec!["fs".into(), "git".into()],
+        agents: vec!["claude".into()],
+        warnings: vec![
+            "unknown key \"modle\" in /home/u/.config/mm/config.toml".into(),
+            "skill \"compact\" is not advertised: the /compact command shadows it; use $compact"
+                .into(),
+        ],
+    }
+}
+
+#[test]
+fn banner_plain() {
+    insta::assert_snapshot!(banner::banner_lines(&full_banner(), false).join("\n"));
+}
+
+#[test]
+fn banner_colour() {
+    insta::assert_snapshot!(
+        banner::banner_lines(&full_banner(), true)
+            .join("\n")
+            .replace('\x1b', "⎋")
+    );
+}
+
+#[test]
+fn banner_minimal_detecting() {
+    let b = Banner {
+        version: "v0.1.0".into(),
+        skills: 1,
+        ..Banner::default()
+    };
+    assert_eq!(
+        banner::banner_lines(&b, false),
+        vec![
+            "mm v0.1.0",
+            "detecting the model server…",
+            "sessions off · yolo off · 1 skill · 0 hooks"
+        ]
+    );
+}
+
+#[test]
+fn banner_from_config() {
+    let config = mm::config::Config::default();
+    let b = Banner::new(&config, &mm::skills::Catalogue::default());
+    assert_eq!(b.version, mm::VERSION);
+    assert!(b.yolo);
+    assert!(!b.sessions);
+}
+
+#[test]
+fn model_lines() {
+    assert_eq!(
+        banner::model_lines("qwen", "http://127.0.0.1:8080/v1", Some(32_768), false),
+        vec!["model qwen at http://127.0.0.1:8080/v1 · context window 32k"]
+    );
+    assert_eq!(
+        banner::model_lines("qwen", "http://127.0.0.1:8080/v1", None, false),
+        vec!["model qwen at http://127.0.0.1:8080/v1 · context window unknown"]
+    );
+    assert_eq!(
+        banner::model_lines("llama3", "http://127.0.0.1:11434/v1", Some(4_096), false),
+        vec![
+            "model llama3 at http://127.0.0.1:11434/v1 · context window 4k",
+            "warning: a context window of 4k is small for an agent; raise it with OLLAMA_CONTEXT_LENGTH=32768 ollama serve (or num_ctx in a Modelfile)"
+        ]
+    );
+}
