@@ -15,7 +15,7 @@ import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
-MM = sys.argv[1]
+MM = os.path.abspath(sys.argv[1])
 
 # ---------------------------------------------------------------- fake model server
 

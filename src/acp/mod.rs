@@ -428,10 +428,9 @@ impl Server {
 
 /// The skills advertised as commands: all but those a real command shadows.
 fn advertised(skills: &Catalogue) -> Vec<(String, String)> {
-    skills
-        .skills
-        .iter()
-        .filter(|s| !Engine::commands().iter().any(|(c, _)| *c == s.name))
+    let commands: Vec<&str> = Engine::commands().iter().map(|(n, _)| *n).collect();
+    crate::skills::advertised(skills, &commands)
+        .into_iter()
         .map(|s| (s.name.clone(), s.description.clone()))
         .collect()
 }

@@ -130,6 +130,8 @@ pub struct TestClient {
     pub received: Vec<Value>,
     /// Messages read while waiting for something else, not yet taken.
     backlog: VecDeque<Value>,
+    /// Responses read while waiting for another one.
+    responses: HashMap<i64, Value>,
 }
 
 pub const TIMEOUT: Duration = Duration::from_secs(20);
@@ -146,6 +148,7 @@ impl TestClient {
             sent: HashMap::new(),
             received: Vec::new(),
             backlog: VecDeque::new(),
+            responses: HashMap::new(),
         }
     }
 
@@ -208,6 +211,9 @@ impl TestClient {
         assert!(line.ends_with('\n'), "unterminated line {line:?}");
         let v: Value = serde_json::from_str(&line)
             .unwrap_or_else(|e| panic!("mm wrote a line that is not JSON ({e}): {line:?}"));
+        if std::env::var_os("ACP_TRACE").is_some() {
+            eprintln!("<- {line}");
+        }
         validate_message(&v, &self.sent);
         self.received.push(v.clone());
         Some(v)
@@ -233,10 +239,19 @@ impl TestClient {
     /// Everything up to the response to `id`: (messages before it, the response).
     pub async fn until_response(&mut self, id: i64) -> (Vec<Value>, Value) {
         let mut before = Vec::new();
+        if let Some(r) = self.responses.remove(&id) {
+            return (before, r);
+        }
         loop {
             let v = self.next().await;
-            if v.get("method").is_none() && v["id"] == id {
-                return (before, v);
+            if v.get("method").is_none() {
+                if v["id"] == id {
+                    return (before, v);
+                }
+                if let Some(other) = v["id"].as_i64() {
+                    self.responses.insert(other, v);
+                    continue;
+                }
             }
             before.push(v);
         }
