@@ -89,7 +89,10 @@ fn run() -> anyhow::Result<i32> {
     }
     if std::env::var_os("MM_LOG").is_some() {
         let filter = tracing_subscriber::EnvFilter::try_from_env("MM_LOG").unwrap_or_default();
-        let _ = tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr).try_init();
+        let _ = tracing_subscriber::fmt()
+            .with_env_filter(filter)
+            .with_writer(std::io::stderr)
+            .try_init();
     }
     let cwd = std::env::current_dir().context("cannot read the current directory")?;
     let loaded = load_config(&cli, &cwd)?;
@@ -107,7 +110,9 @@ fn run() -> anyhow::Result<i32> {
 }
 
 fn load_config(cli: &Cli, cwd: &std::path::Path) -> anyhow::Result<Loaded> {
-    let env: BTreeMap<String, String> = std::env::vars().filter(|(k, _)| k.starts_with("MM_")).collect();
+    let env: BTreeMap<String, String> = std::env::vars()
+        .filter(|(k, _)| k.starts_with("MM_"))
+        .collect();
     let mut overrides = Vec::new();
     for s in &cli.set {
         overrides.push(config::parse_override(s)?);
@@ -122,11 +127,17 @@ fn load_config(cli: &Cli, cwd: &std::path::Path) -> anyhow::Result<Loaded> {
     let opts = LoadOptions {
         cwd: cwd.to_path_buf(),
         home: mm::paths::home(),
-        xdg_config_home: std::env::var_os("XDG_CONFIG_HOME").filter(|v| !v.is_empty()).map(PathBuf::from),
+        xdg_config_home: std::env::var_os("XDG_CONFIG_HOME")
+            .filter(|v| !v.is_empty())
+            .map(PathBuf::from),
         config_file: cli.config.clone(),
         env,
         overrides,
-        flags: Flags { url: cli.url.clone(), model: cli.model.clone(), yolo },
+        flags: Flags {
+            url: cli.url.clone(),
+            model: cli.model.clone(),
+            yolo,
+        },
     };
     Ok(config::load(&opts)?)
 }
@@ -135,7 +146,9 @@ async fn async_main(cli: Cli, config: Arc<config::Config>, cwd: PathBuf) -> anyh
     let model = Arc::new(OpenAiClient::new(&config.model, config.context_window));
     let env = Environment {
         home: mm::paths::home(),
-        xdg_config_home: std::env::var_os("XDG_CONFIG_HOME").filter(|v| !v.is_empty()).map(PathBuf::from),
+        xdg_config_home: std::env::var_os("XDG_CONFIG_HOME")
+            .filter(|v| !v.is_empty())
+            .map(PathBuf::from),
     };
     let engine = Arc::new(Engine::new(config.clone(), model).with_env(env));
 
@@ -153,7 +166,9 @@ async fn async_main(cli: Cli, config: Arc<config::Config>, cwd: PathBuf) -> anyh
         (None, false) => Some(cli.words.join(" ")),
         (None, true) if !stdin_terminal => {
             let mut text = String::new();
-            std::io::stdin().read_to_string(&mut text).context("cannot read the prompt from stdin")?;
+            std::io::stdin()
+                .read_to_string(&mut text)
+                .context("cannot read the prompt from stdin")?;
             Some(text)
         }
         (None, true) => None,
@@ -193,9 +208,14 @@ async fn open_session(
     match id {
         Some(id) => {
             if !config.sessions.enabled {
-                anyhow::bail!("sessions are off: set sessions.enabled = true (or -c sessions.enabled=true) to resume");
+                anyhow::bail!(
+                    "sessions are off: set sessions.enabled = true (or -c sessions.enabled=true) to resume"
+                );
             }
-            engine.load_session(cwd, &id, frontend).await.map_err(anyhow::Error::msg)
+            engine
+                .load_session(cwd, &id, frontend)
+                .await
+                .map_err(anyhow::Error::msg)
         }
         None => Ok(engine.new_session(cwd, frontend).await),
     }
@@ -205,7 +225,9 @@ fn banner_for(config: &config::Config, session: &Session) -> Banner {
     let mut banner = Banner::new(config, &session.skills);
     banner.warnings.extend(session.warnings.iter().cloned());
     let commands: Vec<&str> = Engine::commands().iter().map(|(n, _)| *n).collect();
-    banner.warnings.extend(mm::skills::shadowed(&session.skills, &commands));
+    banner
+        .warnings
+        .extend(mm::skills::shadowed(&session.skills, &commands));
     banner
 }
 
@@ -220,7 +242,8 @@ async fn one_shot(
 ) -> anyhow::Result<i32> {
     let frontend = OneShotFrontend::new(options.color_stderr, stdin_terminal);
     let mut session = open_session(&engine, &config, cwd, cli, &frontend).await?;
-    for line in mm::term::banner::banner_lines(&banner_for(&config, &session), options.color_stderr) {
+    for line in mm::term::banner::banner_lines(&banner_for(&config, &session), options.color_stderr)
+    {
         eprintln!("{line}");
     }
     let cancel = CancellationToken::new();
@@ -230,7 +253,9 @@ async fn one_shot(
             on_signal.cancel();
         }
     });
-    let outcome = engine.prompt(&mut session, &text, &[], &frontend, &cancel).await;
+    let outcome = engine
+        .prompt(&mut session, &text, &[], &frontend, &cancel)
+        .await;
     frontend.finish();
     Ok(match outcome.stop {
         Ok(StopReason::EndTurn) => 0,
@@ -251,7 +276,10 @@ impl Frontend for QuietFrontend {
             eprintln!("{w}");
         }
     }
-    async fn ask_permission(&self, _r: mm::event::PermissionRequest) -> mm::event::PermissionDecision {
+    async fn ask_permission(
+        &self,
+        _r: mm::event::PermissionRequest,
+    ) -> mm::event::PermissionDecision {
         mm::event::PermissionDecision::RejectOnce
     }
     async fn ask_user(&self, _f: mm::event::Form) -> mm::event::FormAnswer {

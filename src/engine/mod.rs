@@ -93,6 +93,9 @@ pub struct Session {
     start_hooks: Option<tokio::task::JoinHandle<HookResult>>,
 }
 
+/// A cwd's skill catalogue and the warnings found reading it.
+type SkillsEntry = (Arc<Catalogue>, Vec<String>);
+
 /// Where the engine finds the user's folders (passed in, never read from the environment).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Environment {
@@ -114,7 +117,7 @@ pub struct Engine {
     known_model: Mutex<String>,
     pub hooks: Arc<Hooks>,
     /// Skill catalogues per cwd, read once.
-    skills_cache: Mutex<HashMap<PathBuf, (Arc<Catalogue>, Vec<String>)>>,
+    skills_cache: Mutex<HashMap<PathBuf, SkillsEntry>>,
     /// Turns are serialised process-wide.
     turn_lock: tokio::sync::Mutex<()>,
 }
@@ -172,7 +175,7 @@ impl Engine {
     }
 
     /// The skill catalogue of a cwd, read once per process.
-    fn skills_for(&self, cwd: &std::path::Path) -> (Arc<Catalogue>, Vec<String>) {
+    fn skills_for(&self, cwd: &std::path::Path) -> SkillsEntry {
         if let Ok(cache) = self.skills_cache.lock()
             && let Some(hit) = cache.get(cwd)
         {
