@@ -239,7 +239,8 @@ fn permission_prompt_answered_each_way() {
     mm.expect("> ").unwrap();
 
     mm.send_line("one").unwrap();
-    mm.expect("Allow bash: echo one?  [y]es  [a]lways  [n]o  ne[v]er").unwrap();
+    mm.expect("Allow bash: echo one?  [y]es  [a]lways  [n]o  ne[v]er")
+        .unwrap();
     mm.send("y").unwrap();
     mm.expect(" yes").unwrap();
     mm.expect("first").unwrap();
@@ -275,7 +276,11 @@ fn permission_prompt_answered_each_way() {
         .filter(|m| m["role"] == "tool")
         .map(|m| m["content"].as_str().unwrap_or("").to_string())
         .collect();
-    assert!(tool_results.iter().any(|t| t.contains("[command rejected by the user]")));
+    assert!(
+        tool_results
+            .iter()
+            .any(|t| t.contains("[command rejected by the user]"))
+    );
     assert!(tool_results.iter().any(|t| t.contains("four")));
 }
 
@@ -338,7 +343,8 @@ fn new_forgets_the_conversation() {
     mm.expect("one").unwrap();
     mm.expect("> ").unwrap();
     mm.send_line("/new").unwrap();
-    mm.expect("🆕 New session: 2 message(s) forgotten.").unwrap();
+    mm.expect("🆕 New session: 2 message(s) forgotten.")
+        .unwrap();
     mm.expect("> ").unwrap();
     mm.send_line("second question").unwrap();
     mm.expect("two").unwrap();

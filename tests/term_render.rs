@@ -69,7 +69,11 @@ fn every_event() -> Vec<Event> {
         Event::ToolCallRunning {
             id: "call_1".into(),
         },
-        finished("call_1", ToolStatus::Completed, "a.rs\nb.rs\nc.rs\nd.rs\ne.rs\nf.rs\n"),
+        finished(
+            "call_1",
+            ToolStatus::Completed,
+            "a.rs\nb.rs\nc.rs\nd.rs\ne.rs\nf.rs\n",
+        ),
         Event::ToolCallStarted(ToolCallStart {
             id: "call_2".into(),
             name: "edit_file".into(),
@@ -207,12 +211,12 @@ fn new_file_diff_and_long_diff() {
 
 #[test]
 fn preview_counts_the_rest() {
-    assert_eq!(render::preview("a\nb\nc\nd\ne\n"), vec!["a", "b", "c", "d", "… 1 more line"]);
-    assert_eq!(render::preview("\n  \n"), Vec::<String>::new());
     assert_eq!(
-        render::preview("\x1b[31mred\x1b[0m\tx\r"),
-        vec!["red    x"]
+        render::preview("a\nb\nc\nd\ne\n"),
+        vec!["a", "b", "c", "d", "… 1 more line"]
     );
+    assert_eq!(render::preview("\n  \n"), Vec::<String>::new());
+    assert_eq!(render::preview("\x1b[31mred\x1b[0m\tx\r"), vec!["red    x"]);
 }
 
 #[test]
@@ -233,7 +237,10 @@ fn tool_icons_per_kind() {
     assert_eq!(line(ToolKind::Execute, "bash: ls"), "$ bash: ls");
     assert_eq!(line(ToolKind::Read, "read_file: a"), "📄 read_file: a");
     assert_eq!(line(ToolKind::Edit, "edit_file: a"), "✏️ edit_file: a");
-    assert_eq!(line(ToolKind::Fetch, "fetch_content: u"), "🌐 fetch_content: u");
+    assert_eq!(
+        line(ToolKind::Fetch, "fetch_content: u"),
+        "🌐 fetch_content: u"
+    );
     assert_eq!(line(ToolKind::Think, "plan create"), "💭 plan create");
     assert_eq!(line(ToolKind::Other, "ask_user"), "• ask_user");
     assert_eq!(
@@ -283,7 +290,10 @@ fn recap_lines() {
         }),
         elapsed: Duration::from_millis(50),
     };
-    assert_eq!(render::recap_line(&bare, false), "ctx 1.2k of unknown · 0.1s");
+    assert_eq!(
+        render::recap_line(&bare, false),
+        "ctx 1.2k of unknown · 0.1s"
+    );
     assert_eq!(
         render::recap_line(&bare, true),
         "\x1b[2mctx 1.2k of unknown · 0.1s\x1b[0m"

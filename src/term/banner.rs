@@ -70,11 +70,7 @@ fn plural(n: usize, one: &str, many: &str) -> String {
 
 /// The banner's lines, for stderr.
 pub fn banner_lines(banner: &Banner, color: bool) -> Vec<String> {
-    let mut lines = vec![format!(
-        "{} {}",
-        style::bold(color, "mm"),
-        banner.version
-    )];
+    let mut lines = vec![format!("{} {}", style::bold(color, "mm"), banner.version)];
     let server = if banner.url.is_empty() {
         "detecting the model server…".to_string()
     } else if banner.model.is_empty() {

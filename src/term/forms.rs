@@ -15,7 +15,9 @@ pub fn permission_key(out: &mut dyn Write) -> (PermissionDecision, bool) {
         Choice::Key('y') => (PermissionDecision::AllowOnce, "yes", false),
         Choice::Key('a') => (PermissionDecision::AllowAlways, "always", false),
         Choice::Key('v') => (PermissionDecision::Never, "never", false),
-        Choice::Key(_) | Choice::Escape | Choice::Eof => (PermissionDecision::RejectOnce, "no", false),
+        Choice::Key(_) | Choice::Escape | Choice::Eof => {
+            (PermissionDecision::RejectOnce, "no", false)
+        }
         Choice::Interrupt => (PermissionDecision::RejectOnce, "no (cancelled)", true),
     };
     let _ = writeln!(out, " {word}");
@@ -43,7 +45,11 @@ enum Asked {
 }
 
 fn ask_question(question: &Question, out: &mut dyn Write, color: bool) -> Asked {
-    let _ = writeln!(out, "{}", style::bold(color, &format!("? {}", question.question)));
+    let _ = writeln!(
+        out,
+        "{}",
+        style::bold(color, &format!("? {}", question.question))
+    );
     match &question.kind {
         QuestionKind::Confirm { default } => {
             let hint = match default {
@@ -158,14 +164,21 @@ pub fn parse_multi(
 ) -> Result<AnswerValue, String> {
     let line = line.trim();
     if line.is_empty() {
-        return Ok(AnswerValue::List(default.map(<[String]>::to_vec).unwrap_or_default()));
+        return Ok(AnswerValue::List(
+            default.map(<[String]>::to_vec).unwrap_or_default(),
+        ));
     }
     let mut picked = Vec::new();
     for part in line.split([',', ' ']).filter(|p| !p.is_empty()) {
         match pick(part, options) {
             Some(o) if !picked.contains(&o) => picked.push(o),
             Some(_) => {}
-            None => return Err(format!("{part:?} is not a number from 1 to {}", options.len())),
+            None => {
+                return Err(format!(
+                    "{part:?} is not a number from 1 to {}",
+                    options.len()
+                ));
+            }
         }
     }
     Ok(AnswerValue::List(picked))
@@ -187,7 +200,10 @@ fn pick(part: &str, options: &[String]) -> Option<String> {
     if let Ok(n) = part.parse::<usize>() {
         return n.checked_sub(1).and_then(|i| options.get(i)).cloned();
     }
-    options.iter().find(|o| o.eq_ignore_ascii_case(part)).cloned()
+    options
+        .iter()
+        .find(|o| o.eq_ignore_ascii_case(part))
+        .cloned()
 }
 
 #[cfg(test)]
@@ -201,9 +217,18 @@ mod tests {
 
     #[test]
     fn choice_by_number_text_or_default() {
-        assert_eq!(parse_choice("2", &opts(), None), Ok(AnswerValue::Text("green".into())));
-        assert_eq!(parse_choice(" Blue ", &opts(), None), Ok(AnswerValue::Text("blue".into())));
-        assert_eq!(parse_choice("", &opts(), Some("red")), Ok(AnswerValue::Text("red".into())));
+        assert_eq!(
+            parse_choice("2", &opts(), None),
+            Ok(AnswerValue::Text("green".into()))
+        );
+        assert_eq!(
+            parse_choice(" Blue ", &opts(), None),
+            Ok(AnswerValue::Text("blue".into()))
+        );
+        assert_eq!(
+            parse_choice("", &opts(), Some("red")),
+            Ok(AnswerValue::Text("red".into()))
+        );
         assert_eq!(
             parse_choice("4", &opts(), None),
             Err("type a number from 1 to 3".to_string())
@@ -220,7 +245,10 @@ mod tests {
             parse_multi("3, 1 blue", &opts(), None),
             Ok(AnswerValue::List(vec!["blue".into(), "red".into()]))
         );
-        assert_eq!(parse_multi("", &opts(), None), Ok(AnswerValue::List(vec![])));
+        assert_eq!(
+            parse_multi("", &opts(), None),
+            Ok(AnswerValue::List(vec![]))
+        );
         assert_eq!(
             parse_multi("", &opts(), Some(&["green".to_string()])),
             Ok(AnswerValue::List(vec!["green".into()]))

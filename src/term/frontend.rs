@@ -273,7 +273,11 @@ impl Frontend for TermFrontend {
             event,
             Event::ContextUsage(_) | Event::ToolCallRunning { .. }
         );
-        let spinner = if silent { None } else { Some(self.stop_spinner()) };
+        let spinner = if silent {
+            None
+        } else {
+            Some(self.stop_spinner())
+        };
         let pieces = lock(&self.renderer).event(&event);
         write_out(&pieces);
         drop(spinner);

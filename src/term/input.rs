@@ -103,9 +103,9 @@ pub fn complete(
     home: Option<&Path>,
 ) -> (usize, Vec<(String, String)>) {
     let before = &line[..pos.min(line.len())];
-    let start = before
-        .rfind(char::is_whitespace)
-        .map_or(0, |i| i + before[i..].chars().next().map_or(1, char::len_utf8));
+    let start = before.rfind(char::is_whitespace).map_or(0, |i| {
+        i + before[i..].chars().next().map_or(1, char::len_utf8)
+    });
     let word = &before[start..];
     if let Some(prefix) = word.strip_prefix('/')
         && start == before.len() - before.trim_start().len()
@@ -159,7 +159,8 @@ pub fn complete_path(typed: &str, cwd: &Path, home: Option<&Path>) -> Vec<String
         .filter_map(Result::ok)
         .filter_map(|e| {
             let name = e.file_name().to_string_lossy().to_string();
-            if !name.starts_with(name_part) || (name.starts_with('.') && !name_part.starts_with('.'))
+            if !name.starts_with(name_part)
+                || (name.starts_with('.') && !name_part.starts_with('.'))
             {
                 return None;
             }
@@ -201,7 +202,10 @@ mod tests {
             Input::Local(Local::Load("20260916-101530-4f2a9c1e".into()))
         );
         assert_eq!(classify("/new", &s), Input::Engine("/new".into()));
-        assert_eq!(classify(" /compact ", &s), Input::Engine(" /compact ".into()));
+        assert_eq!(
+            classify(" /compact ", &s),
+            Input::Engine(" /compact ".into())
+        );
         assert_eq!(
             classify("/greetings Bob", &s),
             Input::Engine("/greetings Bob".into())
@@ -211,7 +215,10 @@ mod tests {
             Input::Engine("/etc/hosts: what is in it?".into())
         );
         assert_eq!(classify("/nope x", &s), Input::Unknown("nope".into()));
-        assert_eq!(classify("list files", &s), Input::Engine("list files".into()));
+        assert_eq!(
+            classify("list files", &s),
+            Input::Engine("list files".into())
+        );
     }
 
     #[test]
@@ -231,7 +238,10 @@ mod tests {
         let commands = command_names(&[("new", ""), ("compact", "")], &skills());
         let s = skills();
         let (start, found) = complete("/co", 3, &commands, &s, dir.path(), None);
-        assert_eq!((start, found), (0, vec![("/compact".into(), "/compact ".into())]));
+        assert_eq!(
+            (start, found),
+            (0, vec![("/compact".into(), "/compact ".into())])
+        );
         let (start, found) = complete("say $gr", 7, &commands, &s, dir.path(), None);
         assert_eq!(
             (start, found),

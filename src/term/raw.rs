@@ -6,8 +6,8 @@
 
 use std::collections::VecDeque;
 use std::io::{self, Write};
-use std::sync::Mutex;
 use std::os::fd::AsFd;
+use std::sync::Mutex;
 
 use nix::sys::termios::{self, LocalFlags, SetArg, SpecialCharacterIndices, Termios};
 
@@ -67,7 +67,9 @@ static PENDING: Mutex<VecDeque<Key>> = Mutex::new(VecDeque::new());
 
 /// Reads one key (raw mode must be on).
 pub fn read_key() -> Key {
-    let mut pending = PENDING.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+    let mut pending = PENDING
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
     if let Some(key) = pending.pop_front() {
         return key;
     }

@@ -326,7 +326,10 @@ pub fn diff_lines(diff: &FileDiff, color: bool) -> Vec<String> {
     let total = body.len();
     lines.extend(body.into_iter().take(DIFF_LINES));
     if total > DIFF_LINES {
-        lines.push(style::dim(color, &format!("  {}", more(total - DIFF_LINES))));
+        lines.push(style::dim(
+            color,
+            &format!("  {}", more(total - DIFF_LINES)),
+        ));
     }
     lines
 }

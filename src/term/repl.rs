@@ -85,7 +85,12 @@ pub async fn run_interactive(
     };
     spawn_stop_watch(Arc::clone(&frontend), saved);
 
-    let skills: Vec<String> = session.skills.skills.iter().map(|s| s.name.clone()).collect();
+    let skills: Vec<String> = session
+        .skills
+        .skills
+        .iter()
+        .map(|s| s.name.clone())
+        .collect();
     let helper = MmHelper {
         commands: input::command_names(Engine::commands(), &skills),
         skills: skills.clone(),
@@ -106,7 +111,10 @@ pub async fn run_interactive(
                 armed = true;
                 frontend.lines(
                     Target::Stdout,
-                    vec![style::dim(options.color, "(Ctrl-C again or Ctrl-D to leave)")],
+                    vec![style::dim(
+                        options.color,
+                        "(Ctrl-C again or Ctrl-D to leave)",
+                    )],
                 );
                 continue;
             }
@@ -176,7 +184,7 @@ async fn run_turn(
         let summary = TurnSummary {
             recap: outcome.recap,
             usage: usage_delta(&before, &session.usage),
-            context: Some(engine.context_usage(session)).or(frontend.context()),
+            context: frontend.context().or(Some(engine.context_usage(session))),
             elapsed: started.elapsed(),
         };
         lines.push(render::recap_line(&summary, color));
@@ -286,9 +294,10 @@ pub fn skills_lines(session: &Session, color: bool) -> Vec<String> {
 /// SIGTERM and SIGHUP: cancel, put the terminal back as it was, leave.
 fn spawn_stop_watch(frontend: Arc<TermFrontend>, saved: Option<nix::sys::termios::Termios>) {
     tokio::spawn(async move {
-        let (Ok(mut term), Ok(mut hup)) =
-            (signal(SignalKind::terminate()), signal(SignalKind::hangup()))
-        else {
+        let (Ok(mut term), Ok(mut hup)) = (
+            signal(SignalKind::terminate()),
+            signal(SignalKind::hangup()),
+        ) else {
             return;
         };
         let code = tokio::select! {
