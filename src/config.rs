@@ -4,8 +4,15 @@
 //! then resolved into [`Config`] with defaults and validated values. Config is passed in, never
 //! read from a global.
 
+mod raw;
+mod report;
+mod resolve;
+
 use std::collections::BTreeMap;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
+
+pub use raw::Source;
+use raw::{Layer, env_layers, flag_layers, merge, override_layer, read_file, unknown_keys};
 
 /// The effective configuration.
 #[derive(Debug, Clone, PartialEq)]
@@ -184,4 +191,319 @@ impl Default for Config {
             warnings: Vec::new(),
         }
     }
+}
+
+/// What [`load`] needs from the process; the library never reads the environment itself.
+#[derive(Debug, Clone, Default)]
+pub struct LoadOptions {
+    pub cwd: PathBuf,
+    /// `$HOME`.
+    pub home: Option<PathBuf>,
+    /// `$XDG_CONFIG_HOME`.
+    pub xdg_config_home: Option<PathBuf>,
+    /// `--config FILE` (relative to `cwd`).
+    pub config_file: Option<PathBuf>,
+    /// The process environment (only the `MM_*` variables are read).
+    pub env: BTreeMap<String, String>,
+    /// `-c key=value` pairs, in command-line order, applied after `flags`; shown as `-c`.
+    pub overrides: Vec<(String, String)>,
+    /// `--url`, `--model`, `--yolo`/`--no-yolo`, kept apart so `mm config` can name them.
+    pub flags: Flags,
+}
+
+/// The named flags that set configuration keys.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Flags {
+    /// `--url` → `model.url`.
+    pub url: Option<String>,
+    /// `--model` → `model.name`.
+    pub model: Option<String>,
+    /// `--yolo` → `Some(true)`, `--no-yolo` → `Some(false)`.
+    pub yolo: Option<bool>,
+}
+
+/// A project whose own commands were not loaded because it is not trusted.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UntrustedProject {
+    /// The cwd, canonicalised: what to add to `trustedProjects`.
+    pub path: PathBuf,
+    pub hooks: usize,
+    pub mcp_servers: usize,
+    pub lsp_servers: usize,
+    pub agents: usize,
+}
+
+/// The loaded configuration and where each value came from.
+#[derive(Debug, Clone)]
+pub struct Loaded {
+    pub config: Config,
+    /// Source of each leaf key set by a layer, by dotted path (`model.url`,
+    /// `hooks.preToolCall[0]`); a key absent here has its default value.
+    pub sources: BTreeMap<String, Source>,
+    /// The user's config file, whether or not it exists.
+    pub user_file: Option<PathBuf>,
+    /// Set when the project defined commands that were ignored (the banner may offer to trust it).
+    pub untrusted_project: Option<UntrustedProject>,
+}
+
+impl Loaded {
+    /// The source of a key's effective value (`Source::Default` when no layer set it).
+    pub fn source_of(&self, key: &str) -> Source {
+        source_of(&self.sources, key)
+    }
+
+    /// What `mm config` prints: one `key = value  # source` line per leaf key, API keys masked.
+    pub fn report(&self) -> String {
+        report::report(self)
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    #[error("cannot read {}: {err}", path.display())]
+    Read {
+        path: PathBuf,
+        #[source]
+        err: std::io::Error,
+    },
+    #[error("{}: {message}", path.display())]
+    Parse { path: PathBuf, message: String },
+    #[error("{place}: {key} must be {expected}, got {got}")]
+    WrongType {
+        place: String,
+        key: String,
+        expected: &'static str,
+        got: &'static str,
+    },
+    #[error("{place}: {key} {problem}")]
+    Invalid {
+        place: String,
+        key: String,
+        problem: String,
+    },
+    #[error("{var} must be {expected}, got {value:?}")]
+    Env {
+        var: String,
+        expected: &'static str,
+        value: String,
+    },
+    #[error("-c {text}: {problem}")]
+    Override { text: String, problem: String },
+}
+
+/// The user's config file: `$XDG_CONFIG_HOME/mm/config.toml`, else `$HOME/.config/mm/config.toml`.
+pub fn user_config_path(home: Option<&Path>, xdg_config_home: Option<&Path>) -> Option<PathBuf> {
+    // The XDG spec says a relative XDG_CONFIG_HOME is invalid and must be ignored.
+    match xdg_config_home.filter(|x| x.is_absolute()) {
+        Some(xdg) => Some(xdg.join("mm").join("config.toml")),
+        None => home
+            .filter(|h| !h.as_os_str().is_empty())
+            .map(|h| h.join(".config").join("mm").join("config.toml")),
+    }
+}
+
+/// Splits a `-c` argument at its first `=`.
+pub fn parse_override(arg: &str) -> Result<(String, String), ConfigError> {
+    match arg.split_once('=') {
+        Some((key, value)) if !key.trim().is_empty() => {
+            Ok((key.trim().to_string(), value.to_string()))
+        }
+        _ => Err(ConfigError::Override {
+            text: arg.to_string(),
+            problem: "expected key=value".into(),
+        }),
+    }
+}
+
+/// The source of `key`: its own, else that of a key under it, else that of the key above it.
+fn source_of(sources: &BTreeMap<String, Source>, key: &str) -> Source {
+    if let Some(s) = sources.get(key) {
+        return s.clone();
+    }
+    let dotted = format!("{key}.");
+    let indexed = format!("{key}[");
+    if let Some((_, s)) = sources
+        .iter()
+        .find(|(k, _)| k.starts_with(&dotted) || k.starts_with(&indexed))
+    {
+        return s.clone();
+    }
+    let mut path = key;
+    while let Some(cut) = path.rfind(['.', '[']) {
+        path = &path[..cut];
+        if let Some(s) = sources.get(path) {
+            return s.clone();
+        }
+    }
+    Source::Default
+}
+
+fn canonical(path: &Path) -> PathBuf {
+    std::fs::canonicalize(path).unwrap_or_else(|_| crate::paths::normalize(path))
+}
+
+/// Removes the command-defining parts of an untrusted project's layer, counting them.
+fn strip_commands(table: &mut toml::Table, path: PathBuf) -> UntrustedProject {
+    let count = |v: Option<toml::Value>| match v {
+        Some(toml::Value::Table(t)) => t.len(),
+        _ => 0,
+    };
+    let hooks = match table.remove("hooks") {
+        Some(toml::Value::Table(events)) => events
+            .values()
+            .map(|v| v.as_array().map_or(1, Vec::len))
+            .sum(),
+        Some(_) => 1,
+        None => 0,
+    };
+    let agents = count(table.remove("agents"));
+    let mut servers = |key: &str| match table.get_mut(key) {
+        Some(toml::Value::Table(t)) => count(t.remove("servers")),
+        _ => 0,
+    };
+    let mcp_servers = servers("mcp");
+    let lsp_servers = servers("lsp");
+    UntrustedProject {
+        path,
+        hooks,
+        mcp_servers,
+        lsp_servers,
+        agents,
+    }
+}
+
+fn untrusted_warning(
+    u: &UntrustedProject,
+    user_file: Option<&Path>,
+    home: Option<&Path>,
+) -> String {
+    let parts: Vec<String> = [
+        (u.hooks, "hook(s)"),
+        (u.mcp_servers, "MCP server(s)"),
+        (u.lsp_servers, "language server(s)"),
+        (u.agents, "agent(s)"),
+    ]
+    .iter()
+    .filter(|(n, _)| *n > 0)
+    .map(|(n, what)| format!("{n} {what}"))
+    .collect();
+    let file = match (user_file, home) {
+        (Some(f), Some(h)) => match f.strip_prefix(h) {
+            Ok(rest) => format!("~/{}", rest.display()),
+            Err(_) => f.display().to_string(),
+        },
+        (Some(f), None) => f.display().to_string(),
+        (None, _) => "your user config".to_string(),
+    };
+    format!(
+        "project {} is not trusted: ignored its {}; add it to trustedProjects in {file}",
+        u.path.display(),
+        parts.join(", ")
+    )
+}
+
+/// Loads every layer, merges them and resolves the result (config.md).
+pub fn load(opts: &LoadOptions) -> Result<Loaded, ConfigError> {
+    let home = opts.home.as_deref();
+    let user_file = user_config_path(home, opts.xdg_config_home.as_deref());
+    let project_file = opts.cwd.join(".mm").join("config.toml");
+
+    let mut layers: Vec<Layer> = Vec::new();
+    if let Some(path) = &user_file
+        && let Some(table) = read_file(path, false)?
+    {
+        layers.push(Layer {
+            table,
+            source: Source::UserFile(path.clone()),
+        });
+    }
+    if let Some(table) = read_file(&project_file, false)? {
+        layers.push(Layer {
+            table,
+            source: Source::ProjectFile(project_file.clone()),
+        });
+    }
+    if let Some(file) = &opts.config_file {
+        let path = opts.cwd.join(file);
+        if let Some(table) = read_file(&path, true)? {
+            layers.push(Layer {
+                table,
+                source: Source::ConfigFile(path),
+            });
+        }
+    }
+    layers.extend(env_layers(&opts.env)?);
+    layers.extend(flag_layers(&opts.flags));
+    for (key, value) in &opts.overrides {
+        layers.push(override_layer(key, value)?);
+    }
+
+    let mut warnings = Vec::new();
+    for layer in &layers {
+        for key in unknown_keys(&layer.table) {
+            warnings.push(format!(
+                "unknown key {} in {}",
+                raw::quote(&key),
+                layer.source
+            ));
+        }
+    }
+
+    // Trust comes from the layers the user controls; a project cannot trust itself.
+    let mut trusted = Vec::new();
+    for layer in &mut layers {
+        if !matches!(layer.source, Source::ProjectFile(_)) {
+            continue;
+        }
+        if layer.table.remove("trustedProjects").is_some() {
+            warnings.push(format!(
+                "trustedProjects is ignored in project files ({}): only the user's config can trust a project",
+                layer.source
+            ));
+        }
+    }
+    for layer in &layers {
+        if layer.table.contains_key("trustedProjects") {
+            let sources = BTreeMap::from([("trustedProjects".to_string(), layer.source.clone())]);
+            let r = resolve::Resolver {
+                sources: &sources,
+                home,
+            };
+            trusted = r.trusted_projects(&layer.table)?;
+        }
+    }
+    let project = canonical(&opts.cwd);
+    let is_trusted = trusted.iter().any(|p| canonical(p) == project);
+    let mut untrusted_project = None;
+    if !is_trusted {
+        for layer in &mut layers {
+            if matches!(layer.source, Source::ProjectFile(_)) {
+                let stripped = strip_commands(&mut layer.table, project.clone());
+                if stripped.hooks + stripped.mcp_servers + stripped.lsp_servers + stripped.agents
+                    > 0
+                {
+                    warnings.push(untrusted_warning(&stripped, user_file.as_deref(), home));
+                    untrusted_project = Some(stripped);
+                }
+            }
+        }
+    }
+
+    let mut merged = toml::Table::new();
+    let mut sources = BTreeMap::new();
+    for layer in layers {
+        merge(&mut merged, layer.table, &layer.source, "", &mut sources);
+    }
+    let resolver = resolve::Resolver {
+        sources: &sources,
+        home,
+    };
+    let mut config = resolver.resolve(&merged)?;
+    config.warnings = warnings;
+    Ok(Loaded {
+        config,
+        sources,
+        user_file,
+        untrusted_project,
+    })
 }

@@ -1,1 +1,260 @@
-fn main() {}
+//! The `mm` binary: parses the command line, loads the configuration and hands over to a front
+//! end. Errors become exit codes here (and only here is `anyhow` used).
+
+use std::collections::BTreeMap;
+use std::io::{IsTerminal, Read};
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use anyhow::Context;
+use clap::Parser;
+use mm::config::{self, Flags, LoadOptions, Loaded};
+use mm::engine::{Engine, Environment, Session, StopReason};
+use mm::event::Frontend;
+use mm::model::openai::OpenAiClient;
+use mm::term::{Banner, OneShotFrontend, TermOptions};
+use tokio_util::sync::CancellationToken;
+
+/// mm: a bash-first coding agent for local language models.
+#[derive(Debug, Parser)]
+#[command(name = "mm", disable_version_flag = true, about, long_about = None)]
+struct Cli {
+    /// Run one turn with this prompt: the answer on stdout, activity on stderr.
+    #[arg(short = 'p', long = "prompt", value_name = "PROMPT")]
+    prompt: Option<String>,
+    /// Serve the Agent Client Protocol on stdio (also -acp).
+    #[arg(long)]
+    acp: bool,
+    /// Ask another ACP agent a question (also -ask): a configured name or a command line.
+    #[arg(long, value_name = "AGENT")]
+    ask: Option<String>,
+    /// Reopen a saved session of this folder.
+    #[arg(long, value_name = "ID")]
+    resume: Option<String>,
+    /// Reopen the session of this folder updated last.
+    #[arg(long = "continue")]
+    continue_: bool,
+    /// The model server's OpenAI-compatible base URL (model.url).
+    #[arg(long, value_name = "URL")]
+    url: Option<String>,
+    /// The model's name (model.name).
+    #[arg(long, value_name = "NAME")]
+    model: Option<String>,
+    /// Run tools without asking (yolo = true).
+    #[arg(long, conflicts_with = "no_yolo")]
+    yolo: bool,
+    /// Ask before gated tools run (yolo = false).
+    #[arg(long = "no-yolo")]
+    no_yolo: bool,
+    /// Set any configuration key: -c context.keepLastTurns=4 (repeatable).
+    #[arg(short = 'c', value_name = "KEY=VALUE")]
+    set: Vec<String>,
+    /// Read this configuration file after the user's and the project's.
+    #[arg(long, value_name = "FILE")]
+    config: Option<PathBuf>,
+    /// Print the version.
+    #[arg(short = 'V', long)]
+    version: bool,
+    /// The prompt (or `config` to show the effective configuration).
+    #[arg(value_name = "PROMPT")]
+    words: Vec<String>,
+}
+
+fn main() {
+    let code = match run() {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("mm: {e:#}");
+            1
+        }
+    };
+    std::process::exit(code);
+}
+
+/// Go-style single-dash long flags (`-acp`, `-ask`) are accepted as well.
+fn rewrite_args(args: impl Iterator<Item = String>) -> Vec<String> {
+    args.map(|a| match a.as_str() {
+        "-acp" => "--acp".to_string(),
+        "-ask" => "--ask".to_string(),
+        _ => a,
+    })
+    .collect()
+}
+
+fn run() -> anyhow::Result<i32> {
+    let cli = Cli::parse_from(rewrite_args(std::env::args()));
+    if cli.version {
+        println!("{}", mm::VERSION);
+        return Ok(0);
+    }
+    if std::env::var_os("MM_LOG").is_some() {
+        let filter = tracing_subscriber::EnvFilter::try_from_env("MM_LOG").unwrap_or_default();
+        let _ = tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr).try_init();
+    }
+    let cwd = std::env::current_dir().context("cannot read the current directory")?;
+    let loaded = load_config(&cli, &cwd)?;
+    if cli.words.len() == 1 && cli.words[0] == "config" && cli.prompt.is_none() {
+        print!("{}", loaded.report());
+        return Ok(0);
+    }
+    let config = Arc::new(loaded.config);
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .context("cannot start the async runtime")?;
+    runtime.block_on(async_main(cli, config, cwd))
+}
+
+fn load_config(cli: &Cli, cwd: &std::path::Path) -> anyhow::Result<Loaded> {
+    let env: BTreeMap<String, String> = std::env::vars().filter(|(k, _)| k.starts_with("MM_")).collect();
+    let mut overrides = Vec::new();
+    for s in &cli.set {
+        overrides.push(config::parse_override(s)?);
+    }
+    let yolo = if cli.yolo {
+        Some(true)
+    } else if cli.no_yolo {
+        Some(false)
+    } else {
+        None
+    };
+    let opts = LoadOptions {
+        cwd: cwd.to_path_buf(),
+        home: mm::paths::home(),
+        xdg_config_home: std::env::var_os("XDG_CONFIG_HOME").filter(|v| !v.is_empty()).map(PathBuf::from),
+        config_file: cli.config.clone(),
+        env,
+        overrides,
+        flags: Flags { url: cli.url.clone(), model: cli.model.clone(), yolo },
+    };
+    Ok(config::load(&opts)?)
+}
+
+async fn async_main(cli: Cli, config: Arc<config::Config>, cwd: PathBuf) -> anyhow::Result<i32> {
+    let model = Arc::new(OpenAiClient::new(&config.model, config.context_window));
+    let env = Environment {
+        home: mm::paths::home(),
+        xdg_config_home: std::env::var_os("XDG_CONFIG_HOME").filter(|v| !v.is_empty()).map(PathBuf::from),
+    };
+    let engine = Arc::new(Engine::new(config.clone(), model).with_env(env));
+
+    if cli.acp {
+        mm::acp::serve(engine, config).await?;
+        return Ok(0);
+    }
+    if let Some(agent) = &cli.ask {
+        anyhow::bail!("--ask {agent}: asking other agents is not available in this version yet");
+    }
+
+    let stdin_terminal = std::io::stdin().is_terminal();
+    let prompt = match (&cli.prompt, cli.words.is_empty()) {
+        (Some(p), _) => Some(p.clone()),
+        (None, false) => Some(cli.words.join(" ")),
+        (None, true) if !stdin_terminal => {
+            let mut text = String::new();
+            std::io::stdin().read_to_string(&mut text).context("cannot read the prompt from stdin")?;
+            Some(text)
+        }
+        (None, true) => None,
+    };
+    let options = TermOptions::from_env();
+
+    match prompt {
+        Some(text) => one_shot(engine, config, cwd, &cli, text, stdin_terminal, &options).await,
+        None => {
+            let quiet = QuietFrontend;
+            let session = open_session(&engine, &config, cwd, &cli, &quiet).await?;
+            let banner = banner_for(&config, &session);
+            Ok(mm::term::run_interactive(engine, config, session, banner, options).await)
+        }
+    }
+}
+
+/// The session a front end starts with: a new one, or a saved one (`--resume`, `--continue`).
+async fn open_session(
+    engine: &Engine,
+    config: &config::Config,
+    cwd: PathBuf,
+    cli: &Cli,
+    frontend: &dyn Frontend,
+) -> anyhow::Result<Session> {
+    let id = if let Some(id) = &cli.resume {
+        Some(id.clone())
+    } else if cli.continue_ {
+        let dir = engine.sessions_dir(&cwd);
+        match mm::session::latest(&dir) {
+            Some(s) => Some(s.id),
+            None => anyhow::bail!("--continue: no saved session in {}", dir.display()),
+        }
+    } else {
+        None
+    };
+    match id {
+        Some(id) => {
+            if !config.sessions.enabled {
+                anyhow::bail!("sessions are off: set sessions.enabled = true (or -c sessions.enabled=true) to resume");
+            }
+            engine.load_session(cwd, &id, frontend).await.map_err(anyhow::Error::msg)
+        }
+        None => Ok(engine.new_session(cwd, frontend).await),
+    }
+}
+
+fn banner_for(config: &config::Config, session: &Session) -> Banner {
+    let mut banner = Banner::new(config, &session.skills);
+    banner.warnings.extend(session.warnings.iter().cloned());
+    let commands: Vec<&str> = Engine::commands().iter().map(|(n, _)| *n).collect();
+    banner.warnings.extend(mm::skills::shadowed(&session.skills, &commands));
+    banner
+}
+
+async fn one_shot(
+    engine: Arc<Engine>,
+    config: Arc<config::Config>,
+    cwd: PathBuf,
+    cli: &Cli,
+    text: String,
+    stdin_terminal: bool,
+    options: &TermOptions,
+) -> anyhow::Result<i32> {
+    let frontend = OneShotFrontend::new(options.color_stderr, stdin_terminal);
+    let mut session = open_session(&engine, &config, cwd, cli, &frontend).await?;
+    for line in mm::term::banner::banner_lines(&banner_for(&config, &session), options.color_stderr) {
+        eprintln!("{line}");
+    }
+    let cancel = CancellationToken::new();
+    let on_signal = cancel.clone();
+    tokio::spawn(async move {
+        if tokio::signal::ctrl_c().await.is_ok() {
+            on_signal.cancel();
+        }
+    });
+    let outcome = engine.prompt(&mut session, &text, &[], &frontend, &cancel).await;
+    frontend.finish();
+    Ok(match outcome.stop {
+        Ok(StopReason::EndTurn) => 0,
+        Ok(StopReason::MaxTokens | StopReason::MaxTurnRequests) => 2,
+        Ok(StopReason::Cancelled) => 130,
+        Err(_) => 1,
+    })
+}
+
+/// A front end for work done before the interactive one starts (loading a session): it shows
+/// warnings and never asks.
+struct QuietFrontend;
+
+#[async_trait::async_trait]
+impl Frontend for QuietFrontend {
+    fn emit(&self, event: mm::event::Event) {
+        if let mm::event::Event::Warning(w) = event {
+            eprintln!("{w}");
+        }
+    }
+    async fn ask_permission(&self, _r: mm::event::PermissionRequest) -> mm::event::PermissionDecision {
+        mm::event::PermissionDecision::RejectOnce
+    }
+    async fn ask_user(&self, _f: mm::event::Form) -> mm::event::FormAnswer {
+        mm::event::FormAnswer::Unavailable("no front end yet".into())
+    }
+}

@@ -1,1 +1,367 @@
-//! TODO
+//! Session files on disk (sessions.md): ids, the file format, atomic saves, loading, listing.
+//!
+//! A file is always written to a temporary file in the same folder, flushed, then renamed over
+//! the old one, so a process killed at any moment leaves the old or the new file whole. Two
+//! processes writing one session: the last writer wins.
+
+use std::fmt;
+use std::fs::{self, DirBuilder, File, OpenOptions};
+use std::io::{self, Write};
+use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
+use std::path::{Path, PathBuf};
+use std::time::{Duration, SystemTime};
+
+use chrono::{DateTime, FixedOffset, Local, SecondsFormat};
+use serde::{Deserialize, Serialize};
+
+use crate::event::{Plan, Usage};
+use crate::history::{Message, count_without_system};
+
+/// The format version this mm writes and reads.
+pub const VERSION: u32 = 1;
+
+/// How many characters of the first prompt a listing shows.
+const PROMPT_PREVIEW_CHARS: usize = 60;
+
+/// A temporary file younger than this may belong to a live writer.
+const TMP_GRACE: Duration = Duration::from_secs(60);
+
+/// A fresh id: local date and time, then 8 random lowercase hex digits
+/// (`20260916-101530-4f2a9c1e`), so that sorting ids sorts sessions by age.
+pub fn new_id(now: DateTime<Local>) -> String {
+    format!("{}-{:08x}", now.format("%Y%m%d-%H%M%S"), random_u32())
+}
+
+/// A time as the file stores it: RFC 3339 with the local offset, to the second.
+pub fn timestamp(now: DateTime<Local>) -> String {
+    now.to_rfc3339_opts(SecondsFormat::Secs, false)
+}
+
+/// An id received from outside that cannot name a session file.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "invalid session id {0:?}: expected 1 to 128 letters, digits, '_' or '-', starting with a letter or digit"
+)]
+pub struct InvalidId(pub String);
+
+/// Checks an id received from outside (`session/load`, `mm --resume`) before any file is
+/// touched: `^[0-9A-Za-z][0-9A-Za-z_-]{0,127}$`, so it can never leave the sessions folder.
+pub fn validate_id(id: &str) -> Result<(), InvalidId> {
+    let mut chars = id.chars();
+    let first_ok = chars.next().is_some_and(|c| c.is_ascii_alphanumeric());
+    let rest_ok = chars.all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
+    if first_ok && rest_ok && id.len() <= 128 {
+        Ok(())
+    } else {
+        Err(InvalidId(id.to_string()))
+    }
+}
+
+/// Token totals as the file stores them: the session's [`Usage`] plus `totalTokens`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct FileUsage {
+    pub input_tokens: u64,
+    pub output_tokens: u64,
+    pub total_tokens: u64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub thought_tokens: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cached_read_tokens: Option<u64>,
+}
+
+impl From<&Usage> for FileUsage {
+    fn from(u: &Usage) -> Self {
+        FileUsage {
+            input_tokens: u.input_tokens,
+            output_tokens: u.output_tokens,
+            total_tokens: u.total(),
+            thought_tokens: u.thought_tokens,
+            cached_read_tokens: u.cached_read_tokens,
+        }
+    }
+}
+
+impl From<&FileUsage> for Usage {
+    /// `totalTokens` is derived, so it is not read back.
+    fn from(u: &FileUsage) -> Self {
+        Usage {
+            input_tokens: u.input_tokens,
+            output_tokens: u.output_tokens,
+            thought_tokens: u.thought_tokens,
+            cached_read_tokens: u.cached_read_tokens,
+        }
+    }
+}
+
+/// A session file, field for field (sessions.md).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SessionFile {
+    pub version: u32,
+    pub id: String,
+    pub cwd: PathBuf,
+    /// RFC 3339, local time ([`timestamp`]).
+    pub created_at: String,
+    pub updated_at: String,
+    pub model: String,
+    pub usage: FileUsage,
+    #[serde(default)]
+    pub plan: Option<Plan>,
+    /// Starts with the system prompt (replaced by the current one on load).
+    pub messages: Vec<Message>,
+}
+
+/// The path of a session's file in `dir`.
+pub fn file_path(dir: &Path, id: &str) -> PathBuf {
+    dir.join(format!("{id}.json"))
+}
+
+/// Writes `<dir>/<id>.json` atomically (temporary file in the same folder, fsync, rename, fsync
+/// of the folder), creating the folder (0700) if needed. The file is 0600.
+pub fn save(dir: &Path, file: &SessionFile) -> io::Result<PathBuf> {
+    validate_id(&file.id).map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e))?;
+    ensure_dir(dir)?;
+    let mut bytes = serde_json::to_vec_pretty(file).map_err(io::Error::other)?;
+    bytes.push(b'\n');
+
+    let target = file_path(dir, &file.id);
+    let tmp = dir.join(format!(".{}.json.tmp{:08x}", file.id, random_u32()));
+    let written = write_new(&tmp, &bytes).and_then(|()| fs::rename(&tmp, &target));
+    if let Err(e) = written {
+        let _ = fs::remove_file(&tmp);
+        return Err(e);
+    }
+    // Makes the rename itself durable. Some file systems refuse to sync a directory; the file is
+    // whole either way, so that is not worth failing the save.
+    if let Ok(d) = File::open(dir) {
+        let _ = d.sync_all();
+    }
+    Ok(target)
+}
+
+fn ensure_dir(dir: &Path) -> io::Result<()> {
+    if dir.is_dir() {
+        return Ok(());
+    }
+    // Parents (`.mm`) get the usual mode; only the sessions folder itself is private.
+    if let Some(parent) = dir.parent().filter(|p| !p.as_os_str().is_empty()) {
+        fs::create_dir_all(parent)?;
+    }
+    match DirBuilder::new().mode(0o700).create(dir) {
+        Err(e) if e.kind() == io::ErrorKind::AlreadyExists && dir.is_dir() => Ok(()),
+        other => other,
+    }
+}
+
+fn write_new(path: &Path, bytes: &[u8]) -> io::Result<()> {
+    let mut f = OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .open(path)?;
+    f.write_all(bytes)?;
+    f.flush()?;
+    f.sync_all()
+}
+
+/// Why a session file could not be loaded; `Display` names the file and the problem.
+#[derive(Debug, thiserror::Error)]
+pub enum LoadError {
+    #[error(transparent)]
+    InvalidId(#[from] InvalidId),
+    #[error("cannot read {}: {}", path.display(), os_reason(source))]
+    Read { path: PathBuf, source: io::Error },
+    #[error("{} is not a session file: {reason}", path.display())]
+    NotSession { path: PathBuf, reason: String },
+    #[error("{} has version {version}, this mm reads version {VERSION}", path.display())]
+    Version { path: PathBuf, version: u64 },
+}
+
+impl LoadError {
+    /// No file for that id.
+    pub fn is_not_found(&self) -> bool {
+        matches!(self, LoadError::Read { source, .. } if source.kind() == io::ErrorKind::NotFound)
+    }
+}
+
+/// An io error's message without the ` (os error N)` suffix std adds.
+fn os_reason(e: &io::Error) -> String {
+    let s = e.to_string();
+    match s.rfind(" (os error ") {
+        Some(i) if s.ends_with(')') => s[..i].to_string(),
+        _ => s,
+    }
+}
+
+/// Reads and checks `<dir>/<id>.json`. The id is validated before any file is touched; a failed
+/// load never modifies or deletes the file. The caller replaces the system prompt.
+pub fn load(dir: &Path, id: &str) -> Result<SessionFile, LoadError> {
+    validate_id(id)?;
+    let path = file_path(dir, id);
+    let bytes = fs::read(&path).map_err(|source| LoadError::Read {
+        path: path.clone(),
+        source,
+    })?;
+    parse(&path, &bytes)
+}
+
+fn parse(path: &Path, bytes: &[u8]) -> Result<SessionFile, LoadError> {
+    #[derive(Deserialize)]
+    struct Probe {
+        version: u64,
+    }
+    let version_error = |version| LoadError::Version {
+        path: path.to_path_buf(),
+        version,
+    };
+    match serde_json::from_slice::<SessionFile>(bytes) {
+        Ok(file) if file.version == VERSION => Ok(file),
+        Ok(file) => Err(version_error(u64::from(file.version))),
+        Err(e) => match serde_json::from_slice::<Probe>(bytes) {
+            // Another version may have another shape: say so rather than what does not parse.
+            Ok(p) if p.version != u64::from(VERSION) => Err(version_error(p.version)),
+            _ => Err(LoadError::NotSession {
+                path: path.to_path_buf(),
+                reason: e.to_string(),
+            }),
+        },
+    }
+}
+
+/// One saved session, as listings show it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SessionSummary {
+    pub id: String,
+    pub created_at: String,
+    pub updated_at: String,
+    /// The first prompt the user typed (not a summary), on one line, cut to 60 characters.
+    pub first_prompt: Option<String>,
+    /// Messages without the system prompt.
+    pub messages: usize,
+    /// Bytes.
+    pub size: u64,
+}
+
+/// The sessions saved in `dir`, sorted by id (so by age). Files that do not load are left out
+/// (loading one by its id says what is wrong with it). Temporary files left by a killed writer
+/// are ignored, and removed once they are old enough.
+pub fn list(dir: &Path) -> Vec<SessionSummary> {
+    let Ok(entries) = fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    let now = SystemTime::now();
+    let mut out = Vec::new();
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let Some(name) = name.to_str() else { continue };
+        if name.starts_with('.') && name.contains(".tmp") {
+            // A temporary file this young may be a save in progress in another process (two
+            // processes may share a session folder): removing it would make that save's rename
+            // fail. A writer finishes in well under a minute, so an older one is debris.
+            let old = entry
+                .metadata()
+                .and_then(|m| m.modified())
+                .is_ok_and(|t| now.duration_since(t).is_ok_and(|age| age > TMP_GRACE));
+            if old {
+                let _ = fs::remove_file(entry.path());
+            }
+            continue;
+        }
+        let Some(id) = name.strip_suffix(".json") else {
+            continue;
+        };
+        if validate_id(id).is_err() {
+            continue;
+        }
+        let path = entry.path();
+        let Ok(bytes) = fs::read(&path) else { continue };
+        let Ok(file) = parse(&path, &bytes) else {
+            continue;
+        };
+        out.push(SessionSummary {
+            id: id.to_string(),
+            first_prompt: first_prompt(&file.messages),
+            messages: count_without_system(&file.messages),
+            size: bytes.len() as u64,
+            created_at: file.created_at,
+            updated_at: file.updated_at,
+        });
+    }
+    out.sort_by(|a, b| a.id.cmp(&b.id));
+    out
+}
+
+/// The session updated last (by `updatedAt`, compared as instants), for `mm --continue`.
+pub fn latest(dir: &Path) -> Option<SessionSummary> {
+    let instant = |s: &SessionSummary| -> Option<DateTime<FixedOffset>> {
+        DateTime::parse_from_rfc3339(&s.updated_at).ok()
+    };
+    list(dir)
+        .into_iter()
+        .max_by(|a, b| instant(a).cmp(&instant(b)).then_with(|| a.id.cmp(&b.id)))
+}
+
+fn first_prompt(messages: &[Message]) -> Option<String> {
+    let m = messages.iter().find(|m| m.starts_turn())?;
+    let one_line = m.content.split_whitespace().collect::<Vec<_>>().join(" ");
+    Some(truncate(&one_line, PROMPT_PREVIEW_CHARS))
+}
+
+fn truncate(s: &str, max: usize) -> String {
+    if s.chars().count() <= max {
+        return s.to_string();
+    }
+    let mut out: String = s.chars().take(max.saturating_sub(1)).collect();
+    out.push('…');
+    out
+}
+
+impl fmt::Display for SessionSummary {
+    /// One line of `/sessions`.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{}  {} message(s)  {}",
+            self.id,
+            self.messages,
+            self.first_prompt.as_deref().unwrap_or("(no prompt)")
+        )
+    }
+}
+
+/// 32 random bits; falls back on the clock and the pid if the system's source fails, since
+/// an id or a temporary name only needs to be unlikely to collide.
+fn random_u32() -> u32 {
+    getrandom::u32().unwrap_or_else(|_| {
+        let nanos = SystemTime::now()
+            .duration_since(SystemTime::UNIX_EPOCH)
+            .map(|d| d.subsec_nanos() ^ (d.as_secs() as u32))
+            .unwrap_or(0);
+        nanos.rotate_left(13) ^ std::process::id().wrapping_mul(0x9e37_79b9)
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn os_suffix_is_dropped() {
+        let e = io::Error::from_raw_os_error(2);
+        assert_eq!(os_reason(&e), "No such file or directory");
+        assert_eq!(os_reason(&io::Error::other("plain")), "plain");
+    }
+
+    #[test]
+    fn preview_is_one_line_and_cut() {
+        assert_eq!(truncate("abc", 3), "abc");
+        assert_eq!(truncate("abcd", 3), "ab…");
+        let m = vec![
+            Message::system("s"),
+            Message::summary("sum"),
+            Message::user("  list\n the   files "),
+        ];
+        assert_eq!(first_prompt(&m).as_deref(), Some("list the files"));
+    }
+}

@@ -1,1 +1,543 @@
-//! The ACP front end.
+//! The ACP front end (`mm -acp`): JSON-RPC 2.0 on stdio, through `agent-client-protocol`.
+//!
+//! A thin translation: requests call the [`Engine`], the engine's events come back through an
+//! [`AcpFrontend`] per session, and `convert` holds every wire shape. Turns run in tasks mm owns
+//! (the SDK drops its own spawned tasks at EOF), so that at EOF or on a signal they can be
+//! cancelled and awaited.
+
+pub mod convert;
+pub mod frontend;
+pub mod prompt;
+
+use std::collections::HashMap;
+use std::io::Write as _;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use agent_client_protocol::v1::schema::{
+    AgentCapabilities, AuthenticateRequest, AuthenticateResponse, CancelNotification,
+    Implementation, InitializeRequest, InitializeResponse, LoadSessionRequest, LoadSessionResponse,
+    NewSessionRequest, NewSessionResponse, PromptRequest, PromptResponse,
+};
+use agent_client_protocol::v1::{ConnectionTo, Responder};
+use agent_client_protocol::{Agent, Client, ConnectTo, Error, Lines, Stdio};
+use serde_json::json;
+use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+
+use crate::config::Config;
+use crate::engine::{Engine, Session};
+use crate::skills::Catalogue;
+pub use frontend::{AcpFrontend, Peer};
+
+/// How long running turns get to finish once stdin closed or a signal arrived.
+const SHUTDOWN_GRACE: Duration = Duration::from_secs(5);
+
+#[derive(Debug, thiserror::Error)]
+pub enum AcpError {
+    #[error("ACP connection failed: {0}")]
+    Connection(String),
+}
+
+/// Where the `[acp] …` lines go: stderr in `mm -acp`, a buffer in tests.
+#[derive(Clone)]
+pub struct Logger(Arc<dyn Fn(&str) + Send + Sync>);
+
+impl Logger {
+    pub fn new(f: impl Fn(&str) + Send + Sync + 'static) -> Self {
+        Logger(Arc::new(f))
+    }
+
+    pub fn stderr() -> Self {
+        Logger::new(|line| {
+            let mut err = std::io::stderr().lock();
+            let _ = writeln!(err, "{line}");
+        })
+    }
+
+    pub fn line(&self, line: &str) {
+        (self.0)(line);
+    }
+}
+
+/// Serves ACP on stdin/stdout until stdin closes or SIGINT, SIGTERM or SIGHUP arrives.
+pub async fn serve(engine: Arc<Engine>, config: Arc<Config>) -> Result<(), AcpError> {
+    if let Ok(filter) = std::env::var("MM_LOG") {
+        let _ = tracing_subscriber::fmt()
+            .with_writer(std::io::stderr)
+            .with_env_filter(tracing_subscriber::EnvFilter::new(filter))
+            .try_init();
+    }
+    serve_with(engine, config, Stdio::new(), Logger::stderr(), signalled()).await
+}
+
+/// Serves ACP over any byte pipe pair (in-process tests use `tokio::io::duplex`), until `input`
+/// reaches its end.
+pub async fn serve_io<R, W>(
+    engine: Arc<Engine>,
+    config: Arc<Config>,
+    input: R,
+    output: W,
+    log: Logger,
+) -> Result<(), AcpError>
+where
+    R: AsyncRead + Unpin + Send + 'static,
+    W: AsyncWrite + Unpin + Send + 'static,
+{
+    serve_with(
+        engine,
+        config,
+        lines(input, output),
+        log,
+        std::future::pending(),
+    )
+    .await
+}
+
+/// Resolves on the first SIGINT, SIGTERM or SIGHUP (never, if they cannot be watched).
+async fn signalled() {
+    use tokio::signal::unix::{SignalKind, signal};
+    let kinds = [
+        SignalKind::interrupt(),
+        SignalKind::terminate(),
+        SignalKind::hangup(),
+    ];
+    let mut streams: Vec<_> = kinds.into_iter().filter_map(|k| signal(k).ok()).collect();
+    if streams.is_empty() {
+        return std::future::pending().await;
+    }
+    let waits = streams.iter_mut().map(|s| Box::pin(s.recv()));
+    futures::future::select_all(waits).await;
+}
+
+/// A line transport over tokio pipes; invalid UTF-8 is read lossily rather than ending the
+/// connection.
+fn lines<R, W>(input: R, output: W) -> impl ConnectTo<Agent> + 'static
+where
+    R: AsyncRead + Unpin + Send + 'static,
+    W: AsyncWrite + Unpin + Send + 'static,
+{
+    let incoming = futures::stream::unfold(BufReader::new(input), |mut reader| async move {
+        let mut buf = Vec::new();
+        match reader.read_until(b'\n', &mut buf).await {
+            Ok(0) => None,
+            Ok(_) => {
+                while buf.last().is_some_and(|b| *b == b'\n' || *b == b'\r') {
+                    buf.pop();
+                }
+                Some((Ok(String::from_utf8_lossy(&buf).into_owned()), reader))
+            }
+            Err(e) => Some((Err(e), reader)),
+        }
+    });
+    let outgoing = futures::sink::unfold(output, |mut w, line: String| async move {
+        w.write_all(line.as_bytes()).await?;
+        w.write_all(b"\n").await?;
+        w.flush().await?;
+        Ok::<_, std::io::Error>(w)
+    });
+    Lines::new(Box::pin(outgoing), Box::pin(incoming))
+}
+
+/// Turns in flight: each holds a guard; waiting ends when every guard is dropped.
+struct Tasks {
+    guard: Mutex<Option<mpsc::Sender<()>>>,
+    done: tokio::sync::Mutex<mpsc::Receiver<()>>,
+}
+
+impl Tasks {
+    fn new() -> Self {
+        let (tx, rx) = mpsc::channel(1);
+        Tasks {
+            guard: Mutex::new(Some(tx)),
+            done: tokio::sync::Mutex::new(rx),
+        }
+    }
+
+    fn guard(&self) -> Option<mpsc::Sender<()>> {
+        self.guard.lock().ok().and_then(|g| g.clone())
+    }
+
+    /// Runs `work` as one of mm's tasks (outliving the connection), and also hands the SDK a
+    /// task that awaits it.
+    fn spawn(
+        &self,
+        cx: &ConnectionTo<Client>,
+        work: impl std::future::Future<Output = ()> + Send + 'static,
+    ) {
+        let guard = self.guard();
+        let handle = tokio::spawn(async move {
+            let _guard = guard;
+            work.await;
+        });
+        // Never an error: a spawned task's error would shut the whole connection down.
+        let _ = cx.spawn(async move {
+            let _ = handle.await;
+            Ok(())
+        });
+    }
+
+    async fn wait(&self, limit: Duration) {
+        if let Ok(mut g) = self.guard.lock() {
+            g.take();
+        }
+        let mut rx = self.done.lock().await;
+        let _ = tokio::time::timeout(limit, rx.recv()).await;
+    }
+}
+
+/// A live session.
+struct Slot {
+    session: tokio::sync::Mutex<Session>,
+    frontend: Arc<AcpFrontend>,
+    /// The tokens of the prompts running or waiting on this session.
+    cancels: Mutex<Vec<(u64, CancellationToken)>>,
+}
+
+impl Slot {
+    fn new(session: Session, frontend: Arc<AcpFrontend>) -> Arc<Self> {
+        Arc::new(Slot {
+            session: tokio::sync::Mutex::new(session),
+            frontend,
+            cancels: Mutex::new(Vec::new()),
+        })
+    }
+
+    fn cancel_all(&self) {
+        if let Ok(c) = self.cancels.lock() {
+            for (_, t) in c.iter() {
+                t.cancel();
+            }
+        }
+    }
+
+    /// Registers the token of a prompt; the key forgets it.
+    fn track(&self, token: &CancellationToken) -> u64 {
+        let Ok(mut c) = self.cancels.lock() else {
+            return 0;
+        };
+        let key = c.iter().map(|(k, _)| *k).max().unwrap_or(0) + 1;
+        c.push((key, token.clone()));
+        key
+    }
+
+    fn forget(&self, key: u64) {
+        if let Ok(mut c) = self.cancels.lock() {
+            c.retain(|(k, _)| *k != key);
+        }
+    }
+}
+
+struct Server {
+    engine: Arc<Engine>,
+    config: Arc<Config>,
+    log: Logger,
+    /// The client advertised form elicitation at `initialize`.
+    forms: Mutex<bool>,
+    sessions: Mutex<HashMap<String, Arc<Slot>>>,
+    /// Cancels every turn at EOF or on a signal.
+    shutdown: CancellationToken,
+    tasks: Tasks,
+}
+
+impl Server {
+    fn forms(&self) -> bool {
+        self.forms.lock().map(|f| *f).unwrap_or(false)
+    }
+
+    fn slot(&self, id: &str) -> Option<Arc<Slot>> {
+        self.sessions.lock().ok().and_then(|s| s.get(id).cloned())
+    }
+
+    /// Registers a session; `false` when the id is already live.
+    fn register(&self, id: &str, slot: Arc<Slot>) -> bool {
+        let Ok(mut s) = self.sessions.lock() else {
+            return false;
+        };
+        if s.contains_key(id) {
+            return false;
+        }
+        s.insert(id.to_string(), slot);
+        true
+    }
+
+    fn commands_update(&self, skills: &Catalogue) -> serde_json::Value {
+        convert::available_commands(Engine::commands(), &advertised(skills))
+    }
+
+    fn initialize(&self, req: InitializeRequest) -> InitializeResponse {
+        let forms = req
+            .client_capabilities
+            .elicitation
+            .as_ref()
+            .is_some_and(|e| e.form.is_some());
+        if let Ok(mut f) = self.forms.lock() {
+            *f = forms;
+        }
+        let protocol = serde_json::to_value(req.protocol_version)
+            .ok()
+            .and_then(|v| v.as_u64())
+            .unwrap_or(0);
+        let info = req
+            .client_info
+            .as_ref()
+            .map(|i| (i.name.as_str(), i.version.as_str()));
+        self.log.line(&convert::log_client(
+            info,
+            u16::try_from(protocol).unwrap_or(u16::MAX),
+            forms,
+        ));
+        let acp = &self.config.acp;
+        let title = (!acp.title.is_empty()).then(|| acp.title.clone());
+        InitializeResponse::new(agent_client_protocol::schema::ProtocolVersion::V1)
+            .agent_capabilities(AgentCapabilities::new().load_session(self.config.sessions.enabled))
+            .auth_methods(Vec::new())
+            .agent_info(Implementation::new(acp.name.clone(), crate::VERSION).title(title))
+    }
+
+    async fn new_session(
+        self: Arc<Self>,
+        req: NewSessionRequest,
+        responder: Responder<NewSessionResponse>,
+        cx: ConnectionTo<Client>,
+    ) {
+        if !req.cwd.is_absolute() {
+            let _ = responder.respond_with_error(Error::invalid_params().data(json!({
+                "cwd": req.cwd, "error": "cwd must be an absolute path"
+            })));
+            return;
+        }
+        let frontend = Arc::new(AcpFrontend::new(
+            Arc::new(cx.clone()),
+            self.forms(),
+            self.log.clone(),
+        ));
+        let session = self.engine.new_session(req.cwd.clone(), &*frontend).await;
+        let id = session.id.clone();
+        frontend.set_session_id(&id);
+        for line in convert::log_created(&id, &session.cwd, req.mcp_servers.len()) {
+            self.log.line(&line);
+        }
+        let commands = self.commands_update(&session.skills);
+        if !self.register(&id, Slot::new(session, frontend.clone())) {
+            let _ = responder.respond_with_error(
+                Error::internal_error()
+                    .data(json!({"error": format!("session id {id} is already live")})),
+            );
+            return;
+        }
+        // The editor must know the session id before the update, or it drops it.
+        let _ = responder.respond(NewSessionResponse::new(id));
+        frontend.update(commands);
+    }
+
+    async fn load_session(
+        self: Arc<Self>,
+        req: LoadSessionRequest,
+        responder: Responder<LoadSessionResponse>,
+        cx: ConnectionTo<Client>,
+    ) {
+        let id = req.session_id.0.to_string();
+        let invalid =
+            |error: String| Error::invalid_params().data(json!({"sessionId": id, "error": error}));
+        if self.slot(&id).is_some() {
+            let _ = responder.respond_with_error(invalid(format!("session {id} is already live")));
+            return;
+        }
+        if !req.cwd.is_absolute() {
+            let _ = responder.respond_with_error(invalid("cwd must be an absolute path".into()));
+            return;
+        }
+        let frontend = Arc::new(AcpFrontend::new(
+            Arc::new(cx.clone()),
+            self.forms(),
+            self.log.clone(),
+        ));
+        frontend.set_session_id(&id);
+        let session = match self
+            .engine
+            .load_session(req.cwd.clone(), &id, &*frontend)
+            .await
+        {
+            Ok(s) => s,
+            Err(e) => {
+                let _ = responder.respond_with_error(invalid(e));
+                return;
+            }
+        };
+        let cwd = session.cwd.clone();
+        let describe =
+            |c: &crate::history::ToolCall| self.engine.describe_call(&c.name, &c.arguments, &cwd);
+        for update in convert::replay(&session.history, &describe) {
+            frontend.update(update);
+        }
+        let plan = session.plan.lock().ok().and_then(|p| p.clone());
+        if let Some(plan) = plan {
+            frontend.update(convert::plan_update(&plan));
+        }
+        frontend.update(convert::usage_update(self.engine.context_usage(&session)));
+        frontend.update(self.commands_update(&session.skills));
+        let dir: PathBuf = cwd.join(&self.config.sessions.dir);
+        let replayed = crate::history::count_without_system(&session.history);
+        if !self.register(&id, Slot::new(session, frontend)) {
+            let _ = responder.respond_with_error(invalid(format!("session {id} is already live")));
+            return;
+        }
+        self.log.line(&convert::log_loaded(&id, &dir, replayed));
+        let _ = responder.respond(LoadSessionResponse::new());
+    }
+
+    async fn prompt(
+        self: Arc<Self>,
+        slot: Arc<Slot>,
+        req: PromptRequest,
+        token: CancellationToken,
+        key: u64,
+    ) -> Result<PromptResponse, Error> {
+        let flat = prompt::flatten(&req.prompt);
+        let mut session = slot.session.lock().await;
+        slot.frontend.set_turn(Some(token.clone()));
+        let outcome = self
+            .engine
+            .prompt(
+                &mut session,
+                &flat.text,
+                &flat.attached,
+                &*slot.frontend,
+                &token,
+            )
+            .await;
+        slot.frontend.set_turn(None);
+        slot.forget(key);
+        for line in convert::log_prompt(
+            &session.id,
+            outcome.command.as_ref(),
+            outcome.recap.as_ref(),
+        ) {
+            self.log.line(&line);
+        }
+        match outcome.stop {
+            Ok(stop) => Ok(PromptResponse::new(convert::stop_reason(stop))
+                .usage(convert::prompt_usage(&session.usage))),
+            Err(line) => Err(Error::internal_error().data(json!({"error": line}))),
+        }
+    }
+}
+
+/// The skills advertised as commands: all but those a real command shadows.
+fn advertised(skills: &Catalogue) -> Vec<(String, String)> {
+    skills
+        .skills
+        .iter()
+        .filter(|s| !Engine::commands().iter().any(|(c, _)| *c == s.name))
+        .map(|s| (s.name.clone(), s.description.clone()))
+        .collect()
+}
+
+async fn serve_with(
+    engine: Arc<Engine>,
+    config: Arc<Config>,
+    transport: impl ConnectTo<Agent> + 'static,
+    log: Logger,
+    stop: impl std::future::Future<Output = ()>,
+) -> Result<(), AcpError> {
+    let server = Arc::new(Server {
+        engine,
+        config,
+        log,
+        forms: Mutex::new(false),
+        sessions: Mutex::new(HashMap::new()),
+        shutdown: CancellationToken::new(),
+        tasks: Tasks::new(),
+    });
+    let (s1, s2, s3, s4, s5, s6) = (
+        server.clone(),
+        server.clone(),
+        server.clone(),
+        server.clone(),
+        server.clone(),
+        server.clone(),
+    );
+    let connection = Agent
+        .v1()
+        .name("mm")
+        .on_receive_request(
+            async move |req: InitializeRequest, responder: Responder<InitializeResponse>, _cx| {
+                responder.respond(s1.initialize(req))
+            },
+            agent_client_protocol::on_receive_request!(),
+        )
+        .on_receive_request(
+            async move |_req: AuthenticateRequest,
+                        responder: Responder<AuthenticateResponse>,
+                        _cx| { responder.respond(AuthenticateResponse::new()) },
+            agent_client_protocol::on_receive_request!(),
+        )
+        .on_receive_request(
+            async move |req: NewSessionRequest,
+                        responder: Responder<NewSessionResponse>,
+                        cx: ConnectionTo<Client>| {
+                let server = s2.clone();
+                s2.tasks
+                    .spawn(&cx, server.new_session(req, responder, cx.clone()));
+                Ok(())
+            },
+            agent_client_protocol::on_receive_request!(),
+        )
+        .on_receive_request(
+            async move |req: LoadSessionRequest,
+                        responder: Responder<LoadSessionResponse>,
+                        cx: ConnectionTo<Client>| {
+                if !s3.config.sessions.enabled {
+                    return responder
+                        .respond_with_error(Error::method_not_found().data("session/load"));
+                }
+                let server = s3.clone();
+                s3.tasks
+                    .spawn(&cx, server.load_session(req, responder, cx.clone()));
+                Ok(())
+            },
+            agent_client_protocol::on_receive_request!(),
+        )
+        .on_receive_request(
+            async move |req: PromptRequest,
+                        responder: Responder<PromptResponse>,
+                        cx: ConnectionTo<Client>| {
+                let id = req.session_id.0.to_string();
+                let Some(slot) = s4.slot(&id) else {
+                    return responder.respond_with_error(
+                        Error::invalid_params().data(json!({"sessionId": id})),
+                    );
+                };
+                let token = s4.shutdown.child_token();
+                let key = slot.track(&token);
+                let server = s4.clone();
+                s4.tasks.spawn(&cx, async move {
+                    let result = server.prompt(slot, req, token, key).await;
+                    let _ = responder.respond_with_result(result);
+                });
+                Ok(())
+            },
+            agent_client_protocol::on_receive_request!(),
+        )
+        .on_receive_notification(
+            async move |n: CancelNotification, _cx| {
+                if let Some(slot) = s5.slot(&n.session_id.0) {
+                    slot.cancel_all();
+                }
+                Ok(())
+            },
+            agent_client_protocol::on_receive_notification!(),
+        )
+        .connect_to(transport);
+    let result = tokio::select! {
+        r = connection => r.map_err(|e| AcpError::Connection(e.to_string())),
+        () = stop => Ok(()),
+    };
+    // The SDK does not join what was spawned: cancel the turns and give them time to save.
+    s6.shutdown.cancel();
+    s6.tasks.wait(SHUTDOWN_GRACE).await;
+    result
+}

@@ -1,7 +1,12 @@
 //! The engine: sessions, turns, slash commands and compression. It knows nothing of ACP or the
 //! terminal: it reports [`Event`]s to a [`Frontend`] and asks it questions.
 
-use std::collections::HashSet;
+mod commands;
+pub mod compact;
+mod store;
+mod turn;
+
+use std::collections::{HashMap, HashSet};
 use std::path::PathBuf;
 use std::sync::atomic::AtomicU64;
 use std::sync::{Arc, Mutex};
@@ -9,10 +14,11 @@ use std::sync::{Arc, Mutex};
 use tokio_util::sync::CancellationToken;
 
 use crate::config::Config;
-use crate::event::{ContextUsage, Frontend, Plan, Usage};
+use crate::event::{ContextUsage, Event, Frontend, Plan, Usage};
 use crate::history::Message;
+use crate::hooks::{HookDecision, HookEvent, HookResult, Hooks};
 use crate::model::ModelClient;
-use crate::skills::Catalogue;
+use crate::skills::{Catalogue, SkillDirs};
 use crate::tools::Tool;
 
 /// Why a turn ended.
@@ -81,6 +87,17 @@ pub struct Session {
     pub never: HashSet<String>,
     pub plan: Mutex<Option<Plan>>,
     pub skills: Arc<Catalogue>,
+    /// Warnings about the session's skills (front ends log them with the session id).
+    pub warnings: Vec<String>,
+    /// `sessionStart` hooks still running: the first prompt waits for them.
+    start_hooks: Option<tokio::task::JoinHandle<HookResult>>,
+}
+
+/// Where the engine finds the user's folders (passed in, never read from the environment).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Environment {
+    pub home: Option<PathBuf>,
+    pub xdg_config_home: Option<PathBuf>,
 }
 
 /// The engine shared by every session of the process.
@@ -90,30 +107,54 @@ pub struct Engine {
     pub tools: Vec<Arc<dyn Tool>>,
     /// The process-wide `call_N` counter (never reset).
     pub call_counter: AtomicU64,
+    pub env: Environment,
+    /// The context window known so far (0: unknown or not yet detected).
+    known_window: AtomicU64,
+    /// The model's name as last detected (for session files).
+    known_model: Mutex<String>,
+    pub hooks: Arc<Hooks>,
+    /// Skill catalogues per cwd, read once.
+    skills_cache: Mutex<HashMap<PathBuf, (Arc<Catalogue>, Vec<String>)>>,
     /// Turns are serialised process-wide.
     turn_lock: tokio::sync::Mutex<()>,
 }
 
 impl Engine {
     pub fn new(config: Arc<Config>, model: Arc<dyn ModelClient>) -> Self {
+        let config_window = config.context_window;
+        let model_name = config.model.name.clone();
+        let hooks = Arc::new(Hooks::new(&config.hooks));
         Engine {
             config,
             model,
             tools: crate::tools::builtin(),
             call_counter: AtomicU64::new(0),
+            env: Environment::default(),
+            known_window: AtomicU64::new(config_window),
+            known_model: Mutex::new(model_name),
+            hooks,
+            skills_cache: Mutex::new(HashMap::new()),
             turn_lock: tokio::sync::Mutex::new(()),
         }
     }
 
-    /// Creates a session in `cwd` (absolute): system prompt, skills, `sessionStart` hooks, and the
-    /// session file when sessions are enabled.
+    /// Sets where the user's folders are (skills, configuration).
+    pub fn with_env(mut self, env: Environment) -> Self {
+        self.env = env;
+        self
+    }
+
+    /// Creates a session in `cwd` (absolute): system prompt, skills, `sessionStart` hooks (in
+    /// the background), and the session file when sessions are enabled.
     pub async fn new_session(&self, cwd: PathBuf, frontend: &dyn Frontend) -> Session {
-        let _ = (&self.turn_lock, frontend);
-        Session {
-            id: String::new(),
+        let now = chrono::Local::now();
+        let (skills, warnings) = self.skills_for(&cwd);
+        let system = self.system_prompt(&cwd, &skills);
+        let mut s = Session {
+            id: crate::session::new_id(now),
             cwd,
-            created_at: String::new(),
-            history: Vec::new(),
+            created_at: crate::session::timestamp(now),
+            history: vec![Message::system(system)],
             usage: Usage::default(),
             last_measure: None,
             last_input: None,
@@ -121,8 +162,90 @@ impl Engine {
             allow_always: HashSet::new(),
             never: HashSet::new(),
             plan: Mutex::new(None),
-            skills: Arc::new(Catalogue::default()),
+            skills,
+            warnings,
+            start_hooks: None,
+        };
+        self.start_session_hooks(&mut s);
+        self.save(&s, frontend);
+        s
+    }
+
+    /// The skill catalogue of a cwd, read once per process.
+    fn skills_for(&self, cwd: &std::path::Path) -> (Arc<Catalogue>, Vec<String>) {
+        if let Ok(cache) = self.skills_cache.lock()
+            && let Some(hit) = cache.get(cwd)
+        {
+            return hit.clone();
         }
+        let dirs = SkillDirs {
+            cwd: cwd.to_path_buf(),
+            home: self.env.home.clone(),
+            xdg_config: self.env.xdg_config_home.clone(),
+            extra: self.config.skills.dirs.clone(),
+        };
+        let (cat, warnings) = Catalogue::load(&dirs);
+        let entry = (Arc::new(cat), warnings);
+        if let Ok(mut cache) = self.skills_cache.lock() {
+            cache.insert(cwd.to_path_buf(), entry.clone());
+        }
+        entry
+    }
+
+    fn start_session_hooks(&self, s: &mut Session) {
+        if !self.hooks.any(HookEvent::SessionStart, None) {
+            return;
+        }
+        let hooks = self.hooks.clone();
+        let (id, cwd) = (s.id.clone(), s.cwd.clone());
+        s.start_hooks = Some(tokio::spawn(async move {
+            let cancel = CancellationToken::new();
+            hooks
+                .run(
+                    HookEvent::SessionStart,
+                    serde_json::json!({}),
+                    None,
+                    &id,
+                    &cwd,
+                    &cancel,
+                )
+                .await
+        }));
+    }
+
+    /// Waits for the session's `sessionStart` hooks; their context joins the system prompt.
+    async fn await_session_hooks(&self, s: &mut Session, frontend: &dyn Frontend) {
+        let Some(handle) = s.start_hooks.take() else {
+            return;
+        };
+        let Ok(result) = handle.await else { return };
+        report_failures(&result, frontend);
+        for ctx in result.context {
+            if let Some(system) = s.history.first_mut() {
+                system.content.push('\n');
+                system.content.push_str(ctx.trim_end());
+                system.content.push('\n');
+            }
+        }
+    }
+
+    /// The system prompt of a session in `cwd`.
+    pub fn system_prompt(&self, cwd: &std::path::Path, skills: &Catalogue) -> String {
+        let date = chrono::Local::now().format("%Y-%m-%d").to_string();
+        let agents: Vec<(String, String)> = self
+            .config
+            .agents
+            .keys()
+            .map(|k| (k.clone(), String::new()))
+            .collect();
+        crate::prompt::system_prompt(&crate::prompt::SystemPromptInput {
+            title: &self.config.acp.title,
+            cwd,
+            date: &date,
+            skills: &skills.prompt_section(),
+            agents: &agents,
+            extra: &self.config.system_prompt,
+        })
     }
 
     /// Runs one prompt: the text after the front end's own flattening (acp-notes.md step 1).
@@ -137,42 +260,184 @@ impl Engine {
         frontend: &dyn Frontend,
         cancel: &CancellationToken,
     ) -> PromptOutcome {
-        let _ = (session, text, attached, frontend, cancel);
-        PromptOutcome {
-            stop: Err("not implemented".into()),
-            command: None,
-            recap: None,
-        }
+        // Turns are serialised process-wide; a prompt cancelled while it waits never runs.
+        let _turn = tokio::select! {
+            guard = self.turn_lock.lock() => guard,
+            () = cancel.cancelled() => {
+                return PromptOutcome { stop: Ok(StopReason::Cancelled), command: None, recap: Some(Recap::default()) };
+            }
+        };
+        self.await_session_hooks(session, frontend).await;
+        let outcome = self
+            .prompt_locked(session, text, attached, frontend, cancel)
+            .await;
+        self.save(session, frontend);
+        outcome
     }
 
-    /// Loads a saved session (`session/load`, `mm --resume`): validates the id, reads
-    /// `<cwd>/<sessions.dir>/<id>.json`, replaces its system prompt by the current one, restores
-    /// totals and plan, continues the `call_N` counter above the highest replayed ref, runs
-    /// `sessionStart` hooks. `Err` is the one-line explanation (invalid id, unknown id, unreadable
-    /// file).
-    pub async fn load_session(&self, cwd: PathBuf, id: &str, frontend: &dyn Frontend) -> Result<Session, String> {
-        let _ = (cwd, id, frontend);
-        Err("not implemented".into())
+    async fn prompt_locked(
+        &self,
+        s: &mut Session,
+        text: &str,
+        attached: &[PathBuf],
+        frontend: &dyn Frontend,
+        cancel: &CancellationToken,
+    ) -> PromptOutcome {
+        match text.trim() {
+            "/new" => return self.command_new(s, frontend),
+            "/compact" => return self.command_compact(s, frontend, cancel).await,
+            _ => {}
+        }
+        let commands: Vec<&str> = Self::commands().iter().map(|(n, _)| *n).collect();
+        let text = crate::skills::rewrite_slash(text, &s.skills, &commands)
+            .unwrap_or_else(|| text.to_string());
+        let mut full = text.clone();
+        for (path, is_dir) in crate::prompt::at_paths(&text, &s.cwd) {
+            if attached.contains(&path) {
+                continue;
+            }
+            full.push_str(&crate::prompt::attachment_line(&path, is_dir));
+            frontend.emit(Event::Attached(path));
+        }
+        let mut full = crate::skills::resolve_notation(&full, &s.skills);
+        if self.hooks.any(HookEvent::UserPromptSubmit, None) {
+            let input = serde_json::json!({"prompt": full});
+            let r = self
+                .hooks
+                .run(
+                    HookEvent::UserPromptSubmit,
+                    input,
+                    None,
+                    &s.id,
+                    &s.cwd,
+                    cancel,
+                )
+                .await;
+            report_failures(&r, frontend);
+            if let HookDecision::Deny(reason) = &r.decision {
+                let stop = if cancel.is_cancelled() {
+                    StopReason::Cancelled
+                } else {
+                    frontend.emit(Event::Notice(format!(
+                        "[prompt blocked by a hook: {reason}]"
+                    )));
+                    StopReason::EndTurn
+                };
+                frontend.emit(Event::ContextUsage(self.context_usage(s)));
+                return PromptOutcome {
+                    stop: Ok(stop),
+                    command: None,
+                    recap: Some(Recap::default()),
+                };
+            }
+            for ctx in r.context {
+                full.push('\n');
+                full.push_str(&ctx);
+            }
+        }
+        s.history.push(Message::user(full));
+        let end = self.run_turn(s, frontend, cancel).await;
+        if self.hooks.any(HookEvent::TurnEnd, None) {
+            let reason = match &end.stop {
+                Ok(r) => stop_reason_name(*r),
+                Err(_) => "error",
+            };
+            let input = serde_json::json!({"stopReason": reason});
+            let r = self
+                .hooks
+                .run(
+                    HookEvent::TurnEnd,
+                    input,
+                    None,
+                    &s.id,
+                    &s.cwd,
+                    &CancellationToken::new(),
+                )
+                .await;
+            report_failures(&r, frontend);
+        }
+        PromptOutcome {
+            stop: end.stop,
+            command: None,
+            recap: Some(end.recap),
+        }
     }
 
     /// How a stored tool call is shown (title, kind, locations), as the live tool would give
     /// it; an unknown tool: its name and `execute`. `arguments` that are not JSON go as a string.
-    pub fn describe_call(&self, name: &str, arguments: &str, cwd: &std::path::Path) -> crate::event::ToolCallStart {
-        let _ = cwd;
-        crate::event::ToolCallStart {
-            id: String::new(),
-            name: name.to_string(),
-            title: name.to_string(),
-            kind: crate::event::ToolKind::Execute,
-            raw_input: serde_json::Value::String(arguments.to_string()),
-            locations: Vec::new(),
+    pub fn describe_call(
+        &self,
+        name: &str,
+        arguments: &str,
+        cwd: &std::path::Path,
+    ) -> crate::event::ToolCallStart {
+        crate::tools::dispatch::describe(&self.tools, "", name, arguments, cwd)
+    }
+
+    /// The context in use: the larger of the last measure and the history's estimate. Uses the
+    /// window known so far (0 while detection runs).
+    pub fn context_usage(&self, session: &Session) -> ContextUsage {
+        let estimate = self.estimate(session);
+        let used = session.last_measure.unwrap_or(0).max(estimate);
+        ContextUsage {
+            used,
+            size: self.known_window.load(std::sync::atomic::Ordering::Relaxed),
         }
     }
 
-    /// The context in use: the larger of the last measure and the history's estimate.
-    pub fn context_usage(&self, session: &Session) -> ContextUsage {
-        let _ = session;
-        ContextUsage { used: 0, size: 0 }
+    /// The history's estimate: the request's characters over the measured ratio.
+    pub fn estimate(&self, session: &Session) -> u64 {
+        let request = crate::model::ChatRequest {
+            messages: crate::history::to_wire(&session.history),
+            tools: self
+                .tools
+                .iter()
+                .map(|t| crate::tools::wire_definition(t.as_ref()))
+                .collect(),
+            text_tool_names: Vec::new(),
+        };
+        let ratio = if session.chars_per_token > 0.0 {
+            session.chars_per_token
+        } else {
+            4.0
+        };
+        (turn::request_chars(&request) as f64 / ratio).round() as u64
+    }
+
+    /// The context window: configured, else probed (awaits detection), 0 when unknown.
+    pub async fn context_window(&self) -> u64 {
+        let w = if self.config.context_window > 0 {
+            self.config.context_window
+        } else {
+            self.model
+                .info()
+                .await
+                .map(|i| i.context_window)
+                .unwrap_or(0)
+        };
+        self.known_window
+            .store(w, std::sync::atomic::Ordering::Relaxed);
+        w
+    }
+
+    /// The cap on a tool result the model sees: `tools.maxOutput`, and a quarter of a known
+    /// window (in characters).
+    pub fn max_output(&self) -> usize {
+        let max = self.config.tools.max_output;
+        let window = self.known_window.load(std::sync::atomic::Ordering::Relaxed);
+        if window == 0 {
+            return max;
+        }
+        max.min((window as usize / 4) * 4)
+    }
+
+    /// The next `call_N` ref.
+    pub fn next_ref(&self) -> String {
+        let n = self
+            .call_counter
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+            + 1;
+        format!("call_{n}")
     }
 
     /// The slash commands this engine intercepts, with their descriptions.
@@ -184,5 +449,22 @@ impl Engine {
                 "Compress the history now, keeping the last turns",
             ),
         ]
+    }
+}
+
+/// The `stopReason` name hooks receive.
+pub fn stop_reason_name(r: StopReason) -> &'static str {
+    match r {
+        StopReason::EndTurn => "end_turn",
+        StopReason::MaxTokens => "max_tokens",
+        StopReason::MaxTurnRequests => "max_turn_requests",
+        StopReason::Cancelled => "cancelled",
+    }
+}
+
+/// Hook failures are logged by the front end, and the session goes on.
+pub(crate) fn report_failures(r: &HookResult, frontend: &dyn Frontend) {
+    for f in &r.failures {
+        frontend.emit(Event::Warning(f.clone()));
     }
 }

@@ -1,1 +1,452 @@
-//! TODO
+//! Finding the server, its model and its context window (engine.md): probes with short timeouts
+//! that never fail loudly, since each server exposes a different subset of endpoints.
+
+use std::time::Duration;
+
+use futures::future::join_all;
+use serde_json::{Value, json};
+
+use super::ModelError;
+
+/// How long one probe may take.
+pub const PROBE_TIMEOUT: Duration = Duration::from_millis(1500);
+
+/// The kind of server behind the URL (for the context-window probe and the banner's hints).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ServerKind {
+    LlamaCpp,
+    Ollama,
+    LmStudio,
+    DockerModelRunner,
+    Vllm,
+    Unknown,
+}
+
+impl ServerKind {
+    pub fn label(self) -> &'static str {
+        match self {
+            ServerKind::LlamaCpp => "llama.cpp",
+            ServerKind::Ollama => "Ollama",
+            ServerKind::LmStudio => "LM Studio",
+            ServerKind::DockerModelRunner => "Docker Model Runner",
+            ServerKind::Vllm => "vLLM",
+            ServerKind::Unknown => "an OpenAI-compatible server",
+        }
+    }
+
+    /// Servers that load models on demand, whose window is known only once the model is loaded.
+    pub fn loads_on_demand(self) -> bool {
+        matches!(self, ServerKind::Ollama | ServerKind::LmStudio)
+    }
+}
+
+/// The window under which the banner warns that an agent will struggle.
+pub const SMALL_WINDOW: u64 = 16_384;
+
+/// How to raise the context window on that server (the banner's hint for a small window).
+pub fn raise_window_hint(kind: ServerKind) -> &'static str {
+    match kind {
+        ServerKind::LlamaCpp => "restart llama-server with a larger context, e.g. `-c 32768`",
+        ServerKind::Ollama => {
+            "start Ollama with `OLLAMA_CONTEXT_LENGTH=32768 ollama serve` (or set `num_ctx` in a Modelfile)"
+        }
+        ServerKind::LmStudio => {
+            "reload the model with a larger context length, e.g. `lms load <model> --context-length 32768`"
+        }
+        ServerKind::DockerModelRunner => {
+            "configure the model with a larger context, e.g. `docker model configure --context-size 32768 <model>`"
+        }
+        ServerKind::Vllm => "restart vLLM with a larger `--max-model-len`",
+        ServerKind::Unknown => "raise the context size in your model server's settings",
+    }
+}
+
+/// The line the banner shows when the window is known and small; `None` otherwise.
+pub fn small_window_warning(context_window: u64, kind: ServerKind) -> Option<String> {
+    (context_window > 0 && context_window < SMALL_WINDOW).then(|| {
+        format!(
+            "context window {context_window} tokens is small for an agent: {}",
+            raise_window_hint(kind)
+        )
+    })
+}
+
+/// The well-known local addresses, in the order they are preferred.
+pub fn default_candidates() -> Vec<(ServerKind, String)> {
+    vec![
+        (ServerKind::LlamaCpp, "http://127.0.0.1:8080/v1".into()),
+        (ServerKind::Ollama, "http://127.0.0.1:11434/v1".into()),
+        (ServerKind::LmStudio, "http://127.0.0.1:1234/v1".into()),
+        (
+            ServerKind::DockerModelRunner,
+            "http://127.0.0.1:12434/engines/v1".into(),
+        ),
+        (ServerKind::Vllm, "http://127.0.0.1:8000/v1".into()),
+    ]
+}
+
+/// The base URL without its trailing `/v1` (or `/engines/v1`): where the native endpoints live.
+pub fn server_root(url: &str) -> String {
+    let url = url.trim_end_matches('/');
+    let root = url
+        .strip_suffix("/engines/v1")
+        .or_else(|| url.strip_suffix("/v1"))
+        .unwrap_or(url);
+    root.to_string()
+}
+
+/// What detection found.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Detected {
+    /// Base URL, without a trailing slash.
+    pub url: String,
+    pub root: String,
+    pub name: String,
+    pub kind: ServerKind,
+    /// The `/models` listing, when the server gave one.
+    pub models: Value,
+}
+
+/// GET/POST helpers that answer `None` for anything but a 200 with JSON.
+#[derive(Debug, Clone)]
+pub struct Prober {
+    pub http: reqwest::Client,
+    pub api_key: String,
+    pub timeout: Duration,
+}
+
+impl Prober {
+    async fn send(&self, request: reqwest::RequestBuilder) -> Option<Value> {
+        let mut request = request.timeout(self.timeout);
+        if !self.api_key.is_empty() {
+            request = request.bearer_auth(&self.api_key);
+        }
+        let response = request.send().await.ok()?;
+        if !response.status().is_success() {
+            return None;
+        }
+        response.json::<Value>().await.ok()
+    }
+
+    pub async fn get(&self, url: &str) -> Option<Value> {
+        self.send(self.http.get(url)).await
+    }
+
+    pub async fn post(&self, url: &str, body: &Value) -> Option<Value> {
+        self.send(self.http.post(url).json(body)).await
+    }
+
+    /// `GET {url}/models` when it answers a `data` array.
+    async fn list_models(&self, url: &str) -> Option<Value> {
+        self.get(&format!("{url}/models"))
+            .await
+            .filter(|v| v.get("data").is_some_and(Value::is_array))
+    }
+}
+
+impl Prober {
+    /// `GET {url}/models`, saying why it failed.
+    async fn list_models_checked(&self, url: &str) -> Result<Value, String> {
+        let mut request = self.http.get(format!("{url}/models")).timeout(self.timeout);
+        if !self.api_key.is_empty() {
+            request = request.bearer_auth(&self.api_key);
+        }
+        let response = request
+            .send()
+            .await
+            .map_err(|e| super::openai::describe_error(&e).0)?;
+        let status = response.status().as_u16();
+        if status != 200 {
+            return Err(format!("GET /models answered {status}"));
+        }
+        response
+            .json::<Value>()
+            .await
+            .ok()
+            .filter(|v| v.get("data").is_some_and(Value::is_array))
+            .ok_or_else(|| "GET /models did not answer a model list".to_string())
+    }
+}
+
+fn no_server_message(candidates: &[(ServerKind, String)]) -> String {
+    let tried: Vec<String> = candidates
+        .iter()
+        .map(|(kind, url)| format!("{url} ({})", kind.label()))
+        .collect();
+    format!(
+        "no model server found (tried {}); start one, e.g. `llama-server -m model.gguf --port 8080 --jinja` or `ollama serve`, or set MM_MODEL_URL / --url",
+        tried.join(", ")
+    )
+}
+
+/// Probes the candidates at once and takes the first, in their order, that lists models.
+pub async fn find_server(
+    prober: &Prober,
+    candidates: &[(ServerKind, String)],
+) -> Result<(ServerKind, String, Value), ModelError> {
+    let listings = join_all(candidates.iter().map(|(_, url)| prober.list_models(url))).await;
+    candidates
+        .iter()
+        .zip(listings)
+        .find_map(|((kind, url), listing)| listing.map(|l| (*kind, url.clone(), l)))
+        .ok_or_else(|| ModelError::NoServer(no_server_message(candidates)))
+}
+
+/// What kind of server a configured URL points at.
+async fn identify(prober: &Prober, url: &str, root: &str, models: &Value) -> ServerKind {
+    if url.ends_with("/engines/v1") {
+        return ServerKind::DockerModelRunner;
+    }
+    let owners: Vec<&str> = model_list(models)
+        .iter()
+        .filter_map(|m| m.get("owned_by").and_then(Value::as_str))
+        .collect();
+    if owners.contains(&"vllm") {
+        return ServerKind::Vllm;
+    }
+    if owners.contains(&"llamacpp") {
+        return ServerKind::LlamaCpp;
+    }
+    let (props_url, version_url, lms_url) = (
+        format!("{root}/props"),
+        format!("{root}/api/version"),
+        format!("{root}/api/v0/models"),
+    );
+    let (props, version, lms) = tokio::join!(
+        prober.get(&props_url),
+        prober.get(&version_url),
+        prober.get(&lms_url),
+    );
+    if props.is_some_and(|p| p.get("default_generation_settings").is_some()) {
+        ServerKind::LlamaCpp
+    } else if version.is_some_and(|v| v.get("version").is_some()) {
+        ServerKind::Ollama
+    } else if lms.is_some_and(|v| v.get("data").is_some_and(Value::is_array)) {
+        ServerKind::LmStudio
+    } else {
+        ServerKind::Unknown
+    }
+}
+
+fn model_list(models: &Value) -> &[Value] {
+    models
+        .get("data")
+        .and_then(Value::as_array)
+        .map(Vec::as_slice)
+        .unwrap_or(&[])
+}
+
+fn str_field<'a>(v: &'a Value, key: &str) -> Option<&'a str> {
+    v.get(key).and_then(Value::as_str)
+}
+
+/// The model the server has loaded (Ollama, LM Studio), when it says.
+async fn loaded_model(prober: &Prober, kind: ServerKind, root: &str) -> Option<String> {
+    match kind {
+        ServerKind::Ollama => {
+            let ps = prober.get(&format!("{root}/api/ps")).await?;
+            let first = ps.get("models")?.as_array()?.first()?;
+            str_field(first, "name")
+                .or_else(|| str_field(first, "model"))
+                .map(str::to_string)
+        }
+        ServerKind::LmStudio => {
+            let list = prober.get(&format!("{root}/api/v0/models")).await?;
+            model_list(&list)
+                .iter()
+                .find(|m| {
+                    str_field(m, "state") == Some("loaded")
+                        && str_field(m, "type") != Some("embeddings")
+                })
+                .and_then(|m| str_field(m, "id"))
+                .map(str::to_string)
+        }
+        ServerKind::LlamaCpp
+        | ServerKind::DockerModelRunner
+        | ServerKind::Vllm
+        | ServerKind::Unknown => None,
+    }
+}
+
+/// Finds the server (unless configured), its kind and the model to use.
+pub async fn detect(
+    prober: &Prober,
+    configured_url: &str,
+    configured_name: &str,
+    candidates: &[(ServerKind, String)],
+) -> Result<Detected, ModelError> {
+    let (kind, url, models) = if configured_url.trim().is_empty() {
+        find_server(prober, candidates).await?
+    } else {
+        let url = configured_url.trim().trim_end_matches('/').to_string();
+        let models = match prober.list_models_checked(&url).await {
+            Ok(models) => models,
+            // Without a listing there is no model to pick: fail now (not cached, so the next
+            // call tries again) rather than send requests for an empty model name.
+            Err(reason) if configured_name.is_empty() => {
+                return Err(ModelError::Unreachable { url, reason });
+            }
+            Err(_) => Value::Null,
+        };
+        let kind = identify(prober, &url, &server_root(&url), &models).await;
+        (kind, url, models)
+    };
+    let root = server_root(&url);
+    let name = if !configured_name.is_empty() {
+        configured_name.to_string()
+    } else if let Some(loaded) = loaded_model(prober, kind, &root).await {
+        loaded
+    } else {
+        model_list(&models)
+            .iter()
+            .filter_map(|m| str_field(m, "id"))
+            .find(|id| !id.to_ascii_lowercase().contains("embed"))
+            .unwrap_or("")
+            .to_string()
+    };
+    Ok(Detected {
+        url,
+        root,
+        name,
+        kind,
+        models,
+    })
+}
+
+fn positive(v: Option<&Value>) -> Option<u64> {
+    v.and_then(Value::as_u64).filter(|&n| n > 0)
+}
+
+/// The window as the `/models` listing tells it (llama.cpp `meta.n_ctx`, vLLM `max_model_len`).
+fn window_from_listing(models: &Value, name: &str) -> Option<u64> {
+    let list = model_list(models);
+    let window = |m: &Value| {
+        positive(m.get("meta").and_then(|meta| meta.get("n_ctx")))
+            .or_else(|| positive(m.get("max_model_len")))
+    };
+    list.iter()
+        .find(|m| str_field(m, "id") == Some(name))
+        .and_then(window)
+        .or_else(|| list.iter().find_map(window))
+}
+
+/// The context window of the detected model, 0 when no probe tells.
+pub async fn probe_context_window(prober: &Prober, detected: &Detected) -> u64 {
+    let root = &detected.root;
+    let name = detected.name.as_str();
+    let probed = match detected.kind {
+        ServerKind::LlamaCpp | ServerKind::Unknown | ServerKind::DockerModelRunner => {
+            let props = prober.get(&format!("{root}/props")).await;
+            props
+                .and_then(|p| {
+                    positive(
+                        p.get("default_generation_settings")
+                            .and_then(|d| d.get("n_ctx")),
+                    )
+                })
+                .or_else(|| window_from_listing(&detected.models, name))
+        }
+        ServerKind::Vllm => window_from_listing(&detected.models, name),
+        ServerKind::Ollama => {
+            let allocated = prober.get(&format!("{root}/api/ps")).await.and_then(|ps| {
+                let models = ps.get("models")?.as_array()?.clone();
+                models
+                    .iter()
+                    .find(|m| {
+                        str_field(m, "name") == Some(name) || str_field(m, "model") == Some(name)
+                    })
+                    .and_then(|m| positive(m.get("context_length")))
+            });
+            match allocated {
+                Some(n) => Some(n),
+                None => prober
+                    .post(&format!("{root}/api/show"), &json!({ "model": name }))
+                    .await
+                    .and_then(|show| ollama_max_context(&show)),
+            }
+        }
+        ServerKind::LmStudio => {
+            prober
+                .get(&format!("{root}/api/v0/models"))
+                .await
+                .and_then(|list| {
+                    let entry = model_list(&list)
+                        .iter()
+                        .find(|m| str_field(m, "id") == Some(name))?
+                        .clone();
+                    positive(entry.get("loaded_context_length"))
+                        .or_else(|| positive(entry.get("max_context_length")))
+                })
+        }
+    };
+    probed.unwrap_or(0)
+}
+
+/// `model_info.<arch>.context_length` of Ollama's `/api/show`.
+fn ollama_max_context(show: &Value) -> Option<u64> {
+    let info = show.get("model_info")?.as_object()?;
+    if let Some(arch) = info.get("general.architecture").and_then(Value::as_str)
+        && let Some(n) = positive(info.get(&format!("{arch}.context_length")))
+    {
+        return Some(n);
+    }
+    info.iter()
+        .find(|(k, _)| k.ends_with(".context_length"))
+        .and_then(|(_, v)| positive(Some(v)))
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used)]
+mod tests {
+    use super::*;
+    use pretty_assertions::assert_eq;
+
+    #[test]
+    fn server_root_drops_the_openai_suffix() {
+        assert_eq!(
+            server_root("http://127.0.0.1:8080/v1"),
+            "http://127.0.0.1:8080"
+        );
+        assert_eq!(
+            server_root("http://127.0.0.1:8080/v1/"),
+            "http://127.0.0.1:8080"
+        );
+        assert_eq!(
+            server_root("http://127.0.0.1:12434/engines/v1"),
+            "http://127.0.0.1:12434"
+        );
+        assert_eq!(server_root("http://host:9000/api"), "http://host:9000/api");
+    }
+
+    #[test]
+    fn ollama_show_context_uses_the_architecture_key() {
+        let show = json!({"model_info": {"general.architecture": "qwen3", "qwen3.context_length": 40960, "general.parameter_count": 8}});
+        assert_eq!(ollama_max_context(&show), Some(40960));
+    }
+
+    #[test]
+    fn listing_windows_from_llamacpp_meta_and_vllm() {
+        let llama = json!({"data": [{"id": "m.gguf", "owned_by": "llamacpp", "meta": {"n_ctx": 8192, "n_ctx_train": 40960}}]});
+        assert_eq!(window_from_listing(&llama, "other"), Some(8192));
+        let vllm = json!({"data": [{"id": "a", "max_model_len": 4096}, {"id": "b", "max_model_len": 32768}]});
+        assert_eq!(window_from_listing(&vllm, "b"), Some(32768));
+    }
+
+    #[test]
+    fn small_window_warning_names_the_fix_for_the_server() {
+        assert_eq!(
+            small_window_warning(4096, ServerKind::Ollama).unwrap(),
+            "context window 4096 tokens is small for an agent: start Ollama with `OLLAMA_CONTEXT_LENGTH=32768 ollama serve` (or set `num_ctx` in a Modelfile)"
+        );
+        assert_eq!(small_window_warning(0, ServerKind::Ollama), None);
+        assert_eq!(small_window_warning(32768, ServerKind::LlamaCpp), None);
+    }
+
+    #[test]
+    fn no_server_message_says_what_was_tried_and_what_to_do() {
+        assert_eq!(
+            no_server_message(&default_candidates()[..2]),
+            "no model server found (tried http://127.0.0.1:8080/v1 (llama.cpp), http://127.0.0.1:11434/v1 (Ollama)); start one, e.g. `llama-server -m model.gguf --port 8080 --jinja` or `ollama serve`, or set MM_MODEL_URL / --url"
+        );
+    }
+}

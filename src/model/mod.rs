@@ -106,4 +106,10 @@ pub trait ModelClient: Send + Sync {
 
     /// Waits for detection (server, model, context window) and returns what is known.
     async fn info(&self) -> Result<ModelInfo, ModelError>;
+
+    /// Which server detection found (the banner's hint for a small window,
+    /// `detect::small_window_warning`); `Unknown` when not known.
+    async fn server_kind(&self) -> detect::ServerKind {
+        detect::ServerKind::Unknown
+    }
 }

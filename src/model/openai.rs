@@ -1,1 +1,646 @@
-//! TODO
+//! The OpenAI-compatible client: one persistent HTTP client, detection in the background, streamed
+//! Chat Completions parsed as the bytes arrive, retries for a loading or restarting server, and
+//! every wait raced against cancellation.
+
+use std::error::Error as _;
+use std::future::Future;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, OnceLock};
+use std::time::{Duration, Instant};
+
+use async_trait::async_trait;
+use futures::StreamExt;
+use serde_json::{Value, json};
+use tokio_util::sync::CancellationToken;
+
+use super::detect::{self, Detected, Prober, ServerKind};
+use super::sse::{ChunkAccumulator, SseEvent, SseParser, parse_usage, truncate_chars};
+use super::{ChatRequest, ModelClient, ModelError, ModelInfo, ModelResponse, StreamEvent};
+use crate::config::ModelConfig;
+
+const MAX_TRIES: u32 = 5;
+const RETRY_BUDGET: Duration = Duration::from_secs(30);
+const MESSAGE_MAX: usize = 200;
+/// After `[DONE]`, how long to wait for the body's end so the connection can be reused.
+const DRAIN_AFTER_DONE: Duration = Duration::from_millis(200);
+
+/// What tests (and nothing else) change.
+#[derive(Debug, Clone)]
+pub struct ClientOptions {
+    /// The addresses probed when no URL is configured.
+    pub candidates: Vec<(ServerKind, String)>,
+    /// The first retry's wait; it doubles.
+    pub retry_base: Duration,
+    pub probe_timeout: Duration,
+}
+
+impl Default for ClientOptions {
+    fn default() -> Self {
+        Self {
+            candidates: detect::default_candidates(),
+            retry_base: Duration::from_millis(500),
+            probe_timeout: detect::PROBE_TIMEOUT,
+        }
+    }
+}
+
+pub struct OpenAiClient {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    config: ModelConfig,
+    window_override: u64,
+    options: ClientOptions,
+    http: OnceLock<reqwest::Client>,
+    detected: tokio::sync::OnceCell<Detected>,
+    /// 0 while unknown.
+    context_window: AtomicU64,
+    reprobed: AtomicBool,
+}
+
+impl OpenAiClient {
+    /// `context_window_override` non-zero: the window, never probed. Detection starts in the
+    /// background when a Tokio runtime is running (otherwise at the first call).
+    pub fn new(model_config: &ModelConfig, context_window_override: u64) -> Self {
+        Self::with_options(
+            model_config,
+            context_window_override,
+            ClientOptions::default(),
+        )
+    }
+
+    pub fn with_options(
+        model_config: &ModelConfig,
+        context_window_override: u64,
+        options: ClientOptions,
+    ) -> Self {
+        let inner = Arc::new(Inner {
+            config: model_config.clone(),
+            window_override: context_window_override,
+            options,
+            http: OnceLock::new(),
+            detected: tokio::sync::OnceCell::new(),
+            context_window: AtomicU64::new(context_window_override),
+            reprobed: AtomicBool::new(false),
+        });
+        if let Ok(runtime) = tokio::runtime::Handle::try_current() {
+            let background = Arc::clone(&inner);
+            runtime.spawn(async move {
+                let _ = background.detection().await;
+            });
+        }
+        Self { inner }
+    }
+
+    /// The server kind detection found (`Unknown` until it is done or when it failed).
+    pub fn detected_kind(&self) -> ServerKind {
+        self.inner
+            .detected
+            .get()
+            .map_or(ServerKind::Unknown, |d| d.kind)
+    }
+}
+
+/// A future raced against cancellation.
+async fn or_cancel<T>(
+    cancel: &CancellationToken,
+    future: impl Future<Output = T>,
+) -> Result<T, ModelError> {
+    tokio::select! {
+        biased;
+        () = cancel.cancelled() => Err(ModelError::Cancelled),
+        value = future => Ok(value),
+    }
+}
+
+fn is_loopback(url: &str) -> bool {
+    let rest = url.split_once("://").map_or(url, |(_, r)| r);
+    ["127.", "localhost", "[::1]", "0.0.0.0"]
+        .iter()
+        .any(|p| rest.starts_with(p))
+}
+
+/// A short reason for a transport error, and whether it is worth retrying (the server is not
+/// there yet, or dropped a kept-alive connection).
+pub(crate) fn describe_error(error: &reqwest::Error) -> (String, bool) {
+    let mut source: Option<&(dyn std::error::Error + 'static)> = error.source();
+    let mut innermost = error.to_string();
+    while let Some(e) = source {
+        if let Some(io) = e.downcast_ref::<std::io::Error>() {
+            use std::io::ErrorKind;
+            let known = match io.kind() {
+                ErrorKind::ConnectionRefused => Some(("connection refused", true)),
+                ErrorKind::ConnectionReset => Some(("connection reset", true)),
+                ErrorKind::ConnectionAborted => Some(("connection aborted", true)),
+                ErrorKind::BrokenPipe => Some(("connection closed", true)),
+                ErrorKind::UnexpectedEof => Some(("connection closed", true)),
+                ErrorKind::TimedOut => Some(("timed out", false)),
+                _ => None,
+            };
+            if let Some((reason, retry)) = known {
+                return (reason.to_string(), retry);
+            }
+        }
+        innermost = e.to_string();
+        source = e.source();
+    }
+    if innermost.contains("connection closed before message completed") {
+        return ("connection closed".to_string(), true);
+    }
+    if error.is_timeout() {
+        return ("timed out".to_string(), false);
+    }
+    (innermost, false)
+}
+
+/// The server's message: `error.message`, else `error` when a string, else `message`, else the
+/// body's first line; at most 200 characters.
+pub fn server_message(body: &str) -> String {
+    let parsed: Option<Value> = serde_json::from_str(body).ok();
+    let from_json = parsed.as_ref().and_then(|v| {
+        let error = v.get("error");
+        error
+            .and_then(|e| e.get("message"))
+            .and_then(Value::as_str)
+            .or_else(|| error.and_then(Value::as_str))
+            .or_else(|| v.get("message").and_then(Value::as_str))
+            .map(str::to_string)
+    });
+    let message = from_json.unwrap_or_else(|| body.lines().next().unwrap_or("").trim().to_string());
+    truncate_chars(&message, MESSAGE_MAX)
+}
+
+/// An HTTP error as the user sees it; a request too long for the context is told apart.
+pub fn http_error(status: u16, body: &str) -> ModelError {
+    let message = server_message(body);
+    let parsed: Value = serde_json::from_str(body).unwrap_or(Value::Null);
+    let error = parsed.get("error").unwrap_or(&parsed);
+    let field = |key: &str| error.get(key).and_then(Value::as_str).unwrap_or("");
+    let lower = message.to_ascii_lowercase();
+    let exceeded = field("type") == "exceed_context_size_error"
+        || field("code") == "context_length_exceeded"
+        || lower.contains("maximum context length")
+        || lower.contains("exceeds the available context size");
+    if !exceeded {
+        return ModelError::Http { status, message };
+    }
+    let n_ctx = error
+        .get("n_ctx")
+        .and_then(Value::as_u64)
+        .or_else(|| number_after(&lower, "maximum context length is "));
+    ModelError::ContextExceeded {
+        status,
+        message,
+        n_ctx,
+    }
+}
+
+fn number_after(text: &str, prefix: &str) -> Option<u64> {
+    let rest = &text[text.find(prefix)? + prefix.len()..];
+    let digits: String = rest.chars().take_while(char::is_ascii_digit).collect();
+    digits.parse().ok()
+}
+
+/// A whole (non-streamed) completion as one chunk, so it goes through the same accumulator.
+fn completion_as_chunk(completion: &Value) -> Value {
+    let mut message = completion
+        .get("choices")
+        .and_then(|c| c.get(0))
+        .and_then(|c| c.get("message"))
+        .cloned()
+        .unwrap_or(Value::Null);
+    if let Some(calls) = message.get_mut("tool_calls").and_then(Value::as_array_mut) {
+        for (index, call) in calls.iter_mut().enumerate() {
+            if let Some(call) = call.as_object_mut() {
+                call.insert("index".into(), json!(index));
+            }
+        }
+    }
+    let finish = completion
+        .get("choices")
+        .and_then(|c| c.get(0))
+        .and_then(|c| c.get("finish_reason"))
+        .cloned()
+        .unwrap_or(Value::Null);
+    json!({
+        "choices": [{"index": 0, "delta": message, "finish_reason": finish}],
+        "usage": completion.get("usage").cloned().unwrap_or(Value::Null),
+    })
+}
+
+impl Inner {
+    fn http(&self) -> Result<&reqwest::Client, ModelError> {
+        if let Some(client) = self.http.get() {
+            return Ok(client);
+        }
+        let mut builder = reqwest::Client::builder()
+            .use_rustls_tls()
+            .tcp_nodelay(true)
+            .pool_idle_timeout(Duration::from_secs(90));
+        // A proxy from the environment must not capture a server on this machine.
+        if self.config.url.trim().is_empty() || is_loopback(self.config.url.trim()) {
+            builder = builder.no_proxy();
+        }
+        let client = builder.build().map_err(|e| ModelError::Unreachable {
+            url: self.config.url.clone(),
+            reason: format!("cannot create the HTTP client: {e}"),
+        })?;
+        let _ = self.http.set(client);
+        self.http.get().ok_or_else(|| ModelError::Unreachable {
+            url: self.config.url.clone(),
+            reason: "cannot create the HTTP client".into(),
+        })
+    }
+
+    fn prober(&self) -> Result<Prober, ModelError> {
+        Ok(Prober {
+            http: self.http()?.clone(),
+            api_key: self.config.api_key.clone(),
+            timeout: self.options.probe_timeout,
+        })
+    }
+
+    /// Server, model and window: done once (a failure is not kept, so a server started later
+    /// is found by the next call).
+    async fn detection(&self) -> Result<&Detected, ModelError> {
+        self.detected
+            .get_or_try_init(|| async {
+                let prober = self.prober()?;
+                let detected = detect::detect(
+                    &prober,
+                    &self.config.url,
+                    &self.config.name,
+                    &self.options.candidates,
+                )
+                .await?;
+                if self.window_override == 0 {
+                    let window = detect::probe_context_window(&prober, &detected).await;
+                    self.context_window.store(window, Ordering::Relaxed);
+                }
+                tracing::debug!(url = %detected.url, model = %detected.name, kind = ?detected.kind, "model server detected");
+                Ok(detected)
+            })
+            .await
+    }
+
+    fn body(&self, model: &str, messages: &[Value], tools: &[Value], stream: bool) -> Value {
+        let mut body = serde_json::Map::new();
+        body.insert("model".into(), json!(model));
+        body.insert("messages".into(), json!(messages));
+        if !tools.is_empty() {
+            body.insert("tools".into(), json!(tools));
+        }
+        body.insert("stream".into(), json!(stream));
+        if stream {
+            body.insert("stream_options".into(), json!({"include_usage": true}));
+        }
+        if let Some(t) = self.config.temperature {
+            body.insert("temperature".into(), json!(t));
+        }
+        if let Some(n) = self.config.max_tokens {
+            body.insert("max_tokens".into(), json!(n));
+        }
+        Value::Object(body)
+    }
+
+    fn idle(&self) -> Duration {
+        Duration::from_secs(self.config.request_timeout.max(1))
+    }
+
+    fn timeout_error(&self) -> ModelError {
+        ModelError::Timeout {
+            secs: self.config.request_timeout,
+        }
+    }
+
+    /// Sends the request until it gets a successful answer, retrying what a loading or
+    /// restarting server causes.
+    async fn send(
+        &self,
+        base_url: &str,
+        body: &Value,
+        cancel: &CancellationToken,
+    ) -> Result<reqwest::Response, ModelError> {
+        let http = self.http()?;
+        let url = format!("{base_url}/chat/completions");
+        let started = Instant::now();
+        let mut backoff = self.options.retry_base;
+        let mut tries = 0;
+        loop {
+            tries += 1;
+            let mut request = http.post(&url).json(body);
+            if !self.config.api_key.is_empty() {
+                request = request.bearer_auth(&self.config.api_key);
+            }
+            let sent = or_cancel(cancel, tokio::time::timeout(self.idle(), request.send())).await?;
+            let (error, wait) = match sent {
+                Err(_) => return Err(self.timeout_error()),
+                Ok(Err(e)) => {
+                    let (reason, retry) = describe_error(&e);
+                    let error = ModelError::Unreachable {
+                        url: base_url.to_string(),
+                        reason,
+                    };
+                    (error, retry.then_some(backoff))
+                }
+                Ok(Ok(response)) if response.status().is_success() => return Ok(response),
+                Ok(Ok(response)) => {
+                    let status = response.status().as_u16();
+                    let retry_after = response
+                        .headers()
+                        .get(reqwest::header::RETRY_AFTER)
+                        .and_then(|v| v.to_str().ok())
+                        .and_then(|v| v.trim().parse::<u64>().ok())
+                        .map(Duration::from_secs);
+                    let text =
+                        or_cancel(cancel, tokio::time::timeout(self.idle(), response.text()))
+                            .await?
+                            .map_err(|_| self.timeout_error())?
+                            .unwrap_or_default();
+                    let wait = match status {
+                        503 => Some(backoff),
+                        429 => Some(retry_after.unwrap_or(backoff)),
+                        _ => None,
+                    };
+                    (http_error(status, &text), wait)
+                }
+            };
+            let Some(wait) = wait else {
+                return Err(error);
+            };
+            if tries >= MAX_TRIES || started.elapsed() + wait > RETRY_BUDGET {
+                return Err(error);
+            }
+            tracing::debug!(%error, ?wait, tries, "model call failed, retrying");
+            or_cancel(cancel, tokio::time::sleep(wait)).await?;
+            backoff *= 2;
+        }
+    }
+
+    /// Reads the answer as it streams; the response is complete only with `[DONE]` or a
+    /// `finish_reason`.
+    async fn read_stream(
+        &self,
+        response: reqwest::Response,
+        text_tool_names: &[String],
+        on_event: &(dyn Fn(StreamEvent) + Send + Sync),
+        cancel: &CancellationToken,
+    ) -> Result<ModelResponse, ModelError> {
+        let is_json = response
+            .headers()
+            .get(reqwest::header::CONTENT_TYPE)
+            .and_then(|v| v.to_str().ok())
+            .is_some_and(|v| v.starts_with("application/json"));
+        let mut parser = SseParser::new();
+        let mut acc = ChunkAccumulator::new(text_tool_names);
+        let mut stream = response.bytes_stream();
+        let mut bytes: u64 = 0;
+        let mut body = Vec::new();
+        let mut done = false;
+        let feed = |acc: &mut ChunkAccumulator, event: &SseEvent, bytes: u64| {
+            let events = acc.feed(event).map_err(|e| match e {
+                ModelError::StreamBroke { reason, .. } => ModelError::StreamBroke { bytes, reason },
+                other => other,
+            })?;
+            for event in events {
+                on_event(event);
+            }
+            Ok::<(), ModelError>(())
+        };
+        while !done {
+            let next = or_cancel(cancel, tokio::time::timeout(self.idle(), stream.next())).await?;
+            match next {
+                Err(_) => return Err(self.timeout_error()),
+                Ok(None) => break,
+                Ok(Some(Err(e))) => {
+                    return Err(ModelError::StreamBroke {
+                        bytes,
+                        reason: describe_error(&e).0,
+                    });
+                }
+                Ok(Some(Ok(chunk))) => {
+                    bytes += chunk.len() as u64;
+                    if is_json {
+                        body.extend_from_slice(&chunk);
+                        continue;
+                    }
+                    for event in parser.feed(&chunk) {
+                        done |= event == SseEvent::Done;
+                        feed(&mut acc, &event, bytes)?;
+                    }
+                }
+            }
+        }
+        if done {
+            // Reading the body's end lets the connection go back to the pool.
+            let _ = or_cancel(
+                cancel,
+                tokio::time::timeout(DRAIN_AFTER_DONE, stream.next()),
+            )
+            .await;
+        } else if is_json {
+            let completion: Value = serde_json::from_slice(&body).map_err(|_| {
+                ModelError::Malformed(truncate_chars(&String::from_utf8_lossy(&body), 120))
+            })?;
+            feed(
+                &mut acc,
+                &SseEvent::Data(completion_as_chunk(&completion).to_string()),
+                bytes,
+            )?;
+            feed(&mut acc, &SseEvent::Done, bytes)?;
+        } else if let Some(event) = parser.finish() {
+            feed(&mut acc, &event, bytes)?;
+        }
+        if !acc.is_complete() {
+            return Err(ModelError::StreamBroke {
+                bytes,
+                reason: "the server closed the stream before the answer was complete".into(),
+            });
+        }
+        let (tail, response) = acc.finish();
+        for event in tail {
+            on_event(event);
+        }
+        Ok(response)
+    }
+
+    /// After an answer: a window learnt from the error, or probed again once the model is loaded.
+    async fn learn_window(&self, detected: &Detected, result: &Result<ModelResponse, ModelError>) {
+        if self.window_override != 0 {
+            return;
+        }
+        match result {
+            Err(ModelError::ContextExceeded {
+                n_ctx: Some(n_ctx), ..
+            }) => {
+                let _ = self.context_window.compare_exchange(
+                    0,
+                    *n_ctx,
+                    Ordering::Relaxed,
+                    Ordering::Relaxed,
+                );
+            }
+            Ok(_)
+                if detected.kind.loads_on_demand()
+                    && !self.reprobed.swap(true, Ordering::Relaxed) =>
+            {
+                if let Ok(prober) = self.prober() {
+                    let window = detect::probe_context_window(&prober, detected).await;
+                    if window > 0 {
+                        self.context_window.store(window, Ordering::Relaxed);
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
+#[async_trait]
+impl ModelClient for OpenAiClient {
+    async fn chat(
+        &self,
+        request: &ChatRequest,
+        on_event: &(dyn Fn(StreamEvent) + Send + Sync),
+        cancel: &CancellationToken,
+    ) -> Result<ModelResponse, ModelError> {
+        let inner = &self.inner;
+        let detected = or_cancel(cancel, inner.detection()).await??;
+        let body = inner.body(&detected.name, &request.messages, &request.tools, true);
+        let result = async {
+            let response = inner.send(&detected.url, &body, cancel).await?;
+            inner
+                .read_stream(response, &request.text_tool_names, on_event, cancel)
+                .await
+        }
+        .await;
+        if !cancel.is_cancelled() {
+            inner.learn_window(detected, &result).await;
+        }
+        result
+    }
+
+    async fn complete(
+        &self,
+        messages: Vec<Value>,
+        cancel: &CancellationToken,
+    ) -> Result<ModelResponse, ModelError> {
+        let inner = &self.inner;
+        let detected = or_cancel(cancel, inner.detection()).await??;
+        let body = inner.body(&detected.name, &messages, &[], false);
+        let response = inner.send(&detected.url, &body, cancel).await?;
+        let text = or_cancel(cancel, tokio::time::timeout(inner.idle(), response.text()))
+            .await?
+            .map_err(|_| inner.timeout_error())?
+            .map_err(|e| ModelError::StreamBroke {
+                bytes: 0,
+                reason: describe_error(&e).0,
+            })?;
+        let completion: Value = serde_json::from_str(&text)
+            .map_err(|_| ModelError::Malformed(truncate_chars(&text, 120)))?;
+        let mut acc = ChunkAccumulator::new(&[]);
+        acc.feed(&SseEvent::Data(
+            completion_as_chunk(&completion).to_string(),
+        ))?;
+        let (_, mut response) = acc.finish();
+        if response.usage.is_none() {
+            response.usage = completion.get("usage").and_then(parse_usage);
+        }
+        Ok(response)
+    }
+
+    async fn info(&self) -> Result<ModelInfo, ModelError> {
+        let detected = self.inner.detection().await?;
+        Ok(ModelInfo {
+            url: detected.url.clone(),
+            name: detected.name.clone(),
+            context_window: self.inner.context_window.load(Ordering::Relaxed),
+        })
+    }
+
+    async fn server_kind(&self) -> ServerKind {
+        match self.inner.detection().await {
+            Ok(detected) => detected.kind,
+            Err(_) => ServerKind::Unknown,
+        }
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used)]
+mod tests {
+    use super::*;
+    use pretty_assertions::assert_eq;
+
+    #[test]
+    fn server_message_prefers_error_message_then_error_then_first_line() {
+        assert_eq!(
+            server_message(r#"{"error":{"message":"bad tools"}}"#),
+            "bad tools"
+        );
+        assert_eq!(
+            server_message(r#"{"error":"model not found"}"#),
+            "model not found"
+        );
+        assert_eq!(
+            server_message(r#"{"object":"error","message":"vLLM says no","code":400}"#),
+            "vLLM says no"
+        );
+        assert_eq!(server_message("Bad Gateway\n<html>"), "Bad Gateway");
+        assert_eq!(
+            server_message(&"x".repeat(300)),
+            format!("{}…", "x".repeat(200))
+        );
+    }
+
+    #[test]
+    fn context_errors_of_each_server_are_recognised() {
+        let llama = r#"{"error":{"code":400,"message":"the request exceeds the available context size, try increasing it","type":"exceed_context_size_error","n_prompt_tokens":9000,"n_ctx":8192}}"#;
+        assert_eq!(
+            http_error(400, llama),
+            ModelError::ContextExceeded {
+                status: 400,
+                message: "the request exceeds the available context size, try increasing it".into(),
+                n_ctx: Some(8192)
+            }
+        );
+        let openai = r#"{"error":{"message":"too long","type":"invalid_request_error","code":"context_length_exceeded"}}"#;
+        assert!(matches!(
+            http_error(400, openai),
+            ModelError::ContextExceeded { n_ctx: None, .. }
+        ));
+        let vllm = r#"{"object":"error","message":"This model's maximum context length is 4096 tokens. However, you requested 5000 tokens.","type":"BadRequestError","code":400}"#;
+        assert!(matches!(
+            http_error(400, vllm),
+            ModelError::ContextExceeded {
+                n_ctx: Some(4096),
+                ..
+            }
+        ));
+        assert_eq!(
+            http_error(500, r#"{"error":{"message":"boom"}}"#).to_string(),
+            "model server answered 500: boom"
+        );
+    }
+
+    #[test]
+    fn a_whole_completion_goes_through_the_accumulator() {
+        let completion = json!({
+            "choices": [{"message": {"role": "assistant", "content": "<think>hm</think>Summary.", "tool_calls": [
+                {"id": "", "type": "function", "function": {"name": "a", "arguments": "{}"}},
+                {"id": "", "type": "function", "function": {"name": "b", "arguments": "{}"}}
+            ]}, "finish_reason": "stop"}],
+            "usage": {"prompt_tokens": 10, "completion_tokens": 2}
+        });
+        let mut acc = ChunkAccumulator::new(&[]);
+        acc.feed(&SseEvent::Data(
+            completion_as_chunk(&completion).to_string(),
+        ))
+        .unwrap();
+        let (_, response) = acc.finish();
+        assert_eq!(response.text, "Summary.");
+        assert_eq!(response.tool_calls.len(), 2);
+        assert_eq!(response.usage.unwrap().input_tokens, 10);
+    }
+}

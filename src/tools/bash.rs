@@ -1,40 +1,376 @@
-//! The `bash` tool (tools.md). Stub: replaced by the real implementation.
+//! The `bash` tool (tools.md): runs a command in its own session and process group, with its
+//! output bounded in memory, a timeout, cancellation, and background jobs left alone.
+
+use std::collections::VecDeque;
+use std::io;
+use std::os::fd::OwnedFd;
+use std::path::Path;
+use std::process::{ExitStatus, Stdio};
+use std::time::Duration;
 
 use async_trait::async_trait;
+use nix::sys::signal::{Signal, killpg};
+use nix::unistd::Pid;
+use serde::Deserialize;
 use serde_json::Value;
+use tokio::io::AsyncReadExt;
+use tokio::net::unix::pipe;
+use tokio::process::{Child, Command};
 use tokio_util::sync::CancellationToken;
 
-use super::{Tool, ToolContext, ToolOutput};
+use super::{RecapKind, Tool, ToolContext, ToolOutput, parse_args, schema_of};
 use crate::event::ToolKind;
 
+pub const NAME: &str = "bash";
+/// The largest timeout the model may ask for, in seconds.
+pub const MAX_TIMEOUT: u64 = 3600;
+/// How long the output is still read after bash exits, for jobs it left holding the pipe.
+const AFTER_EXIT_READ: Duration = Duration::from_millis(200);
+/// Between SIGTERM and SIGKILL when a call is stopped.
+const KILL_GRACE: Duration = Duration::from_secs(2);
+
 pub struct Bash;
+
+#[derive(Deserialize, schemars::JsonSchema)]
+struct Args {
+    /// Run with `bash -c`
+    command: String,
+    /// Seconds before it is killed (max 3600)
+    timeout: Option<u64>,
+}
 
 #[async_trait]
 impl Tool for Bash {
     fn name(&self) -> &str {
-        "bash"
+        NAME
     }
     fn description(&self) -> &str {
-        "bash"
+        "Run a bash command in the working directory. Returns stdout and stderr merged, and the exit code when non-zero."
     }
     fn parameters(&self) -> Value {
-        serde_json::json!({"type": "object"})
+        schema_of::<Args>()
     }
     fn kind(&self, _args: &Value) -> ToolKind {
         ToolKind::Execute
     }
-    fn title(&self, _args: &Value) -> String {
-        "bash".into()
+    fn title(&self, args: &Value) -> String {
+        match args.get("command").and_then(Value::as_str) {
+            Some(c) => format!("{NAME}: {c}"),
+            None => NAME.into(),
+        }
+    }
+    fn recap(&self) -> RecapKind {
+        RecapKind::Command
     }
     fn gated(&self, _args: &Value) -> bool {
         true
     }
     async fn run(
         &self,
-        _args: Value,
-        _ctx: &ToolContext<'_>,
-        _cancel: &CancellationToken,
+        args: Value,
+        ctx: &ToolContext<'_>,
+        cancel: &CancellationToken,
     ) -> ToolOutput {
-        ToolOutput::failed("not implemented")
+        let args: Args = match parse_args(NAME, &args) {
+            Ok(a) => a,
+            Err(out) => return out,
+        };
+        let timeout = args
+            .timeout
+            .unwrap_or(ctx.bash_timeout)
+            .clamp(1, MAX_TIMEOUT);
+        run_command(&args.command, ctx.cwd, timeout, ctx.max_output, cancel).await
+    }
+}
+
+/// How a call ended.
+enum End {
+    Exited(io::Result<ExitStatus>),
+    TimedOut,
+    Cancelled,
+}
+
+async fn run_command(
+    command: &str,
+    cwd: &Path,
+    timeout_secs: u64,
+    max_output: usize,
+    cancel: &CancellationToken,
+) -> ToolOutput {
+    let (mut child, reader) = match spawn(command, cwd) {
+        Ok(started) => started,
+        Err(e) => {
+            return ToolOutput::failed(format!("[could not start bash in {}: {e}]", cwd.display()));
+        }
+    };
+    let pgid = child.id().map(|id| Pid::from_raw(id as i32));
+    let mut capture = Capture::new(max_output);
+    let mut buf = vec![0u8; 64 * 1024];
+    let mut eof = false;
+    let mut reader = reader;
+
+    let deadline = tokio::time::sleep(Duration::from_secs(timeout_secs));
+    tokio::pin!(deadline);
+    let end = loop {
+        tokio::select! {
+            biased;
+            _ = cancel.cancelled() => break End::Cancelled,
+            r = reader.read(&mut buf), if !eof => match r {
+                Ok(0) => eof = true,
+                Ok(n) => capture.push(&buf[..n]),
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(_) => eof = true,
+            },
+            status = child.wait() => break End::Exited(status),
+            _ = &mut deadline => break End::TimedOut,
+        }
+    };
+
+    match end {
+        End::Exited(status) => {
+            // Jobs bash left behind may hold the pipe open: read a little longer, then let a
+            // detached task drain it so they never die of SIGPIPE.
+            let until = tokio::time::Instant::now() + AFTER_EXIT_READ;
+            while !eof {
+                match tokio::time::timeout_at(until, reader.read(&mut buf)).await {
+                    Ok(Ok(0)) | Ok(Err(_)) => eof = true,
+                    Ok(Ok(n)) => capture.push(&buf[..n]),
+                    Err(_) => break,
+                }
+            }
+            if !eof {
+                drain_detached(reader);
+            }
+            let suffix = match status {
+                Ok(s) => match exit_code(s) {
+                    0 => None,
+                    code => Some(format!("[exit code: {code}]")),
+                },
+                Err(e) => Some(format!("[could not wait for bash: {e}]")),
+            };
+            ToolOutput::completed(capture.finish(suffix.as_deref()))
+        }
+        End::TimedOut => {
+            stop(child, pgid);
+            if !eof {
+                drain_detached(reader);
+            }
+            let note = format!("[timed out after {timeout_secs} s]");
+            ToolOutput::failed(capture.finish(Some(&note)))
+        }
+        End::Cancelled => {
+            stop(child, pgid);
+            if !eof {
+                drain_detached(reader);
+            }
+            ToolOutput::failed(capture.finish(Some("[cancelled]")))
+        }
+    }
+}
+
+/// Starts `bash -c command` in a new session, stdout and stderr sharing one pipe so that their
+/// lines stay in order.
+fn spawn(command: &str, cwd: &Path) -> io::Result<(Child, pipe::Receiver)> {
+    let (read_end, write_end) = io::pipe()?;
+    let write_err = write_end.try_clone()?;
+    let mut cmd = Command::new("bash");
+    cmd.arg("-c")
+        .arg(command)
+        .current_dir(cwd)
+        .stdin(Stdio::null())
+        .stdout(Stdio::from(write_end))
+        .stderr(Stdio::from(write_err))
+        .env("GIT_TERMINAL_PROMPT", "0");
+    // SAFETY: setsid is async-signal-safe and touches no memory of the parent; a new session
+    // makes the child a process-group leader without a controlling terminal, so nothing can
+    // wait on a tty prompt and the whole group can be signalled at once.
+    unsafe {
+        cmd.pre_exec(|| nix::unistd::setsid().map(|_| ()).map_err(io::Error::from));
+    }
+    let child = cmd.spawn()?;
+    // `cmd` still holds the write ends: drop it so that the pipe ends when the children do.
+    drop(cmd);
+    let reader = pipe::Receiver::from_owned_fd(OwnedFd::from(read_end))?;
+    Ok((child, reader))
+}
+
+/// Terminates the call's process group, escalating to SIGKILL in the background so the
+/// answer is not delayed.
+fn stop(mut child: Child, pgid: Option<Pid>) {
+    let Some(pgid) = pgid else {
+        return;
+    };
+    let _ = killpg(pgid, Signal::SIGTERM);
+    tokio::spawn(async move {
+        let _ = tokio::time::timeout(KILL_GRACE, child.wait()).await;
+        // Members of the group may outlive bash (a trapped SIGTERM).
+        let _ = killpg(pgid, Signal::SIGKILL);
+        let _ = child.wait().await;
+    });
+}
+
+/// Reads and discards what is left in the pipe until every writer has closed it.
+fn drain_detached(mut reader: pipe::Receiver) {
+    tokio::spawn(async move {
+        let mut buf = vec![0u8; 16 * 1024];
+        loop {
+            match reader.read(&mut buf).await {
+                Ok(0) => break,
+                Ok(_) => {}
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(_) => break,
+            }
+        }
+    });
+}
+
+/// The exit code as a shell reports it (128 + N for a death by signal N).
+fn exit_code(status: ExitStatus) -> i32 {
+    use std::os::unix::process::ExitStatusExt;
+    match (status.code(), status.signal()) {
+        (Some(c), _) => c,
+        (None, Some(sig)) => 128 + sig,
+        (None, None) => -1,
+    }
+}
+
+/// The output of a command, bounded in memory: the first bytes, and a ring buffer of the last
+/// ones, with a count of the characters dropped between them.
+struct Capture {
+    max_chars: usize,
+    head: Vec<u8>,
+    tail: VecDeque<u8>,
+    /// Bytes kept on each side: enough for `max_chars` characters of up to 4 bytes.
+    side_bytes: usize,
+    /// Characters evicted from the tail ring.
+    dropped_chars: usize,
+}
+
+impl Capture {
+    fn new(max_chars: usize) -> Self {
+        let side_bytes = max_chars.saturating_mul(4).saturating_add(4);
+        Capture {
+            max_chars,
+            head: Vec::new(),
+            tail: VecDeque::new(),
+            side_bytes,
+            dropped_chars: 0,
+        }
+    }
+
+    fn push(&mut self, mut bytes: &[u8]) {
+        if self.head.len() < self.side_bytes {
+            let n = bytes.len().min(self.side_bytes - self.head.len());
+            self.head.extend_from_slice(&bytes[..n]);
+            bytes = &bytes[n..];
+        }
+        if bytes.is_empty() {
+            return;
+        }
+        if bytes.len() >= self.side_bytes {
+            self.dropped_chars += count_chars(self.tail.iter().copied());
+            self.tail.clear();
+            let cut = bytes.len() - self.side_bytes;
+            self.dropped_chars += count_chars(bytes[..cut].iter().copied());
+            bytes = &bytes[cut..];
+        } else {
+            let excess = (self.tail.len() + bytes.len()).saturating_sub(self.side_bytes);
+            self.dropped_chars += count_chars(self.tail.drain(..excess));
+        }
+        self.tail.extend(bytes.iter().copied());
+    }
+
+    /// The text for the model: the output, then `suffix` on its own line, capped at
+    /// `max_chars` the way `tools::cap_output` does it.
+    fn finish(self, suffix: Option<&str>) -> String {
+        let Capture {
+            max_chars,
+            mut head,
+            tail,
+            dropped_chars,
+            ..
+        } = self;
+        let with_suffix = |mut text: String| {
+            if let Some(s) = suffix {
+                if !text.is_empty() && !text.ends_with('\n') {
+                    text.push('\n');
+                }
+                text.push_str(s);
+            }
+            text
+        };
+        if dropped_chars == 0 {
+            head.extend(tail);
+            let text = with_suffix(String::from_utf8_lossy(&head).into_owned());
+            return super::cap_output(&text, max_chars);
+        }
+        let head = String::from_utf8_lossy(&head).into_owned();
+        let tail = with_suffix(String::from_utf8_lossy(&Vec::from(tail)).into_owned());
+        let head_n = max_chars / 2;
+        let tail_n = max_chars - head_n;
+        let head_total = head.chars().count();
+        let tail_total = tail.chars().count();
+        let kept_tail_from = tail_total.saturating_sub(tail_n);
+        let omitted = head_total.saturating_sub(head_n) + dropped_chars + kept_tail_from;
+        let head: String = head.chars().take(head_n).collect();
+        let tail: String = tail.chars().skip(kept_tail_from).collect();
+        format!("{head}\n[… {omitted} characters omitted …]\n{tail}")
+    }
+}
+
+/// Characters in UTF-8 bytes: the bytes that do not continue a sequence.
+fn count_chars(bytes: impl Iterator<Item = u8>) -> usize {
+    bytes.filter(|b| b & 0xC0 != 0x80).count()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tools::cap_output;
+
+    #[test]
+    fn capture_matches_cap_output_when_small() {
+        let mut c = Capture::new(10);
+        c.push(b"hello ");
+        c.push(b"world");
+        assert_eq!(c.finish(Some("[exit code: 1]")), {
+            cap_output("hello world\n[exit code: 1]", 10)
+        });
+    }
+
+    #[test]
+    fn capture_bounded_matches_cap_output() {
+        let text: String = (0..5000)
+            .map(|i| char::from(b'a' + (i % 26) as u8))
+            .collect();
+        let mut c = Capture::new(20);
+        for chunk in text.as_bytes().chunks(7) {
+            c.push(chunk);
+        }
+        assert!(c.head.len() + c.tail.len() <= 2 * c.side_bytes);
+        let expected = cap_output(&format!("{text}\n[exit code: 2]"), 20);
+        assert_eq!(c.finish(Some("[exit code: 2]")), expected);
+    }
+
+    #[test]
+    fn capture_counts_multibyte_characters() {
+        let text = "é".repeat(1000);
+        let mut c = Capture::new(10);
+        c.push(text.as_bytes());
+        assert_eq!(c.finish(None), cap_output(&text, 10));
+    }
+
+    #[test]
+    fn title_and_kind() {
+        let t = Bash;
+        assert_eq!(
+            t.title(&serde_json::json!({"command": "ls -l"})),
+            "bash: ls -l"
+        );
+        assert_eq!(t.title(&serde_json::json!({"cmd": "ls"})), "bash");
+        assert_eq!(t.title(&serde_json::json!("ls")), "bash");
+        assert_eq!(t.kind(&Value::Null), ToolKind::Execute);
+        assert!(t.gated(&Value::Null));
+        assert!(t.locations(&Value::Null, Path::new("/")).is_empty());
     }
 }

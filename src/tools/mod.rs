@@ -5,6 +5,7 @@ pub mod dispatch;
 pub mod edit_file;
 pub mod gate;
 pub mod read_file;
+pub mod read_skill;
 pub mod repeat;
 pub mod write_file;
 
@@ -81,6 +82,10 @@ pub trait Tool: Send + Sync {
     fn locations(&self, _args: &Value, _cwd: &Path) -> Vec<PathBuf> {
         Vec::new()
     }
+    /// What a call of this tool counts as in a turn's recap.
+    fn recap(&self) -> RecapKind {
+        RecapKind::None
+    }
     /// Whether the permission gate asks before this call runs (with `yolo = false`).
     fn gated(&self, args: &Value) -> bool;
     /// Runs the call. Bad arguments are a `failed` output explaining the mistake, never a panic.
@@ -90,6 +95,18 @@ pub trait Tool: Send + Sync {
         ctx: &ToolContext<'_>,
         cancel: &CancellationToken,
     ) -> ToolOutput;
+}
+
+/// What a call counts as in a turn's recap (acp.md's `[acp] turn done: …` line).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RecapKind {
+    None,
+    /// Counted once the tool ran.
+    Command,
+    /// Counted once the tool ran.
+    FileOp,
+    /// Counted when the call succeeded.
+    Skill,
 }
 
 /// The tool definition sent to the model.
@@ -107,6 +124,7 @@ pub fn builtin() -> Vec<Arc<dyn Tool>> {
         Arc::new(read_file::ReadFile),
         Arc::new(write_file::WriteFile),
         Arc::new(edit_file::EditFile),
+        Arc::new(read_skill::ReadSkill),
     ]
 }
 

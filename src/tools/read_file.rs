@@ -1,40 +1,189 @@
-//! The `read_file` tool (tools.md). Stub: replaced by the real implementation.
+//! The `read_file` tool (tools.md): a text file by windows of lines, a directory's listing, or
+//! a note that the file is binary.
+
+use std::fs;
+use std::io;
+use std::path::{Path, PathBuf};
 
 use async_trait::async_trait;
+use serde::Deserialize;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
-use super::{Tool, ToolContext, ToolOutput};
+use super::write_file::{path_location, path_title};
+use super::{RecapKind, Tool, ToolContext, ToolOutput, parse_args, schema_of};
 use crate::event::ToolKind;
+use crate::paths;
+
+pub const NAME: &str = "read_file";
+/// The most lines one call returns.
+pub const MAX_LINES: usize = 2000;
+/// How much of a file is looked at for a NUL byte.
+const BINARY_SNIFF: usize = 8 * 1024;
 
 pub struct ReadFile;
+
+#[derive(Deserialize, schemars::JsonSchema)]
+struct Args {
+    path: String,
+    /// First line, 1-based
+    offset: Option<usize>,
+    /// Number of lines
+    limit: Option<usize>,
+}
 
 #[async_trait]
 impl Tool for ReadFile {
     fn name(&self) -> &str {
-        "read_file"
+        NAME
     }
     fn description(&self) -> &str {
-        "read_file"
+        "Read a text file (at most 2000 lines a call) or list a directory."
     }
     fn parameters(&self) -> Value {
-        serde_json::json!({"type": "object"})
+        schema_of::<Args>()
     }
     fn kind(&self, _args: &Value) -> ToolKind {
         ToolKind::Read
     }
-    fn title(&self, _args: &Value) -> String {
-        "read_file".into()
+    fn title(&self, args: &Value) -> String {
+        path_title(NAME, args)
+    }
+    fn locations(&self, args: &Value, cwd: &Path) -> Vec<PathBuf> {
+        path_location(args, cwd)
+    }
+    fn recap(&self) -> RecapKind {
+        RecapKind::FileOp
     }
     fn gated(&self, _args: &Value) -> bool {
-        true
+        false
     }
     async fn run(
         &self,
-        _args: Value,
-        _ctx: &ToolContext<'_>,
+        args: Value,
+        ctx: &ToolContext<'_>,
         _cancel: &CancellationToken,
     ) -> ToolOutput {
-        ToolOutput::failed("not implemented")
+        let args: Args = match parse_args(NAME, &args) {
+            Ok(a) => a,
+            Err(out) => return out,
+        };
+        let abs = paths::resolve(ctx.cwd, &args.path);
+        let meta = match fs::metadata(&abs) {
+            Ok(m) => m,
+            Err(e) => return ToolOutput::failed(explain(&args.path, &abs, &e)),
+        };
+        if meta.is_dir() {
+            return match list_dir(&abs) {
+                Ok(listing) => ToolOutput::completed(listing),
+                Err(e) => ToolOutput::failed(explain(&args.path, &abs, &e)),
+            };
+        }
+        let bytes = match fs::read(&abs) {
+            Ok(b) => b,
+            Err(e) => return ToolOutput::failed(explain(&args.path, &abs, &e)),
+        };
+        let sniff = &bytes[..bytes.len().min(BINARY_SNIFF)];
+        let text = match std::str::from_utf8(&bytes) {
+            Ok(t) if !sniff.contains(&0) => t,
+            _ => return ToolOutput::completed(format!("[binary file, {} bytes]", bytes.len())),
+        };
+        window(text, args.offset, args.limit, ctx.max_output)
+    }
+}
+
+/// An error the model can act on.
+fn explain(shown: &str, abs: &Path, e: &io::Error) -> String {
+    match e.kind() {
+        io::ErrorKind::NotFound => format!(
+            "{shown} does not exist ({}); check the path, or list its directory with read_file",
+            abs.display()
+        ),
+        io::ErrorKind::PermissionDenied => format!("{shown} cannot be read: permission denied"),
+        _ => format!("{shown} cannot be read: {e}"),
+    }
+}
+
+/// One entry a line, sorted, `/` after directories.
+fn list_dir(dir: &Path) -> io::Result<String> {
+    let mut names = Vec::new();
+    for entry in fs::read_dir(dir)? {
+        let entry = entry?;
+        let mut name = entry.file_name().to_string_lossy().into_owned();
+        // Follows symlinks, so a link to a directory reads as one.
+        if entry.path().is_dir() {
+            name.push('/');
+        }
+        names.push(name);
+    }
+    if names.is_empty() {
+        return Ok("[empty directory]".into());
+    }
+    names.sort();
+    Ok(names.join("\n"))
+}
+
+/// The lines asked for, at most [`MAX_LINES`] and `max_chars` characters; a window that is not
+/// the whole file starts with `[lines A-B of N; pass offset to read on]`.
+fn window(text: &str, offset: Option<usize>, limit: Option<usize>, max_chars: usize) -> ToolOutput {
+    if text.is_empty() {
+        return ToolOutput::completed("[empty file]");
+    }
+    let lines: Vec<&str> = text.split_inclusive('\n').collect();
+    let total = lines.len();
+    let first = offset.unwrap_or(1).max(1);
+    if first > total {
+        return ToolOutput::failed(format!(
+            "offset {first} is past the end of the file ({total} lines)"
+        ));
+    }
+    let limit = limit.unwrap_or(MAX_LINES).clamp(1, MAX_LINES);
+    // Room for the header line.
+    let budget = max_chars.saturating_sub(64);
+    let mut body = String::new();
+    let mut used = 0;
+    let mut last = first - 1;
+    for line in lines.iter().skip(first - 1).take(limit) {
+        let n = line.chars().count();
+        if last >= first && used + n > budget {
+            break;
+        }
+        body.push_str(line);
+        used += n;
+        last += 1;
+    }
+    if first == 1 && last == total {
+        return ToolOutput::completed(body);
+    }
+    ToolOutput::completed(format!(
+        "[lines {first}-{last} of {total}; pass offset to read on]\n{body}"
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn windows() {
+        let text: String = (1..=5).map(|i| format!("l{i}\n")).collect();
+        assert_eq!(window(&text, None, None, 1000).text, text);
+        assert_eq!(
+            window(&text, Some(2), Some(2), 1000).text,
+            "[lines 2-3 of 5; pass offset to read on]\nl2\nl3\n"
+        );
+        // A budget too small for two lines still gives one.
+        assert_eq!(
+            window(&text, Some(4), None, 66).text,
+            "[lines 4-4 of 5; pass offset to read on]\nl4\n"
+        );
+        let past = window(&text, Some(9), None, 1000);
+        assert_eq!(past.text, "offset 9 is past the end of the file (5 lines)");
+        assert_eq!(past.status, crate::event::ToolStatus::Failed);
+        // No final newline: the last line still counts.
+        assert_eq!(
+            window("a\nb", Some(2), None, 1000).text,
+            "[lines 2-2 of 2; pass offset to read on]\nb"
+        );
     }
 }

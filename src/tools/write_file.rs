@@ -1,40 +1,214 @@
-//! The `write_file` tool (tools.md). Stub: replaced by the real implementation.
+//! The `write_file` tool (tools.md), and the atomic write `edit_file` shares.
+
+use std::fs::{self, OpenOptions};
+use std::io::{self, Write};
+use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use async_trait::async_trait;
+use serde::Deserialize;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
-use super::{Tool, ToolContext, ToolOutput};
-use crate::event::ToolKind;
+use super::{RecapKind, Tool, ToolContext, ToolOutput, parse_args, schema_of};
+use crate::event::{FileDiff, ToolKind};
+use crate::paths;
+
+pub const NAME: &str = "write_file";
 
 pub struct WriteFile;
+
+#[derive(Deserialize, schemars::JsonSchema)]
+struct Args {
+    path: String,
+    content: String,
+}
+
+/// Why a file could not be written; the text is for the model.
+#[derive(Debug, thiserror::Error)]
+pub enum WriteError {
+    #[error(
+        "{0} is read-only; it was not changed (make it writable with chmod u+w first if it should be)"
+    )]
+    ReadOnly(String),
+    #[error("{0} is a directory, not a file")]
+    IsDirectory(String),
+    #[error("could not write {path}: {source}")]
+    Io { path: String, source: io::Error },
+}
 
 #[async_trait]
 impl Tool for WriteFile {
     fn name(&self) -> &str {
-        "write_file"
+        NAME
     }
     fn description(&self) -> &str {
-        "write_file"
+        "Create or overwrite a file with the given content (parent directories are created)."
     }
     fn parameters(&self) -> Value {
-        serde_json::json!({"type": "object"})
+        schema_of::<Args>()
     }
     fn kind(&self, _args: &Value) -> ToolKind {
         ToolKind::Edit
     }
-    fn title(&self, _args: &Value) -> String {
-        "write_file".into()
+    fn title(&self, args: &Value) -> String {
+        path_title(NAME, args)
+    }
+    fn locations(&self, args: &Value, cwd: &Path) -> Vec<PathBuf> {
+        path_location(args, cwd)
+    }
+    fn recap(&self) -> RecapKind {
+        RecapKind::FileOp
     }
     fn gated(&self, _args: &Value) -> bool {
         true
     }
     async fn run(
         &self,
-        _args: Value,
-        _ctx: &ToolContext<'_>,
+        args: Value,
+        ctx: &ToolContext<'_>,
         _cancel: &CancellationToken,
     ) -> ToolOutput {
-        ToolOutput::failed("not implemented")
+        let args: Args = match parse_args(NAME, &args) {
+            Ok(a) => a,
+            Err(out) => return out,
+        };
+        let abs = paths::resolve(ctx.cwd, &args.path);
+        if abs.is_dir() {
+            return ToolOutput::failed(WriteError::IsDirectory(args.path).to_string());
+        }
+        let old_text = match fs::read(&abs) {
+            Ok(bytes) => Some(String::from_utf8_lossy(&bytes).into_owned()),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => None,
+            Err(e) => {
+                return ToolOutput::failed(
+                    WriteError::Io {
+                        path: args.path,
+                        source: e,
+                    }
+                    .to_string(),
+                );
+            }
+        };
+        if let Err(e) = write_atomic(&abs, &args.path, args.content.as_bytes()) {
+            return ToolOutput::failed(e.to_string());
+        }
+        let mut out = ToolOutput::completed(format!(
+            "wrote {} bytes to {}",
+            args.content.len(),
+            args.path
+        ));
+        out.diffs.push(FileDiff {
+            path: abs,
+            old_text,
+            new_text: args.content,
+        });
+        out
     }
+}
+
+/// `<tool>: <path>`, or the tool's name when the arguments carry no path.
+pub(crate) fn path_title(tool: &str, args: &Value) -> String {
+    match args.get("path").and_then(Value::as_str) {
+        Some(p) => format!("{tool}: {p}"),
+        None => tool.to_string(),
+    }
+}
+
+/// The absolute path named by the arguments' `path`, if any.
+pub(crate) fn path_location(args: &Value, cwd: &Path) -> Vec<PathBuf> {
+    args.get("path")
+        .and_then(Value::as_str)
+        .map(|p| vec![paths::resolve(cwd, p)])
+        .unwrap_or_default()
+}
+
+/// Writes `bytes` to `path` through a temporary file in the same directory and a rename, so a
+/// reader never sees half a file. Keeps an existing file's mode (a new file gets 0666 minus the
+/// umask), writes beside the real file when `path` is a symlink (the link stays a link), creates
+/// missing parent directories, and refuses a read-only file. `shown` names the file in errors.
+pub fn write_atomic(path: &Path, shown: &str, bytes: &[u8]) -> Result<(), WriteError> {
+    let io_err = |source: io::Error| WriteError::Io {
+        path: shown.to_string(),
+        source,
+    };
+    let target = follow_links(path).map_err(io_err)?;
+    let existing = match fs::metadata(&target) {
+        Ok(m) => Some(m),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => None,
+        Err(e) => return Err(io_err(e)),
+    };
+    let mode = match &existing {
+        Some(m) if m.is_dir() => return Err(WriteError::IsDirectory(shown.to_string())),
+        Some(m) if m.permissions().readonly() => {
+            return Err(WriteError::ReadOnly(shown.to_string()));
+        }
+        Some(m) => Some(m.permissions().mode()),
+        None => None,
+    };
+    let dir = match target.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    fs::create_dir_all(&dir).map_err(io_err)?;
+    let (tmp_path, mut file) = create_temp(&dir, &target).map_err(io_err)?;
+    let written = (|| {
+        file.write_all(bytes)?;
+        if let Some(mode) = mode {
+            file.set_permissions(fs::Permissions::from_mode(mode))?;
+        }
+        file.sync_all()?;
+        drop(file);
+        fs::rename(&tmp_path, &target)
+    })();
+    if let Err(e) = written {
+        let _ = fs::remove_file(&tmp_path);
+        return Err(io_err(e));
+    }
+    Ok(())
+}
+
+/// Creates a new temporary file beside `target`, mode 0666 before the umask.
+fn create_temp(dir: &Path, target: &Path) -> io::Result<(PathBuf, fs::File)> {
+    static COUNTER: AtomicU64 = AtomicU64::new(0);
+    let base = target
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    loop {
+        let n = COUNTER.fetch_add(1, Ordering::Relaxed);
+        let tmp = dir.join(format!(".{base}.mm-{}-{n}.tmp", std::process::id()));
+        match OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .mode(0o666)
+            .open(&tmp)
+        {
+            Ok(f) => return Ok((tmp, f)),
+            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => continue,
+            Err(e) => return Err(e),
+        }
+    }
+}
+
+/// The file a path finally names once symlinks in its last component are followed (the
+/// target need not exist: a dangling link is written through).
+fn follow_links(path: &Path) -> io::Result<PathBuf> {
+    let mut p = path.to_path_buf();
+    for _ in 0..40 {
+        match fs::symlink_metadata(&p) {
+            Ok(m) if m.file_type().is_symlink() => {
+                let link = fs::read_link(&p)?;
+                p = match p.parent() {
+                    Some(parent) if link.is_relative() => parent.join(link),
+                    _ => link,
+                };
+            }
+            Ok(_) => return Ok(p),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(p),
+            Err(e) => return Err(e),
+        }
+    }
+    Err(io::Error::other("too many levels of symbolic links"))
 }

@@ -1,0 +1,11 @@
+#!/bin/sh
+# Benchmarks of `mm -acp`: cold start, peak RSS, relay overhead, session/load (acp-notes.md).
+# Usage: bench/acp.sh [path/to/mm]   (default: builds and uses target/release/mm)
+set -eu
+here=$(cd "$(dirname "$0")/.." && pwd)
+mm=${1:-}
+if [ -z "$mm" ]; then
+    cargo build --release --manifest-path "$here/Cargo.toml" --bin mm >&2
+    mm="$here/target/release/mm"
+fi
+exec python3 "$here/bench/acp_bench.py" "$mm"

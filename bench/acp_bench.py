@@ -1,0 +1,221 @@
+#!/usr/bin/env python3
+"""Benchmarks of `mm -acp` (acp-notes.md "Benchmarks, defined"). Usage: acp_bench.py MM_BINARY
+
+A scripted OpenAI-compatible SSE server runs in this process (so its last-byte time and the
+client's receive times share one clock); mm is driven with raw JSON-RPC lines.
+"""
+
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+MM = sys.argv[1]
+
+# ---------------------------------------------------------------- fake model server
+
+class Script:
+    mode = "turn"          # "turn": one tool call then text; "stream": N chunks at R/s
+    chunks = 20000
+    rate = 2000.0
+    calls = 0
+    last_byte = 0.0
+
+
+class Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, *a):
+        pass
+
+    def do_GET(self):
+        body = json.dumps({"data": [{"id": "bench", "object": "model"}]}).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def event(self, obj):
+        self.wfile.write(b"data: " + json.dumps(obj).encode() + b"\n\n")
+
+    def do_POST(self):
+        n = int(self.headers.get("Content-Length", "0"))
+        self.rfile.read(n)
+        Script.calls += 1
+        self.send_response(200)
+        self.send_header("Content-Type", "text/event-stream")
+        self.send_header("Connection", "close")
+        self.end_headers()
+        usage = {"prompt_tokens": 100, "completion_tokens": 10, "total_tokens": 110}
+        if Script.mode == "turn" and Script.calls % 2 == 1:
+            self.event({"choices": [{"index": 0, "delta": {"tool_calls": [{"index": 0, "id": "t1", "type": "function",
+                        "function": {"name": "bash", "arguments": json.dumps({"command": "echo hi"})}}]}}]})
+            self.event({"choices": [{"index": 0, "delta": {}, "finish_reason": "tool_calls"}], "usage": usage})
+        elif Script.mode == "stream":
+            interval = 1.0 / Script.rate if Script.rate > 0 else 0.0
+            start = time.perf_counter()
+            for i in range(Script.chunks):
+                if interval:
+                    target = start + i * interval
+                    while time.perf_counter() < target:
+                        time.sleep(max(0.0, min(0.0005, target - time.perf_counter())))
+                self.event({"choices": [{"index": 0, "delta": {"content": "x"}}]})
+                self.wfile.flush()
+            self.event({"choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}], "usage": usage})
+        else:
+            self.event({"choices": [{"index": 0, "delta": {"content": "done"}}]})
+            self.event({"choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}], "usage": usage})
+        self.wfile.write(b"data: [DONE]\n\n")
+        self.wfile.flush()
+        Script.last_byte = time.perf_counter()
+        self.close_connection = True
+
+
+server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+threading.Thread(target=server.serve_forever, daemon=True).start()
+URL = f"http://127.0.0.1:{server.server_address[1]}/v1"
+
+# ---------------------------------------------------------------- client
+
+class Mm:
+    def __init__(self, cwd, home, extra_env=None):
+        env = {"HOME": home, "PATH": os.environ.get("PATH", ""), "MM_MODEL_URL": URL}
+        env.update(extra_env or {})
+        self.t0 = time.perf_counter()
+        self.p = subprocess.Popen([MM, "-acp"], cwd=cwd, env=env, stdin=subprocess.PIPE,
+                                  stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, bufsize=0)
+        self.next_id = 1
+        self.buf = b""
+
+    def send(self, method, params):
+        i = self.next_id
+        self.next_id += 1
+        self.p.stdin.write((json.dumps({"jsonrpc": "2.0", "id": i, "method": method, "params": params}) + "\n").encode())
+        return i
+
+    def reply(self, id_, result):
+        self.p.stdin.write((json.dumps({"jsonrpc": "2.0", "id": id_, "result": result}) + "\n").encode())
+
+    def read(self):
+        while b"\n" not in self.buf:
+            chunk = os.read(self.p.stdout.fileno(), 1 << 16)
+            if not chunk:
+                raise EOFError("mm closed stdout")
+            self.buf += chunk
+        line, self.buf = self.buf.split(b"\n", 1)
+        return json.loads(line), time.perf_counter()
+
+    def wait(self, id_, on_message=None):
+        while True:
+            m, t = self.read()
+            if "method" not in m and m.get("id") == id_:
+                return m, t
+            if on_message:
+                on_message(m, t)
+
+    def call(self, method, params, on_message=None):
+        return self.wait(self.send(method, params), on_message)
+
+    def hwm_kb(self):
+        with open(f"/proc/{self.p.pid}/status") as f:
+            for line in f:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1])
+        return 0
+
+    def close(self):
+        self.p.stdin.close()
+        self.p.wait(timeout=30)
+
+
+INIT = {"protocolVersion": 1, "clientCapabilities": {}, "clientInfo": {"name": "bench", "version": "1"}}
+
+
+def cold_start(cwd, home):
+    m = Mm(cwd, home)
+    _, t_init = m.call("initialize", INIT)
+    _, t_new = m.call("session/new", {"cwd": cwd, "mcpServers": []})
+    m.close()
+    return (t_init - m.t0) * 1000, (t_new - m.t0) * 1000
+
+
+def main():
+    home = tempfile.mkdtemp()
+    cwd = tempfile.mkdtemp()
+    rows = []
+
+    cold_start(cwd, home)  # warm-up
+    runs = [cold_start(cwd, home) for _ in range(9)]
+    rows.append(("start → initialize response (median of 9)", statistics.median(r[0] for r in runs), "ms", 5))
+    rows.append(("start → session/new response (median of 9)", statistics.median(r[1] for r in runs), "ms", 10))
+
+    Script.mode, Script.calls = "turn", 0
+    m = Mm(cwd, home)
+    m.call("initialize", INIT)
+    r, _ = m.call("session/new", {"cwd": cwd, "mcpServers": []})
+    sid = r["result"]["sessionId"]
+
+    def approve(msg, _t):
+        if msg.get("method") == "session/request_permission":
+            m.reply(msg["id"], {"outcome": {"outcome": "selected", "optionId": "allow"}})
+
+    m.call("session/prompt", {"sessionId": sid, "prompt": [{"type": "text", "text": "run it"}]}, approve)
+    rows.append(("peak RSS (VmHWM) after one turn with a tool call", m.hwm_kb() / 1024, "MB", 15))
+    m.close()
+
+    for label, rate, target in (("relay overhead, 20 000 chunks at 2 000/s", 2000.0, 20), ("relay overhead, 20 000 chunks burst (info)", 0.0, None)):
+        Script.mode, Script.chunks, Script.rate = "stream", 20000, rate
+        m = Mm(cwd, home)
+        m.call("initialize", INIT)
+        r, _ = m.call("session/new", {"cwd": cwd, "mcpServers": []})
+        sid = r["result"]["sessionId"]
+        last = [0.0]
+
+        def chunk(msg, t):
+            if msg.get("method") == "session/update" and msg["params"]["update"].get("sessionUpdate") == "agent_message_chunk":
+                last[0] = t
+
+        m.call("session/prompt", {"sessionId": sid, "prompt": [{"type": "text", "text": "stream"}]}, chunk)
+        rows.append((label, (last[0] - Script.last_byte) * 1000, "ms", target))
+        m.close()
+
+    # A saved session of 10 000 messages.
+    sessions = os.path.join(cwd, ".mm", "sessions")
+    os.makedirs(sessions, exist_ok=True)
+    cfg_dir = os.path.join(cwd, ".mm")
+    with open(os.path.join(cfg_dir, "config.toml"), "w") as f:
+        f.write("[sessions]\nenabled = true\n")
+    sid = "20260101-000000-0badcafe"
+    messages = [{"role": "system", "content": "s"}]
+    for i in range(2500):
+        messages.append({"role": "user", "content": f"question {i}"})
+        messages.append({"role": "assistant", "content": "", "toolCalls": [{"id": f"x{i}", "ref": f"call_{i + 1}", "name": "bash", "arguments": json.dumps({"command": f"echo {i}"})}]})
+        messages.append({"role": "tool", "toolCallId": f"x{i}", "content": f"{i}\n"})
+        messages.append({"role": "assistant", "content": f"answer {i}"})
+    doc = {"version": 1, "id": sid, "cwd": cwd, "createdAt": "2026-01-01T00:00:00+00:00",
+           "updatedAt": "2026-01-01T00:00:00+00:00", "model": "bench",
+           "usage": {"inputTokens": 0, "outputTokens": 0, "totalTokens": 0}, "plan": None, "messages": messages}
+    with open(os.path.join(sessions, sid + ".json"), "w") as f:
+        json.dump(doc, f)
+    m = Mm(cwd, home)
+    m.call("initialize", INIT)
+    t0 = time.perf_counter()
+    r, t1 = m.call("session/load", {"sessionId": sid, "cwd": cwd, "mcpServers": []})
+    ok = "result" in r
+    rows.append(("session/load of 10 000 messages" + ("" if ok else " (FAILED: " + json.dumps(r.get("error")) + ")"), (t1 - t0) * 1000, "ms", 100))
+    m.close()
+
+    print(f"{'measure':<58} {'value':>10}  {'target':>8}  ok")
+    for label, value, unit, target in rows:
+        tgt = f"< {target} {unit}" if target is not None else "—"
+        good = "" if target is None else ("yes" if value < target else "NO")
+        print(f"{label:<58} {value:>7.2f} {unit:<2}  {tgt:>8}  {good}")
+
+
+main()

@@ -1,0 +1,344 @@
+//! The engine's [`Frontend`] for one ACP session: events become `session/update`
+//! notifications or stderr lines, questions become requests to the client.
+
+use std::sync::{Arc, Mutex};
+
+use agent_client_protocol::{Client, UntypedMessage};
+use async_trait::async_trait;
+use serde_json::Value;
+use tokio_util::sync::CancellationToken;
+
+use super::Logger;
+use super::convert::{self, Output, QuestionOutcome};
+use crate::event::{Event, Form, FormAnswer, Frontend, PermissionDecision, PermissionRequest};
+
+/// The client as the front end sees it: notifications out, requests out and their answers.
+#[async_trait]
+pub trait Peer: Send + Sync {
+    fn notify(&self, method: &str, params: Value);
+    /// `Err` is the explanation of an error response or a transport failure.
+    async fn request(&self, method: &str, params: Value) -> Result<Value, String>;
+}
+
+#[async_trait]
+impl Peer for agent_client_protocol::v1::ConnectionTo<Client> {
+    fn notify(&self, method: &str, params: Value) {
+        // A closed connection has nobody left to tell.
+        if let Ok(m) = UntypedMessage::new(method, params) {
+            let _ = self.send_notification(m);
+        }
+    }
+
+    async fn request(&self, method: &str, params: Value) -> Result<Value, String> {
+        let m = UntypedMessage::new(method, params).map_err(|e| e.message.clone())?;
+        self.send_request(m)
+            .block_task()
+            .await
+            .map_err(|e| e.message.clone())
+    }
+}
+
+/// One session's front end.
+pub struct AcpFrontend {
+    peer: Arc<dyn Peer>,
+    /// Empty until the engine has created the session.
+    session_id: Mutex<String>,
+    /// The client advertised `clientCapabilities.elicitation.form`.
+    forms: bool,
+    log: Logger,
+    /// The token of the turn in flight, so that a question waiting for the client gives up when
+    /// the turn is cancelled.
+    turn: Mutex<Option<CancellationToken>>,
+}
+
+impl AcpFrontend {
+    pub fn new(peer: Arc<dyn Peer>, forms: bool, log: Logger) -> Self {
+        AcpFrontend {
+            peer,
+            session_id: Mutex::new(String::new()),
+            forms,
+            log,
+            turn: Mutex::new(None),
+        }
+    }
+
+    pub fn session_id(&self) -> String {
+        self.session_id
+            .lock()
+            .map(|s| s.clone())
+            .unwrap_or_default()
+    }
+
+    pub fn set_session_id(&self, id: &str) {
+        if let Ok(mut s) = self.session_id.lock() {
+            *s = id.to_string();
+        }
+    }
+
+    pub fn set_turn(&self, token: Option<CancellationToken>) {
+        if let Ok(mut t) = self.turn.lock() {
+            *t = token;
+        }
+    }
+
+    fn turn_token(&self) -> CancellationToken {
+        self.turn
+            .lock()
+            .ok()
+            .and_then(|t| t.clone())
+            .unwrap_or_default()
+    }
+
+    /// Sends one `session/update`.
+    pub fn update(&self, update: Value) {
+        let id = self.session_id();
+        if !id.is_empty() {
+            self.peer
+                .notify("session/update", convert::notification(&id, update));
+        }
+    }
+
+    /// A request that gives up (`None`) when the turn is cancelled first.
+    async fn ask(&self, method: &str, params: Value) -> Option<Result<Value, String>> {
+        let token = self.turn_token();
+        tokio::select! {
+            r = self.peer.request(method, params) => Some(r),
+            () = token.cancelled() => None,
+        }
+    }
+}
+
+#[async_trait]
+impl Frontend for AcpFrontend {
+    fn emit(&self, event: Event) {
+        match convert::translate(&self.session_id(), event) {
+            Output::Update(update) => self.update(update),
+            Output::Log(line) => self.log.line(&line),
+        }
+    }
+
+    async fn ask_permission(&self, request: PermissionRequest) -> PermissionDecision {
+        let params = convert::permission_request(&self.session_id(), &request.call);
+        match self.ask("session/request_permission", params).await {
+            Some(r) => convert::permission_decision(r.as_ref().map_err(String::as_str)),
+            None => PermissionDecision::RejectOnce,
+        }
+    }
+
+    async fn ask_user(&self, form: Form) -> FormAnswer {
+        let id = self.session_id();
+        if self.forms {
+            let params = convert::elicitation_request(&id, &form);
+            return match self.ask("elicitation/create", params).await {
+                Some(r) => convert::form_answer(&form, r.as_ref().map_err(String::as_str)),
+                None => FormAnswer::Cancelled,
+            };
+        }
+        if !convert::askable_by_permission(&form) {
+            return FormAnswer::Unavailable(convert::NO_FORM_SUPPORT.to_string());
+        }
+        let mut answers = Vec::with_capacity(form.questions.len());
+        for q in &form.questions {
+            let params = convert::question_request(&id, &form.tool_call_id, q);
+            let Some(r) = self.ask("session/request_permission", params).await else {
+                return FormAnswer::Cancelled;
+            };
+            match convert::question_answer(q, r.as_ref().map_err(String::as_str)) {
+                QuestionOutcome::Answer(a) => answers.push(a),
+                QuestionOutcome::Declined => return FormAnswer::Declined,
+                QuestionOutcome::Cancelled => return FormAnswer::Cancelled,
+                QuestionOutcome::Unavailable(e) => return FormAnswer::Unavailable(e),
+            }
+        }
+        FormAnswer::Accepted(answers)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+    use crate::event::{AnswerValue, Question, QuestionKind, ToolCallStart, ToolKind};
+    use pretty_assertions::assert_eq;
+    use serde_json::json;
+    use std::collections::VecDeque;
+
+    /// Records what is sent and answers requests from a script.
+    #[derive(Default)]
+    struct Scripted {
+        sent: Mutex<Vec<(String, Value)>>,
+        answers: Mutex<VecDeque<Result<Value, String>>>,
+    }
+
+    #[async_trait]
+    impl Peer for Scripted {
+        fn notify(&self, method: &str, params: Value) {
+            self.sent.lock().unwrap().push((method.into(), params));
+        }
+        async fn request(&self, method: &str, params: Value) -> Result<Value, String> {
+            self.sent.lock().unwrap().push((method.into(), params));
+            let next = self.answers.lock().unwrap().pop_front();
+            match next {
+                Some(a) => a,
+                None => std::future::pending().await,
+            }
+        }
+    }
+
+    fn frontend(
+        forms: bool,
+        answers: Vec<Result<Value, String>>,
+    ) -> (Arc<Scripted>, AcpFrontend, Arc<Mutex<Vec<String>>>) {
+        let peer = Arc::new(Scripted {
+            answers: Mutex::new(answers.into()),
+            ..Default::default()
+        });
+        let logs = Arc::new(Mutex::new(Vec::new()));
+        let l = logs.clone();
+        let f = AcpFrontend::new(
+            peer.clone(),
+            forms,
+            Logger::new(move |s| l.lock().unwrap().push(s.to_string())),
+        );
+        f.set_session_id("S");
+        (peer, f, logs)
+    }
+
+    fn call() -> ToolCallStart {
+        ToolCallStart {
+            id: "call_1".into(),
+            name: "bash".into(),
+            title: "bash: ls".into(),
+            kind: ToolKind::Execute,
+            raw_input: json!({"command": "ls"}),
+            locations: vec![],
+        }
+    }
+
+    #[tokio::test]
+    async fn events_go_out_as_updates_or_log_lines() {
+        let (peer, f, logs) = frontend(false, vec![]);
+        f.emit(Event::Text("hi".into()));
+        f.emit(Event::Warning("🪝 x".into()));
+        assert_eq!(
+            *peer.sent.lock().unwrap(),
+            vec![(
+                "session/update".to_string(),
+                json!({"sessionId": "S", "update": {"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": "hi"}}})
+            )]
+        );
+        assert_eq!(*logs.lock().unwrap(), vec!["🪝 x".to_string()]);
+    }
+
+    #[tokio::test]
+    async fn permission_answers_and_failures() {
+        let sel = |id: &str| Ok(json!({"outcome": {"outcome": "selected", "optionId": id}}));
+        let (peer, f, _) = frontend(
+            false,
+            vec![sel("allow_always"), Err("transport closed".into())],
+        );
+        assert_eq!(
+            f.ask_permission(PermissionRequest { call: call() }).await,
+            PermissionDecision::AllowAlways
+        );
+        assert_eq!(
+            f.ask_permission(PermissionRequest { call: call() }).await,
+            PermissionDecision::RejectOnce
+        );
+        assert_eq!(peer.sent.lock().unwrap()[0].0, "session/request_permission");
+    }
+
+    #[tokio::test]
+    async fn a_cancelled_turn_stops_waiting_for_the_client() {
+        let (_, f, _) = frontend(true, vec![]);
+        let token = CancellationToken::new();
+        f.set_turn(Some(token.clone()));
+        token.cancel();
+        assert_eq!(
+            f.ask_permission(PermissionRequest { call: call() }).await,
+            PermissionDecision::RejectOnce
+        );
+        let form = Form {
+            tool_call_id: "call_1".into(),
+            questions: vec![Question {
+                question: "?".into(),
+                kind: QuestionKind::Text { default: None },
+            }],
+        };
+        assert_eq!(f.ask_user(form).await, FormAnswer::Cancelled);
+    }
+
+    #[tokio::test]
+    async fn forms_without_form_support() {
+        let choice = Question {
+            question: "Colour?".into(),
+            kind: QuestionKind::Choice {
+                options: vec!["red".into(), "blue".into()],
+                default: None,
+            },
+        };
+        let confirm = Question {
+            question: "Sure?".into(),
+            kind: QuestionKind::Confirm { default: None },
+        };
+        let text = Question {
+            question: "Name?".into(),
+            kind: QuestionKind::Text { default: None },
+        };
+        let sel = |id: &str| Ok(json!({"outcome": {"outcome": "selected", "optionId": id}}));
+
+        let (peer, f, _) = frontend(false, vec![sel("1"), sel("0")]);
+        let form = Form {
+            tool_call_id: "call_2".into(),
+            questions: vec![choice.clone(), confirm.clone()],
+        };
+        assert_eq!(
+            f.ask_user(form).await,
+            FormAnswer::Accepted(vec![
+                AnswerValue::Text("blue".into()),
+                AnswerValue::Bool(true)
+            ])
+        );
+        assert_eq!(peer.sent.lock().unwrap().len(), 2);
+
+        let (_, f, _) = frontend(false, vec![sel("decline")]);
+        let form = Form {
+            tool_call_id: "call_2".into(),
+            questions: vec![choice.clone(), confirm.clone()],
+        };
+        assert_eq!(f.ask_user(form).await, FormAnswer::Declined);
+
+        let (peer, f, _) = frontend(false, vec![]);
+        let form = Form {
+            tool_call_id: "call_2".into(),
+            questions: vec![choice, text],
+        };
+        assert_eq!(
+            f.ask_user(form).await,
+            FormAnswer::Unavailable("the client has no form support".into())
+        );
+        assert!(peer.sent.lock().unwrap().is_empty());
+    }
+
+    #[tokio::test]
+    async fn forms_with_form_support_go_as_one_elicitation() {
+        let (peer, f, _) = frontend(
+            true,
+            vec![Ok(json!({"action": "accept", "content": {"q1": "Bob"}}))],
+        );
+        let form = Form {
+            tool_call_id: "call_3".into(),
+            questions: vec![Question {
+                question: "Name?".into(),
+                kind: QuestionKind::Text { default: None },
+            }],
+        };
+        assert_eq!(
+            f.ask_user(form).await,
+            FormAnswer::Accepted(vec![AnswerValue::Text("Bob".into())])
+        );
+        let sent = peer.sent.lock().unwrap();
+        assert_eq!(sent[0].0, "elicitation/create");
+        assert_eq!(sent[0].1["message"], "Name?");
+    }
+}

@@ -1,0 +1,221 @@
+//! `mm config`: the effective configuration, one leaf key a line, with its source.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+use super::raw::{HOOK_EVENTS, join, quote};
+use super::{HookConfig, Loaded, McpPermissions};
+
+/// Widest `key = value` part that the source column is aligned after.
+const ALIGN_MAX: usize = 60;
+
+/// An API key as `mm config` shows it: never more than its last 4 characters, and those only
+/// when they are a small part of it.
+fn mask(secret: &str) -> String {
+    let chars: Vec<char> = secret.chars().collect();
+    match chars.len() {
+        0 => "\"\"".to_string(),
+        n if n >= 12 => format!("****{}", chars[n - 4..].iter().collect::<String>()),
+        _ => "(set)".to_string(),
+    }
+}
+
+/// Environment variables of agents and MCP servers that hold credentials.
+fn looks_secret(name: &str) -> bool {
+    let upper = name.to_ascii_uppercase();
+    ["KEY", "TOKEN", "SECRET", "PASSWORD", "CREDENTIAL"]
+        .iter()
+        .any(|w| upper.contains(w))
+}
+
+fn strings(items: &[String]) -> String {
+    let quoted: Vec<String> = items.iter().map(|s| quote(s)).collect();
+    format!("[{}]", quoted.join(", "))
+}
+
+fn paths(items: &[PathBuf]) -> String {
+    let quoted: Vec<String> = items.iter().map(|p| quote(&p.to_string_lossy())).collect();
+    format!("[{}]", quoted.join(", "))
+}
+
+fn hook(h: &HookConfig) -> String {
+    let mut parts = vec![format!("command = {}", quote(&h.command))];
+    if let Some(m) = &h.matcher {
+        parts.push(format!("match = {}", quote(m)));
+    }
+    parts.push(format!("timeout = {}", h.timeout));
+    parts.push(format!("failClosed = {}", h.fail_closed));
+    format!("{{ {} }}", parts.join(", "))
+}
+
+fn env(lines: &mut Vec<(String, String)>, prefix: &str, env: &BTreeMap<String, String>) {
+    let path = join(prefix, "env");
+    if env.is_empty() {
+        lines.push((path.clone(), "{}".into()));
+    }
+    for (name, value) in env {
+        let shown = if looks_secret(name) {
+            mask(value)
+        } else {
+            quote(value)
+        };
+        lines.push((join(&path, name), shown));
+    }
+}
+
+fn add(lines: &mut Vec<(String, String)>, key: &str, value: String) {
+    lines.push((key.to_string(), value));
+}
+
+pub(super) fn report(loaded: &Loaded) -> String {
+    let c = &loaded.config;
+    let mut lines: Vec<(String, String)> = Vec::new();
+    let not_set = || "(not set)".to_string();
+
+    add(&mut lines, "yolo", c.yolo.to_string());
+    add(&mut lines, "contextWindow", c.context_window.to_string());
+    add(&mut lines, "maxSteps", c.max_steps.to_string());
+    add(&mut lines, "systemPrompt", quote(&c.system_prompt));
+    add(&mut lines, "trustedProjects", paths(&c.trusted_projects));
+    add(&mut lines, "model.url", quote(&c.model.url));
+    add(&mut lines, "model.name", quote(&c.model.name));
+    add(&mut lines, "model.apiKey", mask(&c.model.api_key));
+    add(
+        &mut lines,
+        "model.temperature",
+        c.model
+            .temperature
+            .map_or_else(not_set, |t| format!("{t:?}")),
+    );
+    add(
+        &mut lines,
+        "model.maxTokens",
+        c.model.max_tokens.map_or_else(not_set, |n| n.to_string()),
+    );
+    add(
+        &mut lines,
+        "model.requestTimeout",
+        c.model.request_timeout.to_string(),
+    );
+    let text_tool_calls = if c.model.text_tool_calls {
+        "auto"
+    } else {
+        "off"
+    };
+    add(&mut lines, "model.textToolCalls", quote(text_tool_calls));
+    add(&mut lines, "acp.name", quote(&c.acp.name));
+    add(&mut lines, "acp.title", quote(&c.acp.title));
+    add(
+        &mut lines,
+        "sessions.enabled",
+        c.sessions.enabled.to_string(),
+    );
+    add(
+        &mut lines,
+        "sessions.dir",
+        quote(&c.sessions.dir.to_string_lossy()),
+    );
+    add(
+        &mut lines,
+        "context.threshold",
+        format!("{:?}", c.context.threshold),
+    );
+    add(
+        &mut lines,
+        "context.keepLastTurns",
+        c.context.keep_last_turns.to_string(),
+    );
+    add(
+        &mut lines,
+        "loop.maxRepeats",
+        c.loop_.max_repeats.to_string(),
+    );
+    add(
+        &mut lines,
+        "tools.maxOutput",
+        c.tools.max_output.to_string(),
+    );
+    add(
+        &mut lines,
+        "tools.bash.timeout",
+        c.tools.bash_timeout.to_string(),
+    );
+    add(&mut lines, "skills.dirs", paths(&c.skills.dirs));
+
+    let h = &c.hooks;
+    let events = [
+        &h.session_start,
+        &h.user_prompt_submit,
+        &h.pre_tool_call,
+        &h.post_tool_call,
+        &h.turn_end,
+        &h.pre_compact,
+    ];
+    if events.iter().all(|e| e.is_empty()) {
+        add(&mut lines, "hooks", "{}".into());
+    }
+    for (event, list) in HOOK_EVENTS.iter().zip(events) {
+        for (i, entry) in list.iter().enumerate() {
+            add(
+                &mut lines,
+                &format!("{}[{i}]", join("hooks", event)),
+                hook(entry),
+            );
+        }
+    }
+
+    if c.agents.is_empty() {
+        add(&mut lines, "agents", "{}".into());
+    }
+    for (name, agent) in &c.agents {
+        let p = join("agents", name);
+        add(&mut lines, &join(&p, "command"), quote(&agent.command));
+        add(&mut lines, &join(&p, "args"), strings(&agent.args));
+        env(&mut lines, &p, &agent.env);
+    }
+    if c.mcp_servers.is_empty() {
+        add(&mut lines, "mcp.servers", "{}".into());
+    }
+    for (name, server) in &c.mcp_servers {
+        let p = join("mcp.servers", name);
+        add(&mut lines, &join(&p, "command"), quote(&server.command));
+        add(&mut lines, &join(&p, "args"), strings(&server.args));
+        env(&mut lines, &p, &server.env);
+        let permissions = match server.permissions {
+            McpPermissions::Allow => "allow",
+            McpPermissions::Ask => "ask",
+        };
+        add(&mut lines, &join(&p, "permissions"), quote(permissions));
+    }
+    if c.lsp_servers.is_empty() {
+        lines.push(("lsp.servers".into(), "{}".into()));
+    }
+    for (name, server) in &c.lsp_servers {
+        let p = join("lsp.servers", name);
+        lines.push((join(&p, "command"), quote(&server.command)));
+        lines.push((join(&p, "args"), strings(&server.args)));
+        lines.push((join(&p, "extensions"), strings(&server.extensions)));
+    }
+
+    let pairs: Vec<(String, String)> = lines
+        .into_iter()
+        .map(|(key, value)| {
+            let source = loaded.source_of(&key).to_string();
+            (format!("{key} = {value}"), source)
+        })
+        .collect();
+    let width = pairs
+        .iter()
+        .map(|(kv, _)| kv.chars().count())
+        .filter(|n| *n <= ALIGN_MAX)
+        .max()
+        .unwrap_or(0);
+    let mut out = String::new();
+    for (kv, source) in pairs {
+        out.push_str(&format!("{kv:<width$}  # {source}\n"));
+    }
+    for warning in &c.warnings {
+        out.push_str(&format!("# warning: {warning}\n"));
+    }
+    out
+}

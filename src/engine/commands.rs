@@ -1,0 +1,161 @@
+//! The slash commands the engine intercepts (`/new`, `/compact`) and the compression they share
+//! with automatic compression.
+
+use std::time::Instant;
+
+use tokio_util::sync::CancellationToken;
+
+use super::compact::{self, CompactResult};
+use super::{Command, Engine, PromptOutcome, Session, StopReason, report_failures};
+use crate::event::{Event, Frontend};
+use crate::hooks::{HookDecision, HookEvent};
+
+/// What triggered a compression (hooks see it as `trigger`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Trigger {
+    Manual,
+    Auto,
+}
+
+/// The outcome of one compression.
+pub(crate) struct Compressed {
+    /// The `/compact` outcome line.
+    pub line: String,
+    /// The history changed.
+    pub changed: bool,
+}
+
+impl Engine {
+    pub(crate) fn command_new(&self, s: &mut Session, frontend: &dyn Frontend) -> PromptOutcome {
+        let forgotten = crate::history::count_without_system(&s.history);
+        let archived_as = self.archive(s, frontend);
+        s.history.truncate(1);
+        s.last_measure = None;
+        s.last_input = None;
+        if let Ok(mut plan) = s.plan.lock() {
+            *plan = None;
+        }
+        frontend.emit(Event::Notice(format!(
+            "🆕 New session: {forgotten} message(s) forgotten."
+        )));
+        frontend.emit(Event::ContextUsage(self.context_usage(s)));
+        PromptOutcome {
+            stop: Ok(StopReason::EndTurn),
+            command: Some(Command::New {
+                forgotten,
+                archived_as,
+            }),
+            recap: None,
+        }
+    }
+
+    pub(crate) async fn command_compact(
+        &self,
+        s: &mut Session,
+        frontend: &dyn Frontend,
+        cancel: &CancellationToken,
+    ) -> PromptOutcome {
+        let keep = self.config.context.keep_last_turns;
+        let done = self
+            .compress(s, keep, Trigger::Manual, frontend, cancel)
+            .await;
+        frontend.emit(Event::Notice(done.line.clone()));
+        frontend.emit(Event::ContextUsage(self.context_usage(s)));
+        let stop = if cancel.is_cancelled() {
+            StopReason::Cancelled
+        } else {
+            StopReason::EndTurn
+        };
+        PromptOutcome {
+            stop: Ok(stop),
+            command: Some(Command::Compact { line: done.line }),
+            recap: None,
+        }
+    }
+
+    /// Compresses the history keeping the last `keep` turns: `preCompact` hooks, one summary
+    /// call, the outcome line. The history changes only on success.
+    pub(crate) async fn compress(
+        &self,
+        s: &mut Session,
+        keep: usize,
+        trigger: Trigger,
+        frontend: &dyn Frontend,
+        cancel: &CancellationToken,
+    ) -> Compressed {
+        if compact::plan_compaction(&s.history, keep).is_none() {
+            let n = crate::history::count_without_system(&s.history);
+            return Compressed {
+                line: compact::nothing_line(n, keep),
+                changed: false,
+            };
+        }
+        if self.hooks.any(HookEvent::PreCompact, None) {
+            let name = match trigger {
+                Trigger::Manual => "manual",
+                Trigger::Auto => "auto",
+            };
+            let input = serde_json::json!({"trigger": name});
+            let r = self
+                .hooks
+                .run(HookEvent::PreCompact, input, None, &s.id, &s.cwd, cancel)
+                .await;
+            report_failures(&r, frontend);
+            if let HookDecision::Deny(reason) = r.decision {
+                return Compressed {
+                    line: compact::skipped_line(&reason),
+                    changed: false,
+                };
+            }
+        }
+        let started = Instant::now();
+        let before = self.estimate(s);
+        let budget = self.transcript_budget(s);
+        match compact::compact(self.model.as_ref(), &s.history, keep, budget, cancel).await {
+            CompactResult::Compressed {
+                history,
+                replaced,
+                kept,
+                usage,
+            } => {
+                s.history = history;
+                if let Some(u) = usage {
+                    s.usage.add(&u);
+                }
+                s.last_measure = None;
+                s.last_input = None;
+                let after = self.estimate(s);
+                let secs = started.elapsed().as_secs_f64();
+                Compressed {
+                    line: compact::compressed_line(replaced, kept, before, after, secs),
+                    changed: true,
+                }
+            }
+            CompactResult::Nothing { messages, keep } => Compressed {
+                line: compact::nothing_line(messages, keep),
+                changed: false,
+            },
+            CompactResult::Failed(e) => Compressed {
+                line: compact::failed_line(&e),
+                changed: false,
+            },
+        }
+    }
+
+    /// Characters of transcript the summary call may send: what fits the window after the
+    /// instruction and the answer's reserve.
+    fn transcript_budget(&self, s: &Session) -> usize {
+        let window = self.known_window.load(std::sync::atomic::Ordering::Relaxed);
+        if window == 0 {
+            return 200_000;
+        }
+        let reserve = self.answer_reserve();
+        let room = window.saturating_sub(reserve + 512);
+        ((room as f64) * s.chars_per_token * 0.9) as usize
+    }
+
+    /// Tokens kept free for the answer in every "does it fit" test.
+    pub(crate) fn answer_reserve(&self) -> u64 {
+        self.config.model.max_tokens.unwrap_or(1024)
+    }
+}

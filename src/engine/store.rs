@@ -1,0 +1,126 @@
+//! Sessions on disk: written after every change when `sessions.enabled`, loaded by id.
+
+use std::collections::HashSet;
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+use std::sync::atomic::Ordering;
+
+use super::{Engine, Session};
+use crate::event::{Event, Frontend, Usage};
+use crate::history::{Message, Role};
+use crate::session::{self, SessionFile};
+
+impl Engine {
+    /// The folder of a cwd's session files.
+    pub fn sessions_dir(&self, cwd: &Path) -> PathBuf {
+        cwd.join(&self.config.sessions.dir)
+    }
+
+    /// The session as its file holds it.
+    pub fn session_file(&self, s: &Session) -> SessionFile {
+        SessionFile {
+            version: session::VERSION,
+            id: s.id.clone(),
+            cwd: s.cwd.clone(),
+            created_at: s.created_at.clone(),
+            updated_at: session::timestamp(chrono::Local::now()),
+            model: self
+                .known_model
+                .lock()
+                .map(|m| m.clone())
+                .unwrap_or_default(),
+            usage: (&s.usage).into(),
+            plan: s.plan.lock().ok().and_then(|p| p.clone()),
+            messages: s.history.clone(),
+        }
+    }
+
+    /// Rewrites the session's file (when sessions are enabled). A file that cannot be written is
+    /// a warning: the session stays whole in memory.
+    pub fn save(&self, s: &Session, frontend: &dyn Frontend) {
+        if !self.config.sessions.enabled {
+            return;
+        }
+        self.write_file(&self.session_file(s), &s.cwd, frontend);
+    }
+
+    fn write_file(&self, file: &SessionFile, cwd: &Path, frontend: &dyn Frontend) -> bool {
+        let dir = self.sessions_dir(cwd);
+        match session::save(&dir, file) {
+            Ok(_) => true,
+            Err(e) => {
+                frontend.emit(Event::Warning(format!(
+                    "cannot save session {} in {}: {e}",
+                    file.id,
+                    dir.display()
+                )));
+                false
+            }
+        }
+    }
+
+    /// Saves the conversation so far under a new id (`/new` with sessions enabled); `None` when
+    /// it was empty or could not be written.
+    pub(crate) fn archive(&self, s: &Session, frontend: &dyn Frontend) -> Option<String> {
+        if !self.config.sessions.enabled || crate::history::count_without_system(&s.history) == 0 {
+            return None;
+        }
+        let mut file = self.session_file(s);
+        file.id = session::new_id(chrono::Local::now());
+        self.write_file(&file, &s.cwd, frontend).then_some(file.id)
+    }
+
+    /// Loads a saved session (`session/load`, `mm --resume`): validates the id, reads
+    /// `<cwd>/<sessions.dir>/<id>.json`, replaces its system prompt by the current one, restores
+    /// totals and plan, continues the `call_N` counter above the highest stored ref, and starts
+    /// `sessionStart` hooks. The request's cwd wins over the file's. `Err` is the one-line
+    /// explanation.
+    pub async fn load_session(
+        &self,
+        cwd: PathBuf,
+        id: &str,
+        frontend: &dyn Frontend,
+    ) -> Result<Session, String> {
+        session::validate_id(id).map_err(|e| e.to_string())?;
+        let dir = self.sessions_dir(&cwd);
+        let file = session::load(&dir, id).map_err(|e| e.to_string())?;
+        let (skills, warnings) = self.skills_for(&cwd);
+        let system = self.system_prompt(&cwd, &skills);
+        let mut history: Vec<Message> = file
+            .messages
+            .into_iter()
+            .filter(|m| m.role != Role::System)
+            .collect();
+        history.insert(0, Message::system(system));
+        let highest = history
+            .iter()
+            .flat_map(|m| m.tool_calls.iter())
+            .filter_map(|c| {
+                c.ref_
+                    .strip_prefix("call_")
+                    .and_then(|n| n.parse::<u64>().ok())
+            })
+            .max()
+            .unwrap_or(0);
+        self.call_counter.fetch_max(highest, Ordering::Relaxed);
+        let mut s = Session {
+            id: file.id,
+            cwd,
+            created_at: file.created_at,
+            history,
+            usage: Usage::from(&file.usage),
+            last_measure: None,
+            last_input: None,
+            chars_per_token: 4.0,
+            allow_always: HashSet::new(),
+            never: HashSet::new(),
+            plan: Mutex::new(file.plan),
+            skills,
+            warnings,
+            start_hooks: None,
+        };
+        self.start_session_hooks(&mut s);
+        self.save(&s, frontend);
+        Ok(s)
+    }
+}

@@ -1,0 +1,325 @@
+//! One turn: the model is called, its tool calls dispatched, until it answers without a call,
+//! the step limit is reached, it fails, or the turn is cancelled.
+
+use std::sync::Mutex;
+
+use tokio_util::sync::CancellationToken;
+
+use super::commands::Trigger;
+use super::{Engine, Recap, Session, StopReason};
+use crate::event::{ContextUsage, Event, Frontend, ToolStatus};
+use crate::history::{self, Message, ToolCall};
+use crate::model::{ChatRequest, ModelError, ModelResponse, RawToolCall, StreamEvent};
+use crate::tools::RecapKind;
+use crate::tools::dispatch::{self, CallEnv, Gates};
+use crate::tools::repeat::RepeatDetector;
+
+/// The outcome of the turn loop.
+pub(crate) struct TurnEnd {
+    pub stop: Result<StopReason, String>,
+    pub recap: Recap,
+}
+
+impl Engine {
+    /// Runs the turn loop on a session whose last message is the user's.
+    pub(crate) async fn run_turn(
+        &self,
+        s: &mut Session,
+        frontend: &dyn Frontend,
+        cancel: &CancellationToken,
+    ) -> TurnEnd {
+        let turn_start = s.history.len().saturating_sub(1);
+        let mut recap = Recap::default();
+        let stop = self.turn_loop(s, frontend, cancel, &mut recap).await;
+        // A question that got no answer at all is removed.
+        let unanswered = s.history.len() == turn_start + 1;
+        if unanswered && (stop.is_err() || stop == Ok(StopReason::Cancelled)) {
+            s.history.pop();
+        }
+        if let Err(e) = &stop {
+            frontend.emit(Event::Notice(format!("[error: {e}]")));
+        }
+        frontend.emit(Event::ContextUsage(self.context_usage(s)));
+        TurnEnd { stop, recap }
+    }
+
+    async fn turn_loop(
+        &self,
+        s: &mut Session,
+        frontend: &dyn Frontend,
+        cancel: &CancellationToken,
+        recap: &mut Recap,
+    ) -> Result<StopReason, String> {
+        let cfg = &self.config;
+        let mut repeat = RepeatDetector::new(cfg.loop_.max_repeats);
+        let tool_defs: Vec<serde_json::Value> = self
+            .tools
+            .iter()
+            .map(|t| crate::tools::wire_definition(t.as_ref()))
+            .collect();
+        let text_tool_names: Vec<String> = if cfg.model.text_tool_calls {
+            self.tools.iter().map(|t| t.name().to_string()).collect()
+        } else {
+            Vec::new()
+        };
+        let mut retried_overflow = false;
+        for _step in 0..cfg.max_steps {
+            if cancel.is_cancelled() {
+                return Ok(StopReason::Cancelled);
+            }
+            self.make_room(s, frontend, cancel).await?;
+            let request = ChatRequest {
+                messages: history::to_wire(&s.history),
+                tools: tool_defs.clone(),
+                text_tool_names: text_tool_names.clone(),
+            };
+            let request_chars = request_chars(&request);
+            let streamed = Mutex::new(String::new());
+            let on_event = |ev: StreamEvent| match ev {
+                StreamEvent::Text(t) => {
+                    if let Ok(mut acc) = streamed.lock() {
+                        acc.push_str(&t);
+                    }
+                    frontend.emit(Event::Text(t));
+                }
+                StreamEvent::Thought(t) => frontend.emit(Event::Thought(t)),
+            };
+            let response = self.model.chat(&request, &on_event, cancel).await;
+            let partial = streamed.lock().map(|s| s.clone()).unwrap_or_default();
+            let response = match response {
+                Ok(r) => r,
+                Err(ModelError::Cancelled) => {
+                    keep_partial(s, partial);
+                    return Ok(StopReason::Cancelled);
+                }
+                Err(ModelError::ContextExceeded { .. })
+                    if !retried_overflow && partial.is_empty() =>
+                {
+                    // The server knows its window better than we do: compress once and retry.
+                    retried_overflow = true;
+                    if self.compress_hard(s, frontend, cancel).await {
+                        continue;
+                    }
+                    return Err(self.model_error_line(ModelError::ContextExceeded {
+                        status: 400,
+                        message:
+                            "the request exceeds the context window and nothing is left to compress"
+                                .into(),
+                        n_ctx: None,
+                    }));
+                }
+                Err(e) => {
+                    keep_partial(s, partial);
+                    return Err(e.to_string());
+                }
+            };
+            self.record_usage(s, &response, request_chars, frontend)
+                .await;
+            let ModelResponse {
+                text,
+                tool_calls,
+                finish_reason,
+                ..
+            } = response;
+            let cut = finish_reason.as_deref() == Some("length");
+            let calls = self.assign_refs(s, tool_calls, cut);
+            if text.is_empty() && calls.is_empty() {
+                if cut {
+                    return Ok(StopReason::MaxTokens);
+                }
+                // An empty answer still ends the turn; nothing to store.
+                return Ok(StopReason::EndTurn);
+            }
+            s.history.push(Message::assistant(text, calls.clone()));
+            if cut {
+                return Ok(StopReason::MaxTokens);
+            }
+            if calls.is_empty() {
+                return Ok(StopReason::EndTurn);
+            }
+            for call in &calls {
+                if cancel.is_cancelled() {
+                    return Ok(StopReason::Cancelled);
+                }
+                let env = CallEnv {
+                    tools: &self.tools,
+                    cwd: &s.cwd,
+                    session_id: &s.id,
+                    yolo: cfg.yolo,
+                    max_output: self.max_output(),
+                    bash_timeout: cfg.tools.bash_timeout,
+                    frontend,
+                    plan: &s.plan,
+                    skills: &s.skills,
+                    hooks: &self.hooks,
+                };
+                let gates = Gates {
+                    repeat: &mut repeat,
+                    allow_always: &mut s.allow_always,
+                    never: &mut s.never,
+                };
+                let d = dispatch::dispatch(&env, gates, call, cancel).await;
+                match d.recap {
+                    RecapKind::Command => recap.commands += 1,
+                    RecapKind::FileOp => recap.file_ops += 1,
+                    RecapKind::Skill if d.status == ToolStatus::Completed => recap.skills += 1,
+                    RecapKind::Skill | RecapKind::None => {}
+                }
+                s.history.push(Message::tool(
+                    &call.id,
+                    d.output,
+                    d.status == ToolStatus::Failed,
+                ));
+                if let Some(line) = d.end_turn {
+                    frontend.emit(Event::Notice(line));
+                    return Ok(StopReason::EndTurn);
+                }
+                if cancel.is_cancelled() {
+                    return Ok(StopReason::Cancelled);
+                }
+            }
+        }
+        frontend.emit(Event::Notice(format!(
+            "[stopped: {} model calls in this turn, the maxSteps limit]",
+            cfg.max_steps
+        )));
+        Ok(StopReason::MaxTurnRequests)
+    }
+
+    /// Gives each call its `call_N` ref and the id its `tool` message answers (the ref when the
+    /// model gave none, an empty one, or one already used). With `cut`, a call whose arguments
+    /// are not complete JSON is dropped.
+    fn assign_refs(&self, s: &Session, calls: Vec<RawToolCall>, cut: bool) -> Vec<ToolCall> {
+        let mut out: Vec<ToolCall> = Vec::with_capacity(calls.len());
+        for c in calls {
+            if cut && serde_json::from_str::<serde_json::Value>(&c.arguments).is_err() {
+                continue;
+            }
+            let ref_ = self.next_ref();
+            let used = c.id.is_empty()
+                || out.iter().any(|o| o.id == c.id)
+                || s.history
+                    .iter()
+                    .any(|m| m.tool_calls.iter().any(|t| t.id == c.id));
+            let id = if used { ref_.clone() } else { c.id };
+            out.push(ToolCall {
+                id,
+                ref_,
+                name: c.name,
+                arguments: c.arguments,
+            });
+        }
+        out
+    }
+
+    async fn record_usage(
+        &self,
+        s: &mut Session,
+        r: &ModelResponse,
+        request_chars: usize,
+        frontend: &dyn Frontend,
+    ) {
+        let Some(u) = r.usage else { return };
+        s.usage.add(&u);
+        s.last_measure = Some(u.total());
+        s.last_input = Some(u.input_tokens);
+        if u.input_tokens > 0 && request_chars > 0 {
+            s.chars_per_token = request_chars as f64 / u.input_tokens as f64;
+        }
+        let size = self.context_window().await;
+        frontend.emit(Event::ContextUsage(ContextUsage {
+            used: u.total(),
+            size,
+        }));
+    }
+}
+
+impl Engine {
+    /// Before a model call: compresses when the history (or the last input count) plus the
+    /// answer's reserve reaches `context.threshold` of a known window, keeping fewer turns if
+    /// needed; a turn that alone exceeds the window fails instead of sending a request the
+    /// server would reject.
+    async fn make_room(
+        &self,
+        s: &mut Session,
+        frontend: &dyn Frontend,
+        cancel: &CancellationToken,
+    ) -> Result<(), String> {
+        let window = self.context_window().await;
+        if window == 0 {
+            return Ok(());
+        }
+        let reserve = self.answer_reserve();
+        let limit = (self.config.context.threshold * window as f64) as u64;
+        let used = |e: &Engine, s: &Session| e.estimate(s).max(s.last_input.unwrap_or(0)) + reserve;
+        if used(self, s) < limit {
+            return Ok(());
+        }
+        let mut keep = self.config.context.keep_last_turns.max(1);
+        loop {
+            let done = self
+                .compress(s, keep, Trigger::Auto, frontend, cancel)
+                .await;
+            if done.changed || !done.line.starts_with("🗜️ nothing to compact") {
+                frontend.emit(Event::AutoCompacted(done.line.clone()));
+            }
+            if cancel.is_cancelled()
+                || used(self, s) < limit
+                || keep <= 1
+                || (!done.changed && !done.line.starts_with("🗜️"))
+            {
+                break;
+            }
+            keep -= 1;
+        }
+        let need = self.estimate(s) + reserve;
+        if need > window {
+            return Err(format!(
+                "this turn does not fit the context window: about {need} tokens with the answer's reserve, the window is {window}"
+            ));
+        }
+        Ok(())
+    }
+
+    /// After the server said the context is exceeded: compress, keeping fewer turns until
+    /// something changes. Returns whether the history changed.
+    async fn compress_hard(
+        &self,
+        s: &mut Session,
+        frontend: &dyn Frontend,
+        cancel: &CancellationToken,
+    ) -> bool {
+        let mut keep = self.config.context.keep_last_turns.max(1);
+        loop {
+            let done = self
+                .compress(s, keep, Trigger::Auto, frontend, cancel)
+                .await;
+            if done.changed {
+                frontend.emit(Event::AutoCompacted(done.line));
+                return true;
+            }
+            if keep <= 1 || cancel.is_cancelled() {
+                return false;
+            }
+            keep -= 1;
+        }
+    }
+
+    fn model_error_line(&self, e: ModelError) -> String {
+        e.to_string()
+    }
+}
+
+/// Text streamed before a failure or a cancel is kept as the model's answer.
+fn keep_partial(s: &mut Session, partial: String) {
+    if !partial.is_empty() {
+        s.history.push(Message::assistant(partial, Vec::new()));
+    }
+}
+
+/// The character count of a request (messages and tool schemas), for the estimate.
+pub(crate) fn request_chars(r: &ChatRequest) -> usize {
+    let m: usize = r.messages.iter().map(|v| v.to_string().len()).sum();
+    let t: usize = r.tools.iter().map(|v| v.to_string().len()).sum();
+    m + t
+}

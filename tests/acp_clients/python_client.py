@@ -1,0 +1,59 @@
+"""Drives `mm -acp` with the official Python SDK (agent-client-protocol 0.12.1).
+
+Usage: python_client.py MM_BINARY CWD
+Prints one JSON object summarising what the SDK parsed; exits non-zero on any SDK error.
+No model is needed: only initialize, session/new, the commands update and `/compact`.
+"""
+
+import asyncio
+import json
+import os
+import sys
+
+from acp import PROTOCOL_VERSION, text_block
+from acp.schema import ClientCapabilities, Implementation
+from acp.stdio import spawn_agent_process
+
+
+class Recorder:
+    def __init__(self):
+        self.updates = []
+
+    async def request_permission(self, session_id, tool_call, options, **kwargs):
+        raise RuntimeError("no permission request expected")
+
+    async def session_update(self, session_id, update, **kwargs):
+        self.updates.append(update.model_dump(by_alias=True, exclude_none=True))
+
+    def on_connect(self, conn):
+        pass
+
+
+async def main(binary, cwd):
+    rec = Recorder()
+    env = {k: v for k, v in os.environ.items() if k in ("HOME", "PATH", "MM_MODEL_URL")}
+    async with spawn_agent_process(rec, binary, "-acp", env=env, cwd=cwd) as (conn, _proc):
+        init = await conn.initialize(
+            protocol_version=PROTOCOL_VERSION,
+            client_capabilities=ClientCapabilities(),
+            client_info=Implementation(name="python-sdk", version="0.12.1"),
+        )
+        session = await conn.new_session(cwd=cwd, mcp_servers=[])
+        result = await conn.prompt(session_id=session.session_id, prompt=[text_block("/compact")])
+        try:
+            await conn.set_session_mode(session_id=session.session_id, mode_id="x")
+            set_mode = "accepted"
+        except Exception as e:  # the SDK raises RequestError for error responses
+            set_mode = getattr(e, "code", str(e))
+    print(json.dumps({
+        "agentName": init.agent_info.name,
+        "protocolVersion": init.protocol_version,
+        "sessionId": session.session_id,
+        "stopReason": result.stop_reason,
+        "setMode": set_mode,
+        "updates": rec.updates,
+    }))
+
+
+if __name__ == "__main__":
+    asyncio.run(main(sys.argv[1], sys.argv[2]))

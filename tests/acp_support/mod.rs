@@ -1,0 +1,534 @@
+//! A raw JSON-RPC test client for `mm -acp` (in-process over duplex pipes, or a spawned binary),
+//! which validates every message mm writes against the official ACP schema, and a scripted
+//! model for the in-process engine.
+#![allow(clippy::unwrap_used, clippy::expect_used, dead_code)]
+
+use std::collections::{HashMap, VecDeque};
+use std::path::Path;
+use std::sync::{Arc, Mutex, OnceLock};
+use std::time::Duration;
+
+use async_trait::async_trait;
+use mm::acp::{AcpError, Logger, serve_io};
+use mm::config::Config;
+use mm::engine::Engine;
+use mm::event::Usage;
+use mm::model::{
+    ChatRequest, ModelClient, ModelError, ModelInfo, ModelResponse, RawToolCall, StreamEvent,
+};
+use serde_json::{Value, json};
+use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
+use tokio::task::JoinHandle;
+use tokio_util::sync::CancellationToken;
+
+// ---------------------------------------------------------------- schema
+
+struct Schemas {
+    stable: Value,
+    unstable: Value,
+}
+
+fn schemas() -> &'static Schemas {
+    static S: OnceLock<Schemas> = OnceLock::new();
+    S.get_or_init(|| {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/acp-schema");
+        let read = |f: &str| -> Value {
+            serde_json::from_str(&std::fs::read_to_string(dir.join(f)).unwrap()).unwrap()
+        };
+        Schemas {
+            stable: read("schema.json"),
+            unstable: read("schema.unstable.json"),
+        }
+    })
+}
+
+type Cache = Mutex<HashMap<(bool, String), Arc<jsonschema::Validator>>>;
+
+fn validator(unstable: bool, def: &str) -> Arc<jsonschema::Validator> {
+    static CACHE: OnceLock<Cache> = OnceLock::new();
+    let cache = CACHE.get_or_init(Default::default);
+    let key = (unstable, def.to_string());
+    if let Some(v) = cache.lock().unwrap().get(&key) {
+        return v.clone();
+    }
+    let root = if unstable {
+        &schemas().unstable
+    } else {
+        &schemas().stable
+    };
+    let schema = json!({
+        "$schema": root["$schema"],
+        "$defs": root["$defs"],
+        "$ref": format!("#/$defs/{def}"),
+    });
+    let v = Arc::new(jsonschema::validator_for(&schema).unwrap());
+    cache.lock().unwrap().insert(key, v.clone());
+    v
+}
+
+/// The `$defs` type for a method, side and suffix (`Request`, `Response`, `Notification`).
+fn def_for(method: &str, side: &str, suffix: &str) -> Option<String> {
+    let defs = schemas().unstable["$defs"].as_object().unwrap();
+    defs.iter()
+        .find(|(name, d)| d["x-method"] == method && d["x-side"] == side && name.ends_with(suffix))
+        .map(|(name, _)| name.clone())
+}
+
+fn check(unstable: bool, def: &str, instance: &Value, whole: &Value) {
+    let v = validator(unstable, def);
+    let errors: Vec<String> = v.iter_errors(instance).map(|e| e.to_string()).collect();
+    assert!(
+        errors.is_empty(),
+        "message does not match {def}: {errors:?}\n{whole}"
+    );
+}
+
+/// Validates one message mm wrote; `sent` maps the ids of our requests to their methods.
+pub fn validate_message(msg: &Value, sent: &HashMap<i64, String>) {
+    assert_eq!(msg["jsonrpc"], "2.0", "{msg}");
+    if let Some(method) = msg.get("method").and_then(Value::as_str) {
+        let params = msg.get("params").cloned().unwrap_or(Value::Null);
+        if msg.get("id").is_some() {
+            let def = def_for(method, "client", "Request")
+                .unwrap_or_else(|| panic!("mm sent a request the schema does not know: {msg}"));
+            check(false, &def, &params, msg);
+        } else {
+            let def = def_for(method, "client", "Notification")
+                .or_else(|| def_for(method, "protocol", "Notification"))
+                .unwrap_or_else(|| {
+                    panic!("mm sent a notification the schema does not know: {msg}")
+                });
+            check(false, &def, &params, msg);
+        }
+    } else if let Some(error) = msg.get("error") {
+        check(false, "Error", error, msg);
+    } else {
+        let id = msg["id"]
+            .as_i64()
+            .unwrap_or_else(|| panic!("response to no request of ours: {msg}"));
+        let method = sent
+            .get(&id)
+            .unwrap_or_else(|| panic!("response to an unknown id: {msg}"));
+        let def = def_for(method, "agent", "Response")
+            .unwrap_or_else(|| panic!("no schema for the result of {method}: {msg}"));
+        // `usage` on the prompt response lives in the unstable schema only.
+        let unstable = method == "session/prompt" && msg["result"].get("usage").is_some();
+        check(unstable, &def, &msg["result"], msg);
+    }
+}
+
+// ---------------------------------------------------------------- the client
+
+pub type Log = Arc<Mutex<Vec<String>>>;
+
+pub struct TestClient {
+    writer: Option<Box<dyn AsyncWrite + Unpin + Send>>,
+    reader: BufReader<Box<dyn AsyncRead + Unpin + Send>>,
+    next_id: i64,
+    pub sent: HashMap<i64, String>,
+    /// Every message mm wrote, in order.
+    pub received: Vec<Value>,
+    /// Messages read while waiting for something else, not yet taken.
+    backlog: VecDeque<Value>,
+}
+
+pub const TIMEOUT: Duration = Duration::from_secs(20);
+
+impl TestClient {
+    pub fn new(
+        writer: Box<dyn AsyncWrite + Unpin + Send>,
+        reader: Box<dyn AsyncRead + Unpin + Send>,
+    ) -> Self {
+        TestClient {
+            writer: Some(writer),
+            reader: BufReader::new(reader),
+            next_id: 1,
+            sent: HashMap::new(),
+            received: Vec::new(),
+            backlog: VecDeque::new(),
+        }
+    }
+
+    pub async fn send_line(&mut self, line: &str) {
+        let w = self.writer.as_mut().expect("stdin closed");
+        w.write_all(line.as_bytes()).await.unwrap();
+        w.write_all(b"\n").await.unwrap();
+        w.flush().await.unwrap();
+    }
+
+    pub async fn send(&mut self, v: &Value) {
+        self.send_line(&v.to_string()).await;
+    }
+
+    /// Sends a request; returns its id.
+    pub async fn request(&mut self, method: &str, params: Value) -> i64 {
+        let id = self.next_id;
+        self.next_id += 1;
+        self.sent.insert(id, method.to_string());
+        self.send(&json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}))
+            .await;
+        id
+    }
+
+    pub async fn notify(&mut self, method: &str, params: Value) {
+        self.send(&json!({"jsonrpc": "2.0", "method": method, "params": params}))
+            .await;
+    }
+
+    /// Answers a request mm sent.
+    pub async fn respond(&mut self, id: &Value, result: Value) {
+        self.send(&json!({"jsonrpc": "2.0", "id": id, "result": result}))
+            .await;
+    }
+
+    pub async fn respond_error(&mut self, id: &Value, code: i64, message: &str) {
+        self.send(
+            &json!({"jsonrpc": "2.0", "id": id, "error": {"code": code, "message": message}}),
+        )
+        .await;
+    }
+
+    /// Closes mm's stdin.
+    pub async fn close(&mut self) {
+        if let Some(mut w) = self.writer.take() {
+            let _ = w.shutdown().await;
+        }
+    }
+
+    /// Reads the next line mm wrote (validated); `None` at EOF.
+    async fn read(&mut self) -> Option<Value> {
+        let mut line = String::new();
+        let n = tokio::time::timeout(TIMEOUT, self.reader.read_line(&mut line))
+            .await
+            .expect("mm wrote nothing in time")
+            .unwrap();
+        if n == 0 {
+            return None;
+        }
+        assert!(line.ends_with('\n'), "unterminated line {line:?}");
+        let v: Value = serde_json::from_str(&line)
+            .unwrap_or_else(|e| panic!("mm wrote a line that is not JSON ({e}): {line:?}"));
+        validate_message(&v, &self.sent);
+        self.received.push(v.clone());
+        Some(v)
+    }
+
+    /// The next message (from the backlog first).
+    pub async fn next(&mut self) -> Value {
+        if let Some(v) = self.backlog.pop_front() {
+            return v;
+        }
+        self.read().await.expect("mm closed stdout")
+    }
+
+    /// Reads until EOF; returns what came.
+    pub async fn drain(&mut self) -> Vec<Value> {
+        let mut out: Vec<Value> = self.backlog.drain(..).collect();
+        while let Some(v) = self.read().await {
+            out.push(v);
+        }
+        out
+    }
+
+    /// Everything up to the response to `id`: (messages before it, the response).
+    pub async fn until_response(&mut self, id: i64) -> (Vec<Value>, Value) {
+        let mut before = Vec::new();
+        loop {
+            let v = self.next().await;
+            if v.get("method").is_none() && v["id"] == id {
+                return (before, v);
+            }
+            before.push(v);
+        }
+    }
+
+    /// The next request mm sent; messages before it are returned too.
+    pub async fn until_request(&mut self, method: &str) -> (Vec<Value>, Value) {
+        let mut before = Vec::new();
+        loop {
+            let v = self.next().await;
+            if v["method"] == method && v.get("id").is_some() {
+                return (before, v);
+            }
+            before.push(v);
+        }
+    }
+
+    /// Waits for a `session/update` of the given kind.
+    pub async fn until_update(&mut self, kind: &str) -> (Vec<Value>, Value) {
+        let mut before = Vec::new();
+        loop {
+            let v = self.next().await;
+            if v["method"] == "session/update" && v["params"]["update"]["sessionUpdate"] == kind {
+                return (before, v);
+            }
+            before.push(v);
+        }
+    }
+
+    /// Sends a request and waits for its response.
+    pub async fn call(&mut self, method: &str, params: Value) -> (Vec<Value>, Value) {
+        let id = self.request(method, params).await;
+        self.until_response(id).await
+    }
+
+    pub async fn initialize(&mut self, forms: bool) -> Value {
+        let mut caps =
+            json!({"fs": {"readTextFile": false, "writeTextFile": false}, "terminal": false});
+        if forms {
+            caps["elicitation"] = json!({"form": {}});
+        }
+        let (_, r) = self
+            .call(
+                "initialize",
+                json!({"protocolVersion": 1, "clientCapabilities": caps,
+                       "clientInfo": {"name": "test-client", "version": "1.2.3"}}),
+            )
+            .await;
+        r
+    }
+
+    /// `session/new`; returns the id and the messages that followed up to the commands update.
+    pub async fn new_session(&mut self, cwd: &Path) -> (String, Value) {
+        let (_, r) = self
+            .call("session/new", json!({"cwd": cwd, "mcpServers": []}))
+            .await;
+        let id = r["result"]["sessionId"]
+            .as_str()
+            .expect("no session id")
+            .to_string();
+        let (_, commands) = self.until_update("available_commands_update").await;
+        (id, commands)
+    }
+
+    pub async fn prompt(&mut self, session: &str, text: &str) -> (Vec<Value>, Value) {
+        self.call(
+            "session/prompt",
+            json!({"sessionId": session, "prompt": [{"type": "text", "text": text}]}),
+        )
+        .await
+    }
+}
+
+/// The `update` objects among messages.
+pub fn updates(msgs: &[Value]) -> Vec<Value> {
+    msgs.iter()
+        .filter(|m| m["method"] == "session/update")
+        .map(|m| m["params"]["update"].clone())
+        .collect()
+}
+
+/// The concatenated text of the `agent_message_chunk`s among messages.
+pub fn agent_text(msgs: &[Value]) -> String {
+    updates(msgs)
+        .iter()
+        .filter(|u| u["sessionUpdate"] == "agent_message_chunk")
+        .map(|u| {
+            u["content"]["text"]
+                .as_str()
+                .unwrap_or_default()
+                .to_string()
+        })
+        .collect()
+}
+
+// ---------------------------------------------------------------- the scripted model
+
+/// One scripted model call.
+#[derive(Clone)]
+pub enum Step {
+    /// Streams the chunks, then returns the calls (name, arguments) and the usage.
+    Answer {
+        chunks: Vec<String>,
+        calls: Vec<(String, String)>,
+        usage: Option<Usage>,
+    },
+    /// Streams one chunk, then waits until the call is cancelled.
+    Hang(String),
+    Fail(ModelError),
+}
+
+pub fn text(chunks: &[&str], usage: Option<(u64, u64)>) -> Step {
+    Step::Answer {
+        chunks: chunks.iter().map(|s| s.to_string()).collect(),
+        calls: vec![],
+        usage: usage.map(|(i, o)| Usage {
+            input_tokens: i,
+            output_tokens: o,
+            ..Usage::default()
+        }),
+    }
+}
+
+pub fn call(name: &str, args: Value) -> Step {
+    Step::Answer {
+        chunks: vec![],
+        calls: vec![(name.to_string(), args.to_string())],
+        usage: None,
+    }
+}
+
+#[derive(Default)]
+pub struct ScriptedModel {
+    steps: Mutex<VecDeque<Step>>,
+    pub requests: Mutex<Vec<ChatRequest>>,
+    pub context_window: u64,
+}
+
+impl ScriptedModel {
+    pub fn new(steps: Vec<Step>) -> Arc<Self> {
+        Arc::new(ScriptedModel {
+            steps: Mutex::new(steps.into()),
+            requests: Mutex::new(Vec::new()),
+            context_window: 8192,
+        })
+    }
+
+    pub fn push(&self, step: Step) {
+        self.steps.lock().unwrap().push_back(step);
+    }
+
+    pub fn calls(&self) -> usize {
+        self.requests.lock().unwrap().len()
+    }
+
+    /// The last user message of the last request.
+    pub fn last_user_message(&self) -> String {
+        let reqs = self.requests.lock().unwrap();
+        let last = reqs.last().expect("no model call");
+        last.messages
+            .iter()
+            .rev()
+            .find(|m| m["role"] == "user")
+            .and_then(|m| m["content"].as_str())
+            .unwrap_or_default()
+            .to_string()
+    }
+}
+
+#[async_trait]
+impl ModelClient for ScriptedModel {
+    async fn chat(
+        &self,
+        request: &ChatRequest,
+        on_event: &(dyn Fn(StreamEvent) + Send + Sync),
+        cancel: &CancellationToken,
+    ) -> Result<ModelResponse, ModelError> {
+        self.requests.lock().unwrap().push(request.clone());
+        let step = self.steps.lock().unwrap().pop_front();
+        match step {
+            Some(Step::Answer {
+                chunks,
+                calls,
+                usage,
+            }) => {
+                for c in &chunks {
+                    on_event(StreamEvent::Text(c.clone()));
+                }
+                let tool_calls: Vec<RawToolCall> = calls
+                    .into_iter()
+                    .enumerate()
+                    .map(|(i, (name, arguments))| RawToolCall {
+                        id: format!("m{}_{i}", self.calls()),
+                        name,
+                        arguments,
+                    })
+                    .collect();
+                Ok(ModelResponse {
+                    text: chunks.concat(),
+                    finish_reason: Some(
+                        if tool_calls.is_empty() {
+                            "stop"
+                        } else {
+                            "tool_calls"
+                        }
+                        .into(),
+                    ),
+                    tool_calls,
+                    usage,
+                })
+            }
+            Some(Step::Hang(chunk)) => {
+                on_event(StreamEvent::Text(chunk));
+                cancel.cancelled().await;
+                Err(ModelError::Cancelled)
+            }
+            Some(Step::Fail(e)) => Err(e),
+            None => Err(ModelError::Http {
+                status: 500,
+                message: "the script has no more answers".into(),
+            }),
+        }
+    }
+
+    async fn complete(
+        &self,
+        messages: Vec<Value>,
+        cancel: &CancellationToken,
+    ) -> Result<ModelResponse, ModelError> {
+        let request = ChatRequest {
+            messages,
+            ..ChatRequest::default()
+        };
+        self.chat(&request, &|_| {}, cancel).await
+    }
+
+    async fn info(&self) -> Result<ModelInfo, ModelError> {
+        Ok(ModelInfo {
+            url: "http://127.0.0.1:1/v1".into(),
+            name: "scripted".into(),
+            context_window: self.context_window,
+        })
+    }
+}
+
+// ---------------------------------------------------------------- in-process harness
+
+pub struct Harness {
+    pub client: TestClient,
+    pub log: Log,
+    pub model: Arc<ScriptedModel>,
+    pub server: Option<JoinHandle<Result<(), AcpError>>>,
+}
+
+pub fn test_config() -> Config {
+    Config {
+        system_prompt: "You are a test.".into(),
+        context_window: 8192,
+        ..Config::default()
+    }
+}
+
+impl Harness {
+    pub fn start(config: Config, model: Arc<ScriptedModel>) -> Self {
+        let config = Arc::new(config);
+        let engine = Arc::new(Engine::new(config.clone(), model.clone()));
+        let (client_end, server_end) = tokio::io::duplex(1 << 20);
+        let (server_read, server_write) = tokio::io::split(server_end);
+        let (client_read, client_write) = tokio::io::split(client_end);
+        let log: Log = Arc::default();
+        let l = log.clone();
+        let logger = Logger::new(move |line| l.lock().unwrap().push(line.to_string()));
+        let server = tokio::spawn(serve_io(engine, config, server_read, server_write, logger));
+        Harness {
+            client: TestClient::new(Box::new(client_write), Box::new(client_read)),
+            log,
+            model,
+            server: Some(server),
+        }
+    }
+
+    pub fn log_lines(&self) -> Vec<String> {
+        self.log.lock().unwrap().clone()
+    }
+
+    /// Closes stdin and waits for `serve_io` to return.
+    pub async fn finish(&mut self) -> Result<(), AcpError> {
+        self.client.close().await;
+        let server = self.server.take().expect("already finished");
+        tokio::time::timeout(TIMEOUT, server)
+            .await
+            .expect("serve_io did not return after EOF")
+            .unwrap()
+    }
+}

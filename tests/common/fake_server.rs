@@ -1,0 +1,617 @@
+//! A fake OpenAI-compatible model server for tests, benchmarks and demos.
+//!
+//! It answers `POST /v1/chat/completions` from a script (a queue of [`Reply`]s), serves
+//! `GET /v1/models`, `GET /props` and `GET /health`, records every chat request body and checks
+//! the history invariants real servers enforce: a request that breaks one is answered HTTP 417
+//! with an explanation, so the failure shows up in the agent's own error output.
+//!
+//! Plain HTTP/1.1 over `tokio::net::TcpListener` with keep-alive (reqwest reuses connections);
+//! streamed answers use chunked transfer encoding. Only normal dependencies of the crate are used
+//! (tokio, tokio-util, serde_json), because `src/bin/mm-fake-server.rs` includes this file and
+//! its two siblings (`script.rs`, `invariants.rs`) too.
+#![allow(dead_code)]
+
+use std::collections::VecDeque;
+use std::net::SocketAddr;
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use serde_json::{Value, json};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::{TcpListener, TcpStream};
+use tokio::sync::watch;
+use tokio_util::sync::CancellationToken;
+
+use super::invariants::{check_history, describe_roles};
+use super::script::{Body, Chunk, Reply, completion, sse_data};
+
+/// How long the `wait_for_*` helpers wait before they panic, so a broken test fails instead of
+/// hanging.
+pub const WAIT_LIMIT: Duration = Duration::from_secs(30);
+
+/// The model id the server reports unless [`Options::model`] says otherwise.
+pub const FAKE_MODEL: &str = "fake-model";
+
+// ------------------------------------------------------------------ server
+
+/// Answers chat requests once the script is exhausted (the demo binary uses one).
+pub type Responder = Arc<dyn Fn(&Value) -> Reply + Send + Sync>;
+
+/// How the server presents itself.
+#[derive(Clone)]
+pub struct Options {
+    /// 0: any free port.
+    pub port: u16,
+    pub model: String,
+    /// Reported by `/props` and `/v1/models` (`meta.n_ctx`); `None`: `/props` answers 404 and
+    /// the model has no `meta`.
+    pub n_ctx: Option<u64>,
+    /// Consulted when the script is empty; without one the answer is the text `done`.
+    pub responder: Option<Responder>,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options {
+            port: 0,
+            model: FAKE_MODEL.to_string(),
+            n_ctx: Some(32768),
+            responder: None,
+        }
+    }
+}
+
+/// When the server wrote the last byte of one chat response.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LastByte {
+    pub at: Instant,
+    pub unix_nanos: u128,
+}
+
+#[derive(Default)]
+struct State {
+    script: VecDeque<Reply>,
+    requests: Vec<Value>,
+    violations: Vec<String>,
+    hits: Vec<String>,
+    last_bytes: Vec<LastByte>,
+    abandoned: usize,
+    connections: usize,
+    next_call_id: u64,
+}
+
+struct Shared {
+    state: Mutex<State>,
+    changed: watch::Sender<u64>,
+    options: Options,
+}
+
+impl Shared {
+    fn lock(&self) -> MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn update<R>(&self, f: impl FnOnce(&mut State) -> R) -> R {
+        let r = f(&mut self.lock());
+        self.changed.send_modify(|v| *v += 1);
+        r
+    }
+}
+
+/// A running fake server; it stops when dropped.
+pub struct FakeServer {
+    addr: SocketAddr,
+    shared: Arc<Shared>,
+    cancel: CancellationToken,
+}
+
+impl Drop for FakeServer {
+    fn drop(&mut self) {
+        self.cancel.cancel();
+    }
+}
+
+impl FakeServer {
+    /// Starts on 127.0.0.1 with a free port and the default [`Options`].
+    pub async fn start(script: Vec<Reply>) -> FakeServer {
+        match Self::start_with(Options::default(), script).await {
+            Ok(s) => s,
+            Err(e) => panic!("fake server: cannot bind 127.0.0.1: {e}"),
+        }
+    }
+
+    pub async fn start_with(options: Options, script: Vec<Reply>) -> std::io::Result<FakeServer> {
+        let listener = TcpListener::bind(("127.0.0.1", options.port)).await?;
+        let addr = listener.local_addr()?;
+        let shared = Arc::new(Shared {
+            state: Mutex::new(State {
+                script: script.into(),
+                ..State::default()
+            }),
+            changed: watch::channel(0).0,
+            options,
+        });
+        let cancel = CancellationToken::new();
+        tokio::spawn(accept_loop(listener, shared.clone(), cancel.clone()));
+        Ok(FakeServer {
+            addr,
+            shared,
+            cancel,
+        })
+    }
+
+    /// `http://127.0.0.1:PORT/v1`
+    pub fn url(&self) -> String {
+        format!("http://{}/v1", self.addr)
+    }
+
+    pub fn addr(&self) -> SocketAddr {
+        self.addr
+    }
+
+    /// Appends replies to the script.
+    pub fn push(&self, replies: impl IntoIterator<Item = Reply>) {
+        self.shared.update(|s| s.script.extend(replies));
+    }
+
+    /// Every chat request body received, in order (violating ones included; a body that is not
+    /// JSON is recorded as a string).
+    pub fn requests(&self) -> Vec<Value> {
+        self.shared.lock().requests.clone()
+    }
+
+    /// The history invariant violations found, one line per violating request.
+    pub fn violations(&self) -> Vec<String> {
+        self.shared.lock().violations.clone()
+    }
+
+    /// `METHOD path` of every request received, chat or not.
+    pub fn hits(&self) -> Vec<String> {
+        self.shared.lock().hits.clone()
+    }
+
+    /// When the last byte of each completed chat response was written.
+    pub fn last_bytes(&self) -> Vec<LastByte> {
+        self.shared.lock().last_bytes.clone()
+    }
+
+    /// Chat responses the client walked away from (a hang it dropped, a stream it stopped reading).
+    pub fn abandoned(&self) -> usize {
+        self.shared.lock().abandoned
+    }
+
+    /// TCP connections accepted so far (keep-alive reuses one).
+    pub fn connections(&self) -> usize {
+        self.shared.lock().connections
+    }
+
+    /// Replies still in the script.
+    pub fn remaining(&self) -> usize {
+        self.shared.lock().script.len()
+    }
+
+    /// Waits until `n` chat requests have arrived (panics after [`WAIT_LIMIT`]).
+    pub async fn wait_for_requests(&self, n: usize) {
+        self.wait_until(&format!("{n} chat requests"), |s| s.requests.len() >= n)
+            .await;
+    }
+
+    /// Waits until `n` chat responses have been written to their last byte.
+    pub async fn wait_for_responses(&self, n: usize) {
+        self.wait_until(&format!("{n} complete responses"), |s| {
+            s.last_bytes.len() >= n
+        })
+        .await;
+    }
+
+    /// Waits until the client has walked away from `n` responses.
+    pub async fn wait_for_abandoned(&self, n: usize) {
+        self.wait_until(&format!("{n} abandoned responses"), |s| s.abandoned >= n)
+            .await;
+    }
+
+    /// Waits, with no time limit, until `n` chat responses are complete (the bench binary waits
+    /// for clients that come whenever they like).
+    pub async fn until_responses(&self, n: usize) {
+        self.until(|s| s.last_bytes.len() >= n).await;
+    }
+
+    async fn until(&self, done: impl Fn(&State) -> bool) {
+        let mut rx = self.shared.changed.subscribe();
+        loop {
+            if done(&self.shared.lock()) {
+                return;
+            }
+            if rx.changed().await.is_err() {
+                return;
+            }
+        }
+    }
+
+    async fn wait_until(&self, what: &str, done: impl Fn(&State) -> bool) {
+        if tokio::time::timeout(WAIT_LIMIT, self.until(done))
+            .await
+            .is_err()
+        {
+            let s = self.shared.lock();
+            panic!(
+                "fake server: waited {} s for {what}; got {} requests, {} responses, {} abandoned",
+                WAIT_LIMIT.as_secs(),
+                s.requests.len(),
+                s.last_bytes.len(),
+                s.abandoned
+            );
+        }
+    }
+}
+
+async fn accept_loop(listener: TcpListener, shared: Arc<Shared>, cancel: CancellationToken) {
+    loop {
+        let accepted = tokio::select! {
+            a = listener.accept() => a,
+            _ = cancel.cancelled() => return,
+        };
+        let Ok((stream, _)) = accepted else {
+            continue;
+        };
+        shared.update(|s| s.connections += 1);
+        let shared = shared.clone();
+        let cancel = cancel.clone();
+        tokio::spawn(async move {
+            tokio::select! {
+                _ = serve_connection(stream, shared) => {}
+                _ = cancel.cancelled() => {}
+            }
+        });
+    }
+}
+
+// ------------------------------------------------------------------ HTTP
+
+struct Request {
+    method: String,
+    path: String,
+    close: bool,
+    body: Vec<u8>,
+}
+
+const MAX_HEAD: usize = 64 * 1024;
+const MAX_BODY: usize = 256 * 1024 * 1024;
+
+/// Reads one request; `None` at end of stream or on a malformed request.
+async fn read_request(stream: &mut TcpStream, buf: &mut Vec<u8>) -> Option<Request> {
+    let head_end = loop {
+        if let Some(p) = buf.windows(4).position(|w| w == b"\r\n\r\n") {
+            break p + 4;
+        }
+        if buf.len() > MAX_HEAD || !read_more(stream, buf).await {
+            return None;
+        }
+    };
+    let head = String::from_utf8_lossy(&buf[..head_end]).into_owned();
+    let mut lines = head.split("\r\n");
+    let mut first = lines.next()?.split(' ');
+    let method = first.next()?.to_string();
+    let path = first.next()?.to_string();
+    let mut length = 0usize;
+    let mut close = false;
+    let mut expect_continue = false;
+    for line in lines {
+        let Some((name, value)) = line.split_once(':') else {
+            continue;
+        };
+        let value = value.trim();
+        match name.trim().to_ascii_lowercase().as_str() {
+            "content-length" => length = value.parse().ok()?,
+            "connection" => close = value.eq_ignore_ascii_case("close"),
+            "expect" => expect_continue = value.eq_ignore_ascii_case("100-continue"),
+            _ => {}
+        }
+    }
+    if length > MAX_BODY {
+        return None;
+    }
+    // curl asks before sending a body over 1 KiB, and waits a second for this answer.
+    if expect_continue
+        && buf.len() < head_end + length
+        && stream
+            .write_all(b"HTTP/1.1 100 Continue\r\n\r\n")
+            .await
+            .is_err()
+    {
+        return None;
+    }
+    while buf.len() < head_end + length {
+        if !read_more(stream, buf).await {
+            return None;
+        }
+    }
+    let body = buf[head_end..head_end + length].to_vec();
+    buf.drain(..head_end + length);
+    Some(Request {
+        method,
+        path,
+        close,
+        body,
+    })
+}
+
+async fn read_more(stream: &mut TcpStream, buf: &mut Vec<u8>) -> bool {
+    let mut tmp = [0u8; 16 * 1024];
+    match stream.read(&mut tmp).await {
+        Ok(0) | Err(_) => false,
+        Ok(n) => {
+            buf.extend_from_slice(&tmp[..n]);
+            true
+        }
+    }
+}
+
+/// What happens to the connection after a response.
+#[derive(PartialEq)]
+enum After {
+    KeepAlive,
+    Close,
+}
+
+async fn serve_connection(mut stream: TcpStream, shared: Arc<Shared>) {
+    // Chunks must leave as soon as they are written (latency is measured).
+    let _ = stream.set_nodelay(true);
+    let mut buf = Vec::new();
+    while let Some(req) = read_request(&mut stream, &mut buf).await {
+        let close = req.close;
+        let after = route(&mut stream, &shared, req).await;
+        if close || after == After::Close {
+            return;
+        }
+    }
+}
+
+async fn route(stream: &mut TcpStream, shared: &Shared, req: Request) -> After {
+    let path = req.path.split('?').next().unwrap_or("").to_string();
+    shared.update(|s| s.hits.push(format!("{} {}", req.method, path)));
+    let opts = &shared.options;
+    match (req.method.as_str(), path.as_str()) {
+        ("POST", "/v1/chat/completions") => chat(stream, shared, &req.body).await,
+        ("GET", "/v1/models") => {
+            let mut model = json!({"id": opts.model, "object": "model", "owned_by": "fake"});
+            if let Some(n) = opts.n_ctx {
+                model["meta"] = json!({"n_ctx": n, "n_ctx_train": n});
+            }
+            let body = json!({"object": "list", "data": [model]});
+            write_json(stream, 200, &[], &body).await
+        }
+        ("GET", "/props") => match opts.n_ctx {
+            Some(n) => {
+                let body = json!({"default_generation_settings": {"n_ctx": n},
+                                  "model_alias": opts.model});
+                write_json(stream, 200, &[], &body).await
+            }
+            None => not_found(stream, &req.method, &path).await,
+        },
+        ("GET", "/health") => write_json(stream, 200, &[], &json!({"status": "ok"})).await,
+        _ => not_found(stream, &req.method, &path).await,
+    }
+}
+
+async fn not_found(stream: &mut TcpStream, method: &str, path: &str) -> After {
+    let body = json!({"error": {"code": 404, "type": "not_found_error",
+        "message": format!("fake server: no route for {method} {path}")}});
+    write_json(stream, 404, &[], &body).await
+}
+
+async fn chat(stream: &mut TcpStream, shared: &Shared, raw: &[u8]) -> After {
+    let body: Value = match serde_json::from_slice(raw) {
+        Ok(v) => v,
+        Err(e) => {
+            let text = String::from_utf8_lossy(raw).into_owned();
+            shared.update(|s| s.requests.push(Value::String(text)));
+            let err = json!({"error": {"code": 400, "type": "invalid_request_error",
+                "message": format!("fake server: the request body is not JSON: {e}")}});
+            return write_json(stream, 400, &[], &err).await;
+        }
+    };
+    let problems = match body.get("messages").and_then(Value::as_array) {
+        Some(messages) => check_history(messages),
+        None => vec!["the request has no `messages` array".to_string()],
+    };
+    let violation = (!problems.is_empty()).then(|| {
+        let roles = body
+            .get("messages")
+            .and_then(Value::as_array)
+            .map(|m| describe_roles(m))
+            .unwrap_or_default();
+        format!(
+            "history invariant violated: {} — messages: {roles}",
+            problems.join("; ")
+        )
+    });
+    // A violating request is recorded but does not consume a scripted reply.
+    let reply = shared.update(|s| {
+        s.requests.push(body.clone());
+        match &violation {
+            Some(v) => {
+                s.violations.push(v.clone());
+                None
+            }
+            None => Some(s.script.pop_front()),
+        }
+    });
+    let reply = match (violation, reply) {
+        (Some(v), _) => {
+            let err = json!({"error": {"code": 417, "type": "fake_server_history_violation",
+                "message": format!("fake server: {v}")}});
+            return write_json(stream, 417, &[], &err).await;
+        }
+        (None, Some(Some(r))) => r,
+        (None, _) => match &shared.options.responder {
+            Some(f) => f(&body),
+            None => Reply::text("done"),
+        },
+    };
+    let streamed = body.get("stream").and_then(Value::as_bool) == Some(true);
+    let headers = reply.headers.clone();
+    match reply.body {
+        Body::Error { status, body } => write_json(stream, status, &headers, &body).await,
+        Body::Json(body) => {
+            let after = write_json(stream, 200, &headers, &body).await;
+            record_last_byte(shared);
+            after
+        }
+        Body::Hang => {
+            // Read until the client goes away; the server's cancel token ends it too.
+            let mut tmp = [0u8; 1024];
+            loop {
+                match stream.read(&mut tmp).await {
+                    Ok(0) | Err(_) => break,
+                    Ok(_) => {}
+                }
+            }
+            shared.update(|s| s.abandoned += 1);
+            After::Close
+        }
+        Body::Stream(chunks) if !streamed => {
+            let ids = assign_ids(shared, &chunks);
+            let model = &shared.options.model;
+            let after = write_json(stream, 200, &headers, &completion(&chunks, &ids, model)).await;
+            record_last_byte(shared);
+            after
+        }
+        Body::Stream(chunks) => {
+            let ids = assign_ids(shared, &chunks);
+            let timing = Timing {
+                interval: reply.interval,
+                cut_after: reply.cut_after,
+            };
+            write_stream(stream, shared, &chunks, &ids, &timing, &headers).await
+        }
+    }
+}
+
+struct Timing {
+    interval: Duration,
+    cut_after: Option<usize>,
+}
+
+fn record_last_byte(shared: &Shared) {
+    let unix_nanos = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_nanos())
+        .unwrap_or(0);
+    let at = Instant::now();
+    shared.update(|s| s.last_bytes.push(LastByte { at, unix_nanos }));
+}
+
+/// The ids of the calls that start in `chunks` (by chunk position); `None` where none is needed.
+fn assign_ids(shared: &Shared, chunks: &[Chunk]) -> Vec<Option<String>> {
+    shared.update(|s| {
+        chunks
+            .iter()
+            .map(|c| match c {
+                Chunk::ToolCall { id: Some(id), .. } => Some(id.clone()),
+                Chunk::ToolCall {
+                    id: None,
+                    name: Some(_),
+                    ..
+                } => {
+                    s.next_call_id += 1;
+                    Some(format!("call_fake_{}", s.next_call_id))
+                }
+                _ => None,
+            })
+            .collect()
+    })
+}
+
+fn reason(status: u16) -> &'static str {
+    match status {
+        200 => "OK",
+        400 => "Bad Request",
+        401 => "Unauthorized",
+        404 => "Not Found",
+        413 => "Payload Too Large",
+        417 => "Expectation Failed",
+        429 => "Too Many Requests",
+        500 => "Internal Server Error",
+        502 => "Bad Gateway",
+        503 => "Service Unavailable",
+        _ => "Status",
+    }
+}
+
+fn head(status: u16, headers: &[(String, String)], extra: &str) -> String {
+    let mut h = format!("HTTP/1.1 {status} {}\r\n{extra}", reason(status));
+    for (name, value) in headers {
+        h.push_str(&format!("{name}: {value}\r\n"));
+    }
+    h.push_str("\r\n");
+    h
+}
+
+async fn write_json(
+    stream: &mut TcpStream,
+    status: u16,
+    headers: &[(String, String)],
+    body: &Value,
+) -> After {
+    let body = body.to_string();
+    let extra = format!(
+        "Content-Type: application/json\r\nContent-Length: {}\r\n",
+        body.len()
+    );
+    let mut out = head(status, headers, &extra).into_bytes();
+    out.extend_from_slice(body.as_bytes());
+    match stream.write_all(&out).await {
+        Ok(()) => After::KeepAlive,
+        Err(_) => After::Close,
+    }
+}
+
+async fn write_stream(
+    stream: &mut TcpStream,
+    shared: &Shared,
+    chunks: &[Chunk],
+    ids: &[Option<String>],
+    timing: &Timing,
+    headers: &[(String, String)],
+) -> After {
+    let model = &shared.options.model;
+    if timing.cut_after != Some(0) {
+        let extra = "Content-Type: text/event-stream\r\nCache-Control: no-cache\r\n\
+                     Transfer-Encoding: chunked\r\n";
+        if stream
+            .write_all(head(200, headers, extra).as_bytes())
+            .await
+            .is_err()
+        {
+            return After::Close;
+        }
+    }
+    let start = tokio::time::Instant::now();
+    let mut first_delta = true;
+    for (i, chunk) in chunks.iter().enumerate() {
+        if timing.cut_after == Some(i) {
+            return After::Close;
+        }
+        if !timing.interval.is_zero() {
+            tokio::time::sleep_until(start + timing.interval * (i as u32 + 1)).await;
+        }
+        let id = ids.get(i).cloned().flatten();
+        let data = sse_data(chunk, id, model, &mut first_delta);
+        let event = format!("data: {data}\n\n");
+        let framed = format!("{:x}\r\n{event}\r\n", event.len());
+        if stream.write_all(framed.as_bytes()).await.is_err() {
+            shared.update(|s| s.abandoned += 1);
+            return After::Close;
+        }
+    }
+    if timing.cut_after.is_some() {
+        return After::Close;
+    }
+    if stream.write_all(b"0\r\n\r\n").await.is_err() {
+        shared.update(|s| s.abandoned += 1);
+        return After::Close;
+    }
+    record_last_byte(shared);
+    After::KeepAlive
+}

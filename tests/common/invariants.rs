@@ -1,0 +1,104 @@
+//! The history invariants real servers enforce, checked by the fake server on every request.
+#![allow(dead_code)]
+
+use serde_json::Value;
+
+/// The history invariants real servers enforce; one line per problem, empty when the messages
+/// are fine:
+/// - every `tool` message answers a call of the latest assistant message not answered yet;
+/// - every assistant tool call is answered before the next non-tool message and before the end;
+/// - no two `user` messages in a row.
+pub fn check_history(messages: &[Value]) -> Vec<String> {
+    let mut problems = Vec::new();
+    // Calls of the latest assistant message still waiting for their answer.
+    let mut open: Vec<String> = Vec::new();
+    let mut open_from = 0;
+    let mut prev_role = "";
+    for (i, m) in messages.iter().enumerate() {
+        let role = m.get("role").and_then(Value::as_str).unwrap_or("");
+        if role == "tool" {
+            let id = m.get("tool_call_id").and_then(Value::as_str).unwrap_or("");
+            match open.iter().position(|o| o == id) {
+                Some(p) => {
+                    open.remove(p);
+                }
+                None => problems.push(format!(
+                    "message {i} (tool) answers tool call {id:?}, which no earlier assistant \
+                     tool call left unanswered"
+                )),
+            }
+        } else {
+            if !open.is_empty() {
+                problems.push(format!(
+                    "message {i} ({role}) comes before the answer to tool call(s) {} of \
+                     message {open_from}",
+                    quoted(&open)
+                ));
+            }
+            open.clear();
+            if role == "user" && prev_role == "user" {
+                problems.push(format!(
+                    "messages {} and {i} are two user messages in a row",
+                    i - 1
+                ));
+            }
+            if role == "assistant" {
+                open = call_ids(m);
+                open_from = i;
+            }
+        }
+        prev_role = role;
+    }
+    if !open.is_empty() {
+        problems.push(format!(
+            "the request ends before the answer to tool call(s) {} of message {open_from}",
+            quoted(&open)
+        ));
+    }
+    problems
+}
+
+fn call_ids(m: &Value) -> Vec<String> {
+    m.get("tool_calls")
+        .and_then(Value::as_array)
+        .map(|calls| {
+            calls
+                .iter()
+                .map(|c| {
+                    c.get("id")
+                        .and_then(Value::as_str)
+                        .unwrap_or("")
+                        .to_string()
+                })
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+fn quoted(ids: &[String]) -> String {
+    ids.iter()
+        .map(|id| format!("{id:?}"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// `system, user, assistant[a, b], tool(a), tool(b)`: the shape of a request, for error messages.
+pub fn describe_roles(messages: &[Value]) -> String {
+    messages
+        .iter()
+        .map(|m| {
+            let role = m.get("role").and_then(Value::as_str).unwrap_or("?");
+            match role {
+                "assistant" if m.get("tool_calls").is_some() => {
+                    format!("assistant[{}]", call_ids(m).join(", "))
+                }
+                "tool" => format!(
+                    "tool({})",
+                    m.get("tool_call_id").and_then(Value::as_str).unwrap_or("")
+                ),
+                r => r.to_string(),
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
+}

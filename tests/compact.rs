@@ -1,0 +1,360 @@
+//! Compression: the range replaced, the transcript, the summary call and the outcome lines.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::sync::Mutex;
+
+use async_trait::async_trait;
+use mm::engine::compact::{
+    self, CompactResult, compressed_line, estimate_tokens, failed_line, nothing_line,
+    plan_compaction, skipped_line, summary_request, transcript,
+};
+use mm::event::Usage;
+use mm::history::{Message, Role, ToolCall};
+use mm::model::{ChatRequest, ModelClient, ModelError, ModelInfo, ModelResponse, StreamEvent};
+use pretty_assertions::assert_eq;
+use serde_json::{Value, json};
+use tokio_util::sync::CancellationToken;
+
+/// A model that answers every summary call with one canned result and records what it was sent.
+struct FakeModel {
+    answer: Result<String, ModelError>,
+    usage: Option<Usage>,
+    calls: Mutex<Vec<Vec<Value>>>,
+}
+
+impl FakeModel {
+    fn answering(answer: Result<&str, ModelError>) -> Self {
+        FakeModel {
+            answer: answer.map(str::to_string),
+            usage: Some(Usage {
+                input_tokens: 900,
+                output_tokens: 60,
+                ..Usage::default()
+            }),
+            calls: Mutex::new(Vec::new()),
+        }
+    }
+
+    fn calls(&self) -> Vec<Vec<Value>> {
+        self.calls.lock().unwrap().clone()
+    }
+}
+
+#[async_trait]
+impl ModelClient for FakeModel {
+    async fn chat(
+        &self,
+        _request: &ChatRequest,
+        _on_event: &(dyn Fn(StreamEvent) + Send + Sync),
+        _cancel: &CancellationToken,
+    ) -> Result<ModelResponse, ModelError> {
+        Err(ModelError::NoServer(
+            "compression must not stream".to_string(),
+        ))
+    }
+
+    async fn complete(
+        &self,
+        messages: Vec<Value>,
+        _cancel: &CancellationToken,
+    ) -> Result<ModelResponse, ModelError> {
+        self.calls.lock().unwrap().push(messages);
+        let text = self.answer.clone()?;
+        Ok(ModelResponse {
+            text,
+            tool_calls: vec![],
+            finish_reason: Some("stop".into()),
+            usage: self.usage,
+        })
+    }
+
+    async fn info(&self) -> Result<ModelInfo, ModelError> {
+        Ok(ModelInfo {
+            url: "http://127.0.0.1:1/v1".into(),
+            name: "fake".into(),
+            context_window: 0,
+        })
+    }
+}
+
+fn call(id: &str, command: &str) -> ToolCall {
+    ToolCall {
+        id: id.into(),
+        ref_: format!("call_{id}"),
+        name: "bash".into(),
+        arguments: json!({ "command": command }).to_string(),
+    }
+}
+
+/// Four turns: the first two with tool calls (one with two calls), the third a plain answer, the
+/// fourth still waiting for its results.
+fn history() -> Vec<Message> {
+    vec![
+        Message::system("you are bob"),                 // 0
+        Message::user("list the files"),                // 1: turn 1
+        Message::assistant("", vec![call("a", "ls")]),  // 2
+        Message::tool("a", "Cargo.toml\nsrc\n", false), // 3
+        Message::assistant("Two entries.", vec![]),     // 4
+        Message::user("build it"),                      // 5: turn 2
+        Message::assistant(
+            "Building.",
+            vec![call("b", "cargo build"), call("c", "cargo test")],
+        ), // 6
+        Message::tool("b", "Finished", false),          // 7
+        Message::tool("c", "error: no such test", true), // 8
+        Message::assistant("The build works.", vec![]), // 9
+        Message::user("thanks"),                        // 10: turn 3
+        Message::assistant("You are welcome.", vec![]), // 11
+        Message::user("now run it"),                    // 12: turn 4
+        Message::assistant("", vec![call("d", "cargo run")]), // 13
+        Message::tool("d", "hello", false),             // 14
+    ]
+}
+
+fn assert_boundary_is_clean(h: &[Message], range: (usize, usize)) {
+    let (start, end) = range;
+    assert_eq!(h[0].role, Role::System);
+    assert_eq!(start, 1, "the system prompt is never replaced");
+    assert!(
+        end == h.len() || h[end].starts_turn(),
+        "the kept part starts a turn, not {:?}",
+        h[end]
+    );
+    // No tool result kept whose call was replaced.
+    for m in &h[end..] {
+        if let Some(id) = &m.tool_call_id {
+            assert!(
+                h[end..]
+                    .iter()
+                    .any(|p| p.tool_calls.iter().any(|c| &c.id == id)),
+                "result {id} separated from its call"
+            );
+        }
+    }
+}
+
+#[test]
+fn the_range_ends_where_the_last_k_turns_begin() {
+    let h = history();
+    for (k, end) in [(0, 15), (1, 12), (2, 10), (3, 5)] {
+        let range = plan_compaction(&h, k).unwrap();
+        assert_eq!(range, (1, end), "keep {k}");
+        assert_boundary_is_clean(&h, range);
+    }
+    // Nothing older than the last 4 (or more) turns.
+    assert_eq!(plan_compaction(&h, 4), None);
+    assert_eq!(plan_compaction(&h, 10), None);
+}
+
+#[test]
+fn an_earlier_summary_is_replaced_with_the_old_turns() {
+    let h = vec![
+        Message::system("s"),
+        Message::summary("before"),
+        Message::user("one"),
+        Message::assistant("1", vec![]),
+        Message::user("two"),
+        Message::assistant("", vec![call("x", "ls")]),
+        Message::tool("x", "out", false),
+        Message::user("three"),
+    ];
+    assert_eq!(plan_compaction(&h, 2), Some((1, 4)));
+    assert_boundary_is_clean(&h, (1, 4));
+    // Only the summary is older than the last 3 turns: nothing to gain.
+    assert_eq!(plan_compaction(&h, 3), None);
+    // Just a system prompt, or nothing at all.
+    assert_eq!(plan_compaction(&h[..1], 2), None);
+    assert_eq!(plan_compaction(&[], 2), None);
+}
+
+#[test]
+fn the_transcript_renders_every_kind_of_message() {
+    let mut h = history();
+    h.insert(1, Message::summary("  The user set up the repo.  "));
+    let long = "y".repeat(310);
+    h.push(Message::tool("unknown-id", &long, false));
+    let t = transcript(&h, 100_000);
+    let expected = [
+        "Summary of earlier conversation: The user set up the repo.",
+        "User: list the files",
+        r#"Assistant called bash: {"command":"ls"}"#,
+        "Result of bash: Cargo.toml\nsrc",
+        "Assistant: Two entries.",
+        "User: build it",
+        "Assistant: Building.\nAssistant called bash: {\"command\":\"cargo build\"}\nAssistant called bash: {\"command\":\"cargo test\"}",
+        "Result of bash: Finished",
+        "Result of bash, failed: error: no such test",
+        "Assistant: The build works.",
+        "User: thanks",
+        "Assistant: You are welcome.",
+        "User: now run it",
+        r#"Assistant called bash: {"command":"cargo run"}"#,
+        "Result of bash: hello",
+        &format!("Result of tool: {}… [10 more characters]", "y".repeat(300)),
+    ]
+    .join("\n\n");
+    assert_eq!(t, expected);
+}
+
+#[test]
+fn the_transcript_is_trimmed_from_the_start() {
+    let h = vec![
+        Message::user("first question, longer than the note"), // 6 + 36 = 42
+        Message::assistant("first answer", vec![]),            // "Assistant: first answer" = 23
+        Message::user("second"),                               // "User: second" = 12
+        Message::assistant("done", vec![]),                    // "Assistant: done" = 15
+    ];
+    let all = transcript(&h, 1000);
+    assert_eq!(all.chars().count(), 42 + 23 + 12 + 15 + 3 * 2);
+    assert_eq!(transcript(&h, all.chars().count()), all);
+
+    // The note counts: "[1 earlier message(s) omitted]" is 30 characters.
+    assert_eq!(
+        transcript(&h, 97),
+        "[1 earlier message(s) omitted]\n\nAssistant: first answer\n\nUser: second\n\nAssistant: done"
+    );
+    assert_eq!(
+        transcript(&h, 85),
+        "[2 earlier message(s) omitted]\n\nUser: second\n\nAssistant: done"
+    );
+    assert_eq!(
+        transcript(&h, 60),
+        "[3 earlier message(s) omitted]\n\nAssistant: done"
+    );
+    assert_eq!(
+        transcript(&h, 47),
+        "[3 earlier message(s) omitted]\n\nAssistant: done"
+    );
+    // No room for the note: the last message alone.
+    assert_eq!(transcript(&h, 46), "Assistant: done");
+    // Not even the last message: its end.
+    assert_eq!(transcript(&h, 4), "done");
+    assert_eq!(transcript(&[], 10), "");
+}
+
+#[test]
+fn the_summary_request_asks_for_the_six_things_then_gives_the_transcript() {
+    let req = summary_request("User: hi");
+    assert_eq!(req.len(), 2);
+    assert_eq!(req[0]["role"], "system");
+    let instruction = req[0]["content"].as_str().unwrap();
+    for wanted in [
+        "the user's goals",
+        "decisions made",
+        "files touched and their state",
+        "commands that worked",
+        "open problems",
+        "next steps",
+        "concise",
+    ] {
+        assert!(instruction.contains(wanted), "missing {wanted:?}");
+    }
+    assert_eq!(
+        req[1],
+        json!({"role": "user", "content": "The conversation to summarise:\n\nUser: hi"})
+    );
+}
+
+#[tokio::test]
+async fn a_compression_replaces_the_old_turns_by_one_summary() {
+    let h = history();
+    let model = FakeModel::answering(Ok("  Goals: build.  \n"));
+    let result = compact::compact(&model, &h, 2, 100_000, &CancellationToken::new()).await;
+
+    let mut expected = vec![h[0].clone(), Message::summary("Goals: build.")];
+    expected.extend_from_slice(&h[10..]);
+    assert_eq!(
+        result,
+        CompactResult::Compressed {
+            history: expected,
+            replaced: 9,
+            kept: 5,
+            usage: Some(Usage {
+                input_tokens: 900,
+                output_tokens: 60,
+                ..Usage::default()
+            }),
+        }
+    );
+    // One call, with the transcript of exactly the replaced messages.
+    let calls = model.calls();
+    assert_eq!(calls.len(), 1);
+    assert_eq!(calls[0], summary_request(&transcript(&h[1..10], 100_000)));
+}
+
+#[tokio::test]
+async fn nothing_to_compact_makes_no_call() {
+    let h = history();
+    let model = FakeModel::answering(Ok("unused"));
+    let result = compact::compact(&model, &h, 4, 100_000, &CancellationToken::new()).await;
+    assert_eq!(
+        result,
+        CompactResult::Nothing {
+            messages: 14,
+            keep: 4
+        }
+    );
+    assert!(model.calls().is_empty());
+}
+
+#[tokio::test]
+async fn a_failed_or_empty_summary_fails() {
+    let h = history();
+    let cancel = CancellationToken::new();
+    let model = FakeModel::answering(Err(ModelError::Http {
+        status: 500,
+        message: "out of memory".into(),
+    }));
+    assert_eq!(
+        compact::compact(&model, &h, 2, 100_000, &cancel).await,
+        CompactResult::Failed("model server answered 500: out of memory".into())
+    );
+    let model = FakeModel::answering(Ok(" \n "));
+    assert_eq!(
+        compact::compact(&model, &h, 2, 100_000, &cancel).await,
+        CompactResult::Failed("the summary was empty".into())
+    );
+}
+
+#[test]
+fn the_outcome_lines_are_exact() {
+    assert_eq!(
+        compressed_line(12, 4, 5230, 1410, 3.2),
+        "🗜️ compressed 12 messages → 1 summary + 4 kept (5230 → 1410 tokens, 3.2s)"
+    );
+    assert_eq!(
+        compressed_line(3, 0, 100, 20, 0.04),
+        "🗜️ compressed 3 messages → 1 summary + 0 kept (100 → 20 tokens, 0.0s)"
+    );
+    assert_eq!(
+        nothing_line(3, 2),
+        "🗜️ nothing to compact: 3 message(s), no turn older than the last 2"
+    );
+    assert_eq!(
+        failed_line("the summary was empty"),
+        "[compact: failed, history kept: the summary was empty]"
+    );
+    assert_eq!(
+        skipped_line("not now"),
+        "[compact: skipped by a hook: not now]"
+    );
+}
+
+#[test]
+fn the_estimate_divides_the_request_characters_by_the_ratio() {
+    let messages = vec![json!({"role": "user", "content": "hello"})]; // 33 characters
+    let tools = vec![json!({"type": "function"})]; // 19 characters
+    assert_eq!(
+        messages[0].to_string().chars().count() + tools[0].to_string().chars().count(),
+        52
+    );
+    assert_eq!(estimate_tokens(&messages, &tools, 4.0), 13);
+    assert_eq!(estimate_tokens(&messages, &tools, 2.5), 21); // 20.8 rounded up
+    assert_eq!(estimate_tokens(&messages, &[], 3.0), 11);
+    // An unusable ratio falls back on 4.
+    assert_eq!(estimate_tokens(&messages, &tools, 0.0), 13);
+    assert_eq!(estimate_tokens(&[], &[], 4.0), 0);
+    // Characters, not bytes.
+    let accents = vec![json!("éééé")]; // "éééé" with quotes: 6 characters, 10 bytes
+    assert_eq!(estimate_tokens(&accents, &[], 1.0), 6);
+}
