@@ -1,167 +1,96 @@
-//! The real `mm` binary in a pseudo-terminal, against a scripted model server: a turn with a tool
-//! call, the permission prompt answered each way, Ctrl-C during a slow stream, `/new`, leaving.
-//!
-//! The server here is deliberately small (one thread per connection, `Connection: close`); the
-//! shared fake server in `tests/common` replaces it once it lands.
+//! The real `mm` binary in a pseudo-terminal, against the fake model server (which also checks
+//! the history invariants on every request): a turn with a tool call, the permission prompt
+//! answered each way, Ctrl-C during a slow stream, `/new`, the local commands, leaving.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use std::collections::VecDeque;
-use std::io::{BufRead, BufReader, Read, Write};
-use std::net::{TcpListener, TcpStream};
+mod common;
+
 use std::path::Path;
 use std::process::Command;
-use std::sync::{Arc, Mutex};
-use std::thread;
 use std::time::Duration;
 
+use common::{Chunk, FakeServer, Reply};
 use expectrl::session::OsSession;
 use expectrl::{Eof, Expect, Session};
 use serde_json::{Value, json};
 
-/// One scripted answer: SSE `data:` payloads, written `interval` apart.
-struct Reply {
-    events: Vec<Value>,
-    interval: Duration,
-}
-
-fn text_reply(text: &str) -> Reply {
-    Reply {
-        events: vec![
-            json!({"choices":[{"index":0,"delta":{"content":text},"finish_reason":null}]}),
-            json!({"choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}),
-            json!({"choices":[],"usage":{"prompt_tokens":1200,"completion_tokens":34}}),
-        ],
-        interval: Duration::ZERO,
-    }
-}
-
-fn bash_reply(id: &str, command: &str) -> Reply {
-    let args = json!({ "command": command }).to_string();
-    Reply {
-        events: vec![
-            json!({"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":id,"type":"function","function":{"name":"bash","arguments":args}}]},"finish_reason":null}]}),
-            json!({"choices":[{"index":0,"delta":{},"finish_reason":"tool_calls"}]}),
-            json!({"choices":[],"usage":{"prompt_tokens":1000,"completion_tokens":20}}),
-        ],
-        interval: Duration::ZERO,
-    }
-}
-
-/// Many words, slowly: cancelled long before the end.
-fn slow_reply() -> Reply {
-    let mut events = Vec::new();
-    for i in 0..200 {
-        events.push(
-            json!({"choices":[{"index":0,"delta":{"content":format!("word{i} ")},"finish_reason":null}]}),
-        );
-    }
-    events.push(json!({"choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}));
-    Reply {
-        events,
-        interval: Duration::from_millis(100),
-    }
-}
-
-#[derive(Clone, Default)]
+/// The fake server on its own runtime (the pty side of these tests is synchronous).
 struct Server {
-    script: Arc<Mutex<VecDeque<Reply>>>,
-    requests: Arc<Mutex<Vec<Value>>>,
+    server: FakeServer,
+    _runtime: tokio::runtime::Runtime,
 }
 
 impl Server {
     fn start(script: Vec<Reply>) -> (Server, String) {
-        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-        let url = format!("http://{}/v1", listener.local_addr().unwrap());
-        let server = Server {
-            script: Arc::new(Mutex::new(script.into())),
-            requests: Arc::default(),
-        };
-        let s = server.clone();
-        thread::spawn(move || {
-            for stream in listener.incoming().flatten() {
-                let s = s.clone();
-                thread::spawn(move || s.serve(stream));
-            }
-        });
-        (server, url)
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(1)
+            .enable_all()
+            .build()
+            .unwrap();
+        let server = runtime.block_on(FakeServer::start(script));
+        let url = server.url();
+        (
+            Server {
+                server,
+                _runtime: runtime,
+            },
+            url,
+        )
     }
 
     fn requests(&self) -> Vec<Value> {
-        self.requests.lock().unwrap().clone()
+        self.server.requests()
     }
 
-    fn serve(&self, stream: TcpStream) {
-        let mut reader = BufReader::new(stream.try_clone().unwrap());
-        let mut request_line = String::new();
-        if reader.read_line(&mut request_line).is_err() {
-            return;
-        }
-        let mut length = 0usize;
-        loop {
-            let mut header = String::new();
-            if reader.read_line(&mut header).unwrap_or(0) == 0 {
-                return;
-            }
-            let header = header.trim_end();
-            if header.is_empty() {
-                break;
-            }
-            if let Some((name, value)) = header.split_once(':')
-                && name.eq_ignore_ascii_case("content-length")
-            {
-                length = value.trim().parse().unwrap_or(0);
-            }
-        }
-        let mut body = vec![0u8; length];
-        let _ = reader.read_exact(&mut body);
-        let mut out = stream;
-        let path = request_line.split_whitespace().nth(1).unwrap_or("");
-        if request_line.starts_with("POST") && path.ends_with("/chat/completions") {
-            self.requests
-                .lock()
-                .unwrap()
-                .push(serde_json::from_slice(&body).unwrap_or(Value::Null));
-            let reply = self
-                .script
-                .lock()
-                .unwrap()
-                .pop_front()
-                .unwrap_or_else(|| text_reply("done"));
-            let _ = out.write_all(
-                b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nConnection: close\r\n\r\n",
-            );
-            for event in reply.events {
-                thread::sleep(reply.interval);
-                if out
-                    .write_all(format!("data: {event}\n\n").as_bytes())
-                    .and_then(|()| out.flush())
-                    .is_err()
-                {
-                    return;
-                }
-            }
-            let _ = out.write_all(b"data: [DONE]\n\n");
-            return;
-        }
-        let body = if path.ends_with("/models") {
-            json!({"object":"list","data":[{"id":"fake-model","object":"model","meta":{"n_ctx":32768}}]})
-        } else if path.ends_with("/props") {
-            json!({"default_generation_settings":{"n_ctx":32768}})
-        } else {
-            let _ = out.write_all(
-                b"HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\nConnection: close\r\n\r\n",
-            );
-            return;
-        };
-        let body = body.to_string();
-        let _ = out.write_all(
-            format!(
-                "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
-                body.len()
-            )
-            .as_bytes(),
-        );
+    /// Every request kept the invariants real servers enforce.
+    fn assert_valid(&self) {
+        assert_eq!(self.server.violations(), Vec::<String>::new());
     }
+}
+
+/// A text answer with usage.
+fn text_reply(text: &str) -> Reply {
+    Reply::chunks(
+        vec![
+            Chunk::text(text),
+            Chunk::finish("stop"),
+            Chunk::Usage {
+                prompt: 1200,
+                completion: 34,
+            },
+            Chunk::Done,
+        ],
+        Duration::ZERO,
+    )
+}
+
+/// One `bash` call with usage.
+fn bash_reply(id: &str, command: &str) -> Reply {
+    Reply::chunks(
+        vec![
+            Chunk::ToolCall {
+                index: 0,
+                id: Some(id.to_string()),
+                name: Some("bash".to_string()),
+                arguments: json!({ "command": command }).to_string(),
+            },
+            Chunk::finish("tool_calls"),
+            Chunk::Usage {
+                prompt: 1000,
+                completion: 20,
+            },
+            Chunk::Done,
+        ],
+        Duration::ZERO,
+    )
+}
+
+/// Many words, slowly: cancelled long before the end.
+fn slow_reply() -> Reply {
+    let mut chunks: Vec<Chunk> = (0..200).map(|i| Chunk::text(format!("word{i} "))).collect();
+    chunks.push(Chunk::finish("stop"));
+    chunks.push(Chunk::Done);
+    Reply::chunks(chunks, Duration::from_millis(100))
 }
 
 /// `mm` in a pseudo-terminal, in a fresh home and folder, talking to `url`.
@@ -215,6 +144,7 @@ fn a_turn_with_a_tool_call_then_leave() {
     mm.send("\x04").unwrap();
     mm.expect(Eof).unwrap();
     assert_eq!(server.requests().len(), 2);
+    server.assert_valid();
     // The history was written.
     let history = std::fs::read_to_string(home.path().join("state/mm/history")).unwrap();
     assert!(history.contains("say hello"), "{history}");
@@ -282,11 +212,12 @@ fn permission_prompt_answered_each_way() {
             .any(|t| t.contains("[command rejected by the user]"))
     );
     assert!(tool_results.iter().any(|t| t.contains("four")));
+    server.assert_valid();
 }
 
 #[test]
 fn permission_never_rejects_later_calls_without_asking() {
-    let (_server, url) = Server::start(vec![
+    let (server, url) = Server::start(vec![
         bash_reply("c1", "echo one"),
         text_reply("first"),
         bash_reply("c2", "echo two"),
@@ -307,6 +238,8 @@ fn permission_never_rejects_later_calls_without_asking() {
     mm.expect("second").unwrap();
     mm.send("\x04").unwrap();
     mm.expect(Eof).unwrap();
+    assert_eq!(server.requests().len(), 4);
+    server.assert_valid();
 }
 
 #[test]
@@ -326,6 +259,7 @@ fn ctrl_c_cancels_a_slow_stream_and_the_prompt_comes_back() {
     // The cancelled turn's text stayed in the history.
     let users = user_messages(&server.requests());
     assert_eq!(users, vec!["talk slowly".to_string(), "again".to_string()]);
+    server.assert_valid();
     // Twice Ctrl-C on an empty line leaves.
     mm.send("\x03").unwrap();
     mm.expect("Ctrl-C again").unwrap();
@@ -355,6 +289,7 @@ fn new_forgets_the_conversation() {
         user_messages(&server.requests()),
         vec!["second question".to_string()]
     );
+    server.assert_valid();
 }
 
 #[test]

@@ -184,7 +184,7 @@ async fn run_turn(
         let summary = TurnSummary {
             recap: outcome.recap,
             usage: usage_delta(&before, &session.usage),
-            context: Some(engine.context_usage(session)).or(frontend.context()),
+            context: frontend.context().or(Some(engine.context_usage(session))),
             elapsed: started.elapsed(),
         };
         lines.push(render::recap_line(&summary, color));
