@@ -195,7 +195,7 @@ fn one_shot_stdout_is_exactly_the_answer() {
     }
     assert_eq!(
         stdout,
-        "Let me **look** at the `src` folder.Done: the build passes."
+        "Let me **look** at the `src` folder.\nDone: the build passes."
     );
 }
 

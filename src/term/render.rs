@@ -64,6 +64,9 @@ pub struct Renderer {
     col0: bool,
     calls: HashMap<String, ToolCallStart>,
     context: Option<ContextUsage>,
+    /// One-shot: the answer on stdout stopped mid-line; the next answer text starts on a new line
+    /// so two messages of one turn do not run together.
+    stdout_open: bool,
 }
 
 impl Renderer {
@@ -79,6 +82,7 @@ impl Renderer {
             col0: true,
             calls: HashMap::new(),
             context: None,
+            stdout_open: false,
         }
     }
 
@@ -99,6 +103,10 @@ impl Renderer {
         let mut out = Vec::new();
         match event {
             Event::Text(text) => {
+                if self.stdout_open && self.stream != Stream::Text {
+                    self.stdout_open = false;
+                    self.write(&mut out, Target::Stdout, "\n".to_string());
+                }
                 if self.stream == Stream::Thought {
                     self.break_line(&mut out, self.activity());
                 }
@@ -161,7 +169,8 @@ impl Renderer {
                 self.lines(&mut out, target, vec![line]);
             }
             Event::Warning(text) => {
-                let line = style::yellow(self.color, &format!("warning: {text}"));
+                // Warnings are whole lines already (hook failures have their exact form).
+                let line = style::yellow(self.color, text);
                 self.lines(&mut out, Target::Stderr, vec![line]);
             }
         }
@@ -199,6 +208,7 @@ impl Renderer {
     fn end_text(&mut self, out: &mut Vec<Out>) {
         let held = self.md.finish();
         self.write(out, Target::Stdout, held);
+        self.stdout_open = self.layout == Layout::OneShot && !self.col0;
         // In one-shot mode stdout carries the answer alone: its missing newline goes to stderr.
         let target = match self.layout {
             Layout::Interactive => Target::Stdout,

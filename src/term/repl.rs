@@ -129,7 +129,9 @@ pub async fn run_interactive(
         match input::classify(&text, &skills) {
             Input::Empty => {}
             Input::Local(Local::Quit) => break 0,
-            Input::Local(command) => local_command(&command, &engine, &session, &frontend).await,
+            Input::Local(command) => {
+                local_command(&command, &engine, &mut session, &frontend).await
+            }
             Input::Unknown(word) => frontend.lines(
                 Target::Stdout,
                 vec![style::yellow(
@@ -209,7 +211,7 @@ pub fn usage_delta(before: &Usage, after: &Usage) -> Usage {
 async fn local_command(
     command: &Local,
     engine: &Engine,
-    session: &Session,
+    session: &mut Session,
     frontend: &Arc<TermFrontend>,
 ) {
     let color = frontend.color();
@@ -231,12 +233,98 @@ async fn local_command(
             Err(e) => vec![style::red(color, &e.to_string())],
         },
         Local::Skills => skills_lines(session, color),
-        Local::Sessions | Local::Load(_) | Local::Ask(_) => {
-            vec![style::yellow(color, "not available yet")]
-        }
+        Local::Sessions => sessions_lines(engine, session, color),
+        Local::Load(id) => load_lines(engine, session, id.trim(), frontend).await,
+        Local::Ask(_) => vec![style::yellow(
+            color,
+            "/ask: asking other agents is not available in this version yet",
+        )],
         Local::Quit => Vec::new(),
     };
     frontend.lines(Target::Stdout, lines);
+}
+
+/// `/sessions`: the saved sessions of this folder, oldest first.
+fn sessions_lines(engine: &Engine, session: &Session, color: bool) -> Vec<String> {
+    if !engine.config.sessions.enabled {
+        return vec![style::yellow(
+            color,
+            "sessions are off: set sessions.enabled = true to keep and resume them",
+        )];
+    }
+    let dir = engine.sessions_dir(&session.cwd);
+    let list = crate::session::list(&dir);
+    if list.is_empty() {
+        return vec![style::dim(
+            color,
+            &format!("no saved session in {}", dir.display()),
+        )];
+    }
+    let mut lines: Vec<String> = list
+        .iter()
+        .map(|s| {
+            let mark = if s.id == session.id { "* " } else { "  " };
+            let age = chrono::DateTime::parse_from_rfc3339(&s.updated_at)
+                .map(|t| age(chrono::Local::now().signed_duration_since(t)))
+                .unwrap_or_else(|_| "?".into());
+            let size = if s.size >= 1024 {
+                format!("{} kB", s.size / 1024)
+            } else {
+                format!("{} B", s.size)
+            };
+            let prompt = s.first_prompt.as_deref().unwrap_or("(no prompt)");
+            format!(
+                "{mark}{}  {age:>8}  {:>4} msg  {size:>7}  {prompt}",
+                s.id, s.messages
+            )
+        })
+        .collect();
+    lines.push(style::dim(color, "resume one with /load ID"));
+    lines
+}
+
+/// How long ago, shortly: `45s ago`, `12m ago`, `3h ago`, `2d ago`.
+fn age(d: chrono::TimeDelta) -> String {
+    let s = d.num_seconds().max(0);
+    match s {
+        0..60 => format!("{s}s ago"),
+        60..3600 => format!("{}m ago", s / 60),
+        3600..86400 => format!("{}h ago", s / 3600),
+        _ => format!("{}d ago", s / 86400),
+    }
+}
+
+/// `/load ID`: replaces the current session by a saved one (the current one stays saved).
+async fn load_lines(
+    engine: &Engine,
+    session: &mut Session,
+    id: &str,
+    frontend: &Arc<TermFrontend>,
+) -> Vec<String> {
+    let color = frontend.color();
+    if !engine.config.sessions.enabled {
+        return vec![style::yellow(
+            color,
+            "sessions are off: set sessions.enabled = true to keep and resume them",
+        )];
+    }
+    if id.is_empty() {
+        return vec![style::yellow(color, "usage: /load ID (see /sessions)")];
+    }
+    match engine
+        .load_session(session.cwd.clone(), id, frontend.as_ref())
+        .await
+    {
+        Ok(loaded) => {
+            let n = crate::history::count_without_system(&loaded.history);
+            *session = loaded;
+            vec![style::dim(
+                color,
+                &format!("loaded session {id}: {n} message(s)"),
+            )]
+        }
+        Err(e) => vec![style::red(color, &format!("/load: {e}"))],
+    }
 }
 
 /// `/help`.
