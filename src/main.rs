@@ -154,7 +154,15 @@ async fn async_main(cli: Cli, config: Arc<config::Config>, cwd: PathBuf) -> anyh
         (None, true) if !stdin_terminal => {
             let mut text = String::new();
             std::io::stdin().read_to_string(&mut text).context("cannot read the prompt from stdin")?;
-            Some(text)
+            // `echo prompt | mm` ends the prompt with a newline that is not part of it; an empty
+            // pipe (`mm < /dev/null`) is no prompt, not an empty question to the model.
+            let text = text.trim_end();
+            if text.trim().is_empty() {
+                anyhow::bail!(
+                    "no prompt: stdin is empty (give one with -p \"…\", or run mm in a terminal)"
+                );
+            }
+            Some(text.to_string())
         }
         (None, true) => None,
     };
@@ -225,8 +233,12 @@ async fn one_shot(
     }
     let cancel = CancellationToken::new();
     let on_signal = cancel.clone();
+    // Registered before the turn starts (not on the task's first poll), so a Ctrl-C that comes
+    // at once still cancels the turn instead of killing the process.
+    let mut interrupt = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::interrupt())
+        .context("cannot listen for Ctrl-C")?;
     tokio::spawn(async move {
-        if tokio::signal::ctrl_c().await.is_ok() {
+        if interrupt.recv().await.is_some() {
             on_signal.cancel();
         }
     });
