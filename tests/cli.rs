@@ -48,9 +48,12 @@ fn assert_code(run: &Run, code: i32) {
     );
 }
 
-/// The lines of stderr after the banner's three lines.
+/// The lines of stderr after the banner (its three lines, and the model line when the server
+/// was found).
 fn activity(run: &Run) -> Vec<&str> {
-    run.stderr.lines().skip(3).collect()
+    let mut lines = run.stderr.lines().skip(3).peekable();
+    lines.next_if(|l| l.starts_with("model fake-model at "));
+    lines.collect()
 }
 
 // ------------------------------------------------------------------ one-shot prompts
@@ -63,13 +66,16 @@ async fn p_streams_the_answer_on_stdout_and_the_banner_on_stderr() {
     let run = sb.run(Some(&url), &["-p", "say hello"]).await;
     assert_code(&run, 0);
     assert_eq!(run.stdout, "Hello from the fake model.");
-    let banner: Vec<&str> = run.stderr.lines().take(3).collect();
+    let banner: Vec<&str> = run.stderr.lines().collect();
     assert_eq!(
         banner,
         vec![
             "mm v0.1.0",
             &format!("model server {url}"),
             "sessions off · yolo on · 0 skills · 0 hooks",
+            &format!("model fake-model at {url} · context window 32k"),
+            // Ends the answer's line: stdout carries the answer alone.
+            "",
         ]
     );
     let msgs = messages(&server, 0);
