@@ -19,6 +19,8 @@ pub const RUN_LIMIT: Duration = Duration::from_secs(60);
 pub struct Sandbox {
     pub home: TempDir,
     pub cwd: TempDir,
+    /// How long one run may take (default [`RUN_LIMIT`]).
+    pub limit: Duration,
 }
 
 /// What a finished run left: its exit code (`None`: killed by a signal) and its two streams.
@@ -40,6 +42,15 @@ impl Sandbox {
         Sandbox {
             home: tempfile::tempdir().unwrap(),
             cwd: tempfile::tempdir().unwrap(),
+            limit: RUN_LIMIT,
+        }
+    }
+
+    /// A sandbox whose runs may take up to `limit` (a real model on a busy machine).
+    pub fn with_limit(limit: Duration) -> Self {
+        Sandbox {
+            limit,
+            ..Self::new()
         }
     }
 
@@ -98,9 +109,9 @@ impl Sandbox {
         c
     }
 
-    /// Runs `mm ARGS` to the end (at most [`RUN_LIMIT`]).
+    /// Runs `mm ARGS` to the end (at most `self.limit`).
     pub async fn run(&self, url: Option<&str>, args: &[&str]) -> Run {
-        finish(self.command(url, args).spawn().unwrap()).await
+        finish_within(self.command(url, args).spawn().unwrap(), self.limit).await
     }
 
     /// Runs `mm ARGS` with `input` on its stdin (a pipe, so not a terminal).
@@ -111,7 +122,7 @@ impl Sandbox {
         let mut stdin = child.stdin.take().unwrap();
         stdin.write_all(input.as_bytes()).await.unwrap();
         drop(stdin);
-        finish(child).await
+        finish_within(child, self.limit).await
     }
 
     /// The session files saved in the sandbox's folder (`.mm/sessions/*.json`), oldest first.
@@ -142,8 +153,13 @@ pub fn read_json(path: &Path) -> serde_json::Value {
 
 /// Waits for a child (at most [`RUN_LIMIT`]) and collects its output.
 pub async fn finish(child: Child) -> Run {
+    finish_within(child, RUN_LIMIT).await
+}
+
+/// Waits for a child (at most `limit`) and collects its output.
+pub async fn finish_within(child: Child, limit: Duration) -> Run {
     let pid = child.id();
-    match tokio::time::timeout(RUN_LIMIT, child.wait_with_output()).await {
+    match tokio::time::timeout(limit, child.wait_with_output()).await {
         Ok(out) => {
             let out = out.unwrap();
             Run {
@@ -152,10 +168,7 @@ pub async fn finish(child: Child) -> Run {
                 stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
             }
         }
-        Err(_) => panic!(
-            "mm (pid {pid:?}) did not exit within {} s",
-            RUN_LIMIT.as_secs()
-        ),
+        Err(_) => panic!("mm (pid {pid:?}) did not exit within {} s", limit.as_secs()),
     }
 }
 
