@@ -166,6 +166,9 @@ async fn async_main(cli: Cli, config: Arc<config::Config>, cwd: PathBuf) -> anyh
         }
         (None, true) => None,
     };
+    if prompt.as_deref().is_some_and(|p| p.trim().is_empty()) {
+        anyhow::bail!("no prompt: the prompt is empty");
+    }
     let options = TermOptions::from_env();
 
     match prompt {

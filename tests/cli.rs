@@ -13,6 +13,7 @@ use common::{Call, FakeServer, Reply};
 use mm_run::{Run, Sandbox, finish, interrupt};
 use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
+use tokio::io::{AsyncBufReadExt, BufReader};
 
 /// The messages of request `n` (0-based).
 fn messages(server: &FakeServer, n: usize) -> Vec<Value> {
@@ -121,6 +122,79 @@ async fn an_empty_pipe_is_no_prompt() {
         "mm: no prompt: stdin is empty (give one with -p \"…\", or run mm in a terminal)\n"
     );
     assert_eq!(server.requests().len(), 0);
+}
+
+#[tokio::test]
+async fn an_empty_p_is_no_prompt() {
+    let server = FakeServer::start(vec![Reply::text("ok")]).await;
+    let sb = Sandbox::new();
+    let run = sb.run(Some(&server.url()), &["-p", "  "]).await;
+    assert_code(&run, 1);
+    assert_eq!(run.stderr, "mm: no prompt: the prompt is empty\n");
+    assert_eq!(server.requests().len(), 0);
+}
+
+#[tokio::test]
+async fn sigint_while_a_command_runs_kills_it_and_exits_130() {
+    let server = FakeServer::start(vec![Reply::tool_call(
+        "bash",
+        json!({"command": "echo $$ > pid.txt; exec sleep 30"}),
+    )])
+    .await;
+    let sb = Sandbox::new();
+    let mut child = sb
+        .command(Some(&server.url()), &["-p", "wait"])
+        .spawn()
+        .unwrap();
+    // The tool line on stderr says the call has started.
+    let stderr = child.stderr.take().unwrap();
+    let mut lines = BufReader::new(stderr).lines();
+    loop {
+        let line = tokio::time::timeout(mm_run::RUN_LIMIT, lines.next_line())
+            .await
+            .expect("no tool line")
+            .unwrap()
+            .expect("stderr closed before the tool line");
+        if line.starts_with("$ bash: echo $$ > pid.txt") {
+            break;
+        }
+    }
+    // …and the command has written its pid once the file has a line.
+    let pid_file = sb.path("pid.txt");
+    let started_at = std::time::Instant::now();
+    let pid = loop {
+        if let Ok(text) = std::fs::read_to_string(&pid_file)
+            && text.ends_with('\n')
+        {
+            break text.trim().parse::<i32>().unwrap();
+        }
+        assert!(
+            started_at.elapsed() < mm_run::RUN_LIMIT,
+            "the command wrote no pid"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+    };
+    let started = std::time::Instant::now();
+    interrupt(&child);
+    let status = tokio::time::timeout(mm_run::RUN_LIMIT, child.wait())
+        .await
+        .expect("mm did not exit after Ctrl-C")
+        .unwrap();
+    assert_eq!(status.code(), Some(130));
+    assert!(started.elapsed().as_secs() < 5, "{:?}", started.elapsed());
+    // The command's process group got SIGTERM: `sleep` is gone (no longer signalable).
+    let gone = || {
+        nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid), None).is_err()
+            || std::fs::read_to_string(format!("/proc/{pid}/stat"))
+                .is_ok_and(|s| s.split_whitespace().nth(2) == Some("Z"))
+    };
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+    while !gone() && std::time::Instant::now() < deadline {
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    assert!(gone(), "sleep (pid {pid}) still runs after the cancel");
+    assert_eq!(server.requests().len(), 1);
+    no_violations(&server);
 }
 
 #[tokio::test]
@@ -580,7 +654,7 @@ async fn single_dash_acp_serves_the_protocol_on_stdio() {
     let mut child = cmd.spawn().unwrap();
     let mut stdin = child.stdin.take().unwrap();
     let stdout = child.stdout.take().unwrap();
-    use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+    use tokio::io::AsyncWriteExt;
     let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize",
                       "params": {"protocolVersion": 1, "clientCapabilities": {}}});
     stdin

@@ -143,9 +143,7 @@ async fn continue_resumes_the_session_and_a_small_window_compresses_it() {
         return;
     };
     let sb = Sandbox::with_limit(E2E_LIMIT);
-    let first = sb
-        .run(Some(&url), &args(&["-p", "Say hello."]))
-        .await;
+    let first = sb.run(Some(&url), &args(&["-p", "Say hello."])).await;
     assert_turn_ended(&first);
     let after_first = sb.only_session();
 
@@ -161,10 +159,7 @@ async fn continue_resumes_the_session_and_a_small_window_compresses_it() {
         .filter(|m| m["role"] == "user")
         .map(|m| m["content"].as_str().unwrap())
         .collect();
-    assert_eq!(
-        users,
-        vec!["Say hello.", "Say hello again."]
-    );
+    assert_eq!(users, vec!["Say hello.", "Say hello again."]);
     assert_eq!(messages.len(), 5);
     assert!(
         usage(&after_second, "inputTokens") > usage(&after_first, "inputTokens"),
