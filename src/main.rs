@@ -169,10 +169,21 @@ async fn async_main(cli: Cli, config: Arc<config::Config>, cwd: PathBuf) -> anyh
             std::io::stdin()
                 .read_to_string(&mut text)
                 .context("cannot read the prompt from stdin")?;
-            Some(text)
+            // `echo prompt | mm` ends the prompt with a newline that is not part of it; an empty
+            // pipe (`mm < /dev/null`) is no prompt, not an empty question to the model.
+            let text = text.trim_end();
+            if text.trim().is_empty() {
+                anyhow::bail!(
+                    "no prompt: stdin is empty (give one with -p \"…\", or run mm in a terminal)"
+                );
+            }
+            Some(text.to_string())
         }
         (None, true) => None,
     };
+    if prompt.as_deref().is_some_and(|p| p.trim().is_empty()) {
+        anyhow::bail!("no prompt: the prompt is empty");
+    }
     let options = TermOptions::from_env();
 
     match prompt {
@@ -246,10 +257,23 @@ async fn one_shot(
     {
         eprintln!("{line}");
     }
+    // The model line: the turn's first model call waits for detection anyway, so waiting here
+    // delays nothing. A failed detection is left to the turn's own error line.
+    if let Ok(info) = engine.model.info().await {
+        let window = Some(engine.context_window().await).filter(|w| *w > 0);
+        let color = options.color_stderr;
+        for line in mm::term::banner::model_lines(&info.name, &info.url, window, color) {
+            eprintln!("{line}");
+        }
+    }
     let cancel = CancellationToken::new();
     let on_signal = cancel.clone();
+    // Registered before the turn starts (not on the task's first poll), so a Ctrl-C that comes
+    // at once still cancels the turn instead of killing the process.
+    let mut interrupt = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::interrupt())
+        .context("cannot listen for Ctrl-C")?;
     tokio::spawn(async move {
-        if tokio::signal::ctrl_c().await.is_ok() {
+        if interrupt.recv().await.is_some() {
             on_signal.cancel();
         }
     });
@@ -259,7 +283,11 @@ async fn one_shot(
     frontend.finish();
     Ok(match outcome.stop {
         Ok(StopReason::EndTurn) => 0,
-        Ok(StopReason::MaxTokens | StopReason::MaxTurnRequests) => 2,
+        Ok(StopReason::MaxTokens) => {
+            eprintln!("[stopped: the answer reached the model.maxTokens limit]");
+            2
+        }
+        Ok(StopReason::MaxTurnRequests) => 2,
         Ok(StopReason::Cancelled) => 130,
         Err(_) => 1,
     })

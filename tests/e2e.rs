@@ -1,0 +1,224 @@
+//! The `mm` binary against the real model server (llama.cpp with a tiny model), when
+//! `MM_E2E_URL` is set (`scripts/local-model.sh start` prints it); otherwise each test says it is
+//! skipped and passes.
+//!
+//! The model (SmolLM2-135M) cannot call tools and the machine is small, so the tests are few,
+//! answers short (`model.maxTokens`) and deterministic (`model.temperature=0`).
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+mod mm_run;
+
+use std::time::{Duration, Instant};
+
+use mm_run::{Run, Sandbox, finish, interrupt, read_json};
+use serde_json::Value;
+use tokio::io::AsyncReadExt;
+
+/// Short, reproducible answers, saved sessions.
+const QUICK: [&str; 6] = [
+    "-c",
+    "model.maxTokens=64",
+    "-c",
+    "model.temperature=0",
+    "-c",
+    "sessions.enabled=true",
+];
+
+/// One run against the real server: a cold prompt on a loaded 2-core machine takes a minute.
+const E2E_LIMIT: Duration = Duration::from_secs(300);
+
+fn args<'a>(extra: &[&'a str]) -> Vec<&'a str> {
+    let mut all: Vec<&str> = QUICK.to_vec();
+    all.extend_from_slice(extra);
+    all
+}
+
+fn assert_code(run: &Run, code: i32) {
+    assert_eq!(
+        run.code,
+        Some(code),
+        "stdout:\n{}\nstderr:\n{}",
+        run.stdout,
+        run.stderr
+    );
+}
+
+/// The turn ended by itself: 0 (`end_turn`), or 2 (`max_tokens`: the tiny model's answer went
+/// on to `model.maxTokens`, which depends on the random folder name in its system prompt). Either
+/// way an answer was streamed.
+fn assert_turn_ended(run: &Run) {
+    assert!(
+        matches!(run.code, Some(0 | 2)),
+        "exit {:?}\nstdout:\n{}\nstderr:\n{}",
+        run.code,
+        run.stdout,
+        run.stderr
+    );
+    assert!(!run.stdout.trim().is_empty(), "no answer:\n{}", run.stderr);
+}
+
+fn usage(session: &Value, key: &str) -> u64 {
+    session["usage"][key].as_u64().unwrap_or(0)
+}
+
+#[tokio::test]
+async fn say_hello_streams_an_answer_and_saves_its_usage() {
+    let Some(url) = common::e2e_url("say_hello_streams_an_answer_and_saves_its_usage") else {
+        return;
+    };
+    let sb = Sandbox::with_limit(E2E_LIMIT);
+    let run = sb.run(Some(&url), &args(&["-p", "Say hello."])).await;
+    assert_code(&run, 0);
+    assert!(
+        !run.stdout.trim().is_empty(),
+        "no answer; stderr:\n{}",
+        run.stderr
+    );
+    assert!(
+        run.stderr
+            .lines()
+            .any(|l| l.starts_with("model ") && l.contains(" at ")),
+        "no model line:\n{}",
+        run.stderr
+    );
+    let session = sb.only_session();
+    assert!(usage(&session, "inputTokens") > 0, "{}", session["usage"]);
+    assert!(usage(&session, "outputTokens") > 0, "{}", session["usage"]);
+    let messages = session["messages"].as_array().unwrap();
+    let roles: Vec<&str> = messages
+        .iter()
+        .map(|m| m["role"].as_str().unwrap())
+        .collect();
+    assert_eq!(roles, vec!["system", "user", "assistant"]);
+    assert_eq!(messages[2]["content"].as_str().unwrap(), run.stdout);
+}
+
+#[tokio::test]
+async fn sigint_during_generation_exits_130_at_once() {
+    let Some(url) = common::e2e_url("sigint_during_generation_exits_130_at_once") else {
+        return;
+    };
+    let sb = Sandbox::with_limit(E2E_LIMIT);
+    let mut child = sb
+        .command(
+            Some(&url),
+            &[
+                "-c",
+                "model.maxTokens=2000",
+                "-c",
+                "model.temperature=0",
+                "-p",
+                "Write a very long story about a dragon and a knight.",
+            ],
+        )
+        .spawn()
+        .unwrap();
+    // Generation has started once the first byte of the answer arrives.
+    let mut stdout = child.stdout.take().unwrap();
+    let mut first = [0u8; 1];
+    let n = tokio::time::timeout(E2E_LIMIT, stdout.read(&mut first))
+        .await
+        .expect("no answer from the model")
+        .unwrap();
+    assert_eq!(n, 1, "stdout closed before the answer");
+    let sent = Instant::now();
+    interrupt(&child);
+    let mut rest = Vec::new();
+    let read_rest = stdout.read_to_end(&mut rest);
+    let (read, run) = tokio::join!(read_rest, finish(child));
+    read.unwrap();
+    let took = sent.elapsed();
+    assert_code(&run, 130);
+    assert!(took < Duration::from_secs(3), "exit took {took:?}");
+}
+
+/// A first turn, a second one with `--continue` (the same session file grows), then a third
+/// with a window so small that the history is compressed before the model call.
+#[tokio::test]
+async fn continue_resumes_the_session_and_a_small_window_compresses_it() {
+    let Some(url) =
+        common::e2e_url("continue_resumes_the_session_and_a_small_window_compresses_it")
+    else {
+        return;
+    };
+    let sb = Sandbox::with_limit(E2E_LIMIT);
+    let first = sb.run(Some(&url), &args(&["-p", "Say hello."])).await;
+    assert_turn_ended(&first);
+    let after_first = sb.only_session();
+
+    let second = sb
+        .run(Some(&url), &args(&["--continue", "-p", "Say hello again."]))
+        .await;
+    assert_turn_ended(&second);
+    let after_second = sb.only_session();
+    assert_eq!(after_second["id"], after_first["id"]);
+    let messages = after_second["messages"].as_array().unwrap();
+    let users: Vec<&str> = messages
+        .iter()
+        .filter(|m| m["role"] == "user")
+        .map(|m| m["content"].as_str().unwrap())
+        .collect();
+    assert_eq!(users, vec!["Say hello.", "Say hello again."]);
+    assert_eq!(messages.len(), 5);
+    assert!(
+        usage(&after_second, "inputTokens") > usage(&after_first, "inputTokens"),
+        "{} then {}",
+        after_first["usage"],
+        after_second["usage"]
+    );
+
+    let third = sb
+        .run(
+            Some(&url),
+            &args(&[
+                "-c",
+                "contextWindow=2048",
+                "-c",
+                "context.threshold=0.25",
+                "-c",
+                "context.keepLastTurns=1",
+                "--continue",
+                "-p",
+                "What is my name?",
+            ]),
+        )
+        .await;
+    assert_turn_ended(&third);
+    assert!(
+        third
+            .stderr
+            .lines()
+            .any(|l| l.starts_with("🗜️ compressed 4 messages → 1 summary + 1 kept (")),
+        "no compression line:\n{}",
+        third.stderr
+    );
+    let after_third = sb.only_session();
+    assert_eq!(after_third["id"], after_first["id"]);
+    let messages = after_third["messages"].as_array().unwrap();
+    let shape: Vec<(String, bool)> = messages
+        .iter()
+        .map(|m| {
+            (
+                m["role"].as_str().unwrap().to_string(),
+                m["compact"].as_bool().unwrap_or(false),
+            )
+        })
+        .collect();
+    let expected: Vec<(String, bool)> = [
+        ("system", false),
+        ("user", true),
+        ("user", false),
+        ("assistant", false),
+    ]
+    .iter()
+    .map(|(r, c)| (r.to_string(), *c))
+    .collect();
+    assert_eq!(shape, expected);
+    assert!(!messages[1]["content"].as_str().unwrap().trim().is_empty());
+    assert_eq!(messages[2]["content"], "What is my name?");
+    // The summary call and the answer both add to the totals.
+    assert!(usage(&after_third, "inputTokens") > usage(&after_second, "inputTokens"));
+    let file = &sb.session_files()[0];
+    assert_eq!(read_json(file)["id"], after_first["id"]);
+}
