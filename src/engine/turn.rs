@@ -92,7 +92,7 @@ impl Engine {
                     keep_partial(s, partial);
                     return Ok(StopReason::Cancelled);
                 }
-                Err(ModelError::ContextExceeded { .. })
+                Err(e @ ModelError::ContextExceeded { .. })
                     if !retried_overflow && partial.is_empty() =>
                 {
                     // The server knows its window better than we do: compress once and retry.
@@ -100,13 +100,8 @@ impl Engine {
                     if self.compress_hard(s, frontend, cancel).await {
                         continue;
                     }
-                    return Err(self.model_error_line(ModelError::ContextExceeded {
-                        status: 400,
-                        message:
-                            "the request exceeds the context window and nothing is left to compress"
-                                .into(),
-                        n_ctx: None,
-                    }));
+                    // Nothing could be compressed: the turn fails with the server's line.
+                    return Err(e.to_string());
                 }
                 Err(e) => {
                     keep_partial(s, partial);
@@ -303,10 +298,6 @@ impl Engine {
             }
             keep -= 1;
         }
-    }
-
-    fn model_error_line(&self, e: ModelError) -> String {
-        e.to_string()
     }
 }
 
