@@ -691,3 +691,91 @@ async fn a_session_written_by_one_engine_is_continued_by_another() {
     assert_eq!(read(&r, &s.id).messages.len(), 11);
     model2.assert_invariants();
 }
+
+mod common;
+
+/// The same paths with the real OpenAI client over HTTP: the fake server checks every request
+/// against the history invariants real servers enforce (after compaction, `/new`, a cancel and a
+/// load), and answers llama.cpp's "context exceeded" like the real thing.
+#[tokio::test]
+async fn over_http_the_history_stays_valid_through_compaction_new_cancel_and_load() {
+    use common::{FakeServer, Reply as Http};
+    let server = FakeServer::start(vec![
+        Http::text("a").with_usage(100, 10),
+        Http::tool_call("bash", json!({"command": "echo b"})),
+        Http::text("b"),
+        Http::context_exceeded(40_000, 32_768),
+        Http::text("SUMMARY").with_usage(50, 5),
+        Http::text("fits"),
+    ])
+    .await;
+    let mut cfg = mm::config::Config::default();
+    cfg.sessions.enabled = true;
+    cfg.context.keep_last_turns = 1;
+    cfg.model.url = server.url();
+    let client = || -> Arc<dyn mm::model::ModelClient> {
+        Arc::new(mm::model::openai::OpenAiClient::new(&cfg.model, 0))
+    };
+    let cwd = tempfile::tempdir().unwrap();
+    let engine = mm::engine::Engine::new(Arc::new(cfg.clone()), client());
+    let fe = Recorder::default();
+    let mut s = engine.new_session(cwd.path().to_path_buf(), &fe).await;
+    let run = async |e: &mm::engine::Engine, s: &mut mm::engine::Session, t: &str| {
+        e.prompt(s, t, &[], &fe, &CancellationToken::new()).await
+    };
+    assert_eq!(run(&engine, &mut s, "one").await.stop, Ok(StopReason::EndTurn));
+    assert_eq!(run(&engine, &mut s, "two").await.stop, Ok(StopReason::EndTurn));
+    // Exceeded → one compression (the summary call) → one retry.
+    assert_eq!(run(&engine, &mut s, "three").await.stop, Ok(StopReason::EndTurn));
+    assert_eq!(fe.auto_compacted().len(), 1, "{:?}", fe.auto_compacted());
+    let reqs = server.requests();
+    assert_eq!(reqs.len(), 6);
+    assert_eq!(reqs[4]["stream"], json!(false));
+    assert_eq!(reqs[5]["messages"].as_array().unwrap().len(), 2);
+    assert_eq!(reqs[5]["messages"][1]["content"], "SUMMARY\n\nthree");
+
+    // /new, then a turn.
+    let out = run(&engine, &mut s, "/new").await;
+    // The summary, "three" and its answer.
+    assert!(
+        matches!(
+            out.command,
+            Some(Command::New {
+                forgotten: 3,
+                archived_as: Some(_)
+            })
+        ),
+        "{:?}",
+        out.command
+    );
+    run(&engine, &mut s, "four").await;
+
+    // A call cancelled while the server hangs.
+    server.push([Http::hang()]);
+    let cancel = CancellationToken::new();
+    let turn = engine.prompt(&mut s, "five", &[], &fe, &cancel);
+    let canceller = async {
+        server.wait_for_requests(8).await;
+        cancel.cancel();
+    };
+    let (out, ()) = tokio::join!(turn, canceller);
+    assert_eq!(out.stop, Ok(StopReason::Cancelled));
+    server.push([Http::text("six done")]);
+    run(&engine, &mut s, "six").await;
+
+    // Another engine loads the session and goes on.
+    server.push([
+        Http::tool_call("bash", json!({"command": "echo seven"})),
+        Http::text("seven done"),
+    ]);
+    let engine2 = mm::engine::Engine::new(Arc::new(cfg.clone()), client());
+    let mut s2 = engine2
+        .load_session(cwd.path().to_path_buf(), &s.id, &fe)
+        .await
+        .unwrap();
+    assert_eq!(run(&engine2, &mut s2, "seven").await.stop, Ok(StopReason::EndTurn));
+    assert_eq!(s2.history.iter().filter(|m| m.role == Role::Tool).count(), 1);
+
+    assert_eq!(server.requests().len(), 11);
+    assert_eq!(server.violations(), Vec::<String>::new());
+}
