@@ -358,3 +358,60 @@ async fn a_pre_compact_deny_skips_compression() {
         json!({"event": "preCompact", "sessionId": s.id, "cwd": r.cwd(), "trigger": "manual"})
     );
 }
+
+mod common;
+
+#[tokio::test]
+async fn mm_p_runs_the_configured_guard() {
+    use common::{FakeServer, Reply as Http};
+    let server = FakeServer::start(vec![
+        Http::tool_call("bash", json!({"command": "rm -rf victim"})),
+        Http::text("could not delete it"),
+    ])
+    .await;
+    let home = tempfile::tempdir().unwrap();
+    let cwd = tempfile::tempdir().unwrap();
+    std::fs::write(cwd.path().join("victim"), "precious").unwrap();
+    let guard = home.path().join("guard.sh");
+    script(
+        &guard,
+        "#!/bin/sh\ncase \"$(cat)\" in *'rm -rf'*) echo 'no rm -rf here' >&2; exit 2;; esac\n",
+    );
+    let config = home.path().join("hooks.toml");
+    std::fs::write(
+        &config,
+        format!(
+            "[[hooks.preToolCall]]\ncommand = \"{}\"\nmatch = \"bash\"\n",
+            guard.display()
+        ),
+    )
+    .unwrap();
+    let out = tokio::process::Command::new(env!("CARGO_BIN_EXE_mm"))
+        .args(["--url", &server.url(), "--config"])
+        .arg(&config)
+        .args(["-p", "delete victim"])
+        .current_dir(cwd.path())
+        .env_clear()
+        .env("HOME", home.path())
+        .env("XDG_STATE_HOME", home.path().join("state"))
+        .env("XDG_CONFIG_HOME", home.path().join("config"))
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .env("NO_COLOR", "1")
+        .stdin(std::process::Stdio::null())
+        .output()
+        .await
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert_eq!(
+        std::fs::read_to_string(cwd.path().join("victim")).unwrap(),
+        "precious"
+    );
+    let reqs = server.requests();
+    assert_eq!(reqs.len(), 2);
+    assert_eq!(
+        reqs[1]["messages"][3]["content"],
+        "[denied by a hook: no rm -rf here]"
+    );
+    assert_eq!(server.violations(), Vec::<String>::new());
+}

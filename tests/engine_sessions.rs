@@ -58,9 +58,11 @@ async fn the_file_is_written_at_creation_and_after_every_turn_failed_and_cancell
     assert_eq!(f.created_at, s.created_at);
     assert_eq!(roles(&f.messages), vec![Role::System]);
 
-    // After a turn.
+    // After a turn; the detected model's name is recorded.
+    assert_eq!(f.model, "");
     assert_eq!(r.prompt(&mut s, "hi", &fe).await.stop, Ok(StopReason::EndTurn));
     let f = read(&r, &s.id);
+    assert_eq!(f.model, "fake");
     assert_eq!(f.messages, s.history);
     assert_eq!(f.messages[2].content, "hello");
     assert_eq!(f.usage.total_tokens, 110);
@@ -496,6 +498,42 @@ async fn context_exceeded_twice_fails_the_turn_with_the_servers_line() {
 }
 
 #[tokio::test]
+async fn context_exceeded_with_a_failed_summary_reports_it_once_and_fails_with_the_servers_line()
+{
+    let model = Scripted::new(vec![
+        Ok(text("a")),
+        Ok(text("b")),
+        Ok(text("c")),
+        Err(exceeded()),
+    ]);
+    let r = rig(model.clone(), |c| c.context.keep_last_turns = 2);
+    let fe = Recorder::default();
+    let mut s = r.session(&fe).await;
+    for t in ["one", "two", "three"] {
+        r.prompt(&mut s, t, &fe).await;
+    }
+    model.push_summary(Err(ModelError::Http {
+        status: 503,
+        message: "busy".into(),
+    }));
+    let before = s.history.clone();
+    let out = r.prompt(&mut s, "four", &fe).await;
+    assert_eq!(
+        out.stop,
+        Err(
+            "model server answered 400: the request exceeds the available context size (4096 tokens)"
+                .into()
+        )
+    );
+    assert_eq!(model.summary_requests().len(), 1);
+    assert_eq!(
+        fe.auto_compacted(),
+        vec!["[compact: failed, history kept: model server answered 503: busy]".to_string()]
+    );
+    assert_eq!(s.history, before);
+}
+
+#[tokio::test]
 async fn context_exceeded_with_nothing_to_compress_fails_with_the_servers_line() {
     let model = Scripted::new(vec![Err(exceeded())]);
     let r = rig(model.clone(), |_| {});
@@ -777,5 +815,92 @@ async fn over_http_the_history_stays_valid_through_compaction_new_cancel_and_loa
     assert_eq!(s2.history.iter().filter(|m| m.role == Role::Tool).count(), 1);
 
     assert_eq!(server.requests().len(), 11);
+    let dir = engine2.sessions_dir(cwd.path());
+    assert_eq!(session::load(&dir, &s.id).unwrap().model, "fake-model");
+    assert_eq!(server.violations(), Vec::<String>::new());
+}
+
+/// `mm` with a fresh home, in `cwd`, against `url`; returns (exit code, stdout, stderr).
+pub(crate) async fn mm(home: &std::path::Path, cwd: &std::path::Path, url: &str, args: &[&str]) -> (i32, String, String) {
+    let out = tokio::process::Command::new(env!("CARGO_BIN_EXE_mm"))
+        .args(["--url", url])
+        .args(args)
+        .current_dir(cwd)
+        .env_clear()
+        .env("HOME", home)
+        .env("XDG_STATE_HOME", home.join("state"))
+        .env("XDG_CONFIG_HOME", home.join("config"))
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .env("NO_COLOR", "1")
+        .stdin(std::process::Stdio::null())
+        .output()
+        .await
+        .unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+#[tokio::test]
+async fn mm_p_writes_a_session_that_continue_and_resume_pick_up() {
+    use common::{FakeServer, Reply as Http};
+    let server = FakeServer::start(vec![
+        Http::text("first answer"),
+        Http::text("second answer"),
+    ])
+    .await;
+    let home = tempfile::tempdir().unwrap();
+    let cwd = tempfile::tempdir().unwrap();
+    let on = ["-c", "sessions.enabled=true"];
+    let (code, stdout, stderr) =
+        mm(home.path(), cwd.path(), &server.url(), &[&on[..], &["-p", "one"]].concat()).await;
+    assert_eq!(code, 0, "{stderr}");
+    assert!(stdout.contains("first answer"), "{stdout}");
+    let dir = cwd.path().join(".mm/sessions");
+    let listed = session::list(&dir);
+    assert_eq!(listed.len(), 1);
+    let id = listed[0].id.clone();
+    let f = session::load(&dir, &id).unwrap();
+    assert_eq!(
+        f.messages[1..]
+            .iter()
+            .map(|m| m.content.as_str())
+            .collect::<Vec<_>>(),
+        vec!["one", "first answer"]
+    );
+
+    let (code, _, stderr) = mm(
+        home.path(),
+        cwd.path(),
+        &server.url(),
+        &[&on[..], &["--continue", "-p", "two"]].concat(),
+    )
+    .await;
+    assert_eq!(code, 0, "{stderr}");
+    let last = server.requests().pop().unwrap();
+    let sent: Vec<&str> = last["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .skip(1)
+        .map(|m| m["content"].as_str().unwrap())
+        .collect();
+    assert_eq!(sent, vec!["one", "first answer", "two"]);
+    assert_eq!(session::list(&dir).len(), 1);
+    assert_eq!(session::load(&dir, &id).unwrap().messages.len(), 5);
+
+    // An invalid id is refused, nothing is sent.
+    let (code, _, stderr) = mm(
+        home.path(),
+        cwd.path(),
+        &server.url(),
+        &[&on[..], &["--resume", "../x", "-p", "three"]].concat(),
+    )
+    .await;
+    assert_ne!(code, 0);
+    assert!(stderr.contains("invalid session id \"../x\""), "{stderr}");
+    assert_eq!(server.requests().len(), 2);
     assert_eq!(server.violations(), Vec::<String>::new());
 }

@@ -108,6 +108,7 @@ impl Engine {
                     return Err(e.to_string());
                 }
             };
+            self.note_model_name().await;
             self.record_usage(s, &response, request_chars, frontend)
                 .await;
             let ModelResponse {
@@ -207,6 +208,21 @@ impl Engine {
         out
     }
 
+    /// After a call that succeeded the server is known: its model's name goes in session files.
+    async fn note_model_name(&self) {
+        let Ok(info) = self.model.info().await else {
+            return;
+        };
+        if info.name.is_empty() {
+            return;
+        }
+        if let Ok(mut name) = self.known_model.lock()
+            && *name != info.name
+        {
+            *name = info.name;
+        }
+    }
+
     async fn record_usage(
         &self,
         s: &mut Session,
@@ -289,11 +305,15 @@ impl Engine {
             let done = self
                 .compress(s, keep, Trigger::Auto, frontend, cancel)
                 .await;
-            if done.changed {
+            let nothing = !done.changed && done.line.starts_with("🗜️ nothing to compact");
+            if !nothing {
+                // A failed or skipped compression is reported too, and not tried again.
                 frontend.emit(Event::AutoCompacted(done.line));
+            }
+            if done.changed {
                 return true;
             }
-            if keep <= 1 || cancel.is_cancelled() {
+            if !nothing || keep <= 1 || cancel.is_cancelled() {
                 return false;
             }
             keep -= 1;
