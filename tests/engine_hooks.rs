@@ -133,7 +133,10 @@ async fn a_pre_tool_call_guard_denies_rm_rf_before_any_permission_is_asked() {
 async fn post_tool_call_context_is_appended_to_the_result() {
     let hooks_dir = tempfile::tempdir().unwrap();
     let seen = hooks_dir.path().join("seen.json");
-    let post = format!("cat > {}; echo 'note: tests live in tests/'", seen.display());
+    let post = format!(
+        "cat > {}; echo 'note: tests live in tests/'",
+        seen.display()
+    );
     let model = Scripted::new(vec![
         Ok(call("bash", json!({"command": "echo hi"}))),
         Ok(text("ok")),
@@ -359,7 +362,7 @@ async fn a_pre_compact_deny_skips_compression() {
     );
 }
 
-mod common;
+use engine_support::common;
 
 #[tokio::test]
 async fn mm_p_runs_the_configured_guard() {

@@ -60,7 +60,10 @@ async fn the_file_is_written_at_creation_and_after_every_turn_failed_and_cancell
 
     // After a turn; the detected model's name is recorded.
     assert_eq!(f.model, "");
-    assert_eq!(r.prompt(&mut s, "hi", &fe).await.stop, Ok(StopReason::EndTurn));
+    assert_eq!(
+        r.prompt(&mut s, "hi", &fe).await.stop,
+        Ok(StopReason::EndTurn)
+    );
     let f = read(&r, &s.id);
     assert_eq!(f.model, "fake");
     assert_eq!(f.messages, s.history);
@@ -180,10 +183,7 @@ async fn new_archives_the_conversation_and_keeps_grants_usage_and_id() {
     assert_eq!(fe.asked.lock().unwrap().clone(), vec!["bash: echo a"]);
     r.prompt(&mut s, "again", &fe).await;
     assert_eq!(fe.asked.lock().unwrap().len(), 1);
-    assert_eq!(
-        s.history.iter().filter(|m| m.role == Role::Tool).count(),
-        1
-    );
+    assert_eq!(s.history.iter().filter(|m| m.role == Role::Tool).count(), 1);
     // The request after /new: the system prompt and the new question only.
     let after = &model.requests()[3];
     assert_eq!(after.messages.len(), 2);
@@ -373,9 +373,7 @@ async fn a_long_history_is_compressed_before_the_model_call() {
     // The event came before the model call's text.
     let ev = fe.events();
     let at = |want: &dyn Fn(&Event) -> bool| ev.iter().position(want).unwrap();
-    assert!(
-        at(&|e| matches!(e, Event::AutoCompacted(_))) < at(&|e| matches!(e, Event::Text(_)))
-    );
+    assert!(at(&|e| matches!(e, Event::AutoCompacted(_))) < at(&|e| matches!(e, Event::Text(_))));
     // The request sent was the small one: system, summary merged into the question.
     let reqs = model.requests();
     assert_eq!(reqs.len(), 1);
@@ -489,7 +487,8 @@ async fn context_exceeded_twice_fails_the_turn_with_the_servers_line() {
     r.prompt(&mut s, "one", &fe).await;
     r.prompt(&mut s, "two", &fe).await;
     let out = r.prompt(&mut s, "three", &fe).await;
-    let line = "model server answered 400: the request exceeds the available context size (4096 tokens)";
+    let line =
+        "model server answered 400: the request exceeds the available context size (4096 tokens)";
     assert_eq!(out.stop, Err(line.into()));
     assert_eq!(fe.notices(), vec![format!("[error: {line}]")]);
     assert_eq!(model.requests().len(), 4);
@@ -498,8 +497,7 @@ async fn context_exceeded_twice_fails_the_turn_with_the_servers_line() {
 }
 
 #[tokio::test]
-async fn context_exceeded_with_a_failed_summary_reports_it_once_and_fails_with_the_servers_line()
-{
+async fn context_exceeded_with_a_failed_summary_reports_it_once_and_fails_with_the_servers_line() {
     let model = Scripted::new(vec![
         Ok(text("a")),
         Ok(text("b")),
@@ -730,7 +728,7 @@ async fn a_session_written_by_one_engine_is_continued_by_another() {
     model2.assert_invariants();
 }
 
-mod common;
+use engine_support::common;
 
 /// The same paths with the real OpenAI client over HTTP: the fake server checks every request
 /// against the history invariants real servers enforce (after compaction, `/new`, a cancel and a
@@ -761,10 +759,19 @@ async fn over_http_the_history_stays_valid_through_compaction_new_cancel_and_loa
     let run = async |e: &mm::engine::Engine, s: &mut mm::engine::Session, t: &str| {
         e.prompt(s, t, &[], &fe, &CancellationToken::new()).await
     };
-    assert_eq!(run(&engine, &mut s, "one").await.stop, Ok(StopReason::EndTurn));
-    assert_eq!(run(&engine, &mut s, "two").await.stop, Ok(StopReason::EndTurn));
+    assert_eq!(
+        run(&engine, &mut s, "one").await.stop,
+        Ok(StopReason::EndTurn)
+    );
+    assert_eq!(
+        run(&engine, &mut s, "two").await.stop,
+        Ok(StopReason::EndTurn)
+    );
     // Exceeded → one compression (the summary call) → one retry.
-    assert_eq!(run(&engine, &mut s, "three").await.stop, Ok(StopReason::EndTurn));
+    assert_eq!(
+        run(&engine, &mut s, "three").await.stop,
+        Ok(StopReason::EndTurn)
+    );
     assert_eq!(fe.auto_compacted().len(), 1, "{:?}", fe.auto_compacted());
     let reqs = server.requests();
     assert_eq!(reqs.len(), 6);
@@ -811,8 +818,14 @@ async fn over_http_the_history_stays_valid_through_compaction_new_cancel_and_loa
         .load_session(cwd.path().to_path_buf(), &s.id, &fe)
         .await
         .unwrap();
-    assert_eq!(run(&engine2, &mut s2, "seven").await.stop, Ok(StopReason::EndTurn));
-    assert_eq!(s2.history.iter().filter(|m| m.role == Role::Tool).count(), 1);
+    assert_eq!(
+        run(&engine2, &mut s2, "seven").await.stop,
+        Ok(StopReason::EndTurn)
+    );
+    assert_eq!(
+        s2.history.iter().filter(|m| m.role == Role::Tool).count(),
+        1
+    );
 
     assert_eq!(server.requests().len(), 11);
     let dir = engine2.sessions_dir(cwd.path());
@@ -821,7 +834,12 @@ async fn over_http_the_history_stays_valid_through_compaction_new_cancel_and_loa
 }
 
 /// `mm` with a fresh home, in `cwd`, against `url`; returns (exit code, stdout, stderr).
-pub(crate) async fn mm(home: &std::path::Path, cwd: &std::path::Path, url: &str, args: &[&str]) -> (i32, String, String) {
+pub(crate) async fn mm(
+    home: &std::path::Path,
+    cwd: &std::path::Path,
+    url: &str,
+    args: &[&str],
+) -> (i32, String, String) {
     let out = tokio::process::Command::new(env!("CARGO_BIN_EXE_mm"))
         .args(["--url", url])
         .args(args)
@@ -854,8 +872,13 @@ async fn mm_p_writes_a_session_that_continue_and_resume_pick_up() {
     let home = tempfile::tempdir().unwrap();
     let cwd = tempfile::tempdir().unwrap();
     let on = ["-c", "sessions.enabled=true"];
-    let (code, stdout, stderr) =
-        mm(home.path(), cwd.path(), &server.url(), &[&on[..], &["-p", "one"]].concat()).await;
+    let (code, stdout, stderr) = mm(
+        home.path(),
+        cwd.path(),
+        &server.url(),
+        &[&on[..], &["-p", "one"]].concat(),
+    )
+    .await;
     assert_eq!(code, 0, "{stderr}");
     assert!(stdout.contains("first answer"), "{stdout}");
     let dir = cwd.path().join(".mm/sessions");

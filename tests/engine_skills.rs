@@ -72,7 +72,11 @@ async fn the_catalogue_is_listed_in_the_system_prompt() {
     assert_eq!(s.skills.get("greetings").unwrap().dir, dir);
     assert!(s.warnings.is_empty(), "{:?}", s.warnings);
     let section = "Skills (procedures: load one with read_skill, then follow it):\n- greetings: Greet somebody with a festive message.\n- vulcan-salute: Send a vulcan salute to somebody.\n";
-    assert!(s.history[0].content.contains(section), "{}", s.history[0].content);
+    assert!(
+        s.history[0].content.contains(section),
+        "{}",
+        s.history[0].content
+    );
     r.prompt(&mut s, "hi", &fe).await;
     let system = model.requests()[0].messages[0]["content"]
         .as_str()
@@ -106,8 +110,12 @@ async fn dollar_and_slash_notations_request_the_skill() {
         format!("$greetings Bob\n{}", requested("greetings"))
     );
     // Two skills, each once.
-    r.prompt(&mut s, "$vulcan-salute Spock then $greetings Kirk. $greetings", &fe)
-        .await;
+    r.prompt(
+        &mut s,
+        "$vulcan-salute Spock then $greetings Kirk. $greetings",
+        &fe,
+    )
+    .await;
     assert_eq!(
         s.history[5].content,
         format!(
@@ -194,11 +202,7 @@ async fn a_skill_script_runs_through_bash() {
     assert_eq!(out.stop, Ok(StopReason::EndTurn));
     let recap = out.recap.unwrap();
     assert_eq!((recap.skills, recap.commands), (1, 1));
-    let last_result = s
-        .history
-        .iter()
-        .rfind(|m| m.role == Role::Tool)
-        .unwrap();
+    let last_result = s.history.iter().rfind(|m| m.role == Role::Tool).unwrap();
     assert_eq!(last_result.content, "Happy holidays, Bob! 🎉\n");
     assert_eq!(s.history.last().unwrap().content, "Happy holidays, Bob! 🎉");
     model.assert_invariants();

@@ -100,6 +100,9 @@ pub struct Environment {
     pub xdg_config_home: Option<PathBuf>,
 }
 
+/// A cwd's skill catalogue and the warnings found while reading it.
+type SkillsEntry = (Arc<Catalogue>, Vec<String>);
+
 /// The engine shared by every session of the process.
 pub struct Engine {
     pub config: Arc<Config>,
@@ -114,7 +117,7 @@ pub struct Engine {
     known_model: Mutex<String>,
     pub hooks: Arc<Hooks>,
     /// Skill catalogues per cwd, read once.
-    skills_cache: Mutex<HashMap<PathBuf, (Arc<Catalogue>, Vec<String>)>>,
+    skills_cache: Mutex<HashMap<PathBuf, SkillsEntry>>,
     /// Turns are serialised process-wide.
     turn_lock: tokio::sync::Mutex<()>,
 }
@@ -172,7 +175,7 @@ impl Engine {
     }
 
     /// The skill catalogue of a cwd, read once per process.
-    fn skills_for(&self, cwd: &std::path::Path) -> (Arc<Catalogue>, Vec<String>) {
+    fn skills_for(&self, cwd: &std::path::Path) -> SkillsEntry {
         if let Ok(cache) = self.skills_cache.lock()
             && let Some(hit) = cache.get(cwd)
         {

@@ -2,8 +2,8 @@
 //! scripted model that records what it is sent, and a front end that records what it is told.
 #![allow(dead_code, clippy::unwrap_used, clippy::expect_used)]
 
-#[path = "../common/invariants.rs"]
-mod invariants;
+#[path = "../common/mod.rs"]
+pub mod common;
 
 use std::collections::VecDeque;
 use std::path::{Path, PathBuf};
@@ -19,7 +19,7 @@ use mm::model::{
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
-pub use invariants::check_history;
+pub use common::check_history;
 
 pub type Reply = Result<ModelResponse, ModelError>;
 
