@@ -92,7 +92,7 @@ impl Engine {
                     keep_partial(s, partial);
                     return Ok(StopReason::Cancelled);
                 }
-                Err(ModelError::ContextExceeded { .. })
+                Err(e @ ModelError::ContextExceeded { .. })
                     if !retried_overflow && partial.is_empty() =>
                 {
                     // The server knows its window better than we do: compress once and retry.
@@ -100,19 +100,15 @@ impl Engine {
                     if self.compress_hard(s, frontend, cancel).await {
                         continue;
                     }
-                    return Err(self.model_error_line(ModelError::ContextExceeded {
-                        status: 400,
-                        message:
-                            "the request exceeds the context window and nothing is left to compress"
-                                .into(),
-                        n_ctx: None,
-                    }));
+                    // Nothing could be compressed: the turn fails with the server's line.
+                    return Err(e.to_string());
                 }
                 Err(e) => {
                     keep_partial(s, partial);
                     return Err(e.to_string());
                 }
             };
+            self.note_model_name().await;
             self.record_usage(s, &response, request_chars, frontend)
                 .await;
             let ModelResponse {
@@ -212,6 +208,21 @@ impl Engine {
         out
     }
 
+    /// After a call that succeeded the server is known: its model's name goes in session files.
+    async fn note_model_name(&self) {
+        let Ok(info) = self.model.info().await else {
+            return;
+        };
+        if info.name.is_empty() {
+            return;
+        }
+        if let Ok(mut name) = self.known_model.lock()
+            && *name != info.name
+        {
+            *name = info.name;
+        }
+    }
+
     async fn record_usage(
         &self,
         s: &mut Session,
@@ -294,19 +305,19 @@ impl Engine {
             let done = self
                 .compress(s, keep, Trigger::Auto, frontend, cancel)
                 .await;
-            if done.changed {
+            let nothing = !done.changed && done.line.starts_with("🗜️ nothing to compact");
+            if !nothing {
+                // A failed or skipped compression is reported too, and not tried again.
                 frontend.emit(Event::AutoCompacted(done.line));
+            }
+            if done.changed {
                 return true;
             }
-            if keep <= 1 || cancel.is_cancelled() {
+            if !nothing || keep <= 1 || cancel.is_cancelled() {
                 return false;
             }
             keep -= 1;
         }
-    }
-
-    fn model_error_line(&self, e: ModelError) -> String {
-        e.to_string()
     }
 }
 

@@ -206,12 +206,42 @@ pub async fn dispatch(
         plan: env.plan,
         skills: env.skills,
     };
+    // The hooks after the call see the arguments it ran with.
+    let args_for_hooks = if env.hooks.any(HookEvent::PostToolCall, Some(&call.name)) {
+        args.clone()
+    } else {
+        Value::Null
+    };
     let ToolOutput {
         text,
         status,
         diffs,
     } = tool.run(args, &ctx, cancel).await;
-    let text = cap_output(&text, env.max_output);
+    let mut text = cap_output(&text, env.max_output);
+    if env.hooks.any(HookEvent::PostToolCall, Some(&call.name)) {
+        let status_name = match status {
+            ToolStatus::Completed => "completed",
+            ToolStatus::Failed => "failed",
+        };
+        let input = json!({"tool": call.name, "toolCallId": call.ref_, "input": args_for_hooks,
+                           "output": text, "status": status_name});
+        let r = env
+            .hooks
+            .run(
+                HookEvent::PostToolCall,
+                input,
+                Some(&call.name),
+                env.session_id,
+                env.cwd,
+                cancel,
+            )
+            .await;
+        warn_failures(env.frontend, &r);
+        for ctx in r.context {
+            text.push('\n');
+            text.push_str(ctx.trim_end());
+        }
+    }
     Dispatched {
         output: finish(text, status, diffs, None),
         status,
