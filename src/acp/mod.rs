@@ -8,6 +8,7 @@
 pub mod convert;
 pub mod frontend;
 pub mod prompt;
+pub mod stdout;
 
 use std::collections::HashMap;
 use std::io::Write as _;
@@ -21,7 +22,7 @@ use agent_client_protocol::v1::schema::{
     NewSessionRequest, NewSessionResponse, PromptRequest, PromptResponse,
 };
 use agent_client_protocol::v1::{ConnectionTo, Responder};
-use agent_client_protocol::{Agent, Client, ConnectTo, Error, Lines, Stdio};
+use agent_client_protocol::{Agent, Client, ConnectTo, Error, Lines};
 use serde_json::json;
 use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
 use tokio::sync::mpsc;
@@ -70,7 +71,12 @@ pub async fn serve(engine: Arc<Engine>, config: Arc<Config>) -> Result<(), AcpEr
             .with_env_filter(tracing_subscriber::EnvFilter::new(filter))
             .try_init();
     }
-    serve_with(engine, config, Stdio::new(), Logger::stderr(), signalled()).await
+    let out = stdout::ThreadWriter::stdout();
+    let transport = lines(tokio::io::stdin(), out.clone());
+    let result = serve_with(engine, config, transport, Logger::stderr(), signalled()).await;
+    // Every answer queued before the end reaches the client before the process exits.
+    out.drain(Duration::from_secs(2));
+    result
 }
 
 /// Serves ACP over any byte pipe pair (in-process tests use `tokio::io::duplex`), until `input`

@@ -103,9 +103,6 @@ pub struct Environment {
     pub xdg_config_home: Option<PathBuf>,
 }
 
-/// A cwd's skill catalogue and the warnings found while reading it.
-type SkillsEntry = (Arc<Catalogue>, Vec<String>);
-
 /// The engine shared by every session of the process.
 pub struct Engine {
     pub config: Arc<Config>,
