@@ -153,6 +153,14 @@ async fn async_main(cli: Cli, config: Arc<config::Config>, cwd: PathBuf) -> anyh
     let engine = Arc::new(Engine::new(config.clone(), model).with_env(env));
 
     if cli.acp {
+        // The banner goes to stderr in ACP mode too: stdout carries JSON-RPC only.
+        let mut banner = Banner::new(&config, &mm::skills::Catalogue::default());
+        banner
+            .warnings
+            .extend(engine.hooks.warnings().iter().cloned());
+        for line in mm::term::banner::banner_lines(&banner, false) {
+            eprintln!("{line}");
+        }
         mm::acp::serve(engine, config).await?;
         return Ok(0);
     }
@@ -191,7 +199,7 @@ async fn async_main(cli: Cli, config: Arc<config::Config>, cwd: PathBuf) -> anyh
         None => {
             let quiet = QuietFrontend;
             let session = open_session(&engine, &config, cwd, &cli, &quiet).await?;
-            let banner = banner_for(&config, &session);
+            let banner = banner_for(&engine, &session);
             Ok(mm::term::run_interactive(engine, config, session, banner, options).await)
         }
     }
@@ -232,8 +240,11 @@ async fn open_session(
     }
 }
 
-fn banner_for(config: &config::Config, session: &Session) -> Banner {
-    let mut banner = Banner::new(config, &session.skills);
+fn banner_for(engine: &Engine, session: &Session) -> Banner {
+    let mut banner = Banner::new(&engine.config, &session.skills);
+    banner
+        .warnings
+        .extend(engine.hooks.warnings().iter().cloned());
     banner.warnings.extend(session.warnings.iter().cloned());
     let commands: Vec<&str> = Engine::commands().iter().map(|(n, _)| *n).collect();
     banner
@@ -253,7 +264,7 @@ async fn one_shot(
 ) -> anyhow::Result<i32> {
     let frontend = OneShotFrontend::new(options.color_stderr, stdin_terminal);
     let mut session = open_session(&engine, &config, cwd, cli, &frontend).await?;
-    for line in mm::term::banner::banner_lines(&banner_for(&config, &session), options.color_stderr)
+    for line in mm::term::banner::banner_lines(&banner_for(&engine, &session), options.color_stderr)
     {
         eprintln!("{line}");
     }

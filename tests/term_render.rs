@@ -357,7 +357,7 @@ fn full_banner() -> Banner {
         sessions: true,
         yolo: false,
         skills: 3,
-        hooks: 1,
+        hooks: vec![("preToolCall".into(), 1)],
         mcp_servers: vec!["fs".into(), "git".into()],
         agents: vec!["claude".into()],
         warnings: vec![

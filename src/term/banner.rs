@@ -22,7 +22,8 @@ pub struct Banner {
     pub sessions: bool,
     pub yolo: bool,
     pub skills: usize,
-    pub hooks: usize,
+    /// Active hooks per event (`preToolCall`, 2), events without hooks left out.
+    pub hooks: Vec<(String, usize)>,
     /// Names of the configured MCP servers.
     pub mcp_servers: Vec<String>,
     /// Names of the configured agents.
@@ -43,17 +44,33 @@ impl Banner {
             sessions: config.sessions.enabled,
             yolo: config.yolo,
             skills: skills.skills.len(),
-            hooks: hooks.session_start.len()
-                + hooks.user_prompt_submit.len()
-                + hooks.pre_tool_call.len()
-                + hooks.post_tool_call.len()
-                + hooks.turn_end.len()
-                + hooks.pre_compact.len(),
+            hooks: [
+                ("sessionStart", hooks.session_start.len()),
+                ("userPromptSubmit", hooks.user_prompt_submit.len()),
+                ("preToolCall", hooks.pre_tool_call.len()),
+                ("postToolCall", hooks.post_tool_call.len()),
+                ("turnEnd", hooks.turn_end.len()),
+                ("preCompact", hooks.pre_compact.len()),
+            ]
+            .into_iter()
+            .filter(|(_, n)| *n > 0)
+            .map(|(e, n)| (e.to_string(), n))
+            .collect(),
             mcp_servers: config.mcp_servers.keys().cloned().collect(),
             agents: config.agents.keys().cloned().collect(),
             warnings: config.warnings.clone(),
         }
     }
+}
+
+/// `0 hooks`, or `3 hooks (preToolCall 2, turnEnd 1)`.
+fn hooks_fact(hooks: &[(String, usize)]) -> String {
+    let total: usize = hooks.iter().map(|(_, n)| n).sum();
+    if total == 0 {
+        return plural(0, "hook", "hooks");
+    }
+    let per: Vec<String> = hooks.iter().map(|(e, n)| format!("{e} {n}")).collect();
+    format!("{} ({})", plural(total, "hook", "hooks"), per.join(", "))
 }
 
 fn on_off(on: bool) -> &'static str {
@@ -83,7 +100,7 @@ pub fn banner_lines(banner: &Banner, color: bool) -> Vec<String> {
         format!("sessions {}", on_off(banner.sessions)),
         format!("yolo {}", on_off(banner.yolo)),
         plural(banner.skills, "skill", "skills"),
-        plural(banner.hooks, "hook", "hooks"),
+        hooks_fact(&banner.hooks),
     ];
     if !banner.mcp_servers.is_empty() {
         facts.push(format!("MCP: {}", banner.mcp_servers.join(", ")));
