@@ -106,7 +106,11 @@ fn run() -> anyhow::Result<i32> {
         .enable_all()
         .build()
         .context("cannot start the async runtime")?;
-    runtime.block_on(async_main(cli, config, cwd))
+    let result = runtime.block_on(async_main(cli, config, cwd));
+    // A read of stdin may still be parked on a blocking thread (ACP mode after a signal, for
+    // one): do not wait for it. Everything that matters was awaited above.
+    runtime.shutdown_background();
+    result
 }
 
 fn load_config(cli: &Cli, cwd: &std::path::Path) -> anyhow::Result<Loaded> {
@@ -164,6 +168,8 @@ async fn async_main(cli: Cli, config: Arc<config::Config>, cwd: PathBuf) -> anyh
         mm::acp::serve(engine, config).await?;
         return Ok(0);
     }
+    // The terminal front ends start detection at once (the banner's model line waits for it).
+    engine.model.warm_up();
     if let Some(agent) = &cli.ask {
         anyhow::bail!("--ask {agent}: asking other agents is not available in this version yet");
     }

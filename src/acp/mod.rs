@@ -470,7 +470,10 @@ async fn serve_with(
         .name("mm")
         .on_receive_request(
             async move |req: InitializeRequest, responder: Responder<InitializeResponse>, _cx| {
-                responder.respond(s1.initialize(req))
+                let answered = responder.respond(s1.initialize(req));
+                // Detection (HTTP client, probes) starts once the answer is out, never before.
+                s1.engine.model.warm_up();
+                answered
             },
             agent_client_protocol::on_receive_request!(),
         )

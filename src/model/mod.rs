@@ -107,6 +107,11 @@ pub trait ModelClient: Send + Sync {
     /// Waits for detection (server, model, context window) and returns what is known.
     async fn info(&self) -> Result<ModelInfo, ModelError>;
 
+    /// Starts detection in the background, if it has not started. Front ends call it once the
+    /// work that must be fast (the ACP `initialize` answer, the prompt) is done; a call to the
+    /// model starts it anyway.
+    fn warm_up(&self) {}
+
     /// Which server detection found (the banner's hint for a small window,
     /// `detect::small_window_warning`); `Unknown` when not known.
     async fn server_kind(&self) -> detect::ServerKind {

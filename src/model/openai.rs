@@ -46,6 +46,8 @@ impl Default for ClientOptions {
 
 pub struct OpenAiClient {
     inner: Arc<Inner>,
+    /// Background detection was started.
+    warmed: AtomicBool,
 }
 
 struct Inner {
@@ -60,8 +62,9 @@ struct Inner {
 }
 
 impl OpenAiClient {
-    /// `context_window_override` non-zero: the window, never probed. Detection starts in the
-    /// background when a Tokio runtime is running (otherwise at the first call).
+    /// `context_window_override` non-zero: the window, never probed. Detection starts with
+    /// [`ModelClient::warm_up`] or at the first call, not here: building the HTTP client and
+    /// probing the server must not delay start-up.
     pub fn new(model_config: &ModelConfig, context_window_override: u64) -> Self {
         Self::with_options(
             model_config,
@@ -84,13 +87,10 @@ impl OpenAiClient {
             context_window: AtomicU64::new(context_window_override),
             reprobed: AtomicBool::new(false),
         });
-        if let Ok(runtime) = tokio::runtime::Handle::try_current() {
-            let background = Arc::clone(&inner);
-            runtime.spawn(async move {
-                let _ = background.detection().await;
-            });
+        Self {
+            inner,
+            warmed: AtomicBool::new(false),
         }
-        Self { inner }
     }
 
     /// The server kind detection found (`Unknown` until it is done or when it failed).
@@ -499,6 +499,18 @@ impl Inner {
 
 #[async_trait]
 impl ModelClient for OpenAiClient {
+    fn warm_up(&self) {
+        if self.warmed.swap(true, Ordering::Relaxed) {
+            return;
+        }
+        if let Ok(runtime) = tokio::runtime::Handle::try_current() {
+            let background = Arc::clone(&self.inner);
+            runtime.spawn(async move {
+                let _ = background.detection().await;
+            });
+        }
+    }
+
     async fn chat(
         &self,
         request: &ChatRequest,
