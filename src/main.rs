@@ -274,15 +274,7 @@ async fn one_shot(
     {
         eprintln!("{line}");
     }
-    // The model line: the turn's first model call waits for detection anyway, so waiting here
-    // delays nothing. A failed detection is left to the turn's own error line.
-    if let Ok(info) = engine.model.info().await {
-        let window = Some(engine.context_window().await).filter(|w| *w > 0);
-        let color = options.color_stderr;
-        for line in mm::term::banner::model_lines(&info.name, &info.url, window, color) {
-            eprintln!("{line}");
-        }
-    }
+    // The model line comes from the engine (`Event::ModelDetected`) before the first call.
     let cancel = CancellationToken::new();
     let on_signal = cancel.clone();
     // Registered before the turn starts (not on the task's first poll), so a Ctrl-C that comes

@@ -116,6 +116,8 @@ pub struct Engine {
     /// The model's name as last detected (for session files).
     known_model: Mutex<String>,
     pub hooks: Arc<Hooks>,
+    /// The model server was reported to a front end (once per process).
+    model_announced: std::sync::atomic::AtomicBool,
     /// Skill catalogues per cwd, read once.
     skills_cache: Mutex<HashMap<PathBuf, SkillsEntry>>,
     /// Turns are serialised process-wide.
@@ -136,6 +138,7 @@ impl Engine {
             known_window: AtomicU64::new(config_window),
             known_model: Mutex::new(model_name),
             hooks,
+            model_announced: std::sync::atomic::AtomicBool::new(false),
             skills_cache: Mutex::new(HashMap::new()),
             turn_lock: tokio::sync::Mutex::new(()),
         }

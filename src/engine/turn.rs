@@ -62,6 +62,7 @@ impl Engine {
         } else {
             Vec::new()
         };
+        self.announce_model(frontend).await;
         let mut retried_overflow = false;
         for _step in 0..cfg.max_steps {
             if cancel.is_cancelled() {
@@ -246,6 +247,30 @@ impl Engine {
 }
 
 impl Engine {
+    /// Reports the model server once per process, when detection has completed.
+    async fn announce_model(&self, frontend: &dyn Frontend) {
+        if self
+            .model_announced
+            .swap(true, std::sync::atomic::Ordering::Relaxed)
+        {
+            return;
+        }
+        match self.model.info().await {
+            Ok(info) => {
+                let window = self.context_window().await;
+                frontend.emit(Event::ModelDetected {
+                    name: info.name,
+                    url: info.url,
+                    context_window: (window > 0).then_some(window),
+                });
+            }
+            // The turn's model call reports the failure; try again next turn.
+            Err(_) => self
+                .model_announced
+                .store(false, std::sync::atomic::Ordering::Relaxed),
+        }
+    }
+
     /// Before a model call: compresses when the history (or the last input count) plus the
     /// answer's reserve reaches `context.threshold` of a known window, keeping fewer turns if
     /// needed; a turn that alone exceeds the window fails instead of sending a request the
