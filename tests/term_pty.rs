@@ -236,6 +236,7 @@ fn permission_never_rejects_later_calls_without_asking() {
     mm.expect("$ bash: echo two").unwrap();
     mm.expect("[command rejected by the user]").unwrap();
     mm.expect("second").unwrap();
+    mm.expect("> ").unwrap();
     mm.send("\x04").unwrap();
     mm.expect(Eof).unwrap();
     assert_eq!(server.requests().len(), 4);
@@ -305,7 +306,7 @@ fn local_commands_answer_without_the_model() {
     mm.expect("fake-model").unwrap();
     mm.expect("context window  32k").unwrap();
     mm.send_line("/sessions").unwrap();
-    mm.expect("not available yet").unwrap();
+    mm.expect("sessions are off").unwrap();
     mm.send_line("/bogus").unwrap();
     mm.expect("unknown command /bogus").unwrap();
     mm.send_line("/quit").unwrap();
