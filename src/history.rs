@@ -169,6 +169,98 @@ pub fn to_wire(messages: &[Message]) -> Vec<Value> {
     out
 }
 
+/// The length of `to_wire(messages)` serialised message by message, computed without building
+/// the JSON: the estimate runs on every turn and on `session/load`, where histories are long.
+pub fn wire_chars(messages: &[Message]) -> usize {
+    let text = |s: &str| json_str_len(s);
+    // `{"role":"R","content":C}` with C's length given.
+    let role_content = |role: &str, content_len: usize| 2 + 7 + text(role) + 1 + 10 + content_len;
+    let mut total = 0;
+    let mut pending_summary: Option<&str> = None;
+    let mut i = 0;
+    while i < messages.len() {
+        let m = &messages[i];
+        match m.role {
+            Role::System => total += role_content("system", text(&m.content)),
+            Role::User if m.compact => {
+                if let Some(prev) = pending_summary {
+                    total += role_content("user", text(prev));
+                }
+                pending_summary = Some(&m.content);
+            }
+            Role::User => {
+                let len = match pending_summary.take() {
+                    // "s\n\nu": both strings' bodies plus the escaped blank line.
+                    Some(s) => text(s) + text(&m.content) - 2 + 4,
+                    None => text(&m.content),
+                };
+                total += role_content("user", len);
+            }
+            Role::Assistant => {
+                if let Some(s) = pending_summary.take() {
+                    total += role_content("user", text(s));
+                }
+                total += role_content("assistant", text(&m.content));
+                if !m.tool_calls.is_empty() {
+                    // ,"tool_calls":[…]
+                    total += 1 + 12 + 1 + 2 + m.tool_calls.len() - 1;
+                    for c in &m.tool_calls {
+                        // {"id":I,"type":"function","function":{"name":N,"arguments":A}}
+                        total += 2
+                            + 5
+                            + text(&c.id)
+                            + 1
+                            + 17
+                            + 1
+                            + 11
+                            + 2
+                            + 7
+                            + text(&c.name)
+                            + 1
+                            + 12
+                            + text(&c.arguments);
+                    }
+                }
+                let mut j = i + 1;
+                while j < messages.len() && messages[j].role == Role::Tool {
+                    j += 1;
+                }
+                let answered = &messages[i + 1..j];
+                for c in &m.tool_calls {
+                    let content = answered
+                        .iter()
+                        .find(|t| t.tool_call_id.as_deref() == Some(c.id.as_str()))
+                        .map(|t| t.content.as_str())
+                        .unwrap_or(INTERRUPTED_RESULT);
+                    // {"role":"tool","tool_call_id":I,"content":C}
+                    total += 2 + 7 + 6 + 1 + 15 + text(&c.id) + 1 + 10 + text(content);
+                }
+                i = j;
+                continue;
+            }
+            Role::Tool => {}
+        }
+        i += 1;
+    }
+    if let Some(s) = pending_summary {
+        total += role_content("user", text(s));
+    }
+    total
+}
+
+/// The length of a string serialised as JSON (quotes and escapes included), as serde_json
+/// writes it.
+fn json_str_len(s: &str) -> usize {
+    2 + s
+        .bytes()
+        .map(|b| match b {
+            b'"' | b'\\' | b'\n' | b'\r' | b'\t' | 0x08 | 0x0c => 2,
+            0..=0x1f => 6,
+            _ => 1,
+        })
+        .sum::<usize>()
+}
+
 /// Number of messages without the system prompt.
 pub fn count_without_system(messages: &[Message]) -> usize {
     messages.iter().filter(|m| m.role != Role::System).count()
@@ -218,6 +310,31 @@ mod tests {
                 json!({"role": "system", "content": "s"}),
                 json!({"role": "user", "content": "sum\n\nnext"})
             ]
+        );
+    }
+
+    #[test]
+    fn wire_chars_is_the_length_of_the_serialised_request() {
+        let h = vec![
+            Message::system("sys \"quoted\" \\ path\n\ttab \u{1} é"),
+            Message::summary("old summary"),
+            Message::summary("second summary"),
+            Message::user("hi\r\n"),
+            Message::assistant("", vec![call("a"), call("b")]),
+            Message::tool("a", "out\u{7f}", false),
+            Message::assistant("done ✓", Vec::new()),
+            Message::summary("trailing"),
+            Message::assistant("after a summary", Vec::new()),
+            Message::summary("last"),
+        ];
+        let expected: usize = to_wire(&h).iter().map(|v| v.to_string().len()).sum();
+        assert_eq!(wire_chars(&h), expected);
+        assert_eq!(
+            wire_chars(&h[..4]),
+            to_wire(&h[..4])
+                .iter()
+                .map(|v| v.to_string().len())
+                .sum::<usize>()
         );
     }
 

@@ -202,6 +202,16 @@ async fn a_text_turn_streams_and_is_stored() {
     assert_eq!(s.history.len(), 3);
     assert_eq!(s.history[2].content, "hello there");
     let ev = fe.events();
+    // The model is reported once per process, before the first call.
+    assert_eq!(
+        ev[0],
+        Event::ModelDetected {
+            name: "fake".into(),
+            url: "http://fake/v1".into(),
+            context_window: Some(8192)
+        }
+    );
+    let ev = ev[1..].to_vec();
     assert_eq!(ev[0], Event::Text("hello there".into()));
     assert_eq!(
         ev[1],

@@ -23,10 +23,14 @@ pub trait Peer: Send + Sync {
 #[async_trait]
 impl Peer for agent_client_protocol::v1::ConnectionTo<Client> {
     fn notify(&self, method: &str, params: Value) {
-        // A closed connection has nobody left to tell.
-        if let Ok(m) = UntypedMessage::new(method, params) {
-            let _ = self.send_notification(m);
-        }
+        // Built directly: `UntypedMessage::new` re-serialises the params into a new Value, a
+        // deep copy of every streamed chunk and replayed message. A closed connection has
+        // nobody left to tell.
+        let m = UntypedMessage {
+            method: method.to_string(),
+            params,
+        };
+        let _ = self.send_notification(m);
     }
 
     async fn request(&self, method: &str, params: Value) -> Result<Value, String> {

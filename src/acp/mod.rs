@@ -138,9 +138,9 @@ where
             Err(e) => Some((Err(e), reader)),
         }
     });
-    let outgoing = futures::sink::unfold(output, |mut w, line: String| async move {
+    let outgoing = futures::sink::unfold(output, |mut w, mut line: String| async move {
+        line.push('\n');
         w.write_all(line.as_bytes()).await?;
-        w.write_all(b"\n").await?;
         w.flush().await?;
         Ok::<_, std::io::Error>(w)
     });

@@ -116,6 +116,8 @@ pub struct Engine {
     /// The model's name as last detected (for session files).
     known_model: Mutex<String>,
     pub hooks: Arc<Hooks>,
+    /// Characters of the tools' definitions in a request (they never change).
+    tools_chars: std::sync::OnceLock<usize>,
     /// The model server was reported to a front end (once per process).
     model_announced: std::sync::atomic::AtomicBool,
     /// Skill catalogues per cwd, read once.
@@ -139,6 +141,7 @@ impl Engine {
             known_model: Mutex::new(model_name),
             hooks,
             model_announced: std::sync::atomic::AtomicBool::new(false),
+            tools_chars: std::sync::OnceLock::new(),
             skills_cache: Mutex::new(HashMap::new()),
             turn_lock: tokio::sync::Mutex::new(()),
         }
@@ -393,21 +396,19 @@ impl Engine {
 
     /// The history's estimate: the request's characters over the measured ratio.
     pub fn estimate(&self, session: &Session) -> u64 {
-        let request = crate::model::ChatRequest {
-            messages: crate::history::to_wire(&session.history),
-            tools: self
-                .tools
+        let tools = *self.tools_chars.get_or_init(|| {
+            self.tools
                 .iter()
-                .map(|t| crate::tools::wire_definition(t.as_ref()))
-                .collect(),
-            text_tool_names: Vec::new(),
-        };
+                .map(|t| crate::tools::wire_definition(t.as_ref()).to_string().len())
+                .sum()
+        });
+        let chars = crate::history::wire_chars(&session.history) + tools;
         let ratio = if session.chars_per_token > 0.0 {
             session.chars_per_token
         } else {
             4.0
         };
-        (turn::request_chars(&request) as f64 / ratio).round() as u64
+        (chars as f64 / ratio).round() as u64
     }
 
     /// The context window: configured, else probed (awaits detection), 0 when unknown.
