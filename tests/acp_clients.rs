@@ -64,3 +64,73 @@ fn the_python_sdk_parses_everything_mm_sends() {
         "{updates:#?}"
     );
 }
+
+/// The demo model server (`mm-fake-server`): its URL, and the process to kill afterwards.
+fn demo_server() -> (String, std::process::Child) {
+    use std::io::BufRead;
+    let mut child = Command::new(env!("CARGO_BIN_EXE_mm-fake-server"))
+        .args(["--port", "0"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    std::io::BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    (line.trim().to_string(), child)
+}
+
+#[test]
+fn the_python_sdk_completes_a_turn_with_a_tool_call_and_a_permission_request() {
+    if !python_sdk_available() {
+        eprintln!(
+            "SKIPPED: the ACP Python SDK is not installed (pip install agent-client-protocol==0.12.1)"
+        );
+        return;
+    }
+    let (url, mut server) = demo_server();
+    let cwd = tempfile::tempdir().unwrap();
+    let home = tempfile::tempdir().unwrap();
+    let cwd = cwd.path().canonicalize().unwrap();
+    std::fs::write(cwd.join("hello.txt"), "hi").unwrap();
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/acp_clients/python_client.py");
+    let out = Command::new("python3")
+        .arg(&script)
+        .arg(env!("CARGO_BIN_EXE_mm"))
+        .arg(&cwd)
+        .arg("tool")
+        .env_clear()
+        .env("HOME", home.path())
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .env("MM_MODEL_URL", &url)
+        .output()
+        .unwrap();
+    let _ = server.kill();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "the Python client failed:\n{stderr}");
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["stopReason"], "end_turn");
+    let permissions = v["permissions"].as_array().unwrap();
+    assert_eq!(permissions.len(), 1, "{v:#}");
+    assert_eq!(permissions[0]["title"], "bash: ls");
+    let ids: Vec<&str> = permissions[0]["options"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|o| o["optionId"].as_str().unwrap())
+        .collect();
+    assert_eq!(ids, ["allow", "allow_always", "reject", "never"]);
+    let updates = v["updates"].as_array().unwrap();
+    let finished = updates
+        .iter()
+        .find(|u| u["sessionUpdate"] == "tool_call_update" && u["status"] == "completed")
+        .unwrap_or_else(|| panic!("no completed tool call in {updates:#?}"));
+    assert!(
+        finished["rawOutput"]["output"]
+            .as_str()
+            .unwrap()
+            .contains("hello.txt"),
+        "{finished:#}"
+    );
+}

@@ -1,8 +1,11 @@
 """Drives `mm -acp` with the official Python SDK (agent-client-protocol 0.12.1).
 
-Usage: python_client.py MM_BINARY CWD
+Usage: python_client.py MM_BINARY CWD [tool]
 Prints one JSON object summarising what the SDK parsed; exits non-zero on any SDK error.
-No model is needed: only initialize, session/new, the commands update and `/compact`.
+Without `tool` no model is needed: only initialize, session/new, the commands update and
+`/compact`. With `tool`, MM_MODEL_URL is the demo server (mm-fake-server) and mm runs with
+yolo off: the prompt "list the files" makes a bash call that asks for permission, which this
+client allows once.
 """
 
 import asyncio
@@ -11,16 +14,24 @@ import os
 import sys
 
 from acp import PROTOCOL_VERSION, text_block
-from acp.schema import ClientCapabilities, Implementation
+from acp.schema import AllowedOutcome, ClientCapabilities, Implementation, RequestPermissionResponse
 from acp.stdio import spawn_agent_process
 
 
 class Recorder:
-    def __init__(self):
+    def __init__(self, allow):
         self.updates = []
+        self.allow = allow
+        self.permissions = []
 
     async def request_permission(self, session_id, tool_call, options, **kwargs):
-        raise RuntimeError("no permission request expected")
+        if not self.allow:
+            raise RuntimeError("no permission request expected")
+        self.permissions.append({
+            "title": tool_call.title,
+            "options": [o.model_dump(by_alias=True, exclude_none=True) for o in options],
+        })
+        return RequestPermissionResponse(outcome=AllowedOutcome(optionId="allow", outcome="selected"))
 
     async def session_update(self, session_id, update, **kwargs):
         self.updates.append(update.model_dump(by_alias=True, exclude_none=True))
@@ -29,17 +40,19 @@ class Recorder:
         pass
 
 
-async def main(binary, cwd):
-    rec = Recorder()
+async def main(binary, cwd, tool):
+    rec = Recorder(allow=tool)
     env = {k: v for k, v in os.environ.items() if k in ("HOME", "PATH", "MM_MODEL_URL")}
-    async with spawn_agent_process(rec, binary, "-acp", env=env, cwd=cwd) as (conn, _proc):
+    args = ["-acp", "--no-yolo"] if tool else ["-acp"]
+    async with spawn_agent_process(rec, binary, *args, env=env, cwd=cwd) as (conn, _proc):
         init = await conn.initialize(
             protocol_version=PROTOCOL_VERSION,
             client_capabilities=ClientCapabilities(),
             client_info=Implementation(name="python-sdk", version="0.12.1"),
         )
         session = await conn.new_session(cwd=cwd, mcp_servers=[])
-        result = await conn.prompt(session_id=session.session_id, prompt=[text_block("/compact")])
+        text = "list the files" if tool else "/compact"
+        result = await conn.prompt(session_id=session.session_id, prompt=[text_block(text)])
         try:
             await conn.set_session_mode(session_id=session.session_id, mode_id="x")
             set_mode = "accepted"
@@ -52,8 +65,9 @@ async def main(binary, cwd):
         "stopReason": result.stop_reason,
         "setMode": set_mode,
         "updates": rec.updates,
+        "permissions": rec.permissions,
     }))
 
 
 if __name__ == "__main__":
-    asyncio.run(main(sys.argv[1], sys.argv[2]))
+    asyncio.run(main(sys.argv[1], sys.argv[2], len(sys.argv) > 3 and sys.argv[3] == "tool"))
