@@ -454,8 +454,9 @@ async fn chat(stream: &mut TcpStream, shared: &Shared, raw: &[u8]) -> After {
     match reply.body {
         Body::Error { status, body } => write_json(stream, status, &headers, &body).await,
         Body::Json(body) => {
+            let last = Stamp::now();
             let after = write_json(stream, 200, &headers, &body).await;
-            record_last_byte(shared);
+            record_last_byte(shared, last);
             after
         }
         Body::Hang => {
@@ -473,8 +474,9 @@ async fn chat(stream: &mut TcpStream, shared: &Shared, raw: &[u8]) -> After {
         Body::Stream(chunks) if !streamed => {
             let ids = assign_ids(shared, &chunks);
             let model = &shared.options.model;
+            let last = Stamp::now();
             let after = write_json(stream, 200, &headers, &completion(&chunks, &ids, model)).await;
-            record_last_byte(shared);
+            record_last_byte(shared, last);
             after
         }
         Body::Stream(chunks) => {
@@ -493,12 +495,27 @@ struct Timing {
     cut_after: Option<usize>,
 }
 
-fn record_last_byte(shared: &Shared) {
-    let unix_nanos = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map(|d| d.as_nanos())
-        .unwrap_or(0);
-    let at = Instant::now();
+/// A moment, on both clocks.
+struct Stamp {
+    at: Instant,
+    unix_nanos: u128,
+}
+
+impl Stamp {
+    fn now() -> Stamp {
+        let unix_nanos = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map(|d| d.as_nanos())
+            .unwrap_or(0);
+        Stamp {
+            at: Instant::now(),
+            unix_nanos,
+        }
+    }
+}
+
+fn record_last_byte(shared: &Shared, last: Stamp) {
+    let Stamp { at, unix_nanos } = last;
     shared.update(|s| s.last_bytes.push(LastByte { at, unix_nanos }));
 }
 
@@ -608,10 +625,13 @@ async fn write_stream(
     if timing.cut_after.is_some() {
         return After::Close;
     }
+    // Stamped just before the last write: the client may read the bytes before this task runs
+    // again, and an overhead measured against it must never come out too small.
+    let last = Stamp::now();
     if stream.write_all(b"0\r\n\r\n").await.is_err() {
         shared.update(|s| s.abandoned += 1);
         return After::Close;
     }
-    record_last_byte(shared);
+    record_last_byte(shared, last);
     After::KeepAlive
 }
