@@ -231,6 +231,12 @@ async fn session_new_answers_then_lists_the_commands_and_skills() {
         )),
         "{log:?}"
     );
+    assert!(
+        log.contains(&format!(
+            "[acp] session {session}: skill \"compact\" is not advertised: the /compact command shadows it; use $compact"
+        )),
+        "{log:?}"
+    );
     h.finish().await.unwrap();
 }
 

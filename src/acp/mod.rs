@@ -257,6 +257,15 @@ impl Server {
         self.sessions.lock().ok().and_then(|s| s.get(id).cloned())
     }
 
+    /// Warnings about a session's skills (skipped or shadowed), as `[acp] session <id>: …`.
+    fn log_session_warnings(&self, session: &Session) {
+        let commands: Vec<&str> = Engine::commands().iter().map(|(n, _)| *n).collect();
+        let shadowed = crate::skills::shadowed(&session.skills, &commands);
+        for w in session.warnings.iter().chain(shadowed.iter()) {
+            self.log.line(&format!("[acp] session {}: {w}", session.id));
+        }
+    }
+
     /// Registers a session; `false` when the id is already live.
     fn register(&self, id: &str, slot: Arc<Slot>) -> bool {
         let Ok(mut s) = self.sessions.lock() else {
@@ -326,6 +335,7 @@ impl Server {
         for line in convert::log_created(&id, &session.cwd, req.mcp_servers.len()) {
             self.log.line(&line);
         }
+        self.log_session_warnings(&session);
         let commands = self.commands_update(&session.skills);
         if !self.register(&id, Slot::new(session, frontend.clone())) {
             let _ = responder.respond_with_error(
@@ -373,6 +383,7 @@ impl Server {
                 return;
             }
         };
+        self.log_session_warnings(&session);
         let cwd = session.cwd.clone();
         let describe =
             |c: &crate::history::ToolCall| self.engine.describe_call(&c.name, &c.arguments, &cwd);
