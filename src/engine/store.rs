@@ -84,6 +84,7 @@ impl Engine {
         session::validate_id(id).map_err(|e| e.to_string())?;
         let dir = self.sessions_dir(&cwd);
         let file = session::load(&dir, id).map_err(|e| e.to_string())?;
+        let moved = file.cwd != cwd;
         let (skills, warnings) = self.skills_for(&cwd);
         let system = self.system_prompt(&cwd, &skills);
         let mut history: Vec<Message> = file
@@ -120,7 +121,11 @@ impl Engine {
             start_hooks: None,
         };
         self.start_session_hooks(&mut s);
-        self.save(&s, frontend);
+        // The request's cwd wins and is written back; an unchanged session needs no rewrite
+        // (the system prompt is rebuilt on every load anyway), which keeps a long load fast.
+        if moved {
+            self.save(&s, frontend);
+        }
         Ok(s)
     }
 }
