@@ -955,3 +955,60 @@ async fn the_binary_exits_0_on_sigterm() {
         .unwrap();
     assert_eq!(status.code(), Some(0));
 }
+
+#[tokio::test]
+async fn the_binary_replays_a_loaded_session_before_its_response() {
+    // Over real stdio the replay is written straight to the transport: it must still come
+    // whole, schema-valid and before the `session/load` response.
+    let dir = tmp();
+    let home = tmp();
+    let cwd = canonical(dir.path());
+    std::fs::create_dir_all(cwd.join(".mm/sessions")).unwrap();
+    std::fs::write(cwd.join(".mm/config.toml"), "[sessions]\nenabled = true\n").unwrap();
+    let id = "20260101-000000-0badcafe";
+    let mut messages = vec![json!({"role": "system", "content": "old"})];
+    for i in 0..50 {
+        messages.push(json!({"role": "user", "content": format!("q{i}")}));
+        messages.push(json!({"role": "assistant", "content": "", "toolCalls": [
+            {"id": format!("x{i}"), "ref": format!("call_{}", i + 1), "name": "bash",
+             "arguments": format!("{{\"command\":\"echo {i}\"}}")}]}));
+        messages.push(
+            json!({"role": "tool", "toolCallId": format!("x{i}"), "content": format!("{i}\n")}),
+        );
+        messages.push(json!({"role": "assistant", "content": format!("a{i}")}));
+    }
+    let file = json!({"version": 1, "id": id, "cwd": cwd, "createdAt": "2026-01-01T00:00:00+00:00",
+        "updatedAt": "2026-01-01T00:00:00+00:00", "model": "m",
+        "usage": {"inputTokens": 0, "outputTokens": 0, "totalTokens": 0}, "plan": null,
+        "messages": messages});
+    std::fs::write(
+        cwd.join(format!(".mm/sessions/{id}.json")),
+        file.to_string(),
+    )
+    .unwrap();
+    let mut mm = spawn_mm(&cwd, home.path());
+    mm.client.initialize(false).await;
+    let (before, r) = mm
+        .client
+        .call(
+            "session/load",
+            json!({"sessionId": id, "cwd": cwd, "mcpServers": []}),
+        )
+        .await;
+    assert_eq!(r["result"], json!({}));
+    let ups = updates(&before);
+    assert_eq!(ups.len(), 150 + 2, "{ups:#?}");
+    assert_eq!(ups[0]["content"]["text"], "q0");
+    assert_eq!(ups[1]["toolCallId"], "call_1");
+    assert_eq!(ups[1]["status"], "completed");
+    assert_eq!(ups[2]["content"]["text"], "a0");
+    assert_eq!(ups[149]["content"]["text"], "a49");
+    assert_eq!(ups[150]["sessionUpdate"], "usage_update");
+    assert_eq!(ups[151]["sessionUpdate"], "available_commands_update");
+    mm.client.close().await;
+    let status = tokio::time::timeout(TIMEOUT, mm.child.wait())
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(status.code(), Some(0));
+}

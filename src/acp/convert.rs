@@ -68,6 +68,13 @@ pub fn notification(session_id: &str, update: Value) -> Value {
     json!({"sessionId": session_id, "update": update})
 }
 
+/// A whole JSON-RPC notification as one line of the transport, newline included.
+pub fn notification_line(method: &str, params: Value) -> String {
+    let mut line = json!({"jsonrpc": "2.0", "method": method, "params": params}).to_string();
+    line.push('\n');
+    line
+}
+
 /// A text chunk of the given kind (`agent_message_chunk`, `user_message_chunk`, …).
 pub fn chunk(kind: &str, text: &str) -> Value {
     json!({"sessionUpdate": kind, "content": {"type": "text", "text": text}})

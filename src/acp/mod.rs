@@ -73,7 +73,15 @@ pub async fn serve(engine: Arc<Engine>, config: Arc<Config>) -> Result<(), AcpEr
     }
     let out = stdout::ThreadWriter::stdout();
     let transport = lines(tokio::io::stdin(), out.clone());
-    let result = serve_with(engine, config, transport, Logger::stderr(), signalled()).await;
+    let result = serve_with(
+        engine,
+        config,
+        transport,
+        Logger::stderr(),
+        signalled(),
+        Some(out.clone()),
+    )
+    .await;
     // Every answer queued before the end reaches the client before the process exits.
     out.drain(Duration::from_secs(2));
     result
@@ -98,6 +106,7 @@ where
         lines(input, output),
         log,
         std::future::pending(),
+        None,
     )
     .await
 }
@@ -246,6 +255,9 @@ struct Server {
     /// Cancels every turn at EOF or on a signal.
     shutdown: CancellationToken,
     tasks: Tasks,
+    /// The transport's own writer, when mm owns it (stdio): a `session/load` replay is written
+    /// there in one piece instead of message by message through the SDK's outgoing queue.
+    direct: Option<stdout::ThreadWriter>,
 }
 
 impl Server {
@@ -387,8 +399,19 @@ impl Server {
         let cwd = session.cwd.clone();
         let describe =
             |c: &crate::history::ToolCall| self.engine.describe_call(&c.name, &c.arguments, &cwd);
-        for update in convert::replay(&session.history, &describe) {
-            frontend.update(update);
+        let replay = convert::replay(&session.history, &describe);
+        match &self.direct {
+            // Nothing of this session can be queued in the SDK yet and the response goes out
+            // through it afterwards, so writing the replay straight to the transport keeps the
+            // order while sparing a queue hop per message.
+            Some(out) => out.write_lines(replay.into_iter().map(|u| {
+                convert::notification_line("session/update", convert::notification(&id, u))
+            })),
+            None => {
+                for update in replay {
+                    frontend.update(update);
+                }
+            }
         }
         let plan = session.plan.lock().ok().and_then(|p| p.clone());
         if let Some(plan) = plan {
@@ -458,6 +481,7 @@ async fn serve_with(
     transport: impl ConnectTo<Agent> + 'static,
     log: Logger,
     stop: impl std::future::Future<Output = ()>,
+    direct: Option<stdout::ThreadWriter>,
 ) -> Result<(), AcpError> {
     let server = Arc::new(Server {
         engine,
@@ -467,6 +491,7 @@ async fn serve_with(
         sessions: Mutex::new(HashMap::new()),
         shutdown: CancellationToken::new(),
         tasks: Tasks::new(),
+        direct,
     });
     let (s1, s2, s3, s4, s5, s6) = (
         server.clone(),

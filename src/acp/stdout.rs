@@ -60,6 +60,15 @@ impl ThreadWriter {
         ThreadWriter { tx }
     }
 
+    /// Queues whole lines in one piece (after everything queued before).
+    pub fn write_lines(&self, lines: impl Iterator<Item = String>) {
+        let mut bytes = Vec::new();
+        for line in lines {
+            bytes.extend_from_slice(line.as_bytes());
+        }
+        let _ = self.tx.send(Msg::Data(bytes));
+    }
+
     /// Waits (at most `limit`) until everything queued so far is written.
     pub fn drain(&self, limit: Duration) {
         let (done_tx, done_rx) = mpsc::channel();
