@@ -509,6 +509,56 @@ pub fn question_answer(q: &Question, response: Result<&Value, &str>) -> Question
 
 // ---- session/load replay ----
 
+/// The replay as transport lines (`replay` wrapped in `session/update` notifications), the text
+/// chunks written without building JSON maps: a long session replays thousands of them.
+pub fn replay_lines(
+    session_id: &str,
+    history: &[Message],
+    describe: &dyn Fn(&ToolCall) -> ToolCallStart,
+) -> String {
+    let quoted = |s: &str| serde_json::to_string(s).unwrap_or_else(|_| "\"\"".into());
+    let head = format!(
+        "{{\"jsonrpc\":\"2.0\",\"method\":\"session/update\",\"params\":{{\"sessionId\":{},\"update\":",
+        quoted(session_id)
+    );
+    let mut out = String::new();
+    let text_line = |kind: &str, text: &str, out: &mut String| {
+        out.push_str(&head);
+        out.push_str("{\"sessionUpdate\":\"");
+        out.push_str(kind);
+        out.push_str("\",\"content\":{\"type\":\"text\",\"text\":");
+        out.push_str(&quoted(text));
+        out.push_str("}}}}\n");
+    };
+    for (i, m) in history.iter().enumerate() {
+        match m.role {
+            Role::System | Role::Tool => {}
+            Role::User if m.compact => text_line(
+                "agent_message_chunk",
+                &format!("🗜️ {}", m.content),
+                &mut out,
+            ),
+            Role::User => text_line("user_message_chunk", &m.content, &mut out),
+            Role::Assistant => {
+                if !m.content.is_empty() {
+                    text_line("agent_message_chunk", &m.content, &mut out);
+                }
+                for call in &m.tool_calls {
+                    let response = history[i + 1..]
+                        .iter()
+                        .take_while(|t| t.role == Role::Tool)
+                        .find(|t| t.tool_call_id.as_deref() == Some(call.id.as_str()));
+                    out.push_str(&notification_line(
+                        "session/update",
+                        notification(session_id, replayed_call(call, response, describe)),
+                    ));
+                }
+            }
+        }
+    }
+    out
+}
+
 /// The notifications that replay a stored history (the system prompt is not sent). `describe`
 /// gives a stored call's title, kind and `rawInput` as the live tool would.
 pub fn replay(history: &[Message], describe: &dyn Fn(&ToolCall) -> ToolCallStart) -> Vec<Value> {
@@ -1078,6 +1128,43 @@ mod tests {
             ),
             QuestionOutcome::Cancelled
         );
+    }
+
+    #[test]
+    fn replay_lines_say_what_replay_says() {
+        let call = ToolCall {
+            id: "x1".into(),
+            ref_: "call_7".into(),
+            name: "bash".into(),
+            arguments: r#"{"command":"ls"}"#.into(),
+        };
+        let history = vec![
+            Message::system("s"),
+            Message::summary("sum \"q\"\n"),
+            Message::user("hi\tthere é"),
+            Message::assistant("let me look", vec![call]),
+            Message::tool("x1", "a\nb", false),
+            Message::assistant("done", Vec::new()),
+        ];
+        let describe = |c: &ToolCall| ToolCallStart {
+            id: String::new(),
+            name: c.name.clone(),
+            title: "bash: ls".to_string(),
+            kind: ToolKind::Execute,
+            raw_input: json!({"command": "ls"}),
+            locations: Vec::new(),
+        };
+        let expected: Vec<Value> = replay(&history, &describe)
+            .into_iter()
+            .map(|u| json!({"jsonrpc": "2.0", "method": "session/update", "params": notification("S", u)}))
+            .collect();
+        let lines = replay_lines("S", &history, &describe);
+        let got: Vec<Value> = lines
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect();
+        assert_eq!(got, expected);
+        assert!(lines.ends_with('\n'));
     }
 
     #[test]

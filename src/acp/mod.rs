@@ -399,16 +399,17 @@ impl Server {
         let cwd = session.cwd.clone();
         let describe =
             |c: &crate::history::ToolCall| self.engine.describe_call(&c.name, &c.arguments, &cwd);
-        let replay = convert::replay(&session.history, &describe);
         match &self.direct {
             // Nothing of this session can be queued in the SDK yet and the response goes out
             // through it afterwards, so writing the replay straight to the transport keeps the
             // order while sparing a queue hop per message.
-            Some(out) => out.write_lines(replay.into_iter().map(|u| {
-                convert::notification_line("session/update", convert::notification(&id, u))
-            })),
+            Some(out) => out.write_lines(std::iter::once(convert::replay_lines(
+                &id,
+                &session.history,
+                &describe,
+            ))),
             None => {
-                for update in replay {
+                for update in convert::replay(&session.history, &describe) {
                     frontend.update(update);
                 }
             }
