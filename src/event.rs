@@ -7,6 +7,7 @@ use std::path::PathBuf;
 
 use async_trait::async_trait;
 use serde_json::Value;
+use tokio_util::sync::CancellationToken;
 
 /// What kind of tool a call is, as ACP's `ToolKind` names it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -157,13 +158,106 @@ pub enum Event {
         url: String,
         context_window: Option<u64>,
     },
-    /// The history was compressed automatically; the line is the `/compact` outcome line.
-    AutoCompacted(String),
+    /// The history was compressed automatically (or a compression was tried and failed).
+    AutoCompacted(CompactOutcome),
     /// A prompt's `@path` named an existing file or directory, now attached (absolute path).
     Attached(PathBuf),
     /// Something went wrong that the front end should log (a file that cannot be written, a hook
     /// failure), not a turn failure.
     Warning(String),
+}
+
+/// What a compression did (`/compact`, automatic compression). Front ends show
+/// [`CompactOutcome::line`]; nothing recognises an outcome by its text.
+#[derive(Debug, Clone, PartialEq)]
+pub enum CompactOutcome {
+    /// The history changed: `replaced` messages became one summary, `kept` stayed after it;
+    /// `before`/`after` are the history's estimates in tokens.
+    Compressed {
+        replaced: usize,
+        kept: usize,
+        before: u64,
+        after: u64,
+        secs: f64,
+    },
+    /// No turn older than the last `keep`: nothing to do (`messages` without the system prompt).
+    Nothing { messages: usize, keep: usize },
+    /// A `preCompact` hook denied it: the reason.
+    Skipped(String),
+    /// The summary call failed or wrote nothing: the explanation. The history is unchanged.
+    Failed(String),
+}
+
+impl CompactOutcome {
+    /// Whether the history changed.
+    pub fn changed(&self) -> bool {
+        match self {
+            CompactOutcome::Compressed { .. } => true,
+            CompactOutcome::Nothing { .. }
+            | CompactOutcome::Skipped(_)
+            | CompactOutcome::Failed(_) => false,
+        }
+    }
+
+    /// The outcome line (acp.md, `/compact`).
+    pub fn line(&self) -> String {
+        match self {
+            CompactOutcome::Compressed {
+                replaced,
+                kept,
+                before,
+                after,
+                secs,
+            } => format!(
+                "🗜️ compressed {replaced} messages → 1 summary + {kept} kept ({before} → {after} tokens, {secs:.1}s)"
+            ),
+            CompactOutcome::Nothing { messages, keep } => format!(
+                "🗜️ nothing to compact: {messages} message(s), no turn older than the last {keep}"
+            ),
+            CompactOutcome::Skipped(reason) => format!("[compact: skipped by a hook: {reason}]"),
+            CompactOutcome::Failed(e) => format!("[compact: failed, history kept: {e}]"),
+        }
+    }
+}
+
+/// What a tool call that ran counts as in a turn's recap (acp.md's `[acp] turn done: …` line,
+/// the terminal's `📖 N skill(s)`). Each tool says which, if any, in its own file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Tally {
+    Command,
+    FileOp,
+    Skill,
+}
+
+/// What a turn did, for the front ends' recap lines.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Recap {
+    counts: [u32; 3],
+}
+
+impl Recap {
+    fn index(t: Tally) -> usize {
+        match t {
+            Tally::Command => 0,
+            Tally::FileOp => 1,
+            Tally::Skill => 2,
+        }
+    }
+
+    pub fn add(&mut self, t: Tally) {
+        self.counts[Self::index(t)] += 1;
+    }
+
+    pub fn get(&self, t: Tally) -> u32 {
+        self.counts[Self::index(t)]
+    }
+
+    /// A recap with these counts (commands, file ops, skills).
+    pub fn of(commands: u32, file_ops: u32, skills: u32) -> Recap {
+        Recap {
+            counts: [commands, file_ops, skills],
+        }
+    }
 }
 
 /// A question the permission gate puts to the user.
@@ -242,9 +336,58 @@ pub trait Frontend: Send + Sync {
     /// Reports an event. Must not block: front ends queue or write at once.
     fn emit(&self, event: Event);
 
-    /// Asks whether a gated tool call may run. A front end that cannot ask answers `RejectOnce`.
-    async fn ask_permission(&self, request: PermissionRequest) -> PermissionDecision;
+    /// Asks whether a gated tool call may run. A front end that cannot ask answers `RejectOnce`;
+    /// when `cancel` fires first, the question is withdrawn and the answer is `RejectOnce`.
+    async fn ask_permission(
+        &self,
+        request: PermissionRequest,
+        cancel: &CancellationToken,
+    ) -> PermissionDecision;
 
-    /// Puts questions to the user.
-    async fn ask_user(&self, form: Form) -> FormAnswer;
+    /// Puts questions to the user; when `cancel` fires first, the answer is `Cancelled`.
+    async fn ask_user(&self, form: Form, cancel: &CancellationToken) -> FormAnswer;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn compressed(replaced: usize, kept: usize, before: u64, after: u64, secs: f64) -> String {
+        CompactOutcome::Compressed {
+            replaced,
+            kept,
+            before,
+            after,
+            secs,
+        }
+        .line()
+    }
+
+    #[test]
+    fn the_compact_outcome_lines_are_exact() {
+        assert_eq!(
+            compressed(12, 4, 5230, 1410, 3.2),
+            "🗜️ compressed 12 messages → 1 summary + 4 kept (5230 → 1410 tokens, 3.2s)"
+        );
+        assert_eq!(
+            compressed(3, 0, 100, 20, 0.04),
+            "🗜️ compressed 3 messages → 1 summary + 0 kept (100 → 20 tokens, 0.0s)"
+        );
+        assert_eq!(
+            CompactOutcome::Nothing {
+                messages: 3,
+                keep: 2
+            }
+            .line(),
+            "🗜️ nothing to compact: 3 message(s), no turn older than the last 2"
+        );
+        assert_eq!(
+            CompactOutcome::Failed("the summary was empty".into()).line(),
+            "[compact: failed, history kept: the summary was empty]"
+        );
+        assert_eq!(
+            CompactOutcome::Skipped("not now".into()).line(),
+            "[compact: skipped by a hook: not now]"
+        );
+    }
 }

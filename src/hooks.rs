@@ -14,7 +14,10 @@ use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt};
 use tokio::process::Command;
 use tokio_util::sync::CancellationToken;
 
+use std::sync::Arc;
+
 use crate::config::{HookConfig, HooksConfig};
+use crate::process::{Group, Supervisor};
 
 /// Bytes of a hook's stdout or stderr kept; the rest is read and dropped.
 const MAX_CAPTURE: usize = 256 * 1024;
@@ -133,12 +136,17 @@ struct Hook {
 pub struct Hooks {
     by_event: [Vec<Hook>; 6],
     warnings: Vec<String>,
+    processes: Arc<Supervisor>,
 }
 
 impl Hooks {
-    /// Takes the hooks that may run (the config helper has already dropped untrusted ones).
-    pub fn new(config: &HooksConfig) -> Hooks {
-        let mut hooks = Hooks::default();
+    /// Takes the hooks that may run (the config helper has already dropped untrusted ones);
+    /// their processes go through `processes`.
+    pub fn new(config: &HooksConfig, processes: Arc<Supervisor>) -> Hooks {
+        let mut hooks = Hooks {
+            processes,
+            ..Hooks::default()
+        };
         for event in HookEvent::ALL {
             let list = match event {
                 HookEvent::SessionStart => &config.session_start,
@@ -231,7 +239,16 @@ impl Hooks {
                 Matcher::Invalid(why) => Outcome::Failure(why.clone()),
                 Matcher::Every | Matcher::Pattern(_) => interpret(
                     event,
-                    run_process(hook, event, &stdin, session_id, cwd, cancel).await,
+                    run_process(
+                        &self.processes,
+                        hook,
+                        event,
+                        &stdin,
+                        session_id,
+                        cwd,
+                        cancel,
+                    )
+                    .await,
                 ),
             };
             match outcome {
@@ -392,32 +409,6 @@ fn read_stdout(stdout: &str) -> Outcome {
     }
 }
 
-/// Kills a hook's process group when dropped while armed: a hook whose caller gave up (a dropped
-/// future) must not outlive it.
-struct GroupGuard {
-    pgid: Option<i32>,
-}
-
-impl GroupGuard {
-    fn kill(&mut self) {
-        if let Some(pgid) = self.pgid.take() {
-            let _ = nix::sys::signal::killpg(
-                nix::unistd::Pid::from_raw(pgid),
-                nix::sys::signal::Signal::SIGKILL,
-            );
-        }
-    }
-    fn disarm(&mut self) {
-        self.pgid = None;
-    }
-}
-
-impl Drop for GroupGuard {
-    fn drop(&mut self) {
-        self.kill();
-    }
-}
-
 async fn read_capped<R: AsyncRead + Unpin>(mut r: R, stop: CancellationToken) -> Vec<u8> {
     let mut kept = Vec::new();
     let mut chunk = [0u8; 8192];
@@ -436,6 +427,7 @@ async fn read_capped<R: AsyncRead + Unpin>(mut r: R, stop: CancellationToken) ->
 }
 
 async fn run_process(
+    processes: &Arc<Supervisor>,
     hook: &Hook,
     event: HookEvent,
     stdin: &[u8],
@@ -452,20 +444,16 @@ async fn run_process(
         .env("MM_CWD", cwd)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .process_group(0)
-        .kill_on_drop(true);
-    let mut child = match cmd.spawn() {
+        .stderr(Stdio::piped());
+    // Stopped with its whole group if we give up on it (a timeout, a cancel, a dropped future).
+    let mut child = match processes.spawn(&mut cmd, Group::Own) {
         Ok(c) => c,
         Err(e) => return Ran::CannotStart(e.to_string()),
-    };
-    let mut guard = GroupGuard {
-        pgid: child.id().and_then(|id| i32::try_from(id).ok()),
     };
 
     // Written by a task of its own: a hook that never reads its stdin must not block us, and one
     // that exits without reading it (EPIPE) is not a failure.
-    let writer = child.stdin.take().map(|mut w| {
+    let writer = child.take_stdin().map(|mut w| {
         let bytes = stdin.to_vec();
         tokio::spawn(async move {
             let _ = w.write_all(&bytes).await;
@@ -474,12 +462,10 @@ async fn run_process(
     });
     let stop = CancellationToken::new();
     let out = child
-        .stdout
-        .take()
+        .take_stdout()
         .map(|r| tokio::spawn(read_capped(r, stop.clone())));
     let err = child
-        .stderr
-        .take()
+        .take_stderr()
         .map(|r| tokio::spawn(read_capped(r, stop.clone())));
 
     let timeout = hook.config.timeout.max(1);
@@ -492,13 +478,12 @@ async fn run_process(
     let status = match waited {
         Ok(Ok(status)) => status,
         Ok(Err(e)) => {
-            guard.kill();
+            child.stop();
             stop.cancel();
             return Ran::CannotStart(e.to_string());
         }
         Err(ran) => {
-            guard.kill();
-            let _ = child.wait().await;
+            child.stop();
             stop.cancel();
             if let Some(w) = writer {
                 w.abort();
@@ -507,7 +492,7 @@ async fn run_process(
         }
     };
     // The hook exited: what it left running in the background is its business.
-    guard.disarm();
+    child.release();
     if let Some(w) = writer {
         w.abort();
     }

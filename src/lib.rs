@@ -17,6 +17,7 @@ pub mod history;
 pub mod hooks;
 pub mod model;
 pub mod paths;
+pub mod process;
 pub mod prompt;
 pub mod session;
 pub mod skills;

@@ -155,8 +155,58 @@ async fn async_main(cli: Cli, config: Arc<config::Config>, cwd: PathBuf) -> anyh
             .map(PathBuf::from),
     };
     let engine = Arc::new(Engine::new(config.clone(), model).with_env(env));
+    // One way out for every front end: a signal (or stdin's end, in ACP mode) fires `stop`; the
+    // front end cancels its running turn and waits for it (the session is saved), then every
+    // child still running is stopped and reaped here.
+    let stop = CancellationToken::new();
+    let result = front_end(&cli, &engine, config, cwd, &stop).await;
+    engine.processes.shutdown().await;
+    result
+}
 
+/// Which signal asked the process to stop, by exit code (0: none).
+type Signalled = Arc<std::sync::atomic::AtomicI32>;
+
+/// Watches SIGTERM and SIGHUP (and SIGINT when `sigint`: the interactive session reads Ctrl-C
+/// itself) and fires `stop` on the first. The handlers are installed before this returns, so a
+/// signal that comes at once is never the default action (death without saving).
+fn watch_signals(stop: &CancellationToken, sigint: bool) -> anyhow::Result<Signalled> {
+    use tokio::signal::unix::{SignalKind, signal};
+    let mut kinds = vec![(SignalKind::terminate(), 143), (SignalKind::hangup(), 129)];
+    if sigint {
+        kinds.push((SignalKind::interrupt(), 130));
+    }
+    let mut streams = Vec::new();
+    for (kind, code) in kinds {
+        streams.push((signal(kind).context("cannot watch signals")?, code));
+    }
+    let signalled: Signalled = Arc::default();
+    let (stop, seen) = (stop.clone(), signalled.clone());
+    tokio::spawn(async move {
+        let waits = streams.iter_mut().map(|(s, code)| {
+            let code = *code;
+            Box::pin(async move {
+                s.recv().await;
+                code
+            })
+        });
+        let (code, _, _) = futures::future::select_all(waits).await;
+        seen.store(code, std::sync::atomic::Ordering::SeqCst);
+        stop.cancel();
+    });
+    Ok(signalled)
+}
+
+async fn front_end(
+    cli: &Cli,
+    engine: &Arc<Engine>,
+    config: Arc<config::Config>,
+    cwd: PathBuf,
+    stop: &CancellationToken,
+) -> anyhow::Result<i32> {
+    let engine = Arc::clone(engine);
     if cli.acp {
+        watch_signals(stop, true)?;
         // The banner goes to stderr in ACP mode too: stdout carries JSON-RPC only.
         let mut banner = Banner::new(&config, &mm::skills::Catalogue::default());
         banner
@@ -165,7 +215,8 @@ async fn async_main(cli: Cli, config: Arc<config::Config>, cwd: PathBuf) -> anyh
         for line in mm::term::banner::banner_lines(&banner, false) {
             eprintln!("{line}");
         }
-        mm::acp::serve(engine, config).await?;
+        // A signal ends the connection like stdin's end: turns cancelled, sessions saved, exit 0.
+        mm::acp::serve(engine, config, stop.clone()).await?;
         return Ok(0);
     }
     // The terminal front ends start detection at once (the banner's model line waits for it).
@@ -200,15 +251,33 @@ async fn async_main(cli: Cli, config: Arc<config::Config>, cwd: PathBuf) -> anyh
     }
     let options = TermOptions::from_env();
 
-    match prompt {
-        Some(text) => one_shot(engine, config, cwd, &cli, text, stdin_terminal, &options).await,
+    let interactive = prompt.is_none();
+    let signalled = watch_signals(stop, !interactive)?;
+    let code = match prompt {
+        Some(text) => {
+            one_shot(
+                engine,
+                config,
+                cwd,
+                cli,
+                text,
+                stdin_terminal,
+                &options,
+                stop,
+            )
+            .await?
+        }
         None => {
             let quiet = QuietFrontend;
-            let session = open_session(&engine, &config, cwd, &cli, &quiet).await?;
+            let session = open_session(&engine, &config, cwd, cli, &quiet).await?;
             let banner = banner_for(&engine, &session);
-            Ok(mm::term::run_interactive(engine, config, session, banner, options).await)
+            mm::term::run_interactive(engine, config, session, banner, options, stop.clone()).await
         }
-    }
+    };
+    Ok(match signalled.load(std::sync::atomic::Ordering::SeqCst) {
+        0 => code,
+        by_signal => by_signal,
+    })
 }
 
 /// The session a front end starts with: a new one, or a saved one (`--resume`, `--continue`).
@@ -237,10 +306,7 @@ async fn open_session(
                     "sessions are off: set sessions.enabled = true (or -c sessions.enabled=true) to resume"
                 );
             }
-            engine
-                .load_session(cwd, &id, frontend)
-                .await
-                .map_err(anyhow::Error::msg)
+            Ok(engine.load_session(cwd, &id, frontend).await?)
         }
         None => Ok(engine.new_session(cwd, frontend).await),
     }
@@ -259,6 +325,7 @@ fn banner_for(engine: &Engine, session: &Session) -> Banner {
     banner
 }
 
+#[allow(clippy::too_many_arguments)]
 async fn one_shot(
     engine: Arc<Engine>,
     config: Arc<config::Config>,
@@ -267,6 +334,7 @@ async fn one_shot(
     text: String,
     stdin_terminal: bool,
     options: &TermOptions,
+    stop: &CancellationToken,
 ) -> anyhow::Result<i32> {
     let frontend = OneShotFrontend::new(options.color_stderr, stdin_terminal);
     let mut session = open_session(&engine, &config, cwd, cli, &frontend).await?;
@@ -275,17 +343,8 @@ async fn one_shot(
         eprintln!("{line}");
     }
     // The model line comes from the engine (`Event::ModelDetected`) before the first call.
-    let cancel = CancellationToken::new();
-    let on_signal = cancel.clone();
-    // Registered before the turn starts (not on the task's first poll), so a Ctrl-C that comes
-    // at once still cancels the turn instead of killing the process.
-    let mut interrupt = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::interrupt())
-        .context("cannot listen for Ctrl-C")?;
-    tokio::spawn(async move {
-        if interrupt.recv().await.is_some() {
-            on_signal.cancel();
-        }
-    });
+    // Ctrl-C (and SIGTERM, SIGHUP) cancel the turn: main.rs watches them.
+    let cancel = stop.child_token();
     let outcome = engine
         .prompt(&mut session, &text, &[], &frontend, &cancel)
         .await;
@@ -316,10 +375,15 @@ impl Frontend for QuietFrontend {
     async fn ask_permission(
         &self,
         _r: mm::event::PermissionRequest,
+        _cancel: &CancellationToken,
     ) -> mm::event::PermissionDecision {
         mm::event::PermissionDecision::RejectOnce
     }
-    async fn ask_user(&self, _f: mm::event::Form) -> mm::event::FormAnswer {
+    async fn ask_user(
+        &self,
+        _f: mm::event::Form,
+        _cancel: &CancellationToken,
+    ) -> mm::event::FormAnswer {
         mm::event::FormAnswer::Unavailable("no front end yet".into())
     }
 }

@@ -12,10 +12,9 @@ pub struct SystemPromptInput<'a> {
     pub cwd: &'a Path,
     /// `YYYY-MM-DD`.
     pub date: &'a str,
-    /// The skills section (empty when there are no skills).
-    pub skills: &'a str,
-    /// `(name, description)` of the agents `ask_agent` can reach.
-    pub agents: &'a [(String, String)],
+    /// The sections the session's tools bring (the skill catalogue, the agents `ask_agent` can
+    /// reach), in the tools' order: only tools that exist are spoken of.
+    pub sections: &'a [String],
     /// `systemPrompt` from the configuration.
     pub extra: &'a str,
 }
@@ -43,19 +42,11 @@ pub fn system_prompt(input: &SystemPromptInput<'_>) -> String {
         os = std::env::consts::OS,
         date = input.date,
     );
-    if !input.skills.is_empty() {
-        s.push('\n');
-        s.push_str(input.skills.trim_end());
-        s.push('\n');
-    }
-    if !input.agents.is_empty() {
-        s.push_str("\nAgents you can ask with `ask_agent`:\n");
-        for (name, desc) in input.agents {
-            if desc.is_empty() {
-                s.push_str(&format!("- {name}\n"));
-            } else {
-                s.push_str(&format!("- {name}: {desc}\n"));
-            }
+    for section in input.sections {
+        if !section.trim().is_empty() {
+            s.push('\n');
+            s.push_str(section.trim_end());
+            s.push('\n');
         }
     }
     if let Some((name, text)) = project_instructions(input.cwd) {
@@ -143,8 +134,7 @@ mod tests {
             title: "Bob",
             cwd: dir.path(),
             date: "2026-01-01",
-            skills: "",
-            agents: &[],
+            sections: &[],
             extra: "Be terse.",
         });
         assert!(p.starts_with("You are Bob, a coding agent"));

@@ -12,7 +12,7 @@ use mm::history::Role;
 use mm::model::{
     ChatRequest, ModelClient, ModelError, ModelInfo, ModelResponse, RawToolCall, StreamEvent,
 };
-use mm::tools::{RecapKind, Tool, ToolContext, ToolOutput};
+use mm::tools::{Call, Tool, ToolOutput};
 use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
@@ -67,7 +67,7 @@ impl ModelClient for Scripted {
     ) -> Result<ModelResponse, ModelError> {
         Ok(text("summary"))
     }
-    async fn info(&self) -> Result<ModelInfo, ModelError> {
+    async fn info(&self, _cancel: &CancellationToken) -> Result<ModelInfo, ModelError> {
         Ok(ModelInfo {
             url: "http://fake/v1".into(),
             name: "fake".into(),
@@ -113,7 +113,11 @@ impl Frontend for Recorder {
     fn emit(&self, event: Event) {
         self.events.lock().unwrap().push(event);
     }
-    async fn ask_permission(&self, request: PermissionRequest) -> PermissionDecision {
+    async fn ask_permission(
+        &self,
+        request: PermissionRequest,
+        _cancel: &CancellationToken,
+    ) -> PermissionDecision {
         self.asked.lock().unwrap().push(request.call.title.clone());
         self.answer
             .lock()
@@ -121,7 +125,7 @@ impl Frontend for Recorder {
             .pop_front()
             .unwrap_or(PermissionDecision::RejectOnce)
     }
-    async fn ask_user(&self, _form: Form) -> FormAnswer {
+    async fn ask_user(&self, _form: Form, _cancel: &CancellationToken) -> FormAnswer {
         FormAnswer::Unavailable("test".into())
     }
 }
@@ -164,13 +168,13 @@ impl Tool for Echo {
     fn title(&self, a: &Value) -> String {
         format!("echo: {}", a["text"].as_str().unwrap_or(""))
     }
-    fn recap(&self) -> RecapKind {
-        RecapKind::Command
+    fn tally(&self) -> Option<Tally> {
+        Some(Tally::Command)
     }
     fn gated(&self, _a: &Value) -> bool {
         true
     }
-    async fn run(&self, a: Value, _ctx: &ToolContext<'_>, _c: &CancellationToken) -> ToolOutput {
+    async fn run(&self, a: Value, _call: &Call<'_>) -> ToolOutput {
         ToolOutput::completed(a["text"].as_str().unwrap_or("").to_string())
     }
 }
@@ -178,14 +182,14 @@ impl Tool for Echo {
 fn engine(model: Arc<Scripted>, f: impl FnOnce(&mut Config)) -> Engine {
     let mut cfg = Config::default();
     f(&mut cfg);
-    let mut e = Engine::new(Arc::new(cfg), model);
-    e.tools.push(Arc::new(Echo));
-    e
+    Engine::new(Arc::new(cfg), model)
 }
 
+/// A session whose tools are the built-ins and `echo`.
 async fn session(e: &Engine, fe: &Recorder) -> (Session, tempfile::TempDir) {
     let dir = tempfile::tempdir().unwrap();
-    let s = e.new_session(dir.path().to_path_buf(), fe).await;
+    let mut s = e.new_session(dir.path().to_path_buf(), fe).await;
+    s.tools = s.tools.with(vec![Arc::new(Echo)]);
     (s, dir)
 }
 
@@ -241,7 +245,7 @@ async fn tool_call_sequence_refs_and_recap() {
         .prompt(&mut s, "go", &[], &fe, &CancellationToken::new())
         .await;
     assert_eq!(out.stop, Ok(StopReason::EndTurn));
-    assert_eq!(out.recap.unwrap().commands, 1);
+    assert_eq!(out.recap.unwrap().get(Tally::Command), 1);
     let ev = fe.events();
     let started = ev
         .iter()
@@ -305,7 +309,7 @@ async fn bad_arguments_and_unknown_tools_are_explained_and_the_turn_goes_on() {
         "{}",
         tool_msgs[1]
     );
-    assert_eq!(out.recap.unwrap().commands, 0);
+    assert_eq!(out.recap.unwrap().get(Tally::Command), 0);
 }
 
 #[tokio::test]
@@ -335,7 +339,7 @@ async fn loop_detector_blocks_then_ends_the_turn() {
         tool_msgs[3],
         "[loop detected: echo was already called 3 times with these arguments; change approach]"
     );
-    assert_eq!(out.recap.unwrap().commands, 3);
+    assert_eq!(out.recap.unwrap().get(Tally::Command), 3);
 }
 
 #[tokio::test]
@@ -418,7 +422,10 @@ async fn a_failure_removes_the_unanswered_question() {
     let out = e
         .prompt(&mut s, "hi", &[], &fe, &CancellationToken::new())
         .await;
-    assert_eq!(out.stop, Err("model server answered 500: boom".into()));
+    assert_eq!(
+        out.stop.map_err(|e| e.to_string()),
+        Err("model server answered 500: boom".into())
+    );
     assert_eq!(s.history.len(), 1);
     assert_eq!(
         fe.notices(),

@@ -119,7 +119,7 @@ async fn a_pre_tool_call_guard_denies_rm_rf_before_any_permission_is_asked() {
             "safe\n".to_string()
         ]
     );
-    assert_eq!(out.recap.unwrap().commands, 1);
+    assert_eq!(out.recap.unwrap().get(mm::event::Tally::Command), 1);
     // What the guard read on stdin (the last call it saw).
     assert_eq!(
         received(&seen),
@@ -351,7 +351,7 @@ async fn a_pre_compact_deny_skips_compression() {
     let before = s.history.clone();
     let out = r.prompt(&mut s, "/compact", &fe).await;
     let line = "[compact: skipped by a hook: keep everything for the audit]";
-    assert_eq!(out.command, Some(Command::Compact { line: line.into() }));
+    assert_eq!(compact_line(&out), Some(line.to_string()));
     assert_eq!(fe.notices(), vec![line.to_string()]);
     assert_eq!(s.history, before);
     assert_eq!(s.last_measure, Some(110));

@@ -72,7 +72,10 @@ async fn the_file_is_written_at_creation_and_after_every_turn_failed_and_cancell
 
     // After a failed turn: what it did is kept in memory and on disk.
     let out = r.prompt(&mut s, "run one", &fe).await;
-    assert_eq!(out.stop, Err("model server answered 500: boom".into()));
+    assert_eq!(
+        out.stop.map_err(|e| e.to_string()),
+        Err("model server answered 500: boom".into())
+    );
     let f = read(&r, &s.id);
     assert_eq!(f.messages, s.history);
     assert_eq!(f.messages.len(), 6);
@@ -235,12 +238,7 @@ async fn compact_summarises_older_turns_and_keeps_the_last_ones() {
     let before = s.history.clone();
     let out = r.prompt(&mut s, "/compact", &fe).await;
     let nothing = "🗜️ nothing to compact: 4 message(s), no turn older than the last 2";
-    assert_eq!(
-        out.command,
-        Some(Command::Compact {
-            line: nothing.into()
-        })
-    );
+    assert_eq!(compact_line(&out), Some(nothing.to_string()));
     assert_eq!(fe.notices(), vec![nothing.to_string()]);
     assert_eq!(s.history, before);
     // Unchanged history: the last measure is kept.
@@ -254,7 +252,7 @@ async fn compact_summarises_older_turns_and_keeps_the_last_ones() {
     model.push_summary(Ok(text_with_usage("SUMMARY of turn one", 50, 5)));
     fe.clear();
     let out = r.prompt(&mut s, "/compact", &fe).await;
-    let Some(Command::Compact { line }) = out.command else {
+    let Some(line) = compact_line(&out) else {
         panic!()
     };
     let re = Regex::new(
@@ -318,7 +316,7 @@ async fn a_failed_summary_keeps_the_history_and_the_measure() {
     }));
     let out = r.prompt(&mut s, "/compact", &fe).await;
     let line = "[compact: failed, history kept: model server answered 503: loading model]";
-    assert_eq!(out.command, Some(Command::Compact { line: line.into() }));
+    assert_eq!(compact_line(&out), Some(line.to_string()));
     assert_eq!(fe.notices(), vec![line.to_string()]);
     assert_eq!(s.history, before);
     assert_eq!(s.last_measure, Some(110));
@@ -327,10 +325,8 @@ async fn a_failed_summary_keeps_the_history_and_the_measure() {
     model.push_summary(Ok(text("  ")));
     let out = r.prompt(&mut s, "/compact", &fe).await;
     assert_eq!(
-        out.command,
-        Some(Command::Compact {
-            line: "[compact: failed, history kept: the summary was empty]".into()
-        })
+        compact_line(&out),
+        Some("[compact: failed, history kept: the summary was empty]".to_string())
     );
     assert_eq!(s.history, before);
 }
@@ -425,7 +421,9 @@ async fn a_single_turn_over_the_window_ends_with_an_explanation_and_no_request()
     let mut s = r.session(&fe).await;
     let huge = "x".repeat(20_000);
     let out = r.prompt(&mut s, &huge, &fe).await;
-    let Err(e) = &out.stop else { panic!("{out:?}") };
+    let Err(e) = &out.stop.as_ref().map_err(|e| e.to_string()) else {
+        panic!("{out:?}")
+    };
     let re = Regex::new(
         r"^this turn does not fit the context window: about \d+ tokens with the answer's reserve, the window is 2000$",
     )
@@ -489,7 +487,7 @@ async fn context_exceeded_twice_fails_the_turn_with_the_servers_line() {
     let out = r.prompt(&mut s, "three", &fe).await;
     let line =
         "model server answered 400: the request exceeds the available context size (4096 tokens)";
-    assert_eq!(out.stop, Err(line.into()));
+    assert_eq!(out.stop.map_err(|e| e.to_string()), Err(line.into()));
     assert_eq!(fe.notices(), vec![format!("[error: {line}]")]);
     assert_eq!(model.requests().len(), 4);
     assert_eq!(model.summary_requests().len(), 1);
@@ -517,7 +515,7 @@ async fn context_exceeded_with_a_failed_summary_reports_it_once_and_fails_with_t
     let before = s.history.clone();
     let out = r.prompt(&mut s, "four", &fe).await;
     assert_eq!(
-        out.stop,
+        out.stop.map_err(|e| e.to_string()),
         Err(
             "model server answered 400: the request exceeds the available context size (4096 tokens)"
                 .into()
@@ -539,7 +537,7 @@ async fn context_exceeded_with_nothing_to_compress_fails_with_the_servers_line()
     let mut s = r.session(&fe).await;
     let out = r.prompt(&mut s, "one", &fe).await;
     assert_eq!(
-        out.stop,
+        out.stop.map_err(|e| e.to_string()),
         Err(
             "model server answered 400: the request exceeds the available context size (4096 tokens)"
                 .into()
@@ -601,7 +599,7 @@ async fn load_session_restores_the_conversation_under_the_current_system_prompt(
     assert_eq!(read(&r, id).cwd, r.cwd());
     assert_eq!(s.created_at, "2026-01-02T03:04:05+01:00");
     // The current system prompt replaces the stored one.
-    let current = r.engine.system_prompt(&r.cwd(), &s.skills);
+    let current = r.engine.system_prompt(&r.cwd(), &s.tools);
     assert_eq!(s.history[0], Message::system(current));
     assert_eq!(s.history[1..], stored.messages[1..]);
     assert_eq!(
@@ -651,7 +649,8 @@ async fn load_session_refuses_bad_and_unknown_ids() {
         .load_session(r.cwd(), "../x", &fe)
         .await
         .err()
-        .unwrap();
+        .unwrap()
+        .to_string();
     assert_eq!(
         e,
         "invalid session id \"../x\": expected 1 to 128 letters, digits, '_' or '-', starting with a letter or digit"
@@ -669,7 +668,8 @@ async fn load_session_refuses_bad_and_unknown_ids() {
         .load_session(r.cwd(), "20260101-000000-00000000", &fe)
         .await
         .err()
-        .unwrap();
+        .unwrap()
+        .to_string();
     let path = r.sessions_dir().join("20260101-000000-00000000.json");
     assert_eq!(
         e,
@@ -684,7 +684,8 @@ async fn load_session_refuses_bad_and_unknown_ids() {
         .load_session(r.cwd(), "broken", &fe)
         .await
         .err()
-        .unwrap();
+        .unwrap()
+        .to_string();
     assert!(
         e.starts_with(&format!("{} is not a session file: ", broken.display())),
         "{e}"

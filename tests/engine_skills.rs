@@ -8,7 +8,7 @@ use std::path::Path;
 
 use engine_support::*;
 use mm::engine::{Command, Engine, StopReason};
-use mm::event::Event;
+use mm::event::{CompactOutcome, Event, Tally};
 use mm::history::Role;
 use pretty_assertions::assert_eq;
 use serde_json::json;
@@ -169,8 +169,8 @@ async fn read_skill_returns_the_body_the_folder_and_its_files_and_is_counted() {
         )
     );
     let recap = out.recap.unwrap();
-    assert_eq!(recap.skills, 1);
-    assert_eq!(recap.commands, 0);
+    assert_eq!(recap.get(Tally::Skill), 1);
+    assert_eq!(recap.get(Tally::Command), 0);
     assert!(fe.asked.lock().unwrap().is_empty());
     let titles: Vec<String> = fe
         .events()
@@ -201,7 +201,7 @@ async fn a_skill_script_runs_through_bash() {
     let out = r.prompt(&mut s, "/greetings Bob", &fe).await;
     assert_eq!(out.stop, Ok(StopReason::EndTurn));
     let recap = out.recap.unwrap();
-    assert_eq!((recap.skills, recap.commands), (1, 1));
+    assert_eq!((recap.get(Tally::Skill), recap.get(Tally::Command)), (1, 1));
     let last_result = s.history.iter().rfind(|m| m.role == Role::Tool).unwrap();
     assert_eq!(last_result.content, "Happy holidays, Bob! 🎉\n");
     assert_eq!(s.history.last().unwrap().content, "Happy holidays, Bob! 🎉");
@@ -237,9 +237,10 @@ async fn a_skill_named_like_a_command_is_shadowed_but_reachable_with_dollar() {
     let out = r.prompt(&mut s, "/compact", &fe).await;
     assert_eq!(
         out.command,
-        Some(Command::Compact {
-            line: "🗜️ nothing to compact: 0 message(s), no turn older than the last 2".into()
-        })
+        Some(Command::Compact(CompactOutcome::Nothing {
+            messages: 0,
+            keep: 2
+        }))
     );
     assert!(model.requests().is_empty());
     // `$compact` requests the skill.

@@ -57,7 +57,7 @@ fn hooks_for(event: HookEvent, list: Vec<HookConfig>) -> Hooks {
         HookEvent::TurnEnd => c.turn_end = list,
         HookEvent::PreCompact => c.pre_compact = list,
     }
-    Hooks::new(&c)
+    Hooks::new(&c, mm::process::Supervisor::new())
 }
 
 async fn run_in(dir: &Path, hooks: &Hooks, event: HookEvent, tool: Option<&str>) -> HookResult {
@@ -123,7 +123,7 @@ fn counts_per_event() {
         ..HooksConfig::default()
     };
     assert_eq!(
-        Hooks::new(&c).counts(),
+        Hooks::new(&c, mm::process::Supervisor::new()).counts(),
         vec![
             (HookEvent::SessionStart, 0),
             (HookEvent::UserPromptSubmit, 0),
@@ -138,7 +138,7 @@ fn counts_per_event() {
 #[tokio::test]
 async fn no_hooks_allow() {
     let d = Dir::new();
-    let hooks = Hooks::new(&HooksConfig::default());
+    let hooks = Hooks::new(&HooksConfig::default(), mm::process::Supervisor::new());
     assert_eq!(
         run(&d, &hooks, HookEvent::PreToolCall, Some("bash")).await,
         HookResult::default()

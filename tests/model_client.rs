@@ -509,7 +509,11 @@ async fn a_refused_port_without_a_model_name_fails_detection() {
     let url = format!("http://127.0.0.1:{port}/v1");
     let client = client(&config(&url, ""));
     assert_eq!(
-        client.info().await.unwrap_err().to_string(),
+        client
+            .info(&CancellationToken::new())
+            .await
+            .unwrap_err()
+            .to_string(),
         format!("model server unreachable at {url}: connection refused")
     );
 }
@@ -532,7 +536,14 @@ async fn llamacpp_context_error_carries_n_ctx_and_sets_the_unknown_window() {
     ])
     .await;
     let client = client(&config(&server.url(), "m"));
-    assert_eq!(client.info().await.unwrap().context_window, 0);
+    assert_eq!(
+        client
+            .info(&CancellationToken::new())
+            .await
+            .unwrap()
+            .context_window,
+        0
+    );
     let (_, result) = chat(&client, &request()).await;
     let error = result.unwrap_err();
     assert_eq!(
@@ -547,7 +558,14 @@ async fn llamacpp_context_error_carries_n_ctx_and_sets_the_unknown_window() {
         error.to_string(),
         "model server answered 400: the request exceeds the available context size, try increasing it"
     );
-    assert_eq!(client.info().await.unwrap().context_window, 8192);
+    assert_eq!(
+        client
+            .info(&CancellationToken::new())
+            .await
+            .unwrap()
+            .context_window,
+        8192
+    );
 }
 
 #[tokio::test]
@@ -580,7 +598,7 @@ async fn detection_takes_the_first_live_candidate_and_reads_props() {
     ]);
     let client = OpenAiClient::with_options(&config("", ""), 0, options);
     assert_eq!(
-        client.info().await.unwrap(),
+        client.info(&CancellationToken::new()).await.unwrap(),
         ModelInfo {
             url: server.url(),
             name: "qwen3-8b-q4_k_m.gguf".into(),
@@ -602,7 +620,14 @@ async fn a_configured_window_is_not_probed() {
     .await;
     let client =
         OpenAiClient::with_options(&config(&server.url(), "m"), 65536, fast_options(vec![]));
-    assert_eq!(client.info().await.unwrap().context_window, 65536);
+    assert_eq!(
+        client
+            .info(&CancellationToken::new())
+            .await
+            .unwrap()
+            .context_window,
+        65536
+    );
 }
 
 #[tokio::test]
@@ -647,7 +672,7 @@ async fn ollama_loaded_model_and_window_probed_again_after_the_first_call() {
     .await;
     let options = fast_options(vec![(ServerKind::Ollama, server.url())]);
     let client = OpenAiClient::with_options(&config("", ""), 0, options);
-    let info = client.info().await.unwrap();
+    let info = client.info(&CancellationToken::new()).await.unwrap();
     assert_eq!(
         (info.name.as_str(), info.context_window),
         ("qwen3:8b", 40960)
@@ -658,7 +683,14 @@ async fn ollama_loaded_model_and_window_probed_again_after_the_first_call() {
     );
     let (_, result) = chat(&client, &request()).await;
     assert_eq!(result.unwrap().text, "hi");
-    assert_eq!(client.info().await.unwrap().context_window, 4096);
+    assert_eq!(
+        client
+            .info(&CancellationToken::new())
+            .await
+            .unwrap()
+            .context_window,
+        4096
+    );
 }
 
 #[tokio::test]
@@ -679,7 +711,7 @@ async fn lmstudio_loaded_model_is_preferred() {
     .await;
     let options = fast_options(vec![(ServerKind::LmStudio, server.url())]);
     let client = OpenAiClient::with_options(&config("", ""), 0, options);
-    let info = client.info().await.unwrap();
+    let info = client.info(&CancellationToken::new()).await.unwrap();
     assert_eq!(
         (info.name.as_str(), info.context_window),
         ("gemma-3-12b", 8192)

@@ -3,7 +3,6 @@
 
 use std::fs;
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
 
 use async_trait::async_trait;
 use mm::event::{
@@ -13,7 +12,7 @@ use mm::skills::{
     Catalogue, Skill, SkillDirs, advertised, resolve_notation, rewrite_slash, shadowed,
 };
 use mm::tools::read_skill::ReadSkill;
-use mm::tools::{Tool, ToolContext};
+use mm::tools::{Call, Tool};
 use pretty_assertions::assert_eq;
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
@@ -405,26 +404,25 @@ struct NoFrontend;
 #[async_trait]
 impl Frontend for NoFrontend {
     fn emit(&self, _event: Event) {}
-    async fn ask_permission(&self, _request: PermissionRequest) -> PermissionDecision {
+    async fn ask_permission(
+        &self,
+        _request: PermissionRequest,
+        _cancel: &CancellationToken,
+    ) -> PermissionDecision {
         PermissionDecision::RejectOnce
     }
-    async fn ask_user(&self, _form: Form) -> FormAnswer {
+    async fn ask_user(&self, _form: Form, _cancel: &CancellationToken) -> FormAnswer {
         FormAnswer::Unavailable("no user".into())
     }
 }
 
 async fn call(cat: &Catalogue, cwd: &Path, args: serde_json::Value) -> mm::tools::ToolOutput {
-    let plan = Mutex::new(None);
-    let ctx = ToolContext {
-        cwd,
-        call_id: "call_1",
-        max_output: 30_000,
-        bash_timeout: 120,
-        frontend: &NoFrontend,
-        plan: &plan,
-        skills: cat,
+    let tool = ReadSkill {
+        skills: std::sync::Arc::new(cat.clone()),
     };
-    ReadSkill.run(args, &ctx, &CancellationToken::new()).await
+    let cancel = CancellationToken::new();
+    let handle = Call::new("call_1", cwd, 30_000, &cancel, &NoFrontend);
+    tool.run(args, &handle).await
 }
 
 #[tokio::test]
@@ -450,7 +448,9 @@ async fn read_skill_returns_folder_files_and_body() {
         )
     );
 
-    let tool = ReadSkill;
+    let tool = ReadSkill {
+        skills: std::sync::Arc::new(cat),
+    };
     let args = json!({"name": "greetings"});
     assert_eq!(tool.name(), "read_skill");
     assert_eq!(tool.title(&args), "read_skill: greetings");

@@ -6,8 +6,8 @@ use std::time::Duration;
 
 use mm::engine::Recap;
 use mm::event::{
-    ContextUsage, Event, FileDiff, Plan, PlanStatus, PlanStep, ToolCallEnd, ToolCallStart,
-    ToolKind, ToolStatus, Usage,
+    CompactOutcome, ContextUsage, Event, FileDiff, Plan, PlanStatus, PlanStep, ToolCallEnd,
+    ToolCallStart, ToolKind, ToolStatus, Usage,
 };
 use mm::term::banner::{self, Banner};
 use mm::term::markdown::MarkdownStream;
@@ -144,9 +144,13 @@ fn every_event() -> Vec<Event> {
             ],
         }),
         Event::Attached(PathBuf::from("/p/README.md")),
-        Event::AutoCompacted(
-            "🗜️ compressed 12 messages → 1 summary + 4 kept (5230 → 1410 tokens, 3.2s)".into(),
-        ),
+        Event::AutoCompacted(CompactOutcome::Compressed {
+            replaced: 12,
+            kept: 4,
+            before: 5230,
+            after: 1410,
+            secs: 3.2,
+        }),
         Event::Warning("cannot write /p/.mm/sessions/x.json: permission denied".into()),
         Event::ModelDetected {
             name: "qwen2.5-coder:7b".into(),
@@ -260,11 +264,7 @@ fn permission_prompt_is_exact() {
 #[test]
 fn recap_lines() {
     let summary = TurnSummary {
-        recap: Some(Recap {
-            commands: 2,
-            file_ops: 1,
-            skills: 1,
-        }),
+        recap: Some(Recap::of(2, 1, 1)),
         usage: Usage {
             input_tokens: 12_345,
             output_tokens: 340,

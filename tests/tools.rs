@@ -4,20 +4,19 @@
 use std::fs;
 use std::os::unix::fs::{OpenOptionsExt, PermissionsExt, symlink};
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use async_trait::async_trait;
 use mm::event::{
-    Event, FileDiff, Form, FormAnswer, Frontend, PermissionDecision, PermissionRequest, Plan,
-    ToolKind, ToolStatus,
+    Event, FileDiff, Form, FormAnswer, Frontend, PermissionDecision, PermissionRequest, ToolKind,
+    ToolStatus,
 };
-use mm::skills::Catalogue;
+use mm::process::Supervisor;
 use mm::tools::bash::Bash;
 use mm::tools::edit_file::EditFile;
 use mm::tools::read_file::ReadFile;
 use mm::tools::write_file::WriteFile;
-use mm::tools::{Tool, ToolContext, ToolOutput, wire_definition};
+use mm::tools::{Call, Tool, ToolOutput, wire_definition};
 use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
@@ -27,23 +26,35 @@ struct NoFrontend;
 #[async_trait]
 impl Frontend for NoFrontend {
     fn emit(&self, _event: Event) {}
-    async fn ask_permission(&self, _request: PermissionRequest) -> PermissionDecision {
+    async fn ask_permission(
+        &self,
+        _request: PermissionRequest,
+        _cancel: &CancellationToken,
+    ) -> PermissionDecision {
         PermissionDecision::RejectOnce
     }
-    async fn ask_user(&self, _form: Form) -> FormAnswer {
+    async fn ask_user(&self, _form: Form, _cancel: &CancellationToken) -> FormAnswer {
         FormAnswer::Unavailable("tests cannot ask".into())
     }
 }
 
 struct Opts {
     max_output: usize,
-    bash_timeout: u64,
 }
 
-const DEFAULT: Opts = Opts {
-    max_output: 30_000,
-    bash_timeout: 120,
-};
+const DEFAULT: Opts = Opts { max_output: 30_000 };
+
+/// `bash` with the default timeout.
+fn bash() -> Bash {
+    bash_timing_out_after(Duration::from_secs(120))
+}
+
+fn bash_timing_out_after(timeout: Duration) -> Bash {
+    Bash {
+        timeout,
+        processes: Supervisor::new(),
+    }
+}
 
 async fn run_with(
     tool: &dyn Tool,
@@ -52,19 +63,9 @@ async fn run_with(
     opts: Opts,
     cancel: &CancellationToken,
 ) -> ToolOutput {
-    let plan: Mutex<Option<Plan>> = Mutex::new(None);
-    let skills = Catalogue::default();
     let frontend = NoFrontend;
-    let ctx = ToolContext {
-        cwd,
-        call_id: "call_1",
-        max_output: opts.max_output,
-        bash_timeout: opts.bash_timeout,
-        frontend: &frontend,
-        plan: &plan,
-        skills: &skills,
-    };
-    tool.run(args, &ctx, cancel).await
+    let call = Call::new("call_1", cwd, opts.max_output, cancel, &frontend);
+    tool.run(args, &call).await
 }
 
 async fn run(tool: &dyn Tool, cwd: &Path, args: Value) -> ToolOutput {
@@ -77,6 +78,11 @@ fn done(text: &str) -> ToolOutput {
 
 fn failed(text: &str) -> ToolOutput {
     ToolOutput::failed(text)
+}
+
+/// Ran, but did not finish (timed out, cancelled).
+fn stopped(text: &str) -> ToolOutput {
+    ToolOutput::stopped(text)
 }
 
 fn tmp() -> (tempfile::TempDir, PathBuf) {
@@ -124,7 +130,7 @@ async fn pid_from_fifo(fifo: PathBuf) -> u32 {
 #[test]
 fn wire_definitions_are_small() {
     let tools: Vec<Box<dyn Tool>> = vec![
-        Box::new(Bash),
+        Box::new(bash()),
         Box::new(ReadFile),
         Box::new(WriteFile),
         Box::new(EditFile),
@@ -137,7 +143,7 @@ fn wire_definitions_are_small() {
 #[test]
 fn schemas_name_their_fields() {
     let required = |t: &dyn Tool| t.parameters()["required"].clone();
-    assert_eq!(required(&Bash), json!(["command"]));
+    assert_eq!(required(&bash()), json!(["command"]));
     assert_eq!(required(&ReadFile), json!(["path"]));
     assert_eq!(required(&WriteFile), json!(["path", "content"]));
     assert_eq!(required(&EditFile), json!(["path", "old_text", "new_text"]));
@@ -148,7 +154,7 @@ fn names_kinds_titles_locations_gates() {
     let cwd = Path::new("/w");
     let args = json!({"path": "src/a.rs", "command": "ls -la"});
     let cases: [(&dyn Tool, &str, ToolKind, &str, bool); 4] = [
-        (&Bash, "bash", ToolKind::Execute, "bash: ls -la", true),
+        (&bash(), "bash", ToolKind::Execute, "bash: ls -la", true),
         (
             &ReadFile,
             "read_file",
@@ -180,7 +186,7 @@ fn names_kinds_titles_locations_gates() {
         assert_eq!(tool.gated(&args), gated);
         assert!(tool.locations(&json!("garbage"), cwd).is_empty());
     }
-    assert!(Bash.locations(&args, cwd).is_empty());
+    assert!(bash().locations(&args, cwd).is_empty());
     for tool in [&ReadFile as &dyn Tool, &WriteFile, &EditFile] {
         assert_eq!(
             tool.locations(&args, cwd),
@@ -195,7 +201,7 @@ fn names_kinds_titles_locations_gates() {
 async fn bash_merges_stdout_and_stderr_in_order() {
     let (_d, cwd) = tmp();
     let out = run(
-        &Bash,
+        &bash(),
         &cwd,
         json!({"command": "echo a; echo b >&2; echo c"}),
     )
@@ -206,11 +212,11 @@ async fn bash_merges_stdout_and_stderr_in_order() {
 #[tokio::test]
 async fn bash_reports_a_non_zero_exit_code_and_still_completes() {
     let (_d, cwd) = tmp();
-    let out = run(&Bash, &cwd, json!({"command": "echo x; exit 3"})).await;
+    let out = run(&bash(), &cwd, json!({"command": "echo x; exit 3"})).await;
     assert_eq!(out, done("x\n[exit code: 3]"));
-    let out = run(&Bash, &cwd, json!({"command": "printf x; exit 1"})).await;
+    let out = run(&bash(), &cwd, json!({"command": "printf x; exit 1"})).await;
     assert_eq!(out, done("x\n[exit code: 1]"));
-    let out = run(&Bash, &cwd, json!({"command": "exit 2"})).await;
+    let out = run(&bash(), &cwd, json!({"command": "exit 2"})).await;
     assert_eq!(out, done("[exit code: 2]"));
 }
 
@@ -218,7 +224,7 @@ async fn bash_reports_a_non_zero_exit_code_and_still_completes() {
 async fn bash_runs_in_the_cwd_with_no_stdin_and_no_git_prompt() {
     let (_d, cwd) = tmp();
     let out = run(
-        &Bash,
+        &bash(),
         &cwd,
         json!({"command": "pwd; cat; echo \"prompt=$GIT_TERMINAL_PROMPT\""}),
     )
@@ -230,7 +236,7 @@ async fn bash_runs_in_the_cwd_with_no_stdin_and_no_git_prompt() {
 async fn bash_runs_in_its_own_session_and_group() {
     let (_d, cwd) = tmp();
     let out = run(
-        &Bash,
+        &bash(),
         &cwd,
         json!({"command": "read -r _ _ _ _ pgrp sid _ < /proc/$$/stat; echo \"$$ $pgrp $sid\""}),
     )
@@ -244,7 +250,7 @@ async fn bash_runs_in_its_own_session_and_group() {
 #[tokio::test]
 async fn bash_converts_invalid_utf8_lossily() {
     let (_d, cwd) = tmp();
-    let out = run(&Bash, &cwd, json!({"command": "printf 'a\\xffb'"})).await;
+    let out = run(&bash(), &cwd, json!({"command": "printf 'a\\xffb'"})).await;
     assert_eq!(out, done("a\u{FFFD}b"));
 }
 
@@ -253,37 +259,32 @@ async fn bash_times_out_keeping_the_output() {
     let (_d, cwd) = tmp();
     let start = Instant::now();
     let out = run(
-        &Bash,
+        &bash(),
         &cwd,
         json!({"command": "echo before; sleep 30", "timeout": 1}),
     )
     .await;
-    assert_eq!(out, failed("before\n[timed out after 1 s]"));
+    assert_eq!(out, stopped("before\n[timed out after 1 s]"));
     assert!(start.elapsed() < Duration::from_secs(5));
 }
 
 #[tokio::test]
-async fn bash_default_timeout_comes_from_the_context() {
+async fn bash_default_timeout_comes_from_its_settings() {
     let (_d, cwd) = tmp();
-    let out = run_with(
-        &Bash,
+    let out = run(
+        &bash_timing_out_after(Duration::from_secs(1)),
         &cwd,
         json!({"command": "sleep 30"}),
-        Opts {
-            max_output: 30_000,
-            bash_timeout: 1,
-        },
-        &CancellationToken::new(),
     )
     .await;
-    assert_eq!(out, failed("[timed out after 1 s]"));
+    assert_eq!(out, stopped("[timed out after 1 s]"));
 }
 
 #[tokio::test]
 async fn bash_timeout_above_the_maximum_is_capped_not_refused() {
     let (_d, cwd) = tmp();
     let out = run(
-        &Bash,
+        &bash(),
         &cwd,
         json!({"command": "echo hi", "timeout": 99_999}),
     )
@@ -295,7 +296,7 @@ async fn bash_timeout_above_the_maximum_is_capped_not_refused() {
 async fn bash_returns_when_a_background_job_holds_the_pipe() {
     let (_d, cwd) = tmp();
     let start = Instant::now();
-    let out = run(&Bash, &cwd, json!({"command": "sleep 100 & echo $!"})).await;
+    let out = run(&bash(), &cwd, json!({"command": "sleep 100 & echo $!"})).await;
     let elapsed = start.elapsed();
     assert_eq!(out.status, ToolStatus::Completed);
     let pid: u32 = out.text.trim().parse().unwrap();
@@ -316,8 +317,9 @@ async fn bash_background_job_keeps_writing_after_the_call() {
     let (_d, cwd) = tmp();
     let fifo = cwd.join("pid");
     nix::unistd::mkfifo(&fifo, nix::sys::stat::Mode::from_bits_truncate(0o600)).unwrap();
+    let tool = bash();
     let call = run(
-        &Bash,
+        &tool,
         &cwd,
         json!({"command": "(while :; do echo tick; sleep 0.05; done) & echo $! > pid; echo started"}),
     );
@@ -338,13 +340,10 @@ async fn bash_background_job_keeps_writing_after_the_call() {
 async fn bash_output_is_bounded_and_marked() {
     let (_d, cwd) = tmp();
     let out = run_with(
-        &Bash,
+        &bash(),
         &cwd,
         json!({"command": "head -c 50000000 /dev/zero | tr '\\0' a"}),
-        Opts {
-            max_output: 1000,
-            bash_timeout: 120,
-        },
+        Opts { max_output: 1000 },
         &CancellationToken::new(),
     )
     .await;
@@ -361,13 +360,10 @@ async fn bash_output_is_bounded_and_marked() {
 async fn bash_bounded_output_keeps_the_exit_code_in_the_tail() {
     let (_d, cwd) = tmp();
     let out = run_with(
-        &Bash,
+        &bash(),
         &cwd,
         json!({"command": "seq 1 100000; exit 4"}),
-        Opts {
-            max_output: 40,
-            bash_timeout: 120,
-        },
+        Opts { max_output: 40 },
         &CancellationToken::new(),
     )
     .await;
@@ -382,8 +378,9 @@ async fn bash_cancel_kills_the_group_at_once() {
     let fifo = cwd.join("pid");
     nix::unistd::mkfifo(&fifo, nix::sys::stat::Mode::from_bits_truncate(0o600)).unwrap();
     let cancel = CancellationToken::new();
+    let tool = bash();
     let call = run_with(
-        &Bash,
+        &tool,
         &cwd,
         json!({"command": "echo working; sleep 300 & echo $! > pid; wait"}),
         DEFAULT,
@@ -396,7 +393,7 @@ async fn bash_cancel_kills_the_group_at_once() {
     };
     let (out, (pid, cancelled_at)) = tokio::join!(call, canceller);
     assert!(cancelled_at.elapsed() < Duration::from_secs(1));
-    assert_eq!(out, failed("working\n[cancelled]"));
+    assert_eq!(out, stopped("working\n[cancelled]"));
     assert!(gone_within(pid, Duration::from_secs(5)).await);
 }
 
@@ -406,8 +403,9 @@ async fn bash_cancel_escalates_to_sigkill_without_waiting() {
     let fifo = cwd.join("pid");
     nix::unistd::mkfifo(&fifo, nix::sys::stat::Mode::from_bits_truncate(0o600)).unwrap();
     let cancel = CancellationToken::new();
+    let tool = bash();
     let call = run_with(
-        &Bash,
+        &tool,
         &cwd,
         json!({"command": "trap '' TERM; sleep 300 & echo $! > pid; wait"}),
         DEFAULT,
@@ -420,7 +418,7 @@ async fn bash_cancel_escalates_to_sigkill_without_waiting() {
     };
     let (out, (pid, cancelled_at)) = tokio::join!(call, canceller);
     assert!(cancelled_at.elapsed() < Duration::from_secs(1));
-    assert_eq!(out, failed("[cancelled]"));
+    assert_eq!(out, stopped("[cancelled]"));
     // SIGTERM is ignored: only the SIGKILL two seconds later ends it.
     assert!(alive(pid));
     assert!(gone_within(pid, Duration::from_secs(6)).await);
@@ -429,7 +427,7 @@ async fn bash_cancel_escalates_to_sigkill_without_waiting() {
 #[tokio::test]
 async fn bash_that_cannot_start_fails_with_a_reason() {
     let out = run(
-        &Bash,
+        &bash(),
         Path::new("/nonexistent/mm-test-dir"),
         json!({"command": "true"}),
     )
@@ -464,7 +462,7 @@ async fn bash_bad_arguments() {
         ),
     ];
     for (args, text) in cases {
-        assert_eq!(run(&Bash, &cwd, args).await, failed(text));
+        assert_eq!(run(&bash(), &cwd, args).await, failed(text));
     }
 }
 
@@ -543,10 +541,7 @@ async fn read_file_stops_at_the_output_cap() {
         &ReadFile,
         &cwd,
         json!({"path": "a.txt"}),
-        Opts {
-            max_output: 100,
-            bash_timeout: 120,
-        },
+        Opts { max_output: 100 },
         &CancellationToken::new(),
     )
     .await;
@@ -651,6 +646,7 @@ async fn write_file_creates_parents_with_the_default_mode() {
         ToolOutput {
             text: "wrote 6 bytes to sub/dir/new.txt".into(),
             status: ToolStatus::Completed,
+            ran: true,
             diffs: vec![FileDiff {
                 path: abs.clone(),
                 old_text: None,
@@ -813,6 +809,7 @@ async fn edit_file_replaces_a_unique_match() {
         ToolOutput {
             text: "edited a.rs: replaced 1 occurrence".into(),
             status: ToolStatus::Completed,
+            ran: true,
             diffs: vec![FileDiff {
                 path: path.clone(),
                 old_text: Some("fn a() {}\nfn b() {}\n".into()),

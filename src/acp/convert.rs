@@ -7,6 +7,7 @@ use std::path::Path;
 use serde_json::{Map, Value, json};
 
 use crate::engine::{Command, Recap, StopReason};
+use crate::event::Tally;
 use crate::event::{
     AnswerValue, ContextUsage, Event, Form, FormAnswer, PermissionDecision, Plan, PlanStatus,
     Question, QuestionKind, ToolCallEnd, ToolCallStart, ToolKind, ToolStatus, Usage,
@@ -52,15 +53,32 @@ pub fn translate(session_id: &str, event: Event) -> Output {
                 "[acp] model {name} at {url} · context window {window}"
             ))
         }
-        Event::AutoCompacted(line) => {
-            Output::Log(format!("[acp] session {session_id}: auto-compact — {line}"))
-        }
+        Event::AutoCompacted(outcome) => Output::Log(format!(
+            "[acp] session {session_id}: auto-compact — {}",
+            outcome.line()
+        )),
         Event::Attached(path) => Output::Log(format!(
             "[acp] session {session_id}: attached {}",
             path.display()
         )),
         Event::Warning(line) => Output::Log(line),
     }
+}
+
+/// A failed turn as a JSON-RPC error: `-32603` with the one-line explanation (acp-notes.md).
+pub fn turn_error(e: &crate::engine::TurnError) -> agent_client_protocol::Error {
+    agent_client_protocol::Error::internal_error().data(json!({"error": e.to_string()}))
+}
+
+/// A session that cannot be loaded: every cause is `invalid params` carrying the `sessionId`
+/// and the explanation (acp.md, acp-notes.md).
+pub fn load_error(id: &str, e: &crate::engine::LoadError) -> agent_client_protocol::Error {
+    use crate::engine::LoadError;
+    let error = match e {
+        LoadError::InvalidId(e) => e.to_string(),
+        LoadError::File(e) => e.to_string(),
+    };
+    agent_client_protocol::Error::invalid_params().data(json!({"sessionId": id, "error": error}))
 }
 
 /// A `session/update` notification's params.
@@ -282,15 +300,17 @@ pub fn log_prompt(id: &str, command: Option<&Command>, recap: Option<&Recap>) ->
                 "[acp] session {id}: new session, {forgotten} message(s) forgotten"
             ));
         }
-        Some(Command::Compact { line }) => {
-            lines.push(format!("[acp] session {id}: /compact — {line}"));
+        Some(Command::Compact(outcome)) => {
+            lines.push(format!("[acp] session {id}: /compact — {}", outcome.line()));
         }
         None => {}
     }
     if let Some(r) = recap {
         lines.push(format!(
             "[acp] turn done: {} command(s) · {} file op(s) · {} skill(s)",
-            r.commands, r.file_ops, r.skills
+            r.get(Tally::Command),
+            r.get(Tally::FileOp),
+            r.get(Tally::Skill)
         ));
     }
     lines
@@ -618,6 +638,7 @@ fn replayed_call(
 mod tests {
     #![allow(clippy::unwrap_used)]
     use super::*;
+    use crate::event::CompactOutcome;
     use crate::event::{FileDiff, PlanStep};
     use pretty_assertions::assert_eq;
     use std::path::PathBuf;
@@ -823,9 +844,11 @@ mod tests {
         assert_eq!(
             translate(
                 "S1",
-                Event::AutoCompacted("🗜️ compressed 3 messages".into())
+                Event::AutoCompacted(CompactOutcome::Failed("boom".into()))
             ),
-            Output::Log("[acp] session S1: auto-compact — 🗜️ compressed 3 messages".into())
+            Output::Log(
+                "[acp] session S1: auto-compact — [compact: failed, history kept: boom]".into()
+            )
         );
         assert_eq!(
             translate("S1", Event::Attached("/w/a.rs".into())),
@@ -894,15 +917,7 @@ mod tests {
             "[acp] session S loaded from /w/.mm/sessions: 4 message(s) replayed"
         );
         assert_eq!(
-            log_prompt(
-                "S",
-                None,
-                Some(&Recap {
-                    commands: 2,
-                    file_ops: 1,
-                    skills: 0
-                })
-            ),
+            log_prompt("S", None, Some(&Recap::of(2, 1, 0))),
             vec!["[acp] turn done: 2 command(s) · 1 file op(s) · 0 skill(s)"]
         );
         assert_eq!(
@@ -922,12 +937,15 @@ mod tests {
         assert_eq!(
             log_prompt(
                 "S",
-                Some(&Command::Compact {
-                    line: "🗜️ nothing to compact".into()
-                }),
+                Some(&Command::Compact(CompactOutcome::Nothing {
+                    messages: 2,
+                    keep: 2
+                })),
                 None
             ),
-            vec!["[acp] session S: /compact — 🗜️ nothing to compact"]
+            vec![
+                "[acp] session S: /compact — 🗜️ nothing to compact: 2 message(s), no turn older than the last 2"
+            ]
         );
     }
 

@@ -50,9 +50,6 @@ pub struct AcpFrontend {
     /// The client advertised `clientCapabilities.elicitation.form`.
     forms: bool,
     log: Logger,
-    /// The token of the turn in flight, so that a question waiting for the client gives up when
-    /// the turn is cancelled.
-    turn: Mutex<Option<CancellationToken>>,
 }
 
 impl AcpFrontend {
@@ -62,7 +59,6 @@ impl AcpFrontend {
             session_id: Mutex::new(String::new()),
             forms,
             log,
-            turn: Mutex::new(None),
         }
     }
 
@@ -79,20 +75,6 @@ impl AcpFrontend {
         }
     }
 
-    pub fn set_turn(&self, token: Option<CancellationToken>) {
-        if let Ok(mut t) = self.turn.lock() {
-            *t = token;
-        }
-    }
-
-    fn turn_token(&self) -> CancellationToken {
-        self.turn
-            .lock()
-            .ok()
-            .and_then(|t| t.clone())
-            .unwrap_or_default()
-    }
-
     /// Sends one `session/update`.
     pub fn update(&self, update: Value) {
         let id = self.session_id();
@@ -102,12 +84,16 @@ impl AcpFrontend {
         }
     }
 
-    /// A request that gives up (`None`) when the turn is cancelled first.
-    async fn ask(&self, method: &str, params: Value) -> Option<Result<Value, String>> {
-        let token = self.turn_token();
+    /// A request that gives up (`None`) when `cancel` fires first.
+    async fn ask(
+        &self,
+        method: &str,
+        params: Value,
+        cancel: &CancellationToken,
+    ) -> Option<Result<Value, String>> {
         tokio::select! {
             r = self.peer.request(method, params) => Some(r),
-            () = token.cancelled() => None,
+            () = cancel.cancelled() => None,
         }
     }
 }
@@ -121,19 +107,23 @@ impl Frontend for AcpFrontend {
         }
     }
 
-    async fn ask_permission(&self, request: PermissionRequest) -> PermissionDecision {
+    async fn ask_permission(
+        &self,
+        request: PermissionRequest,
+        cancel: &CancellationToken,
+    ) -> PermissionDecision {
         let params = convert::permission_request(&self.session_id(), &request.call);
-        match self.ask("session/request_permission", params).await {
+        match self.ask("session/request_permission", params, cancel).await {
             Some(r) => convert::permission_decision(r.as_ref().map_err(String::as_str)),
             None => PermissionDecision::RejectOnce,
         }
     }
 
-    async fn ask_user(&self, form: Form) -> FormAnswer {
+    async fn ask_user(&self, form: Form, cancel: &CancellationToken) -> FormAnswer {
         let id = self.session_id();
         if self.forms {
             let params = convert::elicitation_request(&id, &form);
-            return match self.ask("elicitation/create", params).await {
+            return match self.ask("elicitation/create", params, cancel).await {
                 Some(r) => convert::form_answer(&form, r.as_ref().map_err(String::as_str)),
                 None => FormAnswer::Cancelled,
             };
@@ -144,7 +134,7 @@ impl Frontend for AcpFrontend {
         let mut answers = Vec::with_capacity(form.questions.len());
         for q in &form.questions {
             let params = convert::question_request(&id, &form.tool_call_id, q);
-            let Some(r) = self.ask("session/request_permission", params).await else {
+            let Some(r) = self.ask("session/request_permission", params, cancel).await else {
                 return FormAnswer::Cancelled;
             };
             match convert::question_answer(q, r.as_ref().map_err(String::as_str)) {
@@ -208,6 +198,10 @@ mod tests {
         (peer, f, logs)
     }
 
+    fn none() -> CancellationToken {
+        CancellationToken::new()
+    }
+
     fn call() -> ToolCallStart {
         ToolCallStart {
             id: "call_1".into(),
@@ -242,11 +236,13 @@ mod tests {
             vec![sel("allow_always"), Err("transport closed".into())],
         );
         assert_eq!(
-            f.ask_permission(PermissionRequest { call: call() }).await,
+            f.ask_permission(PermissionRequest { call: call() }, &none())
+                .await,
             PermissionDecision::AllowAlways
         );
         assert_eq!(
-            f.ask_permission(PermissionRequest { call: call() }).await,
+            f.ask_permission(PermissionRequest { call: call() }, &none())
+                .await,
             PermissionDecision::RejectOnce
         );
         assert_eq!(peer.sent.lock().unwrap()[0].0, "session/request_permission");
@@ -256,10 +252,10 @@ mod tests {
     async fn a_cancelled_turn_stops_waiting_for_the_client() {
         let (_, f, _) = frontend(true, vec![]);
         let token = CancellationToken::new();
-        f.set_turn(Some(token.clone()));
         token.cancel();
         assert_eq!(
-            f.ask_permission(PermissionRequest { call: call() }).await,
+            f.ask_permission(PermissionRequest { call: call() }, &token)
+                .await,
             PermissionDecision::RejectOnce
         );
         let form = Form {
@@ -269,7 +265,7 @@ mod tests {
                 kind: QuestionKind::Text { default: None },
             }],
         };
-        assert_eq!(f.ask_user(form).await, FormAnswer::Cancelled);
+        assert_eq!(f.ask_user(form, &token).await, FormAnswer::Cancelled);
     }
 
     #[tokio::test]
@@ -297,7 +293,7 @@ mod tests {
             questions: vec![choice.clone(), confirm.clone()],
         };
         assert_eq!(
-            f.ask_user(form).await,
+            f.ask_user(form, &none()).await,
             FormAnswer::Accepted(vec![
                 AnswerValue::Text("blue".into()),
                 AnswerValue::Bool(true)
@@ -310,7 +306,7 @@ mod tests {
             tool_call_id: "call_2".into(),
             questions: vec![choice.clone(), confirm.clone()],
         };
-        assert_eq!(f.ask_user(form).await, FormAnswer::Declined);
+        assert_eq!(f.ask_user(form, &none()).await, FormAnswer::Declined);
 
         let (peer, f, _) = frontend(false, vec![]);
         let form = Form {
@@ -318,7 +314,7 @@ mod tests {
             questions: vec![choice, text],
         };
         assert_eq!(
-            f.ask_user(form).await,
+            f.ask_user(form, &none()).await,
             FormAnswer::Unavailable("the client has no form support".into())
         );
         assert!(peer.sent.lock().unwrap().is_empty());
@@ -338,7 +334,7 @@ mod tests {
             }],
         };
         assert_eq!(
-            f.ask_user(form).await,
+            f.ask_user(form, &none()).await,
             FormAnswer::Accepted(vec![AnswerValue::Text("Bob".into())])
         );
         let sent = peer.sent.lock().unwrap();

@@ -63,8 +63,13 @@ impl Logger {
     }
 }
 
-/// Serves ACP on stdin/stdout until stdin closes or SIGINT, SIGTERM or SIGHUP arrives.
-pub async fn serve(engine: Arc<Engine>, config: Arc<Config>) -> Result<(), AcpError> {
+/// Serves ACP on stdin/stdout until stdin closes or `stop` fires (main.rs fires it on SIGINT,
+/// SIGTERM and SIGHUP).
+pub async fn serve(
+    engine: Arc<Engine>,
+    config: Arc<Config>,
+    stop: CancellationToken,
+) -> Result<(), AcpError> {
     if let Ok(filter) = std::env::var("MM_LOG") {
         let _ = tracing_subscriber::fmt()
             .with_writer(std::io::stderr)
@@ -78,7 +83,7 @@ pub async fn serve(engine: Arc<Engine>, config: Arc<Config>) -> Result<(), AcpEr
         config,
         transport,
         Logger::stderr(),
-        signalled(),
+        stop.cancelled_owned(),
         Some(out.clone()),
     )
     .await;
@@ -109,22 +114,6 @@ where
         None,
     )
     .await
-}
-
-/// Resolves on the first SIGINT, SIGTERM or SIGHUP (never, if they cannot be watched).
-async fn signalled() {
-    use tokio::signal::unix::{SignalKind, signal};
-    let kinds = [
-        SignalKind::interrupt(),
-        SignalKind::terminate(),
-        SignalKind::hangup(),
-    ];
-    let mut streams: Vec<_> = kinds.into_iter().filter_map(|k| signal(k).ok()).collect();
-    if streams.is_empty() {
-        return std::future::pending().await;
-    }
-    let waits = streams.iter_mut().map(|s| Box::pin(s.recv()));
-    futures::future::select_all(waits).await;
 }
 
 /// A line transport over tokio pipes; invalid UTF-8 is read lossily rather than ending the
@@ -391,14 +380,15 @@ impl Server {
         {
             Ok(s) => s,
             Err(e) => {
-                let _ = responder.respond_with_error(invalid(e));
+                let _ = responder.respond_with_error(convert::load_error(&id, &e));
                 return;
             }
         };
         self.log_session_warnings(&session);
         let cwd = session.cwd.clone();
+        let tools = session.tools.clone();
         let describe =
-            |c: &crate::history::ToolCall| self.engine.describe_call(&c.name, &c.arguments, &cwd);
+            |c: &crate::history::ToolCall| tools.describe("", &c.name, &c.arguments, &cwd);
         match &self.direct {
             // Nothing of this session can be queued in the SDK yet and the response goes out
             // through it afterwards, so writing the replay straight to the transport keeps the
@@ -439,7 +429,6 @@ impl Server {
     ) -> Result<PromptResponse, Error> {
         let flat = prompt::flatten(&req.prompt);
         let mut session = slot.session.lock().await;
-        slot.frontend.set_turn(Some(token.clone()));
         let outcome = self
             .engine
             .prompt(
@@ -450,7 +439,6 @@ impl Server {
                 &token,
             )
             .await;
-        slot.frontend.set_turn(None);
         slot.forget(key);
         for line in convert::log_prompt(
             &session.id,
@@ -462,7 +450,7 @@ impl Server {
         match outcome.stop {
             Ok(stop) => Ok(PromptResponse::new(convert::stop_reason(stop))
                 .usage(convert::prompt_usage(&session.usage))),
-            Err(line) => Err(Error::internal_error().data(json!({"error": line}))),
+            Err(e) => Err(convert::turn_error(&e)),
         }
     }
 }

@@ -7,7 +7,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::compact::{self, CompactResult};
 use super::{Command, Engine, PromptOutcome, Session, StopReason, report_failures};
-use crate::event::{Event, Frontend};
+use crate::event::{CompactOutcome, Event, Frontend};
 use crate::hooks::{HookDecision, HookEvent};
 
 /// What triggered a compression (hooks see it as `trigger`).
@@ -15,14 +15,6 @@ use crate::hooks::{HookDecision, HookEvent};
 pub(crate) enum Trigger {
     Manual,
     Auto,
-}
-
-/// The outcome of one compression.
-pub(crate) struct Compressed {
-    /// The `/compact` outcome line.
-    pub line: String,
-    /// The history changed.
-    pub changed: bool,
 }
 
 impl Engine {
@@ -59,7 +51,7 @@ impl Engine {
         let done = self
             .compress(s, keep, Trigger::Manual, frontend, cancel)
             .await;
-        frontend.emit(Event::Notice(done.line.clone()));
+        frontend.emit(Event::Notice(done.line()));
         frontend.emit(Event::ContextUsage(self.context_usage(s)));
         let stop = if cancel.is_cancelled() {
             StopReason::Cancelled
@@ -68,7 +60,7 @@ impl Engine {
         };
         PromptOutcome {
             stop: Ok(stop),
-            command: Some(Command::Compact { line: done.line }),
+            command: Some(Command::Compact(done)),
             recap: None,
         }
     }
@@ -82,13 +74,10 @@ impl Engine {
         trigger: Trigger,
         frontend: &dyn Frontend,
         cancel: &CancellationToken,
-    ) -> Compressed {
+    ) -> CompactOutcome {
         if compact::plan_compaction(&s.history, keep).is_none() {
-            let n = crate::history::count_without_system(&s.history);
-            return Compressed {
-                line: compact::nothing_line(n, keep),
-                changed: false,
-            };
+            let messages = crate::history::count_without_system(&s.history);
+            return CompactOutcome::Nothing { messages, keep };
         }
         if self.hooks.any(HookEvent::PreCompact, None) {
             let name = match trigger {
@@ -102,10 +91,7 @@ impl Engine {
                 .await;
             report_failures(&r, frontend);
             if let HookDecision::Deny(reason) = r.decision {
-                return Compressed {
-                    line: compact::skipped_line(&reason),
-                    changed: false,
-                };
+                return CompactOutcome::Skipped(reason);
             }
         }
         let started = Instant::now();
@@ -124,21 +110,16 @@ impl Engine {
                 }
                 s.last_measure = None;
                 s.last_input = None;
-                let after = self.estimate(s);
-                let secs = started.elapsed().as_secs_f64();
-                Compressed {
-                    line: compact::compressed_line(replaced, kept, before, after, secs),
-                    changed: true,
+                CompactOutcome::Compressed {
+                    replaced,
+                    kept,
+                    before,
+                    after: self.estimate(s),
+                    secs: started.elapsed().as_secs_f64(),
                 }
             }
-            CompactResult::Nothing { messages, keep } => Compressed {
-                line: compact::nothing_line(messages, keep),
-                changed: false,
-            },
-            CompactResult::Failed(e) => Compressed {
-                line: compact::failed_line(&e),
-                changed: false,
-            },
+            CompactResult::Nothing { messages, keep } => CompactOutcome::Nothing { messages, keep },
+            CompactResult::Failed(e) => CompactOutcome::Failed(e),
         }
     }
 

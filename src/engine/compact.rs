@@ -206,31 +206,3 @@ pub fn estimate_tokens(wire_messages: &[Value], tools: &[Value], chars_per_token
         .sum();
     (chars as f64 / ratio).ceil() as u64
 }
-
-/// `🗜️ compressed N messages → 1 summary + M kept (B → A tokens, S.Ss)`.
-pub fn compressed_line(
-    replaced: usize,
-    kept: usize,
-    before_tokens: u64,
-    after_tokens: u64,
-    secs: f64,
-) -> String {
-    format!(
-        "🗜️ compressed {replaced} messages → 1 summary + {kept} kept ({before_tokens} → {after_tokens} tokens, {secs:.1}s)"
-    )
-}
-
-/// `🗜️ nothing to compact: N message(s), no turn older than the last K`.
-pub fn nothing_line(messages: usize, keep: usize) -> String {
-    format!("🗜️ nothing to compact: {messages} message(s), no turn older than the last {keep}")
-}
-
-/// `[compact: failed, history kept: <explanation>]`.
-pub fn failed_line(explanation: &str) -> String {
-    format!("[compact: failed, history kept: {explanation}]")
-}
-
-/// `[compact: skipped by a hook: <reason>]`.
-pub fn skipped_line(reason: &str) -> String {
-    format!("[compact: skipped by a hook: {reason}]")
-}

@@ -3,8 +3,11 @@
 
 mod commands;
 pub mod compact;
+mod error;
 mod store;
 mod turn;
+
+pub use error::{LoadError, TurnError};
 
 use std::collections::{HashMap, HashSet};
 use std::path::PathBuf;
@@ -14,12 +17,14 @@ use std::sync::{Arc, Mutex};
 use tokio_util::sync::CancellationToken;
 
 use crate::config::Config;
-use crate::event::{ContextUsage, Event, Frontend, Plan, Usage};
+pub use crate::event::Recap;
+use crate::event::{CompactOutcome, ContextUsage, Event, Frontend, Plan, Usage};
 use crate::history::Message;
 use crate::hooks::{HookDecision, HookEvent, HookResult, Hooks};
 use crate::model::ModelClient;
+use crate::process::Supervisor;
 use crate::skills::{Catalogue, SkillDirs};
-use crate::tools::Tool;
+use crate::tools::{Setup, Toolbox};
 
 /// Why a turn ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -30,34 +35,23 @@ pub enum StopReason {
     Cancelled,
 }
 
-/// What a turn did, for the front ends' recap lines.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct Recap {
-    /// `bash` calls that ran.
-    pub commands: u32,
-    /// `read_file`, `write_file`, `edit_file` calls that ran.
-    pub file_ops: u32,
-    /// `read_skill` calls that succeeded.
-    pub skills: u32,
-}
-
 /// Which slash command a prompt was.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub enum Command {
     /// `/new`; `archived_as` is the id the previous conversation was saved under.
     New {
         forgotten: usize,
         archived_as: Option<String>,
     },
-    /// `/compact`; `line` is the outcome line.
-    Compact { line: String },
+    /// `/compact` and what it did.
+    Compact(CompactOutcome),
 }
 
 /// The outcome of one prompt.
 #[derive(Debug, Clone, PartialEq)]
 pub struct PromptOutcome {
-    /// `Err` carries the one-line explanation of a failed turn.
-    pub stop: Result<StopReason, String>,
+    /// `Err` says why the turn failed.
+    pub stop: Result<StopReason, TurnError>,
     /// `Some` when the prompt was a slash command (no model call, no hook).
     pub command: Option<Command>,
     /// The engine turn's recap; `None` for a slash command.
@@ -85,8 +79,11 @@ pub struct Session {
     pub allow_always: HashSet<String>,
     /// Tool names rejected for the rest of the session.
     pub never: HashSet<String>,
-    pub plan: Mutex<Option<Plan>>,
+    /// Shared with the tools that keep it.
+    pub plan: Arc<Mutex<Option<Plan>>>,
     pub skills: Arc<Catalogue>,
+    /// The session's tools (built-ins, and whatever the session adds later).
+    pub tools: Toolbox,
     /// Warnings about the session's skills (front ends log them with the session id).
     pub warnings: Vec<String>,
     /// `sessionStart` hooks still running: the first prompt waits for them.
@@ -107,7 +104,8 @@ pub struct Environment {
 pub struct Engine {
     pub config: Arc<Config>,
     pub model: Arc<dyn ModelClient>,
-    pub tools: Vec<Arc<dyn Tool>>,
+    /// Every child process (tools, hooks) goes through it.
+    pub processes: Arc<Supervisor>,
     /// The process-wide `call_N` counter (never reset).
     pub call_counter: AtomicU64,
     pub env: Environment,
@@ -116,8 +114,6 @@ pub struct Engine {
     /// The model's name as last detected (for session files).
     known_model: Mutex<String>,
     pub hooks: Arc<Hooks>,
-    /// Characters of the tools' definitions in a request (they never change).
-    tools_chars: std::sync::OnceLock<usize>,
     /// The model server was reported to a front end (once per process).
     model_announced: std::sync::atomic::AtomicBool,
     /// Skill catalogues per cwd, read once.
@@ -130,18 +126,18 @@ impl Engine {
     pub fn new(config: Arc<Config>, model: Arc<dyn ModelClient>) -> Self {
         let config_window = config.context_window;
         let model_name = config.model.name.clone();
-        let hooks = Arc::new(Hooks::new(&config.hooks));
+        let processes = Supervisor::new();
+        let hooks = Arc::new(Hooks::new(&config.hooks, Arc::clone(&processes)));
         Engine {
             config,
             model,
-            tools: crate::tools::builtin(),
+            processes,
             call_counter: AtomicU64::new(0),
             env: Environment::default(),
             known_window: AtomicU64::new(config_window),
             known_model: Mutex::new(model_name),
             hooks,
             model_announced: std::sync::atomic::AtomicBool::new(false),
-            tools_chars: std::sync::OnceLock::new(),
             skills_cache: Mutex::new(HashMap::new()),
             turn_lock: tokio::sync::Mutex::new(()),
         }
@@ -157,10 +153,13 @@ impl Engine {
     /// the background), and the session file when sessions are enabled.
     pub async fn new_session(&self, cwd: PathBuf, frontend: &dyn Frontend) -> Session {
         let now = chrono::Local::now();
+        let id = crate::session::new_id(now);
         let (skills, warnings) = self.skills_for(&cwd);
-        let system = self.system_prompt(&cwd, &skills);
+        let plan = Arc::new(Mutex::new(None));
+        let tools = self.tools_for(&id, &cwd, &skills, &plan);
+        let system = self.system_prompt(&cwd, &tools);
         let mut s = Session {
-            id: crate::session::new_id(now),
+            id,
             cwd,
             created_at: crate::session::timestamp(now),
             history: vec![Message::system(system)],
@@ -170,14 +169,33 @@ impl Engine {
             chars_per_token: 4.0,
             allow_always: HashSet::new(),
             never: HashSet::new(),
-            plan: Mutex::new(None),
+            plan,
             skills,
+            tools,
             warnings,
             start_hooks: None,
         };
         self.start_session_hooks(&mut s);
         self.save(&s, frontend);
         s
+    }
+
+    /// A session's built-in tools, built with their own settings and the session's state.
+    fn tools_for(
+        &self,
+        id: &str,
+        cwd: &std::path::Path,
+        skills: &Arc<Catalogue>,
+        plan: &Arc<Mutex<Option<Plan>>>,
+    ) -> Toolbox {
+        crate::tools::builtin(&Setup {
+            config: &self.config,
+            session_id: id,
+            cwd,
+            skills,
+            plan,
+            processes: &self.processes,
+        })
     }
 
     /// The skill catalogue of a cwd, read once per process.
@@ -238,21 +256,14 @@ impl Engine {
         }
     }
 
-    /// The system prompt of a session in `cwd`.
-    pub fn system_prompt(&self, cwd: &std::path::Path, skills: &Catalogue) -> String {
+    /// The system prompt of a session in `cwd` with these tools.
+    pub fn system_prompt(&self, cwd: &std::path::Path, tools: &Toolbox) -> String {
         let date = chrono::Local::now().format("%Y-%m-%d").to_string();
-        let agents: Vec<(String, String)> = self
-            .config
-            .agents
-            .keys()
-            .map(|k| (k.clone(), String::new()))
-            .collect();
         crate::prompt::system_prompt(&crate::prompt::SystemPromptInput {
             title: &self.config.acp.title,
             cwd,
             date: &date,
-            skills: &skills.prompt_section(),
-            agents: &agents,
+            sections: &tools.prompt_sections(),
             extra: &self.config.system_prompt,
         })
     }
@@ -372,17 +383,6 @@ impl Engine {
         }
     }
 
-    /// How a stored tool call is shown (title, kind, locations), as the live tool would give
-    /// it; an unknown tool: its name and `execute`. `arguments` that are not JSON go as a string.
-    pub fn describe_call(
-        &self,
-        name: &str,
-        arguments: &str,
-        cwd: &std::path::Path,
-    ) -> crate::event::ToolCallStart {
-        crate::tools::dispatch::describe(&self.tools, "", name, arguments, cwd)
-    }
-
     /// The context in use: the larger of the last measure and the history's estimate. Uses the
     /// window known so far (0 while detection runs).
     pub fn context_usage(&self, session: &Session) -> ContextUsage {
@@ -396,13 +396,7 @@ impl Engine {
 
     /// The history's estimate: the request's characters over the measured ratio.
     pub fn estimate(&self, session: &Session) -> u64 {
-        let tools = *self.tools_chars.get_or_init(|| {
-            self.tools
-                .iter()
-                .map(|t| crate::tools::wire_definition(t.as_ref()).to_string().len())
-                .sum()
-        });
-        let chars = crate::history::wire_chars(&session.history) + tools;
+        let chars = crate::history::wire_chars(&session.history) + session.tools.chars();
         let ratio = if session.chars_per_token > 0.0 {
             session.chars_per_token
         } else {
@@ -412,15 +406,18 @@ impl Engine {
     }
 
     /// The context window: configured, else probed (awaits detection), 0 when unknown.
-    pub async fn context_window(&self) -> u64 {
+    pub async fn context_window(&self, cancel: &CancellationToken) -> u64 {
         let w = if self.config.context_window > 0 {
             self.config.context_window
         } else {
-            self.model
-                .info()
-                .await
-                .map(|i| i.context_window)
-                .unwrap_or(0)
+            match self.model.info(cancel).await {
+                Ok(i) => i.context_window,
+                // Withdrawn: what was known stays known.
+                Err(crate::model::ModelError::Cancelled) => {
+                    return self.known_window.load(std::sync::atomic::Ordering::Relaxed);
+                }
+                Err(_) => 0,
+            }
         };
         self.known_window
             .store(w, std::sync::atomic::Ordering::Relaxed);

@@ -2,10 +2,10 @@
 
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
 use std::sync::atomic::Ordering;
+use std::sync::{Arc, Mutex};
 
-use super::{Engine, Session};
+use super::{Engine, LoadError, Session};
 use crate::event::{Event, Frontend, Usage};
 use crate::history::{Message, Role};
 use crate::session::{self, SessionFile};
@@ -73,20 +73,21 @@ impl Engine {
     /// Loads a saved session (`session/load`, `mm --resume`): validates the id, reads
     /// `<cwd>/<sessions.dir>/<id>.json`, replaces its system prompt by the current one, restores
     /// totals and plan, continues the `call_N` counter above the highest stored ref, and starts
-    /// `sessionStart` hooks. The request's cwd wins over the file's. `Err` is the one-line
-    /// explanation.
+    /// `sessionStart` hooks. The request's cwd wins over the file's.
     pub async fn load_session(
         &self,
         cwd: PathBuf,
         id: &str,
         frontend: &dyn Frontend,
-    ) -> Result<Session, String> {
-        session::validate_id(id).map_err(|e| e.to_string())?;
+    ) -> Result<Session, LoadError> {
+        session::validate_id(id)?;
         let dir = self.sessions_dir(&cwd);
-        let file = session::load(&dir, id).map_err(|e| e.to_string())?;
+        let file = session::load(&dir, id)?;
         let moved = file.cwd != cwd;
         let (skills, warnings) = self.skills_for(&cwd);
-        let system = self.system_prompt(&cwd, &skills);
+        let plan = Arc::new(Mutex::new(file.plan));
+        let tools = self.tools_for(&file.id, &cwd, &skills, &plan);
+        let system = self.system_prompt(&cwd, &tools);
         let mut history: Vec<Message> = file
             .messages
             .into_iter()
@@ -115,8 +116,9 @@ impl Engine {
             chars_per_token: 4.0,
             allow_always: HashSet::new(),
             never: HashSet::new(),
-            plan: Mutex::new(file.plan),
+            plan,
             skills,
+            tools,
             warnings,
             start_hooks: None,
         };

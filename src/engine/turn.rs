@@ -6,17 +6,16 @@ use std::sync::Mutex;
 use tokio_util::sync::CancellationToken;
 
 use super::commands::Trigger;
-use super::{Engine, Recap, Session, StopReason};
-use crate::event::{ContextUsage, Event, Frontend, ToolStatus};
+use super::{Engine, Recap, Session, StopReason, TurnError};
+use crate::event::{CompactOutcome, ContextUsage, Event, Frontend, ToolStatus};
 use crate::history::{self, Message, ToolCall};
 use crate::model::{ChatRequest, ModelError, ModelResponse, RawToolCall, StreamEvent};
-use crate::tools::RecapKind;
 use crate::tools::dispatch::{self, CallEnv, Gates};
 use crate::tools::repeat::RepeatDetector;
 
 /// The outcome of the turn loop.
 pub(crate) struct TurnEnd {
-    pub stop: Result<StopReason, String>,
+    pub stop: Result<StopReason, TurnError>,
     pub recap: Recap,
 }
 
@@ -49,20 +48,18 @@ impl Engine {
         frontend: &dyn Frontend,
         cancel: &CancellationToken,
         recap: &mut Recap,
-    ) -> Result<StopReason, String> {
+    ) -> Result<StopReason, TurnError> {
         let cfg = &self.config;
         let mut repeat = RepeatDetector::new(cfg.loop_.max_repeats);
-        let tool_defs: Vec<serde_json::Value> = self
-            .tools
-            .iter()
-            .map(|t| crate::tools::wire_definition(t.as_ref()))
-            .collect();
+        // The tool set is frozen for the length of the turn.
+        let tools = s.tools.clone();
+        let tool_defs: Vec<serde_json::Value> = tools.definitions().to_vec();
         let text_tool_names: Vec<String> = if cfg.model.text_tool_calls {
-            self.tools.iter().map(|t| t.name().to_string()).collect()
+            tools.names()
         } else {
             Vec::new()
         };
-        self.announce_model(frontend).await;
+        self.announce_model(frontend, cancel).await;
         let mut retried_overflow = false;
         for _step in 0..cfg.max_steps {
             if cancel.is_cancelled() {
@@ -102,15 +99,15 @@ impl Engine {
                         continue;
                     }
                     // Nothing could be compressed: the turn fails with the server's line.
-                    return Err(e.to_string());
+                    return Err(e.into());
                 }
                 Err(e) => {
                     keep_partial(s, partial);
-                    return Err(e.to_string());
+                    return Err(e.into());
                 }
             };
-            self.note_model_name().await;
-            self.record_usage(s, &response, request_chars, frontend)
+            self.note_model_name(cancel).await;
+            self.record_usage(s, &response, request_chars, frontend, cancel)
                 .await;
             let ModelResponse {
                 text,
@@ -139,15 +136,12 @@ impl Engine {
                     return Ok(StopReason::Cancelled);
                 }
                 let env = CallEnv {
-                    tools: &self.tools,
+                    tools: &tools,
                     cwd: &s.cwd,
                     session_id: &s.id,
                     yolo: cfg.yolo,
                     max_output: self.max_output(),
-                    bash_timeout: cfg.tools.bash_timeout,
                     frontend,
-                    plan: &s.plan,
-                    skills: &s.skills,
                     hooks: &self.hooks,
                 };
                 let gates = Gates {
@@ -156,11 +150,8 @@ impl Engine {
                     never: &mut s.never,
                 };
                 let d = dispatch::dispatch(&env, gates, call, cancel).await;
-                match d.recap {
-                    RecapKind::Command => recap.commands += 1,
-                    RecapKind::FileOp => recap.file_ops += 1,
-                    RecapKind::Skill if d.status == ToolStatus::Completed => recap.skills += 1,
-                    RecapKind::Skill | RecapKind::None => {}
+                if let Some(t) = d.tally {
+                    recap.add(t);
                 }
                 s.history.push(Message::tool(
                     &call.id,
@@ -210,8 +201,8 @@ impl Engine {
     }
 
     /// After a call that succeeded the server is known: its model's name goes in session files.
-    async fn note_model_name(&self) {
-        let Ok(info) = self.model.info().await else {
+    async fn note_model_name(&self, cancel: &CancellationToken) {
+        let Ok(info) = self.model.info(cancel).await else {
             return;
         };
         if info.name.is_empty() {
@@ -230,6 +221,7 @@ impl Engine {
         r: &ModelResponse,
         request_chars: usize,
         frontend: &dyn Frontend,
+        cancel: &CancellationToken,
     ) {
         let Some(u) = r.usage else { return };
         s.usage.add(&u);
@@ -238,7 +230,7 @@ impl Engine {
         if u.input_tokens > 0 && request_chars > 0 {
             s.chars_per_token = request_chars as f64 / u.input_tokens as f64;
         }
-        let size = self.context_window().await;
+        let size = self.context_window(cancel).await;
         frontend.emit(Event::ContextUsage(ContextUsage {
             used: u.total(),
             size,
@@ -248,16 +240,16 @@ impl Engine {
 
 impl Engine {
     /// Reports the model server once per process, when detection has completed.
-    async fn announce_model(&self, frontend: &dyn Frontend) {
+    async fn announce_model(&self, frontend: &dyn Frontend, cancel: &CancellationToken) {
         if self
             .model_announced
             .swap(true, std::sync::atomic::Ordering::Relaxed)
         {
             return;
         }
-        match self.model.info().await {
+        match self.model.info(cancel).await {
             Ok(info) => {
-                let window = self.context_window().await;
+                let window = self.context_window(cancel).await;
                 frontend.emit(Event::ModelDetected {
                     name: info.name,
                     url: info.url,
@@ -280,8 +272,8 @@ impl Engine {
         s: &mut Session,
         frontend: &dyn Frontend,
         cancel: &CancellationToken,
-    ) -> Result<(), String> {
-        let window = self.context_window().await;
+    ) -> Result<(), TurnError> {
+        let window = self.context_window(cancel).await;
         if window == 0 {
             return Ok(());
         }
@@ -296,23 +288,24 @@ impl Engine {
             let done = self
                 .compress(s, keep, Trigger::Auto, frontend, cancel)
                 .await;
-            if done.changed || !done.line.starts_with("🗜️ nothing to compact") {
-                frontend.emit(Event::AutoCompacted(done.line.clone()));
+            // Nothing to compact at this depth is not worth a line; a failure or a hook's
+            // refusal is, and ends the attempt.
+            let stop_trying = match &done {
+                CompactOutcome::Compressed { .. } => false,
+                CompactOutcome::Nothing { .. } => false,
+                CompactOutcome::Skipped(_) | CompactOutcome::Failed(_) => true,
+            };
+            if !matches!(done, CompactOutcome::Nothing { .. }) {
+                frontend.emit(Event::AutoCompacted(done));
             }
-            if cancel.is_cancelled()
-                || used(self, s) < limit
-                || keep <= 1
-                || (!done.changed && !done.line.starts_with("🗜️"))
-            {
+            if cancel.is_cancelled() || used(self, s) < limit || keep <= 1 || stop_trying {
                 break;
             }
             keep -= 1;
         }
         let need = self.estimate(s) + reserve;
         if need > window {
-            return Err(format!(
-                "this turn does not fit the context window: about {need} tokens with the answer's reserve, the window is {window}"
-            ));
+            return Err(TurnError::TooLarge { need, window });
         }
         Ok(())
     }
@@ -330,12 +323,13 @@ impl Engine {
             let done = self
                 .compress(s, keep, Trigger::Auto, frontend, cancel)
                 .await;
-            let nothing = !done.changed && done.line.starts_with("🗜️ nothing to compact");
+            let nothing = matches!(done, CompactOutcome::Nothing { .. });
+            let changed = done.changed();
             if !nothing {
                 // A failed or skipped compression is reported too, and not tried again.
-                frontend.emit(Event::AutoCompacted(done.line));
+                frontend.emit(Event::AutoCompacted(done));
             }
-            if done.changed {
+            if changed {
                 return true;
             }
             if !nothing || keep <= 1 || cancel.is_cancelled() {

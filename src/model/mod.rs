@@ -104,8 +104,9 @@ pub trait ModelClient: Send + Sync {
         cancel: &CancellationToken,
     ) -> Result<ModelResponse, ModelError>;
 
-    /// Waits for detection (server, model, context window) and returns what is known.
-    async fn info(&self) -> Result<ModelInfo, ModelError>;
+    /// Waits for detection (server, model, context window) and returns what is known;
+    /// `Err(Cancelled)` when `cancel` fires first (detection goes on in the background).
+    async fn info(&self, cancel: &CancellationToken) -> Result<ModelInfo, ModelError>;
 
     /// Starts detection in the background, if it has not started. Front ends call it once the
     /// work that must be fast (the ACP `initialize` answer, the prompt) is done; a call to the

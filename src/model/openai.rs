@@ -562,8 +562,8 @@ impl ModelClient for OpenAiClient {
         Ok(response)
     }
 
-    async fn info(&self) -> Result<ModelInfo, ModelError> {
-        let detected = self.inner.detection().await?;
+    async fn info(&self, cancel: &CancellationToken) -> Result<ModelInfo, ModelError> {
+        let detected = or_cancel(cancel, self.inner.detection()).await??;
         Ok(ModelInfo {
             url: detected.url.clone(),
             name: detected.name.clone(),

@@ -81,7 +81,11 @@ impl Frontend for OneShotFrontend {
         write_out(&pieces);
     }
 
-    async fn ask_permission(&self, request: PermissionRequest) -> PermissionDecision {
+    async fn ask_permission(
+        &self,
+        request: PermissionRequest,
+        cancel: &CancellationToken,
+    ) -> PermissionDecision {
         if !self.stdin_terminal {
             self.note(&style::yellow(self.color, NO_TERMINAL_REJECTED));
             return PermissionDecision::RejectOnce;
@@ -93,21 +97,26 @@ impl Frontend for OneShotFrontend {
             let mut err = io::stderr();
             let _ = write!(err, "{prompt}");
             forms::permission_key(&mut err).0
-        })
-        .await;
-        asked.unwrap_or(PermissionDecision::RejectOnce)
+        });
+        tokio::select! {
+            asked = asked => asked.unwrap_or(PermissionDecision::RejectOnce),
+            () = cancel.cancelled() => PermissionDecision::RejectOnce,
+        }
     }
 
-    async fn ask_user(&self, form: Form) -> FormAnswer {
+    async fn ask_user(&self, form: Form, cancel: &CancellationToken) -> FormAnswer {
         if !self.stdin_terminal {
             return FormAnswer::Unavailable(NO_TERMINAL.to_string());
         }
         let pieces = lock(&self.renderer).finish();
         write_out(&pieces);
         let color = self.color;
-        tokio::task::spawn_blocking(move || forms::ask_form(&form, &mut io::stderr(), color))
-            .await
-            .unwrap_or_else(|e| FormAnswer::Unavailable(e.to_string()))
+        let asked =
+            tokio::task::spawn_blocking(move || forms::ask_form(&form, &mut io::stderr(), color));
+        tokio::select! {
+            asked = asked => asked.unwrap_or_else(|e| FormAnswer::Unavailable(e.to_string())),
+            () = cancel.cancelled() => FormAnswer::Cancelled,
+        }
     }
 }
 
@@ -125,8 +134,6 @@ pub struct TermFrontend {
     /// Whether the spinner may be drawn (stderr is a terminal).
     spinner_enabled: bool,
     spinner: Arc<Mutex<SpinnerState>>,
-    /// The running turn's token, cancelled by Ctrl-C at a prompt.
-    turn: Mutex<Option<CancellationToken>>,
     /// The model line last shown, so detection and events do not repeat it.
     model_shown: Mutex<Option<(String, String, Option<u64>)>>,
 }
@@ -140,7 +147,6 @@ impl TermFrontend {
             color,
             spinner_enabled,
             spinner: Arc::new(Mutex::new(SpinnerState::default())),
-            turn: Mutex::new(None),
             model_shown: Mutex::new(None),
         });
         if spinner_enabled {
@@ -174,18 +180,16 @@ impl TermFrontend {
         self.color
     }
 
-    /// A turn starts: remember its token and show the spinner.
-    pub fn begin_turn(&self, cancel: CancellationToken) {
-        *lock(&self.turn) = Some(cancel);
+    /// A turn starts: show the spinner.
+    pub fn begin_turn(&self) {
         self.start_spinner();
     }
 
-    /// The turn ended: write what was held back, stop the spinner, forget the token.
+    /// The turn ended: write what was held back, stop the spinner.
     pub fn end_turn(&self) {
         let _s = self.stop_spinner();
         let pieces = lock(&self.renderer).finish();
         write_out(&pieces);
-        *lock(&self.turn) = None;
     }
 
     /// The context usage last reported.
@@ -248,12 +252,6 @@ impl TermFrontend {
         }
         s
     }
-
-    fn cancel_turn(&self) {
-        if let Some(token) = lock(&self.turn).as_ref() {
-            token.cancel();
-        }
-    }
 }
 
 #[async_trait]
@@ -286,7 +284,11 @@ impl Frontend for TermFrontend {
         }
     }
 
-    async fn ask_permission(&self, request: PermissionRequest) -> PermissionDecision {
+    async fn ask_permission(
+        &self,
+        request: PermissionRequest,
+        cancel: &CancellationToken,
+    ) -> PermissionDecision {
         let prompt = render::permission_prompt(&request.call, self.color);
         {
             let _s = self.stop_spinner();
@@ -297,28 +299,33 @@ impl Frontend for TermFrontend {
             let mut out = io::stdout();
             let _ = write!(out, "{prompt}");
             forms::permission_key(&mut out)
-        })
-        .await;
-        let (decision, interrupted) = asked.unwrap_or((PermissionDecision::RejectOnce, false));
+        });
+        let (decision, interrupted) = tokio::select! {
+            asked = asked => asked.unwrap_or((PermissionDecision::RejectOnce, false)),
+            () = cancel.cancelled() => (PermissionDecision::RejectOnce, false),
+        };
+        // Ctrl-C at the prompt cancels the turn, as it does anywhere else in a turn.
         if interrupted {
-            self.cancel_turn();
+            cancel.cancel();
         }
         decision
     }
 
-    async fn ask_user(&self, form: Form) -> FormAnswer {
+    async fn ask_user(&self, form: Form, cancel: &CancellationToken) -> FormAnswer {
         {
             let _s = self.stop_spinner();
             let pieces = lock(&self.renderer).finish();
             write_out(&pieces);
         }
         let color = self.color;
-        let answer =
-            tokio::task::spawn_blocking(move || forms::ask_form(&form, &mut io::stdout(), color))
-                .await
-                .unwrap_or_else(|e| FormAnswer::Unavailable(e.to_string()));
+        let asked =
+            tokio::task::spawn_blocking(move || forms::ask_form(&form, &mut io::stdout(), color));
+        let answer = tokio::select! {
+            asked = asked => asked.unwrap_or_else(|e| FormAnswer::Unavailable(e.to_string())),
+            () = cancel.cancelled() => FormAnswer::Cancelled,
+        };
         if answer == FormAnswer::Cancelled {
-            self.cancel_turn();
+            cancel.cancel();
         }
         answer
     }

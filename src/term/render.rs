@@ -160,8 +160,9 @@ impl Renderer {
                 let lines = super::banner::model_lines(name, url, *context_window, self.color);
                 self.lines(&mut out, Target::Stderr, lines);
             }
-            Event::AutoCompacted(line) => {
-                self.lines(&mut out, Target::Stderr, vec![style::dim(self.color, line)]);
+            Event::AutoCompacted(outcome) => {
+                let line = style::dim(self.color, &outcome.line());
+                self.lines(&mut out, Target::Stderr, vec![line]);
             }
             Event::Attached(path) => {
                 let line = style::dim(self.color, &format!("📎 attached {}", path.display()));
@@ -404,9 +405,12 @@ pub fn recap_line(summary: &TurnSummary, color: bool) -> String {
     }
     parts.push(format!("{:.1}s", summary.elapsed.as_secs_f64()));
     if let Some(recap) = summary.recap
-        && recap.skills > 0
+        && recap.get(crate::event::Tally::Skill) > 0
     {
-        parts.push(format!("📖 {} skill(s)", recap.skills));
+        parts.push(format!(
+            "📖 {} skill(s)",
+            recap.get(crate::event::Tally::Skill)
+        ));
     }
     style::dim(color, &parts.join(" · "))
 }

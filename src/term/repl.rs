@@ -64,13 +64,16 @@ impl TermOptions {
 /// The prompt.
 pub const PROMPT: &str = "> ";
 
-/// Runs the interactive session until `/quit`, Ctrl-D or two Ctrl-C; returns the exit code.
+/// Runs the interactive session until `/quit`, Ctrl-D, two Ctrl-C or `stop` (SIGTERM, SIGHUP:
+/// main.rs owns the signals); returns the exit code. A turn running when `stop` fires is
+/// cancelled and awaited (the engine saves the session), and the terminal is put back as it was.
 pub async fn run_interactive(
     engine: Arc<Engine>,
     config: Arc<Config>,
     mut session: Session,
     banner: Banner,
     options: TermOptions,
+    stop: CancellationToken,
 ) -> i32 {
     let _ = &config;
     let frontend = TermFrontend::new(options.color, options.spinner);
@@ -83,7 +86,6 @@ pub async fn run_interactive(
     let Ok(mut sigint) = signal(SignalKind::interrupt()) else {
         return 1;
     };
-    spawn_stop_watch(Arc::clone(&frontend), saved);
 
     let skills: Vec<String> = session
         .skills
@@ -101,8 +103,12 @@ pub async fn run_interactive(
     spawn_detection(Arc::clone(&engine), Arc::clone(&frontend), &mut reader);
 
     let mut armed = false;
-    loop {
-        let text = match reader.read(PROMPT).await {
+    let code = loop {
+        let read = tokio::select! {
+            read = reader.read(PROMPT) => read,
+            () = stop.cancelled() => break 0,
+        };
+        let text = match read {
             Read::Line(text) => text,
             Read::Interrupted => {
                 if armed {
@@ -140,10 +146,18 @@ pub async fn run_interactive(
                 )],
             ),
             Input::Engine(text) => {
-                run_turn(&engine, &mut session, &text, &frontend, &mut sigint).await;
+                run_turn(&engine, &mut session, &text, &frontend, &mut sigint, &stop).await;
             }
         }
+        if stop.is_cancelled() {
+            break 0;
+        }
+    };
+    frontend.end_turn();
+    if let Some(saved) = &saved {
+        raw::restore(saved);
     }
+    code
 }
 
 /// Runs one prompt through the engine; Ctrl-C cancels it and the prompt comes back.
@@ -153,11 +167,12 @@ async fn run_turn(
     text: &str,
     frontend: &Arc<TermFrontend>,
     sigint: &mut tokio::signal::unix::Signal,
+    stop: &CancellationToken,
 ) {
     // A Ctrl-C from before this turn must not cancel it.
     while sigint.recv().now_or_never().is_some() {}
-    let cancel = CancellationToken::new();
-    frontend.begin_turn(cancel.clone());
+    let cancel = stop.child_token();
+    frontend.begin_turn();
     let before = session.usage;
     let started = Instant::now();
     let outcome = {
@@ -217,7 +232,7 @@ async fn local_command(
     let color = frontend.color();
     let lines = match command {
         Local::Help => help_lines(session, color),
-        Local::Model => match engine.model.info().await {
+        Local::Model => match engine.model.info(&CancellationToken::new()).await {
             Ok(info) => {
                 let window = if info.context_window > 0 {
                     render::window(info.context_window)
@@ -379,34 +394,13 @@ pub fn skills_lines(session: &Session, color: bool) -> Vec<String> {
     lines
 }
 
-/// SIGTERM and SIGHUP: cancel, put the terminal back as it was, leave.
-fn spawn_stop_watch(frontend: Arc<TermFrontend>, saved: Option<nix::sys::termios::Termios>) {
-    tokio::spawn(async move {
-        let (Ok(mut term), Ok(mut hup)) = (
-            signal(SignalKind::terminate()),
-            signal(SignalKind::hangup()),
-        ) else {
-            return;
-        };
-        let code = tokio::select! {
-            _ = term.recv() => 143,
-            _ = hup.recv() => 129,
-        };
-        frontend.end_turn();
-        if let Some(saved) = &saved {
-            raw::restore(saved);
-        }
-        std::process::exit(code);
-    });
-}
-
 /// Shows the model line when detection completes, without disturbing the prompt being edited.
 fn spawn_detection(engine: Arc<Engine>, frontend: Arc<TermFrontend>, reader: &mut LineReader) {
     let printer_rx = reader.printer.take();
     let at_prompt = Arc::clone(&reader.at_prompt);
     tokio::spawn(async move {
         let color = frontend.color();
-        let lines = match engine.model.info().await {
+        let lines = match engine.model.info(&CancellationToken::new()).await {
             Ok(info) => {
                 let window = (info.context_window > 0).then_some(info.context_window);
                 frontend.model_text(&info.name, &info.url, window)

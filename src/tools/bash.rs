@@ -6,30 +6,40 @@ use std::io;
 use std::os::fd::OwnedFd;
 use std::path::Path;
 use std::process::{ExitStatus, Stdio};
+use std::sync::Arc;
 use std::time::Duration;
 
 use async_trait::async_trait;
-use nix::sys::signal::{Signal, killpg};
-use nix::unistd::Pid;
 use serde::Deserialize;
 use serde_json::Value;
 use tokio::io::AsyncReadExt;
 use tokio::net::unix::pipe;
-use tokio::process::{Child, Command};
+use tokio::process::Command;
 use tokio_util::sync::CancellationToken;
 
-use super::{RecapKind, Tool, ToolContext, ToolOutput, parse_args, schema_of};
-use crate::event::ToolKind;
+use super::{Call, Setup, Tool, ToolOutput, parse_args, schema_of};
+use crate::event::{Tally, ToolKind};
+use crate::process::{Child, Group, Supervisor};
 
 pub const NAME: &str = "bash";
 /// The largest timeout the model may ask for, in seconds.
 pub const MAX_TIMEOUT: u64 = 3600;
 /// How long the output is still read after bash exits, for jobs it left holding the pipe.
 const AFTER_EXIT_READ: Duration = Duration::from_millis(200);
-/// Between SIGTERM and SIGKILL when a call is stopped.
-const KILL_GRACE: Duration = Duration::from_secs(2);
 
-pub struct Bash;
+pub struct Bash {
+    /// `tools.bash.timeout`: the default when the call gives none.
+    pub timeout: Duration,
+    pub processes: Arc<Supervisor>,
+}
+
+/// The registration (tools/mod.rs).
+pub fn tool(setup: &Setup<'_>) -> Option<Arc<dyn Tool>> {
+    Some(Arc::new(Bash {
+        timeout: Duration::from_secs(setup.config.tools.bash_timeout),
+        processes: Arc::clone(setup.processes),
+    }))
+}
 
 #[derive(Deserialize, schemars::JsonSchema)]
 struct Args {
@@ -59,27 +69,42 @@ impl Tool for Bash {
             None => NAME.into(),
         }
     }
-    fn recap(&self) -> RecapKind {
-        RecapKind::Command
+    fn tally(&self) -> Option<Tally> {
+        Some(Tally::Command)
     }
     fn gated(&self, _args: &Value) -> bool {
         true
     }
-    async fn run(
-        &self,
-        args: Value,
-        ctx: &ToolContext<'_>,
-        cancel: &CancellationToken,
-    ) -> ToolOutput {
+    fn rejected(&self) -> String {
+        "[command rejected by the user]".to_string()
+    }
+    async fn run(&self, args: Value, call: &Call<'_>) -> ToolOutput {
         let args: Args = match parse_args(NAME, &args) {
             Ok(a) => a,
             Err(out) => return out,
         };
-        let timeout = args
-            .timeout
-            .unwrap_or(ctx.bash_timeout)
-            .clamp(1, MAX_TIMEOUT);
-        run_command(&args.command, ctx.cwd, timeout, ctx.max_output, cancel).await
+        let timeout = match args.timeout {
+            Some(secs) => Duration::from_secs(secs.clamp(1, MAX_TIMEOUT)),
+            None => self.timeout,
+        };
+        run_command(
+            &self.processes,
+            &args.command,
+            call.cwd,
+            timeout,
+            call.max_output,
+            call.cancel,
+        )
+        .await
+    }
+}
+
+/// Seconds as the model reads them: `120`, or `0.2` for less than whole seconds.
+fn seconds(d: Duration) -> String {
+    if d.subsec_millis() == 0 {
+        d.as_secs().to_string()
+    } else {
+        format!("{:.1}", d.as_secs_f64())
     }
 }
 
@@ -91,25 +116,25 @@ enum End {
 }
 
 async fn run_command(
+    processes: &Arc<Supervisor>,
     command: &str,
     cwd: &Path,
-    timeout_secs: u64,
+    timeout: Duration,
     max_output: usize,
     cancel: &CancellationToken,
 ) -> ToolOutput {
-    let (mut child, reader) = match spawn(command, cwd) {
+    let (mut child, reader) = match spawn(processes, command, cwd) {
         Ok(started) => started,
         Err(e) => {
             return ToolOutput::failed(format!("[could not start bash in {}: {e}]", cwd.display()));
         }
     };
-    let pgid = child.id().map(|id| Pid::from_raw(id as i32));
     let mut capture = Capture::new(max_output);
     let mut buf = vec![0u8; 64 * 1024];
     let mut eof = false;
     let mut reader = reader;
 
-    let deadline = tokio::time::sleep(Duration::from_secs(timeout_secs));
+    let deadline = tokio::time::sleep(timeout);
     tokio::pin!(deadline);
     let end = loop {
         tokio::select! {
@@ -141,6 +166,8 @@ async fn run_command(
             if !eof {
                 drain_detached(reader);
             }
+            // What bash left running in its group is the user's business (background jobs).
+            child.release();
             let suffix = match status {
                 Ok(s) => match exit_code(s) {
                     0 => None,
@@ -151,26 +178,30 @@ async fn run_command(
             ToolOutput::completed(capture.finish(suffix.as_deref()))
         }
         End::TimedOut => {
-            stop(child, pgid);
+            child.stop();
             if !eof {
                 drain_detached(reader);
             }
-            let note = format!("[timed out after {timeout_secs} s]");
-            ToolOutput::failed(capture.finish(Some(&note)))
+            let note = format!("[timed out after {} s]", seconds(timeout));
+            ToolOutput::stopped(capture.finish(Some(&note)))
         }
         End::Cancelled => {
-            stop(child, pgid);
+            child.stop();
             if !eof {
                 drain_detached(reader);
             }
-            ToolOutput::failed(capture.finish(Some("[cancelled]")))
+            ToolOutput::stopped(capture.finish(Some("[cancelled]")))
         }
     }
 }
 
 /// Starts `bash -c command` in a new session, stdout and stderr sharing one pipe so that their
 /// lines stay in order.
-fn spawn(command: &str, cwd: &Path) -> io::Result<(Child, pipe::Receiver)> {
+fn spawn(
+    processes: &Arc<Supervisor>,
+    command: &str,
+    cwd: &Path,
+) -> io::Result<(Child, pipe::Receiver)> {
     let (read_end, write_end) = io::pipe()?;
     let write_err = write_end.try_clone()?;
     let mut cmd = Command::new("bash");
@@ -181,32 +212,13 @@ fn spawn(command: &str, cwd: &Path) -> io::Result<(Child, pipe::Receiver)> {
         .stdout(Stdio::from(write_end))
         .stderr(Stdio::from(write_err))
         .env("GIT_TERMINAL_PROMPT", "0");
-    // SAFETY: setsid is async-signal-safe and touches no memory of the parent; a new session
-    // makes the child a process-group leader without a controlling terminal, so nothing can
-    // wait on a tty prompt and the whole group can be signalled at once.
-    unsafe {
-        cmd.pre_exec(|| nix::unistd::setsid().map(|_| ()).map_err(io::Error::from));
-    }
-    let child = cmd.spawn()?;
+    // A new session: no controlling terminal, so nothing can wait on a tty prompt, and the
+    // whole group can be signalled at once.
+    let child = processes.spawn(&mut cmd, Group::Session)?;
     // `cmd` still holds the write ends: drop it so that the pipe ends when the children do.
     drop(cmd);
     let reader = pipe::Receiver::from_owned_fd(OwnedFd::from(read_end))?;
     Ok((child, reader))
-}
-
-/// Terminates the call's process group, escalating to SIGKILL in the background so the
-/// answer is not delayed.
-fn stop(mut child: Child, pgid: Option<Pid>) {
-    let Some(pgid) = pgid else {
-        return;
-    };
-    let _ = killpg(pgid, Signal::SIGTERM);
-    tokio::spawn(async move {
-        let _ = tokio::time::timeout(KILL_GRACE, child.wait()).await;
-        // Members of the group may outlive bash (a trapped SIGTERM).
-        let _ = killpg(pgid, Signal::SIGKILL);
-        let _ = child.wait().await;
-    });
 }
 
 /// Reads and discards what is left in the pipe until every writer has closed it.
@@ -362,7 +374,10 @@ mod tests {
 
     #[test]
     fn title_and_kind() {
-        let t = Bash;
+        let t = Bash {
+            timeout: Duration::from_secs(1),
+            processes: Supervisor::new(),
+        };
         assert_eq!(
             t.title(&serde_json::json!({"command": "ls -l"})),
             "bash: ls -l"

@@ -4,30 +4,26 @@
 
 use std::collections::HashSet;
 use std::path::Path;
-use std::sync::{Arc, Mutex};
 
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
 use super::gate::{self, GateVerdict};
 use super::repeat::{RepeatDetector, Verdict};
-use super::{RecapKind, Tool, ToolContext, ToolOutput, cap_output};
-use crate::event::{Event, Frontend, Plan, ToolCallEnd, ToolCallStart, ToolKind, ToolStatus};
+use super::{Call, ToolOutput, Toolbox, cap_output, parse_raw_args};
+use crate::event::{Event, Frontend, Tally, ToolCallEnd, ToolStatus};
 use crate::history::ToolCall;
 use crate::hooks::{HookDecision, HookEvent, HookResult, Hooks};
-use crate::skills::Catalogue;
 
 /// What a call runs with, for the length of a turn.
 pub struct CallEnv<'a> {
-    pub tools: &'a [Arc<dyn Tool>],
+    /// The tool set the turn started with.
+    pub tools: &'a Toolbox,
     pub cwd: &'a Path,
     pub session_id: &'a str,
     pub yolo: bool,
     pub max_output: usize,
-    pub bash_timeout: u64,
     pub frontend: &'a dyn Frontend,
-    pub plan: &'a Mutex<Option<Plan>>,
-    pub skills: &'a Catalogue,
     pub hooks: &'a Hooks,
 }
 
@@ -44,59 +40,10 @@ pub struct Dispatched {
     /// The text the model receives.
     pub output: String,
     pub status: ToolStatus,
-    /// The tool itself ran.
-    pub ran: bool,
     /// What the call counts as in the turn's recap (`None` when it did not run).
-    pub recap: RecapKind,
+    pub tally: Option<Tally>,
     /// The loop detector ends the turn with this line.
     pub end_turn: Option<String>,
-}
-
-/// Finds a tool by name.
-pub fn find<'t>(tools: &'t [Arc<dyn Tool>], name: &str) -> Option<&'t Arc<dyn Tool>> {
-    tools.iter().find(|t| t.name() == name)
-}
-
-/// The arguments as a JSON value: a string when they are not JSON.
-pub fn parse_raw_args(arguments: &str) -> (Value, Option<String>) {
-    let trimmed = arguments.trim();
-    if trimmed.is_empty() {
-        return (Value::Object(Default::default()), None);
-    }
-    match serde_json::from_str::<Value>(trimmed) {
-        Ok(v) => (v, None),
-        Err(e) => (Value::String(arguments.to_string()), Some(e.to_string())),
-    }
-}
-
-/// How a call is announced (title, kind, locations), as the live tool gives it; an unknown
-/// tool: its name and `execute`.
-pub fn describe(
-    tools: &[Arc<dyn Tool>],
-    call_ref: &str,
-    name: &str,
-    arguments: &str,
-    cwd: &Path,
-) -> ToolCallStart {
-    let (args, _) = parse_raw_args(arguments);
-    match find(tools, name) {
-        Some(tool) => ToolCallStart {
-            id: call_ref.to_string(),
-            name: name.to_string(),
-            title: tool.title(&args),
-            kind: tool.kind(&args),
-            locations: tool.locations(&args, cwd),
-            raw_input: args,
-        },
-        None => ToolCallStart {
-            id: call_ref.to_string(),
-            name: name.to_string(),
-            title: name.to_string(),
-            kind: ToolKind::Execute,
-            raw_input: args,
-            locations: Vec::new(),
-        },
-    }
 }
 
 /// Runs one call through every gate, reporting each step to the front end.
@@ -106,7 +53,9 @@ pub async fn dispatch(
     call: &ToolCall,
     cancel: &CancellationToken,
 ) -> Dispatched {
-    let start = describe(env.tools, &call.ref_, &call.name, &call.arguments, env.cwd);
+    let start = env
+        .tools
+        .describe(&call.ref_, &call.name, &call.arguments, env.cwd);
     env.frontend.emit(Event::ToolCallStarted(start.clone()));
     let finish = |output: String, status: ToolStatus, diffs, title: Option<String>| {
         env.frontend.emit(Event::ToolCallFinished(ToolCallEnd {
@@ -121,8 +70,7 @@ pub async fn dispatch(
     let refused = |output: String| Dispatched {
         output: finish(output, ToolStatus::Failed, Vec::new(), None),
         status: ToolStatus::Failed,
-        ran: false,
-        recap: RecapKind::None,
+        tally: None,
         end_turn: None,
     };
 
@@ -136,8 +84,8 @@ pub async fn dispatch(
             return d;
         }
     }
-    let Some(tool) = find(env.tools, &call.name) else {
-        let names: Vec<&str> = env.tools.iter().map(|t| t.name()).collect();
+    let Some(tool) = env.tools.get(&call.name) else {
+        let names = env.tools.names();
         return refused(format!(
             "[unknown tool {:?}; the tools are: {}]",
             call.name,
@@ -180,32 +128,30 @@ pub async fn dispatch(
             return Dispatched {
                 output: finish(text, ToolStatus::Failed, Vec::new(), title),
                 status: ToolStatus::Failed,
-                ran: false,
-                recap: RecapKind::None,
+                tally: None,
                 end_turn: None,
             };
         }
     }
 
     let gated = !env.yolo && tool.gated(&args);
-    if let GateVerdict::Rejected(text) =
-        gate::check(&start, gated, gates.allow_always, gates.never, env.frontend).await
-    {
-        return refused(text);
+    let verdict = gate::check(
+        &start,
+        gated,
+        gates.allow_always,
+        gates.never,
+        env.frontend,
+        cancel,
+    )
+    .await;
+    if verdict == GateVerdict::Rejected {
+        return refused(tool.rejected());
     }
 
     env.frontend.emit(Event::ToolCallRunning {
         id: call.ref_.clone(),
     });
-    let ctx = ToolContext {
-        cwd: env.cwd,
-        call_id: &call.ref_,
-        max_output: env.max_output,
-        bash_timeout: env.bash_timeout,
-        frontend: env.frontend,
-        plan: env.plan,
-        skills: env.skills,
-    };
+    let handle = Call::new(&call.ref_, env.cwd, env.max_output, cancel, env.frontend);
     // The hooks after the call see the arguments it ran with.
     let args_for_hooks = if env.hooks.any(HookEvent::PostToolCall, Some(&call.name)) {
         args.clone()
@@ -215,8 +161,9 @@ pub async fn dispatch(
     let ToolOutput {
         text,
         status,
+        ran,
         diffs,
-    } = tool.run(args, &ctx, cancel).await;
+    } = tool.run(args, &handle).await;
     let mut text = cap_output(&text, env.max_output);
     if env.hooks.any(HookEvent::PostToolCall, Some(&call.name)) {
         let status_name = match status {
@@ -245,8 +192,7 @@ pub async fn dispatch(
     Dispatched {
         output: finish(text, status, diffs, None),
         status,
-        ran: true,
-        recap: tool.recap(),
+        tally: if ran { tool.tally() } else { None },
         end_turn: None,
     }
 }

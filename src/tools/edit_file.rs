@@ -5,14 +5,15 @@ use std::fs;
 use std::io;
 use std::path::{Path, PathBuf};
 
+use std::sync::Arc;
+
 use async_trait::async_trait;
 use serde::Deserialize;
 use serde_json::Value;
-use tokio_util::sync::CancellationToken;
 
 use super::write_file::{path_location, path_title, write_atomic};
-use super::{RecapKind, Tool, ToolContext, ToolOutput, parse_args, schema_of};
-use crate::event::{FileDiff, ToolKind};
+use super::{Call, Setup, Tool, ToolOutput, parse_args, schema_of};
+use crate::event::{FileDiff, Tally, ToolKind};
 use crate::paths;
 
 pub const NAME: &str = "edit_file";
@@ -20,6 +21,11 @@ pub const NAME: &str = "edit_file";
 const CONTEXT_LINES: usize = 2;
 
 pub struct EditFile;
+
+/// The registration (tools/mod.rs).
+pub fn tool(_setup: &Setup<'_>) -> Option<Arc<dyn Tool>> {
+    Some(Arc::new(EditFile))
+}
 
 #[derive(Deserialize, schemars::JsonSchema)]
 struct Args {
@@ -51,18 +57,13 @@ impl Tool for EditFile {
     fn locations(&self, args: &Value, cwd: &Path) -> Vec<PathBuf> {
         path_location(args, cwd)
     }
-    fn recap(&self) -> RecapKind {
-        RecapKind::FileOp
+    fn tally(&self) -> Option<Tally> {
+        Some(Tally::FileOp)
     }
     fn gated(&self, _args: &Value) -> bool {
         true
     }
-    async fn run(
-        &self,
-        args: Value,
-        ctx: &ToolContext<'_>,
-        _cancel: &CancellationToken,
-    ) -> ToolOutput {
+    async fn run(&self, args: Value, call: &Call<'_>) -> ToolOutput {
         let args: Args = match parse_args(NAME, &args) {
             Ok(a) => a,
             Err(out) => return out,
@@ -73,7 +74,7 @@ impl Tool for EditFile {
             );
         }
         let shown = args.path.as_str();
-        let abs = paths::resolve(ctx.cwd, shown);
+        let abs = paths::resolve(call.cwd, shown);
         let original = match fs::read(&abs) {
             Ok(bytes) => match String::from_utf8(bytes) {
                 Ok(t) => t,

@@ -3,23 +3,16 @@
 
 use std::collections::HashSet;
 
+use tokio_util::sync::CancellationToken;
+
 use crate::event::{Frontend, PermissionDecision, PermissionRequest, ToolCallStart};
 
 /// The gate's verdict.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum GateVerdict {
     Run,
-    /// Rejected: the text the model receives.
-    Rejected(String),
-}
-
-/// The text the model receives when the user rejects a call.
-pub fn rejection_text(tool: &str) -> String {
-    if tool == "bash" {
-        "[command rejected by the user]".to_string()
-    } else {
-        format!("[{tool} rejected by the user]")
-    }
+    /// Rejected: the model receives the tool's own rejection text (`Tool::rejected`).
+    Rejected,
 }
 
 /// Asks (or answers from memory) whether `call` may run. `gated` says whether the tool asks at
@@ -30,18 +23,19 @@ pub async fn check(
     allow_always: &mut HashSet<String>,
     never: &mut HashSet<String>,
     frontend: &dyn Frontend,
+    cancel: &CancellationToken,
 ) -> GateVerdict {
     if !gated {
         return GateVerdict::Run;
     }
     if never.contains(&call.name) {
-        return GateVerdict::Rejected(rejection_text(&call.name));
+        return GateVerdict::Rejected;
     }
     if allow_always.contains(&call.name) {
         return GateVerdict::Run;
     }
     match frontend
-        .ask_permission(PermissionRequest { call: call.clone() })
+        .ask_permission(PermissionRequest { call: call.clone() }, cancel)
         .await
     {
         PermissionDecision::AllowOnce => GateVerdict::Run,
@@ -49,10 +43,10 @@ pub async fn check(
             allow_always.insert(call.name.clone());
             GateVerdict::Run
         }
-        PermissionDecision::RejectOnce => GateVerdict::Rejected(rejection_text(&call.name)),
+        PermissionDecision::RejectOnce => GateVerdict::Rejected,
         PermissionDecision::Never => {
             never.insert(call.name.clone());
-            GateVerdict::Rejected(rejection_text(&call.name))
+            GateVerdict::Rejected
         }
     }
 }

@@ -17,25 +17,94 @@ use serde::de::DeserializeOwned;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
-use crate::event::{FileDiff, Frontend, Plan, ToolKind, ToolStatus};
+use crate::config::Config;
+use crate::event::{
+    Event, FileDiff, Form, FormAnswer, Frontend, Plan, Question, Tally, ToolCallStart, ToolKind,
+    ToolStatus,
+};
+use crate::process::Supervisor;
 use crate::skills::Catalogue;
 
-/// What a tool call runs with.
-pub struct ToolContext<'a> {
+/// What a session's tools are built with: each tool takes the settings and the session state
+/// it needs, and nothing else reaches it.
+pub struct Setup<'a> {
+    pub config: &'a Config,
+    pub session_id: &'a str,
     /// The session's working directory (absolute).
     pub cwd: &'a Path,
-    /// The `call_N` ref of this call.
-    pub call_id: &'a str,
+    pub skills: &'a Arc<Catalogue>,
+    pub plan: &'a Arc<Mutex<Option<Plan>>>,
+    /// Every child process goes through it.
+    pub processes: &'a Arc<Supervisor>,
+}
+
+/// Builds a tool for a session; `None` when the tool is not offered (nothing to do for it).
+pub type Builder = fn(&Setup<'_>) -> Option<Arc<dyn Tool>>;
+
+/// The built-in tools, in the order they are offered. Adding a tool is one file and one line
+/// here (docs/architecture.md, "Adding a tool").
+pub const BUILTIN: &[Builder] = &[
+    bash::tool,
+    read_file::tool,
+    write_file::tool,
+    edit_file::tool,
+    read_skill::tool,
+];
+
+/// The built-in tools of a session.
+pub fn builtin(setup: &Setup<'_>) -> Toolbox {
+    Toolbox::new(BUILTIN.iter().filter_map(|build| build(setup)).collect())
+}
+
+/// The narrow handle a running call gets: who it is, where it runs, its cancellation, and the
+/// three things it may ask of the front end (show progress, ask the user, see the cap).
+pub struct Call<'a> {
+    /// The `call_N` ref of this call (ACP `toolCallId`).
+    pub id: &'a str,
+    /// The session's working directory (absolute).
+    pub cwd: &'a Path,
     /// Characters of any result (the dispatcher caps again; tools that stream output use it to
     /// bound their memory).
     pub max_output: usize,
-    /// Default `bash` timeout in seconds.
-    pub bash_timeout: u64,
-    pub frontend: &'a dyn Frontend,
-    /// The session's plan (the plan tool).
-    pub plan: &'a Mutex<Option<Plan>>,
-    /// The session's skills (`read_skill`).
-    pub skills: &'a Catalogue,
+    /// Fires when the turn is cancelled.
+    pub cancel: &'a CancellationToken,
+    frontend: &'a dyn Frontend,
+}
+
+impl<'a> Call<'a> {
+    pub fn new(
+        id: &'a str,
+        cwd: &'a Path,
+        max_output: usize,
+        cancel: &'a CancellationToken,
+        frontend: &'a dyn Frontend,
+    ) -> Self {
+        Call {
+            id,
+            cwd,
+            max_output,
+            cancel,
+            frontend,
+        }
+    }
+
+    /// Shows progress text of the running call (ACP `tool_call_update` content; a dim line in
+    /// the terminal).
+    pub fn progress(&self, text: impl Into<String>) {
+        self.frontend.emit(Event::ToolCallProgress {
+            id: self.id.to_string(),
+            text: text.into(),
+        });
+    }
+
+    /// Puts questions to the user; `Cancelled` when the turn is cancelled first.
+    pub async fn ask_user(&self, questions: Vec<Question>) -> FormAnswer {
+        let form = Form {
+            tool_call_id: self.id.to_string(),
+            questions,
+        };
+        self.frontend.ask_user(form, self.cancel).await
+    }
 }
 
 /// What a tool returns.
@@ -44,6 +113,9 @@ pub struct ToolOutput {
     /// The text the model receives.
     pub text: String,
     pub status: ToolStatus,
+    /// The tool ran (it may still have failed: timed out, cancelled); `false` for bad
+    /// arguments and what could not start. Only calls that ran count in a turn's recap.
+    pub ran: bool,
     /// File changes, for front ends that show diffs.
     pub diffs: Vec<FileDiff>,
 }
@@ -54,15 +126,28 @@ impl ToolOutput {
         ToolOutput {
             text: text.into(),
             status: ToolStatus::Completed,
+            ran: true,
             diffs: Vec::new(),
         }
     }
 
-    /// The tool did not run, or failed to: the text explains why, for the model to act on.
+    /// The tool did not run (bad arguments, a path that does not exist, …): the text explains
+    /// why, for the model to act on.
     pub fn failed(text: impl Into<String>) -> Self {
         ToolOutput {
             text: text.into(),
             status: ToolStatus::Failed,
+            ran: false,
+            diffs: Vec::new(),
+        }
+    }
+
+    /// The tool ran but did not finish (timed out, cancelled).
+    pub fn stopped(text: impl Into<String>) -> Self {
+        ToolOutput {
+            text: text.into(),
+            status: ToolStatus::Failed,
+            ran: true,
             diffs: Vec::new(),
         }
     }
@@ -82,31 +167,23 @@ pub trait Tool: Send + Sync {
     fn locations(&self, _args: &Value, _cwd: &Path) -> Vec<PathBuf> {
         Vec::new()
     }
-    /// What a call of this tool counts as in a turn's recap.
-    fn recap(&self) -> RecapKind {
-        RecapKind::None
-    }
     /// Whether the permission gate asks before this call runs (with `yolo = false`).
     fn gated(&self, args: &Value) -> bool;
+    /// What the model receives when the user rejects a call.
+    fn rejected(&self) -> String {
+        format!("[{} rejected by the user]", self.name())
+    }
+    /// What a call of this tool that ran counts as in the turn's recap.
+    fn tally(&self) -> Option<Tally> {
+        None
+    }
+    /// A section of the system prompt this tool needs (the skill catalogue, the agents), built
+    /// once per session; `None` for most tools.
+    fn prompt_section(&self) -> Option<String> {
+        None
+    }
     /// Runs the call. Bad arguments are a `failed` output explaining the mistake, never a panic.
-    async fn run(
-        &self,
-        args: Value,
-        ctx: &ToolContext<'_>,
-        cancel: &CancellationToken,
-    ) -> ToolOutput;
-}
-
-/// What a call counts as in a turn's recap (acp.md's `[acp] turn done: …` line).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum RecapKind {
-    None,
-    /// Counted once the tool ran.
-    Command,
-    /// Counted once the tool ran.
-    FileOp,
-    /// Counted when the call succeeded.
-    Skill,
+    async fn run(&self, args: Value, call: &Call<'_>) -> ToolOutput;
 }
 
 /// The tool definition sent to the model.
@@ -117,15 +194,121 @@ pub fn wire_definition(tool: &dyn Tool) -> Value {
     })
 }
 
-/// The built-in tools of the engine.
-pub fn builtin() -> Vec<Arc<dyn Tool>> {
-    vec![
-        Arc::new(bash::Bash),
-        Arc::new(read_file::ReadFile),
-        Arc::new(write_file::WriteFile),
-        Arc::new(edit_file::EditFile),
-        Arc::new(read_skill::ReadSkill),
-    ]
+/// A session's tool set: cheap to clone, never changed in place (a turn keeps the set it
+/// started with); a different set is a new `Toolbox`, with its definitions measured again.
+#[derive(Clone, Default)]
+pub struct Toolbox {
+    inner: Arc<ToolboxInner>,
+}
+
+#[derive(Default)]
+struct ToolboxInner {
+    tools: Vec<Arc<dyn Tool>>,
+    definitions: Vec<Value>,
+    /// Characters of the definitions in a request (for the history's estimate).
+    chars: usize,
+}
+
+impl Toolbox {
+    pub fn new(tools: Vec<Arc<dyn Tool>>) -> Self {
+        let definitions: Vec<Value> = tools.iter().map(|t| wire_definition(t.as_ref())).collect();
+        let chars = definitions.iter().map(|d| d.to_string().len()).sum();
+        Toolbox {
+            inner: Arc::new(ToolboxInner {
+                tools,
+                definitions,
+                chars,
+            }),
+        }
+    }
+
+    /// This set plus `more` (a tool of the same name as one already here is left out).
+    pub fn with(&self, more: Vec<Arc<dyn Tool>>) -> Self {
+        let mut tools = self.inner.tools.clone();
+        for t in more {
+            if self.get(t.name()).is_none() {
+                tools.push(t);
+            }
+        }
+        Toolbox::new(tools)
+    }
+
+    pub fn get(&self, name: &str) -> Option<&Arc<dyn Tool>> {
+        self.inner.tools.iter().find(|t| t.name() == name)
+    }
+
+    pub fn tools(&self) -> &[Arc<dyn Tool>] {
+        &self.inner.tools
+    }
+
+    pub fn names(&self) -> Vec<String> {
+        self.inner
+            .tools
+            .iter()
+            .map(|t| t.name().to_string())
+            .collect()
+    }
+
+    /// The definitions sent to the model, in order.
+    pub fn definitions(&self) -> &[Value] {
+        &self.inner.definitions
+    }
+
+    /// Characters of the definitions in a request.
+    pub fn chars(&self) -> usize {
+        self.inner.chars
+    }
+
+    /// The system prompt's sections that the tools bring, in order.
+    pub fn prompt_sections(&self) -> Vec<String> {
+        self.inner
+            .tools
+            .iter()
+            .filter_map(|t| t.prompt_section())
+            .collect()
+    }
+
+    /// How a call is announced (title, kind, locations), as the live tool gives it; an unknown
+    /// tool: its name and `execute`. `arguments` that are not JSON go as a string.
+    pub fn describe(
+        &self,
+        call_ref: &str,
+        name: &str,
+        arguments: &str,
+        cwd: &Path,
+    ) -> ToolCallStart {
+        let (args, _) = parse_raw_args(arguments);
+        match self.get(name) {
+            Some(tool) => ToolCallStart {
+                id: call_ref.to_string(),
+                name: name.to_string(),
+                title: tool.title(&args),
+                kind: tool.kind(&args),
+                locations: tool.locations(&args, cwd),
+                raw_input: args,
+            },
+            None => ToolCallStart {
+                id: call_ref.to_string(),
+                name: name.to_string(),
+                title: name.to_string(),
+                kind: ToolKind::Execute,
+                raw_input: args,
+                locations: Vec::new(),
+            },
+        }
+    }
+}
+
+/// The arguments as a JSON value: a string when they are not JSON.
+pub fn parse_raw_args(arguments: &str) -> (Value, Option<String>) {
+    let trimmed = arguments.trim();
+    if trimmed.is_empty() {
+        return (Value::Object(Default::default()), None);
+    }
+    match serde_json::from_str::<Value>(trimmed) {
+        Ok(v) => (v, None),
+        Err(e) => (Value::String(arguments.to_string()), Some(e.to_string())),
+    }
 }
 
 /// The JSON schema of an argument struct, trimmed of what the model does not need

@@ -5,14 +5,15 @@ use std::fs;
 use std::io;
 use std::path::{Path, PathBuf};
 
+use std::sync::Arc;
+
 use async_trait::async_trait;
 use serde::Deserialize;
 use serde_json::Value;
-use tokio_util::sync::CancellationToken;
 
 use super::write_file::{path_location, path_title};
-use super::{RecapKind, Tool, ToolContext, ToolOutput, parse_args, schema_of};
-use crate::event::ToolKind;
+use super::{Call, Setup, Tool, ToolOutput, parse_args, schema_of};
+use crate::event::{Tally, ToolKind};
 use crate::paths;
 
 pub const NAME: &str = "read_file";
@@ -22,6 +23,11 @@ pub const MAX_LINES: usize = 2000;
 const BINARY_SNIFF: usize = 8 * 1024;
 
 pub struct ReadFile;
+
+/// The registration (tools/mod.rs).
+pub fn tool(_setup: &Setup<'_>) -> Option<Arc<dyn Tool>> {
+    Some(Arc::new(ReadFile))
+}
 
 #[derive(Deserialize, schemars::JsonSchema)]
 struct Args {
@@ -52,23 +58,18 @@ impl Tool for ReadFile {
     fn locations(&self, args: &Value, cwd: &Path) -> Vec<PathBuf> {
         path_location(args, cwd)
     }
-    fn recap(&self) -> RecapKind {
-        RecapKind::FileOp
+    fn tally(&self) -> Option<Tally> {
+        Some(Tally::FileOp)
     }
     fn gated(&self, _args: &Value) -> bool {
         false
     }
-    async fn run(
-        &self,
-        args: Value,
-        ctx: &ToolContext<'_>,
-        _cancel: &CancellationToken,
-    ) -> ToolOutput {
+    async fn run(&self, args: Value, call: &Call<'_>) -> ToolOutput {
         let args: Args = match parse_args(NAME, &args) {
             Ok(a) => a,
             Err(out) => return out,
         };
-        let abs = paths::resolve(ctx.cwd, &args.path);
+        let abs = paths::resolve(call.cwd, &args.path);
         let meta = match fs::metadata(&abs) {
             Ok(m) => m,
             Err(e) => return ToolOutput::failed(explain(&args.path, &abs, &e)),
@@ -88,7 +89,7 @@ impl Tool for ReadFile {
             Ok(t) if !sniff.contains(&0) => t,
             _ => return ToolOutput::completed(format!("[binary file, {} bytes]", bytes.len())),
         };
-        window(text, args.offset, args.limit, ctx.max_output)
+        window(text, args.offset, args.limit, call.max_output)
     }
 }
 

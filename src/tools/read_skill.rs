@@ -2,15 +2,15 @@
 
 use std::fs;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use async_trait::async_trait;
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::Value;
-use tokio_util::sync::CancellationToken;
 
-use super::{RecapKind, Tool, ToolContext, ToolOutput, parse_args, schema_of};
-use crate::event::ToolKind;
+use super::{Call, Setup, Tool, ToolOutput, parse_args, schema_of};
+use crate::event::{Tally, ToolKind};
 use crate::skills::{Catalogue, read_body};
 
 /// Files listed at most, so that a skill folder holding a data set does not flood the context.
@@ -18,7 +18,17 @@ pub const MAX_FILES: usize = 200;
 /// Folder depth listed at most.
 const MAX_DEPTH: usize = 8;
 
-pub struct ReadSkill;
+pub struct ReadSkill {
+    /// The session's catalogue.
+    pub skills: Arc<Catalogue>,
+}
+
+/// The registration (tools/mod.rs).
+pub fn tool(setup: &Setup<'_>) -> Option<Arc<dyn Tool>> {
+    Some(Arc::new(ReadSkill {
+        skills: Arc::clone(setup.skills),
+    }))
+}
 
 #[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -47,23 +57,23 @@ impl Tool for ReadSkill {
             None => "read_skill".into(),
         }
     }
-    fn recap(&self) -> RecapKind {
-        RecapKind::Skill
+    fn tally(&self) -> Option<Tally> {
+        Some(Tally::Skill)
     }
     fn gated(&self, _args: &Value) -> bool {
         false
     }
-    async fn run(
-        &self,
-        args: Value,
-        ctx: &ToolContext<'_>,
-        _cancel: &CancellationToken,
-    ) -> ToolOutput {
+    /// The catalogue, in the system prompt, so the model knows what it can load.
+    fn prompt_section(&self) -> Option<String> {
+        let section = self.skills.prompt_section();
+        (!section.is_empty()).then_some(section)
+    }
+    async fn run(&self, args: Value, _call: &Call<'_>) -> ToolOutput {
         let args: Args = match parse_args(self.name(), &args) {
             Ok(a) => a,
             Err(out) => return out,
         };
-        load(&args.name, ctx.skills)
+        load(&args.name, &self.skills)
     }
 }
 

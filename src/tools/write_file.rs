@@ -6,18 +6,24 @@ use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 
+use std::sync::Arc;
+
 use async_trait::async_trait;
 use serde::Deserialize;
 use serde_json::Value;
-use tokio_util::sync::CancellationToken;
 
-use super::{RecapKind, Tool, ToolContext, ToolOutput, parse_args, schema_of};
-use crate::event::{FileDiff, ToolKind};
+use super::{Call, Setup, Tool, ToolOutput, parse_args, schema_of};
+use crate::event::{FileDiff, Tally, ToolKind};
 use crate::paths;
 
 pub const NAME: &str = "write_file";
 
 pub struct WriteFile;
+
+/// The registration (tools/mod.rs).
+pub fn tool(_setup: &Setup<'_>) -> Option<Arc<dyn Tool>> {
+    Some(Arc::new(WriteFile))
+}
 
 #[derive(Deserialize, schemars::JsonSchema)]
 struct Args {
@@ -58,23 +64,18 @@ impl Tool for WriteFile {
     fn locations(&self, args: &Value, cwd: &Path) -> Vec<PathBuf> {
         path_location(args, cwd)
     }
-    fn recap(&self) -> RecapKind {
-        RecapKind::FileOp
+    fn tally(&self) -> Option<Tally> {
+        Some(Tally::FileOp)
     }
     fn gated(&self, _args: &Value) -> bool {
         true
     }
-    async fn run(
-        &self,
-        args: Value,
-        ctx: &ToolContext<'_>,
-        _cancel: &CancellationToken,
-    ) -> ToolOutput {
+    async fn run(&self, args: Value, call: &Call<'_>) -> ToolOutput {
         let args: Args = match parse_args(NAME, &args) {
             Ok(a) => a,
             Err(out) => return out,
         };
-        let abs = paths::resolve(ctx.cwd, &args.path);
+        let abs = paths::resolve(call.cwd, &args.path);
         if abs.is_dir() {
             return ToolOutput::failed(WriteError::IsDirectory(args.path).to_string());
         }

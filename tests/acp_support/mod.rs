@@ -488,7 +488,7 @@ impl ModelClient for ScriptedModel {
         self.chat(&request, &|_| {}, cancel).await
     }
 
-    async fn info(&self) -> Result<ModelInfo, ModelError> {
+    async fn info(&self, _cancel: &CancellationToken) -> Result<ModelInfo, ModelError> {
         Ok(ModelInfo {
             url: "http://127.0.0.1:1/v1".into(),
             name: "scripted".into(),

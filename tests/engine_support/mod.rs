@@ -129,7 +129,7 @@ impl ModelClient for Scripted {
             .unwrap_or_else(|| Ok(text("the summary")))
     }
 
-    async fn info(&self) -> Result<ModelInfo, ModelError> {
+    async fn info(&self, _cancel: &CancellationToken) -> Result<ModelInfo, ModelError> {
         Ok(ModelInfo {
             url: "http://fake/v1".into(),
             name: "fake".into(),
@@ -186,7 +186,11 @@ impl Frontend for Recorder {
     fn emit(&self, event: Event) {
         self.events.lock().unwrap().push(event);
     }
-    async fn ask_permission(&self, request: PermissionRequest) -> PermissionDecision {
+    async fn ask_permission(
+        &self,
+        request: PermissionRequest,
+        _cancel: &CancellationToken,
+    ) -> PermissionDecision {
         self.asked.lock().unwrap().push(request.call.title.clone());
         self.answers
             .lock()
@@ -194,7 +198,7 @@ impl Frontend for Recorder {
             .pop_front()
             .unwrap_or(PermissionDecision::RejectOnce)
     }
-    async fn ask_user(&self, _form: Form) -> FormAnswer {
+    async fn ask_user(&self, _form: Form, _cancel: &CancellationToken) -> FormAnswer {
         FormAnswer::Unavailable("test".into())
     }
 }
@@ -228,7 +232,7 @@ impl Recorder {
         self.events()
             .into_iter()
             .filter_map(|e| match e {
-                Event::AutoCompacted(n) => Some(n),
+                Event::AutoCompacted(n) => Some(n.line()),
                 _ => None,
             })
             .collect()
@@ -299,4 +303,12 @@ pub fn contents(r: &ChatRequest) -> Vec<String> {
         .iter()
         .map(|m| m["content"].as_str().unwrap_or("").to_string())
         .collect()
+}
+
+/// The outcome line of a `/compact` prompt.
+pub fn compact_line(out: &PromptOutcome) -> Option<String> {
+    match &out.command {
+        Some(mm::engine::Command::Compact(o)) => Some(o.line()),
+        _ => None,
+    }
 }

@@ -1,0 +1,247 @@
+//! Every child process mm starts goes through one [`Supervisor`] (docs/architecture.md,
+//! "Children"): each runs in a process group of its own, a stopped child is sent SIGTERM and its
+//! whole group SIGKILL after a grace period, a child dropped while running takes its group with
+//! it, and at exit [`Supervisor::shutdown`] stops whatever is still running, so no exit path
+//! leaves an orphan.
+//!
+//! mm spawns every child itself and hands the pipes to whatever speaks to it (a tool's reader,
+//! a hook's writer, a protocol library). The one exception to "no orphans" is deliberate
+//! (docs/tools.md, `bash`): when a child has exited on its own, what it left running in its
+//! group is released, not killed — background jobs of a finished `bash` call survive it.
+
+use std::collections::HashMap;
+use std::io;
+use std::process::ExitStatus;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use nix::sys::signal::{Signal, killpg};
+use nix::unistd::Pid;
+use tokio::process::{ChildStderr, ChildStdin, ChildStdout, Command};
+use tokio_util::task::TaskTracker;
+
+/// Between SIGTERM and SIGKILL when a child is stopped.
+pub const KILL_GRACE: Duration = Duration::from_secs(2);
+
+/// How a child's process group is made.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Group {
+    /// A new process group (hooks, servers, agents).
+    Own,
+    /// A new session without a controlling terminal (`bash`: nothing can wait on a tty prompt).
+    Session,
+}
+
+/// The children of the process.
+#[derive(Debug)]
+pub struct Supervisor {
+    /// Process groups of the children that are still ours to stop, by key.
+    groups: Mutex<HashMap<u64, Pid>>,
+    next: AtomicU64,
+    /// SIGTERM → SIGKILL escalations in flight.
+    stopping: TaskTracker,
+    grace: Duration,
+}
+
+impl Default for Supervisor {
+    fn default() -> Self {
+        Supervisor::with_grace(KILL_GRACE)
+    }
+}
+
+impl Supervisor {
+    pub fn new() -> Arc<Self> {
+        Arc::new(Supervisor::default())
+    }
+
+    /// A supervisor whose children get `grace` between SIGTERM and SIGKILL.
+    pub fn with_grace(grace: Duration) -> Self {
+        Supervisor {
+            groups: Mutex::new(HashMap::new()),
+            next: AtomicU64::new(0),
+            stopping: TaskTracker::new(),
+            grace,
+        }
+    }
+
+    /// Starts `cmd` in a group of its own. The command's stdio is as the caller set it.
+    pub fn spawn(self: &Arc<Self>, cmd: &mut Command, group: Group) -> io::Result<Child> {
+        match group {
+            Group::Own => {
+                cmd.process_group(0);
+            }
+            Group::Session => {
+                // SAFETY: setsid is async-signal-safe and touches no memory of the parent; the
+                // child becomes the leader of a new session and process group.
+                unsafe {
+                    cmd.pre_exec(|| nix::unistd::setsid().map(|_| ()).map_err(io::Error::from));
+                }
+            }
+        }
+        let child = cmd.spawn()?;
+        let pgid = child
+            .id()
+            .and_then(|id| i32::try_from(id).ok())
+            .map(Pid::from_raw);
+        let key = self.next.fetch_add(1, Ordering::Relaxed);
+        if let (Some(pgid), Ok(mut groups)) = (pgid, self.groups.lock()) {
+            groups.insert(key, pgid);
+        }
+        Ok(Child {
+            inner: Some(child),
+            pgid,
+            key,
+            supervisor: Arc::clone(self),
+            armed: true,
+        })
+    }
+
+    /// How many children are still ours to stop (running, or stopping).
+    pub fn live(&self) -> usize {
+        self.groups.lock().map(|g| g.len()).unwrap_or(0)
+    }
+
+    fn forget(&self, key: u64) {
+        if let Ok(mut groups) = self.groups.lock() {
+            groups.remove(&key);
+        }
+    }
+
+    /// SIGTERM to a group now, SIGKILL after the grace (in the background when a runtime
+    /// runs, at once otherwise); the child is reaped.
+    fn stop_group(self: &Arc<Self>, mut child: tokio::process::Child, pgid: Pid, key: u64) {
+        let _ = killpg(pgid, Signal::SIGTERM);
+        let Ok(handle) = tokio::runtime::Handle::try_current() else {
+            let _ = killpg(pgid, Signal::SIGKILL);
+            let _ = child.start_kill();
+            self.forget(key);
+            return;
+        };
+        let me = Arc::clone(self);
+        let grace = self.grace;
+        self.stopping.spawn_on(
+            async move {
+                let _ = tokio::time::timeout(grace, child.wait()).await;
+                // Members of the group may outlive its leader (a trapped SIGTERM, a child).
+                let _ = killpg(pgid, Signal::SIGKILL);
+                let _ = child.wait().await;
+                me.forget(key);
+            },
+            &handle,
+        );
+    }
+
+    /// Stops every child still running (SIGTERM, SIGKILL after the grace) and waits until
+    /// each is gone. Called once on the way out, after the front end has cancelled its turns.
+    pub async fn shutdown(&self) {
+        let groups: Vec<Pid> = self
+            .groups
+            .lock()
+            .map(|g| g.values().copied().collect())
+            .unwrap_or_default();
+        for pgid in &groups {
+            let _ = killpg(*pgid, Signal::SIGTERM);
+        }
+        self.stopping.close();
+        if !groups.is_empty() {
+            let deadline = tokio::time::Instant::now() + self.grace;
+            while self.live() > 0 && tokio::time::Instant::now() < deadline {
+                // Escalations in flight forget their group when it is gone; the rest are
+                // checked by signal 0.
+                let alive = groups.iter().any(|p| killpg(*p, None).is_ok());
+                if !alive {
+                    break;
+                }
+                tokio::time::sleep(Duration::from_millis(20)).await;
+            }
+            for pgid in &groups {
+                let _ = killpg(*pgid, Signal::SIGKILL);
+            }
+        }
+        let _ = tokio::time::timeout(self.grace, self.stopping.wait()).await;
+        if let Ok(mut g) = self.groups.lock() {
+            g.clear();
+        }
+    }
+}
+
+/// A child process and its group, stopped when dropped while still ours.
+#[derive(Debug)]
+pub struct Child {
+    /// `None` once handed to an escalation task.
+    inner: Option<tokio::process::Child>,
+    pgid: Option<Pid>,
+    key: u64,
+    supervisor: Arc<Supervisor>,
+    armed: bool,
+}
+
+impl Child {
+    pub fn id(&self) -> Option<u32> {
+        self.inner.as_ref().and_then(|c| c.id())
+    }
+
+    pub fn take_stdin(&mut self) -> Option<ChildStdin> {
+        self.inner.as_mut().and_then(|c| c.stdin.take())
+    }
+
+    pub fn take_stdout(&mut self) -> Option<ChildStdout> {
+        self.inner.as_mut().and_then(|c| c.stdout.take())
+    }
+
+    pub fn take_stderr(&mut self) -> Option<ChildStderr> {
+        self.inner.as_mut().and_then(|c| c.stderr.take())
+    }
+
+    /// Waits for the child (the group's leader) to exit.
+    pub async fn wait(&mut self) -> io::Result<ExitStatus> {
+        match self.inner.as_mut() {
+            Some(c) => c.wait().await,
+            None => Err(io::Error::other("the child was stopped")),
+        }
+    }
+
+    /// Whether the child has exited, without waiting.
+    pub fn try_wait(&mut self) -> io::Result<Option<ExitStatus>> {
+        match self.inner.as_mut() {
+            Some(c) => c.try_wait(),
+            None => Err(io::Error::other("the child was stopped")),
+        }
+    }
+
+    /// Stops the child and its whole group: SIGTERM now, SIGKILL after the grace, in the
+    /// background so that the caller's answer is not delayed.
+    pub fn stop(mut self) {
+        self.armed = false;
+        self.stop_now();
+    }
+
+    /// The child exited on its own: what it left running in its group is released (the
+    /// background jobs of a finished `bash` call, a hook's background work).
+    pub fn release(mut self) {
+        self.armed = false;
+        self.supervisor.forget(self.key);
+    }
+
+    fn stop_now(&mut self) {
+        match (self.pgid.take(), self.inner.take()) {
+            (Some(pgid), Some(child)) => self.supervisor.stop_group(child, pgid, self.key),
+            (_, child) => {
+                if let Some(mut c) = child {
+                    let _ = c.start_kill();
+                }
+                self.supervisor.forget(self.key);
+            }
+        }
+    }
+}
+
+impl Drop for Child {
+    fn drop(&mut self) {
+        if self.armed {
+            self.armed = false;
+            self.stop_now();
+        }
+    }
+}
