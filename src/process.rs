@@ -102,6 +102,10 @@ impl Supervisor {
         self.groups.lock().map(|g| g.len()).unwrap_or(0)
     }
 
+    fn holds(&self, key: u64) -> bool {
+        self.groups.lock().is_ok_and(|g| g.contains_key(&key))
+    }
+
     fn forget(&self, key: u64) {
         if let Ok(mut groups) = self.groups.lock() {
             groups.remove(&key);
@@ -225,7 +229,9 @@ impl Child {
     }
 
     fn stop_now(&mut self) {
-        match (self.pgid.take(), self.inner.take()) {
+        // A group the supervisor no longer holds was stopped at shutdown: its id may be reused.
+        let held = self.supervisor.holds(self.key);
+        match (self.pgid.take().filter(|_| held), self.inner.take()) {
             (Some(pgid), Some(child)) => self.supervisor.stop_group(child, pgid, self.key),
             (_, child) => {
                 if let Some(mut c) = child {
@@ -243,5 +249,95 @@ impl Drop for Child {
             self.armed = false;
             self.stop_now();
         }
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used)]
+mod tests {
+    use super::*;
+    use std::process::Stdio;
+
+    fn alive(pid: i32) -> bool {
+        nix::sys::signal::kill(Pid::from_raw(pid), None).is_ok()
+            && !std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|s| {
+                s.rsplit(')')
+                    .next()
+                    .unwrap_or("")
+                    .trim_start()
+                    .starts_with('Z')
+            })
+    }
+
+    /// The death of a grandchild has no event to await: poll, bounded.
+    async fn gone_within(pid: i32, limit: Duration) -> bool {
+        let deadline = tokio::time::Instant::now() + limit;
+        while alive(pid) && tokio::time::Instant::now() < deadline {
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        !alive(pid)
+    }
+
+    /// Starts `sh -c` with a background `sleep` in its group; returns the child and the
+    /// sleep's pid.
+    async fn with_background_sleep(sup: &Arc<Supervisor>, group: Group) -> (Child, i32) {
+        let mut cmd = Command::new("sh");
+        cmd.arg("-c")
+            .arg("sleep 300 & echo $!; wait")
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped());
+        let mut child = sup.spawn(&mut cmd, group).unwrap();
+        let mut out = child.take_stdout().unwrap();
+        let mut line = Vec::new();
+        let mut byte = [0u8; 1];
+        use tokio::io::AsyncReadExt;
+        while out.read(&mut byte).await.unwrap() == 1 && byte[0] != b'\n' {
+            line.push(byte[0]);
+        }
+        let pid = String::from_utf8(line).unwrap().trim().parse().unwrap();
+        (child, pid)
+    }
+
+    #[tokio::test]
+    async fn a_dropped_running_child_takes_its_group_with_it() {
+        let sup = Arc::new(Supervisor::with_grace(Duration::from_millis(200)));
+        let (child, sleep) = with_background_sleep(&sup, Group::Own).await;
+        assert_eq!(sup.live(), 1);
+        drop(child);
+        assert!(gone_within(sleep, Duration::from_secs(10)).await);
+        sup.shutdown().await;
+        assert_eq!(sup.live(), 0);
+    }
+
+    #[tokio::test]
+    async fn a_released_child_leaves_its_background_jobs_alone() {
+        let sup = Arc::new(Supervisor::with_grace(Duration::from_millis(200)));
+        let (child, sleep) = with_background_sleep(&sup, Group::Session).await;
+        child.release();
+        assert_eq!(sup.live(), 0);
+        sup.shutdown().await;
+        assert!(alive(sleep));
+        let _ = nix::sys::signal::kill(Pid::from_raw(sleep), Signal::SIGKILL);
+    }
+
+    #[tokio::test]
+    async fn shutdown_stops_every_running_child_even_one_that_ignores_sigterm() {
+        let sup = Arc::new(Supervisor::with_grace(Duration::from_millis(200)));
+        let mut cmd = Command::new("sh");
+        cmd.arg("-c")
+            .arg("trap '' TERM; echo ready; while :; do sleep 0.05; done")
+            .stdout(Stdio::piped());
+        let mut stubborn = sup.spawn(&mut cmd, Group::Own).unwrap();
+        let mut out = stubborn.take_stdout().unwrap();
+        let mut buf = [0u8; 6];
+        use tokio::io::AsyncReadExt;
+        out.read_exact(&mut buf).await.unwrap();
+        let pid = stubborn.id().unwrap() as i32;
+        let (_plain, sleep) = with_background_sleep(&sup, Group::Own).await;
+        assert_eq!(sup.live(), 2);
+        sup.shutdown().await;
+        assert!(gone_within(sleep, Duration::from_secs(10)).await);
+        assert!(gone_within(pid, Duration::from_secs(10)).await);
+        assert_eq!(sup.live(), 0);
     }
 }

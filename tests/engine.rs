@@ -528,3 +528,26 @@ async fn the_system_prompt_is_stable_between_turns() {
     assert_eq!(r[0].messages[0], r[1].messages[0]);
     assert_eq!(r[1].messages.len(), 4);
 }
+
+#[tokio::test]
+async fn the_system_prompt_speaks_only_of_tools_that_exist() {
+    // Agents are configured, but no tool asks them (yet): the prompt must not offer one.
+    let model = Scripted::new(vec![]);
+    let e = engine(model, |c| {
+        c.agents.insert(
+            "reviewer".into(),
+            mm::config::AgentConfig {
+                command: "mm".into(),
+                args: vec!["-acp".into()],
+                env: Default::default(),
+            },
+        );
+    });
+    let fe = Recorder::default();
+    let (s, _d) = session(&e, &fe).await;
+    let system = &s.history[0].content;
+    assert!(system.contains("`bash`"), "{system}");
+    assert!(!system.contains("ask_agent"), "{system}");
+    assert!(!system.contains("reviewer"), "{system}");
+    assert!(s.tools.get("ask_agent").is_none());
+}
