@@ -116,6 +116,15 @@ pub struct HookResult {
     pub failures: Vec<String>,
 }
 
+impl HookResult {
+    /// Failures are warnings for the front end to show; the session goes on.
+    pub fn report(&self, frontend: &dyn crate::event::Frontend) {
+        for f in &self.failures {
+            frontend.emit(crate::event::Event::Warning(f.clone()));
+        }
+    }
+}
+
 #[derive(Debug, Clone)]
 enum Matcher {
     Every,

@@ -6,7 +6,7 @@ use std::time::Instant;
 use tokio_util::sync::CancellationToken;
 
 use super::compact::{self, CompactResult};
-use super::{Command, Engine, PromptOutcome, Session, StopReason, report_failures};
+use super::{Command, Engine, PromptOutcome, Session, StopReason};
 use crate::event::{CompactOutcome, Event, Frontend};
 use crate::hooks::{HookDecision, HookEvent};
 
@@ -89,7 +89,7 @@ impl Engine {
                 .hooks
                 .run(HookEvent::PreCompact, input, None, &s.id, &s.cwd, cancel)
                 .await;
-            report_failures(&r, frontend);
+            r.report(frontend);
             if let HookDecision::Deny(reason) = r.decision {
                 return CompactOutcome::Skipped(reason);
             }

@@ -153,17 +153,41 @@ impl Engine {
     /// the background), and the session file when sessions are enabled.
     pub async fn new_session(&self, cwd: PathBuf, frontend: &dyn Frontend) -> Session {
         let now = chrono::Local::now();
-        let id = crate::session::new_id(now);
+        let s = self.open_session(
+            crate::session::new_id(now),
+            cwd,
+            crate::session::timestamp(now),
+            Vec::new(),
+            Usage::default(),
+            None,
+        );
+        self.save(&s, frontend);
+        s
+    }
+
+    /// A live session: its skills, its tools, the current system prompt ahead of `messages`
+    /// (which hold none), and its `sessionStart` hooks started.
+    fn open_session(
+        &self,
+        id: String,
+        cwd: PathBuf,
+        created_at: String,
+        messages: Vec<Message>,
+        usage: Usage,
+        plan: Option<Plan>,
+    ) -> Session {
         let (skills, warnings) = self.skills_for(&cwd);
-        let plan = Arc::new(Mutex::new(None));
+        let plan = Arc::new(Mutex::new(plan));
         let tools = self.tools_for(&id, &cwd, &skills, &plan);
-        let system = self.system_prompt(&cwd, &tools);
+        let mut history = Vec::with_capacity(messages.len() + 1);
+        history.push(Message::system(self.system_prompt(&cwd, &tools)));
+        history.extend(messages);
         let mut s = Session {
             id,
             cwd,
-            created_at: crate::session::timestamp(now),
-            history: vec![Message::system(system)],
-            usage: Usage::default(),
+            created_at,
+            history,
+            usage,
             last_measure: None,
             last_input: None,
             chars_per_token: 4.0,
@@ -176,7 +200,6 @@ impl Engine {
             start_hooks: None,
         };
         self.start_session_hooks(&mut s);
-        self.save(&s, frontend);
         s
     }
 
@@ -246,7 +269,7 @@ impl Engine {
             return;
         };
         let Ok(result) = handle.await else { return };
-        report_failures(&result, frontend);
+        result.report(frontend);
         for ctx in result.context {
             if let Some(system) = s.history.first_mut() {
                 system.content.push('\n');
@@ -333,7 +356,7 @@ impl Engine {
                     cancel,
                 )
                 .await;
-            report_failures(&r, frontend);
+            r.report(frontend);
             if let HookDecision::Deny(reason) = &r.decision {
                 let stop = if cancel.is_cancelled() {
                     StopReason::Cancelled
@@ -374,7 +397,7 @@ impl Engine {
                     &CancellationToken::new(),
                 )
                 .await;
-            report_failures(&r, frontend);
+            r.report(frontend);
         }
         PromptOutcome {
             stop: end.stop,
@@ -463,12 +486,5 @@ pub fn stop_reason_name(r: StopReason) -> &'static str {
         StopReason::MaxTokens => "max_tokens",
         StopReason::MaxTurnRequests => "max_turn_requests",
         StopReason::Cancelled => "cancelled",
-    }
-}
-
-/// Hook failures are logged by the front end, and the session goes on.
-pub(crate) fn report_failures(r: &HookResult, frontend: &dyn Frontend) {
-    for f in &r.failures {
-        frontend.emit(Event::Warning(f.clone()));
     }
 }

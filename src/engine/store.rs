@@ -1,13 +1,11 @@
 //! Sessions on disk: written after every change when `sessions.enabled`, loaded by id.
 
-use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::Ordering;
-use std::sync::{Arc, Mutex};
 
 use super::{Engine, LoadError, Session};
 use crate::event::{Event, Frontend, Usage};
-use crate::history::{Message, Role};
+use crate::history::Role;
 use crate::session::{self, SessionFile};
 
 impl Engine {
@@ -84,17 +82,8 @@ impl Engine {
         let dir = self.sessions_dir(&cwd);
         let file = session::load(&dir, id)?;
         let moved = file.cwd != cwd;
-        let (skills, warnings) = self.skills_for(&cwd);
-        let plan = Arc::new(Mutex::new(file.plan));
-        let tools = self.tools_for(&file.id, &cwd, &skills, &plan);
-        let system = self.system_prompt(&cwd, &tools);
-        let mut history: Vec<Message> = file
+        let highest = file
             .messages
-            .into_iter()
-            .filter(|m| m.role != Role::System)
-            .collect();
-        history.insert(0, Message::system(system));
-        let highest = history
             .iter()
             .flat_map(|m| m.tool_calls.iter())
             .filter_map(|c| {
@@ -105,24 +94,19 @@ impl Engine {
             .max()
             .unwrap_or(0);
         self.call_counter.fetch_max(highest, Ordering::Relaxed);
-        let mut s = Session {
-            id: file.id,
+        let messages = file
+            .messages
+            .into_iter()
+            .filter(|m| m.role != Role::System)
+            .collect();
+        let s = self.open_session(
+            file.id,
             cwd,
-            created_at: file.created_at,
-            history,
-            usage: Usage::from(&file.usage),
-            last_measure: None,
-            last_input: None,
-            chars_per_token: 4.0,
-            allow_always: HashSet::new(),
-            never: HashSet::new(),
-            plan,
-            skills,
-            tools,
-            warnings,
-            start_hooks: None,
-        };
-        self.start_session_hooks(&mut s);
+            file.created_at,
+            messages,
+            Usage::from(&file.usage),
+            file.plan,
+        );
         // The request's cwd wins and is written back; an unchanged session needs no rewrite
         // (the system prompt is rebuilt on every load anyway), which keeps a long load fast.
         if moved {

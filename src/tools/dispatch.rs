@@ -107,18 +107,7 @@ pub async fn dispatch(
 
     if env.hooks.any(HookEvent::PreToolCall, Some(&call.name)) {
         let input = json!({"tool": call.name, "toolCallId": call.ref_, "input": args});
-        let r = env
-            .hooks
-            .run(
-                HookEvent::PreToolCall,
-                input,
-                Some(&call.name),
-                env.session_id,
-                env.cwd,
-                cancel,
-            )
-            .await;
-        warn_failures(env.frontend, &r);
+        let r = tool_hooks(env, HookEvent::PreToolCall, &call.name, input, cancel).await;
         if let HookDecision::Deny(reason) = r.decision {
             if cancel.is_cancelled() {
                 return refused("[cancelled]".to_string());
@@ -172,18 +161,7 @@ pub async fn dispatch(
         };
         let input = json!({"tool": call.name, "toolCallId": call.ref_, "input": args_for_hooks,
                            "output": text, "status": status_name});
-        let r = env
-            .hooks
-            .run(
-                HookEvent::PostToolCall,
-                input,
-                Some(&call.name),
-                env.session_id,
-                env.cwd,
-                cancel,
-            )
-            .await;
-        warn_failures(env.frontend, &r);
+        let r = tool_hooks(env, HookEvent::PostToolCall, &call.name, input, cancel).await;
         for ctx in r.context {
             text.push('\n');
             text.push_str(ctx.trim_end());
@@ -197,8 +175,19 @@ pub async fn dispatch(
     }
 }
 
-fn warn_failures(frontend: &dyn Frontend, r: &HookResult) {
-    for f in &r.failures {
-        frontend.emit(Event::Warning(f.clone()));
-    }
+/// Runs the hooks of a tool event; their failures are reported, and the caller reads the
+/// decision and the context.
+async fn tool_hooks(
+    env: &CallEnv<'_>,
+    event: HookEvent,
+    tool: &str,
+    input: Value,
+    cancel: &CancellationToken,
+) -> HookResult {
+    let r = env
+        .hooks
+        .run(event, input, Some(tool), env.session_id, env.cwd, cancel)
+        .await;
+    r.report(env.frontend);
+    r
 }
