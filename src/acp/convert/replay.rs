@@ -2,7 +2,7 @@
 
 use serde_json::{Map, Value, json};
 
-use super::updates::{call_fields, chunk, notification, text_content};
+use super::updates::{call_fields, notification, text_content};
 use crate::event::ToolCallStart;
 use crate::history::{Message, Role, ToolCall};
 
@@ -13,8 +13,10 @@ pub fn notification_line(method: &str, params: Value) -> String {
     line
 }
 
-/// The replay as transport lines (`replay` wrapped in `session/update` notifications), the text
-/// chunks written without building JSON maps: a long session replays thousands of them.
+/// The replay of a stored history as transport lines, one `session/update` notification each
+/// (the system prompt is not sent). `describe` gives a stored call's title, kind and `rawInput`
+/// as the live tool would. Text chunks are written without building JSON maps: a long session
+/// replays thousands of them.
 pub fn replay_lines(
     session_id: &str,
     history: &[Message],
@@ -63,34 +65,6 @@ pub fn replay_lines(
     out
 }
 
-/// The notifications that replay a stored history (the system prompt is not sent). `describe`
-/// gives a stored call's title, kind and `rawInput` as the live tool would.
-pub fn replay(history: &[Message], describe: &dyn Fn(&ToolCall) -> ToolCallStart) -> Vec<Value> {
-    let mut out = Vec::new();
-    for (i, m) in history.iter().enumerate() {
-        match m.role {
-            Role::System | Role::Tool => {}
-            Role::User if m.compact => {
-                out.push(chunk("agent_message_chunk", &format!("🗜️ {}", m.content)));
-            }
-            Role::User => out.push(chunk("user_message_chunk", &m.content)),
-            Role::Assistant => {
-                if !m.content.is_empty() {
-                    out.push(chunk("agent_message_chunk", &m.content));
-                }
-                for call in &m.tool_calls {
-                    let response = history[i + 1..]
-                        .iter()
-                        .take_while(|t| t.role == Role::Tool)
-                        .find(|t| t.tool_call_id.as_deref() == Some(call.id.as_str()));
-                    out.push(replayed_call(call, response, describe));
-                }
-            }
-        }
-    }
-    out
-}
-
 fn replayed_call(
     call: &ToolCall,
     response: Option<&Message>,
@@ -125,8 +99,27 @@ mod tests {
     use crate::event::ToolKind;
     use pretty_assertions::assert_eq;
 
+    /// The `update` of every line, each line checked to be a whole `session/update` notification
+    /// for `session` and nothing more.
+    fn updates_of(session: &str, lines: &str) -> Vec<Value> {
+        assert!(lines.is_empty() || lines.ends_with('\n'), "{lines:?}");
+        lines
+            .lines()
+            .map(|l| {
+                let v: Value = serde_json::from_str(l).unwrap();
+                let update = v["params"]["update"].clone();
+                assert_eq!(
+                    v,
+                    json!({"jsonrpc": "2.0", "method": "session/update",
+                        "params": {"sessionId": session, "update": update}})
+                );
+                update
+            })
+            .collect()
+    }
+
     #[test]
-    fn replay_lines_say_what_replay_says() {
+    fn replay_lines_are_notifications_with_escaped_text() {
         let call = ToolCall {
             id: "x1".into(),
             ref_: "call_7".into(),
@@ -149,17 +142,20 @@ mod tests {
             raw_input: json!({"command": "ls"}),
             locations: Vec::new(),
         };
-        let expected: Vec<Value> = replay(&history, &describe)
-            .into_iter()
-            .map(|u| json!({"jsonrpc": "2.0", "method": "session/update", "params": notification("S", u)}))
-            .collect();
         let lines = replay_lines("S", &history, &describe);
-        let got: Vec<Value> = lines
-            .lines()
-            .map(|l| serde_json::from_str(l).unwrap())
-            .collect();
-        assert_eq!(got, expected);
-        assert!(lines.ends_with('\n'));
+        assert_eq!(
+            updates_of("S", &lines),
+            vec![
+                json!({"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": "🗜️ sum \"q\"\n"}}),
+                json!({"sessionUpdate": "user_message_chunk", "content": {"type": "text", "text": "hi\tthere é"}}),
+                json!({"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": "let me look"}}),
+                json!({"sessionUpdate": "tool_call", "toolCallId": "call_7", "title": "bash: ls", "kind": "execute",
+                    "rawInput": {"command": "ls"}, "status": "completed",
+                    "content": [{"type": "content", "content": {"type": "text", "text": "a\nb"}}],
+                    "rawOutput": {"output": "a\nb"}}),
+                json!({"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": "done"}}),
+            ]
+        );
     }
 
     #[test]
@@ -197,7 +193,7 @@ mod tests {
             locations: vec![],
         };
         assert_eq!(
-            replay(&history, &describe),
+            updates_of("S", &replay_lines("S", &history, &describe)),
             vec![
                 json!({"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": "🗜️ earlier work"}}),
                 json!({"sessionUpdate": "user_message_chunk", "content": {"type": "text", "text": "list files"}}),
