@@ -76,15 +76,14 @@ pub async fn serve(
             .with_env_filter(tracing_subscriber::EnvFilter::new(filter))
             .try_init();
     }
-    let out = stdout::ThreadWriter::stdout();
-    let transport = lines(tokio::io::stdin(), out.clone());
+    let out = stdout::QueuedWriter::stdout();
     let result = serve_with(
         engine,
         config,
-        transport,
+        tokio::io::stdin(),
+        out.clone(),
         Logger::stderr(),
         stop.cancelled_owned(),
-        Some(out.clone()),
     )
     .await;
     // Every answer queued before the end reaches the client before the process exits.
@@ -93,7 +92,8 @@ pub async fn serve(
 }
 
 /// Serves ACP over any byte pipe pair (in-process tests use `tokio::io::duplex`), until `input`
-/// reaches its end.
+/// reaches its end. `output` is written by a task of the current runtime, as stdout is by its
+/// thread, so both transports carry pre-serialised lines the same way.
 pub async fn serve_io<R, W>(
     engine: Arc<Engine>,
     config: Arc<Config>,
@@ -108,10 +108,10 @@ where
     serve_with(
         engine,
         config,
-        lines(input, output),
+        input,
+        stdout::QueuedWriter::task(output),
         log,
         std::future::pending(),
-        None,
     )
     .await
 }
@@ -244,9 +244,10 @@ struct Server {
     /// Cancels every turn at EOF or on a signal.
     shutdown: CancellationToken,
     tasks: Tasks,
-    /// The transport's own writer, when mm owns it (stdio): a `session/load` replay is written
-    /// there in one piece instead of message by message through the SDK's outgoing queue.
-    direct: Option<stdout::ThreadWriter>,
+    /// The transport's writer, which the SDK's outgoing messages go through too: a
+    /// `session/load` replay is queued there in one piece instead of message by message through
+    /// the SDK.
+    out: stdout::QueuedWriter,
 }
 
 impl Server {
@@ -389,21 +390,11 @@ impl Server {
         let tools = session.tools.clone();
         let describe =
             |c: &crate::history::ToolCall| tools.describe("", &c.name, &c.arguments, &cwd);
-        match &self.direct {
-            // Nothing of this session can be queued in the SDK yet and the response goes out
-            // through it afterwards, so writing the replay straight to the transport keeps the
-            // order while sparing a queue hop per message.
-            Some(out) => out.write_lines(std::iter::once(convert::replay_lines(
-                &id,
-                &session.history,
-                &describe,
-            ))),
-            None => {
-                for update in convert::replay(&session.history, &describe) {
-                    frontend.update(update);
-                }
-            }
-        }
+        // Nothing of this session can be queued in the SDK yet and the updates and response
+        // below go out through it afterwards, so queueing the replay straight on the transport's
+        // writer keeps the order while sparing a JSON tree and a queue hop per message.
+        self.out
+            .write_lines(convert::replay_lines(&id, &session.history, &describe));
         let plan = session.plan.lock().ok().and_then(|p| p.clone());
         if let Some(plan) = plan {
             frontend.update(convert::plan_update(&plan));
@@ -464,14 +455,18 @@ fn advertised(skills: &Catalogue) -> Vec<(String, String)> {
         .collect()
 }
 
-async fn serve_with(
+async fn serve_with<R>(
     engine: Arc<Engine>,
     config: Arc<Config>,
-    transport: impl ConnectTo<Agent> + 'static,
+    input: R,
+    out: stdout::QueuedWriter,
     log: Logger,
     stop: impl std::future::Future<Output = ()>,
-    direct: Option<stdout::ThreadWriter>,
-) -> Result<(), AcpError> {
+) -> Result<(), AcpError>
+where
+    R: AsyncRead + Unpin + Send + 'static,
+{
+    let transport = lines(input, out.clone());
     let server = Arc::new(Server {
         engine,
         config,
@@ -480,7 +475,7 @@ async fn serve_with(
         sessions: Mutex::new(HashMap::new()),
         shutdown: CancellationToken::new(),
         tasks: Tasks::new(),
-        direct,
+        out,
     });
     let (s1, s2, s3, s4, s5, s6) = (
         server.clone(),
@@ -569,6 +564,9 @@ async fn serve_with(
         r = connection => r.map_err(|e| AcpError::Connection(e.to_string())),
         () = stop => Ok(()),
     };
+    // The output ends with the connection (the reader sees EOF now, not once the last turn
+    // lets go of the server); what the SDK wrote before is still written.
+    s6.out.close();
     // The SDK does not join what was spawned: cancel the turns and give them time to save.
     s6.shutdown.cancel();
     s6.tasks.wait(SHUTDOWN_GRACE).await;

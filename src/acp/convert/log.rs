@@ -1,0 +1,134 @@
+//! The `[acp] …` lines for stderr that requests leave behind (the events' own lines come from
+//! `translate`).
+
+use std::path::Path;
+
+use crate::engine::{Command, Recap};
+use crate::event::Tally;
+
+/// `initialize`.
+pub fn log_client(name_version: Option<(&str, &str)>, protocol: u16, forms: bool) -> String {
+    let client = match name_version {
+        Some((name, version)) => format!("{name} {version}"),
+        None => "unknown".to_string(),
+    };
+    format!("[acp] client {client} · protocol {protocol} · elicitation(form)={forms}")
+}
+
+/// `session/new`.
+pub fn log_created(id: &str, cwd: &Path, mcp_servers: usize) -> Vec<String> {
+    let mut lines = vec![format!("[acp] session {id} created in {}", cwd.display())];
+    if mcp_servers > 0 {
+        lines.push(format!(
+            "[acp] session {id}: {mcp_servers} MCP server(s) from the client ignored"
+        ));
+    }
+    lines
+}
+
+/// `session/load`.
+pub fn log_loaded(id: &str, dir: &Path, messages: usize) -> String {
+    format!(
+        "[acp] session {id} loaded from {}: {messages} message(s) replayed",
+        dir.display()
+    )
+}
+
+/// After a prompt: the turn's recap, or the command's lines.
+pub fn log_prompt(id: &str, command: Option<&Command>, recap: Option<&Recap>) -> Vec<String> {
+    let mut lines = Vec::new();
+    match command {
+        Some(Command::New {
+            forgotten,
+            archived_as,
+        }) => {
+            if let Some(new_id) = archived_as {
+                lines.push(format!(
+                    "[acp] session {id}: previous conversation kept as {new_id}"
+                ));
+            }
+            lines.push(format!(
+                "[acp] session {id}: new session, {forgotten} message(s) forgotten"
+            ));
+        }
+        Some(Command::Compact(outcome)) => {
+            lines.push(format!("[acp] session {id}: /compact — {}", outcome.line()));
+        }
+        None => {}
+    }
+    if let Some(r) = recap {
+        lines.push(format!(
+            "[acp] turn done: {} command(s) · {} file op(s) · {} skill(s)",
+            r.get(Tally::Command),
+            r.get(Tally::FileOp),
+            r.get(Tally::Skill)
+        ));
+    }
+    lines
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+    use crate::event::CompactOutcome;
+    use pretty_assertions::assert_eq;
+
+    #[test]
+    fn log_lines() {
+        assert_eq!(
+            log_client(Some(("zed", "0.200.1")), 1, true),
+            "[acp] client zed 0.200.1 · protocol 1 · elicitation(form)=true"
+        );
+        assert_eq!(
+            log_client(None, 1, false),
+            "[acp] client unknown · protocol 1 · elicitation(form)=false"
+        );
+        assert_eq!(
+            log_created("S", Path::new("/w"), 2),
+            vec![
+                "[acp] session S created in /w",
+                "[acp] session S: 2 MCP server(s) from the client ignored"
+            ]
+        );
+        assert_eq!(
+            log_created("S", Path::new("/w"), 0),
+            vec!["[acp] session S created in /w"]
+        );
+        assert_eq!(
+            log_loaded("S", Path::new("/w/.mm/sessions"), 4),
+            "[acp] session S loaded from /w/.mm/sessions: 4 message(s) replayed"
+        );
+        assert_eq!(
+            log_prompt("S", None, Some(&Recap::of(2, 1, 0))),
+            vec!["[acp] turn done: 2 command(s) · 1 file op(s) · 0 skill(s)"]
+        );
+        assert_eq!(
+            log_prompt(
+                "S",
+                Some(&Command::New {
+                    forgotten: 4,
+                    archived_as: Some("N".into())
+                }),
+                None
+            ),
+            vec![
+                "[acp] session S: previous conversation kept as N",
+                "[acp] session S: new session, 4 message(s) forgotten"
+            ]
+        );
+        assert_eq!(
+            log_prompt(
+                "S",
+                Some(&Command::Compact(CompactOutcome::Nothing {
+                    messages: 2,
+                    keep: 2
+                })),
+                None
+            ),
+            vec![
+                "[acp] session S: /compact — 🗜️ nothing to compact: 2 message(s), no turn older than the last 2"
+            ]
+        );
+    }
+}

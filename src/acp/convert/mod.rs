@@ -1,0 +1,24 @@
+//! Every translation between the engine's vocabulary and ACP's wire shapes, as pure functions:
+//! events to `session/update` payloads or log lines, questions to requests and answers back,
+//! a stored history to its `session/load` replay. The strings acp.md fixes live here, one file
+//! per concern; callers use them through `convert::…`.
+
+mod elicitation;
+mod log;
+mod permission;
+mod replay;
+mod response;
+mod updates;
+
+pub use elicitation::{
+    NO_FORM_SUPPORT, QuestionOutcome, askable_by_permission, elicitation_request, form_answer,
+    question_answer, question_request,
+};
+pub use log::{log_client, log_created, log_loaded, log_prompt};
+pub use permission::{permission_decision, permission_request};
+pub use replay::{notification_line, replay_lines};
+pub use response::{load_error, prompt_usage, stop_reason, turn_error};
+pub use updates::{
+    Output, SKILL_HINT, available_commands, chunk, kind_name, notification, plan_update, tool_call,
+    tool_call_finished, translate, usage_update,
+};

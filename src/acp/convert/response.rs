@@ -1,0 +1,73 @@
+//! What `session/prompt` and `session/load` answer: the stop reason and the usage totals, or
+//! the JSON-RPC error.
+
+use serde_json::json;
+
+use crate::engine::StopReason;
+use crate::event::Usage;
+
+/// A failed turn as a JSON-RPC error: `-32603` with the one-line explanation (acp-notes.md).
+pub fn turn_error(e: &crate::engine::TurnError) -> agent_client_protocol::Error {
+    agent_client_protocol::Error::internal_error().data(json!({"error": e.to_string()}))
+}
+
+/// A session that cannot be loaded: every cause is `invalid params` carrying the `sessionId`
+/// and the explanation (acp.md, acp-notes.md).
+pub fn load_error(id: &str, e: &crate::engine::LoadError) -> agent_client_protocol::Error {
+    use crate::engine::LoadError;
+    let error = match e {
+        LoadError::InvalidId(e) => e.to_string(),
+        LoadError::File(e) => e.to_string(),
+    };
+    agent_client_protocol::Error::invalid_params().data(json!({"sessionId": id, "error": error}))
+}
+
+/// The stop reason's wire name.
+pub fn stop_reason(stop: StopReason) -> agent_client_protocol::v1::schema::StopReason {
+    use agent_client_protocol::v1::schema::StopReason as S;
+    match stop {
+        StopReason::EndTurn => S::EndTurn,
+        StopReason::MaxTokens => S::MaxTokens,
+        StopReason::MaxTurnRequests => S::MaxTurnRequests,
+        StopReason::Cancelled => S::Cancelled,
+    }
+}
+
+/// The session's totals for the prompt response, once the server reported any count.
+pub fn prompt_usage(usage: &Usage) -> Option<agent_client_protocol::v1::schema::Usage> {
+    let reported = usage.input_tokens > 0
+        || usage.output_tokens > 0
+        || usage.thought_tokens.is_some()
+        || usage.cached_read_tokens.is_some();
+    reported.then(|| {
+        agent_client_protocol::v1::schema::Usage::new(
+            usage.total(),
+            usage.input_tokens,
+            usage.output_tokens,
+        )
+        .thought_tokens(usage.thought_tokens)
+        .cached_read_tokens(usage.cached_read_tokens)
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+    use pretty_assertions::assert_eq;
+
+    #[test]
+    fn prompt_usage_only_once_reported() {
+        assert_eq!(prompt_usage(&Usage::default()), None);
+        let u = Usage {
+            input_tokens: 10,
+            output_tokens: 5,
+            thought_tokens: None,
+            cached_read_tokens: Some(4),
+        };
+        assert_eq!(
+            serde_json::to_value(prompt_usage(&u)).unwrap(),
+            json!({"totalTokens": 15, "inputTokens": 10, "outputTokens": 5, "cachedReadTokens": 4})
+        );
+    }
+}
