@@ -23,7 +23,6 @@ use agent_client_protocol::v1::schema::{
 };
 use agent_client_protocol::v1::{ConnectionTo, Responder};
 use agent_client_protocol::{Agent, Client, ConnectTo, Error, Lines};
-use serde_json::json;
 use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
@@ -31,6 +30,7 @@ use tokio_util::sync::CancellationToken;
 use crate::config::Config;
 use crate::engine::{Engine, Session};
 use crate::skills::Catalogue;
+use convert::RequestError;
 pub use frontend::{AcpFrontend, Peer};
 
 /// How long running turns get to finish once stdin closed or a signal arrived.
@@ -321,9 +321,8 @@ impl Server {
         cx: ConnectionTo<Client>,
     ) {
         if !req.cwd.is_absolute() {
-            let _ = responder.respond_with_error(Error::invalid_params().data(json!({
-                "cwd": req.cwd, "error": "cwd must be an absolute path"
-            })));
+            let e = RequestError::CwdNotAbsolute(req.cwd.clone());
+            let _ = responder.respond_with_error(convert::request_error(None, &e));
             return;
         }
         let frontend = Arc::new(AcpFrontend::new(
@@ -340,10 +339,8 @@ impl Server {
         self.log_session_warnings(&session);
         let commands = self.commands_update(&session.skills);
         if !self.register(&id, Slot::new(session, frontend.clone())) {
-            let _ = responder.respond_with_error(
-                Error::internal_error()
-                    .data(json!({"error": format!("session id {id} is already live")})),
-            );
+            let e = RequestError::AlreadyLive(id);
+            let _ = responder.respond_with_error(convert::request_error(None, &e));
             return;
         }
         // The editor must know the session id before the update, or it drops it.
@@ -358,14 +355,13 @@ impl Server {
         cx: ConnectionTo<Client>,
     ) {
         let id = req.session_id.0.to_string();
-        let invalid =
-            |error: String| Error::invalid_params().data(json!({"sessionId": id, "error": error}));
+        let refuse = |e: RequestError| convert::request_error(Some(&id), &e);
         if self.slot(&id).is_some() {
-            let _ = responder.respond_with_error(invalid(format!("session {id} is already live")));
+            let _ = responder.respond_with_error(refuse(RequestError::AlreadyLive(id.clone())));
             return;
         }
         if !req.cwd.is_absolute() {
-            let _ = responder.respond_with_error(invalid("cwd must be an absolute path".into()));
+            let _ = responder.respond_with_error(refuse(RequestError::CwdNotAbsolute(req.cwd)));
             return;
         }
         let frontend = Arc::new(AcpFrontend::new(
@@ -404,7 +400,7 @@ impl Server {
         let dir: PathBuf = cwd.join(&self.config.sessions.dir);
         let replayed = crate::history::count_without_system(&session.history);
         if !self.register(&id, Slot::new(session, frontend)) {
-            let _ = responder.respond_with_error(invalid(format!("session {id} is already live")));
+            let _ = responder.respond_with_error(refuse(RequestError::AlreadyLive(id.clone())));
             return;
         }
         self.log.line(&convert::log_loaded(&id, &dir, replayed));
@@ -535,9 +531,8 @@ where
                         cx: ConnectionTo<Client>| {
                 let id = req.session_id.0.to_string();
                 let Some(slot) = s4.slot(&id) else {
-                    return responder.respond_with_error(
-                        Error::invalid_params().data(json!({"sessionId": id})),
-                    );
+                    let e = convert::RequestError::UnknownSession(id.clone());
+                    return responder.respond_with_error(convert::request_error(Some(&id), &e));
                 };
                 let token = s4.shutdown.child_token();
                 let key = slot.track(&token);

@@ -17,7 +17,9 @@ pub use elicitation::{
 pub use log::{log_client, log_created, log_loaded, log_prompt};
 pub use permission::{permission_decision, permission_request};
 pub use replay::{notification_line, replay_lines};
-pub use response::{load_error, prompt_usage, stop_reason, turn_error};
+pub use response::{
+    RequestError, load_error, prompt_usage, request_error, stop_reason, turn_error,
+};
 pub use updates::{
     Output, SKILL_HINT, available_commands, chunk, kind_name, notification, plan_update, tool_call,
     tool_call_finished, translate, usage_update,

@@ -6,20 +6,53 @@ use serde_json::json;
 use crate::engine::StopReason;
 use crate::event::Usage;
 
-/// A failed turn as a JSON-RPC error: `-32603` with the one-line explanation (acp-notes.md).
+/// Why a request about a session is refused, on top of the engine's own errors.
+#[derive(Debug, thiserror::Error)]
+pub enum RequestError {
+    #[error("cwd must be an absolute path")]
+    CwdNotAbsolute(std::path::PathBuf),
+    #[error("session {0} is already live")]
+    AlreadyLive(String),
+    /// `session/prompt` for a session this process does not hold.
+    #[error("unknown session {0}")]
+    UnknownSession(String),
+}
+
+/// Every refusal as its JSON-RPC error, in one place (acp.md, acp-notes.md): a failed turn is
+/// `-32603` with the one-line explanation; everything about the session asked for is
+/// `invalid params` carrying the `sessionId` (and the explanation).
 pub fn turn_error(e: &crate::engine::TurnError) -> agent_client_protocol::Error {
     agent_client_protocol::Error::internal_error().data(json!({"error": e.to_string()}))
 }
 
-/// A session that cannot be loaded: every cause is `invalid params` carrying the `sessionId`
-/// and the explanation (acp.md, acp-notes.md).
+/// A session that cannot be loaded (`session/load`): invalid params with the id and the error.
 pub fn load_error(id: &str, e: &crate::engine::LoadError) -> agent_client_protocol::Error {
-    use crate::engine::LoadError;
-    let error = match e {
-        LoadError::InvalidId(e) => e.to_string(),
-        LoadError::File(e) => e.to_string(),
-    };
-    agent_client_protocol::Error::invalid_params().data(json!({"sessionId": id, "error": error}))
+    agent_client_protocol::Error::invalid_params()
+        .data(json!({"sessionId": id, "error": e.to_string()}))
+}
+
+/// A request refused before the engine saw it. `id` is the session asked for (`None` for
+/// `session/new`, which names none).
+pub fn request_error(id: Option<&str>, e: &RequestError) -> agent_client_protocol::Error {
+    use agent_client_protocol::Error;
+    match (e, id) {
+        (RequestError::CwdNotAbsolute(cwd), None) => {
+            Error::invalid_params().data(json!({"cwd": cwd, "error": e.to_string()}))
+        }
+        // A new session whose fresh id is taken is our fault, not the client's.
+        (RequestError::AlreadyLive(_), None) => {
+            Error::internal_error().data(json!({"error": e.to_string()}))
+        }
+        (RequestError::UnknownSession(_), Some(id)) => {
+            Error::invalid_params().data(json!({"sessionId": id}))
+        }
+        (RequestError::CwdNotAbsolute(_) | RequestError::AlreadyLive(_), Some(id)) => {
+            Error::invalid_params().data(json!({"sessionId": id, "error": e.to_string()}))
+        }
+        (RequestError::UnknownSession(id), None) => {
+            Error::invalid_params().data(json!({"sessionId": id, "error": e.to_string()}))
+        }
+    }
 }
 
 /// The stop reason's wire name.
