@@ -116,24 +116,76 @@ where
     .await
 }
 
+/// What the client said of itself in `initialize`, read from the raw request: the SDK
+/// negotiates the version first and, for a version it does not speak, hands the handler a
+/// request without the client's info and capabilities — but the log line and the form support
+/// must be what the client sent.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ClientHello {
+    /// `clientInfo.name` and `.version`.
+    pub info: Option<(String, String)>,
+    /// The `protocolVersion` the client asked for.
+    pub protocol: Option<u64>,
+    /// `clientCapabilities.elicitation.form` present and non-null.
+    pub forms: bool,
+}
+
+impl ClientHello {
+    /// Reads an `initialize` request line; `None` for any other line.
+    fn read(line: &str) -> Option<ClientHello> {
+        if !line.contains("\"initialize\"") {
+            return None;
+        }
+        let v: serde_json::Value = serde_json::from_str(line).ok()?;
+        if v.get("method").and_then(|m| m.as_str()) != Some("initialize") {
+            return None;
+        }
+        let params = &v["params"];
+        let info = params.get("clientInfo").map(|i| {
+            let field = |k: &str| i.get(k).and_then(|x| x.as_str()).unwrap_or("").to_string();
+            (field("name"), field("version"))
+        });
+        Some(ClientHello {
+            info,
+            protocol: params.get("protocolVersion").and_then(|p| p.as_u64()),
+            forms: params["clientCapabilities"]["elicitation"]
+                .get("form")
+                .is_some_and(|f| !f.is_null()),
+        })
+    }
+}
+
 /// A line transport over tokio pipes; invalid UTF-8 is read lossily rather than ending the
-/// connection.
-fn lines<R, W>(input: R, output: W) -> impl ConnectTo<Agent> + 'static
+/// connection. The `initialize` request is also read for `hello`.
+fn lines<R, W>(
+    input: R,
+    output: W,
+    hello: Arc<Mutex<Option<ClientHello>>>,
+) -> impl ConnectTo<Agent> + 'static
 where
     R: AsyncRead + Unpin + Send + 'static,
     W: AsyncWrite + Unpin + Send + 'static,
 {
-    let incoming = futures::stream::unfold(BufReader::new(input), |mut reader| async move {
-        let mut buf = Vec::new();
-        match reader.read_until(b'\n', &mut buf).await {
-            Ok(0) => None,
-            Ok(_) => {
-                while buf.last().is_some_and(|b| *b == b'\n' || *b == b'\r') {
-                    buf.pop();
+    let incoming = futures::stream::unfold(BufReader::new(input), move |mut reader| {
+        let hello = hello.clone();
+        async move {
+            let mut buf = Vec::new();
+            match reader.read_until(b'\n', &mut buf).await {
+                Ok(0) => None,
+                Ok(_) => {
+                    while buf.last().is_some_and(|b| *b == b'\n' || *b == b'\r') {
+                        buf.pop();
+                    }
+                    let line = String::from_utf8_lossy(&buf).into_owned();
+                    if let Some(h) = ClientHello::read(&line)
+                        && let Ok(mut slot) = hello.lock()
+                    {
+                        *slot = Some(h);
+                    }
+                    Some((Ok(line), reader))
                 }
-                Some((Ok(String::from_utf8_lossy(&buf).into_owned()), reader))
+                Err(e) => Some((Err(e), reader)),
             }
-            Err(e) => Some((Err(e), reader)),
         }
     });
     let outgoing = futures::sink::unfold(output, |mut w, mut line: String| async move {
@@ -240,6 +292,8 @@ struct Server {
     log: Logger,
     /// The client advertised form elicitation at `initialize`.
     forms: Mutex<bool>,
+    /// What the client sent in `initialize`, as the transport read it.
+    hello: Arc<Mutex<Option<ClientHello>>>,
     sessions: Mutex<HashMap<String, Arc<Slot>>>,
     /// Cancels every turn at EOF or on a signal.
     shutdown: CancellationToken,
@@ -285,26 +339,29 @@ impl Server {
     }
 
     fn initialize(&self, req: InitializeRequest) -> InitializeResponse {
-        let forms = req
-            .client_capabilities
-            .elicitation
-            .as_ref()
-            .is_some_and(|e| e.form.is_some());
+        // What the client sent wins over what the SDK made of it (see `ClientHello`).
+        let sent = self.hello.lock().ok().and_then(|h| h.clone());
+        let hello = sent.unwrap_or_else(|| ClientHello {
+            info: req
+                .client_info
+                .as_ref()
+                .map(|i| (i.name.clone(), i.version.clone())),
+            protocol: serde_json::to_value(req.protocol_version)
+                .ok()
+                .and_then(|v| v.as_u64()),
+            forms: req
+                .client_capabilities
+                .elicitation
+                .as_ref()
+                .is_some_and(|e| e.form.is_some()),
+        });
         if let Ok(mut f) = self.forms.lock() {
-            *f = forms;
+            *f = hello.forms;
         }
-        let protocol = serde_json::to_value(req.protocol_version)
-            .ok()
-            .and_then(|v| v.as_u64())
-            .unwrap_or(0);
-        let info = req
-            .client_info
-            .as_ref()
-            .map(|i| (i.name.as_str(), i.version.as_str()));
         self.log.line(&convert::log_client(
-            info,
-            u16::try_from(protocol).unwrap_or(u16::MAX),
-            forms,
+            hello.info.as_ref().map(|(n, v)| (n.as_str(), v.as_str())),
+            hello.protocol.unwrap_or(0),
+            hello.forms,
         ));
         let acp = &self.config.acp;
         let title = (!acp.title.is_empty()).then(|| acp.title.clone());
@@ -462,12 +519,14 @@ async fn serve_with<R>(
 where
     R: AsyncRead + Unpin + Send + 'static,
 {
-    let transport = lines(input, out.clone());
+    let hello = Arc::new(Mutex::new(None));
+    let transport = lines(input, out.clone(), hello.clone());
     let server = Arc::new(Server {
         engine,
         config,
         log,
         forms: Mutex::new(false),
+        hello,
         sessions: Mutex::new(HashMap::new()),
         shutdown: CancellationToken::new(),
         tasks: Tasks::new(),
@@ -566,4 +625,47 @@ where
     s6.shutdown.cancel();
     s6.tasks.wait(SHUTDOWN_GRACE).await;
     result
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use pretty_assertions::assert_eq;
+
+    #[test]
+    fn the_client_hello_is_what_the_client_sent_whatever_the_version() {
+        let line = |v: &str| {
+            format!(
+                r#"{{"jsonrpc":"2.0","id":1,"method":"initialize","params":{{"protocolVersion":{v},"clientInfo":{{"name":"zed","version":"0.1"}},"clientCapabilities":{{"elicitation":{{"form":{{}}}}}}}}}}"#
+            )
+        };
+        for v in ["0", "1", "2"] {
+            assert_eq!(
+                ClientHello::read(&line(v)),
+                Some(ClientHello {
+                    info: Some(("zed".into(), "0.1".into())),
+                    protocol: v.parse().ok(),
+                    forms: true,
+                })
+            );
+        }
+        assert_eq!(
+            ClientHello::read(
+                r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":1,"clientCapabilities":{"elicitation":{"form":null}}}}"#
+            ),
+            Some(ClientHello {
+                info: None,
+                protocol: Some(1),
+                forms: false,
+            })
+        );
+        // Other messages, even ones that mention the word, are not the hello.
+        assert_eq!(
+            ClientHello::read(
+                r#"{"jsonrpc":"2.0","id":2,"method":"session/prompt","params":{"prompt":[{"type":"text","text":"\"initialize\""}]}}"#
+            ),
+            None
+        );
+        assert_eq!(ClientHello::read("not json \"initialize\""), None);
+    }
 }
