@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Benchmarks of `mm -acp` (acp-notes.md "Benchmarks, defined"). Usage: acp_bench.py MM_BINARY
+"""Benchmarks of `mm -acp` (docs/acp-reference.md, "Benchmarks"). Usage: acp_bench.py MM_BINARY
 
 A scripted OpenAI-compatible SSE server runs in this process (so its last-byte time and the
 client's receive times share one clock); mm is driven with raw JSON-RPC lines.

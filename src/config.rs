@@ -1,4 +1,4 @@
-//! Configuration: TOML layers resolved once into a typed [`Config`] (config.md).
+//! Configuration: TOML layers resolved once into a typed [`Config`] (docs/config.md).
 //!
 //! Two phases: each layer is parsed into a TOML table and merged key by key; the merged table is
 //! then resolved into [`Config`] with defaults and validated values. Config is passed in, never
@@ -402,7 +402,7 @@ fn untrusted_warning(
     )
 }
 
-/// Loads every layer, merges them and resolves the result (config.md).
+/// Loads every layer, merges them and resolves the result (docs/config.md).
 pub fn load(opts: &LoadOptions) -> Result<Loaded, ConfigError> {
     let home = opts.home.as_deref();
     let user_file = user_config_path(home, opts.xdg_config_home.as_deref());

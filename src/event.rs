@@ -199,7 +199,7 @@ impl CompactOutcome {
         }
     }
 
-    /// The outcome line (acp.md, `/compact`).
+    /// The outcome line (docs/sessions.md, "Compression").
     pub fn line(&self) -> String {
         match self {
             CompactOutcome::Compressed {
@@ -220,8 +220,9 @@ impl CompactOutcome {
     }
 }
 
-/// What a tool call that ran counts as in a turn's recap (acp.md's `[acp] turn done: …` line,
-/// the terminal's `📖 N skill(s)`). Each tool says which, if any, in its own file.
+/// What a tool call that ran counts as in a turn's recap (the `[acp] turn done: …` line of
+/// docs/acp-reference.md, the terminal's `📖 N skill(s)`). Each tool says which, if any, in its
+/// own file.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Tally {
     Command,

@@ -1,6 +1,6 @@
-//! Hooks (hooks.md): commands the user configures to run at points of a session, to guard (deny),
-//! add context, or observe. This module runs them; the dispatcher and the engine decide what a
-//! deny or a context means at each point.
+//! Hooks (docs/hooks.md): commands the user configures to run at points of a session, to guard
+//! (deny), add context, or observe. This module runs them; the dispatcher and the engine decide
+//! what a deny or a context means at each point.
 
 use std::fmt;
 use std::os::unix::process::ExitStatusExt;

@@ -1,8 +1,8 @@
-//! Every child process mm starts goes through one [`Supervisor`] (docs/architecture.md,
-//! "Children"): each runs in a process group of its own, a stopped child is sent SIGTERM and its
-//! whole group SIGKILL after a grace period, a child dropped while running takes its group with
-//! it, and at exit [`Supervisor::shutdown`] stops whatever is still running, so no exit path
-//! leaves an orphan.
+//! Every child process mm starts goes through one [`Supervisor`] (docs/architecture.md, "Children
+//! and the way out"): each runs in a process group of its own, a stopped child is sent SIGTERM and
+//! its whole group SIGKILL after a grace period, a child dropped while running takes its group with
+//! it, and at exit [`Supervisor::shutdown`] stops whatever is still running, so no exit path leaves
+//! an orphan.
 //!
 //! mm spawns every child itself and hands the pipes to whatever speaks to it (a tool's reader,
 //! a hook's writer, a protocol library). The one exception to "no orphans" is deliberate

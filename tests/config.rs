@@ -1,4 +1,4 @@
-//! Configuration layers, resolution, trust and the `mm config` report (config.md).
+//! Configuration layers, resolution, trust and the `mm config` report (docs/config.md).
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::collections::BTreeMap;

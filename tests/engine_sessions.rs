@@ -1,6 +1,6 @@
-//! Sessions and compression end to end through the engine (sessions.md, acp.md `/new` and
-//! `/compact`, acp-notes.md "Usage"): files on disk, `/new`, `/compact`, automatic compression,
-//! the server's "context exceeded", and `load_session`.
+//! Sessions and compression end to end through the engine (docs/sessions.md, docs/acp-reference.md
+//! `/new` and `/compact`, docs/engine.md "The context window and usage"): files on disk, `/new`,
+//! `/compact`, automatic compression, the server's "context exceeded", and `load_session`.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod engine_support;

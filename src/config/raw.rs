@@ -83,7 +83,7 @@ const HOOK: Shape = Shape::Table(&[
     ("failClosed", Shape::Leaf),
 ]);
 
-/// The hook events as hooks.md names them, in the order `mm config` lists them.
+/// The hook events as docs/hooks.md names them, in the order `mm config` lists them.
 pub(super) const HOOK_EVENTS: [&str; 6] = [
     "sessionStart",
     "userPromptSubmit",

@@ -291,10 +291,10 @@ impl Engine {
         })
     }
 
-    /// Runs one prompt: the text after the front end's own flattening (acp-notes.md step 1).
-    /// `attached` are the paths step 1 already attached (for deduplication). Slash commands,
-    /// `/skill`, `@path`, `$skill` and `userPromptSubmit` hooks are handled here; the session
-    /// file is rewritten afterwards when sessions are enabled.
+    /// Runs one prompt: the text after the front end's own flattening (docs/engine.md, "The prompt
+    /// pipeline", step 1). `attached` are the paths step 1 already attached (for deduplication).
+    /// Slash commands, `/skill`, `@path`, `$skill` and `userPromptSubmit` hooks are handled here;
+    /// the session file is rewritten afterwards when sessions are enabled.
     pub async fn prompt(
         &self,
         session: &mut Session,

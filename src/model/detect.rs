@@ -1,5 +1,5 @@
-//! Finding the server, its model and its context window (engine.md): probes with short timeouts
-//! that never fail loudly, since each server exposes a different subset of endpoints.
+//! Finding the server, its model and its context window (docs/engine.md): probes with short
+//! timeouts that never fail loudly, since each server exposes a different subset of endpoints.
 
 use std::time::Duration;
 

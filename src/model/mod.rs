@@ -1,4 +1,4 @@
-//! The model client: OpenAI-compatible Chat Completions over HTTP, streamed (engine.md).
+//! The model client: OpenAI-compatible Chat Completions over HTTP, streamed (docs/engine.md).
 
 pub mod detect;
 pub mod openai;

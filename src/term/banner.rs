@@ -1,13 +1,14 @@
-//! The banner shown on stderr at start (terminal.md "The banner"). Pure: a [`Banner`] in, lines
-//! out. The model line comes later, when detection completes ([`model_lines`]), so the prompt is
-//! never delayed.
+//! The banner shown on stderr at start (docs/terminal.md, "The banner"). Pure: a [`Banner`] in,
+//! lines out. The model line comes later, when detection completes ([`model_lines`]), so the prompt
+//! is never delayed.
 
 use super::render::window;
 use super::style;
 use crate::config::Config;
 use crate::skills::Catalogue;
 
-/// Below this window the banner warns that it is small for an agent (engine.md).
+/// Below this window the banner warns that it is small for an agent (docs/terminal.md, "The
+/// banner").
 pub const SMALL_WINDOW: u64 = 16 * 1024;
 
 /// What the banner says.

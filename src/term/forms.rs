@@ -77,38 +77,16 @@ fn ask_question(question: &Question, out: &mut dyn Write, color: bool) -> Asked 
         }
         QuestionKind::Choice { options, default } => {
             list_options(options, default.as_slice(), out, color);
-            loop {
-                let _ = write!(out, "{} ", style::dim(color, "number>"));
-                let _ = out.flush();
-                match raw::read_line(out) {
-                    LineEnd::Line(line) => match parse_choice(&line, options, default.as_deref()) {
-                        Ok(value) => return Asked::Answer(value),
-                        Err(why) => {
-                            let _ = writeln!(out, "{}", style::yellow(color, &why));
-                        }
-                    },
-                    LineEnd::Interrupt => return Asked::Cancelled,
-                    LineEnd::Eof | LineEnd::Escape => return Asked::Declined,
-                }
-            }
+            ask_line(out, color, "number>", |line| {
+                parse_choice(line, options, default.as_deref())
+            })
         }
         QuestionKind::Multi { options, default } => {
             let defaults = default.clone().unwrap_or_default();
             list_options(options, &defaults, out, color);
-            loop {
-                let _ = write!(out, "{} ", style::dim(color, "numbers (e.g. 1,3)>"));
-                let _ = out.flush();
-                match raw::read_line(out) {
-                    LineEnd::Line(line) => match parse_multi(&line, options, default.as_deref()) {
-                        Ok(value) => return Asked::Answer(value),
-                        Err(why) => {
-                            let _ = writeln!(out, "{}", style::yellow(color, &why));
-                        }
-                    },
-                    LineEnd::Interrupt => return Asked::Cancelled,
-                    LineEnd::Eof | LineEnd::Escape => return Asked::Declined,
-                }
-            }
+            ask_line(out, color, "numbers (e.g. 1,3)>", |line| {
+                parse_multi(line, options, default.as_deref())
+            })
         }
         QuestionKind::Text { default } => {
             let prompt = match default {
@@ -122,6 +100,29 @@ fn ask_question(question: &Question, out: &mut dyn Write, color: bool) -> Asked 
                 LineEnd::Interrupt => Asked::Cancelled,
                 LineEnd::Eof | LineEnd::Escape => Asked::Declined,
             }
+        }
+    }
+}
+
+/// Asks for one line until `parse` takes it; what it refuses is explained and asked again.
+fn ask_line(
+    out: &mut dyn Write,
+    color: bool,
+    prompt: &str,
+    parse: impl Fn(&str) -> Result<AnswerValue, String>,
+) -> Asked {
+    loop {
+        let _ = write!(out, "{} ", style::dim(color, prompt));
+        let _ = out.flush();
+        match raw::read_line(out) {
+            LineEnd::Line(line) => match parse(&line) {
+                Ok(value) => return Asked::Answer(value),
+                Err(why) => {
+                    let _ = writeln!(out, "{}", style::yellow(color, &why));
+                }
+            },
+            LineEnd::Interrupt => return Asked::Cancelled,
+            LineEnd::Eof | LineEnd::Escape => return Asked::Declined,
         }
     }
 }

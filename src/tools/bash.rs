@@ -1,4 +1,4 @@
-//! The `bash` tool (tools.md): runs a command in its own session and process group, with its
+//! The `bash` tool (docs/tools.md): runs a command in its own session and process group, with its
 //! output bounded in memory, a timeout, cancellation, and background jobs left alone.
 
 use std::collections::VecDeque;

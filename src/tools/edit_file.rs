@@ -1,4 +1,4 @@
-//! The `edit_file` tool (tools.md): replaces a unique exact match, tolerating CRLF files and
+//! The `edit_file` tool (docs/tools.md): replaces a unique exact match, tolerating CRLF files and
 //! (when unambiguous) a model's wrong indentation.
 
 use std::fs;

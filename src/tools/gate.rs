@@ -1,4 +1,4 @@
-//! The permission gate (engine.md): asks the front end before a gated tool runs, remembering
+//! The permission gate (docs/engine.md): asks the front end before a gated tool runs, remembering
 //! "always" and "never" per tool name for the session.
 
 use std::collections::HashSet;

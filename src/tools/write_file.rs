@@ -1,4 +1,4 @@
-//! The `write_file` tool (tools.md), and the atomic write `edit_file` shares.
+//! The `write_file` tool (docs/tools.md), and the atomic write `edit_file` shares.
 
 use std::fs::{self, OpenOptions};
 use std::io::{self, Write};
