@@ -76,7 +76,7 @@ fn replayed_call(
     m.insert("sessionUpdate".into(), json!("tool_call"));
     m.extend(call_fields(&start));
     // The `tool` message fills its call's output and content, whether the call completed or
-    // failed live (acp-notes.md); a call without one is `failed` with no content.
+    // failed live (docs/acp-reference.md); a call without one is `failed` with no content.
     match response {
         Some(t) => {
             let status = if t.failed { "failed" } else { "completed" };
