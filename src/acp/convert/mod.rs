@@ -1,7 +1,7 @@
 //! Every translation between the engine's vocabulary and ACP's wire shapes, as pure functions:
 //! events to `session/update` payloads or log lines, questions to requests and answers back,
-//! a stored history to its `session/load` replay. The strings docs/acp-reference.md fixes live here, one file
-//! per concern; callers use them through `convert::…`.
+//! a stored history to its `session/load` replay. The strings docs/acp-reference.md fixes live
+//! here, one file per concern; callers use them through `convert::…`.
 
 mod elicitation;
 mod log;
