@@ -424,7 +424,7 @@ async fn a_file_edit_carries_a_diff_and_its_location() {
         .unwrap();
     assert_eq!(
         end["content"],
-        json!([{"type": "diff", "path": path, "newText": "new\n"}])
+        json!([{"type": "diff", "path": path, "oldText": null, "newText": "new\n"}])
     );
     assert!(end["rawOutput"]["output"].is_string());
     assert!(

@@ -136,9 +136,8 @@ pub fn tool_call_finished(end: &ToolCallEnd) -> Value {
                 let mut m = Map::new();
                 m.insert("type".into(), json!("diff"));
                 m.insert("path".into(), json!(d.path.to_string_lossy()));
-                if let Some(old) = &d.old_text {
-                    m.insert("oldText".into(), json!(old));
-                }
+                // `null` for a new file (docs/tools.md, write_file).
+                m.insert("oldText".into(), json!(d.old_text));
                 m.insert("newText".into(), json!(d.new_text));
                 Value::Object(m)
             })
@@ -326,7 +325,7 @@ mod tests {
             Output::Update(
                 json!({"sessionUpdate": "tool_call_update", "toolCallId": "call_2",
                 "status": "completed",
-                "content": [{"type": "diff", "path": "/w/a.txt", "newText": "x"},
+                "content": [{"type": "diff", "path": "/w/a.txt", "oldText": null, "newText": "x"},
                             {"type": "diff", "path": "/w/b.txt", "oldText": "o", "newText": "n"}],
                 "rawOutput": {"output": "wrote a.txt"}})
             )
