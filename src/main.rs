@@ -207,11 +207,10 @@ async fn front_end(
     let engine = Arc::clone(engine);
     if cli.acp {
         watch_signals(stop, true)?;
-        // The banner goes to stderr in ACP mode too: stdout carries JSON-RPC only.
-        let mut banner = Banner::new(&config, &mm::skills::Catalogue::default());
-        banner
-            .warnings
-            .extend(engine.hooks.warnings().iter().cloned());
+        // The banner goes to stderr in ACP mode too: stdout carries JSON-RPC only. It speaks of
+        // the skills of the process's folder (each session reads those of its own cwd).
+        let (skills, warnings) = engine.skills_for(&cwd);
+        let banner = banner_of(&engine, &skills, &warnings);
         for line in mm::term::banner::banner_lines(&banner, false) {
             eprintln!("{line}");
         }
@@ -313,15 +312,21 @@ async fn open_session(
 }
 
 fn banner_for(engine: &Engine, session: &Session) -> Banner {
-    let mut banner = Banner::new(&engine.config, &session.skills);
+    banner_of(engine, &session.skills, &session.warnings)
+}
+
+/// The banner for a folder's skills: their count, the warnings found reading them, and those a
+/// command shadows.
+fn banner_of(engine: &Engine, skills: &mm::skills::Catalogue, warnings: &[String]) -> Banner {
+    let mut banner = Banner::new(&engine.config, skills);
     banner
         .warnings
         .extend(engine.hooks.warnings().iter().cloned());
-    banner.warnings.extend(session.warnings.iter().cloned());
+    banner.warnings.extend(warnings.iter().cloned());
     let commands: Vec<&str> = Engine::commands().iter().map(|(n, _)| *n).collect();
     banner
         .warnings
-        .extend(mm::skills::shadowed(&session.skills, &commands));
+        .extend(mm::skills::shadowed(skills, &commands));
     banner
 }
 

@@ -90,9 +90,6 @@ pub struct Session {
     start_hooks: Option<tokio::task::JoinHandle<HookResult>>,
 }
 
-/// A cwd's skill catalogue and the warnings found reading it.
-type SkillsEntry = (Arc<Catalogue>, Vec<String>);
-
 /// Where the engine finds the user's folders (passed in, never read from the environment).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Environment {
@@ -117,7 +114,7 @@ pub struct Engine {
     /// The model server was reported to a front end (once per process).
     model_announced: std::sync::atomic::AtomicBool,
     /// Skill catalogues per cwd, read once.
-    skills_cache: Mutex<HashMap<PathBuf, SkillsEntry>>,
+    skills_cache: Mutex<HashMap<PathBuf, (Arc<Catalogue>, Vec<String>)>>,
     /// Turns are serialised process-wide.
     turn_lock: tokio::sync::Mutex<()>,
 }
@@ -221,8 +218,8 @@ impl Engine {
         })
     }
 
-    /// The skill catalogue of a cwd, read once per process.
-    fn skills_for(&self, cwd: &std::path::Path) -> SkillsEntry {
+    /// The skill catalogue of a cwd (read once per process) and the warnings found reading it.
+    pub fn skills_for(&self, cwd: &std::path::Path) -> (Arc<Catalogue>, Vec<String>) {
         if let Ok(cache) = self.skills_cache.lock()
             && let Some(hit) = cache.get(cwd)
         {
@@ -307,7 +304,15 @@ impl Engine {
         let _turn = tokio::select! {
             guard = self.turn_lock.lock() => guard,
             () = cancel.cancelled() => {
-                return PromptOutcome { stop: Ok(StopReason::Cancelled), command: None, recap: Some(Recap::default()) };
+                // Answered like any cancelled turn (the usage, then the answer), but a slash
+                // command that never ran is no engine turn: no recap for it.
+                frontend.emit(Event::ContextUsage(self.context_usage(session)));
+                let command = matches!(text.trim(), "/new" | "/compact");
+                return PromptOutcome {
+                    stop: Ok(StopReason::Cancelled),
+                    command: None,
+                    recap: (!command).then(Recap::default),
+                };
             }
         };
         self.await_session_hooks(session, frontend).await;
