@@ -90,6 +90,9 @@ pub struct Session {
     start_hooks: Option<tokio::task::JoinHandle<HookResult>>,
 }
 
+/// A cwd's skill catalogue and the warnings found reading it.
+pub type SkillsEntry = (Arc<Catalogue>, Vec<String>);
+
 /// Where the engine finds the user's folders (passed in, never read from the environment).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Environment {
@@ -114,7 +117,7 @@ pub struct Engine {
     /// The model server was reported to a front end (once per process).
     model_announced: std::sync::atomic::AtomicBool,
     /// Skill catalogues per cwd, read once.
-    skills_cache: Mutex<HashMap<PathBuf, (Arc<Catalogue>, Vec<String>)>>,
+    skills_cache: Mutex<HashMap<PathBuf, SkillsEntry>>,
     /// Turns are serialised process-wide.
     turn_lock: tokio::sync::Mutex<()>,
 }
@@ -219,7 +222,7 @@ impl Engine {
     }
 
     /// The skill catalogue of a cwd (read once per process) and the warnings found reading it.
-    pub fn skills_for(&self, cwd: &std::path::Path) -> (Arc<Catalogue>, Vec<String>) {
+    pub fn skills_for(&self, cwd: &std::path::Path) -> SkillsEntry {
         if let Ok(cache) = self.skills_cache.lock()
             && let Some(hit) = cache.get(cwd)
         {
