@@ -41,7 +41,7 @@ fn hook(command: &str) -> HookConfig {
     HookConfig {
         command: command.into(),
         matcher: None,
-        timeout: 10,
+        timeout: Duration::from_secs(10),
         fail_closed: false,
         origin: Origin::User,
     }
@@ -259,7 +259,7 @@ fn alive(pid: i32) -> bool {
 async fn a_hung_hook_times_out_and_its_process_group_is_killed() {
     let d = Dir::new();
     let mut h = hook(&d.script("hang.sh", "sleep 300 &\necho $! > child.pid\nwait"));
-    h.timeout = 1;
+    h.timeout = Duration::from_secs(1);
     let hooks = hooks_for(HookEvent::PreToolCall, vec![h]);
     let started = Instant::now();
     let result = run(&d, &hooks, HookEvent::PreToolCall, Some("bash")).await;

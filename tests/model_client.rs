@@ -199,7 +199,7 @@ fn config(url: &str, name: &str) -> ModelConfig {
         api_key: String::new(),
         temperature: None,
         max_tokens: None,
-        request_timeout: 600,
+        request_timeout: Duration::from_secs(600),
         text_tool_calls: true,
     }
 }
@@ -457,7 +457,7 @@ async fn a_stream_closed_without_an_end_is_broken() {
 async fn an_idle_server_times_out() {
     let server = FakeServer::start(vec![("POST /v1/chat/completions", vec![Reply::Idle])]).await;
     let mut cfg = config(&server.url(), "m");
-    cfg.request_timeout = 1;
+    cfg.request_timeout = Duration::from_secs(1);
     let client = client(&cfg);
     let (_, result) = chat(&client, &request()).await;
     assert_eq!(

@@ -36,7 +36,7 @@ pub struct Bash {
 /// The registration (tools/mod.rs).
 pub fn tool(setup: &Setup<'_>) -> Option<Arc<dyn Tool>> {
     Some(Arc::new(Bash {
-        timeout: Duration::from_secs(setup.config.tools.bash_timeout),
+        timeout: setup.config.tools.bash_timeout,
         processes: Arc::clone(setup.processes),
     }))
 }

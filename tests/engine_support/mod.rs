@@ -281,7 +281,7 @@ pub fn hook(command: &str, matcher: Option<&str>, timeout: u64, fail_closed: boo
     HookConfig {
         command: command.into(),
         matcher: matcher.map(str::to_string),
-        timeout,
+        timeout: std::time::Duration::from_secs(timeout),
         fail_closed,
         origin: Origin::User,
     }
