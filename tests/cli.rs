@@ -7,10 +7,9 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod common;
-mod mm_run;
 
+use common::mm_run::{RUN_LIMIT, Run, Sandbox, finish, interrupt};
 use common::{Call, FakeServer, Reply};
-use mm_run::{Run, Sandbox, finish, interrupt};
 use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, BufReader};
@@ -150,7 +149,7 @@ async fn sigint_while_a_command_runs_kills_it_and_exits_130() {
     let stderr = child.stderr.take().unwrap();
     let mut lines = BufReader::new(stderr).lines();
     loop {
-        let line = tokio::time::timeout(mm_run::RUN_LIMIT, lines.next_line())
+        let line = tokio::time::timeout(RUN_LIMIT, lines.next_line())
             .await
             .expect("no tool line")
             .unwrap()
@@ -168,15 +167,12 @@ async fn sigint_while_a_command_runs_kills_it_and_exits_130() {
         {
             break text.trim().parse::<i32>().unwrap();
         }
-        assert!(
-            started_at.elapsed() < mm_run::RUN_LIMIT,
-            "the command wrote no pid"
-        );
+        assert!(started_at.elapsed() < RUN_LIMIT, "the command wrote no pid");
         tokio::time::sleep(std::time::Duration::from_millis(10)).await;
     };
     let started = std::time::Instant::now();
     interrupt(&child);
-    let status = tokio::time::timeout(mm_run::RUN_LIMIT, child.wait())
+    let status = tokio::time::timeout(RUN_LIMIT, child.wait())
         .await
         .expect("mm did not exit after Ctrl-C")
         .unwrap();
@@ -662,7 +658,7 @@ async fn single_dash_acp_serves_the_protocol_on_stdio() {
         .await
         .unwrap();
     let mut lines = BufReader::new(stdout).lines();
-    let line = tokio::time::timeout(mm_run::RUN_LIMIT, lines.next_line())
+    let line = tokio::time::timeout(RUN_LIMIT, lines.next_line())
         .await
         .expect("no answer to initialize")
         .unwrap()
@@ -675,7 +671,7 @@ async fn single_dash_acp_serves_the_protocol_on_stdio() {
         "{answer}"
     );
     drop(stdin);
-    let status = tokio::time::timeout(mm_run::RUN_LIMIT, child.wait())
+    let status = tokio::time::timeout(RUN_LIMIT, child.wait())
         .await
         .expect("mm -acp did not exit when stdin closed")
         .unwrap();

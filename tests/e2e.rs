@@ -7,11 +7,10 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod common;
-mod mm_run;
 
 use std::time::{Duration, Instant};
 
-use mm_run::{Run, Sandbox, finish, interrupt, read_json};
+use common::mm_run::{Run, Sandbox, finish, interrupt, read_json};
 use serde_json::Value;
 use tokio::io::AsyncReadExt;
 
