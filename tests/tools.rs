@@ -1,16 +1,15 @@
 //! The four core tools, run as the dispatcher runs them.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod common;
+
 use std::fs;
 use std::os::unix::fs::{OpenOptionsExt, PermissionsExt, symlink};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use async_trait::async_trait;
-use mm::event::{
-    Event, FileDiff, Form, FormAnswer, Frontend, PermissionDecision, PermissionRequest, ToolKind,
-    ToolStatus,
-};
+use common::Recorder;
+use mm::event::{FileDiff, ToolKind, ToolStatus};
 use mm::process::Supervisor;
 use mm::tools::bash::Bash;
 use mm::tools::edit_file::EditFile;
@@ -20,23 +19,6 @@ use mm::tools::{Call, Tool, ToolOutput, wire_definition};
 use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
-
-struct NoFrontend;
-
-#[async_trait]
-impl Frontend for NoFrontend {
-    fn emit(&self, _event: Event) {}
-    async fn ask_permission(
-        &self,
-        _request: PermissionRequest,
-        _cancel: &CancellationToken,
-    ) -> PermissionDecision {
-        PermissionDecision::RejectOnce
-    }
-    async fn ask_user(&self, _form: Form, _cancel: &CancellationToken) -> FormAnswer {
-        FormAnswer::Unavailable("tests cannot ask".into())
-    }
-}
 
 struct Opts {
     max_output: usize,
@@ -63,7 +45,7 @@ async fn run_with(
     opts: Opts,
     cancel: &CancellationToken,
 ) -> ToolOutput {
-    let frontend = NoFrontend;
+    let frontend = Recorder::new();
     let call = Call::new("call_1", cwd, opts.max_output, cancel, &frontend);
     tool.run(args, &call).await
 }
