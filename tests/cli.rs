@@ -423,12 +423,7 @@ async fn no_yolo_without_a_terminal_rejects_gated_tools_and_says_why() {
 
 #[tokio::test]
 async fn a_refused_connection_exits_1_with_one_line() {
-    // A port that was free a moment ago and has no listener now.
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
+    let port = common::refused_port();
     let url = format!("http://127.0.0.1:{port}/v1");
     let sb = Sandbox::new();
     let run = sb.run(Some(&url), &["-p", "hi"]).await;
