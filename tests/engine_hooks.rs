@@ -293,7 +293,7 @@ async fn a_hanging_hook_times_out_with_a_warning_and_the_tool_still_runs() {
         Answer::text("ok"),
     ]);
     let r = rig(model.clone(), |c| {
-        c.hooks.pre_tool_call = vec![hook("sleep 30", None, Duration::from_secs(1), false)];
+        c.hooks.pre_tool_call = vec![hook("sleep 30", None, Duration::from_millis(200), false)];
     });
     let fe = Recorder::new();
     let mut s = r.session(&fe).await;
@@ -303,7 +303,7 @@ async fn a_hanging_hook_times_out_with_a_warning_and_the_tool_still_runs() {
     assert_eq!(out.stop, Ok(StopReason::EndTurn));
     assert_eq!(
         fe.warnings(),
-        vec!["🪝 preToolCall hook \"sleep 30\" failed: timed out after 1 s".to_string()]
+        vec!["🪝 preToolCall hook \"sleep 30\" failed: timed out after 0.2 s".to_string()]
     );
     assert_eq!(tool_results(&s), vec!["ran\n".to_string()]);
     assert!(fe.events().contains(&Event::ToolCallRunning {
@@ -318,18 +318,18 @@ async fn a_fail_closed_hook_that_times_out_denies() {
         Answer::text("ok"),
     ]);
     let r = rig(model.clone(), |c| {
-        c.hooks.pre_tool_call = vec![hook("sleep 30", None, Duration::from_secs(1), true)];
+        c.hooks.pre_tool_call = vec![hook("sleep 30", None, Duration::from_millis(200), true)];
     });
     let fe = Recorder::new();
     let mut s = r.session(&fe).await;
     r.prompt(&mut s, "go", &fe).await;
     assert_eq!(
         fe.warnings(),
-        vec!["🪝 preToolCall hook \"sleep 30\" failed: timed out after 1 s".to_string()]
+        vec!["🪝 preToolCall hook \"sleep 30\" failed: timed out after 0.2 s".to_string()]
     );
     assert_eq!(
         tool_results(&s),
-        vec!["[denied by a hook: timed out after 1 s]".to_string()]
+        vec!["[denied by a hook: timed out after 0.2 s]".to_string()]
     );
     assert!(!fe.events().contains(&Event::ToolCallRunning {
         id: "call_1".into()

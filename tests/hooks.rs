@@ -259,17 +259,18 @@ fn alive(pid: i32) -> bool {
 async fn a_hung_hook_times_out_and_its_process_group_is_killed() {
     let d = Dir::new();
     let mut h = hook(&d.script("hang.sh", "sleep 300 &\necho $! > child.pid\nwait"));
-    h.timeout = Duration::from_secs(1);
+    // Long enough for the script to start its child and write the pid first.
+    h.timeout = Duration::from_millis(500);
     let hooks = hooks_for(HookEvent::PreToolCall, vec![h]);
     let started = Instant::now();
     let result = run(&d, &hooks, HookEvent::PreToolCall, Some("bash")).await;
     let took = started.elapsed();
     assert_eq!(
         result,
-        failed("🪝 preToolCall hook \"./hang.sh\" failed: timed out after 1 s")
+        failed("🪝 preToolCall hook \"./hang.sh\" failed: timed out after 0.5 s")
     );
     assert!(
-        took >= Duration::from_secs(1) && took < Duration::from_secs(5),
+        took >= Duration::from_millis(500) && took < Duration::from_secs(5),
         "{took:?}"
     );
 

@@ -251,12 +251,12 @@ async fn a_stream_closed_without_an_end_is_broken() {
 async fn an_idle_server_times_out() {
     let server = FakeServer::start(vec![Reply::hang()]).await;
     let mut cfg = config(&server.url(), "m");
-    cfg.request_timeout = Duration::from_secs(1);
+    cfg.request_timeout = Duration::from_millis(200);
     let client = client(&cfg);
     let (_, result) = chat(&client, &request()).await;
     assert_eq!(
         result.unwrap_err().to_string(),
-        "model server sent nothing for 1 s (model.requestTimeout)"
+        "model server sent nothing for 0.2 s (model.requestTimeout)"
     );
 }
 

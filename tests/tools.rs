@@ -254,12 +254,12 @@ async fn bash_times_out_keeping_the_output() {
 async fn bash_default_timeout_comes_from_its_settings() {
     let (_d, cwd) = tmp();
     let out = run(
-        &bash_timing_out_after(Duration::from_secs(1)),
+        &bash_timing_out_after(Duration::from_millis(200)),
         &cwd,
         json!({"command": "sleep 30"}),
     )
     .await;
-    assert_eq!(out, stopped("[timed out after 1 s]"));
+    assert_eq!(out, stopped("[timed out after 0.2 s]"));
 }
 
 #[tokio::test]
