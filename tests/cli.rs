@@ -9,7 +9,7 @@
 mod common;
 
 use common::mm_run::{RUN_LIMIT, Run, Sandbox, finish, interrupt};
-use common::{Call, FakeServer, Reply};
+use common::{Call, FakeServer, HANG_GUARD, Reply};
 use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, BufReader};
@@ -137,7 +137,7 @@ async fn an_empty_p_is_no_prompt() {
 async fn sigint_while_a_command_runs_kills_it_and_exits_130() {
     let server = FakeServer::start(vec![Reply::tool_call(
         "bash",
-        json!({"command": "echo $$ > pid.txt; exec sleep 30"}),
+        json!({"command": "echo $$ > pid.txt; exec sleep 300"}),
     )])
     .await;
     let sb = Sandbox::new();
@@ -177,14 +177,15 @@ async fn sigint_while_a_command_runs_kills_it_and_exits_130() {
         .expect("mm did not exit after Ctrl-C")
         .unwrap();
     assert_eq!(status.code(), Some(130));
-    assert!(started.elapsed().as_secs() < 5, "{:?}", started.elapsed());
+    // At once, not when the command ends (how soon: bench/latency.sh).
+    assert!(started.elapsed() < HANG_GUARD, "{:?}", started.elapsed());
     // The command's process group got SIGTERM: `sleep` is gone (no longer signalable).
     let gone = || {
         nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid), None).is_err()
             || std::fs::read_to_string(format!("/proc/{pid}/stat"))
                 .is_ok_and(|s| s.split_whitespace().nth(2) == Some("Z"))
     };
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+    let deadline = std::time::Instant::now() + HANG_GUARD;
     while !gone() && std::time::Instant::now() < deadline {
         tokio::time::sleep(std::time::Duration::from_millis(20)).await;
     }
@@ -487,7 +488,8 @@ async fn an_idle_server_times_out_with_request_timeout() {
         activity(&run),
         vec!["[error: model server sent nothing for 1 s (model.requestTimeout)]"]
     );
-    assert!(started.elapsed().as_secs() < 10, "{:?}", started.elapsed());
+    // The timeout fired, not a retry budget or the sandbox's limit.
+    assert!(started.elapsed() < HANG_GUARD, "{:?}", started.elapsed());
     no_violations(&server);
 }
 
@@ -513,7 +515,8 @@ async fn max_steps_exits_2_with_the_explanation() {
 
 #[tokio::test]
 async fn sigint_during_a_slow_stream_exits_130() {
-    let words: String = (0..200).map(|i| format!("word{i} ")).collect();
+    // 100 s of answer: only the Ctrl-C can end it in time.
+    let words: String = (0..1000).map(|i| format!("word{i} ")).collect();
     let server = FakeServer::start(vec![Reply::text(&words).with_delay(100)]).await;
     let sb = Sandbox::new();
     let child = sb
@@ -525,7 +528,8 @@ async fn sigint_during_a_slow_stream_exits_130() {
     interrupt(&child);
     let run = finish(child).await;
     assert_code(&run, 130);
-    assert!(started.elapsed().as_secs() < 5, "{:?}", started.elapsed());
+    // At once, not when the answer ends (how soon: bench/latency.sh).
+    assert!(started.elapsed() < HANG_GUARD, "{:?}", started.elapsed());
     server.wait_for_abandoned(1).await;
     no_violations(&server);
 }

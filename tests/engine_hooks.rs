@@ -299,7 +299,8 @@ async fn a_hanging_hook_times_out_with_a_warning_and_the_tool_still_runs() {
     let mut s = r.session(&fe).await;
     let started = std::time::Instant::now();
     let out = r.prompt(&mut s, "go", &fe).await;
-    assert!(started.elapsed() < std::time::Duration::from_secs(10));
+    // The timeout fired: the turn did not wait for the hook.
+    assert!(started.elapsed() < HANG_GUARD, "{:?}", started.elapsed());
     assert_eq!(out.stop, Ok(StopReason::EndTurn));
     assert_eq!(
         fe.warnings(),

@@ -356,7 +356,7 @@ async fn dropping_the_server_ends_a_hang() {
     });
     server.wait_for_requests(1).await;
     drop(server);
-    let result = tokio::time::timeout(Duration::from_secs(10), pending)
+    let result = tokio::time::timeout(HANG_GUARD, pending)
         .await
         .expect("the request ends once the server is gone")
         .unwrap();
@@ -515,7 +515,8 @@ async fn paced_chunks_and_last_byte_time() {
     server.wait_for_responses(1).await;
     let last = server.last_bytes()[0];
     assert!(last.at >= t0 + Duration::from_millis(100));
-    assert!(last.at <= received + Duration::from_millis(50));
+    // Stamped before the last write, so never after the client had it all.
+    assert!(last.at <= received);
 }
 
 #[tokio::test]

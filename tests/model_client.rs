@@ -272,11 +272,10 @@ async fn cancel_ends_a_waiting_call_at_once() {
         server.wait_for_requests(1).await;
         canceller.cancel();
     };
-    let (result, ()) = tokio::time::timeout(Duration::from_secs(10), async {
-        tokio::join!(call, trigger)
-    })
-    .await
-    .unwrap();
+    let (result, ()) =
+        tokio::time::timeout(common::HANG_GUARD, async { tokio::join!(call, trigger) })
+            .await
+            .unwrap();
     assert_eq!(result, Err(ModelError::Cancelled));
 }
 

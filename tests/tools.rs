@@ -8,9 +8,9 @@ use std::os::unix::fs::{OpenOptionsExt, PermissionsExt, symlink};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use common::Recorder;
+use common::{HANG_GUARD, Recorder};
 use mm::event::{FileDiff, ToolKind, ToolStatus};
-use mm::process::Supervisor;
+use mm::process::{KILL_GRACE, Supervisor};
 use mm::tools::bash::Bash;
 use mm::tools::edit_file::EditFile;
 use mm::tools::read_file::ReadFile;
@@ -247,7 +247,8 @@ async fn bash_times_out_keeping_the_output() {
     )
     .await;
     assert_eq!(out, stopped("before\n[timed out after 1 s]"));
-    assert!(start.elapsed() < Duration::from_secs(5));
+    // The timeout fired: the call did not wait for the command.
+    assert!(start.elapsed() < HANG_GUARD, "{:?}", start.elapsed());
 }
 
 #[tokio::test]
@@ -278,11 +279,12 @@ async fn bash_timeout_above_the_maximum_is_capped_not_refused() {
 async fn bash_returns_when_a_background_job_holds_the_pipe() {
     let (_d, cwd) = tmp();
     let start = Instant::now();
-    let out = run(&bash(), &cwd, json!({"command": "sleep 100 & echo $!"})).await;
+    let out = run(&bash(), &cwd, json!({"command": "sleep 300 & echo $!"})).await;
     let elapsed = start.elapsed();
     assert_eq!(out.status, ToolStatus::Completed);
     let pid: u32 = out.text.trim().parse().unwrap();
-    assert!(elapsed < Duration::from_secs(1), "took {elapsed:?}");
+    // Returned without waiting for the job (how soon: bench/latency.sh).
+    assert!(elapsed < HANG_GUARD, "took {elapsed:?}");
     // A finished call leaves its jobs alone.
     assert!(alive(pid));
     nix::sys::signal::kill(
@@ -374,9 +376,10 @@ async fn bash_cancel_kills_the_group_at_once() {
         (pid, Instant::now())
     };
     let (out, (pid, cancelled_at)) = tokio::join!(call, canceller);
-    assert!(cancelled_at.elapsed() < Duration::from_secs(1));
+    // Answered at once, not when the command ends (how soon: bench/latency.sh).
+    assert!(cancelled_at.elapsed() < HANG_GUARD);
     assert_eq!(out, stopped("working\n[cancelled]"));
-    assert!(gone_within(pid, Duration::from_secs(5)).await);
+    assert!(gone_within(pid, HANG_GUARD).await);
 }
 
 #[tokio::test]
@@ -399,11 +402,12 @@ async fn bash_cancel_escalates_to_sigkill_without_waiting() {
         (pid, Instant::now())
     };
     let (out, (pid, cancelled_at)) = tokio::join!(call, canceller);
-    assert!(cancelled_at.elapsed() < Duration::from_secs(1));
+    // Answered before the escalation, not after it.
+    assert!(cancelled_at.elapsed() < KILL_GRACE);
     assert_eq!(out, stopped("[cancelled]"));
-    // SIGTERM is ignored: only the SIGKILL two seconds later ends it.
+    // SIGTERM is ignored: only the SIGKILL after the grace ends it.
     assert!(alive(pid));
-    assert!(gone_within(pid, Duration::from_secs(6)).await);
+    assert!(gone_within(pid, KILL_GRACE + HANG_GUARD).await);
 }
 
 #[tokio::test]
