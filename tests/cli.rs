@@ -137,39 +137,25 @@ async fn an_empty_p_is_no_prompt() {
 async fn sigint_while_a_command_runs_kills_it_and_exits_130() {
     let server = FakeServer::start(vec![Reply::tool_call(
         "bash",
-        json!({"command": "echo $$ > pid.txt; exec sleep 300"}),
+        json!({"command": "echo $$ > pid; exec sleep 300"}),
     )])
     .await;
     let sb = Sandbox::new();
+    // The command writes its pid into a FIFO: reading it waits until the command runs.
+    let fifo = sb.path("pid");
+    nix::unistd::mkfifo(&fifo, nix::sys::stat::Mode::from_bits_truncate(0o600)).unwrap();
     let mut child = sb
         .command(Some(&server.url()), &["-p", "wait"])
         .spawn()
         .unwrap();
-    // The tool line on stderr says the call has started.
-    let stderr = child.stderr.take().unwrap();
-    let mut lines = BufReader::new(stderr).lines();
-    loop {
-        let line = tokio::time::timeout(RUN_LIMIT, lines.next_line())
-            .await
-            .expect("no tool line")
-            .unwrap()
-            .expect("stderr closed before the tool line");
-        if line.starts_with("$ bash: echo $$ > pid.txt") {
-            break;
-        }
-    }
-    // …and the command has written its pid once the file has a line.
-    let pid_file = sb.path("pid.txt");
-    let started_at = std::time::Instant::now();
-    let pid = loop {
-        if let Ok(text) = std::fs::read_to_string(&pid_file)
-            && text.ends_with('\n')
-        {
-            break text.trim().parse::<i32>().unwrap();
-        }
-        assert!(started_at.elapsed() < RUN_LIMIT, "the command wrote no pid");
-        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
-    };
+    let read = tokio::task::spawn_blocking(move || std::fs::read_to_string(fifo).unwrap());
+    let pid: i32 = tokio::time::timeout(RUN_LIMIT, read)
+        .await
+        .expect("the command wrote no pid")
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
     let started = std::time::Instant::now();
     interrupt(&child);
     let status = tokio::time::timeout(RUN_LIMIT, child.wait())
