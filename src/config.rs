@@ -10,6 +10,7 @@ mod resolve;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 pub use raw::Source;
 use raw::{Layer, env_layers, flag_layers, merge, override_layer, read_file, unknown_keys};
@@ -47,8 +48,9 @@ pub struct ModelConfig {
     pub api_key: String,
     pub temperature: Option<f64>,
     pub max_tokens: Option<u64>,
-    /// Seconds without a byte from the server before the call fails.
-    pub request_timeout: u64,
+    /// How long the server may send nothing before the call fails (`model.requestTimeout`,
+    /// whole seconds in the files).
+    pub request_timeout: Duration,
     /// Read tool calls that the model wrote as text.
     pub text_tool_calls: bool,
 }
@@ -81,8 +83,9 @@ pub struct LoopConfig {
 pub struct ToolsConfig {
     /// Characters of any tool result.
     pub max_output: usize,
-    /// Seconds.
-    pub bash_timeout: u64,
+    /// A `bash` call's limit when it gives none (`tools.bash.timeout`, whole seconds in the
+    /// files).
+    pub bash_timeout: Duration,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -104,8 +107,8 @@ pub struct HookConfig {
     pub command: String,
     /// A regular expression matched against the whole tool name; `None`: every tool.
     pub matcher: Option<String>,
-    /// Seconds.
-    pub timeout: u64,
+    /// Whole seconds in the files.
+    pub timeout: Duration,
     pub fail_closed: bool,
     pub origin: Origin,
 }
@@ -163,7 +166,7 @@ impl Default for Config {
                 api_key: String::new(),
                 temperature: None,
                 max_tokens: None,
-                request_timeout: 600,
+                request_timeout: Duration::from_secs(600),
                 text_tool_calls: true,
             },
             acp: AcpConfig {
@@ -181,7 +184,7 @@ impl Default for Config {
             loop_: LoopConfig { max_repeats: 3 },
             tools: ToolsConfig {
                 max_output: 30_000,
-                bash_timeout: 120,
+                bash_timeout: Duration::from_secs(120),
             },
             skills: SkillsConfig { dirs: Vec::new() },
             hooks: HooksConfig::default(),
@@ -190,6 +193,16 @@ impl Default for Config {
             lsp_servers: BTreeMap::new(),
             warnings: Vec::new(),
         }
+    }
+}
+
+/// A duration the way the configuration and its messages write it: whole seconds as an integer
+/// (`120`), anything finer as a decimal (`0.25`, which only code, such as a test, can set).
+pub fn seconds(d: Duration) -> String {
+    if d.subsec_nanos() == 0 {
+        d.as_secs().to_string()
+    } else {
+        d.as_secs_f64().to_string()
     }
 }
 

@@ -4,11 +4,12 @@
 //! binary.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod acp_support;
+mod common;
 
 use std::path::Path;
 
-use acp_support::*;
+use common::acp::*;
+use common::{Answer, ScriptedModel};
 use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
 
@@ -75,7 +76,7 @@ async fn cancelled_while_waiting(h: &mut Harness, cwd: &Path, text: &str) -> (Ve
 async fn a_waiting_compact_that_is_cancelled_gets_its_usage_update_and_no_turn_log() {
     let dir = tempfile::tempdir().unwrap();
     let cwd = canonical(dir.path());
-    let model = ScriptedModel::new(vec![Step::Hang("busy".into())]);
+    let model = ScriptedModel::new(vec![Answer::hang(&["busy"])]);
     let mut h = Harness::start(test_config(), model.clone());
     cancelled_while_waiting(&mut h, &cwd, "/compact").await;
     h.finish().await.unwrap();
@@ -87,7 +88,7 @@ async fn a_waiting_compact_that_is_cancelled_gets_its_usage_update_and_no_turn_l
 async fn a_waiting_prompt_that_is_cancelled_gets_its_usage_update_and_its_turn_log() {
     let dir = tempfile::tempdir().unwrap();
     let cwd = canonical(dir.path());
-    let model = ScriptedModel::new(vec![Step::Hang("busy".into())]);
+    let model = ScriptedModel::new(vec![Answer::hang(&["busy"])]);
     let mut h = Harness::start(test_config(), model.clone());
     cancelled_while_waiting(&mut h, &cwd, "B").await;
     h.finish().await.unwrap();
@@ -126,17 +127,17 @@ async fn calls_that_did_not_run_do_not_count_in_the_turn_log() {
     std::fs::write(cwd.join("there.txt"), "hi").unwrap();
     let model = ScriptedModel::new(vec![
         // Bad arguments and a missing file: the tools did not run.
-        call("read_file", json!({"path": "missing.txt"})),
-        call("read_file", json!({})),
-        call("bash", json!({})),
-        call(
+        Answer::call("read_file", json!({"path": "missing.txt"})),
+        Answer::call("read_file", json!({})),
+        Answer::call("bash", json!({})),
+        Answer::call(
             "edit_file",
             json!({"path": "missing.txt", "old_text": "a", "new_text": "b"}),
         ),
         // These ran.
-        call("read_file", json!({"path": "there.txt"})),
-        call("bash", json!({"command": "exit 3"})),
-        text(&["done"], None),
+        Answer::call("read_file", json!({"path": "there.txt"})),
+        Answer::call("bash", json!({"command": "exit 3"})),
+        Answer::text("done"),
     ]);
     let mut h = Harness::start(test_config(), model);
     h.client.initialize(false).await;

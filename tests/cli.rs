@@ -7,10 +7,9 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod common;
-mod mm_run;
 
-use common::{Call, FakeServer, Reply};
-use mm_run::{Run, Sandbox, finish, interrupt};
+use common::mm_run::{RUN_LIMIT, Run, Sandbox, finish, interrupt};
+use common::{Call, FakeServer, HANG_GUARD, Reply};
 use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, BufReader};
@@ -138,57 +137,41 @@ async fn an_empty_p_is_no_prompt() {
 async fn sigint_while_a_command_runs_kills_it_and_exits_130() {
     let server = FakeServer::start(vec![Reply::tool_call(
         "bash",
-        json!({"command": "echo $$ > pid.txt; exec sleep 30"}),
+        json!({"command": "echo $$ > pid; exec sleep 300"}),
     )])
     .await;
     let sb = Sandbox::new();
+    // The command writes its pid into a FIFO: reading it waits until the command runs.
+    let fifo = sb.path("pid");
+    nix::unistd::mkfifo(&fifo, nix::sys::stat::Mode::from_bits_truncate(0o600)).unwrap();
     let mut child = sb
         .command(Some(&server.url()), &["-p", "wait"])
         .spawn()
         .unwrap();
-    // The tool line on stderr says the call has started.
-    let stderr = child.stderr.take().unwrap();
-    let mut lines = BufReader::new(stderr).lines();
-    loop {
-        let line = tokio::time::timeout(mm_run::RUN_LIMIT, lines.next_line())
-            .await
-            .expect("no tool line")
-            .unwrap()
-            .expect("stderr closed before the tool line");
-        if line.starts_with("$ bash: echo $$ > pid.txt") {
-            break;
-        }
-    }
-    // …and the command has written its pid once the file has a line.
-    let pid_file = sb.path("pid.txt");
-    let started_at = std::time::Instant::now();
-    let pid = loop {
-        if let Ok(text) = std::fs::read_to_string(&pid_file)
-            && text.ends_with('\n')
-        {
-            break text.trim().parse::<i32>().unwrap();
-        }
-        assert!(
-            started_at.elapsed() < mm_run::RUN_LIMIT,
-            "the command wrote no pid"
-        );
-        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
-    };
+    let read = tokio::task::spawn_blocking(move || std::fs::read_to_string(fifo).unwrap());
+    let pid: i32 = tokio::time::timeout(RUN_LIMIT, read)
+        .await
+        .expect("the command wrote no pid")
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
     let started = std::time::Instant::now();
     interrupt(&child);
-    let status = tokio::time::timeout(mm_run::RUN_LIMIT, child.wait())
+    let status = tokio::time::timeout(RUN_LIMIT, child.wait())
         .await
         .expect("mm did not exit after Ctrl-C")
         .unwrap();
     assert_eq!(status.code(), Some(130));
-    assert!(started.elapsed().as_secs() < 5, "{:?}", started.elapsed());
+    // At once, not when the command ends (how soon: bench/latency.sh).
+    assert!(started.elapsed() < HANG_GUARD, "{:?}", started.elapsed());
     // The command's process group got SIGTERM: `sleep` is gone (no longer signalable).
     let gone = || {
         nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid), None).is_err()
             || std::fs::read_to_string(format!("/proc/{pid}/stat"))
                 .is_ok_and(|s| s.split_whitespace().nth(2) == Some("Z"))
     };
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+    let deadline = std::time::Instant::now() + HANG_GUARD;
     while !gone() && std::time::Instant::now() < deadline {
         tokio::time::sleep(std::time::Duration::from_millis(20)).await;
     }
@@ -427,12 +410,7 @@ async fn no_yolo_without_a_terminal_rejects_gated_tools_and_says_why() {
 
 #[tokio::test]
 async fn a_refused_connection_exits_1_with_one_line() {
-    // A port that was free a moment ago and has no listener now.
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
+    let port = common::refused_port();
     let url = format!("http://127.0.0.1:{port}/v1");
     let sb = Sandbox::new();
     let run = sb.run(Some(&url), &["-p", "hi"]).await;
@@ -496,7 +474,8 @@ async fn an_idle_server_times_out_with_request_timeout() {
         activity(&run),
         vec!["[error: model server sent nothing for 1 s (model.requestTimeout)]"]
     );
-    assert!(started.elapsed().as_secs() < 10, "{:?}", started.elapsed());
+    // The timeout fired, not a retry budget or the sandbox's limit.
+    assert!(started.elapsed() < HANG_GUARD, "{:?}", started.elapsed());
     no_violations(&server);
 }
 
@@ -522,7 +501,8 @@ async fn max_steps_exits_2_with_the_explanation() {
 
 #[tokio::test]
 async fn sigint_during_a_slow_stream_exits_130() {
-    let words: String = (0..200).map(|i| format!("word{i} ")).collect();
+    // 100 s of answer: only the Ctrl-C can end it in time.
+    let words: String = (0..1000).map(|i| format!("word{i} ")).collect();
     let server = FakeServer::start(vec![Reply::text(&words).with_delay(100)]).await;
     let sb = Sandbox::new();
     let child = sb
@@ -534,7 +514,8 @@ async fn sigint_during_a_slow_stream_exits_130() {
     interrupt(&child);
     let run = finish(child).await;
     assert_code(&run, 130);
-    assert!(started.elapsed().as_secs() < 5, "{:?}", started.elapsed());
+    // At once, not when the answer ends (how soon: bench/latency.sh).
+    assert!(started.elapsed() < HANG_GUARD, "{:?}", started.elapsed());
     server.wait_for_abandoned(1).await;
     no_violations(&server);
 }
@@ -662,7 +643,7 @@ async fn single_dash_acp_serves_the_protocol_on_stdio() {
         .await
         .unwrap();
     let mut lines = BufReader::new(stdout).lines();
-    let line = tokio::time::timeout(mm_run::RUN_LIMIT, lines.next_line())
+    let line = tokio::time::timeout(RUN_LIMIT, lines.next_line())
         .await
         .expect("no answer to initialize")
         .unwrap()
@@ -675,7 +656,7 @@ async fn single_dash_acp_serves_the_protocol_on_stdio() {
         "{answer}"
     );
     drop(stdin);
-    let status = tokio::time::timeout(mm_run::RUN_LIMIT, child.wait())
+    let status = tokio::time::timeout(RUN_LIMIT, child.wait())
         .await
         .expect("mm -acp did not exit when stdin closed")
         .unwrap();

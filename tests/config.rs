@@ -3,6 +3,7 @@
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 use mm::config::{
     Config, Flags, LoadOptions, Loaded, McpPermissions, Origin, Source, UntrustedProject, load,
@@ -285,7 +286,7 @@ fn dash_c_dotted_keys_reach_named_tables() {
     ]);
     let loaded = load(&opts).unwrap();
     let c = &loaded.config;
-    assert_eq!(c.tools.bash_timeout, 5);
+    assert_eq!(c.tools.bash_timeout, Duration::from_secs(5));
     let fs = &c.mcp_servers["my.fs"];
     assert_eq!(fs.command, "npx");
     assert_eq!(fs.permissions, McpPermissions::Ask);
@@ -310,6 +311,7 @@ fn parse_override_splits_at_the_first_equals() {
 
 #[test]
 fn hooks_are_concatenated_user_first_then_project() {
+    let secs = Duration::from_secs;
     let w = World::new();
     w.trust_project(
         "[[hooks.preToolCall]]\ncommand = \"user.sh\"\nmatch = \"bash\"\n[[hooks.turnEnd]]\ncommand = \"end.sh\"\n",
@@ -321,7 +323,7 @@ fn hooks_are_concatenated_user_first_then_project() {
     opts.overrides = overrides(&[("hooks.preToolCall", "[{command = \"cli.sh\"}]")]);
     let loaded = load(&opts).unwrap();
     let hooks = &loaded.config.hooks;
-    let got: Vec<(&str, Option<&str>, u64, bool, Origin)> = hooks
+    let got: Vec<(&str, Option<&str>, Duration, bool, Origin)> = hooks
         .pre_tool_call
         .iter()
         .map(|h| {
@@ -337,10 +339,10 @@ fn hooks_are_concatenated_user_first_then_project() {
     assert_eq!(
         got,
         vec![
-            ("user.sh", Some("bash"), 10, false, Origin::User),
-            ("p1.sh", None, 3, true, Origin::Project),
-            ("p2.sh", None, 10, false, Origin::Project),
-            ("cli.sh", None, 10, false, Origin::CommandLine),
+            ("user.sh", Some("bash"), secs(10), false, Origin::User),
+            ("p1.sh", None, secs(3), true, Origin::Project),
+            ("p2.sh", None, secs(10), false, Origin::Project),
+            ("cli.sh", None, secs(10), false, Origin::CommandLine),
         ]
     );
     assert_eq!(hooks.turn_end.len(), 1);
@@ -679,4 +681,14 @@ fn report_ends_with_the_warnings() {
         )),
         "{report}"
     );
+}
+
+#[test]
+fn durations_are_written_in_seconds_whole_or_decimal() {
+    use mm::config::seconds;
+    assert_eq!(seconds(Duration::from_secs(120)), "120");
+    assert_eq!(seconds(Duration::from_secs(1)), "1");
+    assert_eq!(seconds(Duration::from_millis(250)), "0.25");
+    assert_eq!(seconds(Duration::from_millis(1500)), "1.5");
+    assert_eq!(seconds(Duration::from_secs(u64::MAX)), u64::MAX.to_string());
 }

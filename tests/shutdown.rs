@@ -6,14 +6,13 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod common;
-mod mm_run;
 
 use std::path::Path;
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 
+use common::mm_run::{RUN_LIMIT, Sandbox};
 use common::{FakeServer, Reply};
-use mm_run::{RUN_LIMIT, Sandbox};
 use nix::sys::signal::{Signal, kill};
 use nix::unistd::Pid;
 use serde_json::{Value, json};

@@ -1,17 +1,16 @@
 //! The four core tools, run as the dispatcher runs them.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod common;
+
 use std::fs;
 use std::os::unix::fs::{OpenOptionsExt, PermissionsExt, symlink};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use async_trait::async_trait;
-use mm::event::{
-    Event, FileDiff, Form, FormAnswer, Frontend, PermissionDecision, PermissionRequest, ToolKind,
-    ToolStatus,
-};
-use mm::process::Supervisor;
+use common::{HANG_GUARD, Recorder};
+use mm::event::{FileDiff, ToolKind, ToolStatus};
+use mm::process::{KILL_GRACE, Supervisor};
 use mm::tools::bash::Bash;
 use mm::tools::edit_file::EditFile;
 use mm::tools::read_file::ReadFile;
@@ -20,23 +19,6 @@ use mm::tools::{Call, Tool, ToolOutput, wire_definition};
 use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
-
-struct NoFrontend;
-
-#[async_trait]
-impl Frontend for NoFrontend {
-    fn emit(&self, _event: Event) {}
-    async fn ask_permission(
-        &self,
-        _request: PermissionRequest,
-        _cancel: &CancellationToken,
-    ) -> PermissionDecision {
-        PermissionDecision::RejectOnce
-    }
-    async fn ask_user(&self, _form: Form, _cancel: &CancellationToken) -> FormAnswer {
-        FormAnswer::Unavailable("tests cannot ask".into())
-    }
-}
 
 struct Opts {
     max_output: usize,
@@ -63,7 +45,7 @@ async fn run_with(
     opts: Opts,
     cancel: &CancellationToken,
 ) -> ToolOutput {
-    let frontend = NoFrontend;
+    let frontend = Recorder::new();
     let call = Call::new("call_1", cwd, opts.max_output, cancel, &frontend);
     tool.run(args, &call).await
 }
@@ -265,19 +247,20 @@ async fn bash_times_out_keeping_the_output() {
     )
     .await;
     assert_eq!(out, stopped("before\n[timed out after 1 s]"));
-    assert!(start.elapsed() < Duration::from_secs(5));
+    // The timeout fired: the call did not wait for the command.
+    assert!(start.elapsed() < HANG_GUARD, "{:?}", start.elapsed());
 }
 
 #[tokio::test]
 async fn bash_default_timeout_comes_from_its_settings() {
     let (_d, cwd) = tmp();
     let out = run(
-        &bash_timing_out_after(Duration::from_secs(1)),
+        &bash_timing_out_after(Duration::from_millis(200)),
         &cwd,
         json!({"command": "sleep 30"}),
     )
     .await;
-    assert_eq!(out, stopped("[timed out after 1 s]"));
+    assert_eq!(out, stopped("[timed out after 0.2 s]"));
 }
 
 #[tokio::test]
@@ -296,11 +279,12 @@ async fn bash_timeout_above_the_maximum_is_capped_not_refused() {
 async fn bash_returns_when_a_background_job_holds_the_pipe() {
     let (_d, cwd) = tmp();
     let start = Instant::now();
-    let out = run(&bash(), &cwd, json!({"command": "sleep 100 & echo $!"})).await;
+    let out = run(&bash(), &cwd, json!({"command": "sleep 300 & echo $!"})).await;
     let elapsed = start.elapsed();
     assert_eq!(out.status, ToolStatus::Completed);
     let pid: u32 = out.text.trim().parse().unwrap();
-    assert!(elapsed < Duration::from_secs(1), "took {elapsed:?}");
+    // Returned without waiting for the job (how soon: bench/latency.sh).
+    assert!(elapsed < HANG_GUARD, "took {elapsed:?}");
     // A finished call leaves its jobs alone.
     assert!(alive(pid));
     nix::sys::signal::kill(
@@ -392,9 +376,10 @@ async fn bash_cancel_kills_the_group_at_once() {
         (pid, Instant::now())
     };
     let (out, (pid, cancelled_at)) = tokio::join!(call, canceller);
-    assert!(cancelled_at.elapsed() < Duration::from_secs(1));
+    // Answered at once, not when the command ends (how soon: bench/latency.sh).
+    assert!(cancelled_at.elapsed() < HANG_GUARD);
     assert_eq!(out, stopped("working\n[cancelled]"));
-    assert!(gone_within(pid, Duration::from_secs(5)).await);
+    assert!(gone_within(pid, HANG_GUARD).await);
 }
 
 #[tokio::test]
@@ -417,11 +402,12 @@ async fn bash_cancel_escalates_to_sigkill_without_waiting() {
         (pid, Instant::now())
     };
     let (out, (pid, cancelled_at)) = tokio::join!(call, canceller);
-    assert!(cancelled_at.elapsed() < Duration::from_secs(1));
+    // Answered before the escalation, not after it.
+    assert!(cancelled_at.elapsed() < KILL_GRACE);
     assert_eq!(out, stopped("[cancelled]"));
-    // SIGTERM is ignored: only the SIGKILL two seconds later ends it.
+    // SIGTERM is ignored: only the SIGKILL after the grace ends it.
     assert!(alive(pid));
-    assert!(gone_within(pid, Duration::from_secs(6)).await);
+    assert!(gone_within(pid, KILL_GRACE + HANG_GUARD).await);
 }
 
 #[tokio::test]

@@ -4,7 +4,7 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 use super::raw::{HOOK_EVENTS, join, quote};
-use super::{HookConfig, Loaded, McpPermissions};
+use super::{HookConfig, Loaded, McpPermissions, seconds};
 
 /// Widest `key = value` part that the source column is aligned after.
 const ALIGN_MAX: usize = 60;
@@ -43,7 +43,7 @@ fn hook(h: &HookConfig) -> String {
     if let Some(m) = &h.matcher {
         parts.push(format!("match = {}", quote(m)));
     }
-    parts.push(format!("timeout = {}", h.timeout));
+    parts.push(format!("timeout = {}", seconds(h.timeout)));
     parts.push(format!("failClosed = {}", h.fail_closed));
     format!("{{ {} }}", parts.join(", "))
 }
@@ -95,7 +95,7 @@ pub(super) fn report(loaded: &Loaded) -> String {
     add(
         &mut lines,
         "model.requestTimeout",
-        c.model.request_timeout.to_string(),
+        seconds(c.model.request_timeout),
     );
     let text_tool_calls = if c.model.text_tool_calls {
         "auto"
@@ -138,7 +138,7 @@ pub(super) fn report(loaded: &Loaded) -> String {
     add(
         &mut lines,
         "tools.bash.timeout",
-        c.tools.bash_timeout.to_string(),
+        seconds(c.tools.bash_timeout),
     );
     add(&mut lines, "skills.dirs", paths(&c.skills.dirs));
 

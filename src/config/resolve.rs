@@ -2,6 +2,7 @@
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 use toml::{Table, Value};
 
@@ -233,7 +234,9 @@ impl Resolver<'_> {
         Ok(HookConfig {
             command: self.required_string(t, prefix, "command")?,
             matcher,
-            timeout: self.uint(t, prefix, "timeout", 1, u64::MAX)?.unwrap_or(10),
+            timeout: Duration::from_secs(
+                self.uint(t, prefix, "timeout", 1, u64::MAX)?.unwrap_or(10),
+            ),
             fail_closed: self.boolean(t, prefix, "failClosed")?.unwrap_or(false),
             origin,
         })
@@ -364,7 +367,7 @@ impl Resolver<'_> {
             model.temperature = self.number(m, p, "temperature")?;
             model.max_tokens = self.uint(m, p, "maxTokens", 1, u64::MAX)?;
             if let Some(v) = self.uint(m, p, "requestTimeout", 1, u64::MAX)? {
-                model.request_timeout = v;
+                model.request_timeout = Duration::from_secs(v);
             }
             match self.string(m, p, "textToolCalls")?.as_deref() {
                 None => {}
@@ -419,7 +422,7 @@ impl Resolver<'_> {
             if let Some(b) = self.table(t, "tools", "bash")?
                 && let Some(v) = self.uint(b, "tools.bash", "timeout", 1, u64::MAX)?
             {
-                c.tools.bash_timeout = v;
+                c.tools.bash_timeout = Duration::from_secs(v);
             }
         }
         if let Some(s) = self.table(root, "", "skills")?

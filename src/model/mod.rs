@@ -76,8 +76,8 @@ pub enum ModelError {
     },
     #[error("stream broke after {bytes} bytes: {reason}")]
     StreamBroke { bytes: u64, reason: String },
-    #[error("model server sent nothing for {secs} s (model.requestTimeout)")]
-    Timeout { secs: u64 },
+    #[error("model server sent nothing for {} s (model.requestTimeout)", crate::config::seconds(*.after))]
+    Timeout { after: std::time::Duration },
     #[error("model server sent a malformed event: {0}")]
     Malformed(String),
     #[error("{0}")]

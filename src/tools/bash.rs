@@ -36,7 +36,7 @@ pub struct Bash {
 /// The registration (tools/mod.rs).
 pub fn tool(setup: &Setup<'_>) -> Option<Arc<dyn Tool>> {
     Some(Arc::new(Bash {
-        timeout: Duration::from_secs(setup.config.tools.bash_timeout),
+        timeout: setup.config.tools.bash_timeout,
         processes: Arc::clone(setup.processes),
     }))
 }
@@ -179,7 +179,7 @@ async fn run_command(
         }
         End::TimedOut => {
             child.stop();
-            if !eof {
+            if !eof && !take_ready(&reader, &mut buf, &mut capture) {
                 drain_detached(reader);
             }
             let note = format!("[timed out after {} s]", seconds(timeout));
@@ -187,7 +187,7 @@ async fn run_command(
         }
         End::Cancelled => {
             child.stop();
-            if !eof {
+            if !eof && !take_ready(&reader, &mut buf, &mut capture) {
                 drain_detached(reader);
             }
             ToolOutput::stopped(capture.finish(Some("[cancelled]")))
@@ -219,6 +219,22 @@ fn spawn(
     drop(cmd);
     let reader = pipe::Receiver::from_owned_fd(OwnedFd::from(read_end))?;
     Ok((child, reader))
+}
+
+/// Keeps what the pipe already holds, without waiting for more: a cancel can win the race
+/// against output written just before it. The read is the raw non-blocking one, since the
+/// runtime may not have seen the pipe become readable yet; a few reads at most, since the
+/// command may still be writing. `true` at the end of the output.
+fn take_ready(reader: &pipe::Receiver, buf: &mut [u8], capture: &mut Capture) -> bool {
+    for _ in 0..16 {
+        match nix::unistd::read(reader, buf) {
+            Ok(0) => return true,
+            Ok(n) => capture.push(&buf[..n]),
+            Err(nix::errno::Errno::EINTR) => {}
+            Err(_) => return false,
+        }
+    }
+    false
 }
 
 /// Reads and discards what is left in the pipe until every writer has closed it.
