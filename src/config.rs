@@ -10,6 +10,7 @@ mod resolve;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 pub use raw::Source;
 use raw::{Layer, env_layers, flag_layers, merge, override_layer, read_file, unknown_keys};
@@ -83,6 +84,14 @@ pub struct ToolsConfig {
     pub max_output: usize,
     /// Seconds.
     pub bash_timeout: u64,
+    /// `fetch_content`: the whole fetch, from connecting to the last byte (30 s; not a
+    /// configuration key: tests set it in milliseconds).
+    pub fetch_timeout: Duration,
+    /// `lsp`: starting a language server, and each of its answers (not a configuration key).
+    pub lsp_timeout: Duration,
+    /// `lsp diagnostics`: how long to wait for the server's `publishDiagnostics` (not a
+    /// configuration key).
+    pub lsp_diagnostics_wait: Duration,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -182,6 +191,9 @@ impl Default for Config {
             tools: ToolsConfig {
                 max_output: 30_000,
                 bash_timeout: 120,
+                fetch_timeout: Duration::from_secs(30),
+                lsp_timeout: Duration::from_secs(20),
+                lsp_diagnostics_wait: Duration::from_secs(5),
             },
             skills: SkillsConfig { dirs: Vec::new() },
             hooks: HooksConfig::default(),

@@ -3,7 +3,10 @@
 pub mod bash;
 pub mod dispatch;
 pub mod edit_file;
+pub mod fetch_content;
 pub mod gate;
+pub mod lsp;
+pub mod plan;
 pub mod read_file;
 pub mod read_skill;
 pub mod repeat;
@@ -22,6 +25,7 @@ use crate::event::{
     Event, FileDiff, Form, FormAnswer, Frontend, Plan, Question, Tally, ToolCallStart, ToolKind,
     ToolStatus,
 };
+use crate::lsp::LspServers;
 use crate::process::Supervisor;
 use crate::skills::Catalogue;
 
@@ -36,6 +40,8 @@ pub struct Setup<'a> {
     pub plan: &'a Arc<Mutex<Option<Plan>>>,
     /// Every child process goes through it.
     pub processes: &'a Arc<Supervisor>,
+    /// The process's language servers (started on first use, kept for the process).
+    pub lsp: &'a Arc<LspServers>,
 }
 
 /// Builds a tool for a session; `None` when the tool is not offered (nothing to do for it).
@@ -49,6 +55,9 @@ pub const BUILTIN: &[Builder] = &[
     write_file::tool,
     edit_file::tool,
     read_skill::tool,
+    fetch_content::tool,
+    plan::tool,
+    lsp::tool,
 ];
 
 /// The built-in tools of a session.
@@ -95,6 +104,11 @@ impl<'a> Call<'a> {
             id: self.id.to_string(),
             text: text.into(),
         });
+    }
+
+    /// Shows the session's plan as it now is (ACP `plan` update; a checklist in the terminal).
+    pub fn report_plan(&self, plan: &Plan) {
+        self.frontend.emit(Event::Plan(plan.clone()));
     }
 
     /// Puts questions to the user; `Cancelled` when the turn is cancelled first.
