@@ -26,8 +26,26 @@ const DROPPED: &[&str] = &[
 ];
 /// Elements that start and end a block of text.
 const BLOCKS: &[&str] = &[
-    "p", "div", "section", "article", "main", "table", "tr", "blockquote", "figure", "figcaption",
-    "address", "dl", "dt", "dd", "details", "summary", "body", "center", "fieldset", "caption",
+    "p",
+    "div",
+    "section",
+    "article",
+    "main",
+    "table",
+    "tr",
+    "blockquote",
+    "figure",
+    "figcaption",
+    "address",
+    "dl",
+    "dt",
+    "dd",
+    "details",
+    "summary",
+    "body",
+    "center",
+    "fieldset",
+    "caption",
 ];
 /// Text decoded at once at most, so that one huge text node does not pile up.
 const DECODE_BATCH: usize = 32 * 1024;
@@ -186,7 +204,9 @@ impl Writer {
             self.emit(text);
             return;
         }
-        let mut words = text.split(|c: char| c.is_ascii_whitespace() || c == '\u{a0}').peekable();
+        let mut words = text
+            .split(|c: char| c.is_ascii_whitespace() || c == '\u{a0}')
+            .peekable();
         let leading = text.starts_with(|c: char| c.is_ascii_whitespace() || c == '\u{a0}');
         if leading {
             self.space = true;
@@ -262,7 +282,10 @@ impl Writer {
         }
         match name.as_str() {
             "h1" | "h2" | "h3" | "h4" | "h5" | "h6" | "title" => {
-                let level = name.strip_prefix('h').and_then(|n| n.parse().ok()).unwrap_or(1);
+                let level = name
+                    .strip_prefix('h')
+                    .and_then(|n| n.parse().ok())
+                    .unwrap_or(1);
                 self.newline(2);
                 self.prefix = format!("{} ", "#".repeat(level));
                 Some(Close::Block(2))
@@ -508,7 +531,11 @@ mod tests {
     use pretty_assertions::assert_eq;
 
     fn text(html: &str) -> String {
-        convert(html, url::Url::parse("http://x.test/dir/page.html").ok(), 10_000)
+        convert(
+            html,
+            url::Url::parse("http://x.test/dir/page.html").ok(),
+            10_000,
+        )
     }
 
     #[test]
@@ -563,7 +590,11 @@ mod tests {
             let mut c = Capture::new(max);
             c.push_str(&whole[..3]);
             c.push_str(&whole[3..]);
-            assert_eq!(c.finish(), crate::tools::cap_output(whole, max), "max {max}");
+            assert_eq!(
+                c.finish(),
+                crate::tools::cap_output(whole, max),
+                "max {max}"
+            );
         }
     }
 }

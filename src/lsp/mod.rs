@@ -40,7 +40,9 @@ pub enum LspError {
         "no language server for {0} files; configure one under lsp.servers.<name> (command, args, extensions)"
     )]
     NoServer(String),
-    #[error("the language server for {ext} files is not installed ({tried} not found on PATH); install it or set {key}.command")]
+    #[error(
+        "the language server for {ext} files is not installed ({tried} not found on PATH); install it or set {key}.command"
+    )]
     Missing {
         ext: String,
         tried: String,
@@ -92,6 +94,10 @@ pub enum LspError {
         what: String,
         message: String,
     },
+    /// The server had died before this call began (noticed only when it answered nothing):
+    /// the call may be tried again on a new server; the text says what happened.
+    #[error("{0}")]
+    Gone(String),
     #[error("cancelled")]
     Cancelled,
 }
@@ -146,7 +152,11 @@ fn defaults() -> Vec<Spec> {
 
 fn dotted(ext: &str) -> String {
     let e = ext.trim().to_lowercase();
-    if e.starts_with('.') { e } else { format!(".{e}") }
+    if e.starts_with('.') {
+        e
+    } else {
+        format!(".{e}")
+    }
 }
 
 /// The protocol's `languageId` of a file.
@@ -260,21 +270,32 @@ impl LspServers {
             g = slot.lock_owned() => g,
             () = cancel.cancelled() => return Err(LspError::Cancelled),
         };
+        let mut note = None;
+        let mut fresh = false;
         let dead = match guard.as_mut() {
-            Some(s) => s.conn.is_closed() || !matches!(s.child.try_wait(), Ok(None)),
+            Some(s) => s.conn.is_closed() || s.has_exited(),
             None => true,
         };
         if dead {
-            *guard = None;
+            if let Some(mut old) = guard.take() {
+                let (status, reason) = old.last_words().await;
+                note = Some(format!(
+                    "{} ({}) had exited ({status}{reason}) since the last call; it was started again",
+                    old.command, old.key
+                ));
+            }
             let ext = path
                 .extension()
                 .map(|e| dotted(&e.to_string_lossy()))
                 .unwrap_or_default();
             *guard = Some(self.start(spec, &ext, cwd, t, cancel).await?);
+            fresh = true;
         }
         Ok(ServerHandle {
             guard,
             servers: self,
+            note,
+            fresh,
         })
     }
 
@@ -344,8 +365,9 @@ impl LspServers {
             command: command.to_string(),
             key: spec.key(),
             name: spec.name.clone(),
-            child,
+            child: Some(child),
             conn,
+            started: Instant::now(),
             capabilities: Value::Null,
             docs: HashMap::new(),
         };
@@ -355,7 +377,7 @@ impl LspServers {
         let answer = tokio::select! {
             a = pending.answer() => a,
             () = tokio::time::sleep(t.request) => {
-                server.child.stop();
+                server.stop();
                 return Err(Some(LspError::Timeout {
                     command: command.into(),
                     key: spec.key(),
@@ -384,7 +406,7 @@ impl LspServers {
                 }))
             }
             Err(RequestError::Response(e)) => {
-                server.child.stop();
+                server.stop();
                 Err(Some(LspError::InitializeRefused {
                     command: command.into(),
                     key: spec.key(),
@@ -448,25 +470,52 @@ struct Server {
     /// `lsp.servers.<name>`.
     key: String,
     name: String,
-    child: Child,
+    /// `None` once it exited and was waited for (its process group is no longer ours to stop:
+    /// its id may be reused).
+    child: Option<Child>,
     conn: Connection,
+    started: Instant,
     capabilities: Value,
     docs: HashMap<PathBuf, Doc>,
 }
 
 impl Server {
+    /// Whether the process has exited (it is then released, not stopped).
+    fn has_exited(&mut self) -> bool {
+        match self.child.as_mut().map(Child::try_wait) {
+            Some(Ok(None)) => false,
+            Some(Ok(Some(_)) | Err(_)) | None => true,
+        }
+    }
+
+    /// Stops the process and its group (SIGTERM, then SIGKILL after the grace).
+    fn stop(&mut self) {
+        if let Some(c) = self.child.take() {
+            c.stop();
+        }
+    }
+
     /// After the connection closed: the exit status and the reason from stderr, both bounded.
     async fn last_words(&mut self) -> (String, String) {
-        let status = match tokio::time::timeout(LAST_WORDS, self.child.wait()).await {
-            Ok(Ok(s)) => s.to_string(),
-            Ok(Err(_)) | Err(_) => "closed its output".to_string(),
+        let waited = match self.child.as_mut() {
+            Some(c) => tokio::time::timeout(LAST_WORDS, c.wait()).await.ok(),
+            None => None,
+        };
+        let status = match waited {
+            Some(Ok(s)) => {
+                if let Some(c) = self.child.take() {
+                    c.release();
+                }
+                s.to_string()
+            }
+            Some(Err(_)) | None => "closed its output".to_string(),
         };
         self.conn.stderr_settled(LAST_WORDS).await;
         let reason = self
             .conn
             .shared
             .stderr_reason()
-            .map(|r| format!(": {r}"))
+            .map(|r| format!("; stderr: {r}"))
             .unwrap_or_default();
         (status, reason)
     }
@@ -476,6 +525,10 @@ impl Server {
 pub struct ServerHandle<'a> {
     guard: OwnedMutexGuard<Option<Server>>,
     servers: &'a LspServers,
+    /// Set when the server had died since the last call and was started again.
+    pub note: Option<String>,
+    /// The server was started by this call.
+    fresh: bool,
 }
 
 /// A document as it was sent before a request.
@@ -488,6 +541,13 @@ pub struct Synced {
 impl ServerHandle<'_> {
     fn server(&mut self) -> Result<&mut Server, LspError> {
         self.guard.as_mut().ok_or(LspError::Cancelled)
+    }
+
+    /// How long ago the server was started (a young one may still be indexing).
+    pub fn age(&self) -> Duration {
+        self.guard
+            .as_ref()
+            .map_or(Duration::ZERO, |s| s.started.elapsed())
     }
 
     /// The command that runs (`pylsp`).
@@ -623,6 +683,12 @@ impl ServerHandle<'_> {
             return LspError::Cancelled;
         };
         let (status, reason) = server.last_words().await;
+        if !self.fresh && self.note.is_none() {
+            return LspError::Gone(format!(
+                "{} ({}) had exited ({status}{reason}) since the last call; it was started again",
+                server.command, server.key
+            ));
+        }
         LspError::Exited {
             command: server.command,
             key: server.key,
@@ -634,8 +700,8 @@ impl ServerHandle<'_> {
 
     /// Stops the server; the next call starts it again.
     fn stop(&mut self) {
-        if let Some(server) = self.guard.take() {
-            server.child.stop();
+        if let Some(mut server) = self.guard.take() {
+            server.stop();
         }
     }
 
@@ -652,9 +718,8 @@ impl ServerHandle<'_> {
             return Ok(None);
         };
         let (uri, version, at_send) = (doc.uri.clone(), doc.version, doc.published_at_send);
-        let fresh = |p: &rpc::Published| {
-            p.count > at_send && p.version.is_none_or(|v| v >= version)
-        };
+        let fresh =
+            |p: &rpc::Published| p.count > at_send && p.version.is_none_or(|v| v >= version);
         let mut events = server.conn.events();
         let deadline = tokio::time::Instant::now() + t.diagnostics;
         loop {

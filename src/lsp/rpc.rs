@@ -9,7 +9,9 @@ use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::{Arc, Mutex};
 
 use serde_json::{Value, json};
-use tokio::io::{AsyncBufRead, AsyncBufReadExt, AsyncReadExt, AsyncWrite, AsyncWriteExt, BufReader};
+use tokio::io::{
+    AsyncBufRead, AsyncBufReadExt, AsyncReadExt, AsyncWrite, AsyncWriteExt, BufReader,
+};
 use tokio::sync::{mpsc, oneshot, watch};
 
 /// A message larger than this is a broken server, not a big answer.
@@ -71,7 +73,11 @@ impl Shared {
     /// The line of the server's stderr that best says why it failed: the first that mentions
     /// an error, else the first, else the last.
     pub fn stderr_reason(&self) -> Option<String> {
-        let head = self.stderr_head.lock().map(|h| h.clone()).unwrap_or_default();
+        let head = self
+            .stderr_head
+            .lock()
+            .map(|h| h.clone())
+            .unwrap_or_default();
         let tail: Vec<String> = self
             .stderr
             .lock()
@@ -229,7 +235,10 @@ pub async fn read_message<R: AsyncBufRead + Unpin>(r: &mut R) -> io::Result<Opti
             return if first {
                 Ok(None)
             } else {
-                Err(io::Error::new(io::ErrorKind::UnexpectedEof, "end of stream in a header"))
+                Err(io::Error::new(
+                    io::ErrorKind::UnexpectedEof,
+                    "end of stream in a header",
+                ))
             };
         }
         first = false;
@@ -243,8 +252,12 @@ pub async fn read_message<R: AsyncBufRead + Unpin>(r: &mut R) -> io::Result<Opti
             length = value.trim().parse().ok();
         }
     }
-    let length = length
-        .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidData, "a message without Content-Length"))?;
+    let length = length.ok_or_else(|| {
+        io::Error::new(
+            io::ErrorKind::InvalidData,
+            "a message without Content-Length",
+        )
+    })?;
     if length > MAX_MESSAGE {
         return Err(io::Error::new(
             io::ErrorKind::InvalidData,

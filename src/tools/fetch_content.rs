@@ -168,7 +168,10 @@ enum Stop {
     /// The line for the model (without the `[fetch_content: …]` frame).
     Failed(String),
     /// An error status: its line, then the start of the page.
-    Status { line: String, body: String },
+    Status {
+        line: String,
+        body: String,
+    },
 }
 
 /// The HTTP clients, built on the first fetch (nothing at start-up): one that honours the
@@ -193,7 +196,9 @@ fn client(url: &url::Url) -> Result<&'static reqwest::Client, String> {
         b.build().map_err(|e| format!("could not set up HTTP: {e}"))
     };
     let cell = if local { &DIRECT } else { &PROXIED };
-    cell.get_or_init(|| build(local)).as_ref().map_err(Clone::clone)
+    cell.get_or_init(|| build(local))
+        .as_ref()
+        .map_err(Clone::clone)
 }
 
 /// What a body is, from its content type and its first bytes.
@@ -211,7 +216,13 @@ fn classify(content_type: Option<&str>, first: &[u8]) -> Body {
         return Body::Binary;
     }
     let essence = content_type
-        .map(|c| c.split(';').next().unwrap_or("").trim().to_ascii_lowercase())
+        .map(|c| {
+            c.split(';')
+                .next()
+                .unwrap_or("")
+                .trim()
+                .to_ascii_lowercase()
+        })
         .unwrap_or_default();
     let textual = |e: &str| {
         e.starts_with("text/")
@@ -358,7 +369,10 @@ impl Fetch<'_> {
     fn explain(&self, e: &reqwest::Error) -> String {
         let host = self.url.host_str().unwrap_or("");
         if e.is_redirect() {
-            return format!("too many redirects (more than {MAX_REDIRECTS}) from {}", self.url);
+            return format!(
+                "too many redirects (more than {MAX_REDIRECTS}) from {}",
+                self.url
+            );
         }
         let mut source: Option<&dyn std::error::Error> = Some(e);
         while let Some(s) = source {
@@ -403,16 +417,14 @@ impl Fetch<'_> {
         let mut resp = self.response().await?;
         let ct = content_type(&resp);
         let cs = charset(ct.as_deref());
+        let length = resp.content_length();
         let first = self.chunk(&mut resp).await?.unwrap_or_default();
         let kind = classify(ct.as_deref(), &first);
         let max = self.call.max_output.saturating_sub(NOTE_ROOM).max(1);
         let (text, cut) = match kind {
             Body::Binary => {
                 let ct = ct.unwrap_or_else(|| "no content type".into());
-                let size = resp
-                    .content_length()
-                    .map(|n| format!(", {n} bytes"))
-                    .unwrap_or_default();
+                let size = length.map(|n| format!(", {n} bytes")).unwrap_or_default();
                 return Err(Stop::Failed(format!(
                     "{} is binary ({ct}{size}); give output to save it to a file",
                     self.url
@@ -528,7 +540,9 @@ impl Fetch<'_> {
         let ct = content_type(&resp);
         let parent = path.parent().map(Path::to_path_buf).unwrap_or_default();
         let write_err = |e: std::io::Error| Stop::Failed(format!("could not write {shown}: {e}"));
-        tokio::fs::create_dir_all(&parent).await.map_err(write_err)?;
+        tokio::fs::create_dir_all(&parent)
+            .await
+            .map_err(write_err)?;
         let tmp = parent.join(format!(
             ".{}.tmp-{}",
             path.file_name().unwrap_or_default().to_string_lossy(),
@@ -550,7 +564,9 @@ impl Fetch<'_> {
             .map(|c| c.split(';').next().unwrap_or("").trim().to_string())
             .filter(|c| !c.is_empty())
             .unwrap_or_else(|| "no content type".into());
-        Ok(ToolOutput::completed(format!("saved {n} bytes ({ct}) to {shown}")))
+        Ok(ToolOutput::completed(format!(
+            "saved {n} bytes ({ct}) to {shown}"
+        )))
     }
 
     async fn download(&self, resp: &mut reqwest::Response, tmp: &Path) -> Result<usize, Stop> {

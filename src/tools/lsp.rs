@@ -9,8 +9,8 @@ use std::sync::Arc;
 
 use async_trait::async_trait;
 use lsp_types::{
-    DocumentSymbol, DocumentSymbolResponse, GotoDefinitionResponse, Hover, HoverContents,
-    Location, MarkedString, Position, SymbolInformation, SymbolKind, TextEdit, WorkspaceEdit,
+    DocumentSymbol, DocumentSymbolResponse, GotoDefinitionResponse, Hover, HoverContents, Location,
+    MarkedString, Position, SymbolInformation, SymbolKind, TextEdit, WorkspaceEdit,
     WorkspaceSymbolResponse,
 };
 use schemars::JsonSchema;
@@ -27,6 +27,8 @@ use crate::paths;
 pub const NAME: &str = "lsp";
 /// Places listed at most in one result.
 const MAX_PLACES: usize = 200;
+/// How often a young server is asked again while it indexes.
+const WARMING_UP_POLL: std::time::Duration = std::time::Duration::from_millis(200);
 /// Characters of a line shown beside a place.
 const LINE_CHARS: usize = 160;
 
@@ -147,8 +149,15 @@ impl Tool for Lsp {
             Ok(a) => a,
             Err(out) => return out,
         };
-        match self.answer(args, call).await {
+        let mut result = self.answer(&args, call, None).await;
+        // A server that had died since the last call is noticed when it answers nothing: the
+        // call is tried once more on a new one.
+        if let Err(Failure::Gone(note)) = result {
+            result = self.answer(&args, call, Some(note)).await;
+        }
+        match result {
             Ok(out) => out,
+            Err(Failure::Gone(line)) => ToolOutput::stopped(format!("[lsp: {line}]")),
             Err(Failure::Cancelled) => ToolOutput::stopped("[cancelled]"),
             Err(Failure::Before(line)) => ToolOutput::failed(format!("[lsp: {line}]")),
             Err(Failure::During(line)) => ToolOutput::stopped(format!("[lsp: {line}]")),
@@ -179,6 +188,8 @@ fn trim_schema(v: &mut Value) {
 enum Failure {
     Before(String),
     During(String),
+    /// The server had died before the call: try again.
+    Gone(String),
     Cancelled,
 }
 
@@ -186,6 +197,7 @@ impl From<LspError> for Failure {
     fn from(e: LspError) -> Self {
         match e {
             LspError::Cancelled => Failure::Cancelled,
+            LspError::Gone(note) => Failure::Gone(note),
             LspError::NoServer(_)
             | LspError::Missing { .. }
             | LspError::StartFailed { .. }
@@ -199,7 +211,12 @@ impl From<LspError> for Failure {
 }
 
 impl Lsp {
-    async fn answer(&self, args: Args, call: &Call<'_>) -> Result<ToolOutput, Failure> {
+    async fn answer(
+        &self,
+        args: &Args,
+        call: &Call<'_>,
+        note: Option<String>,
+    ) -> Result<ToolOutput, Failure> {
         let action = args.action;
         let abs = paths::resolve(call.cwd, &args.path);
         if !abs.is_file() {
@@ -229,6 +246,9 @@ impl Lsp {
             .servers
             .server_for(&abs, call.cwd, t, call.cancel)
             .await?;
+        if note.is_some() {
+            server.note = note;
+        }
         if let Some(cap) = action.capability()
             && !server.offers(cap)
         {
@@ -245,7 +265,7 @@ impl Lsp {
         let mut files = Files::new(call.cwd, &abs, &synced.text);
         let doc = json!({"uri": synced.uri});
         let position = if action.at_position() {
-            Some(position(&args, &synced.text)?)
+            Some(position(args, &synced.text)?)
         } else {
             None
         };
@@ -257,31 +277,65 @@ impl Lsp {
         };
         let text = match action {
             Action::Definition => {
-                let v = request(&mut server, "textDocument/definition", action, at(pos(position)), t, call).await?;
+                let v = request(
+                    &mut server,
+                    "textDocument/definition",
+                    action,
+                    at(pos(position)),
+                    t,
+                    call,
+                )
+                .await?;
                 let places = match parse::<Option<GotoDefinitionResponse>>(&server, action, v)? {
                     None => Vec::new(),
                     Some(GotoDefinitionResponse::Scalar(l)) => vec![place(&l)],
                     Some(GotoDefinitionResponse::Array(ls)) => ls.iter().map(place).collect(),
                     Some(GotoDefinitionResponse::Link(links)) => links
                         .iter()
-                        .map(|l| (l.target_uri.as_str().to_string(), l.target_selection_range.start))
+                        .map(|l| {
+                            (
+                                l.target_uri.as_str().to_string(),
+                                l.target_selection_range.start,
+                            )
+                        })
                         .collect(),
                 };
-                listing(&mut files, &places, || format!("no definition found at {}", here()))
+                listing(&mut files, &places, || {
+                    format!("no definition found at {}", here())
+                })
             }
             Action::References => {
                 let mut params = at(pos(position));
                 params["context"] = json!({"includeDeclaration": true});
-                let v = request(&mut server, "textDocument/references", action, params, t, call).await?;
-                let places: Vec<(String, Position)> = parse::<Option<Vec<Location>>>(&server, action, v)?
-                    .unwrap_or_default()
-                    .iter()
-                    .map(place)
-                    .collect();
-                listing(&mut files, &places, || format!("no references found at {}", here()))
+                let v = request(
+                    &mut server,
+                    "textDocument/references",
+                    action,
+                    params,
+                    t,
+                    call,
+                )
+                .await?;
+                let places: Vec<(String, Position)> =
+                    parse::<Option<Vec<Location>>>(&server, action, v)?
+                        .unwrap_or_default()
+                        .iter()
+                        .map(place)
+                        .collect();
+                listing(&mut files, &places, || {
+                    format!("no references found at {}", here())
+                })
             }
             Action::Hover => {
-                let v = request(&mut server, "textDocument/hover", action, at(pos(position)), t, call).await?;
+                let v = request(
+                    &mut server,
+                    "textDocument/hover",
+                    action,
+                    at(pos(position)),
+                    t,
+                    call,
+                )
+                .await?;
                 match parse::<Option<Hover>>(&server, action, v)? {
                     Some(h) if !hover_text(&h.contents).trim().is_empty() => {
                         hover_text(&h.contents).trim().to_string()
@@ -290,11 +344,26 @@ impl Lsp {
                 }
             }
             Action::Symbols => {
-                let v = request(&mut server, "textDocument/documentSymbol", action, json!({"textDocument": doc}), t, call).await?;
+                let v = request(
+                    &mut server,
+                    "textDocument/documentSymbol",
+                    action,
+                    json!({"textDocument": doc}),
+                    t,
+                    call,
+                )
+                .await?;
                 let mut out = Vec::new();
                 match parse::<Option<DocumentSymbolResponse>>(&server, action, v)? {
                     None => {}
-                    Some(DocumentSymbolResponse::Flat(list)) => {
+                    Some(DocumentSymbolResponse::Flat(mut list)) => {
+                        // Flat lists come in no particular order: the file's order reads best.
+                        list.sort_by_key(|s| {
+                            (
+                                s.location.range.start.line,
+                                s.location.range.start.character,
+                            )
+                        });
                         flat_symbols(&mut files, &list, &mut out)
                     }
                     Some(DocumentSymbolResponse::Nested(list)) => {
@@ -305,7 +374,29 @@ impl Lsp {
             }
             Action::WorkspaceSymbols => {
                 let query = args.query.clone().unwrap_or_default();
-                let v = request(&mut server, "workspace/symbol", action, json!({"query": query}), t, call).await?;
+                let mut v;
+                loop {
+                    v = request(
+                        &mut server,
+                        "workspace/symbol",
+                        action,
+                        json!({"query": query}),
+                        t,
+                        call,
+                    )
+                    .await?;
+                    // A server just started may still be indexing the workspace (pyright
+                    // answers [] until then): ask again for a while before saying "none".
+                    let empty =
+                        matches!(&v, Value::Null) || v.as_array().is_some_and(Vec::is_empty);
+                    if !empty || server.age() >= t.diagnostics {
+                        break;
+                    }
+                    tokio::select! {
+                        () = tokio::time::sleep(WARMING_UP_POLL) => {}
+                        () = call.cancel.cancelled() => return Err(Failure::Cancelled),
+                    }
+                }
                 let mut out = Vec::new();
                 match parse::<Option<WorkspaceSymbolResponse>>(&server, action, v)? {
                     None => {}
@@ -315,43 +406,62 @@ impl Lsp {
                     Some(WorkspaceSymbolResponse::Nested(list)) => {
                         for s in list {
                             let (uri, p) = match &s.location {
-                                lsp_types::OneOf::Left(l) => (l.uri.as_str().to_string(), l.range.start),
-                                lsp_types::OneOf::Right(w) => (w.uri.as_str().to_string(), Position::default()),
+                                lsp_types::OneOf::Left(l) => {
+                                    (l.uri.as_str().to_string(), l.range.start)
+                                }
+                                lsp_types::OneOf::Right(w) => {
+                                    (w.uri.as_str().to_string(), Position::default())
+                                }
                             };
-                            let container = s.container_name.as_deref().map(|c| format!(" (in {c})")).unwrap_or_default();
-                            out.push(format!("{}  {} {}{container}", files.place(&uri, p), kind_name(s.kind), s.name));
+                            let container = s
+                                .container_name
+                                .as_deref()
+                                .map(|c| format!(" (in {c})"))
+                                .unwrap_or_default();
+                            out.push(format!(
+                                "{}  {} {}{container}",
+                                files.place(&uri, p),
+                                kind_name(s.kind),
+                                s.name
+                            ));
                         }
                     }
                 }
                 joined(out, || format!("no symbols match {query:?}"))
             }
-            Action::Diagnostics => {
-                match server.diagnostics(&abs, t, call.cancel).await? {
-                    None => format!(
-                        "no diagnostics for {} ({} published none within {})",
-                        args.path,
-                        server.command(),
-                        seconds(t.diagnostics)
-                    ),
-                    Some(mut list) => {
-                        list.sort_by_key(|d| (d.range.start.line, d.range.start.character));
-                        let out: Vec<String> = list
-                            .iter()
-                            .map(|d| diagnostic_line(&mut files, &synced.uri, d))
-                            .collect();
-                        joined(out, || format!("no diagnostics for {}", args.path))
-                    }
+            Action::Diagnostics => match server.diagnostics(&abs, t, call.cancel).await? {
+                None => format!(
+                    "no diagnostics for {} ({} published none within {})",
+                    args.path,
+                    server.command(),
+                    seconds(t.diagnostics)
+                ),
+                Some(mut list) => {
+                    list.sort_by_key(|d| (d.range.start.line, d.range.start.character));
+                    let out: Vec<String> = list
+                        .iter()
+                        .map(|d| diagnostic_line(&mut files, &synced.uri, d))
+                        .collect();
+                    joined(out, || format!("no diagnostics for {}", args.path))
                 }
-            }
+            },
             Action::Rename => {
                 let mut params = at(pos(position));
                 params["newName"] = json!(new_name);
-                let v = request(&mut server, "textDocument/rename", action, params, t, call).await?;
+                let v =
+                    request(&mut server, "textDocument/rename", action, params, t, call).await?;
                 let edit = parse::<Option<WorkspaceEdit>>(&server, action, v)?.unwrap_or_default();
-                return rename(edit, &new_name, call.cwd, &here());
+                let mut out = rename(edit, &new_name, call.cwd, &here())?;
+                if let Some(note) = server.note.take() {
+                    out.text = format!("[lsp: {note}]\n{}", out.text);
+                }
+                return Ok(out);
             }
         };
-        Ok(ToolOutput::completed(text))
+        Ok(ToolOutput::completed(match server.note.take() {
+            Some(note) => format!("[lsp: {note}]\n{text}"),
+            None => text,
+        }))
     }
 }
 
@@ -398,13 +508,15 @@ fn position(args: &Args, text: &str) -> Result<Position, Failure> {
         )));
     };
     let col = match (&args.symbol, args.column) {
-        (Some(sym), _) if !sym.trim().is_empty() => find_symbol(line, sym.trim()).ok_or_else(|| {
-            Failure::Before(format!(
-                "{sym:?} is not on line {n} of {}: {:?}",
-                args.path,
-                clip(line.trim())
-            ))
-        })?,
+        (Some(sym), _) if !sym.trim().is_empty() => {
+            find_symbol(line, sym.trim()).ok_or_else(|| {
+                Failure::Before(format!(
+                    "{sym:?} is not on line {n} of {}: {:?}",
+                    args.path,
+                    clip(line.trim())
+                ))
+            })?
+        }
         (_, Some(c)) if c >= 1 => c as usize - 1,
         (_, _) => {
             return Err(Failure::Before(format!(
@@ -658,10 +770,11 @@ fn rename(
     here: &str,
 ) -> Result<ToolOutput, Failure> {
     let mut per_file: Vec<(String, Vec<TextEdit>)> = Vec::new();
-    let mut add = |uri: String, edits: Vec<TextEdit>| match per_file.iter_mut().find(|(u, _)| *u == uri) {
-        Some((_, e)) => e.extend(edits),
-        None => per_file.push((uri, edits)),
-    };
+    let mut add =
+        |uri: String, edits: Vec<TextEdit>| match per_file.iter_mut().find(|(u, _)| *u == uri) {
+            Some((_, e)) => e.extend(edits),
+            None => per_file.push((uri, edits)),
+        };
     let mut skipped_ops = 0;
     if let Some(changes) = edit.changes {
         for (uri, edits) in changes {
@@ -672,15 +785,19 @@ fn rename(
         None => {}
         Some(lsp_types::DocumentChanges::Edits(list)) => {
             for e in list {
-                add(e.text_document.uri.as_str().to_string(), plain_edits(e.edits));
+                add(
+                    e.text_document.uri.as_str().to_string(),
+                    plain_edits(e.edits),
+                );
             }
         }
         Some(lsp_types::DocumentChanges::Operations(ops)) => {
             for op in ops {
                 match op {
-                    lsp_types::DocumentChangeOperation::Edit(e) => {
-                        add(e.text_document.uri.as_str().to_string(), plain_edits(e.edits))
-                    }
+                    lsp_types::DocumentChangeOperation::Edit(e) => add(
+                        e.text_document.uri.as_str().to_string(),
+                        plain_edits(e.edits),
+                    ),
                     lsp_types::DocumentChangeOperation::Op(_) => skipped_ops += 1,
                 }
             }
@@ -688,14 +805,18 @@ fn rename(
     }
     per_file.retain(|(_, e)| !e.is_empty());
     if per_file.is_empty() {
-        return Err(Failure::During(format!("the server found nothing to rename at {here}")));
+        return Err(Failure::During(format!(
+            "the server found nothing to rename at {here}"
+        )));
     }
     per_file.sort_by(|a, b| a.0.cmp(&b.0));
     // Every file is checked before any is written: a rename is applied whole or not at all.
     let mut planned = Vec::new();
     for (uri, edits) in per_file {
         let Some(path) = text::path_of(&uri) else {
-            return Err(Failure::During(format!("the server asked to edit {uri}, not a file")));
+            return Err(Failure::During(format!(
+                "the server asked to edit {uri}, not a file"
+            )));
         };
         let old = std::fs::read(&path)
             .map(|b| String::from_utf8_lossy(&b).into_owned())
@@ -715,10 +836,17 @@ fn rename(
         if let Err(e) = write_atomic(&path, &shown, new.as_bytes()) {
             return Err(Failure::During(format!(
                 "{e}; files written before it: {}",
-                if lines_out.is_empty() { "none".to_string() } else { lines_out.join(", ") }
+                if lines_out.is_empty() {
+                    "none".to_string()
+                } else {
+                    lines_out.join(", ")
+                }
             )));
         }
-        lines_out.push(format!("{shown} ({n} edit{})", if n == 1 { "" } else { "s" }));
+        lines_out.push(format!(
+            "{shown} ({n} edit{})",
+            if n == 1 { "" } else { "s" }
+        ));
         diffs.push(FileDiff {
             path,
             old_text: Some(old),
@@ -743,7 +871,9 @@ fn rename(
     Ok(out)
 }
 
-fn plain_edits(edits: Vec<lsp_types::OneOf<TextEdit, lsp_types::AnnotatedTextEdit>>) -> Vec<TextEdit> {
+fn plain_edits(
+    edits: Vec<lsp_types::OneOf<TextEdit, lsp_types::AnnotatedTextEdit>>,
+) -> Vec<TextEdit> {
     edits
         .into_iter()
         .map(|e| match e {
@@ -782,7 +912,10 @@ mod tests {
             title(json!({"action": "definition", "path": "a.py", "line": 3})),
             "lsp definition: a.py:3"
         );
-        assert_eq!(title(json!({"action": "symbols", "path": "a.py"})), "lsp symbols: a.py");
+        assert_eq!(
+            title(json!({"action": "symbols", "path": "a.py"})),
+            "lsp symbols: a.py"
+        );
         assert_eq!(title(json!({})), "lsp");
         assert_eq!(t.kind(&json!({"action": "rename"})), ToolKind::Edit);
         assert!(t.gated(&json!({"action": "rename"})));

@@ -154,7 +154,9 @@ fn apply(slot: &mut Option<Plan>, args: Args) -> Result<(), String> {
             let steps: Vec<String> = steps.into_iter().filter(|s| !s.trim().is_empty()).collect();
             match (title, steps.is_empty()) {
                 (None, _) => Err("give a title and steps (a list of strings)".into()),
-                (Some(_), true) => Err("give at least one step in steps (a list of strings)".into()),
+                (Some(_), true) => {
+                    Err("give at least one step in steps (a list of strings)".into())
+                }
                 (Some(title), false) => {
                     *slot = Some(Plan {
                         title,
@@ -185,7 +187,10 @@ fn apply(slot: &mut Option<Plan>, args: Args) -> Result<(), String> {
             let n = match args.step {
                 Some(StepArg::Number(n)) => n,
                 Some(StepArg::Text(t)) => t.trim().parse().map_err(|_| {
-                    format!("step must be a step's number (1 to {}), got {t:?}", plan.steps.len())
+                    format!(
+                        "step must be a step's number (1 to {}), got {t:?}",
+                        plan.steps.len()
+                    )
                 })?,
                 None => return Err("give the step's number in step".into()),
             };
@@ -261,15 +266,27 @@ mod tests {
             json!({"action": "create", "title": "Fix it", "steps": ["read", "fix", "test"]}),
         )
         .unwrap();
-        run(&mut p, json!({"action": "add", "step": "first", "after": 0})).unwrap();
+        run(
+            &mut p,
+            json!({"action": "add", "step": "first", "after": 0}),
+        )
+        .unwrap();
         run(&mut p, json!({"action": "add", "step": "docs"})).unwrap();
-        run(&mut p, json!({"action": "update", "step": 1, "status": "completed"})).unwrap();
+        run(
+            &mut p,
+            json!({"action": "update", "step": 1, "status": "completed"}),
+        )
+        .unwrap();
         run(
             &mut p,
             json!({"action": "update", "step": "2", "status": "in_progress", "note": "slow"}),
         )
         .unwrap();
-        run(&mut p, json!({"action": "update", "step": 5, "status": "skipped"})).unwrap();
+        run(
+            &mut p,
+            json!({"action": "update", "step": 5, "status": "skipped"}),
+        )
+        .unwrap();
         run(&mut p, json!({"action": "show"})).unwrap();
         assert_eq!(
             checklist(p.as_ref().unwrap()),
@@ -286,16 +303,29 @@ mod tests {
             Err(NO_PLAN.to_string())
         );
         assert_eq!(
-            run(&mut p, json!({"action": "create", "title": "t", "steps": []})),
+            run(
+                &mut p,
+                json!({"action": "create", "title": "t", "steps": []})
+            ),
             Err("give at least one step in steps (a list of strings)".to_string())
         );
-        run(&mut p, json!({"action": "create", "title": "t", "steps": ["a"]})).unwrap();
+        run(
+            &mut p,
+            json!({"action": "create", "title": "t", "steps": ["a"]}),
+        )
+        .unwrap();
         assert_eq!(
-            run(&mut p, json!({"action": "update", "step": 3, "status": "completed"})),
+            run(
+                &mut p,
+                json!({"action": "update", "step": 3, "status": "completed"})
+            ),
             Err("step must be a step number from 1 to 1, got 3".to_string())
         );
         assert_eq!(
-            run(&mut p, json!({"action": "update", "step": 0, "status": "completed"})),
+            run(
+                &mut p,
+                json!({"action": "update", "step": 0, "status": "completed"})
+            ),
             Err("step must be a step number from 1 to 1, got 0".to_string())
         );
         assert_eq!(
@@ -307,7 +337,10 @@ mod tests {
             Err("give a status, a note, or both".to_string())
         );
         assert_eq!(
-            run(&mut p, json!({"action": "update", "step": "one", "status": "completed"})),
+            run(
+                &mut p,
+                json!({"action": "update", "step": "one", "status": "completed"})
+            ),
             Err("step must be a step's number (1 to 1), got \"one\"".to_string())
         );
     }
