@@ -63,7 +63,17 @@ struct Fixture {
 }
 
 impl Fixture {
+    /// `request` bounds each answer; starting gets the same, and at least 20 s (a loaded
+    /// machine starts Python slowly).
     fn new(servers: &[(&str, &str, &[&str], &[&str])], request: Duration) -> Fixture {
+        Fixture::with(servers, request.max(Duration::from_secs(20)), request)
+    }
+
+    fn with(
+        servers: &[(&str, &str, &[&str], &[&str])],
+        start: Duration,
+        request: Duration,
+    ) -> Fixture {
         let dir = tempfile::tempdir().unwrap();
         let cwd = dir.path().canonicalize().unwrap();
         let lsp_servers = servers
@@ -87,6 +97,7 @@ impl Fixture {
         let tool = Lsp {
             servers: Arc::new(LspServers::new(&config, Arc::clone(&processes))),
             timeouts: Timeouts {
+                start,
                 request,
                 diagnostics: Duration::from_secs(10),
             },
@@ -440,8 +451,9 @@ async fn the_rustup_shim_without_rust_analyzer_counts_as_missing() {
 
 #[tokio::test]
 async fn a_server_that_hangs_is_stopped_after_the_timeout() {
-    let f = Fixture::new(
+    let f = Fixture::with(
         &[("python", "sh", &["-c", "cat > /dev/null"], &[".py"])],
+        Duration::from_millis(300),
         Duration::from_millis(300),
     );
     f.write("a.py", "x = 1\n");

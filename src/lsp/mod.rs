@@ -27,7 +27,9 @@ const LAST_WORDS: Duration = Duration::from_millis(500);
 /// The bounded waits of one call.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Timeouts {
-    /// Starting a server (through `initialize`), and each answer.
+    /// Starting a server, through its answer to `initialize`.
+    pub start: Duration,
+    /// Each answer.
     pub request: Duration,
     /// Waiting for `publishDiagnostics`.
     pub diagnostics: Duration,
@@ -376,13 +378,13 @@ impl LspServers {
         let id = pending.id;
         let answer = tokio::select! {
             a = pending.answer() => a,
-            () = tokio::time::sleep(t.request) => {
+            () = tokio::time::sleep(t.start) => {
                 server.stop();
                 return Err(Some(LspError::Timeout {
                     command: command.into(),
                     key: spec.key(),
                     what: "initialize".into(),
-                    after: seconds(t.request),
+                    after: seconds(t.start),
                 }));
             }
             () = cancel.cancelled() => {

@@ -15,7 +15,7 @@ use serde_json::Value;
 use tokio::io::AsyncWriteExt;
 use tokio::time::Instant;
 
-use super::{Call, Setup, Tool, ToolOutput, parse_args, schema_of};
+use super::{Call, Setup, Tool, ToolOutput, compact_schema, parse_args, schema_of};
 use crate::event::ToolKind;
 use crate::html_text::{Capture, HtmlText};
 use crate::paths;
@@ -79,7 +79,9 @@ impl Tool for FetchContent {
         "Fetch a URL (GET). HTML comes back as text, JSON pretty-printed."
     }
     fn parameters(&self) -> Value {
-        schema_of::<Args>()
+        let mut schema = schema_of::<Args>();
+        compact_schema(&mut schema);
+        schema
     }
     fn kind(&self, _args: &Value) -> ToolKind {
         ToolKind::Fetch

@@ -18,7 +18,7 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::write_file::{path_location, write_atomic};
-use super::{Call, Setup, Tool, ToolOutput, parse_args, schema_of};
+use super::{Call, Setup, Tool, ToolOutput, compact_schema, parse_args, schema_of};
 use crate::event::{FileDiff, ToolKind};
 use crate::lsp::text::{self, lines};
 use crate::lsp::{LspError, LspServers, ServerHandle, Timeouts, seconds};
@@ -42,6 +42,7 @@ pub fn tool(setup: &Setup<'_>) -> Option<Arc<dyn Tool>> {
     Some(Arc::new(Lsp {
         servers: Arc::clone(setup.lsp),
         timeouts: Timeouts {
+            start: setup.config.tools.lsp_timeout,
             request: setup.config.tools.lsp_timeout,
             diagnostics: setup.config.tools.lsp_diagnostics_wait,
         },
@@ -116,7 +117,7 @@ impl Tool for Lsp {
     }
     fn parameters(&self) -> Value {
         let mut schema = schema_of::<Args>();
-        trim_schema(&mut schema);
+        compact_schema(&mut schema);
         schema
     }
     fn kind(&self, args: &Value) -> ToolKind {
@@ -167,20 +168,6 @@ impl Tool for Lsp {
 
 fn is_rename(args: &Value) -> bool {
     args.get("action").and_then(Value::as_str) == Some("rename")
-}
-
-/// Drops what the model does not need from the derived schema (integer formats and bounds), to
-/// keep every request small.
-fn trim_schema(v: &mut Value) {
-    match v {
-        Value::Object(m) => {
-            m.remove("format");
-            m.remove("minimum");
-            m.values_mut().for_each(trim_schema);
-        }
-        Value::Array(a) => a.iter_mut().for_each(trim_schema),
-        Value::Null | Value::Bool(_) | Value::Number(_) | Value::String(_) => {}
-    }
 }
 
 /// Why a call gives no result: before anything ran (bad arguments, no server), or while the
@@ -903,6 +890,7 @@ mod tests {
                 crate::process::Supervisor::new(),
             )),
             timeouts: Timeouts {
+                start: std::time::Duration::from_secs(1),
                 request: std::time::Duration::from_secs(1),
                 diagnostics: std::time::Duration::from_secs(1),
             },

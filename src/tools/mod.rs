@@ -336,6 +336,69 @@ pub fn schema_of<T: schemars::JsonSchema>() -> Value {
     v
 }
 
+/// Shrinks a derived schema to what a model needs, since every request pays for it: `$defs`
+/// inlined, optional fields no longer spelled nullable (they are optional already), integer
+/// formats and bounds dropped.
+pub fn compact_schema(schema: &mut Value) {
+    let defs = match schema {
+        Value::Object(m) => m.remove("$defs"),
+        _ => None,
+    };
+    compact_node(schema, defs.as_ref());
+}
+
+fn compact_node(v: &mut Value, defs: Option<&Value>) {
+    match v {
+        Value::Object(m) => {
+            if let Some(target) = m
+                .get("$ref")
+                .and_then(Value::as_str)
+                .and_then(|r| r.strip_prefix("#/$defs/"))
+                .and_then(|name| defs.and_then(|d| d.get(name)))
+                .cloned()
+            {
+                m.remove("$ref");
+                if let Value::Object(t) = target {
+                    for (k, val) in t {
+                        m.entry(k).or_insert(val);
+                    }
+                }
+            }
+            // `anyOf: [X, {type: null}]` is X.
+            if let Some(Value::Array(any)) = m.get("anyOf")
+                && any.len() == 2
+                && any
+                    .iter()
+                    .any(|a| a.get("type") == Some(&Value::from("null")))
+            {
+                let keep = any
+                    .iter()
+                    .find(|a| a.get("type") != Some(&Value::from("null")))
+                    .cloned();
+                m.remove("anyOf");
+                if let Some(Value::Object(t)) = keep {
+                    for (k, val) in t {
+                        m.entry(k).or_insert(val);
+                    }
+                }
+                return compact_node(v, defs);
+            }
+            if let Some(Value::Array(types)) = m.get("type")
+                && types.len() == 2
+                && types.contains(&Value::from("null"))
+                && let Some(t) = types.iter().find(|t| *t != &Value::from("null")).cloned()
+            {
+                m.insert("type".into(), t);
+            }
+            m.remove("format");
+            m.remove("minimum");
+            m.values_mut().for_each(|c| compact_node(c, defs));
+        }
+        Value::Array(a) => a.iter_mut().for_each(|c| compact_node(c, defs)),
+        Value::Null | Value::Bool(_) | Value::Number(_) | Value::String(_) => {}
+    }
+}
+
 /// Parses a call's arguments, or explains the mistake to the model.
 pub fn parse_args<T: DeserializeOwned>(tool: &str, args: &Value) -> Result<T, ToolOutput> {
     serde_json::from_value(args.clone()).map_err(|e| {
@@ -363,6 +426,31 @@ pub fn cap_output(text: &str, max: usize) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_compact_schema_inlines_definitions_and_drops_nullability() {
+        let mut v = serde_json::json!({
+            "$defs": {"A": {"type": "string", "enum": ["x", "y"]}},
+            "type": "object",
+            "properties": {
+                "a": {"$ref": "#/$defs/A"},
+                "b": {"description": "d", "anyOf": [{"$ref": "#/$defs/A"}, {"type": "null"}]},
+                "n": {"type": ["integer", "null"], "format": "uint", "minimum": 0},
+            },
+        });
+        compact_schema(&mut v);
+        assert_eq!(
+            v,
+            serde_json::json!({
+                "type": "object",
+                "properties": {
+                    "a": {"type": "string", "enum": ["x", "y"]},
+                    "b": {"description": "d", "type": "string", "enum": ["x", "y"]},
+                    "n": {"type": "integer"},
+                },
+            })
+        );
+    }
 
     #[test]
     fn cap_keeps_head_and_tail() {

@@ -10,7 +10,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::Value;
 
-use super::{Call, Setup, Tool, ToolOutput, parse_args, schema_of};
+use super::{Call, Setup, Tool, ToolOutput, compact_schema, parse_args, schema_of};
 use crate::event::{Plan, PlanStatus, PlanStep, ToolKind};
 
 pub const NAME: &str = "plan";
@@ -67,8 +67,8 @@ impl From<Status> for PlanStatus {
     }
 }
 
-/// `add` names a step by its text, `update` by its number (a number written as a string is
-/// accepted: small models do that).
+// `add` names a step by its text, `update` by its number (a number written as a string is
+// accepted: small models do that). No doc comment: it would be sent in the schema.
 #[derive(Deserialize, JsonSchema)]
 #[serde(untagged)]
 enum StepArg {
@@ -102,7 +102,9 @@ impl Tool for PlanTool {
         "Keep a step-by-step plan the user sees. Steps are numbered from 1."
     }
     fn parameters(&self) -> Value {
-        schema_of::<Args>()
+        let mut schema = schema_of::<Args>();
+        compact_schema(&mut schema);
+        schema
     }
     fn kind(&self, _args: &Value) -> ToolKind {
         ToolKind::Think
