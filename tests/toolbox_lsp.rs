@@ -544,3 +544,47 @@ async fn a_server_killed_between_two_calls_is_started_again() {
     );
     f.stop().await;
 }
+
+#[tokio::test]
+async fn typescript_language_server_navigates_and_renames() {
+    if !have("typescript-language-server") || !have("npm") {
+        return;
+    }
+    // The server runs the project's own TypeScript: link the one installed with it.
+    let root = std::process::Command::new("npm")
+        .args(["root", "-g"])
+        .output()
+        .unwrap();
+    let typescript = PathBuf::from(String::from_utf8_lossy(&root.stdout).trim()).join("typescript");
+    if !typescript.is_dir() {
+        eprintln!("SKIPPED: typescript is not installed globally (.ci/run installs it)");
+        return;
+    }
+    let f = Fixture::new(&[], Duration::from_secs(30));
+    std::fs::create_dir_all(f.cwd.join("node_modules")).unwrap();
+    std::os::unix::fs::symlink(&typescript, f.cwd.join("node_modules/typescript")).unwrap();
+    f.write("tsconfig.json", r#"{"compilerOptions": {"strict": true}, "include": ["*.ts"]}"#);
+    let a = "export function addOne(x: number): number {\n  return x + 1;\n}\n";
+    let b = "import { addOne } from \"./a\";\n\nconsole.log(addOne(41));\n";
+    f.write("a.ts", a);
+    f.write("b.ts", b);
+    // Semantic answers come once the project is loaded, which the first diagnostics of a file
+    // with a type error wait for.
+    f.write("c.ts", "const n: number = \"text\";\n");
+    assert_eq!(
+        f.ok(json!({"action": "diagnostics", "path": "c.ts"})).await,
+        "c.ts:1:7  error: Type 'string' is not assignable to type 'number'. [typescript 2322]"
+    );
+    let hover = f
+        .ok(json!({"action": "hover", "path": "b.ts", "line": 3, "symbol": "addOne"}))
+        .await;
+    assert!(hover.contains("addOne(x: number): number"), "{hover}");
+    let out = f
+        .run(json!({"action": "rename", "path": "a.ts", "line": 1, "symbol": "addOne", "new_name": "plusOne"}))
+        .await;
+    assert_eq!(out.status, ToolStatus::Completed, "{}", out.text);
+    assert_eq!(f.read("a.ts"), a.replace("addOne", "plusOne"));
+    assert_eq!(f.read("b.ts"), b.replace("addOne", "plusOne"));
+    assert_eq!(out.diffs.len(), 2);
+    f.stop().await;
+}
