@@ -9,7 +9,6 @@
 
 use std::borrow::Cow;
 use std::cell::RefCell;
-use std::collections::VecDeque;
 use std::rc::Rc;
 
 use lol_html::html_content::{Element, EndTag, TextChunk};
@@ -57,7 +56,10 @@ pub struct Capture {
     max: usize,
     head: String,
     head_chars: usize,
-    tail: VecDeque<char>,
+    /// The last characters, with some slack: trimmed to the tail's size when it holds twice
+    /// as many (appending is then a copy, not a loop over characters).
+    tail: String,
+    tail_chars: usize,
     total: usize,
 }
 
@@ -67,7 +69,8 @@ impl Capture {
             max,
             head: String::new(),
             head_chars: 0,
-            tail: VecDeque::new(),
+            tail: String::new(),
+            tail_chars: 0,
             total: 0,
         }
     }
@@ -79,22 +82,39 @@ impl Capture {
         if self.head_chars < head_cap {
             let room = head_cap - self.head_chars;
             let end = rest.char_indices().nth(room).map_or(rest.len(), |(i, _)| i);
-            self.head.push_str(&rest[..end]);
             let n = rest[..end].chars().count();
+            self.head.push_str(&rest[..end]);
             self.head_chars += n;
             self.total += n;
             rest = &rest[end..];
         }
-        for c in rest.chars() {
-            self.total += 1;
-            if tail_cap == 0 {
-                continue;
-            }
-            if self.tail.len() == tail_cap {
-                self.tail.pop_front();
-            }
-            self.tail.push_back(c);
+        if rest.is_empty() {
+            return;
         }
+        let n = rest.chars().count();
+        self.total += n;
+        if tail_cap == 0 {
+            return;
+        }
+        self.tail.push_str(rest);
+        self.tail_chars += n;
+        if self.tail_chars > 2 * tail_cap {
+            self.trim_tail(tail_cap);
+        }
+    }
+
+    fn trim_tail(&mut self, keep: usize) {
+        if self.tail_chars <= keep {
+            return;
+        }
+        let drop = self.tail_chars - keep;
+        let at = self
+            .tail
+            .char_indices()
+            .nth(drop)
+            .map_or(self.tail.len(), |(i, _)| i);
+        self.tail.drain(..at);
+        self.tail_chars = keep;
     }
 
     /// Characters pushed so far.
@@ -103,13 +123,17 @@ impl Capture {
     }
 
     /// The text, or its head and tail with `[… N characters omitted …]` between them.
-    pub fn finish(self) -> String {
-        let tail: String = self.tail.into_iter().collect();
+    pub fn finish(mut self) -> String {
+        let tail_cap = self.max - self.max / 2;
+        self.trim_tail(tail_cap);
         if self.total <= self.max {
-            return self.head + &tail;
+            return self.head + &self.tail;
         }
         let omitted = self.total - self.max;
-        format!("{}\n[… {omitted} characters omitted …]\n{tail}", self.head)
+        format!(
+            "{}\n[… {omitted} characters omitted …]\n{}",
+            self.head, self.tail
+        )
     }
 }
 

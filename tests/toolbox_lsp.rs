@@ -563,7 +563,10 @@ async fn typescript_language_server_navigates_and_renames() {
     let f = Fixture::new(&[], Duration::from_secs(30));
     std::fs::create_dir_all(f.cwd.join("node_modules")).unwrap();
     std::os::unix::fs::symlink(&typescript, f.cwd.join("node_modules/typescript")).unwrap();
-    f.write("tsconfig.json", r#"{"compilerOptions": {"strict": true}, "include": ["*.ts"]}"#);
+    f.write(
+        "tsconfig.json",
+        r#"{"compilerOptions": {"strict": true}, "include": ["*.ts"]}"#,
+    );
     let a = "export function addOne(x: number): number {\n  return x + 1;\n}\n";
     let b = "import { addOne } from \"./a\";\n\nconsole.log(addOne(41));\n";
     f.write("a.ts", a);

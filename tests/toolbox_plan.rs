@@ -250,3 +250,63 @@ async fn a_mistake_is_explained_and_the_turn_goes_on() {
     );
     h.finish().await.unwrap();
 }
+
+#[test]
+fn the_terminal_draws_the_checklist_once_per_change() {
+    use mm::event::{
+        Event, Plan, PlanStatus, PlanStep, ToolCallEnd, ToolCallStart, ToolKind, ToolStatus,
+    };
+    use mm::term::render::{Layout, Renderer};
+    let mut r = Renderer::new(Layout::OneShot, false);
+    let plan = Plan {
+        title: "Ship it".into(),
+        steps: vec![
+            PlanStep {
+                content: "Write".into(),
+                status: PlanStatus::Completed,
+                note: None,
+            },
+            PlanStep {
+                content: "Test".into(),
+                status: PlanStatus::Pending,
+                note: None,
+            },
+        ],
+    };
+    let call = |id: &str, action: &str| {
+        Event::ToolCallStarted(ToolCallStart {
+            id: id.into(),
+            name: "plan".into(),
+            title: format!("plan {action}"),
+            kind: ToolKind::Think,
+            raw_input: json!({"action": action}),
+            locations: vec![],
+        })
+    };
+    let done = |id: &str| {
+        Event::ToolCallFinished(ToolCallEnd {
+            id: id.into(),
+            status: ToolStatus::Completed,
+            output: "Plan: Ship it\n1. [x] Write\n2. [ ] Test\n".into(),
+            diffs: vec![],
+            title: None,
+        })
+    };
+    let mut text = String::new();
+    for e in [
+        call("call_1", "update"),
+        Event::Plan(plan.clone()),
+        done("call_1"),
+        // `show` changes nothing: its result is the only place the checklist appears.
+        call("call_2", "show"),
+        done("call_2"),
+    ] {
+        for piece in r.event(&e) {
+            text.push_str(&piece.text);
+        }
+    }
+    assert_eq!(
+        text,
+        "💭 plan update\n📋 Ship it\n  ✓ Write\n  ○ Test\n💭 plan show\n  Plan: Ship it\n  1. [x] Write\n  2. [ ] Test\n"
+    );
+}
