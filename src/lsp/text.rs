@@ -3,7 +3,7 @@
 
 use std::path::{Path, PathBuf};
 
-use lsp_types::{Position, Range, TextEdit};
+use lsp_types::{Position, TextEdit};
 
 /// The `file://` URI of an absolute path.
 pub fn uri_of(path: &Path) -> String {
@@ -137,15 +137,11 @@ pub fn human(lines: &[&str], pos: Position) -> (usize, usize) {
     (pos.line as usize + 1, col + 1)
 }
 
-/// The start of a range, for results that only show where something is.
-pub fn start(range: &Range) -> Position {
-    range.start
-}
-
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
+    use lsp_types::Range;
 
     fn pos(line: u32, character: u32) -> Position {
         Position { line, character }
