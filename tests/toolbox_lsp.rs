@@ -591,3 +591,76 @@ async fn typescript_language_server_navigates_and_renames() {
     assert_eq!(out.diffs.len(), 2);
     f.stop().await;
 }
+
+// ---------------------------------------------------------------- over ACP
+
+mod acp_support;
+
+#[tokio::test]
+async fn over_acp_a_rename_asks_first_and_shows_one_diff_per_file() {
+    use acp_support::{Harness, ScriptedModel, call, test_config, text, updates};
+    if !have("pylsp") {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let cwd = dir.path().canonicalize().unwrap();
+    std::fs::write(cwd.join("calc.py"), CALC).unwrap();
+    std::fs::write(cwd.join("main.py"), MAIN).unwrap();
+    let mut config = test_config();
+    config.yolo = false;
+    let model = ScriptedModel::new(vec![
+        call(
+            "lsp",
+            json!({"action": "references", "path": "calc.py", "line": 1, "symbol": "add_one"}),
+        ),
+        call(
+            "lsp",
+            json!({"action": "rename", "path": "calc.py", "line": 1, "symbol": "add_one", "new_name": "plus_one"}),
+        ),
+        text(&["renamed"], None),
+    ]);
+    let mut h = Harness::start(config, model);
+    h.client.initialize(false).await;
+    let (id, _) = h.client.new_session(&cwd).await;
+    let pid = h
+        .client
+        .request(
+            "session/prompt",
+            json!({"sessionId": id, "prompt": [{"type": "text", "text": "rename add_one"}]}),
+        )
+        .await;
+    // The navigation ran without a dialog; the rename asks.
+    let (before, req) = h.client.until_request("session/request_permission").await;
+    let first = updates(&before)
+        .into_iter()
+        .find(|u| u["sessionUpdate"] == "tool_call")
+        .unwrap();
+    assert_eq!(first["kind"], "read");
+    assert_eq!(first["title"], "lsp references: calc.py:1");
+    assert_eq!(req["params"]["toolCall"]["kind"], "edit");
+    assert_eq!(req["params"]["toolCall"]["title"], "lsp rename: calc.py:1");
+    h.client
+        .respond(
+            &req["id"],
+            json!({"outcome": {"outcome": "selected", "optionId": "allow"}}),
+        )
+        .await;
+    let (before, r) = h.client.until_response(pid).await;
+    assert_eq!(r["result"]["stopReason"], "end_turn");
+    let done = updates(&before)
+        .into_iter()
+        .find(|u| u["sessionUpdate"] == "tool_call_update" && u["status"] == "completed")
+        .unwrap();
+    assert_eq!(
+        done["content"],
+        json!([
+            {"type": "diff", "path": cwd.join("calc.py"), "oldText": CALC, "newText": CALC.replace("add_one", "plus_one")},
+            {"type": "diff", "path": cwd.join("main.py"), "oldText": MAIN, "newText": MAIN.replace("add_one", "plus_one")},
+        ])
+    );
+    assert_eq!(
+        done["rawOutput"]["output"],
+        "renamed to plus_one: 2 edits in 2 files\ncalc.py (1 edit)\nmain.py (1 edit)"
+    );
+    h.finish().await.unwrap();
+}
