@@ -86,6 +86,14 @@ pub struct ToolsConfig {
     /// A `bash` call's limit when it gives none (`tools.bash.timeout`, whole seconds in the
     /// files).
     pub bash_timeout: Duration,
+    /// `fetch_content`: the whole fetch, from connecting to the last byte (30 s; not a
+    /// configuration key: tests set it in milliseconds).
+    pub fetch_timeout: Duration,
+    /// `lsp`: starting a language server, and each of its answers (not a configuration key).
+    pub lsp_timeout: Duration,
+    /// `lsp diagnostics`: how long to wait for the server's `publishDiagnostics` (not a
+    /// configuration key).
+    pub lsp_diagnostics_wait: Duration,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -185,6 +193,9 @@ impl Default for Config {
             tools: ToolsConfig {
                 max_output: 30_000,
                 bash_timeout: Duration::from_secs(120),
+                fetch_timeout: Duration::from_secs(30),
+                lsp_timeout: Duration::from_secs(20),
+                lsp_diagnostics_wait: Duration::from_secs(5),
             },
             skills: SkillsConfig { dirs: Vec::new() },
             hooks: HooksConfig::default(),

@@ -15,6 +15,8 @@ pub mod engine;
 pub mod event;
 pub mod history;
 pub mod hooks;
+pub mod html_text;
+pub mod lsp;
 pub mod model;
 pub mod paths;
 pub mod process;

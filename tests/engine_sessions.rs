@@ -325,7 +325,7 @@ async fn a_failed_summary_keeps_the_history_and_the_measure() {
     assert_eq!(s.history, before);
 }
 
-/// Enough text that a few turns fill a 2000-token window (the estimate is 4 chars a token).
+/// Enough text that a few turns fill a 3000-token window (the estimate is 4 chars a token).
 fn bulky(i: usize) -> String {
     format!("turn {i}: {}", "lorem ipsum dolor sit amet ".repeat(60))
 }
@@ -333,15 +333,16 @@ fn bulky(i: usize) -> String {
 #[tokio::test]
 async fn a_long_history_is_compressed_before_the_model_call() {
     let model = ScriptedModel::new(vec![]);
+    // The window leaves room for a few turns beside the system prompt and the tool schemas.
     let r = rig(model.clone(), |c| {
-        c.context_window = 2000;
+        c.context_window = 3000;
         c.model.max_tokens = Some(200);
         c.context.keep_last_turns = 1;
     });
     let fe = Recorder::new();
     let mut s = r.session(&fe).await;
     let mut turns = 0;
-    while r.engine.estimate(&s) + 200 < 1600 {
+    while r.engine.estimate(&s) + 200 < 2400 {
         turns += 1;
         s.history.push(Message::user(bulky(turns)));
         s.history

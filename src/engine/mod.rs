@@ -21,6 +21,7 @@ pub use crate::event::Recap;
 use crate::event::{CompactOutcome, ContextUsage, Event, Frontend, Plan, Usage};
 use crate::history::Message;
 use crate::hooks::{HookDecision, HookEvent, HookResult, Hooks};
+use crate::lsp::LspServers;
 use crate::model::ModelClient;
 use crate::process::Supervisor;
 use crate::skills::{Catalogue, SkillDirs};
@@ -106,6 +107,8 @@ pub struct Engine {
     pub model: Arc<dyn ModelClient>,
     /// Every child process (tools, hooks) goes through it.
     pub processes: Arc<Supervisor>,
+    /// Language servers, one per (language, cwd), started on first use by the `lsp` tool.
+    pub lsp: Arc<LspServers>,
     /// The process-wide `call_N` counter (never reset).
     pub call_counter: AtomicU64,
     pub env: Environment,
@@ -128,10 +131,12 @@ impl Engine {
         let model_name = config.model.name.clone();
         let processes = Supervisor::new();
         let hooks = Arc::new(Hooks::new(&config.hooks, Arc::clone(&processes)));
+        let lsp = Arc::new(LspServers::new(&config, Arc::clone(&processes)));
         Engine {
             config,
             model,
             processes,
+            lsp,
             call_counter: AtomicU64::new(0),
             env: Environment::default(),
             known_window: AtomicU64::new(config_window),
@@ -218,6 +223,7 @@ impl Engine {
             skills,
             plan,
             processes: &self.processes,
+            lsp: &self.lsp,
         })
     }
 

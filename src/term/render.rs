@@ -63,6 +63,9 @@ pub struct Renderer {
     /// Whether the terminal's cursor is at the start of a line (stdout and stderr share it).
     col0: bool,
     calls: HashMap<String, ToolCallStart>,
+    /// A plan was drawn since the last call started: that call's result (the same checklist)
+    /// is not previewed again.
+    plan_drawn: bool,
     context: Option<ContextUsage>,
     /// One-shot: the answer on stdout stopped mid-line; the next answer text starts on a new line
     /// so two messages of one turn do not run together.
@@ -81,6 +84,7 @@ impl Renderer {
             stream: Stream::Nothing,
             col0: true,
             calls: HashMap::new(),
+            plan_drawn: false,
             context: None,
             stdout_open: false,
         }
@@ -129,6 +133,7 @@ impl Renderer {
             Event::ToolCallStarted(call) => {
                 let line = tool_line(call, self.color);
                 self.calls.insert(call.id.clone(), call.clone());
+                self.plan_drawn = false;
                 let target = self.activity();
                 self.lines(&mut out, target, vec![line]);
             }
@@ -142,13 +147,19 @@ impl Renderer {
                 self.lines(&mut out, target, lines);
             }
             Event::ToolCallFinished(end) => {
-                let lines = tool_result(end, self.color);
+                let lines = if self.plan_drawn && end.status == ToolStatus::Completed {
+                    Vec::new()
+                } else {
+                    tool_result(end, self.color)
+                };
+                self.plan_drawn = false;
                 self.calls.remove(&end.id);
                 let target = self.activity();
                 self.lines(&mut out, target, lines);
             }
             Event::ContextUsage(usage) => self.context = Some(*usage),
             Event::Plan(plan) => {
+                self.plan_drawn = true;
                 let target = self.activity();
                 self.lines(&mut out, target, plan_lines(plan, self.color));
             }

@@ -3,7 +3,10 @@
 pub mod bash;
 pub mod dispatch;
 pub mod edit_file;
+pub mod fetch_content;
 pub mod gate;
+pub mod lsp;
+pub mod plan;
 pub mod read_file;
 pub mod read_skill;
 pub mod repeat;
@@ -22,6 +25,7 @@ use crate::event::{
     Event, FileDiff, Form, FormAnswer, Frontend, Plan, Question, Tally, ToolCallStart, ToolKind,
     ToolStatus,
 };
+use crate::lsp::LspServers;
 use crate::process::Supervisor;
 use crate::skills::Catalogue;
 
@@ -36,6 +40,8 @@ pub struct Setup<'a> {
     pub plan: &'a Arc<Mutex<Option<Plan>>>,
     /// Every child process goes through it.
     pub processes: &'a Arc<Supervisor>,
+    /// The process's language servers (started on first use, kept for the process).
+    pub lsp: &'a Arc<LspServers>,
 }
 
 /// Builds a tool for a session; `None` when the tool is not offered (nothing to do for it).
@@ -49,6 +55,9 @@ pub const BUILTIN: &[Builder] = &[
     write_file::tool,
     edit_file::tool,
     read_skill::tool,
+    fetch_content::tool,
+    plan::tool,
+    lsp::tool,
 ];
 
 /// The built-in tools of a session.
@@ -95,6 +104,11 @@ impl<'a> Call<'a> {
             id: self.id.to_string(),
             text: text.into(),
         });
+    }
+
+    /// Shows the session's plan as it now is (ACP `plan` update; a checklist in the terminal).
+    pub fn report_plan(&self, plan: &Plan) {
+        self.frontend.emit(Event::Plan(plan.clone()));
     }
 
     /// Puts questions to the user; `Cancelled` when the turn is cancelled first.
@@ -322,6 +336,69 @@ pub fn schema_of<T: schemars::JsonSchema>() -> Value {
     v
 }
 
+/// Shrinks a derived schema to what a model needs, since every request pays for it: `$defs`
+/// inlined, optional fields no longer spelled nullable (they are optional already), integer
+/// formats and bounds dropped.
+pub fn compact_schema(schema: &mut Value) {
+    let defs = match schema {
+        Value::Object(m) => m.remove("$defs"),
+        _ => None,
+    };
+    compact_node(schema, defs.as_ref());
+}
+
+fn compact_node(v: &mut Value, defs: Option<&Value>) {
+    match v {
+        Value::Object(m) => {
+            if let Some(target) = m
+                .get("$ref")
+                .and_then(Value::as_str)
+                .and_then(|r| r.strip_prefix("#/$defs/"))
+                .and_then(|name| defs.and_then(|d| d.get(name)))
+                .cloned()
+            {
+                m.remove("$ref");
+                if let Value::Object(t) = target {
+                    for (k, val) in t {
+                        m.entry(k).or_insert(val);
+                    }
+                }
+            }
+            // `anyOf: [X, {type: null}]` is X.
+            if let Some(Value::Array(any)) = m.get("anyOf")
+                && any.len() == 2
+                && any
+                    .iter()
+                    .any(|a| a.get("type") == Some(&Value::from("null")))
+            {
+                let keep = any
+                    .iter()
+                    .find(|a| a.get("type") != Some(&Value::from("null")))
+                    .cloned();
+                m.remove("anyOf");
+                if let Some(Value::Object(t)) = keep {
+                    for (k, val) in t {
+                        m.entry(k).or_insert(val);
+                    }
+                }
+                return compact_node(v, defs);
+            }
+            if let Some(Value::Array(types)) = m.get("type")
+                && types.len() == 2
+                && types.contains(&Value::from("null"))
+                && let Some(t) = types.iter().find(|t| *t != &Value::from("null")).cloned()
+            {
+                m.insert("type".into(), t);
+            }
+            m.remove("format");
+            m.remove("minimum");
+            m.values_mut().for_each(|c| compact_node(c, defs));
+        }
+        Value::Array(a) => a.iter_mut().for_each(|c| compact_node(c, defs)),
+        Value::Null | Value::Bool(_) | Value::Number(_) | Value::String(_) => {}
+    }
+}
+
 /// Parses a call's arguments, or explains the mistake to the model.
 pub fn parse_args<T: DeserializeOwned>(tool: &str, args: &Value) -> Result<T, ToolOutput> {
     serde_json::from_value(args.clone()).map_err(|e| {
@@ -349,6 +426,31 @@ pub fn cap_output(text: &str, max: usize) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_compact_schema_inlines_definitions_and_drops_nullability() {
+        let mut v = serde_json::json!({
+            "$defs": {"A": {"type": "string", "enum": ["x", "y"]}},
+            "type": "object",
+            "properties": {
+                "a": {"$ref": "#/$defs/A"},
+                "b": {"description": "d", "anyOf": [{"$ref": "#/$defs/A"}, {"type": "null"}]},
+                "n": {"type": ["integer", "null"], "format": "uint", "minimum": 0},
+            },
+        });
+        compact_schema(&mut v);
+        assert_eq!(
+            v,
+            serde_json::json!({
+                "type": "object",
+                "properties": {
+                    "a": {"type": "string", "enum": ["x", "y"]},
+                    "b": {"description": "d", "type": "string", "enum": ["x", "y"]},
+                    "n": {"type": "integer"},
+                },
+            })
+        );
+    }
 
     #[test]
     fn cap_keeps_head_and_tail() {
