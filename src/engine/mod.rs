@@ -120,6 +120,9 @@ pub struct Engine {
     skills_cache: Mutex<HashMap<PathBuf, SkillsEntry>>,
     /// Turns are serialised process-wide.
     turn_lock: tokio::sync::Mutex<()>,
+    /// How deep this process is in a chain of agents asking agents (agents.md; main.rs reads
+    /// it from the environment the asking agent set).
+    ask_depth: u32,
 }
 
 impl Engine {
@@ -140,7 +143,19 @@ impl Engine {
             model_announced: std::sync::atomic::AtomicBool::new(false),
             skills_cache: Mutex::new(HashMap::new()),
             turn_lock: tokio::sync::Mutex::new(()),
+            ask_depth: 0,
         }
+    }
+
+    /// Sets how deep this process is in a chain of agents asking agents.
+    pub fn with_ask_depth(mut self, depth: u32) -> Self {
+        self.ask_depth = depth;
+        self
+    }
+
+    /// How deep this process is in a chain of agents asking agents.
+    pub fn ask_depth(&self) -> u32 {
+        self.ask_depth
     }
 
     /// Sets where the user's folders are (skills, configuration).
@@ -218,6 +233,7 @@ impl Engine {
             skills,
             plan,
             processes: &self.processes,
+            ask_depth: self.ask_depth,
         })
     }
 
