@@ -672,3 +672,33 @@ async fn mm_p_without_a_terminal_answers_ask_user_at_once() {
         "[nobody can be asked: no terminal to ask]"
     );
 }
+
+#[tokio::test]
+async fn a_projects_own_agents_run_only_when_the_project_is_trusted() {
+    let server = FakeServer::start(vec![Reply::text("from the project's agent")]).await;
+    let sandbox = Sandbox::new();
+    sandbox.write(
+        ".mm/config.toml",
+        "[agents.proj]\ncommand = \"mm\"\nargs = [\"-acp\"]\n",
+    );
+    // Untrusted: the name is not an agent, so it is run as a command line, which fails.
+    let r = run(&sandbox, Some(&server.url()), &["--ask", "proj", "hi"]).await;
+    assert_eq!(r.code, Some(1));
+    assert!(
+        r.stderr
+            .ends_with("[agent proj failed: command not found: proj]\n"),
+        "{}",
+        r.stderr
+    );
+    assert_eq!(server.requests().len(), 0);
+    configure(
+        &sandbox,
+        &format!(
+            "trustedProjects = [{:?}]\n",
+            sandbox.dir().display().to_string()
+        ),
+    );
+    let r = run(&sandbox, Some(&server.url()), &["--ask", "proj", "hi"]).await;
+    assert_eq!(r.code, Some(0), "{}", r.stderr);
+    assert_eq!(r.stdout, "from the project's agent\n");
+}

@@ -531,9 +531,16 @@ async fn the_system_prompt_is_stable_between_turns() {
 
 #[tokio::test]
 async fn the_system_prompt_speaks_only_of_tools_that_exist() {
-    // Agents are configured, but no tool asks them (yet): the prompt must not offer one.
-    let model = Scripted::new(vec![]);
-    let e = engine(model, |c| {
+    // Without agents there is no ask_agent tool, and the prompt does not offer one.
+    let fe = Recorder::default();
+    let e = engine(Scripted::new(vec![]), |_| {});
+    let (s, _d) = session(&e, &fe).await;
+    let system = &s.history[0].content;
+    assert!(system.contains("`bash`"), "{system}");
+    assert!(!system.contains("ask_agent"), "{system}");
+    assert!(s.tools.get("ask_agent").is_none());
+    // With agents, the tool exists and the prompt lists whom it reaches.
+    let e = engine(Scripted::new(vec![]), |c| {
         c.agents.insert(
             "reviewer".into(),
             mm::config::AgentConfig {
@@ -543,11 +550,11 @@ async fn the_system_prompt_speaks_only_of_tools_that_exist() {
             },
         );
     });
-    let fe = Recorder::default();
     let (s, _d) = session(&e, &fe).await;
     let system = &s.history[0].content;
-    assert!(system.contains("`bash`"), "{system}");
-    assert!(!system.contains("ask_agent"), "{system}");
-    assert!(!system.contains("reviewer"), "{system}");
-    assert!(s.tools.get("ask_agent").is_none());
+    assert!(
+        system.contains("Agents you can ask with ask_agent: reviewer."),
+        "{system}"
+    );
+    assert!(s.tools.get("ask_agent").is_some());
 }

@@ -414,4 +414,81 @@ mod tests {
         assert_eq!(sent[0].0, "elicitation/create");
         assert_eq!(sent[0].1["message"], "Name?");
     }
+
+    #[tokio::test]
+    async fn progress_is_the_last_40_lines_each_update_replacing_the_last() {
+        let (peer, f, _) = frontend(false, vec![]);
+        for i in 1..=45 {
+            f.emit(Event::ToolCallProgress {
+                id: "call_1".into(),
+                text: format!("line {i}"),
+            });
+        }
+        let last = peer.sent.lock().unwrap().last().unwrap().1.clone();
+        let expected: Vec<String> = (6..=45).map(|i| format!("line {i}")).collect();
+        assert_eq!(
+            last["update"],
+            json!({"sessionUpdate": "tool_call_update", "toolCallId": "call_1",
+                   "content": [{"type": "content", "content": {"type": "text", "text": expected.join("\n")}}]})
+        );
+        f.emit(Event::ToolCallFinished(crate::event::ToolCallEnd {
+            id: "call_1".into(),
+            status: crate::event::ToolStatus::Completed,
+            output: "done".into(),
+            diffs: vec![],
+            title: None,
+        }));
+        f.emit(Event::ToolCallProgress {
+            id: "call_1".into(),
+            text: "again".into(),
+        });
+        let last = peer.sent.lock().unwrap().last().unwrap().1.clone();
+        assert_eq!(last["update"]["content"][0]["content"]["text"], "again");
+    }
+
+    #[tokio::test]
+    async fn relayed_questions_go_to_the_client() {
+        use crate::relay::{OptionKind, RelayedOption};
+        let sel = |id: &str| Ok(json!({"outcome": {"outcome": "selected", "optionId": id}}));
+        let (peer, f, _) = frontend(false, vec![sel("their-no"), sel("1"), sel("decline")]);
+        let request = RelayedPermission {
+            tool_call_id: "call_2".into(),
+            title: "rev: bash: rm x".into(),
+            options: vec![RelayedOption {
+                id: "their-no".into(),
+                name: "No".into(),
+                kind: OptionKind::RejectOnce,
+            }],
+        };
+        assert_eq!(
+            f.ask_relayed_permission(request, &none()).await,
+            Some("their-no".into())
+        );
+        assert_eq!(
+            peer.sent.lock().unwrap()[0].1["toolCall"],
+            json!({"toolCallId": "call_2", "title": "rev: bash: rm x"})
+        );
+        // Without form support, a form of choices goes question by question.
+        let form = |schema: Value| RelayedForm {
+            tool_call_id: "call_2".into(),
+            agent: "rev".into(),
+            message: "?".into(),
+            schema,
+        };
+        let choice =
+            json!({"type": "object", "properties": {"c": {"type": "string", "enum": ["x", "y"]}}});
+        assert_eq!(
+            f.ask_relayed_form(form(choice.clone()), &none()).await,
+            RelayedAnswer::Accepted(json!({"c": "y"}))
+        );
+        assert_eq!(
+            f.ask_relayed_form(form(choice), &none()).await,
+            RelayedAnswer::Declined
+        );
+        let text = json!({"type": "object", "properties": {"t": {"type": "string"}}});
+        assert_eq!(
+            f.ask_relayed_form(form(text), &none()).await,
+            RelayedAnswer::Unavailable("the client has no form support".into())
+        );
+    }
 }

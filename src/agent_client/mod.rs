@@ -51,6 +51,9 @@ const CLOSE_GRACE: Duration = Duration::from_millis(300);
 const EXIT_WAIT: Duration = Duration::from_millis(500);
 /// How long what an exited agent wrote gets to arrive.
 const EXIT_DRAIN: Duration = Duration::from_millis(200);
+/// Bytes of an answer kept; the rest is dropped, and [`CUT`] says so.
+const MAX_ANSWER: usize = 8 << 20;
+const CUT: &str = "\n[… the rest of the answer was dropped: over 8 MB …]";
 /// Characters of a stray stdout line quoted in the failure line.
 const STRAY_LINE_CHARS: usize = 80;
 
@@ -668,7 +671,12 @@ fn update_text(n: &UntypedMessage, collect: &mut Option<&mut String>) {
     if update.get("sessionUpdate").and_then(Value::as_str) == Some("agent_message_chunk")
         && let Some(t) = update.pointer("/content/text").and_then(Value::as_str)
     {
-        text.push_str(t);
+        // An agent that never stops talking must not exhaust our memory.
+        if text.len() + t.len() <= MAX_ANSWER {
+            text.push_str(t);
+        } else if !text.ends_with(CUT) {
+            text.push_str(CUT);
+        }
     }
 }
 

@@ -19,6 +19,9 @@ use crate::relay::{self, RelayedAnswer, RelayedForm, RelayedPermission};
 pub const NO_TERMINAL_REJECTED: &str = "gated tool rejected: no terminal to ask (use --yolo)";
 /// Why `ask_user` cannot be answered.
 pub const NO_TERMINAL: &str = "no terminal to ask";
+/// The note when another agent's permission request cannot be put to the user.
+pub const NO_TERMINAL_RELAYED: &str =
+    "another agent's permission request refused: no terminal to ask";
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
@@ -126,14 +129,15 @@ impl Frontend for OneShotFrontend {
         cancel: &CancellationToken,
     ) -> Option<String> {
         if !self.stdin_terminal {
-            self.note(&style::yellow(self.color, NO_TERMINAL_REJECTED));
+            self.note(&style::yellow(self.color, NO_TERMINAL_RELAYED));
             return request.refusal();
         }
         let pieces = lock(&self.renderer).finish();
         write_out(&pieces);
+        let color = self.color;
         let asked = tokio::task::spawn_blocking(move || {
             let mut err = io::stderr();
-            let _ = write!(err, "{}", forms::relayed_prompt(&request, false));
+            let _ = write!(err, "{}", forms::relayed_prompt(&request, color));
             forms::relayed_key(&request, &mut err)
         });
         let (chosen, interrupted) = tokio::select! {

@@ -5,6 +5,7 @@
 
 use serde_json::{Value, json};
 
+use super::elicitation::client_error;
 use super::permission::selected_option;
 use crate::relay::{RelayedAnswer, RelayedForm, RelayedPermission};
 
@@ -44,7 +45,7 @@ pub fn relayed_elicitation_request(session_id: &str, form: &RelayedForm) -> Valu
 pub fn relayed_answer(response: Result<&Value, &str>) -> RelayedAnswer {
     let response = match response {
         Ok(r) => r,
-        Err(e) => return RelayedAnswer::Unavailable(e.to_string()),
+        Err(e) => return RelayedAnswer::Unavailable(client_error(e)),
     };
     match response.get("action").and_then(Value::as_str) {
         Some("accept") => RelayedAnswer::Accepted(
@@ -127,7 +128,7 @@ mod tests {
         );
         assert_eq!(
             relayed_answer(Err("no")),
-            RelayedAnswer::Unavailable("no".into())
+            RelayedAnswer::Unavailable("the client answered with an error: no".into())
         );
     }
 }
