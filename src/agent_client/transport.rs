@@ -9,7 +9,8 @@ use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use tokio::process::{ChildStderr, ChildStdin, ChildStdout};
 use tokio::sync::watch;
 
-use super::STRAY_LINE_CHARS;
+/// Characters of a stray stdout line quoted in the failure line.
+const STRAY_LINE_CHARS: usize = 80;
 
 /// How the agent's stdout ended.
 #[derive(Debug, Clone, PartialEq, Eq)]
