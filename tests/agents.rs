@@ -549,6 +549,28 @@ async fn every_failure_is_one_line_and_leaves_no_process() {
 }
 
 #[tokio::test]
+async fn mm_ask_exits_2_when_the_agent_stopped_at_a_limit() {
+    if !python_available() {
+        eprintln!("SKIPPED: python3 is not installed");
+        return;
+    }
+    let sandbox = Sandbox::new();
+    let line = format!(
+        "python3 {} limit {}",
+        agents_dir().join("raw_agent.py").display(),
+        sandbox.path("pids").display()
+    );
+    let r = run(&sandbox, None, &["--ask", &line, "go"]).await;
+    assert_eq!(r.code, Some(2), "{}", r.stderr);
+    assert_eq!(r.stdout, "partial\n");
+    assert!(
+        r.stderr.ends_with("[the agent stopped: max_tokens]\n"),
+        "{}",
+        r.stderr
+    );
+}
+
+#[tokio::test]
 async fn an_agent_that_is_not_there_or_too_deep_fails_at_once() {
     let sandbox = Sandbox::new();
     let r = run(&sandbox, None, &["--ask", "no-such-agent-here --acp", "go"]).await;

@@ -6,7 +6,8 @@ Writes its own pid and the pid of a background `sleep` it leaves in its process 
 PIDFILE (one per line), so that the test can check that nothing survives. Answers `initialize`
 and `session/new`, then at `session/prompt` does what MODE says:
 
-  answer       answers "pong" (and writes every method it saw to PIDFILE.log)
+  answer       answers "pong" (every mode writes each method it sees to PIDFILE.log)
+  limit        answers "partial" with stopReason max_tokens
   crash        exits with code 7 without answering
   error        answers a JSON-RPC error with mm's own shape (data.error)
   stray        writes a line that is not JSON-RPC on stdout
@@ -52,6 +53,9 @@ for line in sys.stdin:
         if mode == "answer":
             send({"jsonrpc": "2.0", "method": "session/update", "params": {"sessionId": "raw-1", "update": {"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": "pong"}}}})
             send({"jsonrpc": "2.0", "id": prompt_id, "result": {"stopReason": "end_turn"}})
+        elif mode == "limit":
+            send({"jsonrpc": "2.0", "method": "session/update", "params": {"sessionId": "raw-1", "update": {"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": "partial"}}}})
+            send({"jsonrpc": "2.0", "id": prompt_id, "result": {"stopReason": "max_tokens"}})
         elif mode == "crash":
             sys.exit(7)
         elif mode == "error":
