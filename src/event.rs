@@ -9,6 +9,8 @@ use async_trait::async_trait;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
+use crate::relay::{RelayedAnswer, RelayedForm, RelayedPermission};
+
 /// What kind of tool a call is, as ACP's `ToolKind` names it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ToolKind {
@@ -347,6 +349,26 @@ pub trait Frontend: Send + Sync {
 
     /// Puts questions to the user; when `cancel` fires first, the answer is `Cancelled`.
     async fn ask_user(&self, form: Form, cancel: &CancellationToken) -> FormAnswer;
+
+    /// Puts another agent's permission request to the user (agents.md, step 5): the chosen
+    /// option's id, `None` for cancelled. The answer joins no allow-always/never set. A front
+    /// end that cannot ask answers the agent's `reject_once` option.
+    async fn ask_relayed_permission(
+        &self,
+        request: RelayedPermission,
+        _cancel: &CancellationToken,
+    ) -> Option<String> {
+        request.refusal()
+    }
+
+    /// Puts another agent's form to the user; when `cancel` fires first, `Cancelled`.
+    async fn ask_relayed_form(
+        &self,
+        _form: RelayedForm,
+        _cancel: &CancellationToken,
+    ) -> RelayedAnswer {
+        RelayedAnswer::Unavailable(crate::relay::CANNOT_ASK.to_string())
+    }
 }
 
 #[cfg(test)]

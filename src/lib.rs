@@ -21,11 +21,13 @@ pub mod model;
 pub mod paths;
 pub mod process;
 pub mod prompt;
+pub mod relay;
 pub mod session;
 pub mod skills;
 pub mod tools;
 
 pub mod acp;
+pub mod agent_client;
 pub mod term;
 
 /// The version string shown by `mm --version` and sent as ACP `agentInfo.version`.

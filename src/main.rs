@@ -154,7 +154,17 @@ async fn async_main(cli: Cli, config: Arc<config::Config>, cwd: PathBuf) -> anyh
             .filter(|v| !v.is_empty())
             .map(PathBuf::from),
     };
-    let engine = Arc::new(Engine::new(config.clone(), model).with_env(env));
+    // How deep this process is in a chain of agents asking agents (agents.md): the asking mm
+    // sets it on the agent it starts.
+    let depth = std::env::var(mm::agent_client::DEPTH_VAR)
+        .ok()
+        .and_then(|v| v.trim().parse::<u32>().ok())
+        .unwrap_or(0);
+    let engine = Arc::new(
+        Engine::new(config.clone(), model)
+            .with_env(env)
+            .with_ask_depth(depth),
+    );
     // One way out for every front end: a signal (or stdin's end, in ACP mode) fires `stop`; the
     // front end cancels its running turn and waits for it (the session is saved), then every
     // child still running is stopped and reaped here.
@@ -218,11 +228,12 @@ async fn front_end(
         mm::acp::serve(engine, config, stop.clone()).await?;
         return Ok(0);
     }
+    if let Some(agent) = &cli.ask {
+        // No model is needed to ask another agent: nothing is detected.
+        return ask_agent(cli, &engine, &config, &cwd, agent, stop).await;
+    }
     // The terminal front ends start detection at once (the banner's model line waits for it).
     engine.model.warm_up();
-    if let Some(agent) = &cli.ask {
-        anyhow::bail!("--ask {agent}: asking other agents is not available in this version yet");
-    }
 
     let stdin_terminal = std::io::stdin().is_terminal();
     let prompt = match (&cli.prompt, cli.words.is_empty()) {
@@ -273,6 +284,45 @@ async fn front_end(
             mm::term::run_interactive(engine, config, session, banner, options, stop.clone()).await
         }
     };
+    Ok(match signalled.load(std::sync::atomic::Ordering::SeqCst) {
+        0 => code,
+        by_signal => by_signal,
+    })
+}
+
+/// `mm --ask AGENT "question"`: the question is the words after AGENT, else `-p`, else stdin.
+async fn ask_agent(
+    cli: &Cli,
+    engine: &Engine,
+    config: &config::Config,
+    cwd: &std::path::Path,
+    agent: &str,
+    stop: &CancellationToken,
+) -> anyhow::Result<i32> {
+    let question = match (&cli.prompt, cli.words.is_empty()) {
+        (Some(p), _) => p.clone(),
+        (None, false) => cli.words.join(" "),
+        (None, true) if !std::io::stdin().is_terminal() => {
+            let mut text = String::new();
+            std::io::stdin()
+                .read_to_string(&mut text)
+                .context("cannot read the question from stdin")?;
+            text.trim_end().to_string()
+        }
+        (None, true) => String::new(),
+    };
+    if question.trim().is_empty() {
+        anyhow::bail!("--ask {agent}: no question (mm --ask AGENT \"question\")");
+    }
+    let signalled = watch_signals(stop, true)?;
+    let setup = mm::term::ask::AskSetup {
+        config,
+        processes: &engine.processes,
+        cwd,
+        depth: engine.ask_depth(),
+    };
+    let color = TermOptions::from_env().color_stderr;
+    let code = mm::term::ask::run_ask(&setup, agent, &question, color, &stop.child_token()).await;
     Ok(match signalled.load(std::sync::atomic::Ordering::SeqCst) {
         0 => code,
         by_signal => by_signal,

@@ -360,9 +360,15 @@ async fn the_system_prompt_is_stable_between_turns() {
 
 #[tokio::test]
 async fn the_system_prompt_speaks_only_of_tools_that_exist() {
-    // Agents are configured, but no tool asks them (yet): the prompt must not offer one.
-    let model = ScriptedModel::new(vec![]);
-    let r = rig(model, |c| {
+    // Without agents there is no ask_agent tool, and the prompt does not offer one.
+    let fe = Recorder::new();
+    let s = session(&rig(ScriptedModel::new(vec![]), |_| {}), &fe).await;
+    let system = &s.history[0].content;
+    assert!(system.contains("`bash`"), "{system}");
+    assert!(!system.contains("ask_agent"), "{system}");
+    assert!(s.tools.get("ask_agent").is_none());
+    // With agents, the tool exists and the prompt lists whom it reaches.
+    let r = rig(ScriptedModel::new(vec![]), |c| {
         c.agents.insert(
             "reviewer".into(),
             mm::config::AgentConfig {
@@ -372,11 +378,11 @@ async fn the_system_prompt_speaks_only_of_tools_that_exist() {
             },
         );
     });
-    let fe = Recorder::new();
     let s = session(&r, &fe).await;
     let system = &s.history[0].content;
-    assert!(system.contains("`bash`"), "{system}");
-    assert!(!system.contains("ask_agent"), "{system}");
-    assert!(!system.contains("reviewer"), "{system}");
-    assert!(s.tools.get("ask_agent").is_none());
+    assert!(
+        system.contains("Agents you can ask with ask_agent: reviewer."),
+        "{system}"
+    );
+    assert!(s.tools.get("ask_agent").is_some());
 }

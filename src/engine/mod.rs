@@ -123,6 +123,9 @@ pub struct Engine {
     skills_cache: Mutex<HashMap<PathBuf, SkillsEntry>>,
     /// Turns are serialised process-wide.
     turn_lock: tokio::sync::Mutex<()>,
+    /// How deep this process is in a chain of agents asking agents (agents.md; main.rs reads
+    /// it from the environment the asking agent set).
+    ask_depth: u32,
 }
 
 impl Engine {
@@ -145,7 +148,19 @@ impl Engine {
             model_announced: std::sync::atomic::AtomicBool::new(false),
             skills_cache: Mutex::new(HashMap::new()),
             turn_lock: tokio::sync::Mutex::new(()),
+            ask_depth: 0,
         }
+    }
+
+    /// Sets how deep this process is in a chain of agents asking agents.
+    pub fn with_ask_depth(mut self, depth: u32) -> Self {
+        self.ask_depth = depth;
+        self
+    }
+
+    /// How deep this process is in a chain of agents asking agents.
+    pub fn ask_depth(&self) -> u32 {
+        self.ask_depth
     }
 
     /// Sets where the user's folders are (skills, configuration).
@@ -224,6 +239,7 @@ impl Engine {
             plan,
             processes: &self.processes,
             lsp: &self.lsp,
+            ask_depth: self.ask_depth,
         })
     }
 

@@ -6,6 +6,7 @@ use std::io::Write;
 use super::raw::{self, Choice, LineEnd};
 use super::style;
 use crate::event::{AnswerValue, Form, FormAnswer, PermissionDecision, Question, QuestionKind};
+use crate::relay::{RelayedOption, RelayedPermission};
 
 /// Asks the permission question (already written) and returns the answer; `interrupted` is true
 /// when the user pressed Ctrl-C (the turn is to be cancelled).
@@ -23,6 +24,57 @@ pub fn permission_key(out: &mut dyn Write) -> (PermissionDecision, bool) {
     let _ = writeln!(out, " {word}");
     let _ = out.flush();
     (decision, interrupted)
+}
+
+/// The question for another agent's permission request: `Allow <agent>: <title>?` and its own
+/// options, numbered (at most nine can be picked).
+pub fn relayed_prompt(request: &RelayedPermission, color: bool) -> String {
+    let question = format!(
+        "Allow {}?",
+        request.title.lines().next().unwrap_or_default()
+    );
+    let keys: Vec<String> = request
+        .options
+        .iter()
+        .take(9)
+        .enumerate()
+        .map(|(i, o)| format!("[{}] {}", i + 1, o.name))
+        .collect();
+    let keys = format!("  {}", keys.join("  "));
+    if color {
+        format!(
+            "{}{}",
+            style::bold(true, &question),
+            style::dim(true, &keys)
+        )
+    } else {
+        format!("{question}{keys}")
+    }
+}
+
+/// Reads the answer to [`relayed_prompt`] (already written): the chosen option's id; Escape or
+/// the end of input picks the agent's `reject_once` option; `interrupted` is true on Ctrl-C (the
+/// turn is to be cancelled, and the answer is cancelled).
+pub fn relayed_key(request: &RelayedPermission, out: &mut dyn Write) -> (Option<String>, bool) {
+    let _ = out.flush();
+    let options: Vec<&RelayedOption> = request.options.iter().take(9).collect();
+    let keys: Vec<char> = (1..=options.len())
+        .filter_map(|n| char::from_digit(n as u32, 10))
+        .collect();
+    let (chosen, word, interrupted) = match raw::read_choice(&keys, None) {
+        Choice::Key(k) => {
+            let index = k.to_digit(10).map_or(0, |d| d as usize).saturating_sub(1);
+            match options.get(index) {
+                Some(o) => (Some(o.id.clone()), o.name.clone(), false),
+                None => (request.refusal(), "no".to_string(), false),
+            }
+        }
+        Choice::Escape | Choice::Eof => (request.refusal(), "no".to_string(), false),
+        Choice::Interrupt => (None, "cancelled".to_string(), true),
+    };
+    let _ = writeln!(out, " {word}");
+    let _ = out.flush();
+    (chosen, interrupted)
 }
 
 /// Asks every question of a form in turn.

@@ -13,11 +13,15 @@ use super::forms;
 use super::render::{self, Layout, Out, Renderer, Target};
 use super::style;
 use crate::event::{Event, Form, FormAnswer, Frontend, PermissionDecision, PermissionRequest};
+use crate::relay::{self, RelayedAnswer, RelayedForm, RelayedPermission};
 
 /// The note when a gated call cannot be asked about.
 pub const NO_TERMINAL_REJECTED: &str = "gated tool rejected: no terminal to ask (use --yolo)";
 /// Why `ask_user` cannot be answered.
 pub const NO_TERMINAL: &str = "no terminal to ask";
+/// The note when another agent's permission request cannot be put to the user.
+pub const NO_TERMINAL_RELAYED: &str =
+    "another agent's permission request refused: no terminal to ask";
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
@@ -117,6 +121,80 @@ impl Frontend for OneShotFrontend {
             asked = asked => asked.unwrap_or_else(|e| FormAnswer::Unavailable(e.to_string())),
             () = cancel.cancelled() => FormAnswer::Cancelled,
         }
+    }
+
+    async fn ask_relayed_permission(
+        &self,
+        request: RelayedPermission,
+        cancel: &CancellationToken,
+    ) -> Option<String> {
+        if !self.stdin_terminal {
+            self.note(&style::yellow(self.color, NO_TERMINAL_RELAYED));
+            return request.refusal();
+        }
+        let pieces = lock(&self.renderer).finish();
+        write_out(&pieces);
+        let color = self.color;
+        let asked = tokio::task::spawn_blocking(move || {
+            let mut err = io::stderr();
+            let _ = write!(err, "{}", forms::relayed_prompt(&request, color));
+            forms::relayed_key(&request, &mut err)
+        });
+        let (chosen, interrupted) = tokio::select! {
+            asked = asked => asked.unwrap_or((None, false)),
+            () = cancel.cancelled() => (None, false),
+        };
+        if interrupted {
+            cancel.cancel();
+        }
+        chosen
+    }
+
+    async fn ask_relayed_form(
+        &self,
+        form: RelayedForm,
+        cancel: &CancellationToken,
+    ) -> RelayedAnswer {
+        if !self.stdin_terminal {
+            return RelayedAnswer::Unavailable(NO_TERMINAL.to_string());
+        }
+        let pieces = lock(&self.renderer).finish();
+        write_out(&pieces);
+        ask_relayed_form(form, self.color, cancel, io::stderr).await
+    }
+}
+
+/// Asks another agent's form with the terminal's forms, when its fields are ones they draw.
+async fn ask_relayed_form<W: Write + 'static>(
+    form: RelayedForm,
+    color: bool,
+    cancel: &CancellationToken,
+    out: fn() -> W,
+) -> RelayedAnswer {
+    let Some(fields) = relay::questions_of(&form.schema) else {
+        return RelayedAnswer::Unavailable(relay::FIELD_NOT_DRAWABLE.to_string());
+    };
+    let ours = Form {
+        tool_call_id: form.tool_call_id.clone(),
+        questions: fields.into_iter().map(|(_, q)| q).collect(),
+    };
+    let header = format!("{} asks: {}", form.agent, form.message);
+    let asked = tokio::task::spawn_blocking(move || {
+        let mut w = out();
+        let _ = writeln!(w, "{}", style::bold(color, &header));
+        forms::ask_form(&ours, &mut w, color)
+    });
+    let answer = tokio::select! {
+        asked = asked => asked.unwrap_or_else(|e| FormAnswer::Unavailable(e.to_string())),
+        () = cancel.cancelled() => FormAnswer::Cancelled,
+    };
+    match answer {
+        FormAnswer::Accepted(values) => {
+            RelayedAnswer::Accepted(relay::content_of(&form.schema, &values))
+        }
+        FormAnswer::Declined => RelayedAnswer::Declined,
+        FormAnswer::Cancelled => RelayedAnswer::Cancelled,
+        FormAnswer::Unavailable(why) => RelayedAnswer::Unavailable(why),
     }
 }
 
@@ -320,13 +398,52 @@ impl Frontend for TermFrontend {
         let color = self.color;
         let asked =
             tokio::task::spawn_blocking(move || forms::ask_form(&form, &mut io::stdout(), color));
-        let answer = tokio::select! {
+        // Ctrl-C on a question cancels the question, not the turn: the model is told and
+        // goes on.
+        tokio::select! {
             asked = asked => asked.unwrap_or_else(|e| FormAnswer::Unavailable(e.to_string())),
             () = cancel.cancelled() => FormAnswer::Cancelled,
+        }
+    }
+
+    async fn ask_relayed_permission(
+        &self,
+        request: RelayedPermission,
+        cancel: &CancellationToken,
+    ) -> Option<String> {
+        let prompt = forms::relayed_prompt(&request, self.color);
+        {
+            let _s = self.stop_spinner();
+            let pieces = lock(&self.renderer).finish();
+            write_out(&pieces);
+        }
+        let asked = tokio::task::spawn_blocking(move || {
+            let mut out = io::stdout();
+            let _ = write!(out, "{prompt}");
+            forms::relayed_key(&request, &mut out)
+        });
+        let (chosen, interrupted) = tokio::select! {
+            asked = asked => asked.unwrap_or((None, false)),
+            () = cancel.cancelled() => (None, false),
         };
-        if answer == FormAnswer::Cancelled {
+        // Ctrl-C at the prompt cancels the turn, as at our own permission prompt; the asked
+        // agent is cancelled with it.
+        if interrupted {
             cancel.cancel();
         }
-        answer
+        chosen
+    }
+
+    async fn ask_relayed_form(
+        &self,
+        form: RelayedForm,
+        cancel: &CancellationToken,
+    ) -> RelayedAnswer {
+        {
+            let _s = self.stop_spinner();
+            let pieces = lock(&self.renderer).finish();
+            write_out(&pieces);
+        }
+        ask_relayed_form(form, self.color, cancel, io::stdout).await
     }
 }

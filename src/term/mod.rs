@@ -1,6 +1,7 @@
 //! The terminal front end: the interactive session (`mm`), one-shot mode (`mm -p`) and the
 //! banner. `render` and `banner` are pure and snapshot-tested; `frontend` and `repl` do the I/O.
 
+pub mod ask;
 pub mod banner;
 pub mod forms;
 pub mod frontend;

@@ -135,6 +135,9 @@ pub async fn run_interactive(
         match input::classify(&text, &skills) {
             Input::Empty => {}
             Input::Local(Local::Quit) => break 0,
+            Input::Local(Local::Ask(rest)) => {
+                ask_command(&rest, &engine, &session, &frontend, &mut sigint, &stop).await;
+            }
             Input::Local(command) => {
                 local_command(&command, &engine, &mut session, &frontend).await
             }
@@ -209,6 +212,76 @@ async fn run_turn(
     frontend.lines(Target::Stdout, lines);
 }
 
+/// `/ask AGENT question`: asks another agent (a configured name or a command line) once; its
+/// tool calls show as progress, its questions come to this terminal, Ctrl-C cancels it.
+async fn ask_command(
+    rest: &str,
+    engine: &Engine,
+    session: &Session,
+    frontend: &Arc<TermFrontend>,
+    sigint: &mut tokio::signal::unix::Signal,
+    stop: &CancellationToken,
+) {
+    let color = frontend.color();
+    let (agent, question) = match crate::agent_client::split_first_word(rest) {
+        Ok(Some((agent, question))) if !question.is_empty() => (agent, question.to_string()),
+        Ok(_) => {
+            let usage =
+                "usage: /ask AGENT question (AGENT: a name from [agents] or a command line)";
+            frontend.lines(Target::Stdout, vec![style::yellow(color, usage)]);
+            return;
+        }
+        Err(e) => {
+            let line = e.line(rest.trim());
+            frontend.lines(Target::Stdout, vec![style::red(color, &line)]);
+            return;
+        }
+    };
+    while sigint.recv().now_or_never().is_some() {}
+    let cancel = stop.child_token();
+    frontend.begin_turn();
+    let setup = super::ask::AskSetup {
+        config: &engine.config,
+        processes: &engine.processes,
+        cwd: &session.cwd,
+        depth: engine.ask_depth(),
+    };
+    let outcome = {
+        let asked = super::ask::ask(&setup, &agent, &question, frontend.as_ref(), &cancel);
+        tokio::pin!(asked);
+        loop {
+            tokio::select! {
+                outcome = &mut asked => break outcome,
+                _ = sigint.recv() => cancel.cancel(),
+            }
+        }
+    };
+    let mut lines = Vec::new();
+    match outcome {
+        Ok(answer) => {
+            use crate::event::Frontend as _;
+            frontend.emit(crate::event::Event::Text(answer.text));
+            use crate::agent_client::AgentStop;
+            match answer.stop {
+                AgentStop::EndTurn => {}
+                AgentStop::MaxTokens
+                | AgentStop::MaxTurnRequests
+                | AgentStop::Refusal
+                | AgentStop::Cancelled => lines.push(style::yellow(
+                    color,
+                    &format!("[the agent stopped: {}]", answer.stop.name()),
+                )),
+            }
+        }
+        Err(crate::agent_client::AgentError::Cancelled) => {
+            lines.push(style::yellow(color, "cancelled"));
+        }
+        Err(e) => lines.push(style::red(color, &e.line(super::ask::shown_name(&agent)))),
+    }
+    frontend.end_turn();
+    frontend.lines(Target::Stdout, lines);
+}
+
 /// The tokens of one turn: the session's totals after minus before.
 pub fn usage_delta(before: &Usage, after: &Usage) -> Usage {
     let sub = |a: Option<u64>, b: Option<u64>| match (a, b) {
@@ -250,10 +323,8 @@ async fn local_command(
         Local::Skills => skills_lines(session, color),
         Local::Sessions => sessions_lines(engine, session, color),
         Local::Load(id) => load_lines(engine, session, id.trim(), frontend).await,
-        Local::Ask(_) => vec![style::yellow(
-            color,
-            "/ask: asking other agents is not available in this version yet",
-        )],
+        // Handled by `ask_command`: it runs like a turn.
+        Local::Ask(_) => Vec::new(),
         Local::Quit => Vec::new(),
     };
     frontend.lines(Target::Stdout, lines);

@@ -1,5 +1,7 @@
 //! Tools: one trait, one file per tool, one dispatcher that runs the gates.
 
+pub mod ask_agent;
+pub mod ask_user;
 pub mod bash;
 pub mod dispatch;
 pub mod edit_file;
@@ -27,6 +29,7 @@ use crate::event::{
 };
 use crate::lsp::LspServers;
 use crate::process::Supervisor;
+use crate::relay::{RelayedAnswer, RelayedForm, RelayedOption, RelayedPermission};
 use crate::skills::Catalogue;
 
 /// What a session's tools are built with: each tool takes the settings and the session state
@@ -42,6 +45,8 @@ pub struct Setup<'a> {
     pub processes: &'a Arc<Supervisor>,
     /// The process's language servers (started on first use, kept for the process).
     pub lsp: &'a Arc<LspServers>,
+    /// How deep this process is in a chain of agents asking agents (0: asked by no agent).
+    pub ask_depth: u32,
 }
 
 /// Builds a tool for a session; `None` when the tool is not offered (nothing to do for it).
@@ -58,6 +63,8 @@ pub const BUILTIN: &[Builder] = &[
     fetch_content::tool,
     plan::tool,
     lsp::tool,
+    ask_user::tool,
+    ask_agent::tool,
 ];
 
 /// The built-in tools of a session.
@@ -118,6 +125,39 @@ impl<'a> Call<'a> {
             questions,
         };
         self.frontend.ask_user(form, self.cancel).await
+    }
+
+    /// Puts another agent's permission request to the user, for this call (the answer joins
+    /// no allow-always/never set): the chosen option's id, `None` for cancelled.
+    pub async fn ask_relayed_permission(
+        &self,
+        title: String,
+        options: Vec<RelayedOption>,
+    ) -> Option<String> {
+        let request = RelayedPermission {
+            tool_call_id: self.id.to_string(),
+            title,
+            options,
+        };
+        self.frontend
+            .ask_relayed_permission(request, self.cancel)
+            .await
+    }
+
+    /// Puts another agent's form (its schema unchanged) to the user, for this call.
+    pub async fn ask_relayed_form(
+        &self,
+        agent: &str,
+        message: String,
+        schema: Value,
+    ) -> RelayedAnswer {
+        let form = RelayedForm {
+            tool_call_id: self.id.to_string(),
+            agent: agent.to_string(),
+            message,
+            schema,
+        };
+        self.frontend.ask_relayed_form(form, self.cancel).await
     }
 }
 
@@ -196,6 +236,9 @@ pub trait Tool: Send + Sync {
     fn prompt_section(&self) -> Option<String> {
         None
     }
+    /// The session starts afresh (`/new`): let go of what was kept for follow-ups (the
+    /// processes of asked agents).
+    fn reset(&self) {}
     /// Runs the call. Bad arguments are a `failed` output explaining the mistake, never a panic.
     async fn run(&self, args: Value, call: &Call<'_>) -> ToolOutput;
 }
@@ -271,6 +314,13 @@ impl Toolbox {
     /// Characters of the definitions in a request.
     pub fn chars(&self) -> usize {
         self.inner.chars
+    }
+
+    /// Lets every tool forget what it kept for follow-ups (`/new`).
+    pub fn reset(&self) {
+        for t in &self.inner.tools {
+            t.reset();
+        }
     }
 
     /// The system prompt's sections that the tools bring, in order.

@@ -6,6 +6,7 @@
 mod elicitation;
 mod log;
 mod permission;
+mod relay;
 mod replay;
 mod response;
 mod updates;
@@ -16,6 +17,9 @@ pub use elicitation::{
 };
 pub use log::{log_client, log_created, log_loaded, log_prompt};
 pub use permission::{permission_decision, permission_request};
+pub use relay::{
+    relayed_answer, relayed_choice, relayed_elicitation_request, relayed_permission_request,
+};
 pub use replay::{notification_line, replay_lines};
 pub use response::{
     RequestError, load_error, prompt_usage, request_error, stop_reason, turn_error,
