@@ -134,7 +134,7 @@ os.rename(partial, target)
 PY
 }
 
-install() {
+install_all() {
     command -v python3 >/dev/null 2>&1 || fail "python3 is needed"
     command -v curl >/dev/null 2>&1 || fail "curl is needed"
     mkdir -p "$home"
@@ -189,7 +189,7 @@ start() {
     if curl -s --max-time 2 -o /dev/null "http://127.0.0.1:$port/"; then
         fail "port $port is taken by another program"
     fi
-    install
+    install_all
     log=$(log_file "$port")
     # setsid: its own session, so a Ctrl-C in the caller's terminal does not reach it.
     setsid "$server_bin" --model "$model_path" --alias "$ALIAS" --host 127.0.0.1 --port "$port" \
@@ -235,7 +235,7 @@ case "${1:-start}" in
     start) start "${2:-8089}" ;;
     stop) stop "${2:-8089}" ;;
     status) status "${2:-8089}" ;;
-    install) install ;;
+    install) install_all ;;
     -h | --help | help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//' ;;
     *) fail "unknown command '$1' (start | stop | status | install)" ;;
 esac
