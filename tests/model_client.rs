@@ -9,7 +9,7 @@ use std::time::Duration;
 use common::{Chunk, FakeServer, Options, Reply};
 
 use mm::config::ModelConfig;
-use mm::model::detect::ServerKind;
+use mm::model::detect::{LOCAL_MODEL_SCRIPT_URL, ServerKind, default_candidates};
 use mm::model::openai::{ClientOptions, OpenAiClient};
 use mm::model::{
     ChatRequest, ModelClient, ModelError, ModelInfo, ModelResponse, RawToolCall, StreamEvent,
@@ -376,6 +376,72 @@ async fn detection_takes_the_first_live_candidate_and_reads_props() {
         }
     );
     assert_eq!(client.server_kind().await, ServerKind::LlamaCpp);
+}
+
+/// The port of `http://127.0.0.1:PORT` or `http://127.0.0.1:PORT/v1`.
+fn port_of(url: &str) -> u16 {
+    let after = url.rsplit(':').next().unwrap();
+    after.split('/').next().unwrap().parse().unwrap()
+}
+
+/// mm's own candidate list, each port replaced by `moved(port)`: its order and kinds, reachable.
+fn default_candidates_moved(moved: impl Fn(u16) -> u16) -> Vec<(ServerKind, String)> {
+    default_candidates()
+        .into_iter()
+        .map(|(kind, url)| {
+            let port = port_of(&url);
+            let url = url.replacen(&format!(":{port}/"), &format!(":{}/", moved(port)), 1);
+            (kind, url)
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn detection_finds_the_local_model_script_after_the_well_known_servers() {
+    let listing = |id: &str| {
+        let models = json!({"object": "list", "data": [{"id": id, "object": "model", "owned_by": "llamacpp"}]});
+        ("GET /v1/models", vec![json_reply(200, models)])
+    };
+    let script = FakeServer::start(vec![listing("smollm2-135m-instruct")]).await;
+    let user = FakeServer::start(vec![listing("qwen3-8b")]).await;
+    let dead = refused_port().await;
+    let script_port = port_of(LOCAL_MODEL_SCRIPT_URL);
+    let detected = |moved: &dyn Fn(u16) -> u16| {
+        let options = fast_options(default_candidates_moved(moved));
+        async move {
+            let client = OpenAiClient::with_options(&config("", ""), 0, options);
+            let info = client.info().await.unwrap();
+            (info.url, info.name, client.server_kind().await)
+        }
+    };
+
+    // Nothing on the usual ports: `scripts/local-model.sh start` is enough, no URL to set.
+    let only_script = |port| {
+        if port == script_port {
+            port_of(&script.root)
+        } else {
+            dead
+        }
+    };
+    assert_eq!(
+        detected(&only_script).await,
+        (
+            script.url(),
+            "smollm2-135m-instruct".to_string(),
+            ServerKind::LlamaCpp
+        )
+    );
+
+    // The user's own llama-server on 8080 wins over the script's.
+    let both = |port| match port {
+        8080 => port_of(&user.root),
+        p if p == script_port => port_of(&script.root),
+        _ => dead,
+    };
+    assert_eq!(
+        detected(&both).await,
+        (user.url(), "qwen3-8b".to_string(), ServerKind::LlamaCpp)
+    );
 }
 
 #[tokio::test]
