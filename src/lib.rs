@@ -18,6 +18,7 @@ pub mod hooks;
 pub mod model;
 pub mod paths;
 pub mod process;
+pub mod sandbox;
 pub mod prompt;
 pub mod session;
 pub mod skills;

@@ -23,6 +23,7 @@ use crate::history::Message;
 use crate::hooks::{HookDecision, HookEvent, HookResult, Hooks};
 use crate::model::ModelClient;
 use crate::process::Supervisor;
+use crate::sandbox::{Places, Sandbox};
 use crate::skills::{Catalogue, SkillDirs};
 use crate::tools::{Setup, Toolbox};
 
@@ -106,6 +107,8 @@ pub struct Engine {
     pub model: Arc<dyn ModelClient>,
     /// Every child process (tools, hooks) goes through it.
     pub processes: Arc<Supervisor>,
+    /// What the model's commands and file writes are fenced in (docs/sandbox.md).
+    pub sandbox: Arc<Sandbox>,
     /// The process-wide `call_N` counter (never reset).
     pub call_counter: AtomicU64,
     pub env: Environment,
@@ -128,10 +131,12 @@ impl Engine {
         let model_name = config.model.name.clone();
         let processes = Supervisor::new();
         let hooks = Arc::new(Hooks::new(&config.hooks, Arc::clone(&processes)));
+        let sandbox = Arc::new(Sandbox::new(&config, Places::default()));
         Engine {
             config,
             model,
             processes,
+            sandbox,
             call_counter: AtomicU64::new(0),
             env: Environment::default(),
             known_window: AtomicU64::new(config_window),
@@ -141,6 +146,13 @@ impl Engine {
             skills_cache: Mutex::new(HashMap::new()),
             turn_lock: tokio::sync::Mutex::new(()),
         }
+    }
+
+    /// Sets the sandbox (built by `main.rs` with the places it knows: the temp folder, the
+    /// configuration files).
+    pub fn with_sandbox(mut self, sandbox: Sandbox) -> Self {
+        self.sandbox = Arc::new(sandbox);
+        self
     }
 
     /// Sets where the user's folders are (skills, configuration).
@@ -218,6 +230,7 @@ impl Engine {
             skills,
             plan,
             processes: &self.processes,
+            sandbox: &self.sandbox,
         })
     }
 

@@ -15,16 +15,23 @@ use super::write_file::{path_location, path_title, write_atomic};
 use super::{Call, Setup, Tool, ToolOutput, parse_args, schema_of};
 use crate::event::{FileDiff, Tally, ToolKind};
 use crate::paths;
+use crate::sandbox::Sandbox;
 
 pub const NAME: &str = "edit_file";
 /// Lines of context shown around the closest match when nothing matches.
 const CONTEXT_LINES: usize = 2;
 
-pub struct EditFile;
+#[derive(Default)]
+pub struct EditFile {
+    /// Edits outside it are refused (docs/sandbox.md).
+    pub sandbox: Arc<Sandbox>,
+}
 
 /// The registration (tools/mod.rs).
-pub fn tool(_setup: &Setup<'_>) -> Option<Arc<dyn Tool>> {
-    Some(Arc::new(EditFile))
+pub fn tool(setup: &Setup<'_>) -> Option<Arc<dyn Tool>> {
+    Some(Arc::new(EditFile {
+        sandbox: Arc::clone(setup.sandbox),
+    }))
 }
 
 #[derive(Deserialize, schemars::JsonSchema)]
@@ -75,6 +82,9 @@ impl Tool for EditFile {
         }
         let shown = args.path.as_str();
         let abs = paths::resolve(call.cwd, shown);
+        if let Err(refused) = self.sandbox.check_write(call.cwd, &abs) {
+            return ToolOutput::failed(refused);
+        }
         let original = match fs::read(&abs) {
             Ok(bytes) => match String::from_utf8(bytes) {
                 Ok(t) => t,

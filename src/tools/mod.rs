@@ -23,6 +23,7 @@ use crate::event::{
     ToolStatus,
 };
 use crate::process::Supervisor;
+use crate::sandbox::Sandbox;
 use crate::skills::Catalogue;
 
 /// What a session's tools are built with: each tool takes the settings and the session state
@@ -36,6 +37,9 @@ pub struct Setup<'a> {
     pub plan: &'a Arc<Mutex<Option<Plan>>>,
     /// Every child process goes through it.
     pub processes: &'a Arc<Supervisor>,
+    /// The sandbox (docs/sandbox.md): `bash` runs its commands in `sandbox.fence(cwd)`; a tool
+    /// that writes a file asks `sandbox.check_write(cwd, path)` first.
+    pub sandbox: &'a Arc<Sandbox>,
 }
 
 /// Builds a tool for a session; `None` when the tool is not offered (nothing to do for it).

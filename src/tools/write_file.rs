@@ -15,14 +15,21 @@ use serde_json::Value;
 use super::{Call, Setup, Tool, ToolOutput, parse_args, schema_of};
 use crate::event::{FileDiff, Tally, ToolKind};
 use crate::paths;
+use crate::sandbox::Sandbox;
 
 pub const NAME: &str = "write_file";
 
-pub struct WriteFile;
+#[derive(Default)]
+pub struct WriteFile {
+    /// Writes outside it are refused (docs/sandbox.md).
+    pub sandbox: Arc<Sandbox>,
+}
 
 /// The registration (tools/mod.rs).
-pub fn tool(_setup: &Setup<'_>) -> Option<Arc<dyn Tool>> {
-    Some(Arc::new(WriteFile))
+pub fn tool(setup: &Setup<'_>) -> Option<Arc<dyn Tool>> {
+    Some(Arc::new(WriteFile {
+        sandbox: Arc::clone(setup.sandbox),
+    }))
 }
 
 #[derive(Deserialize, schemars::JsonSchema)]
@@ -76,6 +83,9 @@ impl Tool for WriteFile {
             Err(out) => return out,
         };
         let abs = paths::resolve(call.cwd, &args.path);
+        if let Err(refused) = self.sandbox.check_write(call.cwd, &abs) {
+            return ToolOutput::failed(refused);
+        }
         if abs.is_dir() {
             return ToolOutput::failed(WriteError::IsDirectory(args.path).to_string());
         }
