@@ -647,3 +647,58 @@ async fn a_hostile_model_cannot_get_out_nor_switch_the_fence_off() {
         ["tools.sandbox", "=", "\"workspace-write\""]
     );
 }
+
+#[tokio::test]
+async fn the_sandbox_flag_fences_a_one_shot_run() {
+    use common::mm_run::{RUN_LIMIT, Sandbox as Run};
+    use common::{FakeServer, Reply};
+    if !landlock() {
+        return;
+    }
+    let root = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let run = Run {
+        home: tempfile::tempdir_in(root.path()).unwrap(),
+        cwd: tempfile::tempdir_in(root.path()).unwrap(),
+        limit: RUN_LIMIT,
+    };
+    let server = FakeServer::start(vec![
+        Reply::tool_call("bash", json!({"command": "touch made-here"})),
+        Reply::text("done"),
+    ])
+    .await;
+    let out = run
+        .run(Some(&server.url()), &["--sandbox", "read-only", "-p", "touch"])
+        .await;
+    assert_eq!(out.code, Some(0), "{}", out.stderr);
+    assert!(
+        out.stderr.contains("yolo on · sandbox read-only · "),
+        "{}",
+        out.stderr
+    );
+    let messages = server.requests()[1]["messages"].clone();
+    let result = messages.as_array().unwrap().last().unwrap()["content"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert_eq!(
+        result,
+        format!("touch: cannot touch 'made-here': Permission denied\n[exit code: 1]\n{RO}")
+    );
+    // The system prompt tells the model of the fence.
+    assert!(
+        messages[0]["content"]
+            .as_str()
+            .unwrap()
+            .contains("Sandbox: commands and file tools may not write files."),
+    );
+    assert!(!run.path("made-here").exists());
+
+    let bad = run.run(None, &["--sandbox", "on", "-p", "x"]).await;
+    assert_eq!(bad.code, Some(2));
+    assert!(
+        bad.stderr
+            .contains("invalid value 'on' for '--sandbox <MODE>'"),
+        "{}",
+        bad.stderr
+    );
+}

@@ -398,6 +398,56 @@ mod tests {
         assert_eq!(Mode::parse("on"), None);
     }
 
+    fn with(mode: Mode, abi: i32, namespace: Result<(), String>) -> Sandbox {
+        Sandbox {
+            mode,
+            writable: Vec::new(),
+            places: Places::default(),
+            enforcement: Enforcement { abi, namespace },
+        }
+    }
+
+    #[test]
+    fn a_whole_fence_says_only_its_mode() {
+        let s = with(Mode::WorkspaceWrite, 7, Ok(()));
+        assert_eq!(s.label(), "workspace-write");
+        assert_eq!(s.note(), None);
+        assert_eq!(s.log_line(), "[acp] sandbox: workspace-write");
+        assert!(s.require(true).is_ok());
+        let off = with(Mode::Off, 0, Err("off".into()));
+        assert_eq!(off.note(), None);
+        assert!(off.require(true).is_ok());
+    }
+
+    #[test]
+    fn what_the_kernel_lacks_is_said_once_and_is_an_error_when_required() {
+        let s = with(
+            Mode::WorkspaceWrite,
+            3,
+            Err("Operation not permitted (os error 1)".into()),
+        );
+        let note = "Landlock ABI 3 enforced, but device ioctls are not fenced; the project's .mm/ stays writable (no private mount namespace: Operation not permitted (os error 1))";
+        assert_eq!(s.note().as_deref(), Some(note));
+        assert_eq!(s.warning(), Some(format!("sandbox workspace-write: {note}")));
+        assert_eq!(s.log_line(), format!("[acp] sandbox: workspace-write — {note}"));
+        assert!(s.require(false).is_ok());
+        assert_eq!(
+            s.require(true).unwrap_err().to_string(),
+            format!("tools.sandboxRequired = true, but tools.sandbox = workspace-write is not enforced whole: {note}")
+        );
+        let none = with(Mode::ReadOnly, 0, Ok(()));
+        assert_eq!(none.label(), "read-only (not enforced)");
+        assert_eq!(
+            none.note().as_deref(),
+            Some("not enforced: this kernel has no Landlock (Linux 5.13 or later, with landlock among its LSMs); the file tools still refuse writes outside it")
+        );
+        let old = with(Mode::ReadOnly, 1, Ok(()));
+        assert_eq!(
+            old.note().as_deref(),
+            Some("Landlock ABI 1 enforced, but moving or linking a file between folders is always refused; truncate(2) is not fenced; device ioctls are not fenced")
+        );
+    }
+
     #[test]
     fn real_path_follows_links_and_keeps_what_does_not_exist() {
         let dir = tempfile::tempdir().unwrap();
