@@ -4,7 +4,9 @@
 # calls, with tools.sandbox = off and = workspace-write (and read-only), runs of each mode
 # alternating so that the machine's load falls on both alike. The difference of the medians is
 # the fence's cost: building the Landlock ruleset in mm, the private mount namespace that keeps
-# .mm/ read-only, and restrict_self in the child.
+# .mm/ read-only, and restrict_self in the child. On a loaded machine the end-to-end medians move
+# by more than the fence costs, so the fence alone is measured first (examples/fence_cost.rs:
+# spawning /bin/true in it, when cargo is there).
 #
 #   bench/sandbox.sh [path/to/mm] [calls per run] [runs per mode]
 #        (default: target/release/mm, else target/debug/mm; 100; 5)
@@ -17,6 +19,10 @@ fi
 CALLS="${2:-100}"
 RUNS="${3:-5}"
 [ -x "$MM" ] || { echo "no mm binary at $MM (cargo build first)" >&2; exit 1; }
+if command -v cargo > /dev/null; then
+  cargo run -q --release --example fence_cost
+  echo
+fi
 
 python3 - "$MM" "$CALLS" "$RUNS" <<'PY'
 import json, os, statistics, subprocess, sys, tempfile, threading, time

@@ -102,7 +102,10 @@ async fn initialize_logs_the_sandbox_on_its_own_line_when_it_is_on() {
         assert_eq!(lines[1..], ["[acp] sandbox: read-only"]);
     } else {
         // An older kernel: the line says what it does not enforce.
-        assert!(lines[1].starts_with("[acp] sandbox: read-only — "), "{lines:?}");
+        assert!(
+            lines[1].starts_with("[acp] sandbox: read-only — "),
+            "{lines:?}"
+        );
     }
     h.finish().await.unwrap();
 }

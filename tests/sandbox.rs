@@ -203,7 +203,7 @@ async fn workspace_write_refuses_every_way_out() {
         "echo changed > out-file".to_string(),
         format!("cd / && rm -rf {o}/decoy"),
         format!("exec sh -c 'echo x > {o}/exec.txt'"),
-        format!("cd sub && echo x > ../../outside/dotdot.txt"),
+        "cd sub && echo x > ../../outside/dotdot.txt".to_string(),
         format!("mv {o}/file.txt here.txt"),
         format!("ln {o}/file.txt hardlink && echo changed > hardlink"),
         format!("truncate -s 0 {o}/file.txt"),
@@ -218,11 +218,7 @@ async fn workspace_write_refuses_every_way_out() {
             "{command} should have failed: {}",
             out.text
         );
-        assert!(
-            out.text.ends_with(WW),
-            "{command}: no hint: {}",
-            out.text
-        );
+        assert!(out.text.ends_with(WW), "{command}: no hint: {}", out.text);
     }
     assert!(!etc_file.exists());
     assert_eq!(w.outside_snapshot(), before);
@@ -485,7 +481,9 @@ async fn writable_paths_open_more_folders() {
     let out = sh(
         &bash,
         &w.cwd,
-        &format!("echo cache > {o}/decoy/cache.txt && cat {o}/decoy/cache.txt; echo x > {o}/not-this.txt"),
+        &format!(
+            "echo cache > {o}/decoy/cache.txt && cat {o}/decoy/cache.txt; echo x > {o}/not-this.txt"
+        ),
     )
     .await;
     assert!(out.text.starts_with("cache\n"), "{}", out.text);
@@ -667,7 +665,10 @@ async fn the_sandbox_flag_fences_a_one_shot_run() {
     ])
     .await;
     let out = run
-        .run(Some(&server.url()), &["--sandbox", "read-only", "-p", "touch"])
+        .run(
+            Some(&server.url()),
+            &["--sandbox", "read-only", "-p", "touch"],
+        )
         .await;
     assert_eq!(out.code, Some(0), "{}", out.stderr);
     assert!(

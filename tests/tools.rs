@@ -129,7 +129,10 @@ fn schemas_name_their_fields() {
     assert_eq!(required(&bash()), json!(["command"]));
     assert_eq!(required(&ReadFile), json!(["path"]));
     assert_eq!(required(&WriteFile::default()), json!(["path", "content"]));
-    assert_eq!(required(&EditFile::default()), json!(["path", "old_text", "new_text"]));
+    assert_eq!(
+        required(&EditFile::default()),
+        json!(["path", "old_text", "new_text"])
+    );
 }
 
 #[test]
@@ -170,7 +173,11 @@ fn names_kinds_titles_locations_gates() {
         assert!(tool.locations(&json!("garbage"), cwd).is_empty());
     }
     assert!(bash().locations(&args, cwd).is_empty());
-    for tool in [&ReadFile as &dyn Tool, &WriteFile::default(), &EditFile::default()] {
+    for tool in [
+        &ReadFile as &dyn Tool,
+        &WriteFile::default(),
+        &EditFile::default(),
+    ] {
         assert_eq!(
             tool.locations(&args, cwd),
             vec![PathBuf::from("/w/src/a.rs")]

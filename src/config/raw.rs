@@ -443,7 +443,11 @@ pub(super) fn flag_layers(flags: &Flags) -> Vec<Layer> {
         None => {}
     }
     if let Some(mode) = &flags.sandbox {
-        push("--sandbox", &["tools", "sandbox"], Value::String(mode.clone()));
+        push(
+            "--sandbox",
+            &["tools", "sandbox"],
+            Value::String(mode.clone()),
+        );
     }
     layers
 }

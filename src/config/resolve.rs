@@ -435,8 +435,10 @@ impl Resolver<'_> {
             }
             if let Some(v) = self.string(t, "tools", "sandbox")? {
                 c.tools.sandbox = crate::sandbox::Mode::parse(&v).ok_or_else(|| {
-                    let names: Vec<String> =
-                        crate::sandbox::Mode::NAMES.iter().map(|n| quote(n)).collect();
+                    let names: Vec<String> = crate::sandbox::Mode::NAMES
+                        .iter()
+                        .map(|n| quote(n))
+                        .collect();
                     self.invalid(
                         "tools.sandbox",
                         format!("must be {}, got {}", or_list(&names), quote(&v)),

@@ -15,8 +15,8 @@ use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
 use landlock::{
-    ABI, AccessFs, BitFlags, CompatLevel, Compatible, PathBeneath, PathFd, Ruleset,
-    RulesetAttr, RulesetCreatedAttr,
+    ABI, AccessFs, BitFlags, CompatLevel, Compatible, PathBeneath, PathFd, Ruleset, RulesetAttr,
+    RulesetCreatedAttr,
 };
 
 /// The newest Landlock ABI whose write rights the fence handles (`Refer` came with 2,
@@ -24,7 +24,13 @@ use landlock::{
 const RIGHTS_ABI: ABI = ABI::V5;
 
 /// Device files a shell needs, writable even in `read-only`.
-const DEVICE_FILES: [&str; 5] = ["/dev/null", "/dev/zero", "/dev/full", "/dev/tty", "/dev/ptmx"];
+const DEVICE_FILES: [&str; 5] = [
+    "/dev/null",
+    "/dev/zero",
+    "/dev/full",
+    "/dev/tty",
+    "/dev/ptmx",
+];
 /// Device folders whose files a shell needs (terminals).
 const DEVICE_DIRS: [&str; 1] = ["/dev/pts"];
 
@@ -270,11 +276,10 @@ impl Fence {
         unsafe {
             check(libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0))?;
             if let Some(fd) = &self.ruleset {
-                check(libc::syscall(
-                    libc::SYS_landlock_restrict_self,
-                    fd.as_raw_fd(),
-                    0u32,
-                ) as libc::c_int)?;
+                check(
+                    libc::syscall(libc::SYS_landlock_restrict_self, fd.as_raw_fd(), 0u32)
+                        as libc::c_int,
+                )?;
             }
         }
         Ok(())

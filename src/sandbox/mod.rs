@@ -203,8 +203,7 @@ impl Sandbox {
                 "the project's .mm/ stays writable (no private mount namespace: {why})"
             ));
         }
-        (!gaps.is_empty())
-            .then(|| format!("Landlock ABI {abi} enforced, but {}", gaps.join("; ")))
+        (!gaps.is_empty()).then(|| format!("Landlock ABI {abi} enforced, but {}", gaps.join("; ")))
     }
 
     /// The banner's warning when the fence is not whole.
@@ -428,23 +427,35 @@ mod tests {
         );
         let note = "Landlock ABI 3 enforced, but device ioctls are not fenced; the project's .mm/ stays writable (no private mount namespace: Operation not permitted (os error 1))";
         assert_eq!(s.note().as_deref(), Some(note));
-        assert_eq!(s.warning(), Some(format!("sandbox workspace-write: {note}")));
-        assert_eq!(s.log_line(), format!("[acp] sandbox: workspace-write — {note}"));
+        assert_eq!(
+            s.warning(),
+            Some(format!("sandbox workspace-write: {note}"))
+        );
+        assert_eq!(
+            s.log_line(),
+            format!("[acp] sandbox: workspace-write — {note}")
+        );
         assert!(s.require(false).is_ok());
         assert_eq!(
             s.require(true).unwrap_err().to_string(),
-            format!("tools.sandboxRequired = true, but tools.sandbox = workspace-write is not enforced whole: {note}")
+            format!(
+                "tools.sandboxRequired = true, but tools.sandbox = workspace-write is not enforced whole: {note}"
+            )
         );
         let none = with(Mode::ReadOnly, 0, Ok(()));
         assert_eq!(none.label(), "read-only (not enforced)");
         assert_eq!(
             none.note().as_deref(),
-            Some("not enforced: this kernel has no Landlock (Linux 5.13 or later, with landlock among its LSMs); the file tools still refuse writes outside it")
+            Some(
+                "not enforced: this kernel has no Landlock (Linux 5.13 or later, with landlock among its LSMs); the file tools still refuse writes outside it"
+            )
         );
         let old = with(Mode::ReadOnly, 1, Ok(()));
         assert_eq!(
             old.note().as_deref(),
-            Some("Landlock ABI 1 enforced, but moving or linking a file between folders is always refused; truncate(2) is not fenced; device ioctls are not fenced")
+            Some(
+                "Landlock ABI 1 enforced, but moving or linking a file between folders is always refused; truncate(2) is not fenced; device ioctls are not fenced"
+            )
         );
     }
 
