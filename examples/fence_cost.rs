@@ -22,7 +22,10 @@ async fn main() -> std::io::Result<()> {
         .nth(1)
         .and_then(|a| a.parse().ok())
         .unwrap_or(400);
-    let cwd = std::env::current_dir()?;
+    // A folder of its own: the fence makes the cwd's `.mm/` when it is missing.
+    let dir = std::env::temp_dir().join(format!("mm-fence-cost-{}", std::process::id()));
+    std::fs::create_dir_all(&dir)?;
+    let cwd = dir.canonicalize()?;
     let processes = Supervisor::new();
     println!("spawn /bin/true and wait, median of {n}");
     println!(
@@ -53,5 +56,6 @@ async fn main() -> std::io::Result<()> {
             median(total)
         );
     }
+    std::fs::remove_dir_all(&dir)?;
     Ok(())
 }

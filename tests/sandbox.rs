@@ -703,3 +703,19 @@ async fn the_sandbox_flag_fences_a_one_shot_run() {
         bad.stderr
     );
 }
+
+#[test]
+fn the_file_tools_check_the_folder_they_opened_before_creating_anything() {
+    use mm::tools::write_file::{WriteError, write_atomic_checked};
+    let w = World::new();
+    symlink(&w.outside, w.cwd.join("link")).unwrap();
+    let seen = std::sync::Mutex::new(Vec::new());
+    let r = write_atomic_checked(&w.cwd.join("link/new/deeper/f.txt"), "f", b"x", |p| {
+        seen.lock().unwrap().push(p.to_path_buf());
+        Err("refused".into())
+    });
+    assert!(matches!(r, Err(WriteError::Refused(t)) if t == "refused"));
+    assert_eq!(*seen.lock().unwrap(), [w.outside.join("new/deeper/f.txt")]);
+    // Refused before any folder was made.
+    assert!(!w.outside.join("new").exists());
+}

@@ -11,7 +11,7 @@ use async_trait::async_trait;
 use serde::Deserialize;
 use serde_json::Value;
 
-use super::write_file::{path_location, path_title, write_atomic};
+use super::write_file::{path_location, path_title, write_atomic_checked};
 use super::{Call, Setup, Tool, ToolOutput, parse_args, schema_of};
 use crate::event::{FileDiff, Tally, ToolKind};
 use crate::paths;
@@ -121,7 +121,8 @@ impl Tool for EditFile {
                 "{shown} is unchanged: new_text is the same as the text it replaces"
             ));
         }
-        if let Err(e) = write_atomic(&abs, shown, edited.as_bytes()) {
+        let check = |p: &Path| self.sandbox.check_write(call.cwd, p);
+        if let Err(e) = write_atomic_checked(&abs, shown, edited.as_bytes(), check) {
             return ToolOutput::failed(e.to_string());
         }
         let mut out = ToolOutput::completed(format!("edited {shown}: {summary}"));
