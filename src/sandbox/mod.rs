@@ -161,6 +161,11 @@ impl Sandbox {
         self.mode != Mode::Off
     }
 
+    /// Whether the kernel fences commands (the mode is on and Landlock is there).
+    fn fences_commands(&self) -> bool {
+        self.mode != Mode::Off && self.enforcement.abi > 0
+    }
+
     pub fn enforcement(&self) -> &Enforcement {
         &self.enforcement
     }
@@ -257,15 +262,16 @@ impl Sandbox {
             .collect()
     }
 
-    /// The fence a command of a session in `cwd` runs in; `None` when the sandbox is off.
+    /// The fence a command of a session in `cwd` runs in; `None` when the sandbox is off or the
+    /// kernel has no Landlock.
     /// A protected folder that a command could otherwise create first (the session's `.mm/`)
     /// is created, so that it exists to be kept read-only.
     pub fn fence(&self, cwd: &Path) -> Result<Option<Fence>, FenceError> {
-        if self.mode == Mode::Off {
+        if !self.fences_commands() {
             return Ok(None);
         }
         let roots = self.roots(cwd);
-        let namespace = self.enforcement.namespace.is_ok() && self.enforcement.abi > 0;
+        let namespace = self.enforcement.namespace.is_ok();
         let mut readonly: Vec<PathBuf> = Vec::new();
         if namespace {
             for (p, folder) in self.protected(cwd) {
@@ -311,8 +317,11 @@ impl Sandbox {
     }
 
     /// The line a failed `bash` call gets when the fence may be why (its output says a
-    /// permission was denied); `None` when the sandbox is off.
+    /// permission was denied); `None` when commands are not fenced.
     pub fn bash_hint(&self) -> Option<String> {
+        if !self.fences_commands() {
+            return None;
+        }
         match self.mode {
             Mode::Off => None,
             Mode::WorkspaceWrite => Some(
@@ -325,8 +334,11 @@ impl Sandbox {
         }
     }
 
-    /// What the system prompt says of the sandbox; `None` when it is off.
+    /// What the system prompt says of the sandbox; `None` when commands are not fenced.
     pub fn prompt_section(&self) -> Option<String> {
+        if !self.fences_commands() {
+            return None;
+        }
         match self.mode {
             Mode::Off => None,
             Mode::WorkspaceWrite => Some(
@@ -444,6 +456,10 @@ mod tests {
         );
         let none = with(Mode::ReadOnly, 0, Ok(()));
         assert_eq!(none.label(), "read-only (not enforced)");
+        // Nothing claimed for commands: no fence to enter, no hint, nothing in the prompt.
+        assert!(none.fence(Path::new("/")).unwrap().is_none());
+        assert_eq!(none.bash_hint(), None);
+        assert_eq!(none.prompt_section(), None);
         assert_eq!(
             none.note().as_deref(),
             Some(
