@@ -19,9 +19,9 @@ use std::time::Duration;
 use nix::sys::signal::{Signal, killpg};
 use nix::unistd::Pid;
 use tokio::process::{ChildStderr, ChildStdin, ChildStdout, Command};
+use tokio_util::task::TaskTracker;
 
 use crate::sandbox::Fence;
-use tokio_util::task::TaskTracker;
 
 /// Between SIGTERM and SIGKILL when a child is stopped.
 pub const KILL_GRACE: Duration = Duration::from_secs(2);
