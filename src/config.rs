@@ -94,6 +94,12 @@ pub struct ToolsConfig {
     /// `lsp diagnostics`: how long to wait for the server's `publishDiagnostics` (not a
     /// configuration key).
     pub lsp_diagnostics_wait: Duration,
+    /// `tools.sandbox` (docs/sandbox.md); never set by a project file.
+    pub sandbox: crate::sandbox::Mode,
+    /// `tools.sandboxWritable`: more folders commands may write in (absolute, `~/` expanded).
+    pub sandbox_writable: Vec<PathBuf>,
+    /// `tools.sandboxRequired`: a fence the kernel cannot enforce whole is an error.
+    pub sandbox_required: bool,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -196,6 +202,9 @@ impl Default for Config {
                 fetch_timeout: Duration::from_secs(30),
                 lsp_timeout: Duration::from_secs(20),
                 lsp_diagnostics_wait: Duration::from_secs(5),
+                sandbox: crate::sandbox::Mode::Off,
+                sandbox_writable: Vec::new(),
+                sandbox_required: false,
             },
             skills: SkillsConfig { dirs: Vec::new() },
             hooks: HooksConfig::default(),
@@ -231,7 +240,8 @@ pub struct LoadOptions {
     pub env: BTreeMap<String, String>,
     /// `-c key=value` pairs, in command-line order, applied after `flags`; shown as `-c`.
     pub overrides: Vec<(String, String)>,
-    /// `--url`, `--model`, `--yolo`/`--no-yolo`, kept apart so `mm config` can name them.
+    /// `--url`, `--model`, `--yolo`/`--no-yolo`, `--sandbox`, kept apart so `mm config` can
+    /// name them.
     pub flags: Flags,
 }
 
@@ -244,6 +254,8 @@ pub struct Flags {
     pub model: Option<String>,
     /// `--yolo` → `Some(true)`, `--no-yolo` → `Some(false)`.
     pub yolo: Option<bool>,
+    /// `--sandbox MODE` → `tools.sandbox`.
+    pub sandbox: Option<String>,
 }
 
 /// A project whose own commands were not loaded because it is not trusted.
@@ -364,6 +376,21 @@ fn source_of(sources: &BTreeMap<String, Source>, key: &str) -> Source {
 
 fn canonical(path: &Path) -> PathBuf {
     std::fs::canonicalize(path).unwrap_or_else(|_| crate::paths::normalize(path))
+}
+
+/// The keys of the sandbox (`tools.sandbox…`), which only the user's layers set.
+pub const SANDBOX_KEYS: [&str; 3] = ["sandbox", "sandboxWritable", "sandboxRequired"];
+
+/// Removes the sandbox keys from a layer; returns their dotted names.
+fn strip_sandbox(table: &mut toml::Table) -> Vec<String> {
+    let Some(toml::Value::Table(tools)) = table.get_mut("tools") else {
+        return Vec::new();
+    };
+    SANDBOX_KEYS
+        .iter()
+        .filter(|k| tools.remove(**k).is_some())
+        .map(|k| format!("tools.{k}"))
+        .collect()
 }
 
 /// Removes the command-defining parts of an untrusted project's layer, counting them.
@@ -494,6 +521,22 @@ pub fn load(opts: &LoadOptions) -> Result<Loaded, ConfigError> {
                 home,
             };
             trusted = r.trusted_projects(&layer.table)?;
+        }
+    }
+    // The sandbox is the user's: the model, which can write the project's files, must not be
+    // able to switch it off for the next run.
+    for layer in &mut layers {
+        if !matches!(layer.source, Source::ProjectFile(_)) {
+            continue;
+        }
+        let removed = strip_sandbox(&mut layer.table);
+        if !removed.is_empty() {
+            warnings.push(format!(
+                "{} {} ignored in project files ({}): only the user's config, --config, the environment and flags set the sandbox",
+                removed.join(", "),
+                if removed.len() == 1 { "is" } else { "are" },
+                layer.source
+            ));
         }
     }
     let project = canonical(&opts.cwd);

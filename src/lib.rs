@@ -22,6 +22,7 @@ pub mod paths;
 pub mod process;
 pub mod prompt;
 pub mod relay;
+pub mod sandbox;
 pub mod session;
 pub mod skills;
 pub mod tools;

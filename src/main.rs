@@ -46,6 +46,9 @@ struct Cli {
     /// Ask before gated tools run (yolo = false).
     #[arg(long = "no-yolo")]
     no_yolo: bool,
+    /// Fence what the model runs: off, workspace-write or read-only (tools.sandbox).
+    #[arg(long, value_name = "MODE", value_parser = clap::builder::PossibleValuesParser::new(mm::sandbox::Mode::NAMES))]
+    sandbox: Option<String>,
     /// Set any configuration key: -c context.keepLastTurns=4 (repeatable).
     #[arg(short = 'c', value_name = "KEY=VALUE")]
     set: Vec<String>,
@@ -100,13 +103,17 @@ fn run() -> anyhow::Result<i32> {
         print!("{}", loaded.report());
         return Ok(0);
     }
+    // Before anything starts: with tools.sandboxRequired, a fence the kernel cannot enforce
+    // whole is an error.
+    let sandbox = mm::sandbox::Sandbox::new(&loaded.config, sandbox_places(&cli, &cwd, &loaded));
+    sandbox.require(loaded.config.tools.sandbox_required)?;
     let config = Arc::new(loaded.config);
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
         .build()
         .context("cannot start the async runtime")?;
-    let result = runtime.block_on(async_main(cli, config, cwd));
+    let result = runtime.block_on(async_main(cli, config, cwd, sandbox));
     // A read of stdin may still be parked on a blocking thread (ACP mode after a signal, for
     // one): do not wait for it. Everything that matters was awaited above.
     runtime.shutdown_background();
@@ -141,12 +148,35 @@ fn load_config(cli: &Cli, cwd: &std::path::Path) -> anyhow::Result<Loaded> {
             url: cli.url.clone(),
             model: cli.model.clone(),
             yolo,
+            sandbox: cli.sandbox.clone(),
         },
     };
     Ok(config::load(&opts)?)
 }
 
-async fn async_main(cli: Cli, config: Arc<config::Config>, cwd: PathBuf) -> anyhow::Result<i32> {
+/// The places the sandbox needs that the configuration does not hold: the temp folders, and
+/// the configuration mm read (kept read-only inside the fence).
+fn sandbox_places(cli: &Cli, cwd: &std::path::Path, loaded: &Loaded) -> mm::sandbox::Places {
+    let mut places = mm::sandbox::Places::default();
+    if let Some(tmp) = std::env::var_os("TMPDIR").filter(|t| !t.is_empty()) {
+        places.temp.push(PathBuf::from(tmp));
+    }
+    places.protected.push(cwd.join(".mm"));
+    if let Some(dir) = loaded.user_file.as_deref().and_then(|f| f.parent()) {
+        places.protected.push(dir.to_path_buf());
+    }
+    if let Some(file) = &cli.config {
+        places.protected_files.push(cwd.join(file));
+    }
+    places
+}
+
+async fn async_main(
+    cli: Cli,
+    config: Arc<config::Config>,
+    cwd: PathBuf,
+    sandbox: mm::sandbox::Sandbox,
+) -> anyhow::Result<i32> {
     let model = Arc::new(OpenAiClient::new(&config.model, config.context_window));
     let env = Environment {
         home: mm::paths::home(),
@@ -163,7 +193,8 @@ async fn async_main(cli: Cli, config: Arc<config::Config>, cwd: PathBuf) -> anyh
     let engine = Arc::new(
         Engine::new(config.clone(), model)
             .with_env(env)
-            .with_ask_depth(depth),
+            .with_ask_depth(depth)
+            .with_sandbox(sandbox),
     );
     // One way out for every front end: a signal (or stdin's end, in ACP mode) fires `stop`; the
     // front end cancels its running turn and waits for it (the session is saved), then every
@@ -369,6 +400,10 @@ fn banner_for(engine: &Engine, session: &Session) -> Banner {
 /// command shadows.
 fn banner_of(engine: &Engine, skills: &mm::skills::Catalogue, warnings: &[String]) -> Banner {
     let mut banner = Banner::new(&engine.config, skills);
+    if engine.sandbox.is_on() {
+        banner.sandbox = Some(engine.sandbox.label());
+    }
+    banner.warnings.extend(engine.sandbox.warning());
     banner
         .warnings
         .extend(engine.hooks.warnings().iter().cloned());

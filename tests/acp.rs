@@ -87,6 +87,30 @@ async fn initialize_reflects_the_configuration() {
 }
 
 #[tokio::test]
+async fn initialize_logs_the_sandbox_on_its_own_line_when_it_is_on() {
+    let mut config = test_config();
+    config.tools.sandbox = mm::sandbox::Mode::ReadOnly;
+    let mut h = Harness::start(config, ScriptedModel::new(vec![]));
+    h.client.initialize(true).await;
+    let lines = h.log_lines();
+    // The initialize line keeps its exact text; the sandbox has a line of its own.
+    assert_eq!(
+        lines[0],
+        "[acp] client test-client 1.2.3 · protocol 1 · elicitation(form)=true"
+    );
+    if mm::sandbox::landlock_abi() >= 5 {
+        assert_eq!(lines[1..], ["[acp] sandbox: read-only"]);
+    } else {
+        // An older kernel: the line says what it does not enforce.
+        assert!(
+            lines[1].starts_with("[acp] sandbox: read-only — "),
+            "{lines:?}"
+        );
+    }
+    h.finish().await.unwrap();
+}
+
+#[tokio::test]
 async fn authenticate_returns_an_empty_response() {
     let mut h = Harness::start(test_config(), ScriptedModel::new(vec![]));
     h.client.initialize(false).await;

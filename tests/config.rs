@@ -122,6 +122,7 @@ fn each_layer_overrides_the_previous_key_by_key() {
         url: Some("http://flag".into()),
         model: None,
         yolo: Some(false),
+        sandbox: None,
     };
     opts.overrides = overrides(&[("maxSteps", "40")]);
     let loaded = load(&opts).unwrap();
@@ -638,6 +639,9 @@ context.keepLastTurns = 4                   # -c
 loop.maxRepeats = 3                         # default
 tools.maxOutput = 30000                     # default
 tools.bash.timeout = 120                    # default
+tools.sandbox = "off"                       # default
+tools.sandboxWritable = []                  # default
+tools.sandboxRequired = false               # default
 skills.dirs = []                            # default
 hooks.preToolCall[0] = {{ command = "guard.sh", match = "bash|write_file", timeout = 10, failClosed = false }}  # {u}
 agents = {{}}                                 # default
@@ -691,4 +695,121 @@ fn durations_are_written_in_seconds_whole_or_decimal() {
     assert_eq!(seconds(Duration::from_millis(250)), "0.25");
     assert_eq!(seconds(Duration::from_millis(1500)), "1.5");
     assert_eq!(seconds(Duration::from_secs(u64::MAX)), u64::MAX.to_string());
+}
+
+// ------------------------------------------------------------------ the sandbox keys
+
+#[test]
+fn the_sandbox_is_set_by_the_user_the_environment_and_flags() {
+    use mm::sandbox::Mode;
+    let w = World::new();
+    assert_eq!(w.load().config.tools.sandbox, Mode::Off);
+    let user = w.write_user(
+        "[tools]\nsandbox = \"read-only\"\nsandboxWritable = [\"~/.cargo\", \"/opt/cache\"]\nsandboxRequired = true\n",
+    );
+    let loaded = w.load();
+    let t = &loaded.config.tools;
+    assert_eq!(t.sandbox, Mode::ReadOnly);
+    assert_eq!(
+        t.sandbox_writable,
+        vec![w.home().join(".cargo"), PathBuf::from("/opt/cache")]
+    );
+    assert!(t.sandbox_required);
+    assert_eq!(
+        loaded.source_of("tools.sandbox"),
+        Source::UserFile(user.clone())
+    );
+
+    let mut opts = w.opts();
+    opts.env = env(&[("MM_SANDBOX", "workspace-write")]);
+    let loaded = load(&opts).unwrap();
+    assert_eq!(loaded.config.tools.sandbox, Mode::WorkspaceWrite);
+    assert_eq!(
+        loaded.source_of("tools.sandbox"),
+        Source::Env("MM_SANDBOX".into())
+    );
+
+    opts.flags.sandbox = Some("off".into());
+    let loaded = load(&opts).unwrap();
+    assert_eq!(loaded.config.tools.sandbox, Mode::Off);
+    assert_eq!(
+        loaded.source_of("tools.sandbox"),
+        Source::Flag("--sandbox".into())
+    );
+
+    opts.overrides = overrides(&[("tools.sandbox", "workspace-write")]);
+    let loaded = load(&opts).unwrap();
+    assert_eq!(loaded.config.tools.sandbox, Mode::WorkspaceWrite);
+    let report = loaded.report();
+    let line = report
+        .lines()
+        .find(|l| l.starts_with("tools.sandbox "))
+        .unwrap();
+    assert_eq!(
+        line.split_whitespace().collect::<Vec<_>>(),
+        ["tools.sandbox", "=", "\"workspace-write\"", "#", "-c"]
+    );
+}
+
+#[test]
+fn a_project_file_cannot_set_the_sandbox() {
+    use mm::sandbox::Mode;
+    let w = World::new();
+    w.write_user("[tools]\nsandbox = \"workspace-write\"\n");
+    w.write_project(
+        "maxSteps = 7\n[tools]\nsandbox = \"off\"\nsandboxWritable = [\"/\"]\nsandboxRequired = false\n",
+    );
+    let c = w.load().config;
+    assert_eq!(c.max_steps, 7);
+    assert_eq!(c.tools.sandbox, Mode::WorkspaceWrite);
+    assert_eq!(c.tools.sandbox_writable, Vec::<PathBuf>::new());
+    assert_eq!(
+        c.warnings,
+        vec![format!(
+            "tools.sandbox, tools.sandboxWritable, tools.sandboxRequired are ignored in project files ({}): only the user's config, --config, the environment and flags set the sandbox",
+            w.project_file().display()
+        )]
+    );
+    // Even when the project is trusted: trust runs its commands, it does not lower the fence.
+    let w = World::new();
+    w.trust_project("[tools]\nsandbox = \"read-only\"\n");
+    w.write_project("[tools]\nsandbox = \"off\"\n");
+    let c = w.load().config;
+    assert_eq!(c.tools.sandbox, Mode::ReadOnly);
+    assert_eq!(
+        c.warnings,
+        vec![format!(
+            "tools.sandbox is ignored in project files ({}): only the user's config, --config, the environment and flags set the sandbox",
+            w.project_file().display()
+        )]
+    );
+}
+
+#[test]
+fn bad_sandbox_values_are_errors() {
+    let w = World::new();
+    let user = w.write_user("[tools]\nsandbox = \"on\"\n");
+    assert_eq!(
+        load(&w.opts()).unwrap_err().to_string(),
+        format!(
+            "{}: tools.sandbox must be \"off\", \"workspace-write\" or \"read-only\", got \"on\"",
+            user.display()
+        )
+    );
+    w.write_user("[tools]\nsandboxWritable = [\"cache\"]\n");
+    assert_eq!(
+        load(&w.opts()).unwrap_err().to_string(),
+        format!(
+            "{}: tools.sandboxWritable[0] must be an absolute path (or ~/…), got \"cache\"",
+            user.display()
+        )
+    );
+    w.write_user("[tools]\nsandboxRequired = \"yes\"\n");
+    assert_eq!(
+        load(&w.opts()).unwrap_err().to_string(),
+        format!(
+            "{}: tools.sandboxRequired must be a boolean, got a string",
+            user.display()
+        )
+    );
 }

@@ -398,19 +398,21 @@ fn default_candidates_moved(moved: impl Fn(u16) -> u16) -> Vec<(ServerKind, Stri
 
 #[tokio::test]
 async fn detection_finds_the_local_model_script_after_the_well_known_servers() {
-    let listing = |id: &str| {
+    let listing = |server: &FakeServer, id: &str| {
         let models = json!({"object": "list", "data": [{"id": id, "object": "model", "owned_by": "llamacpp"}]});
-        ("GET /v1/models", vec![json_reply(200, models)])
+        server.route("GET /v1/models", vec![Reply::json(models)]);
     };
-    let script = FakeServer::start(vec![listing("smollm2-135m-instruct")]).await;
-    let user = FakeServer::start(vec![listing("qwen3-8b")]).await;
-    let dead = refused_port().await;
+    let script = FakeServer::start(vec![]).await;
+    listing(&script, "smollm2-135m-instruct");
+    let user = FakeServer::start(vec![]).await;
+    listing(&user, "qwen3-8b");
+    let dead = common::refused_port();
     let script_port = port_of(LOCAL_MODEL_SCRIPT_URL);
     let detected = |moved: &dyn Fn(u16) -> u16| {
         let options = fast_options(default_candidates_moved(moved));
         async move {
             let client = OpenAiClient::with_options(&config("", ""), 0, options);
-            let info = client.info().await.unwrap();
+            let info = client.info(&CancellationToken::new()).await.unwrap();
             (info.url, info.name, client.server_kind().await)
         }
     };
@@ -418,7 +420,7 @@ async fn detection_finds_the_local_model_script_after_the_well_known_servers() {
     // Nothing on the usual ports: `scripts/local-model.sh start` is enough, no URL to set.
     let only_script = |port| {
         if port == script_port {
-            port_of(&script.root)
+            script.addr().port()
         } else {
             dead
         }
@@ -434,8 +436,8 @@ async fn detection_finds_the_local_model_script_after_the_well_known_servers() {
 
     // The user's own llama-server on 8080 wins over the script's.
     let both = |port| match port {
-        8080 => port_of(&user.root),
-        p if p == script_port => port_of(&script.root),
+        8080 => user.addr().port(),
+        p if p == script_port => script.addr().port(),
         _ => dead,
     };
     assert_eq!(

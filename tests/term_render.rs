@@ -360,6 +360,7 @@ fn full_banner() -> Banner {
         hooks: vec![("preToolCall".into(), 1)],
         mcp_servers: vec!["fs".into(), "git".into()],
         agents: vec!["claude".into()],
+        sandbox: Some("workspace-write".into()),
         warnings: vec![
             "unknown key \"modle\" in /home/u/.config/mm/config.toml".into(),
             "skill \"compact\" is not advertised: the /compact command shadows it; use $compact"

@@ -35,6 +35,7 @@ fn bash_timing_out_after(timeout: Duration) -> Bash {
     Bash {
         timeout,
         processes: Supervisor::new(),
+        sandbox: Default::default(),
     }
 }
 
@@ -114,8 +115,8 @@ fn wire_definitions_are_small() {
     let tools: Vec<Box<dyn Tool>> = vec![
         Box::new(bash()),
         Box::new(ReadFile),
-        Box::new(WriteFile),
-        Box::new(EditFile),
+        Box::new(WriteFile::default()),
+        Box::new(EditFile::default()),
     ];
     let defs: Vec<Value> = tools.iter().map(|t| wire_definition(t.as_ref())).collect();
     let text = serde_json::to_string(&defs).unwrap();
@@ -127,8 +128,11 @@ fn schemas_name_their_fields() {
     let required = |t: &dyn Tool| t.parameters()["required"].clone();
     assert_eq!(required(&bash()), json!(["command"]));
     assert_eq!(required(&ReadFile), json!(["path"]));
-    assert_eq!(required(&WriteFile), json!(["path", "content"]));
-    assert_eq!(required(&EditFile), json!(["path", "old_text", "new_text"]));
+    assert_eq!(required(&WriteFile::default()), json!(["path", "content"]));
+    assert_eq!(
+        required(&EditFile::default()),
+        json!(["path", "old_text", "new_text"])
+    );
 }
 
 #[test]
@@ -145,14 +149,14 @@ fn names_kinds_titles_locations_gates() {
             false,
         ),
         (
-            &WriteFile,
+            &WriteFile::default(),
             "write_file",
             ToolKind::Edit,
             "write_file: src/a.rs",
             true,
         ),
         (
-            &EditFile,
+            &EditFile::default(),
             "edit_file",
             ToolKind::Edit,
             "edit_file: src/a.rs",
@@ -169,7 +173,11 @@ fn names_kinds_titles_locations_gates() {
         assert!(tool.locations(&json!("garbage"), cwd).is_empty());
     }
     assert!(bash().locations(&args, cwd).is_empty());
-    for tool in [&ReadFile as &dyn Tool, &WriteFile, &EditFile] {
+    for tool in [
+        &ReadFile as &dyn Tool,
+        &WriteFile::default(),
+        &EditFile::default(),
+    ] {
         assert_eq!(
             tool.locations(&args, cwd),
             vec![PathBuf::from("/w/src/a.rs")]
@@ -394,6 +402,7 @@ async fn bash_cancel_escalates_to_sigkill_without_waiting() {
     let tool = Bash {
         timeout: Duration::from_secs(120),
         processes: std::sync::Arc::new(Supervisor::with_grace(grace)),
+        sandbox: Default::default(),
     };
     let call = run_with(
         &tool,
@@ -627,7 +636,7 @@ fn mode(path: &Path) -> u32 {
 async fn write_file_creates_parents_with_the_default_mode() {
     let (_d, cwd) = tmp();
     let out = run(
-        &WriteFile,
+        &WriteFile::default(),
         &cwd,
         json!({"path": "sub/dir/new.txt", "content": "héllo"}),
     )
@@ -666,7 +675,7 @@ async fn write_file_overwrites_keeping_the_mode() {
     fs::write(&path, "old").unwrap();
     fs::set_permissions(&path, fs::Permissions::from_mode(0o751)).unwrap();
     let out = run(
-        &WriteFile,
+        &WriteFile::default(),
         &cwd,
         json!({"path": "run.sh", "content": "new"}),
     )
@@ -692,7 +701,7 @@ async fn write_file_through_a_symlink_keeps_the_link() {
     fs::write(cwd.join("real/target.txt"), "old").unwrap();
     symlink("real/target.txt", cwd.join("link.txt")).unwrap();
     let out = run(
-        &WriteFile,
+        &WriteFile::default(),
         &cwd,
         json!({"path": "link.txt", "content": "new"}),
     )
@@ -718,7 +727,7 @@ async fn write_file_through_a_dangling_symlink_creates_the_target() {
     let (_d, cwd) = tmp();
     symlink("missing.txt", cwd.join("link.txt")).unwrap();
     let out = run(
-        &WriteFile,
+        &WriteFile::default(),
         &cwd,
         json!({"path": "link.txt", "content": "x"}),
     )
@@ -740,7 +749,7 @@ async fn write_file_refuses_a_read_only_file() {
     fs::write(&path, "keep").unwrap();
     fs::set_permissions(&path, fs::Permissions::from_mode(0o444)).unwrap();
     let out = run(
-        &WriteFile,
+        &WriteFile::default(),
         &cwd,
         json!({"path": "ro.txt", "content": "new"}),
     )
@@ -774,7 +783,7 @@ async fn write_file_bad_arguments() {
         ),
     ];
     for (args, text) in cases {
-        assert_eq!(run(&WriteFile, &cwd, args).await, failed(text));
+        assert_eq!(run(&WriteFile::default(), &cwd, args).await, failed(text));
     }
     assert_eq!(entries(&cwd), vec!["d"]);
 }
@@ -782,7 +791,7 @@ async fn write_file_bad_arguments() {
 // ---------------------------------------------------------------- edit_file
 
 async fn edit(cwd: &Path, args: Value) -> ToolOutput {
-    run(&EditFile, cwd, args).await
+    run(&EditFile::default(), cwd, args).await
 }
 
 #[tokio::test]

@@ -363,6 +363,9 @@ impl Server {
             hello.protocol.unwrap_or(0),
             hello.forms,
         ));
+        if self.engine.sandbox.is_on() {
+            self.log.line(&self.engine.sandbox.log_line());
+        }
         let acp = &self.config.acp;
         let title = (!acp.title.is_empty()).then(|| acp.title.clone());
         InitializeResponse::new(agent_client_protocol::schema::ProtocolVersion::V1)

@@ -131,6 +131,9 @@ const ROOT: Shape = Shape::Table(&[
         Shape::Table(&[
             ("maxOutput", Shape::Leaf),
             ("bash", Shape::Table(&[("timeout", Shape::Leaf)])),
+            ("sandbox", Shape::Str),
+            ("sandboxWritable", Shape::Leaf),
+            ("sandboxRequired", Shape::Leaf),
         ]),
     ),
     ("skills", Shape::Table(&[("dirs", Shape::Leaf)])),
@@ -392,6 +395,13 @@ pub(super) fn env_layers(env: &BTreeMap<String, String>) -> Result<Vec<Layer>, C
         };
         push("MM_YOLO", &["yolo"], Value::Boolean(yolo));
     }
+    if let Some(mode) = get("MM_SANDBOX") {
+        push(
+            "MM_SANDBOX",
+            &["tools", "sandbox"],
+            Value::String(mode.clone()),
+        );
+    }
     if let Some(raw) = get("MM_CONTEXT_WINDOW") {
         let tokens = raw
             .trim()
@@ -431,6 +441,13 @@ pub(super) fn flag_layers(flags: &Flags) -> Vec<Layer> {
         Some(true) => push("--yolo", &["yolo"], Value::Boolean(true)),
         Some(false) => push("--no-yolo", &["yolo"], Value::Boolean(false)),
         None => {}
+    }
+    if let Some(mode) = &flags.sandbox {
+        push(
+            "--sandbox",
+            &["tools", "sandbox"],
+            Value::String(mode.clone()),
+        );
     }
     layers
 }

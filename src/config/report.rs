@@ -140,6 +140,17 @@ pub(super) fn report(loaded: &Loaded) -> String {
         "tools.bash.timeout",
         seconds(c.tools.bash_timeout),
     );
+    add(&mut lines, "tools.sandbox", quote(c.tools.sandbox.name()));
+    add(
+        &mut lines,
+        "tools.sandboxWritable",
+        paths(&c.tools.sandbox_writable),
+    );
+    add(
+        &mut lines,
+        "tools.sandboxRequired",
+        c.tools.sandbox_required.to_string(),
+    );
     add(&mut lines, "skills.dirs", paths(&c.skills.dirs));
 
     let h = &c.hooks;

@@ -12,6 +12,15 @@ use super::{
     Origin, source_of,
 };
 
+/// `"a", "b" or "c"`.
+fn or_list(items: &[String]) -> String {
+    match items.split_last() {
+        Some((last, [])) => last.clone(),
+        Some((last, rest)) => format!("{} or {last}", rest.join(", ")),
+        None => String::new(),
+    }
+}
+
 /// Reads typed values out of merged tables, naming the key and its source in every error.
 pub(super) struct Resolver<'a> {
     pub sources: &'a BTreeMap<String, Source>,
@@ -423,6 +432,35 @@ impl Resolver<'_> {
                 && let Some(v) = self.uint(b, "tools.bash", "timeout", 1, u64::MAX)?
             {
                 c.tools.bash_timeout = Duration::from_secs(v);
+            }
+            if let Some(v) = self.string(t, "tools", "sandbox")? {
+                c.tools.sandbox = crate::sandbox::Mode::parse(&v).ok_or_else(|| {
+                    let names: Vec<String> = crate::sandbox::Mode::NAMES
+                        .iter()
+                        .map(|n| quote(n))
+                        .collect();
+                    self.invalid(
+                        "tools.sandbox",
+                        format!("must be {}, got {}", or_list(&names), quote(&v)),
+                    )
+                })?;
+            }
+            if let Some(list) = self.paths(t, "tools", "sandboxWritable")? {
+                for (i, path) in list.iter().enumerate() {
+                    if !path.is_absolute() {
+                        return Err(self.invalid(
+                            &format!("tools.sandboxWritable[{i}]"),
+                            format!(
+                                "must be an absolute path (or ~/…), got {}",
+                                quote(&path.to_string_lossy())
+                            ),
+                        ));
+                    }
+                }
+                c.tools.sandbox_writable = list;
+            }
+            if let Some(v) = self.boolean(t, "tools", "sandboxRequired")? {
+                c.tools.sandbox_required = v;
             }
         }
         if let Some(s) = self.table(root, "", "skills")?

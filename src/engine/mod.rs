@@ -24,6 +24,7 @@ use crate::hooks::{HookDecision, HookEvent, HookResult, Hooks};
 use crate::lsp::LspServers;
 use crate::model::ModelClient;
 use crate::process::Supervisor;
+use crate::sandbox::{Places, Sandbox};
 use crate::skills::{Catalogue, SkillDirs};
 use crate::tools::{Setup, Toolbox};
 
@@ -109,6 +110,8 @@ pub struct Engine {
     pub processes: Arc<Supervisor>,
     /// Language servers, one per (language, cwd), started on first use by the `lsp` tool.
     pub lsp: Arc<LspServers>,
+    /// What the model's commands and file writes are fenced in (docs/sandbox.md).
+    pub sandbox: Arc<Sandbox>,
     /// The process-wide `call_N` counter (never reset).
     pub call_counter: AtomicU64,
     pub env: Environment,
@@ -135,11 +138,13 @@ impl Engine {
         let processes = Supervisor::new();
         let hooks = Arc::new(Hooks::new(&config.hooks, Arc::clone(&processes)));
         let lsp = Arc::new(LspServers::new(&config, Arc::clone(&processes)));
+        let sandbox = Arc::new(Sandbox::new(&config, Places::default()));
         Engine {
             config,
             model,
             processes,
             lsp,
+            sandbox,
             call_counter: AtomicU64::new(0),
             env: Environment::default(),
             known_window: AtomicU64::new(config_window),
@@ -161,6 +166,13 @@ impl Engine {
     /// How deep this process is in a chain of agents asking agents.
     pub fn ask_depth(&self) -> u32 {
         self.ask_depth
+    }
+
+    /// Sets the sandbox (built by `main.rs` with the places it knows: the temp folder, the
+    /// configuration files).
+    pub fn with_sandbox(mut self, sandbox: Sandbox) -> Self {
+        self.sandbox = Arc::new(sandbox);
+        self
     }
 
     /// Sets where the user's folders are (skills, configuration).
@@ -240,6 +252,7 @@ impl Engine {
             processes: &self.processes,
             lsp: &self.lsp,
             ask_depth: self.ask_depth,
+            sandbox: &self.sandbox,
         })
     }
 

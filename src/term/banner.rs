@@ -29,6 +29,8 @@ pub struct Banner {
     pub mcp_servers: Vec<String>,
     /// Names of the configured agents.
     pub agents: Vec<String>,
+    /// The sandbox's mode as enforced (`workspace-write`); `None` when it is off.
+    pub sandbox: Option<String>,
     /// Every warning: configuration, skipped and shadowed skills.
     pub warnings: Vec<String>,
 }
@@ -59,6 +61,7 @@ impl Banner {
             .collect(),
             mcp_servers: config.mcp_servers.keys().cloned().collect(),
             agents: config.agents.keys().cloned().collect(),
+            sandbox: None,
             warnings: config.warnings.clone(),
         }
     }
@@ -100,9 +103,14 @@ pub fn banner_lines(banner: &Banner, color: bool) -> Vec<String> {
     let mut facts = vec![
         format!("sessions {}", on_off(banner.sessions)),
         format!("yolo {}", on_off(banner.yolo)),
+    ];
+    if let Some(mode) = &banner.sandbox {
+        facts.push(format!("sandbox {mode}"));
+    }
+    facts.extend([
         plural(banner.skills, "skill", "skills"),
         hooks_fact(&banner.hooks),
-    ];
+    ]);
     if !banner.mcp_servers.is_empty() {
         facts.push(format!("MCP: {}", banner.mcp_servers.join(", ")));
     }

@@ -11,20 +11,27 @@ use async_trait::async_trait;
 use serde::Deserialize;
 use serde_json::Value;
 
-use super::write_file::{path_location, path_title, write_atomic};
+use super::write_file::{path_location, path_title, write_atomic_checked};
 use super::{Call, Setup, Tool, ToolOutput, parse_args, schema_of};
 use crate::event::{FileDiff, Tally, ToolKind};
 use crate::paths;
+use crate::sandbox::Sandbox;
 
 pub const NAME: &str = "edit_file";
 /// Lines of context shown around the closest match when nothing matches.
 const CONTEXT_LINES: usize = 2;
 
-pub struct EditFile;
+#[derive(Default)]
+pub struct EditFile {
+    /// Edits outside it are refused (docs/sandbox.md).
+    pub sandbox: Arc<Sandbox>,
+}
 
 /// The registration (tools/mod.rs).
-pub fn tool(_setup: &Setup<'_>) -> Option<Arc<dyn Tool>> {
-    Some(Arc::new(EditFile))
+pub fn tool(setup: &Setup<'_>) -> Option<Arc<dyn Tool>> {
+    Some(Arc::new(EditFile {
+        sandbox: Arc::clone(setup.sandbox),
+    }))
 }
 
 #[derive(Deserialize, schemars::JsonSchema)]
@@ -75,6 +82,9 @@ impl Tool for EditFile {
         }
         let shown = args.path.as_str();
         let abs = paths::resolve(call.cwd, shown);
+        if let Err(refused) = self.sandbox.check_write(call.cwd, &abs) {
+            return ToolOutput::failed(refused);
+        }
         let original = match fs::read(&abs) {
             Ok(bytes) => match String::from_utf8(bytes) {
                 Ok(t) => t,
@@ -111,7 +121,8 @@ impl Tool for EditFile {
                 "{shown} is unchanged: new_text is the same as the text it replaces"
             ));
         }
-        if let Err(e) = write_atomic(&abs, shown, edited.as_bytes()) {
+        let check = |p: &Path| self.sandbox.check_write(call.cwd, p);
+        if let Err(e) = write_atomic_checked(&abs, shown, edited.as_bytes(), check) {
             return ToolOutput::failed(e.to_string());
         }
         let mut out = ToolOutput::completed(format!("edited {shown}: {summary}"));

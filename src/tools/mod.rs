@@ -30,6 +30,7 @@ use crate::event::{
 use crate::lsp::LspServers;
 use crate::process::Supervisor;
 use crate::relay::{RelayedAnswer, RelayedForm, RelayedOption, RelayedPermission};
+use crate::sandbox::Sandbox;
 use crate::skills::Catalogue;
 
 /// What a session's tools are built with: each tool takes the settings and the session state
@@ -47,6 +48,9 @@ pub struct Setup<'a> {
     pub lsp: &'a Arc<LspServers>,
     /// How deep this process is in a chain of agents asking agents (0: asked by no agent).
     pub ask_depth: u32,
+    /// The sandbox (docs/sandbox.md): `bash` runs its commands in `sandbox.fence(cwd)`; a tool
+    /// that writes a file asks `sandbox.check_write(cwd, path)` first.
+    pub sandbox: &'a Arc<Sandbox>,
 }
 
 /// Builds a tool for a session; `None` when the tool is not offered (nothing to do for it).
