@@ -343,9 +343,20 @@ async fn one_shot(
 ) -> anyhow::Result<i32> {
     let frontend = OneShotFrontend::new(options.color_stderr, stdin_terminal);
     let mut session = open_session(&engine, &config, cwd, cli, &frontend).await?;
-    for line in mm::term::banner::banner_lines(&banner_for(&engine, &session), options.color_stderr)
-    {
+    let banner = banner_for(&engine, &session);
+    frontend.banner_model(banner.model_named());
+    for line in mm::term::banner::banner_lines(&banner, options.color_stderr) {
         eprintln!("{line}");
+    }
+    // `@missing` and `$nosuch` are left out of the prompt: say so, and the prompt still goes.
+    let skills: Vec<String> = session
+        .skills
+        .skills
+        .iter()
+        .map(|s| s.name.clone())
+        .collect();
+    for notice in mm::term::input::unresolved(&text, &session.cwd, &skills) {
+        eprintln!("{}", mm::term::style::dim(options.color_stderr, &notice));
     }
     // The model line comes from the engine (`Event::ModelDetected`) before the first call.
     // Ctrl-C (and SIGTERM, SIGHUP) cancel the turn: main.rs watches them.
@@ -354,6 +365,18 @@ async fn one_shot(
         .prompt(&mut session, &text, &[], &frontend, &cancel)
         .await;
     frontend.finish();
+    // A small window is worth a word only once a turn has used over half of it.
+    if let Some(context) = frontend
+        .context()
+        .filter(|c| mm::term::banner::small_window_filling(*c))
+    {
+        let kind = engine.model.server_kind().await;
+        if let Some(warning) =
+            mm::term::banner::small_window_warning(context, kind, options.color_stderr)
+        {
+            eprintln!("{warning}");
+        }
+    }
     Ok(match outcome.stop {
         Ok(StopReason::EndTurn) => 0,
         Ok(StopReason::MaxTokens) => {
