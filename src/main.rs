@@ -248,7 +248,10 @@ async fn front_end(
     if prompt.as_deref().is_some_and(|p| p.trim().is_empty()) {
         anyhow::bail!("no prompt: the prompt is empty");
     }
-    let options = TermOptions::from_env();
+    let options = TermOptions {
+        reopened: cli.resume.is_some() || cli.continue_,
+        ..TermOptions::from_env()
+    };
 
     let interactive = prompt.is_none();
     let signalled = watch_signals(stop, !interactive)?;
@@ -347,6 +350,11 @@ async fn one_shot(
     frontend.banner_model(banner.model_named());
     for line in mm::term::banner::banner_lines(&banner, options.color_stderr) {
         eprintln!("{line}");
+    }
+    if options.reopened {
+        for line in mm::term::sessions::reopened(&engine, &session, options.color_stderr) {
+            eprintln!("{line}");
+        }
     }
     // `@missing` and `$nosuch` are left out of the prompt: say so, and the prompt still goes.
     let skills: Vec<String> = session

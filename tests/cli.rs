@@ -473,6 +473,37 @@ async fn p_names_a_missing_file_or_skill_and_the_prompt_still_goes() {
     no_violations(&server);
 }
 
+#[tokio::test]
+async fn p_continue_says_what_it_reopened() {
+    let server = FakeServer::start(vec![Reply::text("first answer"), Reply::text("again")]).await;
+    let sb = Sandbox::new();
+    let on = ["-c", "sessions.enabled=true"];
+    let first = sb
+        .run(Some(&server.url()), &[&on[..], &["-p", "one"]].concat())
+        .await;
+    assert_code(&first, 0);
+    let second = sb
+        .run(
+            Some(&server.url()),
+            &[&on[..], &["--continue", "-p", "two"]].concat(),
+        )
+        .await;
+    assert_code(&second, 0);
+    let lines: Vec<&str> = second.stderr.lines().skip(3).take(3).collect();
+    assert!(
+        lines[0].starts_with("session ") && lines[0].contains(" · saved "),
+        "{}",
+        second.stderr
+    );
+    assert!(
+        lines[0].ends_with(" · 2 message(s) · first prompt: one"),
+        "{}",
+        second.stderr
+    );
+    assert_eq!(lines[1..], ["  > one", "  first answer"]);
+    no_violations(&server);
+}
+
 // ------------------------------------------------------------------ exit codes
 
 #[tokio::test]

@@ -40,6 +40,8 @@ pub struct TermOptions {
     pub color_stderr: bool,
     /// The spinner (stderr is a terminal).
     pub spinner: bool,
+    /// The session was reopened (`--continue`, `--resume`): the banner says what it holds.
+    pub reopened: bool,
 }
 
 impl TermOptions {
@@ -54,6 +56,7 @@ impl TermOptions {
             color: !no_color && std::io::stdout().is_terminal(),
             color_stderr: !no_color && std::io::stderr().is_terminal(),
             spinner: std::io::stderr().is_terminal(),
+            reopened: false,
         }
     }
 }
@@ -88,13 +91,8 @@ pub async fn run_interactive(
     );
     frontend.banner_model(banner.model_named());
     let mut lines = banner::banner_lines(&banner, options.color_stderr);
-    if crate::history::count_without_system(&session.history) > 0 {
-        // --continue, --resume ID: what was opened.
-        let saved = sessions::saved_age(&engine, &session.cwd, &session.id);
-        lines.extend(sessions::reopened_lines(
-            &sessions::summary(&session, saved),
-            options.color_stderr,
-        ));
+    if options.reopened {
+        lines.extend(sessions::reopened(&engine, &session, options.color_stderr));
     }
     lines.push(banner::hint_line(options.color_stderr));
     frontend.lines(Target::Stderr, lines);

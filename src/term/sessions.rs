@@ -88,6 +88,12 @@ pub async fn load(
     }
 }
 
+/// What a session reopened by `--continue` or `--resume` holds (before a turn rewrites its file).
+pub fn reopened(engine: &Engine, session: &Session, color: bool) -> Vec<String> {
+    let saved = saved_age(engine, &session.cwd, &session.id);
+    reopened_lines(&summary(session, saved), color)
+}
+
 /// How long ago the session file `id` of `cwd` was written.
 pub fn saved_age(engine: &Engine, cwd: &Path, id: &str) -> Option<String> {
     let file = engine.sessions_dir(cwd).join(format!("{id}.json"));
