@@ -120,19 +120,17 @@ impl Keyboard {
             let mut s = self.lock();
             for key in keys {
                 let in_turn = s.turn.is_some() && !s.question;
-                let entry = match (&key, &s.turn) {
-                    (Key::Interrupt, Some(turn)) if in_turn => {
+                if in_turn && key == Key::Interrupt {
+                    if let Some(turn) = &s.turn {
                         turn.cancel();
-                        Entry::TurnInterrupt
                     }
+                    s.queue.push_back(Entry::TurnInterrupt);
+                } else if in_turn && key == Key::Ctrl('z') {
                     // At the prompt the editor suspends (and draws the line again after).
-                    (Key::Ctrl('z'), Some(_)) if in_turn => {
-                        suspend = true;
-                        continue;
-                    }
-                    _ => Entry::Key(key),
-                };
-                s.queue.push_back(entry);
+                    suspend = true;
+                } else {
+                    s.queue.push_back(Entry::Key(key));
+                }
             }
         }
         if suspend {
@@ -439,6 +437,9 @@ mod tests {
         k.push(vec![Key::Interrupt]);
         assert!(turn.is_cancelled());
         k.push(chars("c"));
+        // Ctrl-Z suspends at once (nothing to suspend here: no terminal held); it is not typed
+        // ahead.
+        k.push(vec![Key::Ctrl('z')]);
         k.end_turn(true);
         let mut got = Vec::new();
         for _ in 0..3 {

@@ -1,5 +1,5 @@
 //! The terminal front end: the interactive session (`mm`), one-shot mode (`mm -p`) and the
-//! banner. `render`, `banner`, `editor`, `keys`, `wrap` and `input` are pure and tested on their
+//! banner. `render`, `banner`, `editor`, `layout`, `keys`, `wrap` and `input` are pure and tested on their
 //! own; `raw`, `keyboard`, `screen`, `frontend` and `repl` do the I/O.
 
 pub mod banner;
@@ -11,6 +11,7 @@ pub mod history;
 pub mod input;
 pub mod keyboard;
 pub mod keys;
+pub mod layout;
 pub mod markdown;
 pub mod raw;
 pub mod render;

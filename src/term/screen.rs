@@ -7,8 +7,9 @@ use std::sync::{Mutex, MutexGuard};
 
 use tokio_util::sync::CancellationToken;
 
-use super::editor::{self, Complete, Editor, Outcome};
+use super::editor::{Complete, Editor, Outcome};
 use super::keyboard::Keyboard;
+use super::layout;
 use super::raw;
 use super::render::Target;
 
@@ -24,7 +25,7 @@ struct Shown {
     cursor: usize,
     /// The cursor's row below the prompt's first row.
     row: usize,
-    frame: editor::Frame,
+    frame: layout::Frame,
 }
 
 /// The terminal's output while a prompt may be on it. Every write of the interactive session
@@ -59,8 +60,8 @@ impl Screen {
     pub fn show(&self, buf: &str, cursor: usize) {
         let mut shown = self.lock();
         let row = shown.as_ref().map_or(0, |s| s.row);
-        let frame = editor::frame(PROMPT, buf, cursor, width());
-        let (text, row) = editor::draw(row, &frame);
+        let frame = layout::frame(PROMPT, buf, cursor, width());
+        let (text, row) = layout::draw(row, &frame);
         out(&text);
         *shown = Some(Shown {
             buf: buf.to_string(),
@@ -73,7 +74,7 @@ impl Screen {
     /// Leaves the prompt as it is on the screen, `mark` after it, the cursor on a new line.
     pub fn leave(&self, mark: &str) {
         if let Some(s) = self.lock().take() {
-            out(&editor::leave(s.row, &s.frame, mark));
+            out(&layout::leave(s.row, &s.frame, mark));
         }
     }
 
@@ -97,8 +98,8 @@ impl Screen {
             }
         }
         if let Some(s) = shown.as_mut() {
-            let frame = editor::frame(PROMPT, &s.buf, s.cursor, width());
-            let (text, row) = editor::draw(0, &frame);
+            let frame = layout::frame(PROMPT, &s.buf, s.cursor, width());
+            let (text, row) = layout::draw(0, &frame);
             out(&text);
             s.row = row;
             s.frame = frame;
@@ -186,7 +187,7 @@ pub async fn read_line(
                 }
                 Outcome::List(items) => {
                     screen.show(editor.text(), editor.cursor());
-                    let mut text = editor::columns(&items, width()).join("\n");
+                    let mut text = layout::columns(&items, width()).join("\n");
                     text.push('\n');
                     screen.print(Target::Stdout, &text);
                 }
