@@ -267,6 +267,9 @@ impl Recap {
 #[derive(Debug, Clone, PartialEq)]
 pub struct PermissionRequest {
     pub call: ToolCallStart,
+    /// The change the call would make, when its tool can say before running (`Tool::preview`):
+    /// front ends show it with the question.
+    pub preview: Vec<FileDiff>,
 }
 
 /// The four answers of the permission gate.

@@ -290,7 +290,10 @@ async fn front_end(
     if prompt.as_deref().is_some_and(|p| p.trim().is_empty()) {
         anyhow::bail!("no prompt: the prompt is empty");
     }
-    let options = TermOptions::from_env();
+    let options = TermOptions {
+        reopened: cli.resume.is_some() || cli.continue_,
+        ..TermOptions::from_env()
+    };
 
     let interactive = prompt.is_none();
     let signalled = watch_signals(stop, !interactive)?;
@@ -428,9 +431,25 @@ async fn one_shot(
 ) -> anyhow::Result<i32> {
     let frontend = OneShotFrontend::new(options.color_stderr, stdin_terminal);
     let mut session = open_session(&engine, &config, cwd, cli, &frontend).await?;
-    for line in mm::term::banner::banner_lines(&banner_for(&engine, &session), options.color_stderr)
-    {
+    let banner = banner_for(&engine, &session);
+    frontend.banner_model(banner.model_named());
+    for line in mm::term::banner::banner_lines(&banner, options.color_stderr) {
         eprintln!("{line}");
+    }
+    if options.reopened {
+        for line in mm::term::sessions::reopened(&engine, &session, options.color_stderr) {
+            eprintln!("{line}");
+        }
+    }
+    // `@missing` and `$nosuch` are left out of the prompt: say so, and the prompt still goes.
+    let skills: Vec<String> = session
+        .skills
+        .skills
+        .iter()
+        .map(|s| s.name.clone())
+        .collect();
+    for notice in mm::term::input::unresolved(&text, &session.cwd, &skills) {
+        eprintln!("{}", mm::term::style::dim(options.color_stderr, &notice));
     }
     // The model line comes from the engine (`Event::ModelDetected`) before the first call.
     // Ctrl-C (and SIGTERM, SIGHUP) cancel the turn: main.rs watches them.
@@ -439,6 +458,18 @@ async fn one_shot(
         .prompt(&mut session, &text, &[], &frontend, &cancel)
         .await;
     frontend.finish();
+    // A small window is worth a word only once a turn has used over half of it.
+    if let Some(context) = frontend
+        .context()
+        .filter(|c| mm::term::banner::small_window_filling(*c))
+    {
+        let kind = engine.model.server_kind().await;
+        if let Some(warning) =
+            mm::term::banner::small_window_warning(context, kind, options.color_stderr)
+        {
+            eprintln!("{warning}");
+        }
+    }
     Ok(match outcome.stop {
         Ok(StopReason::EndTurn) => 0,
         Ok(StopReason::MaxTokens) => {

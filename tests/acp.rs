@@ -541,6 +541,71 @@ async fn permission_requests_offer_the_four_options_and_are_obeyed() {
 }
 
 #[tokio::test]
+async fn a_permission_request_carries_the_change_the_call_would_make() {
+    let dir = tmp();
+    let cwd = canonical(dir.path());
+    std::fs::write(cwd.join("a.txt"), "one\ntwo\n").unwrap();
+    let mut config = test_config();
+    config.yolo = false;
+    let model = ScriptedModel::new(vec![
+        Answer::call(
+            "write_file",
+            json!({"path": "new.txt", "content": "hello\n"}),
+        )
+        .without_usage(),
+        Answer::call(
+            "edit_file",
+            json!({"path": "a.txt", "old_text": "two", "new_text": "2"}),
+        )
+        .without_usage(),
+        Answer::text("end").without_usage(),
+    ]);
+    let mut h = Harness::start(config, model);
+    h.client.initialize(false).await;
+    let (id, _) = h.client.new_session(&cwd).await;
+    let pid = h
+        .client
+        .request(
+            "session/prompt",
+            json!({"sessionId": id, "prompt": [{"type": "text", "text": "go"}]}),
+        )
+        .await;
+    // Before the user answers, the editor has the diff (a new file: `oldText` null).
+    let (_, req) = h.client.until_request("session/request_permission").await;
+    let new_file = cwd.join("new.txt").to_string_lossy().into_owned();
+    assert_eq!(
+        req["params"]["toolCall"]["content"],
+        json!([{"type": "diff", "path": new_file, "oldText": null, "newText": "hello\n"}])
+    );
+    assert!(!cwd.join("new.txt").exists());
+    h.client
+        .respond(
+            &req["id"],
+            json!({"outcome": {"outcome": "selected", "optionId": "reject"}}),
+        )
+        .await;
+    let (_, req) = h.client.until_request("session/request_permission").await;
+    let a = cwd.join("a.txt").to_string_lossy().into_owned();
+    assert_eq!(
+        req["params"]["toolCall"]["content"],
+        json!([{"type": "diff", "path": a, "oldText": "one\ntwo\n", "newText": "one\n2\n"}])
+    );
+    h.client
+        .respond(
+            &req["id"],
+            json!({"outcome": {"outcome": "selected", "optionId": "reject"}}),
+        )
+        .await;
+    let (_, r) = h.client.until_response(pid).await;
+    assert_eq!(r["result"]["stopReason"], "end_turn");
+    assert_eq!(
+        std::fs::read_to_string(cwd.join("a.txt")).unwrap(),
+        "one\ntwo\n"
+    );
+    h.finish().await.unwrap();
+}
+
+#[tokio::test]
 async fn a_cancelled_permission_outcome_is_a_rejection() {
     let dir = tmp();
     let mut config = test_config();

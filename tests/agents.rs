@@ -186,7 +186,7 @@ async fn ask_agent_reaches_a_second_mm_and_keeps_it_for_the_follow_up() {
     )
     .await;
     assert_eq!(r.code, Some(0), "{}", r.stderr);
-    assert_eq!(r.stdout, "The other agent says four, then six.");
+    assert_eq!(r.stdout, "The other agent says four, then six.\n");
     let requests = server.requests();
     assert_eq!(requests.len(), 5);
     // The system prompt names the agents the tool reaches.

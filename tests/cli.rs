@@ -8,8 +8,8 @@
 
 mod common;
 
-use common::mm_run::{RUN_LIMIT, Run, Sandbox, finish, interrupt};
-use common::{Call, FakeServer, HANG_GUARD, Reply};
+use common::mm_run::{RUN_LIMIT, Run, Sandbox, finish, finish_within, interrupt};
+use common::{Call, FakeServer, HANG_GUARD, Options, Reply};
 use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, BufReader};
@@ -65,7 +65,7 @@ async fn p_streams_the_answer_on_stdout_and_the_banner_on_stderr() {
     let url = server.url();
     let run = sb.run(Some(&url), &["-p", "say hello"]).await;
     assert_code(&run, 0);
-    assert_eq!(run.stdout, "Hello from the fake model.");
+    assert_eq!(run.stdout, "Hello from the fake model.\n");
     let banner: Vec<&str> = run.stderr.lines().collect();
     assert_eq!(
         banner,
@@ -74,8 +74,6 @@ async fn p_streams_the_answer_on_stdout_and_the_banner_on_stderr() {
             &format!("model server {url}"),
             "sessions off · yolo on · 0 skills · 0 hooks",
             &format!("model fake-model at {url} · context window 32k"),
-            // Ends the answer's line: stdout carries the answer alone.
-            "",
         ]
     );
     let msgs = messages(&server, 0);
@@ -92,7 +90,7 @@ async fn a_positional_prompt_is_the_prompt() {
     let sb = Sandbox::new();
     let run = sb.run(Some(&server.url()), &["what", "is", "this?"]).await;
     assert_code(&run, 0);
-    assert_eq!(run.stdout, "ok");
+    assert_eq!(run.stdout, "ok\n");
     assert_eq!(messages(&server, 0)[1]["content"], "what is this?");
     no_violations(&server);
 }
@@ -105,7 +103,7 @@ async fn a_piped_prompt_is_read_from_stdin() {
         .run_with_stdin(Some(&server.url()), &[], "prompt from a pipe\n")
         .await;
     assert_code(&run, 0);
-    assert_eq!(run.stdout, "ok");
+    assert_eq!(run.stdout, "ok\n");
     assert_eq!(messages(&server, 0)[1]["content"], "prompt from a pipe");
     no_violations(&server);
 }
@@ -253,11 +251,10 @@ async fn bash_really_runs_in_the_working_folder_and_its_output_goes_back() {
     assert_code(&run, 0);
     assert_eq!(std::fs::read_to_string(sb.path("out.txt")).unwrap(), "hi\n");
     assert_eq!(tool_results(&server, 1), vec!["written\n".to_string()]);
-    assert_eq!(run.stdout, "Done.");
+    assert_eq!(run.stdout, "Done.\n");
     assert_eq!(
         activity(&run),
-        // The last line ends the answer's line: stdout carries the answer alone.
-        vec!["$ bash: echo hi > out.txt && echo written", "  written", ""]
+        vec!["$ bash: echo hi > out.txt && echo written", "  written"]
     );
     no_violations(&server);
 }
@@ -308,7 +305,7 @@ async fn write_edit_and_read_file_work_on_real_files() {
         results[1]
     );
     assert_eq!(results[2], "alpha\ngamma\n");
-    assert_eq!(run.stdout, "The file says alpha and gamma.");
+    assert_eq!(run.stdout, "The file says alpha and gamma.\n");
     no_violations(&server);
 }
 
@@ -347,7 +344,7 @@ async fn bad_tool_arguments_are_explained_to_the_model_and_the_turn_goes_on() {
         "{}",
         results[2]
     );
-    assert_eq!(run.stdout, "Sorry.");
+    assert_eq!(run.stdout, "Sorry.\n");
     no_violations(&server);
 }
 
@@ -360,7 +357,7 @@ async fn a_tool_call_written_as_text_is_run_and_never_shown() {
         .run(Some(&server.url()), &["-p", "say hi with bash"])
         .await;
     assert_code(&run, 0);
-    assert_eq!(run.stdout, "It printed hi.");
+    assert_eq!(run.stdout, "It printed hi.\n");
     let msgs = messages(&server, 1);
     let assistant = &msgs[2];
     assert_eq!(assistant["role"], "assistant");
@@ -406,6 +403,107 @@ async fn no_yolo_without_a_terminal_rejects_gated_tools_and_says_why() {
     no_violations(&server);
 }
 
+// ------------------------------------------------------------------ a new user's first runs
+
+#[tokio::test]
+async fn p_names_the_model_once_when_mm_model_is_set() {
+    let server = FakeServer::start(vec![Reply::text("ok")]).await;
+    let sb = Sandbox::new();
+    let url = server.url();
+    let mut command = sb.command(Some(&url), &["-p", "hi"]);
+    command.env("MM_MODEL", "fake-model");
+    let run = finish_within(command.spawn().unwrap(), sb.limit).await;
+    assert_code(&run, 0);
+    assert_eq!(
+        run.stderr.lines().collect::<Vec<_>>(),
+        vec![
+            "mm v0.1.0",
+            &format!("model fake-model at {url}"),
+            "sessions off · yolo on · 0 skills · 0 hooks",
+            // Detection adds what the banner did not say.
+            "context window 32k",
+        ]
+    );
+    no_violations(&server);
+}
+
+#[tokio::test]
+async fn p_warns_of_a_small_window_only_once_a_turn_used_over_half_of_it() {
+    let small = Options {
+        n_ctx: Some(4096),
+        ..Options::default()
+    };
+    let script = vec![
+        Reply::text("short").with_usage(1000, 10),
+        Reply::text("long").with_usage(3000, 50),
+    ];
+    let server = FakeServer::start_with(small, script).await.unwrap();
+    let sb = Sandbox::new();
+    let warning = "warning: context window 4096 tokens is small for an agent: ";
+    let first = sb.run(Some(&server.url()), &["-p", "hi"]).await;
+    assert_code(&first, 0);
+    assert!(!first.stderr.contains(warning), "{}", first.stderr);
+    let second = sb.run(Some(&server.url()), &["-p", "hi"]).await;
+    assert_code(&second, 0);
+    let last = second.stderr.lines().last().unwrap_or_default();
+    assert!(last.starts_with(warning), "{}", second.stderr);
+    assert_eq!(second.stderr.matches(warning).count(), 1);
+    no_violations(&server);
+}
+
+#[tokio::test]
+async fn p_names_a_missing_file_or_skill_and_the_prompt_still_goes() {
+    let server = FakeServer::start(vec![Reply::text("ok")]).await;
+    let sb = Sandbox::new();
+    let prompt = "read @missing.txt with $nosuch";
+    let run = sb.run(Some(&server.url()), &["-p", prompt]).await;
+    assert_code(&run, 0);
+    let notices: Vec<&str> = activity(&run)
+        .into_iter()
+        .filter(|l| !l.starts_with("model fake-model at "))
+        .collect();
+    assert_eq!(
+        notices,
+        vec![
+            "@missing.txt: no such file or folder, not attached",
+            "$nosuch: no skill of that name (/skills lists them)",
+        ]
+    );
+    assert_eq!(messages(&server, 0)[1]["content"], prompt);
+    no_violations(&server);
+}
+
+#[tokio::test]
+async fn p_continue_says_what_it_reopened() {
+    let server = FakeServer::start(vec![Reply::text("first answer"), Reply::text("again")]).await;
+    let sb = Sandbox::new();
+    let on = ["-c", "sessions.enabled=true"];
+    let first = sb
+        .run(Some(&server.url()), &[&on[..], &["-p", "one"]].concat())
+        .await;
+    assert_code(&first, 0);
+    let second = sb
+        .run(
+            Some(&server.url()),
+            &[&on[..], &["--continue", "-p", "two"]].concat(),
+        )
+        .await;
+    assert_code(&second, 0);
+    let lines: Vec<&str> = second.stderr.lines().skip(3).take(3).collect();
+    assert!(
+        lines[0].starts_with("session ") && lines[0].contains(" · saved "),
+        "{}",
+        second.stderr
+    );
+    assert!(
+        lines[0].ends_with(" · 2 message(s) · first prompt: one"),
+        "{}",
+        second.stderr
+    );
+    assert_eq!(lines[1..], ["  > one", "  first answer"]);
+    no_violations(&server);
+}
+
 // ------------------------------------------------------------------ exit codes
 
 #[tokio::test]
@@ -445,16 +543,16 @@ async fn a_stream_broken_midway_exits_1_and_keeps_what_came() {
     let sb = Sandbox::new();
     let run = sb.run(Some(&server.url()), &["-p", "hi"]).await;
     assert_code(&run, 1);
-    assert_eq!(run.stdout, "part0 part1 part2 ");
+    // What came, and stdout ends with a newline.
+    assert_eq!(run.stdout, "part0 part1 part2 \n");
     let lines = activity(&run);
-    assert_eq!(lines.len(), 2, "{lines:?}");
-    assert_eq!(lines[0], "");
+    assert_eq!(lines.len(), 1, "{lines:?}");
     assert!(
-        lines[1].starts_with("[error: stream broke after "),
+        lines[0].starts_with("[error: stream broke after "),
         "{}",
-        lines[1]
+        lines[0]
     );
-    assert!(lines[1].contains(" bytes: "), "{}", lines[1]);
+    assert!(lines[0].contains(" bytes: "), "{}", lines[0]);
     no_violations(&server);
 }
 
@@ -598,7 +696,7 @@ async fn an_unknown_key_warns_naming_the_file_and_the_run_goes_on() {
     let project = sb.write(".mm/config.toml", "maxStep = 3\n");
     let run = sb.run(Some(&server.url()), &["-p", "hi"]).await;
     assert_code(&run, 0);
-    assert_eq!(run.stdout, "ok");
+    assert_eq!(run.stdout, "ok\n");
     let warning = format!("warning: unknown key \"maxStep\" in {}", project.display());
     assert!(
         run.stderr.lines().any(|l| l == warning),

@@ -582,7 +582,7 @@ async fn a_hostile_model_cannot_get_out_nor_switch_the_fence_off() {
     let url = server.url();
     let out = run.run(Some(&url), &["-p", "get out"]).await;
     assert_eq!(out.code, Some(0), "{}", out.stderr);
-    assert_eq!(out.stdout, "done");
+    assert_eq!(out.stdout, "done\n");
     assert!(
         out.stderr
             .contains("sessions off · yolo on · sandbox workspace-write · 0 skills · 0 hooks"),

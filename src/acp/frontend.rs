@@ -143,7 +143,7 @@ impl Frontend for AcpFrontend {
         request: PermissionRequest,
         cancel: &CancellationToken,
     ) -> PermissionDecision {
-        let params = convert::permission_request(&self.session_id(), &request.call);
+        let params = convert::permission_request(&self.session_id(), &request);
         match self.ask("session/request_permission", params, cancel).await {
             Some(r) => convert::permission_decision(r.as_ref().map_err(String::as_str)),
             None => PermissionDecision::RejectOnce,
@@ -309,13 +309,25 @@ mod tests {
             vec![sel("allow_always"), Err("transport closed".into())],
         );
         assert_eq!(
-            f.ask_permission(PermissionRequest { call: call() }, &none())
-                .await,
+            f.ask_permission(
+                PermissionRequest {
+                    call: call(),
+                    preview: vec![]
+                },
+                &none()
+            )
+            .await,
             PermissionDecision::AllowAlways
         );
         assert_eq!(
-            f.ask_permission(PermissionRequest { call: call() }, &none())
-                .await,
+            f.ask_permission(
+                PermissionRequest {
+                    call: call(),
+                    preview: vec![]
+                },
+                &none()
+            )
+            .await,
             PermissionDecision::RejectOnce
         );
         assert_eq!(peer.sent.lock().unwrap()[0].0, "session/request_permission");
@@ -327,8 +339,14 @@ mod tests {
         let token = CancellationToken::new();
         token.cancel();
         assert_eq!(
-            f.ask_permission(PermissionRequest { call: call() }, &token)
-                .await,
+            f.ask_permission(
+                PermissionRequest {
+                    call: call(),
+                    preview: vec![]
+                },
+                &token
+            )
+            .await,
             PermissionDecision::RejectOnce
         );
         let form = Form {

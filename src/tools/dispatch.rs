@@ -129,6 +129,7 @@ pub async fn dispatch(
         gated,
         gates.allow_always,
         gates.never,
+        || tool.preview(&args, env.cwd),
         env.frontend,
         cancel,
     )

@@ -227,6 +227,12 @@ pub trait Tool: Send + Sync {
     }
     /// Whether the permission gate asks before this call runs (with `yolo = false`).
     fn gated(&self, args: &Value) -> bool;
+    /// The file changes this call would make, computed without making them, for the permission
+    /// question; empty when the tool changes no file or cannot tell (bad arguments, a failed
+    /// edit: the run says why).
+    fn preview(&self, _args: &Value, _cwd: &Path) -> Vec<FileDiff> {
+        Vec::new()
+    }
     /// What the model receives when the user rejects a call.
     fn rejected(&self) -> String {
         format!("[{} rejected by the user]", self.name())

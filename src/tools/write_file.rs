@@ -81,47 +81,59 @@ impl Tool for WriteFile {
     fn gated(&self, _args: &Value) -> bool {
         true
     }
+    fn preview(&self, args: &Value, cwd: &Path) -> Vec<FileDiff> {
+        match serde_json::from_value::<Args>(args.clone()) {
+            Ok(args) => change(args, cwd).map(|d| vec![d]).unwrap_or_default(),
+            Err(_) => Vec::new(),
+        }
+    }
     async fn run(&self, args: Value, call: &Call<'_>) -> ToolOutput {
         let args: Args = match parse_args(NAME, &args) {
             Ok(a) => a,
             Err(out) => return out,
         };
+        let shown = args.path.clone();
         let abs = paths::resolve(call.cwd, &args.path);
         if let Err(refused) = self.sandbox.check_write(call.cwd, &abs) {
             return ToolOutput::failed(refused);
         }
-        if abs.is_dir() {
-            return ToolOutput::failed(WriteError::IsDirectory(args.path).to_string());
-        }
-        let old_text = match fs::read(&abs) {
-            Ok(bytes) => Some(String::from_utf8_lossy(&bytes).into_owned()),
-            Err(e) if e.kind() == io::ErrorKind::NotFound => None,
-            Err(e) => {
-                return ToolOutput::failed(
-                    WriteError::Io {
-                        path: args.path,
-                        source: e,
-                    }
-                    .to_string(),
-                );
-            }
+        let diff = match change(args, call.cwd) {
+            Ok(d) => d,
+            Err(e) => return ToolOutput::failed(e.to_string()),
         };
         let check = |p: &Path| self.sandbox.check_write(call.cwd, p);
-        if let Err(e) = write_atomic_checked(&abs, &args.path, args.content.as_bytes(), check) {
+        if let Err(e) = write_atomic_checked(&diff.path, &shown, diff.new_text.as_bytes(), check) {
             return ToolOutput::failed(e.to_string());
         }
-        let mut out = ToolOutput::completed(format!(
-            "wrote {} bytes to {}",
-            args.content.len(),
-            args.path
-        ));
-        out.diffs.push(FileDiff {
-            path: abs,
-            old_text,
-            new_text: args.content,
-        });
+        let mut out =
+            ToolOutput::completed(format!("wrote {} bytes to {shown}", diff.new_text.len()));
+        out.diffs.push(diff);
         out
     }
+}
+
+/// The change a call makes: the file's absolute path, its content now (`None`: it does not
+/// exist) and the new content.
+fn change(args: Args, cwd: &Path) -> Result<FileDiff, WriteError> {
+    let abs = paths::resolve(cwd, &args.path);
+    if abs.is_dir() {
+        return Err(WriteError::IsDirectory(args.path));
+    }
+    let old_text = match fs::read(&abs) {
+        Ok(bytes) => Some(String::from_utf8_lossy(&bytes).into_owned()),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => None,
+        Err(e) => {
+            return Err(WriteError::Io {
+                path: args.path,
+                source: e,
+            });
+        }
+    };
+    Ok(FileDiff {
+        path: abs,
+        old_text,
+        new_text: args.content,
+    })
 }
 
 /// `<tool>: <path>`, or the tool's name when the arguments carry no path.
