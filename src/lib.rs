@@ -15,6 +15,7 @@ pub mod engine;
 pub mod event;
 pub mod history;
 pub mod hooks;
+pub mod mcp;
 pub mod model;
 pub mod paths;
 pub mod process;

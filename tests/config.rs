@@ -544,7 +544,7 @@ fn an_untrusted_project_runs_none_of_its_commands() {
                 w.project_file().display()
             ),
             format!(
-                "project {} is not trusted: ignored its 2 hook(s), 1 MCP server(s), 1 language server(s), 1 agent(s); add it to trustedProjects in ~/.config/mm/config.toml",
+                "project {} is not trusted: ignored its 2 hook(s), 1 MCP server(s) (files), 1 language server(s), 1 agent(s); add it to trustedProjects in ~/.config/mm/config.toml",
                 w.cwd().display()
             ),
         ]
@@ -555,6 +555,7 @@ fn an_untrusted_project_runs_none_of_its_commands() {
             path: w.cwd(),
             hooks: 2,
             mcp_servers: 1,
+            mcp_names: vec!["files".to_string()],
             lsp_servers: 1,
             agents: 1
         })

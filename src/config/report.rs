@@ -107,6 +107,11 @@ pub(super) fn report(loaded: &Loaded) -> String {
     add(&mut lines, "acp.title", quote(&c.acp.title));
     add(
         &mut lines,
+        "acp.clientMcpServers",
+        c.acp.client_mcp_servers.to_string(),
+    );
+    add(
+        &mut lines,
         "sessions.enabled",
         c.sessions.enabled.to_string(),
     );
@@ -186,6 +191,7 @@ pub(super) fn report(loaded: &Loaded) -> String {
             McpPermissions::Ask => "ask",
         };
         add(&mut lines, &join(&p, "permissions"), quote(permissions));
+        add(&mut lines, &join(&p, "timeout"), seconds(server.timeout));
     }
     if c.lsp_servers.is_empty() {
         lines.push(("lsp.servers".into(), "{}".into()));

@@ -4,6 +4,7 @@ pub mod bash;
 pub mod dispatch;
 pub mod edit_file;
 pub mod gate;
+pub mod mcp;
 pub mod read_file;
 pub mod read_skill;
 pub mod repeat;
@@ -169,6 +170,10 @@ pub trait Tool: Send + Sync {
     }
     /// Whether the permission gate asks before this call runs (with `yolo = false`).
     fn gated(&self, args: &Value) -> bool;
+    /// Whether the gate asks even with `yolo = true` (an MCP server's `permissions = "ask"`).
+    fn always_gated(&self) -> bool {
+        false
+    }
     /// What the model receives when the user rejects a call.
     fn rejected(&self) -> String {
         format!("[{} rejected by the user]", self.name())
@@ -230,6 +235,21 @@ impl Toolbox {
                 tools.push(t);
             }
         }
+        Toolbox::new(tools)
+    }
+
+    /// This set without the tools named in `names`.
+    pub fn without(&self, names: &[String]) -> Self {
+        if names.is_empty() {
+            return self.clone();
+        }
+        let tools = self
+            .inner
+            .tools
+            .iter()
+            .filter(|t| !names.iter().any(|n| n == t.name()))
+            .cloned()
+            .collect();
         Toolbox::new(tools)
     }
 
