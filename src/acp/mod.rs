@@ -322,6 +322,33 @@ impl Server {
         }
     }
 
+    /// The MCP servers the editor passed for a session (`session/new`, `session/load`; a
+    /// `session/resume` handler calls this too): with `acp.clientMcpServers`, its stdio servers
+    /// join the session and start in the background like configured ones, and each is logged;
+    /// without it nothing happens (the caller logged them as ignored).
+    fn client_mcp(
+        &self,
+        session: &mut Session,
+        servers: &[agent_client_protocol::v1::schema::McpServer],
+    ) {
+        if !self.config.acp.client_mcp_servers || servers.is_empty() {
+            return;
+        }
+        let (stdio, refused) = convert::client_servers(servers);
+        let configs: Vec<crate::config::McpServerConfig> =
+            stdio.iter().map(|(_, c)| c.clone()).collect();
+        let given = self.engine.attach_mcp_servers(session, stdio);
+        for ((asked, name), config) in given.iter().zip(&configs) {
+            let line = convert::client_server_line(asked, name, config);
+            self.log
+                .line(&format!("[acp] session {}: {line}", session.id));
+        }
+        for line in refused {
+            self.log
+                .line(&format!("[acp] session {}: {line}", session.id));
+        }
+    }
+
     /// Registers a session; `false` when the id is already live.
     fn register(&self, id: &str, slot: Arc<Slot>) -> bool {
         let Ok(mut s) = self.sessions.lock() else {
@@ -387,12 +414,18 @@ impl Server {
             self.forms(),
             self.log.clone(),
         ));
-        let session = self.engine.new_session(req.cwd.clone(), &*frontend).await;
+        let mut session = self.engine.new_session(req.cwd.clone(), &*frontend).await;
         let id = session.id.clone();
         frontend.set_session_id(&id);
-        for line in convert::log_created(&id, &session.cwd, req.mcp_servers.len()) {
+        let ignored = if self.config.acp.client_mcp_servers {
+            0
+        } else {
+            req.mcp_servers.len()
+        };
+        for line in convert::log_created(&id, &session.cwd, ignored) {
             self.log.line(&line);
         }
+        self.client_mcp(&mut session, &req.mcp_servers);
         self.log_session_warnings(&session);
         let commands = self.commands_update(&session.skills);
         if !self.register(&id, Slot::new(session, frontend.clone())) {
@@ -427,7 +460,7 @@ impl Server {
             self.log.clone(),
         ));
         frontend.set_session_id(&id);
-        let session = match self
+        let mut session = match self
             .engine
             .load_session(req.cwd.clone(), &id, &*frontend)
             .await
@@ -438,6 +471,13 @@ impl Server {
                 return;
             }
         };
+        if !self.config.acp.client_mcp_servers && !req.mcp_servers.is_empty() {
+            self.log.line(&format!(
+                "[acp] session {id}: {} MCP server(s) from the client ignored",
+                req.mcp_servers.len()
+            ));
+        }
+        self.client_mcp(&mut session, &req.mcp_servers);
         self.log_session_warnings(&session);
         let cwd = session.cwd.clone();
         let tools = session.tools.clone();

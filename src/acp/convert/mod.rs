@@ -5,6 +5,7 @@
 
 mod elicitation;
 mod log;
+mod mcp;
 mod permission;
 mod replay;
 mod response;
@@ -15,6 +16,7 @@ pub use elicitation::{
     question_answer, question_request,
 };
 pub use log::{log_client, log_created, log_loaded, log_prompt};
+pub use mcp::{client_server_line, client_servers};
 pub use permission::{permission_decision, permission_request};
 pub use replay::{notification_line, replay_lines};
 pub use response::{
