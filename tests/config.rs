@@ -466,6 +466,10 @@ fn invalid_values_are_errors() {
             "hooks.preToolCall[0] has no command",
         ),
         (
+            "[mcp.servers.fs]\ncommand = \"npx\"\ntimeout = 0\n",
+            "mcp.servers.fs.timeout must be at least 1, got 0",
+        ),
+        (
             "[mcp.servers.fs]\ncommand = \"npx\"\npermissions = \"deny\"\n",
             "mcp.servers.fs.permissions must be \"allow\" or \"ask\", got \"deny\"",
         ),
@@ -563,6 +567,24 @@ fn an_untrusted_project_runs_none_of_its_commands() {
 }
 
 #[test]
+fn mcp_keys_and_the_client_servers_switch() {
+    let w = World::new();
+    w.write_user(
+        "[acp]\nclientMcpServers = true\n[mcp.servers.fs]\ncommand = \"fs-mcp\"\ntimeout = 30\n",
+    );
+    let c = w.load().config;
+    assert!(c.acp.client_mcp_servers);
+    assert_eq!(
+        c.mcp_servers["fs"].timeout,
+        std::time::Duration::from_secs(30)
+    );
+    assert!(
+        !World::new().load().config.acp.client_mcp_servers,
+        "off by default"
+    );
+}
+
+#[test]
 fn a_trusted_project_runs_its_commands() {
     let w = World::new();
     w.trust_project("");
@@ -632,6 +654,7 @@ model.requestTimeout = 600                  # default
 model.textToolCalls = "auto"                # default
 acp.name = "bob"                            # default
 acp.title = "Bob (bash-first agent)"        # default
+acp.clientMcpServers = false                # default — true: start the stdio MCP servers an editor passes in session/new like mcp.servers; false: ignore them
 sessions.enabled = false                    # default
 sessions.dir = ".mm/sessions"               # default
 context.threshold = 0.8                     # default
@@ -647,6 +670,7 @@ mcp.servers.gh.args = []                    # default
 mcp.servers.gh.env.GITHUB_TOKEN = ****abcd  # {u}
 mcp.servers.gh.env.REGION = "eu"            # {u}
 mcp.servers.gh.permissions = "ask"          # {u}
+mcp.servers.gh.timeout = 600                # default
 lsp.servers = {{}}                            # default
 "#
     );

@@ -63,6 +63,16 @@ fn env(lines: &mut Vec<(String, String)>, prefix: &str, env: &BTreeMap<String, S
     }
 }
 
+/// What a switch whose name does not say it all does, after its source.
+fn hint(key: &str) -> Option<&'static str> {
+    match key {
+        "acp.clientMcpServers" => Some(
+            "true: start the stdio MCP servers an editor passes in session/new like mcp.servers; false: ignore them",
+        ),
+        _ => None,
+    }
+}
+
 fn add(lines: &mut Vec<(String, String)>, key: &str, value: String) {
     lines.push((key.to_string(), value));
 }
@@ -206,7 +216,11 @@ pub(super) fn report(loaded: &Loaded) -> String {
     let pairs: Vec<(String, String)> = lines
         .into_iter()
         .map(|(key, value)| {
-            let source = loaded.source_of(&key).to_string();
+            let mut source = loaded.source_of(&key).to_string();
+            if let Some(hint) = hint(&key) {
+                source.push_str(" — ");
+                source.push_str(hint);
+            }
             (format!("{key} = {value}"), source)
         })
         .collect();

@@ -6,6 +6,7 @@ pub mod forms;
 pub mod frontend;
 pub mod input;
 pub mod markdown;
+pub mod mcp;
 pub mod raw;
 pub mod render;
 pub mod repl;

@@ -248,6 +248,7 @@ async fn local_command(
             Err(e) => vec![style::red(color, &e.to_string())],
         },
         Local::Skills => skills_lines(session, color),
+        Local::Mcp => super::mcp::mcp_lines(&engine.mcp_report(session), color),
         Local::Sessions => sessions_lines(engine, session, color),
         Local::Load(id) => load_lines(engine, session, id.trim(), frontend).await,
         Local::Ask(_) => vec![style::yellow(
