@@ -164,6 +164,27 @@ def main():
     rows.append(("start → initialize response (median of 9)", statistics.median(r[0] for r in runs), "ms", 5))
     rows.append(("start → session/new response (median of 9)", statistics.median(r[1] for r in runs), "ms", 10))
 
+    # session/new on a warm process with two configured MCP servers: they start in the
+    # background, so the answer does not wait for them (each session in a new folder, so each
+    # starts two servers of its own).
+    mcp_home = tempfile.mkdtemp()
+    os.makedirs(os.path.join(mcp_home, ".config", "mm"))
+    fixture = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "fixtures", "mcp", "fake_mcp.py")
+    with open(os.path.join(mcp_home, ".config", "mm", "config.toml"), "w") as f:
+        for name in ("one", "two"):
+            f.write(f'[mcp.servers.{name}]\ncommand = "python3"\nargs = [{json.dumps(fixture)}, "ok"]\n')
+    m = Mm(cwd, mcp_home)
+    m.call("initialize", INIT)
+    m.call("session/new", {"cwd": tempfile.mkdtemp(), "mcpServers": []})  # warm-up
+    times = []
+    for _ in range(9):
+        folder = tempfile.mkdtemp()
+        t0 = time.perf_counter()
+        _, t1 = m.call("session/new", {"cwd": folder, "mcpServers": []})
+        times.append((t1 - t0) * 1000)
+    rows.append(("session/new, 2 configured MCP servers, warm (median of 9)", statistics.median(times), "ms", 10))
+    m.close()
+
     Script.mode, Script.calls = "turn", 0
     m = Mm(cwd, home)
     m.call("initialize", INIT)

@@ -398,6 +398,10 @@ impl Server {
             .stderr(Stdio::piped());
         let mut child = match self.processes.spawn(&mut cmd, Group::Own) {
             Ok(c) => c,
+            Err(e) if !self.key.cwd.is_dir() => {
+                let cwd = self.key.cwd.display();
+                return self.fail(epoch, format!("cannot start in {cwd}: {e}"));
+            }
             Err(e) => {
                 return self.fail(epoch, format!("cannot start {:?}: {e}", self.key.command));
             }
