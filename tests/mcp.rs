@@ -789,3 +789,27 @@ fn regex_like_image(text: &str) -> bool {
     text.lines()
         .any(|l| l.starts_with("[image, ") && (l.ends_with(" kB]") || l.ends_with(" B]")))
 }
+
+#[tokio::test]
+async fn a_session_s_servers_start_in_the_background_before_any_turn() {
+    let w = World::new(vec![], |c, logs| {
+        c.mcp_servers
+            .insert("fake".into(), fake("ok", &logs.join("fake")));
+    });
+    let fe = Recorder::new();
+    let s = w.rig.session(&fe).await;
+    assert_eq!(
+        w.rig.engine.mcp_report(&s)[0].phase,
+        Phase::Idle,
+        "not started by the engine alone: the front end says when"
+    );
+    w.rig.engine.start_mcp(&s);
+    // No turn: the state is all there is to watch. Poll, bounded.
+    let deadline = tokio::time::Instant::now() + HANG_GUARD;
+    while w.rig.engine.mcp_report(&s)[0].phase != Phase::Ready {
+        assert!(tokio::time::Instant::now() < deadline, "never ready");
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    assert_eq!(w.rig.engine.mcp_report(&s)[0].tools.len(), 7);
+    assert_eq!(w.model.calls(), 0);
+}

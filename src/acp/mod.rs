@@ -428,6 +428,7 @@ impl Server {
         self.client_mcp(&mut session, &req.mcp_servers);
         self.log_session_warnings(&session);
         let commands = self.commands_update(&session.skills);
+        let mcp = session.mcp.servers();
         if !self.register(&id, Slot::new(session, frontend.clone())) {
             let e = RequestError::AlreadyLive(id);
             let _ = responder.respond_with_error(convert::request_error(None, &e));
@@ -436,6 +437,10 @@ impl Server {
         // The editor must know the session id before the update, or it drops it.
         let _ = responder.respond(NewSessionResponse::new(id));
         frontend.update(commands);
+        // The MCP servers start once the answer is on its way, in the background.
+        for server in &mcp {
+            server.wake();
+        }
     }
 
     async fn load_session(
@@ -496,12 +501,16 @@ impl Server {
         frontend.update(self.commands_update(&session.skills));
         let dir: PathBuf = cwd.join(&self.config.sessions.dir);
         let replayed = crate::history::count_without_system(&session.history);
+        let mcp = session.mcp.servers();
         if !self.register(&id, Slot::new(session, frontend)) {
             let _ = responder.respond_with_error(refuse(RequestError::AlreadyLive(id.clone())));
             return;
         }
         self.log.line(&convert::log_loaded(&id, &dir, replayed));
         let _ = responder.respond(LoadSessionResponse::new());
+        for server in &mcp {
+            server.wake();
+        }
     }
 
     async fn prompt(

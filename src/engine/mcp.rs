@@ -9,8 +9,9 @@ use crate::event::Frontend;
 use crate::mcp::{ServerReport, spec, unique_name};
 
 impl Engine {
-    /// The configured servers (`mcp.servers`) join a new or loaded session and start in the
-    /// background; nothing waits for them.
+    /// The configured servers (`mcp.servers`) join a new or loaded session; the front end starts
+    /// them in the background once the session is shown ([`Engine::start_mcp`]), or the first
+    /// turn does.
     pub(super) fn attach_configured_mcp(&self, s: &mut Session) {
         for (name, server) in &self.config.mcp_servers {
             s.mcp.attach(&self.mcp, spec(name, server, &s.cwd));
@@ -18,7 +19,8 @@ impl Engine {
     }
 
     /// More servers for a session (the stdio servers an editor passes, with
-    /// `acp.clientMcpServers`), started in the background exactly like configured ones. A name
+    /// `acp.clientMcpServers`), exactly like configured ones (started by [`Engine::start_mcp`]
+    /// or the next turn). A name
     /// already used in the session gets a suffix (`files-2`). Returns `(asked, given)` names.
     pub fn attach_mcp_servers(
         &self,
@@ -51,6 +53,11 @@ impl Engine {
         if let Some(tools) = s.mcp.toolbox(&s.tools) {
             s.tools = tools;
         }
+    }
+
+    /// Starts the session's MCP servers in the background (nothing waits for them).
+    pub fn start_mcp(&self, s: &Session) {
+        s.mcp.start();
     }
 
     /// The session's MCP servers, their state and tools (the terminal's `/mcp`).

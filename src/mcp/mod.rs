@@ -121,10 +121,10 @@ pub struct SessionServers {
 }
 
 impl SessionServers {
-    /// Adds a server to the session and starts it in the background (nothing waits).
+    /// Adds a server to the session; [`SessionServers::start`] starts it (else the session's
+    /// first turn does).
     pub fn attach(&mut self, mcp: &McpServers, spec: ServerSpec) {
         let server = mcp.server(spec.key.clone());
-        server.wake();
         self.attached.push(Attached {
             spec,
             server,
@@ -133,6 +133,20 @@ impl SessionServers {
         // Offered in the order of their names, so the tool list is the same every turn.
         self.attached
             .sort_by(|a, b| a.spec.key.name.cmp(&b.spec.key.name));
+    }
+
+    /// Starts the session's servers that are not running yet, in the background: nothing
+    /// waits. Front ends call it once the session is shown (ACP: after the `session/new`
+    /// answer), so that the children's start does not compete with that answer.
+    pub fn start(&self) {
+        for a in &self.attached {
+            a.server.wake();
+        }
+    }
+
+    /// The session's servers (to start them once the session is registered elsewhere).
+    pub fn servers(&self) -> Vec<Arc<Server>> {
+        self.attached.iter().map(|a| a.server.clone()).collect()
     }
 
     /// The names of the session's servers.

@@ -82,7 +82,7 @@ mod tests {
     fn plain_names_are_server_and_tool() {
         assert_eq!(base_name("everything", "get-sum"), "everything__get-sum");
         assert_eq!(base_name("my files", "read.file"), "my_files__read_file");
-        assert_eq!(base_name("é", "ツール"), "___");
+        assert_eq!(base_name("é", "ツール"), "______");
     }
 
     #[test]

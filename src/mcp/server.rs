@@ -294,6 +294,9 @@ fn tool_info(t: rmcp::model::Tool) -> ToolInfo {
     let mut schema = Value::Object((*t.input_schema).clone());
     if let Value::Object(m) = &mut schema {
         m.remove("$schema");
+        // Chat templates and servers expect an object schema; some MCP servers send `{}`.
+        m.entry("type")
+            .or_insert_with(|| Value::String("object".into()));
     }
     ToolInfo {
         name: t.name.to_string(),
@@ -637,14 +640,19 @@ impl Server {
             {
                 let mut i = self.lock();
                 match i.phase.clone() {
-                    Phase::Ready => {
-                        if let Some(c) = &i.conn {
+                    Phase::Ready => match &i.conn {
+                        Some(c) => {
                             let got = (c.peer.clone(), c.exit.clone());
                             i.in_flight += 1;
                             i.last_used = Instant::now();
                             return Ok(got);
                         }
-                    }
+                        // Not expected (a ready server has its connection): start it again.
+                        None => {
+                            self.start_locked(&mut i);
+                            started = true;
+                        }
+                    },
                     Phase::Starting => {}
                     Phase::Idle => {
                         self.start_locked(&mut i);
@@ -751,6 +759,17 @@ mod tests {
             tail.joined(),
             Some("Starting server... / hello".to_string())
         );
+    }
+
+    #[test]
+    fn schemas_lose_their_dialect_and_are_objects() {
+        let tool: rmcp::model::Tool = serde_json::from_value(serde_json::json!({
+            "name": "t", "inputSchema": {"$schema": "http://json-schema.org/draft-07/schema#"}
+        }))
+        .unwrap_or_else(|e| panic!("{e}"));
+        let info = tool_info(tool);
+        assert_eq!(info.schema, serde_json::json!({"type": "object"}));
+        assert_eq!(info.description, "");
     }
 
     #[test]
