@@ -35,6 +35,9 @@ pub struct Config {
     pub agents: BTreeMap<String, AgentConfig>,
     pub mcp_servers: BTreeMap<String, McpServerConfig>,
     pub lsp_servers: BTreeMap<String, LspServerConfig>,
+    /// How long MCP servers get (not configuration keys: fixed by docs/tools.md, shortened by
+    /// tests).
+    pub mcp_timing: McpTiming,
     /// Warnings found while loading (unknown keys, ignored project commands), for the banner.
     pub warnings: Vec<String>,
 }
@@ -59,6 +62,9 @@ pub struct ModelConfig {
 pub struct AcpConfig {
     pub name: String,
     pub title: String,
+    /// Start the stdio MCP servers an editor passes in `session/new` (`acp.clientMcpServers`);
+    /// off: they are counted in the log and ignored.
+    pub client_mcp_servers: bool,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -157,6 +163,49 @@ pub struct McpServerConfig {
     pub args: Vec<String>,
     pub env: BTreeMap<String, String>,
     pub permissions: McpPermissions,
+    /// How long one call may take before it is cancelled (`timeout`, whole seconds in the
+    /// files).
+    pub timeout: Duration,
+}
+
+impl McpServerConfig {
+    /// A server run as `command args…` with the defaults of the other keys.
+    pub fn new(command: impl Into<String>, args: Vec<String>) -> Self {
+        McpServerConfig {
+            command: command.into(),
+            args,
+            env: BTreeMap::new(),
+            permissions: McpPermissions::Allow,
+            timeout: MCP_CALL_TIMEOUT,
+        }
+    }
+}
+
+/// A call's limit when the server's `timeout` is not set.
+pub const MCP_CALL_TIMEOUT: Duration = Duration::from_secs(600);
+
+/// The fixed times of MCP servers (docs/tools.md, "MCP tools").
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct McpTiming {
+    /// From the spawn to the tool list: initialize and tools/list must be answered within it.
+    pub start: Duration,
+    /// How long the first model call of a turn waits for lists still coming.
+    pub list_wait: Duration,
+    /// A server without a call for this long is stopped (its tools stay offered).
+    pub idle: Duration,
+    /// A server that failed is started again at most this often.
+    pub retry: Duration,
+}
+
+impl Default for McpTiming {
+    fn default() -> Self {
+        McpTiming {
+            start: Duration::from_secs(30),
+            list_wait: Duration::from_secs(5),
+            idle: Duration::from_secs(600),
+            retry: Duration::from_secs(60),
+        }
+    }
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -186,6 +235,7 @@ impl Default for Config {
             acp: AcpConfig {
                 name: "bob".into(),
                 title: "Bob (bash-first agent)".into(),
+                client_mcp_servers: false,
             },
             sessions: SessionsConfig {
                 enabled: false,
@@ -211,6 +261,7 @@ impl Default for Config {
             agents: BTreeMap::new(),
             mcp_servers: BTreeMap::new(),
             lsp_servers: BTreeMap::new(),
+            mcp_timing: McpTiming::default(),
             warnings: Vec::new(),
         }
     }
@@ -265,6 +316,8 @@ pub struct UntrustedProject {
     pub path: PathBuf,
     pub hooks: usize,
     pub mcp_servers: usize,
+    /// The names of the MCP servers ignored, in order.
+    pub mcp_names: Vec<String>,
     pub lsp_servers: usize,
     pub agents: usize,
 }
@@ -408,6 +461,13 @@ fn strip_commands(table: &mut toml::Table, path: PathBuf) -> UntrustedProject {
         None => 0,
     };
     let agents = count(table.remove("agents"));
+    let mcp_names: Vec<String> = match table.get("mcp") {
+        Some(toml::Value::Table(t)) => match t.get("servers") {
+            Some(toml::Value::Table(s)) => s.keys().cloned().collect(),
+            _ => Vec::new(),
+        },
+        _ => Vec::new(),
+    };
     let mut servers = |key: &str| match table.get_mut(key) {
         Some(toml::Value::Table(t)) => count(t.remove("servers")),
         _ => 0,
@@ -418,6 +478,7 @@ fn strip_commands(table: &mut toml::Table, path: PathBuf) -> UntrustedProject {
         path,
         hooks,
         mcp_servers,
+        mcp_names,
         lsp_servers,
         agents,
     }
@@ -428,9 +489,15 @@ fn untrusted_warning(
     user_file: Option<&Path>,
     home: Option<&Path>,
 ) -> String {
+    // The MCP servers are named: their tools are what the user will miss.
+    let mcp = if u.mcp_names.is_empty() {
+        "MCP server(s)".to_string()
+    } else {
+        format!("MCP server(s) ({})", u.mcp_names.join(", "))
+    };
     let parts: Vec<String> = [
         (u.hooks, "hook(s)"),
-        (u.mcp_servers, "MCP server(s)"),
+        (u.mcp_servers, mcp.as_str()),
         (u.lsp_servers, "language server(s)"),
         (u.agents, "agent(s)"),
     ]

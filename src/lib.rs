@@ -17,6 +17,7 @@ pub mod history;
 pub mod hooks;
 pub mod html_text;
 pub mod lsp;
+pub mod mcp;
 pub mod model;
 pub mod paths;
 pub mod process;

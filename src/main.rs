@@ -382,17 +382,20 @@ async fn open_session(
     } else {
         None
     };
-    match id {
+    let session = match id {
         Some(id) => {
             if !config.sessions.enabled {
                 anyhow::bail!(
                     "sessions are off: set sessions.enabled = true (or -c sessions.enabled=true) to resume"
                 );
             }
-            Ok(engine.load_session(cwd, &id, frontend).await?)
+            engine.load_session(cwd, &id, frontend).await?
         }
-        None => Ok(engine.new_session(cwd, frontend).await),
-    }
+        None => engine.new_session(cwd, frontend).await,
+    };
+    // The MCP servers start in the background: the banner and the prompt do not wait.
+    engine.start_mcp(&session);
+    Ok(session)
 }
 
 fn banner_for(engine: &Engine, session: &Session) -> Banner {

@@ -467,6 +467,10 @@ fn invalid_values_are_errors() {
             "hooks.preToolCall[0] has no command",
         ),
         (
+            "[mcp.servers.fs]\ncommand = \"npx\"\ntimeout = 0\n",
+            "mcp.servers.fs.timeout must be at least 1, got 0",
+        ),
+        (
             "[mcp.servers.fs]\ncommand = \"npx\"\npermissions = \"deny\"\n",
             "mcp.servers.fs.permissions must be \"allow\" or \"ask\", got \"deny\"",
         ),
@@ -545,7 +549,7 @@ fn an_untrusted_project_runs_none_of_its_commands() {
                 w.project_file().display()
             ),
             format!(
-                "project {} is not trusted: ignored its 2 hook(s), 1 MCP server(s), 1 language server(s), 1 agent(s); add it to trustedProjects in ~/.config/mm/config.toml",
+                "project {} is not trusted: ignored its 2 hook(s), 1 MCP server(s) (files), 1 language server(s), 1 agent(s); add it to trustedProjects in ~/.config/mm/config.toml",
                 w.cwd().display()
             ),
         ]
@@ -556,9 +560,28 @@ fn an_untrusted_project_runs_none_of_its_commands() {
             path: w.cwd(),
             hooks: 2,
             mcp_servers: 1,
+            mcp_names: vec!["files".to_string()],
             lsp_servers: 1,
             agents: 1
         })
+    );
+}
+
+#[test]
+fn mcp_keys_and_the_client_servers_switch() {
+    let w = World::new();
+    w.write_user(
+        "[acp]\nclientMcpServers = true\n[mcp.servers.fs]\ncommand = \"fs-mcp\"\ntimeout = 30\n",
+    );
+    let c = w.load().config;
+    assert!(c.acp.client_mcp_servers);
+    assert_eq!(
+        c.mcp_servers["fs"].timeout,
+        std::time::Duration::from_secs(30)
+    );
+    assert!(
+        !World::new().load().config.acp.client_mcp_servers,
+        "off by default"
     );
 }
 
@@ -632,6 +655,7 @@ model.requestTimeout = 600                  # default
 model.textToolCalls = "auto"                # default
 acp.name = "bob"                            # default
 acp.title = "Bob (bash-first agent)"        # default
+acp.clientMcpServers = false                # default — true: start the stdio MCP servers an editor passes in session/new like mcp.servers; false: ignore them
 sessions.enabled = false                    # default
 sessions.dir = ".mm/sessions"               # default
 context.threshold = 0.8                     # default
@@ -650,6 +674,7 @@ mcp.servers.gh.args = []                    # default
 mcp.servers.gh.env.GITHUB_TOKEN = ****abcd  # {u}
 mcp.servers.gh.env.REGION = "eu"            # {u}
 mcp.servers.gh.permissions = "ask"          # {u}
+mcp.servers.gh.timeout = 600                # default
 lsp.servers = {{}}                            # default
 "#
     );

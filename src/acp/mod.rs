@@ -322,6 +322,33 @@ impl Server {
         }
     }
 
+    /// The MCP servers the editor passed for a session (`session/new`, `session/load`; a
+    /// `session/resume` handler calls this too): with `acp.clientMcpServers`, its stdio servers
+    /// join the session and start in the background like configured ones, and each is logged;
+    /// without it nothing happens (the caller logged them as ignored).
+    fn client_mcp(
+        &self,
+        session: &mut Session,
+        servers: &[agent_client_protocol::v1::schema::McpServer],
+    ) {
+        if !self.config.acp.client_mcp_servers || servers.is_empty() {
+            return;
+        }
+        let (stdio, refused) = convert::client_servers(servers);
+        let configs: Vec<crate::config::McpServerConfig> =
+            stdio.iter().map(|(_, c)| c.clone()).collect();
+        let given = self.engine.attach_mcp_servers(session, stdio);
+        for ((asked, name), config) in given.iter().zip(&configs) {
+            let line = convert::client_server_line(asked, name, config);
+            self.log
+                .line(&format!("[acp] session {}: {line}", session.id));
+        }
+        for line in refused {
+            self.log
+                .line(&format!("[acp] session {}: {line}", session.id));
+        }
+    }
+
     /// Registers a session; `false` when the id is already live.
     fn register(&self, id: &str, slot: Arc<Slot>) -> bool {
         let Ok(mut s) = self.sessions.lock() else {
@@ -390,14 +417,21 @@ impl Server {
             self.forms(),
             self.log.clone(),
         ));
-        let session = self.engine.new_session(req.cwd.clone(), &*frontend).await;
+        let mut session = self.engine.new_session(req.cwd.clone(), &*frontend).await;
         let id = session.id.clone();
         frontend.set_session_id(&id);
-        for line in convert::log_created(&id, &session.cwd, req.mcp_servers.len()) {
+        let ignored = if self.config.acp.client_mcp_servers {
+            0
+        } else {
+            req.mcp_servers.len()
+        };
+        for line in convert::log_created(&id, &session.cwd, ignored) {
             self.log.line(&line);
         }
+        self.client_mcp(&mut session, &req.mcp_servers);
         self.log_session_warnings(&session);
         let commands = self.commands_update(&session.skills);
+        let mcp = session.mcp.servers();
         if !self.register(&id, Slot::new(session, frontend.clone())) {
             let e = RequestError::AlreadyLive(id);
             let _ = responder.respond_with_error(convert::request_error(None, &e));
@@ -406,6 +440,10 @@ impl Server {
         // The editor must know the session id before the update, or it drops it.
         let _ = responder.respond(NewSessionResponse::new(id));
         frontend.update(commands);
+        // The MCP servers start once the answer is on its way, in the background.
+        for server in &mcp {
+            server.wake();
+        }
     }
 
     async fn load_session(
@@ -430,7 +468,7 @@ impl Server {
             self.log.clone(),
         ));
         frontend.set_session_id(&id);
-        let session = match self
+        let mut session = match self
             .engine
             .load_session(req.cwd.clone(), &id, &*frontend)
             .await
@@ -441,6 +479,13 @@ impl Server {
                 return;
             }
         };
+        if !self.config.acp.client_mcp_servers && !req.mcp_servers.is_empty() {
+            self.log.line(&format!(
+                "[acp] session {id}: {} MCP server(s) from the client ignored",
+                req.mcp_servers.len()
+            ));
+        }
+        self.client_mcp(&mut session, &req.mcp_servers);
         self.log_session_warnings(&session);
         let cwd = session.cwd.clone();
         let tools = session.tools.clone();
@@ -459,12 +504,16 @@ impl Server {
         frontend.update(self.commands_update(&session.skills));
         let dir: PathBuf = cwd.join(&self.config.sessions.dir);
         let replayed = crate::history::count_without_system(&session.history);
+        let mcp = session.mcp.servers();
         if !self.register(&id, Slot::new(session, frontend)) {
             let _ = responder.respond_with_error(refuse(RequestError::AlreadyLive(id.clone())));
             return;
         }
         self.log.line(&convert::log_loaded(&id, &dir, replayed));
         let _ = responder.respond(LoadSessionResponse::new());
+        for server in &mcp {
+            server.wake();
+        }
     }
 
     async fn prompt(

@@ -115,7 +115,11 @@ const ROOT: Shape = Shape::Table(&[
     ),
     (
         "acp",
-        Shape::Table(&[("name", Shape::Str), ("title", Shape::Str)]),
+        Shape::Table(&[
+            ("name", Shape::Str),
+            ("title", Shape::Str),
+            ("clientMcpServers", Shape::Leaf),
+        ]),
     ),
     (
         "sessions",
@@ -165,6 +169,7 @@ const ROOT: Shape = Shape::Table(&[
                 ("args", Shape::Leaf),
                 ("env", STRING_MAP),
                 ("permissions", Shape::Str),
+                ("timeout", Shape::Leaf),
             ])),
         )]),
     ),

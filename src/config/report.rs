@@ -63,6 +63,16 @@ fn env(lines: &mut Vec<(String, String)>, prefix: &str, env: &BTreeMap<String, S
     }
 }
 
+/// What a switch whose name does not say it all does, after its source.
+fn hint(key: &str) -> Option<&'static str> {
+    match key {
+        "acp.clientMcpServers" => Some(
+            "true: start the stdio MCP servers an editor passes in session/new like mcp.servers; false: ignore them",
+        ),
+        _ => None,
+    }
+}
+
 fn add(lines: &mut Vec<(String, String)>, key: &str, value: String) {
     lines.push((key.to_string(), value));
 }
@@ -105,6 +115,11 @@ pub(super) fn report(loaded: &Loaded) -> String {
     add(&mut lines, "model.textToolCalls", quote(text_tool_calls));
     add(&mut lines, "acp.name", quote(&c.acp.name));
     add(&mut lines, "acp.title", quote(&c.acp.title));
+    add(
+        &mut lines,
+        "acp.clientMcpServers",
+        c.acp.client_mcp_servers.to_string(),
+    );
     add(
         &mut lines,
         "sessions.enabled",
@@ -197,6 +212,7 @@ pub(super) fn report(loaded: &Loaded) -> String {
             McpPermissions::Ask => "ask",
         };
         add(&mut lines, &join(&p, "permissions"), quote(permissions));
+        add(&mut lines, &join(&p, "timeout"), seconds(server.timeout));
     }
     if c.lsp_servers.is_empty() {
         lines.push(("lsp.servers".into(), "{}".into()));
@@ -211,7 +227,11 @@ pub(super) fn report(loaded: &Loaded) -> String {
     let pairs: Vec<(String, String)> = lines
         .into_iter()
         .map(|(key, value)| {
-            let source = loaded.source_of(&key).to_string();
+            let mut source = loaded.source_of(&key).to_string();
+            if let Some(hint) = hint(&key) {
+                source.push_str(" — ");
+                source.push_str(hint);
+            }
             (format!("{key} = {value}"), source)
         })
         .collect();

@@ -8,8 +8,8 @@ use toml::{Table, Value};
 
 use super::raw::{HOOK_EVENTS, Source, join, quote};
 use super::{
-    AgentConfig, Config, ConfigError, HookConfig, LspServerConfig, McpPermissions, McpServerConfig,
-    Origin, source_of,
+    AgentConfig, Config, ConfigError, HookConfig, LspServerConfig, MCP_CALL_TIMEOUT,
+    McpPermissions, McpServerConfig, Origin, source_of,
 };
 
 /// `"a", "b" or "c"`.
@@ -321,11 +321,15 @@ impl Resolver<'_> {
                         ));
                     }
                 };
+                let timeout = self
+                    .uint(t, &p, "timeout", 1, u64::MAX)?
+                    .map_or(MCP_CALL_TIMEOUT, Duration::from_secs);
                 let server = McpServerConfig {
                     command: self.required_string(t, &p, "command")?,
                     args: self.strings(t, &p, "args")?.unwrap_or_default(),
                     env: self.string_map(t, &p, "env")?,
                     permissions,
+                    timeout,
                 };
                 c.mcp_servers.insert(name, server);
             }
@@ -396,6 +400,9 @@ impl Resolver<'_> {
             }
             if let Some(v) = self.string(a, "acp", "title")? {
                 c.acp.title = v;
+            }
+            if let Some(v) = self.boolean(a, "acp", "clientMcpServers")? {
+                c.acp.client_mcp_servers = v;
             }
         }
         if let Some(s) = self.table(root, "", "sessions")? {

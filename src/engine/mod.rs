@@ -4,6 +4,7 @@
 mod commands;
 pub mod compact;
 mod error;
+mod mcp;
 mod store;
 mod turn;
 
@@ -88,6 +89,8 @@ pub struct Session {
     pub tools: Toolbox,
     /// Warnings about the session's skills (front ends log them with the session id).
     pub warnings: Vec<String>,
+    /// The MCP servers the session uses; their tools join `tools` between turns.
+    pub mcp: crate::mcp::SessionServers,
     /// `sessionStart` hooks still running: the first prompt waits for them.
     start_hooks: Option<tokio::task::JoinHandle<HookResult>>,
 }
@@ -120,6 +123,8 @@ pub struct Engine {
     /// The model's name as last detected (for session files).
     known_model: Mutex<String>,
     pub hooks: Arc<Hooks>,
+    /// The MCP servers of every session, one client per (name, command, args, env, cwd).
+    pub mcp: Arc<crate::mcp::McpServers>,
     /// The model server was reported to a front end (once per process).
     model_announced: std::sync::atomic::AtomicBool,
     /// Skill catalogues per cwd, read once.
@@ -139,6 +144,7 @@ impl Engine {
         let hooks = Arc::new(Hooks::new(&config.hooks, Arc::clone(&processes)));
         let lsp = Arc::new(LspServers::new(&config, Arc::clone(&processes)));
         let sandbox = Arc::new(Sandbox::new(&config, Places::default()));
+        let mcp = crate::mcp::McpServers::new(Arc::clone(&processes), config.mcp_timing);
         Engine {
             config,
             model,
@@ -150,6 +156,7 @@ impl Engine {
             known_window: AtomicU64::new(config_window),
             known_model: Mutex::new(model_name),
             hooks,
+            mcp,
             model_announced: std::sync::atomic::AtomicBool::new(false),
             skills_cache: Mutex::new(HashMap::new()),
             turn_lock: tokio::sync::Mutex::new(()),
@@ -229,8 +236,10 @@ impl Engine {
             skills,
             tools,
             warnings,
+            mcp: crate::mcp::SessionServers::default(),
             start_hooks: None,
         };
+        self.attach_configured_mcp(&mut s);
         self.start_session_hooks(&mut s);
         s
     }

@@ -36,6 +36,7 @@ pub async fn run(
             Err(e) => vec![style::red(color, &e.to_string())],
         },
         Local::Skills => skills_lines(session, color),
+        Local::Mcp => super::mcp::mcp_lines(&engine.mcp_report(session), color),
         Local::Sessions => sessions::sessions_lines(engine, session, color),
         Local::Load(id) => sessions::load(engine, session, id.trim(), frontend, color).await,
         // Handled by the session loop (repl.rs `ask_command`): it runs like a turn.

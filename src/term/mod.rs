@@ -14,6 +14,7 @@ pub mod keyboard;
 pub mod keys;
 pub mod layout;
 pub mod markdown;
+pub mod mcp;
 pub mod raw;
 pub mod render;
 pub mod repl;

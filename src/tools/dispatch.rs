@@ -123,7 +123,7 @@ pub async fn dispatch(
         }
     }
 
-    let gated = !env.yolo && tool.gated(&args);
+    let gated = (!env.yolo && tool.gated(&args)) || tool.always_gated();
     let verdict = gate::check(
         &start,
         gated,

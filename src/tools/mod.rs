@@ -8,6 +8,7 @@ pub mod edit_file;
 pub mod fetch_content;
 pub mod gate;
 pub mod lsp;
+pub mod mcp;
 pub mod plan;
 pub mod read_file;
 pub mod read_skill;
@@ -233,6 +234,11 @@ pub trait Tool: Send + Sync {
     fn preview(&self, _args: &Value, _cwd: &Path) -> Vec<FileDiff> {
         Vec::new()
     }
+
+    /// Whether the gate asks even with `yolo = true` (an MCP server's `permissions = "ask"`).
+    fn always_gated(&self) -> bool {
+        false
+    }
     /// What the model receives when the user rejects a call.
     fn rejected(&self) -> String {
         format!("[{} rejected by the user]", self.name())
@@ -297,6 +303,21 @@ impl Toolbox {
                 tools.push(t);
             }
         }
+        Toolbox::new(tools)
+    }
+
+    /// This set without the tools named in `names`.
+    pub fn without(&self, names: &[String]) -> Self {
+        if names.is_empty() {
+            return self.clone();
+        }
+        let tools = self
+            .inner
+            .tools
+            .iter()
+            .filter(|t| !names.iter().any(|n| n == t.name()))
+            .cloned()
+            .collect();
         Toolbox::new(tools)
     }
 

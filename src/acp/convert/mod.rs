@@ -5,6 +5,7 @@
 
 mod elicitation;
 mod log;
+mod mcp;
 mod permission;
 mod relay;
 mod replay;
@@ -16,6 +17,7 @@ pub use elicitation::{
     question_answer, question_request,
 };
 pub use log::{log_client, log_created, log_loaded, log_prompt};
+pub use mcp::{client_server_line, client_servers};
 pub use permission::{permission_decision, permission_request};
 pub use relay::{
     relayed_answer, relayed_choice, relayed_elicitation_request, relayed_permission_request,
