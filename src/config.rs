@@ -65,6 +65,9 @@ pub struct AcpConfig {
     /// Start the stdio MCP servers an editor passes in `session/new` (`acp.clientMcpServers`);
     /// off: they are counted in the log and ignored.
     pub client_mcp_servers: bool,
+    /// The longest input line accepted, in bytes (`acp.maxLineBytes`); a longer one is
+    /// discarded as it arrives and answered with a parse error.
+    pub max_line_bytes: usize,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -181,6 +184,9 @@ impl McpServerConfig {
     }
 }
 
+/// `acp.maxLineBytes` when not configured: 8 MB.
+pub const ACP_MAX_LINE_BYTES: usize = 8 * 1024 * 1024;
+
 /// A call's limit when the server's `timeout` is not set.
 pub const MCP_CALL_TIMEOUT: Duration = Duration::from_secs(600);
 
@@ -236,6 +242,7 @@ impl Default for Config {
                 name: "bob".into(),
                 title: "Bob (bash-first agent)".into(),
                 client_mcp_servers: false,
+                max_line_bytes: ACP_MAX_LINE_BYTES,
             },
             sessions: SessionsConfig {
                 enabled: false,

@@ -656,6 +656,7 @@ model.textToolCalls = "auto"                # default
 acp.name = "bob"                            # default
 acp.title = "Bob (bash-first agent)"        # default
 acp.clientMcpServers = false                # default — true: start the stdio MCP servers an editor passes in session/new like mcp.servers; false: ignore them
+acp.maxLineBytes = 8388608                  # default
 sessions.enabled = false                    # default
 sessions.dir = ".mm/sessions"               # default
 context.threshold = 0.8                     # default

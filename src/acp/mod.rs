@@ -9,6 +9,7 @@ pub mod convert;
 pub mod frontend;
 pub mod prompt;
 pub mod stdout;
+pub mod transport;
 
 use std::collections::HashMap;
 use std::io::Write as _;
@@ -23,7 +24,7 @@ use agent_client_protocol::v1::schema::{
 };
 use agent_client_protocol::v1::{ConnectionTo, Responder};
 use agent_client_protocol::{Agent, Client, ConnectTo, Error, Lines};
-use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
+use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
@@ -155,44 +156,58 @@ impl ClientHello {
     }
 }
 
-/// A line transport over tokio pipes; invalid UTF-8 is read lossily rather than ending the
-/// connection. The `initialize` request is also read for `hello`.
+/// A line transport over tokio pipes (transport.rs): lines are capped at `max_line` bytes, and
+/// lines after `initialize` are held until its answer is written; invalid UTF-8 is read lossily
+/// rather than ending the connection. The `initialize` request is also read for `hello`.
 fn lines<R, W>(
     input: R,
     output: W,
     hello: Arc<Mutex<Option<ClientHello>>>,
+    max_line: usize,
+    log: Logger,
 ) -> impl ConnectTo<Agent> + 'static
 where
     R: AsyncRead + Unpin + Send + 'static,
     W: AsyncWrite + Unpin + Send + 'static,
 {
-    let incoming = futures::stream::unfold(BufReader::new(input), move |mut reader| {
-        let hello = hello.clone();
-        async move {
-            let mut buf = Vec::new();
-            match reader.read_until(b'\n', &mut buf).await {
-                Ok(0) => None,
-                Ok(_) => {
-                    while buf.last().is_some_and(|b| *b == b'\n' || *b == b'\r') {
-                        buf.pop();
+    let gate = transport::InitGate::new();
+    let reader = BufReader::with_capacity(64 * 1024, input);
+    let incoming = futures::stream::unfold(reader, {
+        let gate = gate.clone();
+        move |mut reader| {
+            let (hello, gate, log) = (hello.clone(), gate.clone(), log.clone());
+            async move {
+                // A request written right behind `initialize` waits for its answer.
+                gate.wait().await;
+                match transport::read_line(&mut reader, max_line).await {
+                    Ok(None) => None,
+                    Ok(Some(line)) => {
+                        let (line, refused) = transport::for_sdk(line, max_line);
+                        if let Some(refused) = refused {
+                            log.line(&refused);
+                        }
+                        if let Some(h) = ClientHello::read(&line)
+                            && let Ok(mut slot) = hello.lock()
+                        {
+                            *slot = Some(h);
+                        }
+                        gate.saw_incoming(&line);
+                        Some((Ok(line), reader))
                     }
-                    let line = String::from_utf8_lossy(&buf).into_owned();
-                    if let Some(h) = ClientHello::read(&line)
-                        && let Ok(mut slot) = hello.lock()
-                    {
-                        *slot = Some(h);
-                    }
-                    Some((Ok(line), reader))
+                    Err(e) => Some((Err(e), reader)),
                 }
-                Err(e) => Some((Err(e), reader)),
             }
         }
     });
-    let outgoing = futures::sink::unfold(output, |mut w, mut line: String| async move {
-        line.push('\n');
-        w.write_all(line.as_bytes()).await?;
-        w.flush().await?;
-        Ok::<_, std::io::Error>(w)
+    let outgoing = futures::sink::unfold(output, move |mut w, mut line: String| {
+        let gate = gate.clone();
+        async move {
+            line.push('\n');
+            w.write_all(line.as_bytes()).await?;
+            w.flush().await?;
+            gate.saw_outgoing(&line);
+            Ok::<_, std::io::Error>(w)
+        }
     });
     Lines::new(Box::pin(outgoing), Box::pin(incoming))
 }
@@ -572,7 +587,8 @@ where
     R: AsyncRead + Unpin + Send + 'static,
 {
     let hello = Arc::new(Mutex::new(None));
-    let transport = lines(input, out.clone(), hello.clone());
+    let max_line = config.acp.max_line_bytes;
+    let transport = lines(input, out.clone(), hello.clone(), max_line, log.clone());
     let server = Arc::new(Server {
         engine,
         config,

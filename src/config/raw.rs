@@ -119,6 +119,7 @@ const ROOT: Shape = Shape::Table(&[
             ("name", Shape::Str),
             ("title", Shape::Str),
             ("clientMcpServers", Shape::Leaf),
+            ("maxLineBytes", Shape::Leaf),
         ]),
     ),
     (

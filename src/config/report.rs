@@ -122,6 +122,11 @@ pub(super) fn report(loaded: &Loaded) -> String {
     );
     add(
         &mut lines,
+        "acp.maxLineBytes",
+        c.acp.max_line_bytes.to_string(),
+    );
+    add(
+        &mut lines,
         "sessions.enabled",
         c.sessions.enabled.to_string(),
     );

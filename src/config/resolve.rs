@@ -404,6 +404,9 @@ impl Resolver<'_> {
             if let Some(v) = self.boolean(a, "acp", "clientMcpServers")? {
                 c.acp.client_mcp_servers = v;
             }
+            if let Some(v) = self.uint(a, "acp", "maxLineBytes", 1024, usize::MAX as u64)? {
+                c.acp.max_line_bytes = v as usize;
+            }
         }
         if let Some(s) = self.table(root, "", "sessions")? {
             if let Some(v) = self.boolean(s, "sessions", "enabled")? {

@@ -155,6 +155,13 @@ impl TestClient {
         w.flush().await.unwrap();
     }
 
+    /// Writes bytes as they are (no newline added): a line in pieces, or several at once.
+    pub async fn send_raw(&mut self, bytes: &[u8]) {
+        let w = self.writer.as_mut().expect("stdin closed");
+        w.write_all(bytes).await.unwrap();
+        w.flush().await.unwrap();
+    }
+
     pub async fn send(&mut self, v: &Value) {
         self.send_line(&v.to_string()).await;
     }
