@@ -387,6 +387,82 @@ async fn disconnect_mid_stream_breaks_the_body() {
 }
 
 #[tokio::test]
+async fn stall_after_sends_the_first_chunks_then_nothing_until_the_client_leaves() {
+    let server = FakeServer::start(vec![Reply::text("one two three").stall_after(2)]).await;
+    let client = reqwest::Client::new();
+    let mut resp = post(&client, &server, &chat_body(hello(), true)).await;
+    let mut got = String::new();
+    while deltas(&events(&got)).len() < 2 {
+        let bytes = resp.chunk().await.unwrap().unwrap();
+        got.push_str(std::str::from_utf8(&bytes).unwrap());
+    }
+    let texts: Vec<Value> = deltas(&events(&got))
+        .into_iter()
+        .map(|d| d["content"].clone())
+        .collect();
+    assert_eq!(texts, vec![json!("one"), json!(" two")]);
+    // Nothing more comes (bounded: the stall is the thing under test).
+    assert!(
+        tokio::time::timeout(Duration::from_millis(200), resp.chunk())
+            .await
+            .is_err()
+    );
+    drop(resp);
+    server.wait_for_abandoned(1).await;
+}
+
+#[tokio::test]
+async fn a_loading_server_answers_503_to_everything_until_loaded() {
+    let server = FakeServer::start(vec![Reply::text("ready")]).await;
+    server.load_for(Duration::from_secs(60));
+    let client = reqwest::Client::new();
+    let loading =
+        json!({"error": {"code": 503, "message": "Loading model", "type": "unavailable_error"}});
+    let resp = post(&client, &server, &chat_body(hello(), true)).await;
+    assert_eq!(resp.status(), 503);
+    assert_eq!(resp.json::<Value>().await.unwrap(), loading);
+    let resp = client
+        .get(format!("{}/models", server.url()))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), 503);
+    assert_eq!(
+        server.remaining(),
+        1,
+        "the script is kept for after the load"
+    );
+    server.load_for(Duration::ZERO);
+    let body = post(&client, &server, &chat_body(hello(), true))
+        .await
+        .text()
+        .await
+        .unwrap();
+    assert_eq!(deltas(&events(&body))[0]["content"], "ready");
+}
+
+#[tokio::test]
+async fn a_request_that_is_not_http_is_refused_at_once() {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let server = FakeServer::start(vec![]).await;
+    let mut stream = tokio::net::TcpStream::connect(server.addr()).await.unwrap();
+    // The first bytes of a TLS ClientHello.
+    stream
+        .write_all(&[0x16, 0x03, 0x01, 0x00, 0xc8])
+        .await
+        .unwrap();
+    let mut answer = String::new();
+    tokio::time::timeout(HANG_GUARD, stream.read_to_string(&mut answer))
+        .await
+        .expect("answered at once")
+        .unwrap();
+    assert_eq!(
+        answer,
+        "HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
+    );
+}
+
+#[tokio::test]
 async fn disconnect_before_any_byte() {
     let server = FakeServer::start(vec![Reply::disconnect_after(0)]).await;
     let client = reqwest::Client::new();

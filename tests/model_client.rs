@@ -307,6 +307,55 @@ async fn a_refused_port_without_a_model_name_fails_detection() {
 }
 
 #[tokio::test]
+async fn detection_waits_for_a_server_loading_its_model() {
+    // llama.cpp answers every endpoint 503 "Loading model" while it loads.
+    let server = FakeServer::start(vec![]).await;
+    let loading = Reply::error(
+        503,
+        json!({"error": {"code": 503, "message": "Loading model", "type": "unavailable_error"}}),
+    );
+    server.route(
+        "GET /v1/models",
+        vec![
+            loading.clone(),
+            loading.clone(),
+            loading.clone(),
+            loading,
+            Reply::json(json!({"object": "list", "data": [{"id": "qwen", "object": "model"}]})),
+        ],
+    );
+    for name in ["", "qwen"] {
+        let client = client(&config(&server.url(), name));
+        let info = client.info(&CancellationToken::new()).await.unwrap();
+        assert_eq!(info.name, "qwen", "model.name {name:?}");
+    }
+    let listings = server
+        .hits()
+        .iter()
+        .filter(|h| *h == "GET /v1/models")
+        .count();
+    assert_eq!(listings, 6, "four refusals, then one listing per client");
+}
+
+#[tokio::test]
+async fn a_refused_key_is_the_servers_answer_with_a_hint_not_an_unreachable_server() {
+    let server = FakeServer::start(vec![]).await;
+    let refused = Reply::error(
+        401,
+        json!({"error": {"message": "Invalid API Key", "type": "authentication_error"}}),
+    );
+    server.route("GET /v1/models", vec![refused]);
+    let client = client(&config(&server.url(), ""));
+    assert_eq!(
+        client.info(&CancellationToken::new()).await,
+        Err(ModelError::Http {
+            status: 401,
+            message: "Invalid API Key (check model.apiKey or MM_API_KEY)".into()
+        })
+    );
+}
+
+#[tokio::test]
 async fn llamacpp_context_error_carries_n_ctx_and_sets_the_unknown_window() {
     let body = r#"{"error":{"code":400,"message":"the request exceeds the available context size, try increasing it","type":"exceed_context_size_error","n_prompt_tokens":9000,"n_ctx":8192}}"#;
     let body: Value = serde_json::from_str(body).unwrap();

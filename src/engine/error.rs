@@ -14,6 +14,9 @@ pub enum TurnError {
         "this turn does not fit the context window: about {need} tokens with the answer's reserve, the window is {window}"
     )]
     TooLarge { need: u64, window: u64 },
+    /// The model answered without text and without a tool call (and was not cut by a limit).
+    #[error("the model sent an empty answer (no text, no tool call)")]
+    EmptyAnswer,
 }
 
 /// Why a saved session could not be loaded. `Display` is the one-line explanation.

@@ -123,8 +123,10 @@ impl Engine {
                 if cut {
                     return Ok(StopReason::MaxTokens);
                 }
-                // An empty answer still ends the turn; nothing to store.
-                return Ok(StopReason::EndTurn);
+                // Nothing to show and nothing to store: a failure, so that the user hears of
+                // it and a question left without any answer is removed (two user messages in a
+                // row are refused by strict chat templates).
+                return Err(TurnError::EmptyAnswer);
             }
             s.history.push(Message::assistant(text, calls.clone()));
             if cut {

@@ -150,8 +150,13 @@ impl Prober {
 }
 
 impl Prober {
-    /// `GET {url}/models`, saying why it failed.
-    async fn list_models_checked(&self, url: &str) -> Result<Value, String> {
+    /// `GET {url}/models`, saying why it failed: an HTTP error is the server's answer (with its
+    /// message, as for a chat request), not an unreachable server.
+    async fn list_models_checked(&self, url: &str) -> Result<Value, ModelError> {
+        let unreachable = |reason: String| ModelError::Unreachable {
+            url: url.to_string(),
+            reason,
+        };
         let mut request = self.http.get(format!("{url}/models")).timeout(self.timeout);
         if !self.api_key.is_empty() {
             request = request.bearer_auth(&self.api_key);
@@ -159,17 +164,18 @@ impl Prober {
         let response = request
             .send()
             .await
-            .map_err(|e| super::openai::describe_error(&e).0)?;
+            .map_err(|e| unreachable(super::openai::describe_error(&e).0))?;
         let status = response.status().as_u16();
         if status != 200 {
-            return Err(format!("GET /models answered {status}"));
+            let body = response.text().await.unwrap_or_default();
+            return Err(super::openai::http_error(status, &body));
         }
         response
             .json::<Value>()
             .await
             .ok()
             .filter(|v| v.get("data").is_some_and(Value::is_array))
-            .ok_or_else(|| "GET /models did not answer a model list".to_string())
+            .ok_or_else(|| unreachable("GET /models did not answer a model list".to_string()))
     }
 }
 
@@ -288,9 +294,10 @@ pub async fn detect(
             Ok(models) => models,
             // Without a listing there is no model to pick: fail now (not cached, so the next
             // call tries again) rather than send requests for an empty model name.
-            Err(reason) if configured_name.is_empty() => {
-                return Err(ModelError::Unreachable { url, reason });
-            }
+            Err(e) if configured_name.is_empty() => return Err(e),
+            // A server still loading its model: waited for (openai.rs), so that its kind and
+            // window are read once it is up.
+            Err(e @ ModelError::Http { status: 503, .. }) => return Err(e),
             Err(_) => Value::Null,
         };
         let kind = identify(prober, &url, &server_root(&url), &models).await;

@@ -145,6 +145,9 @@ pub(crate) fn describe_error(error: &reqwest::Error) -> (String, bool) {
         innermost = e.to_string();
         source = e.source();
     }
+    if let Some(reason) = tls_failure(error) {
+        return (reason, false);
+    }
     if innermost.contains("connection closed before message completed") {
         return ("connection closed".to_string(), true);
     }
@@ -152,6 +155,39 @@ pub(crate) fn describe_error(error: &reqwest::Error) -> (String, bool) {
         return ("timed out".to_string(), false);
     }
     (innermost, false)
+}
+
+/// Why a TLS handshake failed, when it did: rustls reports its errors as `InvalidData` I/O
+/// errors inside the connect error. Garbage where a TLS record was expected almost always means
+/// an `https://` URL for a server that speaks plain HTTP.
+fn tls_failure(error: &reqwest::Error) -> Option<String> {
+    if !error.is_connect() || error.url().is_none_or(|u| u.scheme() != "https") {
+        return None;
+    }
+    let mut source: Option<&(dyn std::error::Error + 'static)> = error.source();
+    while let Some(e) = source {
+        if let Some(io) = e.downcast_ref::<std::io::Error>() {
+            // An I/O error wrapping another hides the inner one from `source()`.
+            let inner = io
+                .get_ref()
+                .and_then(|i| i.downcast_ref::<std::io::Error>());
+            if let Some(bad) = [Some(io), inner]
+                .into_iter()
+                .flatten()
+                .find(|e| e.kind() == std::io::ErrorKind::InvalidData)
+            {
+                let text = bad.to_string();
+                return Some(if text.contains("InvalidContentType") {
+                    "TLS handshake failed: the server does not speak TLS (use an http:// URL)"
+                        .to_string()
+                } else {
+                    format!("TLS handshake failed: {text}")
+                });
+            }
+        }
+        source = e.source();
+    }
+    None
 }
 
 /// The server's message: `error.message`, else `error` when a string, else `message`, else the
@@ -183,6 +219,10 @@ pub fn http_error(status: u16, body: &str) -> ModelError {
         || lower.contains("maximum context length")
         || lower.contains("exceeds the available context size");
     if !exceeded {
+        let message = match status {
+            401 | 403 => format!("{message} (check model.apiKey or MM_API_KEY)"),
+            _ => message,
+        };
         return ModelError::Http { status, message };
     }
     let n_ctx = error
@@ -267,13 +307,31 @@ impl Inner {
         self.detected
             .get_or_try_init(|| async {
                 let prober = self.prober()?;
-                let detected = detect::detect(
-                    &prober,
-                    &self.config.url,
-                    &self.config.name,
-                    &self.options.candidates,
-                )
-                .await?;
+                // A server still loading its model answers 503 here too (llama.cpp): waited
+                // for like a chat request.
+                let started = Instant::now();
+                let mut backoff = self.options.retry_base;
+                let mut tries = 0;
+                let detected = loop {
+                    tries += 1;
+                    let found = detect::detect(
+                        &prober,
+                        &self.config.url,
+                        &self.config.name,
+                        &self.options.candidates,
+                    )
+                    .await;
+                    match found {
+                        Err(ModelError::Http { status: 503, .. })
+                            if tries < MAX_TRIES
+                                && started.elapsed() + backoff <= RETRY_BUDGET =>
+                        {
+                            tokio::time::sleep(backoff).await;
+                            backoff *= 2;
+                        }
+                        other => break other?,
+                    }
+                };
                 if self.window_override == 0 {
                     let window = detect::probe_context_window(&prober, &detected).await;
                     self.context_window.store(window, Ordering::Relaxed);

@@ -118,6 +118,8 @@ struct State {
     abandoned: usize,
     connections: usize,
     next_call_id: u64,
+    /// Until then every request is answered 503 "Loading model" (`FakeServer::load_for`).
+    loading_until: Option<Instant>,
 }
 
 struct Shared {
@@ -216,6 +218,14 @@ impl FakeServer {
         );
         self.shared
             .update(|s| s.routes.insert(route.to_string(), replies.into()));
+    }
+
+    /// Plays a server still loading its model for `d` from now: until then every request, chat
+    /// or not, is answered as llama.cpp does, HTTP 503 `Loading model` (recorded in
+    /// [`hits`](Self::hits), not in [`requests`](Self::requests)).
+    pub fn load_for(&self, d: Duration) {
+        self.shared
+            .update(|s| s.loading_until = Some(Instant::now() + d));
     }
 
     /// `METHOD path` of every request received, chat or not.
@@ -356,8 +366,16 @@ async fn route(stream: &mut TcpStream, shared: &Shared, req: Request) -> After {
         body: req.body,
     };
     let route = received.route();
-    let scripted = shared.update(|s| {
+    let loading = shared.update(|s| {
         s.received.push(received.clone());
+        s.loading_until.is_some_and(|t| Instant::now() < t)
+    });
+    if loading {
+        let body = json!({"error": {"code": 503, "message": "Loading model",
+                                    "type": "unavailable_error"}});
+        return write_json(stream, 503, &[], &body).await;
+    }
+    let scripted = shared.update(|s| {
         let replies = s.routes.get_mut(&route)?;
         match replies.len() {
             1 => replies.front().cloned(),
@@ -466,18 +484,7 @@ async fn chat(stream: &mut TcpStream, shared: &Shared, raw: &[u8]) -> After {
             record_last_byte(shared, last);
             after
         }
-        Body::Hang => {
-            // Read until the client goes away; the server's cancel token ends it too.
-            let mut tmp = [0u8; 1024];
-            loop {
-                match stream.read(&mut tmp).await {
-                    Ok(0) | Err(_) => break,
-                    Ok(_) => {}
-                }
-            }
-            shared.update(|s| s.abandoned += 1);
-            After::Close
-        }
+        Body::Hang => hold(stream, shared).await,
         Body::Stream(chunks) if !streamed => {
             let ids = assign_ids(shared, &chunks);
             let model = &shared.options.model;
@@ -491,15 +498,31 @@ async fn chat(stream: &mut TcpStream, shared: &Shared, raw: &[u8]) -> After {
             let timing = Timing {
                 interval: reply.interval,
                 cut_after: reply.cut_after,
+                stall_after: reply.stall_after,
             };
             write_stream(stream, shared, &chunks, &ids, &timing, &headers).await
         }
     }
 }
 
+/// Sends nothing more: reads until the client goes away (the server's cancel token ends it too),
+/// and counts the response as abandoned.
+async fn hold(stream: &mut TcpStream, shared: &Shared) -> After {
+    let mut tmp = [0u8; 1024];
+    loop {
+        match stream.read(&mut tmp).await {
+            Ok(0) | Err(_) => break,
+            Ok(_) => {}
+        }
+    }
+    shared.update(|s| s.abandoned += 1);
+    After::Close
+}
+
 struct Timing {
     interval: Duration,
     cut_after: Option<usize>,
+    stall_after: Option<usize>,
 }
 
 /// A moment, on both clocks.
@@ -573,6 +596,9 @@ async fn write_stream(
         if timing.cut_after == Some(i) {
             return After::Close;
         }
+        if timing.stall_after == Some(i) {
+            return hold(stream, shared).await;
+        }
         if !timing.interval.is_zero() {
             tokio::time::sleep_until(start + timing.interval * (i as u32 + 1)).await;
         }
@@ -584,6 +610,9 @@ async fn write_stream(
             shared.update(|s| s.abandoned += 1);
             return After::Close;
         }
+    }
+    if timing.stall_after.is_some() {
+        return hold(stream, shared).await;
     }
     if timing.cut_after.is_some() {
         return After::Close;

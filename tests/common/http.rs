@@ -29,6 +29,14 @@ const MAX_BODY: usize = 256 * 1024 * 1024;
 /// Reads one request; `None` at end of stream or on a malformed request.
 pub async fn read_request(stream: &mut TcpStream, buf: &mut Vec<u8>) -> Option<Request> {
     let head_end = loop {
+        // Not HTTP (a TLS handshake sent to this plain port, garbage): refused at once, as
+        // real servers do, rather than waited on.
+        if buf.first().is_some_and(|b| !b.is_ascii_uppercase()) {
+            let refusal =
+                b"HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\nConnection: close\r\n\r\n";
+            let _ = stream.write_all(refusal).await;
+            return None;
+        }
         if let Some(p) = buf.windows(4).position(|w| w == b"\r\n\r\n") {
             break p + 4;
         }

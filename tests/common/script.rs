@@ -115,6 +115,9 @@ pub struct Reply {
     pub(crate) interval: Duration,
     /// Close the connection after this many chunks (0: before the response head).
     pub(crate) cut_after: Option<usize>,
+    /// Send nothing more after this many chunks, keeping the connection open until the client
+    /// goes away (a server that stalls in the middle of an answer).
+    pub(crate) stall_after: Option<usize>,
     pub(crate) headers: Vec<(String, String)>,
 }
 
@@ -124,6 +127,7 @@ impl Reply {
             body,
             interval: Duration::ZERO,
             cut_after: None,
+            stall_after: None,
             headers: Vec::new(),
         }
     }
@@ -257,6 +261,13 @@ impl Reply {
     /// Closes the connection after `n` chunks of this streamed answer.
     pub fn cut_after(mut self, n: usize) -> Self {
         self.cut_after = Some(n);
+        self
+    }
+
+    /// Stops sending after `n` chunks of this streamed answer but keeps the connection open
+    /// until the client gives up (an idle stream); counted as abandoned.
+    pub fn stall_after(mut self, n: usize) -> Self {
+        self.stall_after = Some(n);
         self
     }
 
