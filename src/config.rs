@@ -13,7 +13,9 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 pub use raw::Source;
-use raw::{Layer, env_layers, flag_layers, merge, override_layer, read_file, unknown_keys};
+use raw::{
+    Layer, env_layers, flag_layers, merge, override_layer, parse_text, read_file, unknown_keys,
+};
 
 /// The effective configuration.
 #[derive(Debug, Clone, PartialEq)]
@@ -525,6 +527,28 @@ fn untrusted_warning(
         u.path.display(),
         parts.join(", ")
     )
+}
+
+/// One configuration file's text resolved alone, as `--config FILE` would be with no other
+/// layer (`path` only names it in messages): the loader without the file system, for the
+/// property tests and the fuzz driver. Unknown keys become warnings, as in [`load`].
+pub fn from_text(path: &Path, text: &str) -> Result<Config, ConfigError> {
+    let source = Source::ConfigFile(path.to_path_buf());
+    let table = parse_text(path, text)?;
+    let warnings: Vec<String> = unknown_keys(&table)
+        .into_iter()
+        .map(|key| format!("unknown key {} in {source}", raw::quote(&key)))
+        .collect();
+    let mut merged = toml::Table::new();
+    let mut sources = BTreeMap::new();
+    merge(&mut merged, table, &source, "", &mut sources);
+    let resolver = resolve::Resolver {
+        sources: &sources,
+        home: None,
+    };
+    let mut config = resolver.resolve(&merged)?;
+    config.warnings = warnings;
+    Ok(config)
 }
 
 /// Loads every layer, merges them and resolves the result (docs/config.md).

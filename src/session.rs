@@ -117,13 +117,19 @@ pub fn file_path(dir: &Path, id: &str) -> PathBuf {
     dir.join(format!("{id}.json"))
 }
 
+/// A session file's bytes, as [`save`] writes them.
+pub fn encode(file: &SessionFile) -> serde_json::Result<Vec<u8>> {
+    let mut bytes = serde_json::to_vec_pretty(file)?;
+    bytes.push(b'\n');
+    Ok(bytes)
+}
+
 /// Writes `<dir>/<id>.json` atomically (temporary file in the same folder, fsync, rename, fsync
 /// of the folder), creating the folder (0700) if needed. The file is 0600.
 pub fn save(dir: &Path, file: &SessionFile) -> io::Result<PathBuf> {
     validate_id(&file.id).map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e))?;
     ensure_dir(dir)?;
-    let mut bytes = serde_json::to_vec_pretty(file).map_err(io::Error::other)?;
-    bytes.push(b'\n');
+    let bytes = encode(file).map_err(io::Error::other)?;
 
     let target = file_path(dir, &file.id);
     let tmp = dir.join(format!(".{}.json.tmp{:08x}", file.id, random_u32()));
@@ -206,7 +212,9 @@ pub fn load(dir: &Path, id: &str) -> Result<SessionFile, LoadError> {
     parse(&path, &bytes)
 }
 
-fn parse(path: &Path, bytes: &[u8]) -> Result<SessionFile, LoadError> {
+/// Reads a session file's bytes (`path` only names it in errors): what [`load`] does once the
+/// file is read.
+pub fn parse(path: &Path, bytes: &[u8]) -> Result<SessionFile, LoadError> {
     #[derive(Deserialize)]
     struct Probe {
         version: u64,

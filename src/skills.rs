@@ -144,15 +144,16 @@ pub fn parse_skill(text: &str, dir: &Path, dir_name: &str) -> Result<Skill, Skil
     let mut description = None;
     if let Some(yaml) = yaml {
         // The `---` line kept as an empty one, so that errors give the file's line numbers.
-        let value: serde_yaml_ng::Value = serde_yaml_ng::from_str(&format!("\n{yaml}"))?;
-        let map = match value {
-            serde_yaml_ng::Value::Mapping(m) => m,
-            // An empty front matter block.
-            serde_yaml_ng::Value::Null => serde_yaml_ng::Mapping::new(),
-            _ => return Err(SkillError::NotAMapping),
+        let fields: front_matter::Fields = serde_yaml_ng::from_str(&format!("\n{yaml}"))?;
+        let front_matter::Fields::Mapping {
+            name: n,
+            description: d,
+        } = fields
+        else {
+            return Err(SkillError::NotAMapping);
         };
-        name = string_field(&map, "name")?;
-        description = string_field(&map, "description")?;
+        name = n.text("name")?;
+        description = d.text("description")?;
     }
     // Descriptions go on one line of the system prompt and of an editor's menu.
     let description = description
@@ -173,14 +174,151 @@ pub fn parse_skill(text: &str, dir: &Path, dir_name: &str) -> Result<Skill, Skil
     })
 }
 
-fn string_field(
-    map: &serde_yaml_ng::Mapping,
-    key: &'static str,
-) -> Result<Option<String>, SkillError> {
-    match map.get(key) {
-        None | Some(serde_yaml_ng::Value::Null) => Ok(None),
-        Some(serde_yaml_ng::Value::String(s)) => Ok(Some(s.clone())),
-        Some(_) => Err(SkillError::NotAString(key)),
+/// The two fields mm reads of a front matter, read without building the rest: every other key's
+/// value is skipped as it is parsed, so YAML aliases there are never expanded (a "billion
+/// laughs" front matter costs what its text costs, not what it expands to), and a field that is
+/// not a string is skipped the same way.
+mod front_matter {
+    use std::fmt;
+
+    use serde::de::{Deserialize, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
+
+    use super::SkillError;
+
+    /// A field's value: a string, nothing, or something else (not read).
+    #[derive(Debug, Default)]
+    pub(super) enum Field {
+        #[default]
+        Absent,
+        Text(String),
+        Other,
+    }
+
+    impl Field {
+        pub(super) fn text(self, key: &'static str) -> Result<Option<String>, SkillError> {
+            match self {
+                Field::Absent => Ok(None),
+                Field::Text(s) => Ok(Some(s)),
+                Field::Other => Err(SkillError::NotAString(key)),
+            }
+        }
+    }
+
+    /// The whole front matter.
+    pub(super) enum Fields {
+        Mapping {
+            name: Field,
+            description: Field,
+        },
+        /// A scalar or a sequence.
+        NotAMapping,
+    }
+
+    struct FieldVisitor;
+
+    impl<'de> Visitor<'de> for FieldVisitor {
+        type Value = Field;
+        fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+            f.write_str("any value")
+        }
+        fn visit_str<E>(self, v: &str) -> Result<Field, E> {
+            Ok(Field::Text(v.to_string()))
+        }
+        fn visit_string<E>(self, v: String) -> Result<Field, E> {
+            Ok(Field::Text(v))
+        }
+        fn visit_unit<E>(self) -> Result<Field, E> {
+            Ok(Field::Absent)
+        }
+        fn visit_none<E>(self) -> Result<Field, E> {
+            Ok(Field::Absent)
+        }
+        fn visit_bool<E>(self, _: bool) -> Result<Field, E> {
+            Ok(Field::Other)
+        }
+        fn visit_i64<E>(self, _: i64) -> Result<Field, E> {
+            Ok(Field::Other)
+        }
+        fn visit_u64<E>(self, _: u64) -> Result<Field, E> {
+            Ok(Field::Other)
+        }
+        fn visit_f64<E>(self, _: f64) -> Result<Field, E> {
+            Ok(Field::Other)
+        }
+        fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Field, A::Error> {
+            while seq.next_element::<IgnoredAny>()?.is_some() {}
+            Ok(Field::Other)
+        }
+        fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Field, A::Error> {
+            while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
+            Ok(Field::Other)
+        }
+    }
+
+    impl<'de> Deserialize<'de> for Field {
+        fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Field, D::Error> {
+            d.deserialize_any(FieldVisitor)
+        }
+    }
+
+    struct FieldsVisitor;
+
+    impl<'de> Visitor<'de> for FieldsVisitor {
+        type Value = Fields;
+        fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+            f.write_str("a mapping")
+        }
+        fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Fields, A::Error> {
+            let (mut name, mut description) = (Field::Absent, Field::Absent);
+            while let Some(key) = map.next_key::<Field>()? {
+                match key {
+                    Field::Text(k) if k == "name" => name = map.next_value()?,
+                    Field::Text(k) if k == "description" => description = map.next_value()?,
+                    Field::Text(_) | Field::Absent | Field::Other => {
+                        map.next_value::<IgnoredAny>()?;
+                    }
+                }
+            }
+            Ok(Fields::Mapping { name, description })
+        }
+        // An empty front matter block.
+        fn visit_unit<E>(self) -> Result<Fields, E> {
+            Ok(Fields::Mapping {
+                name: Field::Absent,
+                description: Field::Absent,
+            })
+        }
+        fn visit_none<E>(self) -> Result<Fields, E> {
+            Ok(Fields::Mapping {
+                name: Field::Absent,
+                description: Field::Absent,
+            })
+        }
+        fn visit_str<E>(self, _: &str) -> Result<Fields, E> {
+            Ok(Fields::NotAMapping)
+        }
+        fn visit_bool<E>(self, _: bool) -> Result<Fields, E> {
+            Ok(Fields::NotAMapping)
+        }
+        fn visit_i64<E>(self, _: i64) -> Result<Fields, E> {
+            Ok(Fields::NotAMapping)
+        }
+        fn visit_u64<E>(self, _: u64) -> Result<Fields, E> {
+            Ok(Fields::NotAMapping)
+        }
+        fn visit_f64<E>(self, _: f64) -> Result<Fields, E> {
+            Ok(Fields::NotAMapping)
+        }
+        fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Fields, A::Error> {
+            while seq.next_element::<IgnoredAny>()?.is_some() {}
+            Ok(Fields::NotAMapping)
+        }
+    }
+
+    impl<'de> Deserialize<'de> for Fields {
+        fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Fields, D::Error> {
+            d.deserialize_any(FieldsVisitor)
+        }
     }
 }
 

@@ -234,6 +234,51 @@ fn load_takes_valid_skills_sorted_and_warns_about_broken_ones() {
 }
 
 #[test]
+fn front_matter_fields_that_are_not_strings_and_aliases_elsewhere() {
+    let parse = |text: &str| {
+        mm::skills::parse_skill(text, Path::new("/s/x"), "x").map_err(|e| e.to_string())
+    };
+    assert_eq!(
+        parse("---\nname: [a, b]\ndescription: d\n---\n"),
+        Err("`name` is not a string".to_string())
+    );
+    assert_eq!(
+        parse("---\nname: n\ndescription: {a: 1}\n---\n"),
+        Err("`description` is not a string".to_string())
+    );
+    assert_eq!(
+        parse("---\n- name\n- description\n---\n"),
+        Err("the front matter is not a mapping of keys to values".to_string())
+    );
+    // Anchors and aliases in keys mm does not read are skipped, never expanded: a "billion
+    // laughs" block costs what its text costs.
+    let mut bomb = String::from(
+        "---\nname: laughs\ndescription: Fine.\nl0: &l0 [lol, lol, lol, lol, lol, lol, lol, lol, lol]\n",
+    );
+    for i in 1..12 {
+        let p = i - 1;
+        bomb.push_str(&format!(
+            "l{i}: &l{i} [*l{p}, *l{p}, *l{p}, *l{p}, *l{p}, *l{p}, *l{p}, *l{p}, *l{p}]\n"
+        ));
+    }
+    bomb.push_str("---\n");
+    let skill = parse(&bomb).unwrap();
+    assert_eq!(
+        (skill.name.as_str(), skill.description.as_str()),
+        ("laughs", "Fine.")
+    );
+    // An alias as a field read: its target is a list, so not a string, read no further.
+    assert_eq!(
+        parse(
+            &bomb
+                .replace("description: Fine.\n", "")
+                .replace("\n---\n", "\ndescription: *l11\n---\n")
+        ),
+        Err("`description` is not a string".to_string())
+    );
+}
+
+#[test]
 fn first_folder_defining_a_name_wins() {
     let env = Env::new();
     let xdg = env.home.join("xdg");

@@ -63,7 +63,11 @@ pub async fn read_line<R: AsyncBufRead + Unpin>(
         let used = part.len() + usize::from(newline);
         bytes += part.len() as u64;
         match &mut head {
-            Some(_) => {}
+            // Discarding: only the excerpt is topped up, when the cap was smaller than it.
+            Some(head) => {
+                let room = EXCERPT_BYTES.saturating_sub(head.len());
+                head.extend_from_slice(&part[..part.len().min(room)]);
+            }
             None if buf.len() + part.len() <= max => buf.extend_from_slice(part),
             None => {
                 // Over the cap: keep the excerpt, free the rest, discard from here on.

@@ -54,12 +54,15 @@ pub(super) fn read_file(path: &Path, required: bool) -> Result<Option<Table>, Co
             });
         }
     };
-    toml::from_str::<Table>(&text)
-        .map(Some)
-        .map_err(|err| ConfigError::Parse {
-            path: path.to_path_buf(),
-            message: err.to_string().trim_end().to_string(),
-        })
+    parse_text(path, &text).map(Some)
+}
+
+/// Parses one file's text (`path` only names it in errors).
+pub(super) fn parse_text(path: &Path, text: &str) -> Result<Table, ConfigError> {
+    toml::from_str::<Table>(text).map_err(|err| ConfigError::Parse {
+        path: path.to_path_buf(),
+        message: err.to_string().trim_end().to_string(),
+    })
 }
 
 /// The shape of the configuration, for unknown-key warnings and for reading `-c` values.

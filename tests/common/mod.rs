@@ -7,7 +7,8 @@
 //! - the front end: [`Recorder`] (recorder.rs);
 //! - an engine over the scripted model in a sandbox: [`Rig`] (rig.rs);
 //! - the ACP test client and in-process server (acp.rs);
-//! - the `mm` binary run in a sandbox (mm_run.rs).
+//! - the `mm` binary run in a sandbox (mm_run.rs);
+//! - the fuzz targets and the counting allocator (fuzz.rs; also in examples/fuzz.rs).
 //!
 //! `src/bin/mm-fake-server.rs` includes fake_server.rs, http.rs, script.rs and invariants.rs by
 //! path: they use normal dependencies only, and nothing else of this folder.
@@ -15,6 +16,7 @@
 
 pub mod acp;
 pub mod fake_server;
+pub mod fuzz;
 pub mod http;
 pub mod invariants;
 pub mod mm_run;
