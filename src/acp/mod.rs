@@ -265,6 +265,9 @@ struct Slot {
     frontend: Arc<AcpFrontend>,
     /// The tokens of the prompts running or waiting on this session.
     cancels: Mutex<Vec<(u64, CancellationToken)>>,
+    /// The end of the session's queue of prompts: resolves once the last prompt received has
+    /// been answered.
+    last: Mutex<Option<tokio::sync::oneshot::Receiver<()>>>,
 }
 
 impl Slot {
@@ -273,7 +276,22 @@ impl Slot {
             session: tokio::sync::Mutex::new(session),
             frontend,
             cancels: Mutex::new(Vec::new()),
+            last: Mutex::new(None),
         })
+    }
+
+    /// Takes the next place in the session's queue, in the order prompts arrive (the handler runs
+    /// one message at a time; the tasks it spawns may start in any order): what to wait for
+    /// before running, and what to drop once answered.
+    fn queue(
+        &self,
+    ) -> (
+        Option<tokio::sync::oneshot::Receiver<()>>,
+        tokio::sync::oneshot::Sender<()>,
+    ) {
+        let (done, next) = tokio::sync::oneshot::channel();
+        let before = self.last.lock().ok().and_then(|mut l| l.replace(next));
+        (before, done)
     }
 
     fn cancel_all(&self) {
@@ -663,10 +681,16 @@ where
                 };
                 let token = s4.shutdown.child_token();
                 let key = slot.track(&token);
+                let (before, done) = slot.queue();
                 let server = s4.clone();
                 s4.tasks.spawn(&cx, async move {
+                    // A second prompt on the session waits for the first to be answered.
+                    if let Some(before) = before {
+                        let _ = before.await;
+                    }
                     let result = server.prompt(slot, req, token, key).await;
                     let _ = responder.respond_with_result(result);
+                    drop(done);
                 });
                 Ok(())
             },
