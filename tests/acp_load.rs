@@ -191,3 +191,72 @@ async fn two_hundred_sessions_and_twenty_prompts_at_once_all_answered_in_order()
         .unwrap()
         .unwrap();
 }
+
+// ------------------------------------------------------------------ processes
+
+/// Whether a process is running (a zombie is not: it only waits to be reaped).
+fn alive(pid: u32) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Ok(stat) => {
+            let state = stat.rsplit(')').next().unwrap_or("").trim_start();
+            !state.starts_with('Z') && !state.starts_with('X')
+        }
+        Err(_) => false,
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_hundred_cancelled_bash_calls_leave_no_process_behind() {
+    use common::acp::Harness;
+    use common::{Answer, ScriptedModel};
+
+    let dir = tempfile::tempdir().unwrap();
+    let cwd = dir.path().canonicalize().unwrap();
+    let model = ScriptedModel::new(vec![]);
+    let mut h = Harness::start(common::acp::test_config(), model.clone());
+    h.client.initialize(false).await;
+    let (session, _) = h.client.new_session(&cwd).await;
+    let mut pids: Vec<u32> = Vec::new();
+    for i in 0..100 {
+        let fifo = cwd.join(format!("pids-{i}"));
+        nix::unistd::mkfifo(&fifo, nix::sys::stat::Mode::from_bits_truncate(0o600)).unwrap();
+        // Three background children, one of which ignores SIGTERM (only the SIGKILL after the
+        // grace ends it); the call itself waits for them.
+        let command = format!(
+            "sleep 300 & a=$!; (trap '' TERM; exec sleep 300) & b=$!; sleep 300 & c=$!; \
+             echo \"$a $b $c\" > {}; wait",
+            fifo.display()
+        );
+        model.push(Answer::call("bash", json!({ "command": command })));
+        let id = h
+            .client
+            .request(
+                "session/prompt",
+                json!({"sessionId": session, "prompt": [{"type": "text", "text": format!("run {i}")}]}),
+            )
+            .await;
+        let started = tokio::task::spawn_blocking(move || std::fs::read_to_string(fifo).unwrap());
+        let started = tokio::time::timeout(HANG_GUARD, started)
+            .await
+            .expect("the command started its children")
+            .unwrap();
+        pids.extend(started.split_whitespace().map(|p| p.parse::<u32>().unwrap()));
+        h.client
+            .notify("session/cancel", json!({"sessionId": session}))
+            .await;
+        let (_, r) = h.client.until_response(id).await;
+        assert_eq!(r["result"]["stopReason"], "cancelled", "{r}");
+    }
+    assert_eq!(pids.len(), 300);
+    // Every group got SIGTERM at its cancel and SIGKILL 2 s later (in the background, so the
+    // cancels did not wait for it). There is no event for the death of a process we are not the
+    // parent of: a bounded poll.
+    let deadline = std::time::Instant::now() + Duration::from_secs(2) + HANG_GUARD;
+    let mut left: Vec<u32> = pids.clone();
+    while !left.is_empty() && std::time::Instant::now() < deadline {
+        left.retain(|p| alive(*p));
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert_eq!(left, Vec::<u32>::new(), "processes left behind");
+    h.finish().await.unwrap();
+}
