@@ -276,6 +276,21 @@ impl Default for Config {
     }
 }
 
+/// The most a hook's `match` pattern may compile to. The regex crate's default (10 MB, and as
+/// much again for its lazy DFA) lets a short pattern such as `\w{200}{200}` take tens of megabytes;
+/// a pattern over tool names never needs more than a few kilobytes.
+const HOOK_PATTERN_LIMIT: usize = 1 << 20;
+
+/// A hook's `match` pattern, compiled anchored (it is matched against the whole tool name) and
+/// within [`HOOK_PATTERN_LIMIT`]; the one place that compiles it, for the config check and the
+/// hooks alike.
+pub fn hook_pattern(pattern: &str) -> Result<regex::Regex, regex::Error> {
+    regex::RegexBuilder::new(&format!("^(?:{pattern})$"))
+        .size_limit(HOOK_PATTERN_LIMIT)
+        .dfa_size_limit(HOOK_PATTERN_LIMIT)
+        .build()
+}
+
 /// A duration the way the configuration and its messages write it: whole seconds as an integer
 /// (`120`), anything finer as a decimal (`0.25`, which only code, such as a test, can set).
 pub fn seconds(d: Duration) -> String {

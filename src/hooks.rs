@@ -168,7 +168,7 @@ impl Hooks {
             for config in list {
                 let matcher = match &config.matcher {
                     None => Matcher::Every,
-                    Some(p) => match Regex::new(&format!("^(?:{p})$")) {
+                    Some(p) => match crate::config::hook_pattern(p) {
                         Ok(re) => Matcher::Pattern(re),
                         Err(e) => {
                             // The regex crate's message draws the pattern over several

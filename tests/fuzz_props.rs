@@ -384,6 +384,20 @@ fn yaml_aliases_do_not_expand_without_end() {
 }
 
 #[test]
+fn a_short_hook_pattern_that_compiles_huge_is_refused_in_bounded_memory() {
+    // With the regex crate's default limits these few bytes took tens of megabytes to compile;
+    // fuzz::config asserts the bound, and the pattern is refused with one line.
+    for pattern in [r"\\w{200}{200}", r"(\\pL|\\pN){500}", "bash|read_file"] {
+        let text = format!("[[hooks.preToolCall]]\ncommand = \"x\"\nmatch = \"{pattern}\"\n");
+        fuzz::config(text.as_bytes());
+    }
+    let text = "[[hooks.preToolCall]]\ncommand = \"x\"\nmatch = \"\\\\w{200}{200}\"\n";
+    let err = mm::config::from_text(Path::new("x.toml"), text).unwrap_err().to_string();
+    assert!(err.contains("is not a valid regular expression"), "{err}");
+    assert!(!err.contains('\n'), "{err}");
+}
+
+#[test]
 fn the_recorded_streams_of_real_servers_pass_every_check() {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/sse");
     for entry in std::fs::read_dir(dir).unwrap() {

@@ -217,9 +217,7 @@ impl Resolver<'_> {
     fn hook(&self, t: &Table, prefix: &str) -> Result<HookConfig, ConfigError> {
         let matcher = self.string(t, prefix, "match")?;
         if let Some(m) = &matcher {
-            // docs/hooks.md: matched against the whole tool name, so compile it anchored as
-            // hooks.rs will.
-            if let Err(err) = regex::Regex::new(&format!("^(?:{m})$")) {
+            if let Err(err) = super::hook_pattern(m) {
                 let text = err.to_string();
                 let reason = text
                     .lines()
