@@ -55,7 +55,7 @@ impl Engine {
         // tool set is frozen for the length of the turn.
         self.join_mcp_tools(s, frontend, cancel).await;
         let tools = s.tools.clone();
-        let tool_defs: Vec<serde_json::Value> = tools.definitions().to_vec();
+        let tool_defs: Vec<serde_json::Value> = tools.definitions();
         let text_tool_names: Vec<String> = if cfg.model.text_tool_calls {
             tools.names()
         } else {

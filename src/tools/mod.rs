@@ -16,7 +16,8 @@ pub mod repeat;
 pub mod write_file;
 
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex};
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 
 use async_trait::async_trait;
 use serde::de::DeserializeOwned;
@@ -267,6 +268,21 @@ pub fn wire_definition(tool: &dyn Tool) -> Value {
     })
 }
 
+/// One copy of each distinct tool definition for the whole process, however many sessions
+/// offer it: a definition held as a JSON value takes a few kilobytes, and every session builds
+/// the same dozen (docs/acp.md, "Load and memory"). Returns it with its length as JSON.
+fn shared_definition(definition: Value) -> (Arc<Value>, usize) {
+    static SHARED: OnceLock<Mutex<HashMap<String, Arc<Value>>>> = OnceLock::new();
+    let text = definition.to_string();
+    let len = text.len();
+    let mut shared = SHARED
+        .get_or_init(Default::default)
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner);
+    let definition = Arc::clone(shared.entry(text).or_insert_with(|| Arc::new(definition)));
+    (definition, len)
+}
+
 /// A session's tool set: cheap to clone, never changed in place (a turn keeps the set it
 /// started with); a different set is a new `Toolbox`, with its definitions measured again.
 #[derive(Clone, Default)]
@@ -277,15 +293,22 @@ pub struct Toolbox {
 #[derive(Default)]
 struct ToolboxInner {
     tools: Vec<Arc<dyn Tool>>,
-    definitions: Vec<Value>,
+    definitions: Vec<Arc<Value>>,
     /// Characters of the definitions in a request (for the history's estimate).
     chars: usize,
 }
 
 impl Toolbox {
     pub fn new(tools: Vec<Arc<dyn Tool>>) -> Self {
-        let definitions: Vec<Value> = tools.iter().map(|t| wire_definition(t.as_ref())).collect();
-        let chars = definitions.iter().map(|d| d.to_string().len()).sum();
+        let mut chars = 0;
+        let definitions = tools
+            .iter()
+            .map(|t| {
+                let (definition, len) = shared_definition(wire_definition(t.as_ref()));
+                chars += len;
+                definition
+            })
+            .collect();
         Toolbox {
             inner: Arc::new(ToolboxInner {
                 tools,
@@ -338,8 +361,8 @@ impl Toolbox {
     }
 
     /// The definitions sent to the model, in order.
-    pub fn definitions(&self) -> &[Value] {
-        &self.inner.definitions
+    pub fn definitions(&self) -> Vec<Value> {
+        self.inner.definitions.iter().map(|d| Value::clone(d)).collect()
     }
 
     /// Characters of the definitions in a request.
@@ -507,6 +530,47 @@ pub fn cap_output(text: &str, max: usize) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    struct Named(&'static str);
+
+    #[async_trait]
+    impl Tool for Named {
+        fn name(&self) -> &str {
+            self.0
+        }
+        fn description(&self) -> &str {
+            "A tool of the memory test."
+        }
+        fn parameters(&self) -> Value {
+            serde_json::json!({"type": "object", "properties": {"x": {"type": "string"}}})
+        }
+        fn kind(&self, _args: &Value) -> ToolKind {
+            ToolKind::Other
+        }
+        fn title(&self, _args: &Value) -> String {
+            self.0.to_string()
+        }
+        fn gated(&self, _args: &Value) -> bool {
+            false
+        }
+        async fn run(&self, _args: Value, _call: &Call<'_>) -> ToolOutput {
+            ToolOutput::completed("")
+        }
+    }
+
+    #[test]
+    fn sessions_share_one_copy_of_each_tool_definition() {
+        // Each session builds its own tools; their definitions, a few kilobytes each as JSON
+        // values, must not be held once per session (bench/load.sh: RSS per idle session).
+        let a = Toolbox::new(vec![Arc::new(Named("memtest_a")), Arc::new(Named("memtest_b"))]);
+        let b = Toolbox::new(vec![Arc::new(Named("memtest_a")), Arc::new(Named("memtest_b"))]);
+        for (x, y) in a.inner.definitions.iter().zip(&b.inner.definitions) {
+            assert!(Arc::ptr_eq(x, y), "{x} is held twice");
+        }
+        assert!(!Arc::ptr_eq(&a.inner.definitions[0], &a.inner.definitions[1]));
+        assert_eq!(a.definitions()[1]["function"]["name"], "memtest_b");
+        assert_eq!(a.chars(), a.definitions().iter().map(|d| d.to_string().len()).sum::<usize>());
+    }
 
     #[test]
     fn a_compact_schema_inlines_definitions_and_drops_nullability() {
