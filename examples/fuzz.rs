@@ -42,7 +42,11 @@ impl Rng {
     }
 
     fn below(&mut self, n: usize) -> usize {
-        if n == 0 { 0 } else { (self.next() % n as u64) as usize }
+        if n == 0 {
+            0
+        } else {
+            (self.next() % n as u64) as usize
+        }
     }
 
     fn chance(&mut self, one_in: usize) -> bool {
@@ -64,11 +68,26 @@ fn corpus(target: &str) -> Corpus {
     match target {
         "acp-lines" => Corpus {
             seeds: vec![
-                s("\x10\x07{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":{\"protocolVersion\":1}}\n{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"session/new\",\"params\":{\"cwd\":\"/tmp\",\"mcpServers\":[]}}\n"),
-                s("\x01\x40{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"session/prompt\",\"params\":{\"sessionId\":\"x\",\"prompt\":[{\"type\":\"text\",\"text\":\"hello\"}]}}\r\n"),
+                s(
+                    "\x10\x07{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":{\"protocolVersion\":1}}\n{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"session/new\",\"params\":{\"cwd\":\"/tmp\",\"mcpServers\":[]}}\n",
+                ),
+                s(
+                    "\x01\x40{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"session/prompt\",\"params\":{\"sessionId\":\"x\",\"prompt\":[{\"type\":\"text\",\"text\":\"hello\"}]}}\r\n",
+                ),
                 s("\x00\x01not json\n\n\r\n{\n"),
             ],
-            tokens: vec![b"\n", b"\r\n", b"{", b"}", b"\"", b"[", b"]", b"\\u0000", b"\xff", b"\xc3\xa9"],
+            tokens: vec![
+                b"\n",
+                b"\r\n",
+                b"{",
+                b"}",
+                b"\"",
+                b"[",
+                b"]",
+                b"\\u0000",
+                b"\xff",
+                b"\xc3\xa9",
+            ],
         },
         "sse" => Corpus {
             seeds: std::fs::read_dir(root.join("tests/fixtures/sse"))
@@ -78,36 +97,127 @@ fn corpus(target: &str) -> Corpus {
                 })
                 .unwrap_or_default(),
             tokens: vec![
-                b"data: ", b"\n\n", b"\n", b"\r\n", b": ping\n", b"[DONE]", b"{", b"}",
-                b"\"content\":", b"\"tool_calls\":", b"\"index\":", b"\"finish_reason\":\"stop\"",
-                b"<think>", b"</think>", b"<tool_call>", b"\"error\":", b"null", b"1e400",
+                b"data: ",
+                b"\n\n",
+                b"\n",
+                b"\r\n",
+                b": ping\n",
+                b"[DONE]",
+                b"{",
+                b"}",
+                b"\"content\":",
+                b"\"tool_calls\":",
+                b"\"index\":",
+                b"\"finish_reason\":\"stop\"",
+                b"<think>",
+                b"</think>",
+                b"<tool_call>",
+                b"\"error\":",
+                b"null",
+                b"1e400",
             ],
         },
         "text-calls" => Corpus {
             seeds: vec![
-                s("Let me look.\n<tool_call>{\"name\": \"bash\", \"arguments\": {\"command\": \"ls\"}}</tool_call>"),
+                s(
+                    "Let me look.\n<tool_call>{\"name\": \"bash\", \"arguments\": {\"command\": \"ls\"}}</tool_call>",
+                ),
                 s("[TOOL_CALLS][{\"name\": \"read_file\", \"arguments\": {\"path\": \"a.txt\"}}]"),
                 s("[TOOL_CALLS]bash[ARGS]{\"command\": \"pwd\"}"),
                 s("```json\n{\"name\": \"bash\", \"arguments\": {\"command\": \"echo hi\"}}\n```"),
                 s("Plain text with < and [ and ` marks."),
             ],
-            tokens: vec![b"<tool_call>", b"</tool_call>", b"[TOOL_CALLS]", b"[ARGS]", b"```", b"```json\n", b"{", b"}", b"\"name\"", b"\"arguments\"", b"\"function\"", b"\"parameters\""],
+            tokens: vec![
+                b"<tool_call>",
+                b"</tool_call>",
+                b"[TOOL_CALLS]",
+                b"[ARGS]",
+                b"```",
+                b"```json\n",
+                b"{",
+                b"}",
+                b"\"name\"",
+                b"\"arguments\"",
+                b"\"function\"",
+                b"\"parameters\"",
+            ],
         },
         "session-file" => Corpus {
             seeds: vec![s(SESSION_SEED)],
-            tokens: vec![b"{", b"}", b"[", b"]", b",", b":", b"\"", b"null", b"true", b"1", b"-1", b"1e999", b"\"version\": 1", b"\"role\": \"tool\"", b"\"toolCalls\": []", b"\\ud800"],
+            tokens: vec![
+                b"{",
+                b"}",
+                b"[",
+                b"]",
+                b",",
+                b":",
+                b"\"",
+                b"null",
+                b"true",
+                b"1",
+                b"-1",
+                b"1e999",
+                b"\"version\": 1",
+                b"\"role\": \"tool\"",
+                b"\"toolCalls\": []",
+                b"\\ud800",
+            ],
         },
         "config" => Corpus {
             seeds: vec![s(CONFIG_SEED)],
-            tokens: vec![b"\n", b"[model]\n", b"[acp]\n", b"[[hooks.preToolCall]]\n", b"=", b"\"", b"'''", b"[", b"]", b"{", b"}", b"0", b"-1", b"inf", b"nan", b"1979-05-27T07:32:00Z", b"[mcp.servers.x]\n", b"[lsp.servers.y]\n", b"[agents.z]\n"],
+            tokens: vec![
+                b"\n",
+                b"[model]\n",
+                b"[acp]\n",
+                b"[[hooks.preToolCall]]\n",
+                b"=",
+                b"\"",
+                b"'''",
+                b"[",
+                b"]",
+                b"{",
+                b"}",
+                b"0",
+                b"-1",
+                b"inf",
+                b"nan",
+                b"1979-05-27T07:32:00Z",
+                b"[mcp.servers.x]\n",
+                b"[lsp.servers.y]\n",
+                b"[agents.z]\n",
+            ],
         },
         "skill" => Corpus {
             seeds: vec![
                 s("---\nname: greetings\ndescription: Greet somebody.\n---\nSay hi.\n"),
-                s("---\nname: aardvark\ndescription: >\n  Count\n  ants.\nallowed-tools: [bash]\nmetadata:\n  v: 1\n---\nbody\n"),
+                s(
+                    "---\nname: aardvark\ndescription: >\n  Count\n  ants.\nallowed-tools: [bash]\nmetadata:\n  v: 1\n---\nbody\n",
+                ),
                 s("---\na: &a [x, x, x]\nb: &b [*a, *a, *a]\nname: n\ndescription: d\n---\n"),
             ],
-            tokens: vec![b"---\n", b"...\n", b"name: ", b"description: ", b"\n", b": ", b"&a ", b"*a", b"[", b"]", b"{", b"}", b"- ", b"|\n  ", b">\n  ", b"!!binary ", b"\"", b"'", b"#", b"? ", b"%YAML 1.2\n"],
+            tokens: vec![
+                b"---\n",
+                b"...\n",
+                b"name: ",
+                b"description: ",
+                b"\n",
+                b": ",
+                b"&a ",
+                b"*a",
+                b"[",
+                b"]",
+                b"{",
+                b"}",
+                b"- ",
+                b"|\n  ",
+                b">\n  ",
+                b"!!binary ",
+                b"\"",
+                b"'",
+                b"#",
+                b"? ",
+                b"%YAML 1.2\n",
+            ],
         },
         _ => Corpus {
             seeds: vec![Vec::new()],
@@ -265,7 +375,11 @@ extern "C" fn on_abort(sig: libc::c_int) {
         // SAFETY: open/write/close/signal/raise are async-signal-safe; `ptr` and `len` describe
         // the input the worker is running, which lives until the next input is published.
         unsafe {
-            let fd = libc::open(path.as_ptr(), libc::O_WRONLY | libc::O_CREAT | libc::O_TRUNC, 0o644);
+            let fd = libc::open(
+                path.as_ptr(),
+                libc::O_WRONLY | libc::O_CREAT | libc::O_TRUNC,
+                0o644,
+            );
             if fd >= 0 {
                 if !ptr.is_null() {
                     libc::write(fd, ptr.cast(), len);
@@ -387,7 +501,13 @@ fn parse_report(line: &str) -> Option<(Vec<u64>, Vec<u64>, u64)> {
 /// Runs one worker process until its time is up or it dies; adds what it reported.
 fn run_worker(seconds: f64, seed: u64, out: &Path, totals: &Mutex<Totals>) {
     let mut child = Command::new(std::env::current_exe().unwrap())
-        .args(["--worker", "--seconds", &seconds.to_string(), "--seed", &seed.to_string()])
+        .args([
+            "--worker",
+            "--seconds",
+            &seconds.to_string(),
+            "--seed",
+            &seed.to_string(),
+        ])
         .args(["--out".as_ref(), out.as_os_str()])
         .stdout(Stdio::piped())
         .spawn()
@@ -410,7 +530,10 @@ fn run_worker(seconds: f64, seed: u64, out: &Path, totals: &Mutex<Totals>) {
     }
     if !status.success() {
         t.died += 1;
-        eprintln!("worker {seed} died ({status}); its input is in {}", out.join(format!("abort-{seed}.bin")).display());
+        eprintln!(
+            "worker {seed} died ({status}); its input is in {}",
+            out.join(format!("abort-{seed}.bin")).display()
+        );
     }
 }
 
@@ -436,7 +559,12 @@ fn main() {
     };
     let seconds: f64 = value("--seconds").map_or(60.0, |v| v.parse().expect("--seconds N"));
     let seed: u64 = value("--seed").map_or_else(
-        || std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_nanos() as u64,
+        || {
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .unwrap()
+                .as_nanos() as u64
+        },
         |v| v.parse().expect("--seed S"),
     );
     let out = PathBuf::from(value("--out").unwrap_or_else(|| "target/fuzz-crashes".into()));
@@ -479,7 +607,12 @@ fn main() {
     let t = totals.into_inner().unwrap();
     println!("{:<14} {:>14} {:>8}", "target", "inputs", "crashes");
     for (i, (name, _)) in fuzz::TARGETS.iter().enumerate() {
-        println!("{:<14} {:>14} {:>8}", name, thousands(t.tried[i]), t.crashes[i]);
+        println!(
+            "{:<14} {:>14} {:>8}",
+            name,
+            thousands(t.tried[i]),
+            t.crashes[i]
+        );
     }
     let tried: u64 = t.tried.iter().sum();
     let crashes: u64 = t.crashes.iter().sum::<u64>() + t.died;

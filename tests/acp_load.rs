@@ -145,7 +145,10 @@ async fn two_hundred_sessions_and_twenty_prompts_at_once_all_answered_in_order()
         .expect("every request answered (no deadlock)");
     assert_eq!(sessions.len(), 200);
     assert_eq!(
-        sessions.iter().collect::<std::collections::HashSet<_>>().len(),
+        sessions
+            .iter()
+            .collect::<std::collections::HashSet<_>>()
+            .len(),
         200
     );
 
@@ -153,14 +156,22 @@ async fn two_hundred_sessions_and_twenty_prompts_at_once_all_answered_in_order()
     let mut texts: HashMap<String, Vec<String>> = HashMap::new();
     let mut responses: HashMap<String, Vec<String>> = HashMap::new();
     for v in &order {
-        if v["method"] == "session/update" && v["params"]["update"]["sessionUpdate"] == "agent_message_chunk" {
+        if v["method"] == "session/update"
+            && v["params"]["update"]["sessionUpdate"] == "agent_message_chunk"
+        {
             let s = v["params"]["sessionId"].as_str().unwrap().to_string();
-            let t = v["params"]["update"]["content"]["text"].as_str().unwrap().to_string();
+            let t = v["params"]["update"]["content"]["text"]
+                .as_str()
+                .unwrap()
+                .to_string();
             texts.entry(s).or_default().push(t);
         }
         if let Some((_, session, text)) = sent.iter().find(|(id, _, _)| v["id"] == *id) {
             assert_eq!(v["result"]["stopReason"], "end_turn", "{v}");
-            responses.entry(session.clone()).or_default().push(text.clone());
+            responses
+                .entry(session.clone())
+                .or_default()
+                .push(text.clone());
         }
     }
     for (i, (_, session, _)) in sent.iter().take(10).enumerate() {
@@ -240,7 +251,11 @@ async fn a_hundred_cancelled_bash_calls_leave_no_process_behind() {
             .await
             .expect("the command started its children")
             .unwrap();
-        pids.extend(started.split_whitespace().map(|p| p.parse::<u32>().unwrap()));
+        pids.extend(
+            started
+                .split_whitespace()
+                .map(|p| p.parse::<u32>().unwrap()),
+        );
         h.client
             .notify("session/cancel", json!({"sessionId": session}))
             .await;

@@ -392,7 +392,9 @@ fn a_short_hook_pattern_that_compiles_huge_is_refused_in_bounded_memory() {
         fuzz::config(text.as_bytes());
     }
     let text = "[[hooks.preToolCall]]\ncommand = \"x\"\nmatch = \"\\\\w{200}{200}\"\n";
-    let err = mm::config::from_text(Path::new("x.toml"), text).unwrap_err().to_string();
+    let err = mm::config::from_text(Path::new("x.toml"), text)
+        .unwrap_err()
+        .to_string();
     assert!(err.contains("is not a valid regular expression"), "{err}");
     assert!(!err.contains('\n'), "{err}");
 }

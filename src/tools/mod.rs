@@ -15,8 +15,8 @@ pub mod read_skill;
 pub mod repeat;
 pub mod write_file;
 
-use std::path::{Path, PathBuf};
 use std::collections::HashMap;
+use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 
 use async_trait::async_trait;
@@ -362,7 +362,11 @@ impl Toolbox {
 
     /// The definitions sent to the model, in order.
     pub fn definitions(&self) -> Vec<Value> {
-        self.inner.definitions.iter().map(|d| Value::clone(d)).collect()
+        self.inner
+            .definitions
+            .iter()
+            .map(|d| Value::clone(d))
+            .collect()
     }
 
     /// Characters of the definitions in a request.
@@ -562,14 +566,29 @@ mod tests {
     fn sessions_share_one_copy_of_each_tool_definition() {
         // Each session builds its own tools; their definitions, a few kilobytes each as JSON
         // values, must not be held once per session (bench/load.sh: RSS per idle session).
-        let a = Toolbox::new(vec![Arc::new(Named("memtest_a")), Arc::new(Named("memtest_b"))]);
-        let b = Toolbox::new(vec![Arc::new(Named("memtest_a")), Arc::new(Named("memtest_b"))]);
+        let a = Toolbox::new(vec![
+            Arc::new(Named("memtest_a")),
+            Arc::new(Named("memtest_b")),
+        ]);
+        let b = Toolbox::new(vec![
+            Arc::new(Named("memtest_a")),
+            Arc::new(Named("memtest_b")),
+        ]);
         for (x, y) in a.inner.definitions.iter().zip(&b.inner.definitions) {
             assert!(Arc::ptr_eq(x, y), "{x} is held twice");
         }
-        assert!(!Arc::ptr_eq(&a.inner.definitions[0], &a.inner.definitions[1]));
+        assert!(!Arc::ptr_eq(
+            &a.inner.definitions[0],
+            &a.inner.definitions[1]
+        ));
         assert_eq!(a.definitions()[1]["function"]["name"], "memtest_b");
-        assert_eq!(a.chars(), a.definitions().iter().map(|d| d.to_string().len()).sum::<usize>());
+        assert_eq!(
+            a.chars(),
+            a.definitions()
+                .iter()
+                .map(|d| d.to_string().len())
+                .sum::<usize>()
+        );
     }
 
     #[test]

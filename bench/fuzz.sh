@@ -1,0 +1,16 @@
+#!/bin/sh
+# The fuzz driver (examples/fuzz.rs): the parsers of outside input on random and mutated inputs
+# for a given time; prints the inputs tried per target, the crashes and the peak RSS of a worker,
+# and exits 1 if anything crashed. Crashing inputs are written to target/fuzz-crashes/.
+# Usage: bench/fuzz.sh [SECONDS [WORKERS [SEED]]]   (default: 60 s, 2 workers, seed from the clock)
+# Figures: docs/fuzzing.md.
+set -eu
+here=$(cd "$(dirname "$0")/.." && pwd)
+seconds=${1:-60}
+workers=${2:-2}
+seed=${3:-}
+target=${CARGO_TARGET_DIR:-$here/target}
+cargo build --release --manifest-path "$here/Cargo.toml" --example fuzz >&2
+set -- --seconds "$seconds" --workers "$workers" --out "$target/fuzz-crashes"
+if [ -n "$seed" ]; then set -- "$@" --seed "$seed"; fi
+exec "$target/release/examples/fuzz" "$@"
