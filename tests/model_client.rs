@@ -49,6 +49,7 @@ fn request() -> ChatRequest {
         messages: vec![json!({"role": "user", "content": "list files"})],
         tools: vec![],
         text_tool_names: vec![],
+        model: None,
     }
 }
 
@@ -565,6 +566,7 @@ async fn complete_is_not_streamed_and_has_no_tools() {
     let response = client
         .complete(
             vec![json!({"role": "user", "content": "sum up"})],
+            None,
             &CancellationToken::new(),
         )
         .await

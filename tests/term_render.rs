@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use mm::engine::Recap;
 use mm::event::{
-    CompactOutcome, ContextUsage, Event, FileDiff, Plan, PlanStatus, PlanStep, ToolCallEnd,
+    CompactOutcome, ContextUsage, Event, FileDiff, Mode, Plan, PlanStatus, PlanStep, ToolCallEnd,
     ToolCallStart, ToolKind, ToolStatus, Usage,
 };
 use mm::term::banner::{self, Banner};
@@ -308,10 +308,11 @@ fn recap_lines() {
             size: 32_768,
         }),
         elapsed: Duration::from_millis(4_240),
+        mode: Some(Mode::ReadOnly),
     };
     assert_eq!(
         render::recap_line(&summary, false),
-        "12k in / 340 out · 80% cached · ctx 23% of 32k · 4.2s · 📖 1 skill(s)"
+        "12k in / 340 out · 80% cached · ctx 23% of 32k · 4.2s · 📖 1 skill(s) · mode read-only"
     );
     let bare = TurnSummary {
         recap: Some(Recap::default()),
@@ -321,6 +322,7 @@ fn recap_lines() {
             size: 0,
         }),
         elapsed: Duration::from_millis(50),
+        mode: None,
     };
     assert_eq!(
         render::recap_line(&bare, false),
@@ -387,7 +389,7 @@ fn full_banner() -> Banner {
         url: "http://127.0.0.1:8080/v1".into(),
         model: String::new(),
         sessions: true,
-        yolo: false,
+        mode: Mode::Ask,
         skills: 3,
         hooks: vec![("preToolCall".into(), 1)],
         mcp_servers: vec!["fs".into(), "git".into()],
@@ -427,7 +429,7 @@ fn banner_minimal_detecting() {
         vec![
             "mm v0.1.0",
             "detecting the model server…",
-            "sessions off · yolo off · 1 skill · 0 hooks"
+            "sessions off · mode yolo · 1 skill · 0 hooks"
         ]
     );
 }
@@ -437,7 +439,7 @@ fn banner_from_config() {
     let config = mm::config::Config::default();
     let b = Banner::new(&config, &mm::skills::Catalogue::default());
     assert_eq!(b.version, mm::VERSION);
-    assert!(b.yolo);
+    assert_eq!(b.mode, Mode::Yolo);
     assert!(!b.sessions);
 }
 

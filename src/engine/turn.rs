@@ -72,6 +72,7 @@ impl Engine {
                 messages: history::to_wire(&s.history),
                 tools: tool_defs.clone(),
                 text_tool_names: text_tool_names.clone(),
+                model: s.model.clone(),
             };
             let request_chars = request_chars(&request);
             let streamed = Mutex::new(String::new());
@@ -141,8 +142,9 @@ impl Engine {
                     tools: &tools,
                     cwd: &s.cwd,
                     session_id: &s.id,
-                    yolo: cfg.yolo,
-                    max_output: self.max_output(),
+                    // Read at each call: a switch during the turn applies from the next call.
+                    mode: s.controls.mode(),
+                    max_output: self.max_output(s),
                     frontend,
                     hooks: &self.hooks,
                 };
@@ -232,7 +234,7 @@ impl Engine {
         if u.input_tokens > 0 && request_chars > 0 {
             s.chars_per_token = request_chars as f64 / u.input_tokens as f64;
         }
-        let size = self.context_window(cancel).await;
+        let size = self.session_window(s, cancel).await;
         frontend.emit(Event::ContextUsage(ContextUsage {
             used: u.total(),
             size,
@@ -275,7 +277,7 @@ impl Engine {
         frontend: &dyn Frontend,
         cancel: &CancellationToken,
     ) -> Result<(), TurnError> {
-        let window = self.context_window(cancel).await;
+        let window = self.session_window(s, cancel).await;
         if window == 0 {
             return Ok(());
         }

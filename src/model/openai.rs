@@ -15,7 +15,9 @@ use tokio_util::sync::CancellationToken;
 
 use super::detect::{self, Detected, Prober, ServerKind};
 use super::sse::{ChunkAccumulator, SseEvent, SseParser, parse_usage, truncate_chars};
-use super::{ChatRequest, ModelClient, ModelError, ModelInfo, ModelResponse, StreamEvent};
+use super::{
+    ChatRequest, ModelClient, ModelError, ModelInfo, ModelList, ModelResponse, StreamEvent,
+};
 use crate::config::ModelConfig;
 
 const MAX_TRIES: u32 = 5;
@@ -519,7 +521,8 @@ impl ModelClient for OpenAiClient {
     ) -> Result<ModelResponse, ModelError> {
         let inner = &self.inner;
         let detected = or_cancel(cancel, inner.detection()).await??;
-        let body = inner.body(&detected.name, &request.messages, &request.tools, true);
+        let model = request.model.as_deref().unwrap_or(&detected.name);
+        let body = inner.body(model, &request.messages, &request.tools, true);
         let result = async {
             let response = inner.send(&detected.url, &body, cancel).await?;
             inner
@@ -536,11 +539,12 @@ impl ModelClient for OpenAiClient {
     async fn complete(
         &self,
         messages: Vec<Value>,
+        model: Option<&str>,
         cancel: &CancellationToken,
     ) -> Result<ModelResponse, ModelError> {
         let inner = &self.inner;
         let detected = or_cancel(cancel, inner.detection()).await??;
-        let body = inner.body(&detected.name, &messages, &[], false);
+        let body = inner.body(model.unwrap_or(&detected.name), &messages, &[], false);
         let response = inner.send(&detected.url, &body, cancel).await?;
         let text = or_cancel(cancel, tokio::time::timeout(inner.idle(), response.text()))
             .await?
@@ -569,6 +573,37 @@ impl ModelClient for OpenAiClient {
             name: detected.name.clone(),
             context_window: self.inner.context_window.load(Ordering::Relaxed),
         })
+    }
+
+    async fn models(&self, cancel: &CancellationToken) -> Result<ModelList, ModelError> {
+        let detected = or_cancel(cancel, self.inner.detection()).await??;
+        Ok(detect::listed_models(detected))
+    }
+
+    fn models_now(&self) -> Option<ModelList> {
+        self.inner.detected.get().map(detect::listed_models)
+    }
+
+    async fn window_of(&self, model: &str, cancel: &CancellationToken) -> u64 {
+        if self.inner.window_override != 0 {
+            return self.inner.window_override;
+        }
+        let Ok(Ok(detected)) = or_cancel(cancel, self.inner.detection()).await else {
+            return 0;
+        };
+        if model == detected.name {
+            return self.inner.context_window.load(Ordering::Relaxed);
+        }
+        let Ok(prober) = self.inner.prober() else {
+            return 0;
+        };
+        let other = Detected {
+            name: model.to_string(),
+            ..detected.clone()
+        };
+        or_cancel(cancel, detect::probe_context_window(&prober, &other))
+            .await
+            .unwrap_or(0)
     }
 
     async fn server_kind(&self) -> ServerKind {

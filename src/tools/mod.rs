@@ -226,7 +226,8 @@ pub trait Tool: Send + Sync {
     fn locations(&self, _args: &Value, _cwd: &Path) -> Vec<PathBuf> {
         Vec::new()
     }
-    /// Whether the permission gate asks before this call runs (with `yolo = false`).
+    /// Whether the permission gate asks before this call runs in `ask` mode (`yolo = false`); in
+    /// `read-only` mode such a call is refused.
     fn gated(&self, args: &Value) -> bool;
     /// The file changes this call would make, computed without making them, for the permission
     /// question; empty when the tool changes no file or cannot tell (bad arguments, a failed
@@ -235,7 +236,7 @@ pub trait Tool: Send + Sync {
         Vec::new()
     }
 
-    /// Whether the gate asks even with `yolo = true` (an MCP server's `permissions = "ask"`).
+    /// Whether the gate asks even in `yolo` mode (an MCP server's `permissions = "ask"`).
     fn always_gated(&self) -> bool {
         false
     }
