@@ -236,6 +236,31 @@ fn one_shot_stdout_is_exactly_the_answer() {
 }
 
 #[test]
+fn a_running_command_shows_the_last_lines_of_each_report() {
+    let report: String = (1..=10).map(|i| format!("line {i}\n")).collect();
+    let shown = run(
+        Layout::Interactive,
+        false,
+        &[
+            Event::ToolCallStarted(bash("call_1", "make")),
+            Event::ToolCallProgress {
+                id: "call_1".into(),
+                text: report,
+            },
+            Event::ToolCallProgress {
+                id: "call_1".into(),
+                text: "line 11".into(),
+            },
+            Event::Titled("make".into()),
+        ],
+    );
+    assert_eq!(
+        shown,
+        "[out]$ bash: make\n[out]  │ line 7\n  │ line 8\n  │ line 9\n  │ line 10\n[out]  │ line 11\n"
+    );
+}
+
+#[test]
 fn new_file_diff_and_long_diff() {
     let diff = FileDiff {
         path: PathBuf::from("/p/new.txt"),

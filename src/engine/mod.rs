@@ -679,3 +679,23 @@ pub fn stop_reason_name(r: StopReason) -> &'static str {
         StopReason::Cancelled => "cancelled",
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_title_is_the_first_line_with_text_cut_to_80_characters() {
+        assert_eq!(
+            title_of("  fix the build \nthen test").as_deref(),
+            Some("fix the build")
+        );
+        assert_eq!(title_of("\n\n  \n  second  ").as_deref(), Some("second"));
+        assert_eq!(title_of(" \n "), None);
+        let long = "é".repeat(100);
+        let title = title_of(&long).unwrap_or_default();
+        assert_eq!(title.chars().count(), TITLE_CHARS);
+        assert!(title.ends_with("é…"));
+        assert_eq!(title_of(&"x".repeat(80)), Some("x".repeat(80)));
+    }
+}

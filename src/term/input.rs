@@ -264,6 +264,18 @@ mod tests {
             classify("/load 20260916-101530-4f2a9c1e", &s),
             Input::Local(Local::Load("20260916-101530-4f2a9c1e".into()))
         );
+        assert_eq!(
+            classify("/model", &s),
+            Input::Local(Local::Model(String::new()))
+        );
+        assert_eq!(
+            classify("/model  qwen3:8b ", &s),
+            Input::Local(Local::Model("qwen3:8b".into()))
+        );
+        assert_eq!(
+            classify("/mode read-only", &s),
+            Input::Local(Local::Mode("read-only".into()))
+        );
         assert_eq!(classify("/new", &s), Input::Engine("/new".into()));
         assert_eq!(
             classify(" /compact ", &s),

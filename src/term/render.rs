@@ -265,7 +265,9 @@ impl Renderer {
                 self.lines(&mut out, Target::Stderr, vec![line]);
             }
             // Session lists and editors show these; the terminal has the outcome lines.
-            Event::Titled(_) | Event::CompactionStarted { .. } | Event::CompactionEnded { .. } => {}
+            Event::Titled(_) | Event::CompactionStarted { .. } | Event::CompactionEnded { .. } => {
+                self.last_failed = last_failed;
+            }
         }
         out
     }
