@@ -47,6 +47,8 @@ pub struct Options {
     /// 0: any free port.
     pub port: u16,
     pub model: String,
+    /// Other models `/v1/models` lists after `model` (a server with several installed).
+    pub more_models: Vec<String>,
     /// Reported by `/props` and `/v1/models` (`meta.n_ctx`); `None`: `/props` answers 404 and
     /// the model has no `meta`.
     pub n_ctx: Option<u64>,
@@ -59,6 +61,7 @@ impl Default for Options {
         Options {
             port: 0,
             model: FAKE_MODEL.to_string(),
+            more_models: Vec::new(),
             n_ctx: Some(32768),
             responder: None,
         }
@@ -381,11 +384,17 @@ async fn route(stream: &mut TcpStream, shared: &Shared, req: Request) -> After {
     match (method, path) {
         ("POST", "/v1/chat/completions") => chat(stream, shared, &received.body).await,
         ("GET", "/v1/models") => {
-            let mut model = json!({"id": opts.model, "object": "model", "owned_by": "fake"});
-            if let Some(n) = opts.n_ctx {
-                model["meta"] = json!({"n_ctx": n, "n_ctx_train": n});
-            }
-            let body = json!({"object": "list", "data": [model]});
+            let data: Vec<Value> = std::iter::once(&opts.model)
+                .chain(&opts.more_models)
+                .map(|id| {
+                    let mut model = json!({"id": id, "object": "model", "owned_by": "fake"});
+                    if let Some(n) = opts.n_ctx {
+                        model["meta"] = json!({"n_ctx": n, "n_ctx_train": n});
+                    }
+                    model
+                })
+                .collect();
+            let body = json!({"object": "list", "data": data});
             write_json(stream, 200, &[], &body).await
         }
         ("GET", "/props") => match opts.n_ctx {
