@@ -386,34 +386,30 @@ fn dedup(paths: Vec<PathBuf>) -> Vec<PathBuf> {
 }
 
 /// The saved sessions of these cwds (in `<cwd>/<dir>`, each file read up to its messages), and
-/// the files that could not be read. A folder shared by every cwd (an absolute `dir`) lists, for
-/// a cwd, the sessions that were last in it.
+/// the files that could not be read. A folder every cwd shares (an absolute `dir`) is read once,
+/// and lists for each cwd the sessions that were last in it.
 fn read_lists(cwds: &[PathBuf], dir: &Path) -> (Vec<convert::Listed>, Vec<String>) {
+    let listed = |cwd: &Path, h: crate::session::SessionHeader| convert::Listed {
+        id: h.id,
+        cwd: cwd.to_path_buf(),
+        title: h.title,
+        updated_at: h.updated_at,
+    };
+    if dir.is_absolute() {
+        let (headers, skipped) = crate::session::headers(dir);
+        let found = headers
+            .into_iter()
+            .filter(|h| cwds.contains(&h.cwd))
+            .map(|h| listed(&h.cwd.clone(), h))
+            .collect();
+        return (found, skipped);
+    }
     let mut found = Vec::new();
     let mut skipped = Vec::new();
-    let mut seen: Vec<PathBuf> = Vec::new();
     for cwd in cwds {
-        let folder = cwd.join(dir);
-        let shared = dir.is_absolute();
-        if !shared && seen.contains(&folder) {
-            continue;
-        }
-        seen.push(folder.clone());
-        let (headers, unreadable) = crate::session::headers(&folder);
-        found.extend(
-            headers
-                .into_iter()
-                .filter(|h| !shared || &h.cwd == cwd)
-                .map(|h| convert::Listed {
-                    id: h.id,
-                    cwd: cwd.clone(),
-                    title: h.title,
-                    updated_at: h.updated_at,
-                }),
-        );
-        if !shared || skipped.is_empty() {
-            skipped.extend(unreadable);
-        }
+        let (headers, unreadable) = crate::session::headers(&cwd.join(dir));
+        found.extend(headers.into_iter().map(|h| listed(cwd, h)));
+        skipped.extend(unreadable);
     }
     (found, skipped)
 }
