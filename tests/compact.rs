@@ -64,6 +64,7 @@ impl ModelClient for FakeModel {
             tool_calls: vec![],
             finish_reason: Some("stop".into()),
             usage: self.usage,
+            ..Default::default()
         })
     }
 

@@ -221,6 +221,7 @@ fn request() -> ChatRequest {
         messages: vec![json!({"role": "user", "content": "list files"})],
         tools: vec![],
         text_tool_names: vec![],
+        repetition: None,
     }
 }
 

@@ -13,6 +13,9 @@ use crate::model::{ChatRequest, ModelError, ModelResponse, RawToolCall, StreamEv
 use crate::tools::dispatch::{self, CallEnv, Gates};
 use crate::tools::repeat::RepeatDetector;
 
+/// The line that ends a turn whose answer was stopped because the model repeated itself.
+pub const REPEATED_LINE: &str = "[stopped: the model repeated itself]";
+
 /// The outcome of the turn loop.
 pub(crate) struct TurnEnd {
     pub stop: Result<StopReason, TurnError>,
@@ -70,6 +73,7 @@ impl Engine {
                 messages: history::to_wire(&s.history),
                 tools: tool_defs.clone(),
                 text_tool_names: text_tool_names.clone(),
+                repetition: cfg.loop_.repetition(),
             };
             let request_chars = request_chars(&request);
             let streamed = Mutex::new(String::new());
@@ -113,8 +117,19 @@ impl Engine {
                 text,
                 tool_calls,
                 finish_reason,
+                repeated,
                 ..
             } = response;
+            if let Some(r) = repeated {
+                // The stream was dropped; what is stored is the answer cut after the first
+                // occurrence, so the next request does not feed the loop back to the model.
+                tracing::debug!(?r, "the model repeated itself: answer stopped");
+                if !text.is_empty() {
+                    s.history.push(Message::assistant(text, Vec::new()));
+                }
+                frontend.emit(Event::Notice(REPEATED_LINE.to_string()));
+                return Ok(StopReason::EndTurn);
+            }
             let cut = finish_reason.as_deref() == Some("length");
             let calls = self.assign_refs(s, tool_calls, cut);
             if text.is_empty() && calls.is_empty() {

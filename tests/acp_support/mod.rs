@@ -461,6 +461,7 @@ impl ModelClient for ScriptedModel {
                     ),
                     tool_calls,
                     usage,
+                    ..Default::default()
                 })
             }
             Some(Step::Hang(chunk)) => {
