@@ -15,9 +15,38 @@ const ROUNDS: usize = 15;
 /// so the stream is realistic (short pieces, common words again and again) and never a loop.
 fn chunks(n: usize) -> Vec<SseEvent> {
     const WORDS: &[&str] = &[
-        " the", " file", " is", " a", " function", " that", " returns", " value", "\n", " and",
-        " we", " call", " it", " with", " `main`", ".", ",", " test", " build", " error", " fix",
-        " line", " 42", " in", " src", "/lib", ".rs", " because", " of", " type", "::", "()",
+        " the",
+        " file",
+        " is",
+        " a",
+        " function",
+        " that",
+        " returns",
+        " value",
+        "\n",
+        " and",
+        " we",
+        " call",
+        " it",
+        " with",
+        " `main`",
+        ".",
+        ",",
+        " test",
+        " build",
+        " error",
+        " fix",
+        " line",
+        " 42",
+        " in",
+        " src",
+        "/lib",
+        ".rs",
+        " because",
+        " of",
+        " type",
+        "::",
+        "()",
     ];
     let mut state: u64 = 0x2545_f491_4f6c_dd1d;
     (0..n)
@@ -39,7 +68,10 @@ fn run(events: &[SseEvent], limits: Option<RepeatLimits>) -> Duration {
         let out = acc.feed(event).unwrap_or_default();
         std::hint::black_box(out);
     }
-    assert!(acc.repeated().is_none(), "the benchmark's stream tripped the detector");
+    assert!(
+        acc.repeated().is_none(),
+        "the benchmark's stream tripped the detector"
+    );
     std::hint::black_box(acc.finish());
     started.elapsed()
 }
@@ -66,8 +98,14 @@ fn main() {
     let (off, on) = (median(off), median(on));
     let per_1000 = |d: Duration| d.as_secs_f64() * 1000.0 / (n as f64 / 1000.0);
     println!("{n} chunks, median of {rounds}:");
-    println!("  accumulator without the detector  {:>8.3} ms per 1 000 chunks", per_1000(off));
-    println!("  accumulator with the detector     {:>8.3} ms per 1 000 chunks", per_1000(on));
+    println!(
+        "  accumulator without the detector  {:>8.3} ms per 1 000 chunks",
+        per_1000(off)
+    );
+    println!(
+        "  accumulator with the detector     {:>8.3} ms per 1 000 chunks",
+        per_1000(on)
+    );
     println!(
         "  added by the detector             {:>8.3} ms per 1 000 chunks (budget 0.5)",
         per_1000(on.saturating_sub(off))

@@ -414,9 +414,7 @@ impl Resolver<'_> {
                 c.loop_.detect_repetition = v;
             }
             use crate::model::repetition::{MAX_COUNT, MAX_SPAN, MIN_COUNT, MIN_SPAN};
-            if let Some(v) =
-                self.uint(l, "loop", "repeatSpan", MIN_SPAN as u64, MAX_SPAN as u64)?
-            {
+            if let Some(v) = self.uint(l, "loop", "repeatSpan", MIN_SPAN as u64, MAX_SPAN as u64)? {
                 c.loop_.repeat_span = v as usize;
             }
             if let Some(v) =

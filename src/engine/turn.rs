@@ -8,7 +8,7 @@ use tokio_util::sync::CancellationToken;
 use super::commands::Trigger;
 use super::{Engine, Recap, Session, StopReason, TurnError};
 use crate::event::{CompactOutcome, ContextUsage, Event, Frontend, ToolStatus};
-use crate::history::{self, Message, ToolCall};
+use crate::history::{self, Message, Role, ToolCall};
 use crate::model::{ChatRequest, ModelError, ModelResponse, RawToolCall, StreamEvent};
 use crate::tools::dispatch::{self, CallEnv, Gates};
 use crate::tools::repeat::RepeatDetector;
@@ -126,6 +126,11 @@ impl Engine {
                 tracing::debug!(?r, "the model repeated itself: answer stopped");
                 if !text.is_empty() {
                     s.history.push(Message::assistant(text, Vec::new()));
+                } else if s.history.last().is_some_and(|m| m.role == Role::User) {
+                    // No answer at all (the loop was in the reasoning or a call's arguments):
+                    // the question goes too, as after a failure, so the next prompt does not
+                    // follow it as a second user message in a row.
+                    s.history.pop();
                 }
                 frontend.emit(Event::Notice(REPEATED_LINE.to_string()));
                 return Ok(StopReason::EndTurn);

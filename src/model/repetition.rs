@@ -123,7 +123,9 @@ impl RepetitionDetector {
 
     /// A piece of reasoning.
     pub fn thought(&mut self, piece: &str) -> Option<Repetition> {
-        let found = self.thought.push(piece, &self.prose_need, &self.code_need)?;
+        let found = self
+            .thought
+            .push(piece, &self.prose_need, &self.code_need)?;
         Some(found.on(Channel::Thought))
     }
 
@@ -260,7 +262,11 @@ impl Tail {
         }
         self.ring[self.pos] = c;
         self.ring[self.pos + span] = c;
-        self.pos = if self.pos + 1 == span { 0 } else { self.pos + 1 };
+        self.pos = if self.pos + 1 == span {
+            0
+        } else {
+            self.pos + 1
+        };
         hit
     }
 
@@ -302,7 +308,10 @@ impl Tail {
         (1..=period).any(|back| {
             let c = self.char_back(back);
             c == newline
-                || (self.arguments && c == n && back < self.span && self.char_back(back + 1) == backslash)
+                || (self.arguments
+                    && c == n
+                    && back < self.span
+                    && self.char_back(back + 1) == backslash)
         })
     }
 
@@ -460,7 +469,10 @@ mod tests {
             assert_eq!((r.channel, r.span, r.times), (Channel::Text, 16, 10));
             let fed_chars = fed.chars().count();
             // Found within the piece that completed the tenth occurrence.
-            assert!(fed_chars < "Hello! I am ".len() + 16 * 10 + size, "{fed_chars}");
+            assert!(
+                fed_chars < "Hello! I am ".len() + 16 * 10 + size,
+                "{fed_chars}"
+            );
             assert_eq!(kept(&fed, &r), "Hello! I am of the vastness");
         }
     }
@@ -507,10 +519,7 @@ mod tests {
         let (found, fed) = feed_text(&text, 6);
         let r = found.unwrap();
         assert_eq!((r.span, r.times), (paragraph.len() + 1, 3));
-        assert_eq!(
-            kept(&fed, &r),
-            format!("The universe is vast. {paragraph}")
-        );
+        assert_eq!(kept(&fed, &r), format!("The universe is vast. {paragraph}"));
     }
 
     #[test]
@@ -570,7 +579,9 @@ mod tests {
     fn a_numbered_list_of_similar_lines_passes() {
         let mut text = String::from("Steps:\n");
         for i in 1..=120 {
-            text.push_str(&format!("{i}. Run the test suite again and check the output.\n"));
+            text.push_str(&format!(
+                "{i}. Run the test suite again and check the output.\n"
+            ));
         }
         assert_eq!(feed_text(&text, 5).0, None);
     }
