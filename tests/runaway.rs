@@ -11,11 +11,13 @@ mod acp_support;
 mod common;
 mod mm_run;
 
+use std::process::Command;
 use std::sync::Arc;
 use std::time::Duration;
 
 use acp_support::{TestClient, agent_text, updates};
 use common::{Call, Chunk, FakeServer, Options, Reply};
+use expectrl::{Eof, Expect, Session};
 use mm::acp::{Logger, serve_io};
 use mm::config::{Config, ModelConfig};
 use mm::engine::Engine;
@@ -478,4 +480,67 @@ async fn acp_a_reasoning_loop_leaves_a_valid_history_for_the_next_prompt() {
         .collect();
     assert_eq!(roles, ["system", "user"]);
     assert_eq!(server.violations(), Vec::<String>::new());
+}
+
+// ------------------------------------------------------------------ the terminal
+
+#[test]
+fn the_terminal_shows_the_line_then_a_right_recap_and_the_prompt_comes_back() {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .enable_all()
+        .build()
+        .unwrap();
+    let answer = Reply::chunks(
+        vec![
+            Chunk::text("Hi."),
+            Chunk::finish("stop"),
+            Chunk::Usage {
+                prompt: 1500,
+                completion: 2,
+            },
+            Chunk::Done,
+        ],
+        Duration::ZERO,
+    );
+    let server = runtime.block_on(FakeServer::start(vec![text_loop(), answer]));
+    let home = tempfile::tempdir().unwrap();
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_mm"));
+    cmd.args(["--url", &server.url(), "--yolo"])
+        .current_dir(home.path())
+        .env_clear()
+        .env("HOME", home.path())
+        .env("XDG_STATE_HOME", home.path().join("state"))
+        .env("XDG_CONFIG_HOME", home.path().join("config"))
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .env("TERM", "xterm")
+        .env("NO_COLOR", "1");
+    let mut mm = Session::spawn(cmd).expect("spawn mm in a pty");
+    mm.set_expect_timeout(Some(Duration::from_secs(20)));
+    mm.expect("> ").unwrap();
+    mm.send_line("Say hello").unwrap();
+    mm.expect(STOP_LINE).unwrap();
+    // The recap: no token counts (the stream was dropped before the server sent them), the
+    // context of the history as it now is, the time.
+    let recap = mm
+        .expect(expectrl::Regex(r"ctx \d+% of 32k · \d+\.\ds"))
+        .unwrap();
+    let recap = String::from_utf8_lossy(recap.before()).to_string();
+    assert!(!recap.contains(" out"), "{recap}");
+    mm.expect("> ").unwrap();
+    mm.send_line("Again").unwrap();
+    mm.expect("Hi.").unwrap();
+    mm.expect("1.5k in / 2 out").unwrap();
+    mm.expect("> ").unwrap();
+    mm.send("\x04").unwrap();
+    mm.expect(Eof).unwrap();
+    runtime.block_on(assert_stopped_early(&server, 100));
+    let requests = server.requests();
+    let assistant: Vec<&Value> = requests[1]["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["role"] == "assistant")
+        .collect();
+    assert_eq!(assistant[0]["content"], "Hello! of the vastness");
 }

@@ -9,8 +9,9 @@
 //!   to the one `p` before them (one pass over `span` counters per character, written so the
 //!   compiler vectorises it). A unit of 8 characters or more repeated `count` times trips it; a
 //!   shorter unit (`=====`, `ha ha`) only once the run fills `count × span` characters.
-//! - **sentences** (prose only): the same passage of whole sentences, longer than `span`, three
-//!   times in a row (a paragraph that comes back is clear long before it came ten times).
+//! - **passages** (prose only): the same passage of one to eight whole sentences or lines, at
+//!   least 64 characters long, three times in a row (a stanza or a paragraph that comes back is
+//!   clear long before it came ten times, and may be longer than `span`).
 //!
 //! Code is held to a looser rule, because identical lines and data literals are normal there:
 //! inside a fenced block of the answer, in a tool call written as text, and in a tool call's
@@ -34,8 +35,11 @@ pub const MAX_SPAN: usize = 2000;
 /// The largest count accepted.
 pub const MAX_COUNT: usize = 1000;
 
-/// How many times a passage of whole sentences longer than the span must come in a row.
+/// How many times a passage of whole sentences must come in a row.
 const PASSAGE_TIMES: usize = 3;
+/// The shortest passage that counts, in characters (a short line may well come back three
+/// times: a refrain, `- TODO`).
+const PASSAGE_MIN: usize = 64;
 /// The longest passage, in sentences, compared.
 const PASSAGE_SENTENCES: usize = 8;
 
@@ -235,7 +239,7 @@ impl Tail {
             let passage = if code {
                 None
             } else {
-                self.passages.push(c, self.last, self.seen, self.span)
+                self.passages.push(c, self.last, self.seen)
             };
             self.last = c;
             if hit && let Some(found) = self.check(need, code) {
@@ -373,10 +377,10 @@ const FNV_PRIME: u64 = 0x0100_0000_01b3;
 
 impl Passages {
     /// One character; `seen` counts it. Returns a passage repeated [`PASSAGE_TIMES`] times.
-    fn push(&mut self, c: char, last: char, seen: usize, span: usize) -> Option<Found> {
+    fn push(&mut self, c: char, last: char, seen: usize) -> Option<Found> {
         let ends = c == '\n' || (c.is_whitespace() && matches!(last, '.' | '!' | '?'));
         if ends {
-            return self.end_sentence(seen, span);
+            return self.end_sentence(seen);
         }
         if !self.began {
             if c.is_whitespace() {
@@ -391,7 +395,7 @@ impl Passages {
         None
     }
 
-    fn end_sentence(&mut self, seen: usize, span: usize) -> Option<Found> {
+    fn end_sentence(&mut self, seen: usize) -> Option<Found> {
         if !self.began {
             return None;
         }
@@ -416,7 +420,10 @@ impl Passages {
             }
             // The passage's length: from the end of the sentence before it to its end.
             let length = end - self.recent[last - t].1;
-            if length <= span {
+            // A passage that is a shorter one again and again is that one (`A A A` three times
+            // is `A` nine times, for the character level to judge).
+            let shorter = (1..t).any(|u| self.runs[u - 1] + u >= run + t);
+            if length < PASSAGE_MIN || shorter {
                 continue;
             }
             return Some(Found {
@@ -520,6 +527,40 @@ mod tests {
         let r = found.unwrap();
         assert_eq!((r.span, r.times), (paragraph.len() + 1, 3));
         assert_eq!(kept(&fed, &r), format!("The universe is vast. {paragraph}"));
+    }
+
+    #[test]
+    fn a_stanza_that_comes_back_is_stopped_at_its_third_time() {
+        // SmolLM2-135M, "Write a poem about the sea.", temperature 0.
+        let stanza = "The sea, a place of endless wonder,\nA place of endless wonder,\n\
+            A place of endless wonder,\nA place of endless wonder,\n\n";
+        let text = format!("The sea is deep and wide,\n\n{}", stanza.repeat(20));
+        let (found, fed) = feed_text(&text, 5);
+        let r = found.unwrap();
+        assert_eq!(r.times, 3);
+        assert_eq!(
+            kept(&fed, &r),
+            format!("The sea is deep and wide,\n\n{}", stanza.trim_end())
+        );
+    }
+
+    #[test]
+    fn a_long_sentence_that_comes_back_is_stopped_at_its_third_time() {
+        // SmolLM2-135M, "Describe the vastness of the universe.", temperature 0.
+        let sentence = "It is a universe that is forever changing, forever evolving, forever \
+            growing.";
+        let text = format!("The universe is vast. {}", format!("{sentence} ").repeat(5));
+        let (found, fed) = feed_text(&text, 3);
+        let r = found.unwrap();
+        assert_eq!((r.span, r.times), (sentence.len() + 1, 3));
+        assert_eq!(kept(&fed, &r), format!("The universe is vast. {sentence}"));
+    }
+
+    #[test]
+    fn a_short_line_may_come_back_a_few_times() {
+        let text = "Chorus:\nLet it be, let it be.\nLet it be, let it be.\n\
+            Let it be, let it be.\n- TODO\n- TODO\n- TODO\n- TODO\nThe end.\n";
+        assert_eq!(feed_text(text, 4).0, None);
     }
 
     #[test]
