@@ -381,6 +381,7 @@ impl Inner {
 
     /// Reads the answer as it streams; the response is complete only with `[DONE]` or a
     /// `finish_reason`.
+    ///
     /// With `request.repetition`, a stream that repeats itself is dropped at once (the server
     /// sees the connection close and stops generating) and the cut answer returned.
     async fn read_stream(

@@ -77,8 +77,8 @@ enum Kind {
 pub struct RepetitionDetector {
     limits: RepeatLimits,
     /// Per period (indexed like [`Tail::runs`]), the run that trips it in prose and in code.
-    prose_need: Vec<u32>,
-    code_need: Vec<u32>,
+    prose_need: Vec<u16>,
+    code_need: Vec<u16>,
     text: Tail,
     thought: Tail,
     arguments: Vec<(u64, Tail)>,
@@ -90,12 +90,14 @@ impl RepetitionDetector {
         let count = limits.count.clamp(MIN_COUNT, MAX_COUNT);
         let limits = RepeatLimits { span, count };
         let fill = count * span;
-        let need = |p: usize, kind: Kind| -> u32 {
+        // Runs are counted in 16 bits (twice the lanes per vector): a threshold beyond that is
+        // reached at 65 535 characters.
+        let need = |p: usize, kind: Kind| -> u16 {
             let run = match kind {
                 Kind::Prose if p >= MIN_SPAN => (count - 1) * p,
                 Kind::Prose | Kind::Code => fill - p,
             };
-            u32::try_from(run).unwrap_or(u32::MAX)
+            u16::try_from(run).unwrap_or(u16::MAX)
         };
         // runs[k] is the run of period span - k.
         let prose_need = (0..span).map(|k| need(span - k, Kind::Prose)).collect();
@@ -168,8 +170,16 @@ impl Found {
     }
 }
 
-/// Not a character: what the window holds before the stream fills it.
-const EMPTY: u32 = u32::MAX;
+/// Not a character: what the window holds before the stream fills it (U+FFFF is a
+/// noncharacter).
+const EMPTY: u16 = u16::MAX;
+
+/// A character in 16 bits: itself in the Basic Multilingual Plane; above it, folded (two
+/// characters that fold alike only make a run one longer than it is).
+fn fold(c: char) -> u16 {
+    let c = u32::from(c);
+    (c ^ (c >> 16)) as u16
+}
 
 /// The state of one stream.
 #[derive(Debug)]
@@ -177,11 +187,11 @@ struct Tail {
     span: usize,
     /// The last `span` characters, twice over: the ring starts at `pos` and is mirrored at
     /// `pos + span`, so the window (oldest first) is the one slice `ring[pos..pos + span]`.
-    ring: Vec<u32>,
+    ring: Vec<u16>,
     pos: usize,
     /// `runs[k]`: how many characters in a row, up to the last one, equal the character
-    /// `span - k` before them.
-    runs: Vec<u32>,
+    /// `span - k` before them (saturating).
+    runs: Vec<u16>,
     /// Characters seen.
     seen: usize,
     kind: Kind,
@@ -227,14 +237,14 @@ impl Tail {
         self.kind == Kind::Code || self.fence.inside || self.forced_code
     }
 
-    fn push(&mut self, piece: &str, prose_need: &[u32], code_need: &[u32]) -> Option<Found> {
+    fn push(&mut self, piece: &str, prose_need: &[u16], code_need: &[u16]) -> Option<Found> {
         for c in piece.chars() {
             if self.kind == Kind::Prose {
                 self.track_fence(c);
             }
             let code = self.code();
             let need = if code { code_need } else { prose_need };
-            let hit = self.step(c as u32, need);
+            let hit = self.step(fold(c), need);
             self.seen += 1;
             let passage = if code {
                 None
@@ -255,12 +265,16 @@ impl Tail {
     /// One character through every period: the loop the cost budget is about. Returns whether
     /// some period reached its threshold.
     #[inline]
-    fn step(&mut self, c: u32, need: &[u32]) -> bool {
+    fn step(&mut self, c: u16, need: &[u16]) -> bool {
         let span = self.span;
         let window = &self.ring[self.pos..self.pos + span];
         let mut hit = false;
         for ((run, &before), &n) in self.runs.iter_mut().zip(window).zip(need) {
-            let r = if before == c { run.wrapping_add(1) } else { 0 };
+            let r = if before == c {
+                run.saturating_add(1)
+            } else {
+                0
+            };
             *run = r;
             hit |= r >= n;
         }
@@ -278,13 +292,13 @@ impl Tail {
         self.runs[self.span - period] as usize
     }
 
-    /// The character `back` places before the next one (1: the last one seen).
-    fn char_back(&self, back: usize) -> u32 {
+    /// The character `back` places before the next one (1: the last one seen), folded.
+    fn char_back(&self, back: usize) -> u16 {
         self.ring[self.pos + self.span - back]
     }
 
     /// A period reached its threshold: is it a repetition worth stopping for?
-    fn check(&self, need: &[u32], code: bool) -> Option<Found> {
+    fn check(&self, need: &[u16], code: bool) -> Option<Found> {
         // The smallest period that reached its threshold; a smaller one that covers the same
         // stretch is its real unit (`=` × 80 is a run of `=`, not ten of `========`), and that one
         // did not reach its own.
@@ -306,9 +320,9 @@ impl Tail {
 
     /// Whether the last `period` characters hold a line break (`\n`, or the escape `\n` in JSON).
     fn unit_has_line_break(&self, period: usize) -> bool {
-        let newline = u32::from('\n');
-        let backslash = u32::from('\\');
-        let n = u32::from('n');
+        let newline = fold('\n');
+        let backslash = fold('\\');
+        let n = fold('n');
         (1..=period).any(|back| {
             let c = self.char_back(back);
             c == newline
@@ -329,7 +343,7 @@ impl Tail {
             // Position (from the end) of character cut + j - 1, folded into the last period.
             let from_end = run + 1 - j; // 1 = the last character
             let folded = (from_end - 1) % period + 1;
-            if let Some(c) = char::from_u32(self.char_back(folded))
+            if let Some(c) = char::from_u32(u32::from(self.char_back(folded)))
                 && matches!(c, '.' | '!' | '?' | '\n')
             {
                 return j;
