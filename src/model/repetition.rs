@@ -14,9 +14,10 @@
 //!   clear long before it came ten times, and may be longer than `span`).
 //!
 //! Code is held to a looser rule, because identical lines and data literals are normal there:
-//! inside a fenced block of the answer, in a tool call written as text, and in a tool call's
-//! arguments, a run trips only once it fills `count × span` characters, and a unit that holds a
-//! line break (whole lines repeated) never does; the answer cap (`model.maxTokens`) bounds those.
+//! inside a fenced block of the answer, in the rows of a Markdown table (a blank template repeats
+//! its rows), in a tool call written as text, and in a tool call's arguments, a run trips only
+//! once it fills `count × span` characters, and a unit that holds a line break (whole lines
+//! repeated) never does; the answer cap (`model.maxTokens`) bounds those.
 
 /// The thresholds, from `[loop]`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -205,12 +206,15 @@ struct Tail {
     last: char,
 }
 
-/// Markdown code fences (three backticks at the start of a line) in prose.
+/// Markdown code fences (three backticks at the start of a line) and table rows (a line that
+/// starts with `|`) in prose.
 #[derive(Debug, Default)]
 struct Fence {
     inside: bool,
     at_line_start: bool,
     ticks: u8,
+    /// The current line is a table row (until the next line shows what it is).
+    table: bool,
 }
 
 impl Tail {
@@ -234,7 +238,7 @@ impl Tail {
     }
 
     fn code(&self) -> bool {
-        self.kind == Kind::Code || self.fence.inside || self.forced_code
+        self.kind == Kind::Code || self.fence.inside || self.fence.table || self.forced_code
     }
 
     fn push(&mut self, piece: &str, prose_need: &[u16], code_need: &[u16]) -> Option<Found> {
@@ -360,6 +364,7 @@ impl Tail {
                 f.ticks = 0;
             }
             '`' if f.at_line_start => {
+                f.table = false;
                 f.ticks += 1;
                 if f.ticks == 3 {
                     f.inside = !f.inside;
@@ -368,7 +373,11 @@ impl Tail {
                 }
             }
             ' ' if f.at_line_start && f.ticks == 0 => {}
-            _ => f.at_line_start = false,
+            _ if f.at_line_start => {
+                f.at_line_start = false;
+                f.table = c == '|' && f.ticks == 0;
+            }
+            _ => {}
         }
     }
 }
@@ -645,6 +654,18 @@ mod tests {
             text.push_str(&format!("| {i} | item-{} | ok | team |\n", i % 7));
         }
         assert_eq!(feed_text(&text, 4).0, None);
+    }
+
+    #[test]
+    fn a_blank_table_template_passes() {
+        let mut text = String::from("Fill in the week:\n\n| Day | Task | Hours | Notes |\n");
+        text.push_str("|-----|------|-------|-------|\n");
+        text.push_str(&"|     |      |       |       |\n".repeat(40));
+        text.push_str("\nThen send it back.\n");
+        assert_eq!(feed_text(&text, 4).0, None);
+        // Prose after the table is prose again.
+        let text = format!("{text}{}", "of the vastness ".repeat(20));
+        assert_eq!(feed_text(&text, 4).0.map(|r| r.span), Some(16));
     }
 
     #[test]
