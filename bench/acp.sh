@@ -1,5 +1,6 @@
 #!/bin/sh
-# Benchmarks of `mm -acp`: cold start, peak RSS, relay overhead, session/load (acp-notes.md).
+# Benchmarks of `mm -acp`: cold start, peak RSS, relay overhead, session/load
+# (docs/acp-reference.md, "Benchmarks").
 # Usage: bench/acp.sh [path/to/mm]   (default: builds and uses target/release/mm)
 set -eu
 here=$(cd "$(dirname "$0")/.." && pwd)

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Benchmarks of `mm -acp` (acp-notes.md "Benchmarks, defined"). Usage: acp_bench.py MM_BINARY
+"""Benchmarks of `mm -acp` (docs/acp-reference.md, "Benchmarks"). Usage: acp_bench.py MM_BINARY
 
 A scripted OpenAI-compatible SSE server runs in this process (so its last-byte time and the
 client's receive times share one clock); mm is driven with raw JSON-RPC lines.
@@ -174,6 +174,38 @@ def main():
     runs = [cold_start(cwd, home) for _ in range(9)]
     rows.append(("start → initialize response (median of 9)", statistics.median(r[0] for r in runs), "ms", 5))
     rows.append(("start → session/new response (median of 9)", statistics.median(r[1] for r in runs), "ms", 10))
+
+    # session/new on a warm process with two configured MCP servers: they start in the
+    # background once the answer is out, so it does not wait for them. Each session in a new
+    # folder starts two servers of its own; sessions are 0.3 s apart (an editor's pace), so the
+    # measure is mm's and not two cores busy starting the previous session's interpreters. In
+    # one folder, the sessions share the servers already running.
+    mcp_home = tempfile.mkdtemp()
+    os.makedirs(os.path.join(mcp_home, ".config", "mm"))
+    fixture = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "fixtures", "mcp", "fake_mcp.py")
+    with open(os.path.join(mcp_home, ".config", "mm", "config.toml"), "w") as f:
+        for name in ("one", "two"):
+            f.write(f'[mcp.servers.{name}]\ncommand = "python3"\nargs = [{json.dumps(fixture)}, "ok"]\n')
+    m = Mm(cwd, mcp_home)
+    m.call("initialize", INIT)
+    m.call("session/new", {"cwd": tempfile.mkdtemp(), "mcpServers": []})  # warm-up
+    times, shared = [], []
+    same = tempfile.mkdtemp()
+    for _ in range(9):
+        time.sleep(0.3)
+        folder = tempfile.mkdtemp()
+        t0 = time.perf_counter()
+        _, t1 = m.call("session/new", {"cwd": folder, "mcpServers": []})
+        times.append((t1 - t0) * 1000)
+    m.call("session/new", {"cwd": same, "mcpServers": []})
+    time.sleep(0.5)
+    for _ in range(9):
+        t0 = time.perf_counter()
+        _, t1 = m.call("session/new", {"cwd": same, "mcpServers": []})
+        shared.append((t1 - t0) * 1000)
+    rows.append(("session/new, 2 MCP servers, warm, new folder (median of 9)", statistics.median(times), "ms", 10))
+    rows.append(("session/new, 2 MCP servers, warm, shared (median of 9)", statistics.median(shared), "ms", 10))
+    m.close()
 
     Script.mode, Script.calls = "turn", 0
     m = Mm(cwd, home)

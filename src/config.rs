@@ -1,4 +1,4 @@
-//! Configuration: TOML layers resolved once into a typed [`Config`] (config.md).
+//! Configuration: TOML layers resolved once into a typed [`Config`] (docs/config.md).
 //!
 //! Two phases: each layer is parsed into a TOML table and merged key by key; the merged table is
 //! then resolved into [`Config`] with defaults and validated values. Config is passed in, never
@@ -10,6 +10,7 @@ mod resolve;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 pub use raw::Source;
 use raw::{Layer, env_layers, flag_layers, merge, override_layer, read_file, unknown_keys};
@@ -34,6 +35,9 @@ pub struct Config {
     pub agents: BTreeMap<String, AgentConfig>,
     pub mcp_servers: BTreeMap<String, McpServerConfig>,
     pub lsp_servers: BTreeMap<String, LspServerConfig>,
+    /// How long MCP servers get (not configuration keys: fixed by docs/tools.md, shortened by
+    /// tests).
+    pub mcp_timing: McpTiming,
     /// Warnings found while loading (unknown keys, ignored project commands), for the banner.
     pub warnings: Vec<String>,
 }
@@ -49,8 +53,9 @@ pub struct ModelConfig {
     /// `max_tokens` of every request: `None` (unset) is the default cap, see
     /// [`ModelConfig::answer_cap`]; `Some(0)` sends none.
     pub max_tokens: Option<u64>,
-    /// Seconds without a byte from the server before the call fails.
-    pub request_timeout: u64,
+    /// How long the server may send nothing before the call fails (`model.requestTimeout`,
+    /// whole seconds in the files).
+    pub request_timeout: Duration,
     /// Read tool calls that the model wrote as text.
     pub text_tool_calls: bool,
 }
@@ -59,6 +64,9 @@ pub struct ModelConfig {
 pub struct AcpConfig {
     pub name: String,
     pub title: String,
+    /// Start the stdio MCP servers an editor passes in `session/new` (`acp.clientMcpServers`);
+    /// off: they are counted in the log and ignored.
+    pub client_mcp_servers: bool,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -117,8 +125,23 @@ impl ModelConfig {
 pub struct ToolsConfig {
     /// Characters of any tool result.
     pub max_output: usize,
-    /// Seconds.
-    pub bash_timeout: u64,
+    /// A `bash` call's limit when it gives none (`tools.bash.timeout`, whole seconds in the
+    /// files).
+    pub bash_timeout: Duration,
+    /// `fetch_content`: the whole fetch, from connecting to the last byte (30 s; not a
+    /// configuration key: tests set it in milliseconds).
+    pub fetch_timeout: Duration,
+    /// `lsp`: starting a language server, and each of its answers (not a configuration key).
+    pub lsp_timeout: Duration,
+    /// `lsp diagnostics`: how long to wait for the server's `publishDiagnostics` (not a
+    /// configuration key).
+    pub lsp_diagnostics_wait: Duration,
+    /// `tools.sandbox` (docs/sandbox.md); never set by a project file.
+    pub sandbox: crate::sandbox::Mode,
+    /// `tools.sandboxWritable`: more folders commands may write in (absolute, `~/` expanded).
+    pub sandbox_writable: Vec<PathBuf>,
+    /// `tools.sandboxRequired`: a fence the kernel cannot enforce whole is an error.
+    pub sandbox_required: bool,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -140,8 +163,8 @@ pub struct HookConfig {
     pub command: String,
     /// A regular expression matched against the whole tool name; `None`: every tool.
     pub matcher: Option<String>,
-    /// Seconds.
-    pub timeout: u64,
+    /// Whole seconds in the files.
+    pub timeout: Duration,
     pub fail_closed: bool,
     pub origin: Origin,
 }
@@ -176,6 +199,49 @@ pub struct McpServerConfig {
     pub args: Vec<String>,
     pub env: BTreeMap<String, String>,
     pub permissions: McpPermissions,
+    /// How long one call may take before it is cancelled (`timeout`, whole seconds in the
+    /// files).
+    pub timeout: Duration,
+}
+
+impl McpServerConfig {
+    /// A server run as `command args…` with the defaults of the other keys.
+    pub fn new(command: impl Into<String>, args: Vec<String>) -> Self {
+        McpServerConfig {
+            command: command.into(),
+            args,
+            env: BTreeMap::new(),
+            permissions: McpPermissions::Allow,
+            timeout: MCP_CALL_TIMEOUT,
+        }
+    }
+}
+
+/// A call's limit when the server's `timeout` is not set.
+pub const MCP_CALL_TIMEOUT: Duration = Duration::from_secs(600);
+
+/// The fixed times of MCP servers (docs/tools.md, "MCP tools").
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct McpTiming {
+    /// From the spawn to the tool list: initialize and tools/list must be answered within it.
+    pub start: Duration,
+    /// How long the first model call of a turn waits for lists still coming.
+    pub list_wait: Duration,
+    /// A server without a call for this long is stopped (its tools stay offered).
+    pub idle: Duration,
+    /// A server that failed is started again at most this often.
+    pub retry: Duration,
+}
+
+impl Default for McpTiming {
+    fn default() -> Self {
+        McpTiming {
+            start: Duration::from_secs(30),
+            list_wait: Duration::from_secs(5),
+            idle: Duration::from_secs(600),
+            retry: Duration::from_secs(60),
+        }
+    }
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -199,12 +265,13 @@ impl Default for Config {
                 api_key: String::new(),
                 temperature: None,
                 max_tokens: None,
-                request_timeout: 600,
+                request_timeout: Duration::from_secs(600),
                 text_tool_calls: true,
             },
             acp: AcpConfig {
                 name: "bob".into(),
                 title: "Bob (bash-first agent)".into(),
+                client_mcp_servers: false,
             },
             sessions: SessionsConfig {
                 enabled: false,
@@ -222,15 +289,32 @@ impl Default for Config {
             },
             tools: ToolsConfig {
                 max_output: 30_000,
-                bash_timeout: 120,
+                bash_timeout: Duration::from_secs(120),
+                fetch_timeout: Duration::from_secs(30),
+                lsp_timeout: Duration::from_secs(20),
+                lsp_diagnostics_wait: Duration::from_secs(5),
+                sandbox: crate::sandbox::Mode::Off,
+                sandbox_writable: Vec::new(),
+                sandbox_required: false,
             },
             skills: SkillsConfig { dirs: Vec::new() },
             hooks: HooksConfig::default(),
             agents: BTreeMap::new(),
             mcp_servers: BTreeMap::new(),
             lsp_servers: BTreeMap::new(),
+            mcp_timing: McpTiming::default(),
             warnings: Vec::new(),
         }
+    }
+}
+
+/// A duration the way the configuration and its messages write it: whole seconds as an integer
+/// (`120`), anything finer as a decimal (`0.25`, which only code, such as a test, can set).
+pub fn seconds(d: Duration) -> String {
+    if d.subsec_nanos() == 0 {
+        d.as_secs().to_string()
+    } else {
+        d.as_secs_f64().to_string()
     }
 }
 
@@ -248,7 +332,8 @@ pub struct LoadOptions {
     pub env: BTreeMap<String, String>,
     /// `-c key=value` pairs, in command-line order, applied after `flags`; shown as `-c`.
     pub overrides: Vec<(String, String)>,
-    /// `--url`, `--model`, `--yolo`/`--no-yolo`, kept apart so `mm config` can name them.
+    /// `--url`, `--model`, `--yolo`/`--no-yolo`, `--sandbox`, kept apart so `mm config` can
+    /// name them.
     pub flags: Flags,
 }
 
@@ -261,6 +346,8 @@ pub struct Flags {
     pub model: Option<String>,
     /// `--yolo` → `Some(true)`, `--no-yolo` → `Some(false)`.
     pub yolo: Option<bool>,
+    /// `--sandbox MODE` → `tools.sandbox`.
+    pub sandbox: Option<String>,
 }
 
 /// A project whose own commands were not loaded because it is not trusted.
@@ -270,6 +357,8 @@ pub struct UntrustedProject {
     pub path: PathBuf,
     pub hooks: usize,
     pub mcp_servers: usize,
+    /// The names of the MCP servers ignored, in order.
+    pub mcp_names: Vec<String>,
     pub lsp_servers: usize,
     pub agents: usize,
 }
@@ -383,6 +472,21 @@ fn canonical(path: &Path) -> PathBuf {
     std::fs::canonicalize(path).unwrap_or_else(|_| crate::paths::normalize(path))
 }
 
+/// The keys of the sandbox (`tools.sandbox…`), which only the user's layers set.
+pub const SANDBOX_KEYS: [&str; 3] = ["sandbox", "sandboxWritable", "sandboxRequired"];
+
+/// Removes the sandbox keys from a layer; returns their dotted names.
+fn strip_sandbox(table: &mut toml::Table) -> Vec<String> {
+    let Some(toml::Value::Table(tools)) = table.get_mut("tools") else {
+        return Vec::new();
+    };
+    SANDBOX_KEYS
+        .iter()
+        .filter(|k| tools.remove(**k).is_some())
+        .map(|k| format!("tools.{k}"))
+        .collect()
+}
+
 /// Removes the command-defining parts of an untrusted project's layer, counting them.
 fn strip_commands(table: &mut toml::Table, path: PathBuf) -> UntrustedProject {
     let count = |v: Option<toml::Value>| match v {
@@ -398,6 +502,13 @@ fn strip_commands(table: &mut toml::Table, path: PathBuf) -> UntrustedProject {
         None => 0,
     };
     let agents = count(table.remove("agents"));
+    let mcp_names: Vec<String> = match table.get("mcp") {
+        Some(toml::Value::Table(t)) => match t.get("servers") {
+            Some(toml::Value::Table(s)) => s.keys().cloned().collect(),
+            _ => Vec::new(),
+        },
+        _ => Vec::new(),
+    };
     let mut servers = |key: &str| match table.get_mut(key) {
         Some(toml::Value::Table(t)) => count(t.remove("servers")),
         _ => 0,
@@ -408,6 +519,7 @@ fn strip_commands(table: &mut toml::Table, path: PathBuf) -> UntrustedProject {
         path,
         hooks,
         mcp_servers,
+        mcp_names,
         lsp_servers,
         agents,
     }
@@ -418,9 +530,15 @@ fn untrusted_warning(
     user_file: Option<&Path>,
     home: Option<&Path>,
 ) -> String {
+    // The MCP servers are named: their tools are what the user will miss.
+    let mcp = if u.mcp_names.is_empty() {
+        "MCP server(s)".to_string()
+    } else {
+        format!("MCP server(s) ({})", u.mcp_names.join(", "))
+    };
     let parts: Vec<String> = [
         (u.hooks, "hook(s)"),
-        (u.mcp_servers, "MCP server(s)"),
+        (u.mcp_servers, mcp.as_str()),
         (u.lsp_servers, "language server(s)"),
         (u.agents, "agent(s)"),
     ]
@@ -443,7 +561,7 @@ fn untrusted_warning(
     )
 }
 
-/// Loads every layer, merges them and resolves the result (config.md).
+/// Loads every layer, merges them and resolves the result (docs/config.md).
 pub fn load(opts: &LoadOptions) -> Result<Loaded, ConfigError> {
     let home = opts.home.as_deref();
     let user_file = user_config_path(home, opts.xdg_config_home.as_deref());
@@ -511,6 +629,22 @@ pub fn load(opts: &LoadOptions) -> Result<Loaded, ConfigError> {
                 home,
             };
             trusted = r.trusted_projects(&layer.table)?;
+        }
+    }
+    // The sandbox is the user's: the model, which can write the project's files, must not be
+    // able to switch it off for the next run.
+    for layer in &mut layers {
+        if !matches!(layer.source, Source::ProjectFile(_)) {
+            continue;
+        }
+        let removed = strip_sandbox(&mut layer.table);
+        if !removed.is_empty() {
+            warnings.push(format!(
+                "{} {} ignored in project files ({}): only the user's config, --config, the environment and flags set the sandbox",
+                removed.join(", "),
+                if removed.len() == 1 { "is" } else { "are" },
+                layer.source
+            ));
         }
     }
     let project = canonical(&opts.cwd);

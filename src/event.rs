@@ -9,6 +9,8 @@ use async_trait::async_trait;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
+use crate::relay::{RelayedAnswer, RelayedForm, RelayedPermission};
+
 /// What kind of tool a call is, as ACP's `ToolKind` names it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ToolKind {
@@ -199,7 +201,7 @@ impl CompactOutcome {
         }
     }
 
-    /// The outcome line (acp.md, `/compact`).
+    /// The outcome line (docs/sessions.md, "Compression").
     pub fn line(&self) -> String {
         match self {
             CompactOutcome::Compressed {
@@ -220,8 +222,9 @@ impl CompactOutcome {
     }
 }
 
-/// What a tool call that ran counts as in a turn's recap (acp.md's `[acp] turn done: …` line,
-/// the terminal's `📖 N skill(s)`). Each tool says which, if any, in its own file.
+/// What a tool call that ran counts as in a turn's recap (the `[acp] turn done: …` line of
+/// docs/acp-reference.md, the terminal's `📖 N skill(s)`). Each tool says which, if any, in its
+/// own file.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Tally {
     Command,
@@ -264,6 +267,9 @@ impl Recap {
 #[derive(Debug, Clone, PartialEq)]
 pub struct PermissionRequest {
     pub call: ToolCallStart,
+    /// The change the call would make, when its tool can say before running (`Tool::preview`):
+    /// front ends show it with the question.
+    pub preview: Vec<FileDiff>,
 }
 
 /// The four answers of the permission gate.
@@ -346,6 +352,26 @@ pub trait Frontend: Send + Sync {
 
     /// Puts questions to the user; when `cancel` fires first, the answer is `Cancelled`.
     async fn ask_user(&self, form: Form, cancel: &CancellationToken) -> FormAnswer;
+
+    /// Puts another agent's permission request to the user (agents.md, step 5): the chosen
+    /// option's id, `None` for cancelled. The answer joins no allow-always/never set. A front
+    /// end that cannot ask answers the agent's `reject_once` option.
+    async fn ask_relayed_permission(
+        &self,
+        request: RelayedPermission,
+        _cancel: &CancellationToken,
+    ) -> Option<String> {
+        request.refusal()
+    }
+
+    /// Puts another agent's form to the user; when `cancel` fires first, `Cancelled`.
+    async fn ask_relayed_form(
+        &self,
+        _form: RelayedForm,
+        _cancel: &CancellationToken,
+    ) -> RelayedAnswer {
+        RelayedAnswer::Unavailable(crate::relay::CANNOT_ASK.to_string())
+    }
 }
 
 #[cfg(test)]

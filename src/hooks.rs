@@ -1,6 +1,6 @@
-//! Hooks (hooks.md): commands the user configures to run at points of a session, to guard (deny),
-//! add context, or observe. This module runs them; the dispatcher and the engine decide what a
-//! deny or a context means at each point.
+//! Hooks (docs/hooks.md): commands the user configures to run at points of a session, to guard
+//! (deny), add context, or observe. This module runs them; the dispatcher and the engine decide
+//! what a deny or a context means at each point.
 
 use std::fmt;
 use std::os::unix::process::ExitStatusExt;
@@ -16,7 +16,7 @@ use tokio_util::sync::CancellationToken;
 
 use std::sync::Arc;
 
-use crate::config::{HookConfig, HooksConfig};
+use crate::config::{HookConfig, HooksConfig, seconds};
 use crate::process::{Group, Supervisor};
 
 /// Bytes of a hook's stdout or stderr kept; the rest is read and dropped.
@@ -328,7 +328,7 @@ enum Ran {
         stdout: String,
         stderr: String,
     },
-    TimedOut(u64),
+    TimedOut(Duration),
     Cancelled,
     CannotStart(String),
 }
@@ -356,7 +356,9 @@ fn interpret(event: HookEvent, ran: Ran) -> Outcome {
             stdout,
             stderr,
         } => (status, stdout, stderr),
-        Ran::TimedOut(secs) => return Outcome::Failure(format!("timed out after {secs} s")),
+        Ran::TimedOut(after) => {
+            return Outcome::Failure(format!("timed out after {} s", seconds(after)));
+        }
         Ran::Cancelled => return Outcome::Cancelled,
         Ran::CannotStart(e) => return Outcome::Failure(format!("cannot start: {e}")),
     };
@@ -477,8 +479,8 @@ async fn run_process(
         .take_stderr()
         .map(|r| tokio::spawn(read_capped(r, stop.clone())));
 
-    let timeout = hook.config.timeout.max(1);
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(timeout);
+    let timeout = hook.config.timeout;
+    let deadline = tokio::time::Instant::now() + timeout;
     let waited = tokio::select! {
         s = child.wait() => Ok(s),
         _ = tokio::time::sleep_until(deadline) => Err(Ran::TimedOut(timeout)),

@@ -15,15 +15,21 @@ pub mod engine;
 pub mod event;
 pub mod history;
 pub mod hooks;
+pub mod html_text;
+pub mod lsp;
+pub mod mcp;
 pub mod model;
 pub mod paths;
 pub mod process;
 pub mod prompt;
+pub mod relay;
+pub mod sandbox;
 pub mod session;
 pub mod skills;
 pub mod tools;
 
 pub mod acp;
+pub mod agent_client;
 pub mod term;
 
 /// The version string shown by `mm --version` and sent as ACP `agentInfo.version`.

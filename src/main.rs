@@ -46,6 +46,9 @@ struct Cli {
     /// Ask before gated tools run (yolo = false).
     #[arg(long = "no-yolo")]
     no_yolo: bool,
+    /// Fence what the model runs: off, workspace-write or read-only (tools.sandbox).
+    #[arg(long, value_name = "MODE", value_parser = clap::builder::PossibleValuesParser::new(mm::sandbox::Mode::NAMES))]
+    sandbox: Option<String>,
     /// Set any configuration key: -c context.keepLastTurns=4 (repeatable).
     #[arg(short = 'c', value_name = "KEY=VALUE")]
     set: Vec<String>,
@@ -100,13 +103,17 @@ fn run() -> anyhow::Result<i32> {
         print!("{}", loaded.report());
         return Ok(0);
     }
+    // Before anything starts: with tools.sandboxRequired, a fence the kernel cannot enforce
+    // whole is an error.
+    let sandbox = mm::sandbox::Sandbox::new(&loaded.config, sandbox_places(&cli, &cwd, &loaded));
+    sandbox.require(loaded.config.tools.sandbox_required)?;
     let config = Arc::new(loaded.config);
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
         .build()
         .context("cannot start the async runtime")?;
-    let result = runtime.block_on(async_main(cli, config, cwd));
+    let result = runtime.block_on(async_main(cli, config, cwd, sandbox));
     // A read of stdin may still be parked on a blocking thread (ACP mode after a signal, for
     // one): do not wait for it. Everything that matters was awaited above.
     runtime.shutdown_background();
@@ -141,12 +148,35 @@ fn load_config(cli: &Cli, cwd: &std::path::Path) -> anyhow::Result<Loaded> {
             url: cli.url.clone(),
             model: cli.model.clone(),
             yolo,
+            sandbox: cli.sandbox.clone(),
         },
     };
     Ok(config::load(&opts)?)
 }
 
-async fn async_main(cli: Cli, config: Arc<config::Config>, cwd: PathBuf) -> anyhow::Result<i32> {
+/// The places the sandbox needs that the configuration does not hold: the temp folders, and
+/// the configuration mm read (kept read-only inside the fence).
+fn sandbox_places(cli: &Cli, cwd: &std::path::Path, loaded: &Loaded) -> mm::sandbox::Places {
+    let mut places = mm::sandbox::Places::default();
+    if let Some(tmp) = std::env::var_os("TMPDIR").filter(|t| !t.is_empty()) {
+        places.temp.push(PathBuf::from(tmp));
+    }
+    places.protected.push(cwd.join(".mm"));
+    if let Some(dir) = loaded.user_file.as_deref().and_then(|f| f.parent()) {
+        places.protected.push(dir.to_path_buf());
+    }
+    if let Some(file) = &cli.config {
+        places.protected_files.push(cwd.join(file));
+    }
+    places
+}
+
+async fn async_main(
+    cli: Cli,
+    config: Arc<config::Config>,
+    cwd: PathBuf,
+    sandbox: mm::sandbox::Sandbox,
+) -> anyhow::Result<i32> {
     let model = Arc::new(OpenAiClient::new(&config.model, config.context_window));
     let env = Environment {
         home: mm::paths::home(),
@@ -154,7 +184,18 @@ async fn async_main(cli: Cli, config: Arc<config::Config>, cwd: PathBuf) -> anyh
             .filter(|v| !v.is_empty())
             .map(PathBuf::from),
     };
-    let engine = Arc::new(Engine::new(config.clone(), model).with_env(env));
+    // How deep this process is in a chain of agents asking agents (agents.md): the asking mm
+    // sets it on the agent it starts.
+    let depth = std::env::var(mm::agent_client::DEPTH_VAR)
+        .ok()
+        .and_then(|v| v.trim().parse::<u32>().ok())
+        .unwrap_or(0);
+    let engine = Arc::new(
+        Engine::new(config.clone(), model)
+            .with_env(env)
+            .with_ask_depth(depth)
+            .with_sandbox(sandbox),
+    );
     // One way out for every front end: a signal (or stdin's end, in ACP mode) fires `stop`; the
     // front end cancels its running turn and waits for it (the session is saved), then every
     // child still running is stopped and reaped here.
@@ -207,11 +248,10 @@ async fn front_end(
     let engine = Arc::clone(engine);
     if cli.acp {
         watch_signals(stop, true)?;
-        // The banner goes to stderr in ACP mode too: stdout carries JSON-RPC only.
-        let mut banner = Banner::new(&config, &mm::skills::Catalogue::default());
-        banner
-            .warnings
-            .extend(engine.hooks.warnings().iter().cloned());
+        // The banner goes to stderr in ACP mode too: stdout carries JSON-RPC only. It speaks of
+        // the skills of the process's folder (each session reads those of its own cwd).
+        let (skills, warnings) = engine.skills_for(&cwd);
+        let banner = banner_of(&engine, &skills, &warnings);
         for line in mm::term::banner::banner_lines(&banner, false) {
             eprintln!("{line}");
         }
@@ -219,11 +259,12 @@ async fn front_end(
         mm::acp::serve(engine, config, stop.clone()).await?;
         return Ok(0);
     }
+    if let Some(agent) = &cli.ask {
+        // No model is needed to ask another agent: nothing is detected.
+        return ask_agent(cli, &engine, &config, &cwd, agent, stop).await;
+    }
     // The terminal front ends start detection at once (the banner's model line waits for it).
     engine.model.warm_up();
-    if let Some(agent) = &cli.ask {
-        anyhow::bail!("--ask {agent}: asking other agents is not available in this version yet");
-    }
 
     let stdin_terminal = std::io::stdin().is_terminal();
     let prompt = match (&cli.prompt, cli.words.is_empty()) {
@@ -249,7 +290,10 @@ async fn front_end(
     if prompt.as_deref().is_some_and(|p| p.trim().is_empty()) {
         anyhow::bail!("no prompt: the prompt is empty");
     }
-    let options = TermOptions::from_env();
+    let options = TermOptions {
+        reopened: cli.resume.is_some() || cli.continue_,
+        ..TermOptions::from_env()
+    };
 
     let interactive = prompt.is_none();
     let signalled = watch_signals(stop, !interactive)?;
@@ -280,6 +324,45 @@ async fn front_end(
     })
 }
 
+/// `mm --ask AGENT "question"`: the question is the words after AGENT, else `-p`, else stdin.
+async fn ask_agent(
+    cli: &Cli,
+    engine: &Engine,
+    config: &config::Config,
+    cwd: &std::path::Path,
+    agent: &str,
+    stop: &CancellationToken,
+) -> anyhow::Result<i32> {
+    let question = match (&cli.prompt, cli.words.is_empty()) {
+        (Some(p), _) => p.clone(),
+        (None, false) => cli.words.join(" "),
+        (None, true) if !std::io::stdin().is_terminal() => {
+            let mut text = String::new();
+            std::io::stdin()
+                .read_to_string(&mut text)
+                .context("cannot read the question from stdin")?;
+            text.trim_end().to_string()
+        }
+        (None, true) => String::new(),
+    };
+    if question.trim().is_empty() {
+        anyhow::bail!("--ask {agent}: no question (mm --ask AGENT \"question\")");
+    }
+    let signalled = watch_signals(stop, true)?;
+    let setup = mm::term::ask::AskSetup {
+        config,
+        processes: &engine.processes,
+        cwd,
+        depth: engine.ask_depth(),
+    };
+    let color = TermOptions::from_env().color_stderr;
+    let code = mm::term::ask::run_ask(&setup, agent, &question, color, &stop.child_token()).await;
+    Ok(match signalled.load(std::sync::atomic::Ordering::SeqCst) {
+        0 => code,
+        by_signal => by_signal,
+    })
+}
+
 /// The session a front end starts with: a new one, or a saved one (`--resume`, `--continue`).
 async fn open_session(
     engine: &Engine,
@@ -299,29 +382,42 @@ async fn open_session(
     } else {
         None
     };
-    match id {
+    let session = match id {
         Some(id) => {
             if !config.sessions.enabled {
                 anyhow::bail!(
                     "sessions are off: set sessions.enabled = true (or -c sessions.enabled=true) to resume"
                 );
             }
-            Ok(engine.load_session(cwd, &id, frontend).await?)
+            engine.load_session(cwd, &id, frontend).await?
         }
-        None => Ok(engine.new_session(cwd, frontend).await),
-    }
+        None => engine.new_session(cwd, frontend).await,
+    };
+    // The MCP servers start in the background: the banner and the prompt do not wait.
+    engine.start_mcp(&session);
+    Ok(session)
 }
 
 fn banner_for(engine: &Engine, session: &Session) -> Banner {
-    let mut banner = Banner::new(&engine.config, &session.skills);
+    banner_of(engine, &session.skills, &session.warnings)
+}
+
+/// The banner for a folder's skills: their count, the warnings found reading them, and those a
+/// command shadows.
+fn banner_of(engine: &Engine, skills: &mm::skills::Catalogue, warnings: &[String]) -> Banner {
+    let mut banner = Banner::new(&engine.config, skills);
+    if engine.sandbox.is_on() {
+        banner.sandbox = Some(engine.sandbox.label());
+    }
+    banner.warnings.extend(engine.sandbox.warning());
     banner
         .warnings
         .extend(engine.hooks.warnings().iter().cloned());
-    banner.warnings.extend(session.warnings.iter().cloned());
+    banner.warnings.extend(warnings.iter().cloned());
     let commands: Vec<&str> = Engine::commands().iter().map(|(n, _)| *n).collect();
     banner
         .warnings
-        .extend(mm::skills::shadowed(&session.skills, &commands));
+        .extend(mm::skills::shadowed(skills, &commands));
     banner
 }
 
@@ -338,9 +434,25 @@ async fn one_shot(
 ) -> anyhow::Result<i32> {
     let frontend = OneShotFrontend::new(options.color_stderr, stdin_terminal);
     let mut session = open_session(&engine, &config, cwd, cli, &frontend).await?;
-    for line in mm::term::banner::banner_lines(&banner_for(&engine, &session), options.color_stderr)
-    {
+    let banner = banner_for(&engine, &session);
+    frontend.banner_model(banner.model_named());
+    for line in mm::term::banner::banner_lines(&banner, options.color_stderr) {
         eprintln!("{line}");
+    }
+    if options.reopened {
+        for line in mm::term::sessions::reopened(&engine, &session, options.color_stderr) {
+            eprintln!("{line}");
+        }
+    }
+    // `@missing` and `$nosuch` are left out of the prompt: say so, and the prompt still goes.
+    let skills: Vec<String> = session
+        .skills
+        .skills
+        .iter()
+        .map(|s| s.name.clone())
+        .collect();
+    for notice in mm::term::input::unresolved(&text, &session.cwd, &skills) {
+        eprintln!("{}", mm::term::style::dim(options.color_stderr, &notice));
     }
     // The model line comes from the engine (`Event::ModelDetected`) before the first call.
     // Ctrl-C (and SIGTERM, SIGHUP) cancel the turn: main.rs watches them.
@@ -349,6 +461,18 @@ async fn one_shot(
         .prompt(&mut session, &text, &[], &frontend, &cancel)
         .await;
     frontend.finish();
+    // A small window is worth a word only once a turn has used over half of it.
+    if let Some(context) = frontend
+        .context()
+        .filter(|c| mm::term::banner::small_window_filling(*c))
+    {
+        let kind = engine.model.server_kind().await;
+        if let Some(warning) =
+            mm::term::banner::small_window_warning(context, kind, options.color_stderr)
+        {
+            eprintln!("{warning}");
+        }
+    }
     Ok(match outcome.stop {
         Ok(StopReason::EndTurn) => 0,
         Ok(StopReason::MaxTokens) => {

@@ -1,8 +1,8 @@
-//! Every child process mm starts goes through one [`Supervisor`] (docs/architecture.md,
-//! "Children"): each runs in a process group of its own, a stopped child is sent SIGTERM and its
-//! whole group SIGKILL after a grace period, a child dropped while running takes its group with
-//! it, and at exit [`Supervisor::shutdown`] stops whatever is still running, so no exit path
-//! leaves an orphan.
+//! Every child process mm starts goes through one [`Supervisor`] (docs/architecture.md, "Children
+//! and the way out"): each runs in a process group of its own, a stopped child is sent SIGTERM and
+//! its whole group SIGKILL after a grace period, a child dropped while running takes its group with
+//! it, and at exit [`Supervisor::shutdown`] stops whatever is still running, so no exit path leaves
+//! an orphan.
 //!
 //! mm spawns every child itself and hands the pipes to whatever speaks to it (a tool's reader,
 //! a hook's writer, a protocol library). The one exception to "no orphans" is deliberate
@@ -20,6 +20,8 @@ use nix::sys::signal::{Signal, killpg};
 use nix::unistd::Pid;
 use tokio::process::{ChildStderr, ChildStdin, ChildStdout, Command};
 use tokio_util::task::TaskTracker;
+
+use crate::sandbox::Fence;
 
 /// Between SIGTERM and SIGKILL when a child is stopped.
 pub const KILL_GRACE: Duration = Duration::from_secs(2);
@@ -67,6 +69,18 @@ impl Supervisor {
 
     /// Starts `cmd` in a group of its own. The command's stdio is as the caller set it.
     pub fn spawn(self: &Arc<Self>, cmd: &mut Command, group: Group) -> io::Result<Child> {
+        self.spawn_fenced(cmd, group, None)
+    }
+
+    /// Starts `cmd` like [`Supervisor::spawn`], inside `fence` when given (the sandbox,
+    /// docs/sandbox.md): the child enters it before `exec`, so the program and every descendant
+    /// run fenced. `bash` calls and asked agents are fenced; hooks and servers are not.
+    pub fn spawn_fenced(
+        self: &Arc<Self>,
+        cmd: &mut Command,
+        group: Group,
+        fence: Option<Fence>,
+    ) -> io::Result<Child> {
         match group {
             Group::Own => {
                 cmd.process_group(0);
@@ -77,6 +91,13 @@ impl Supervisor {
                 unsafe {
                     cmd.pre_exec(|| nix::unistd::setsid().map(|_| ()).map_err(io::Error::from));
                 }
+            }
+        }
+        if let Some(fence) = fence {
+            // SAFETY: `Fence::enter` only makes system calls on memory prepared before the
+            // fork (no allocation, no lock).
+            unsafe {
+                cmd.pre_exec(move || fence.enter());
             }
         }
         let child = cmd.spawn()?;

@@ -1,5 +1,5 @@
 //! The system prompt and the parts of the prompt pipeline that belong to no front end
-//! (acp-notes.md, "The prompt pipeline").
+//! (docs/engine.md, "The prompt pipeline").
 
 use std::path::{Path, PathBuf};
 

@@ -1,4 +1,4 @@
-//! Session files on disk (sessions.md): ids, the file format, atomic saves, loading, listing.
+//! Session files on disk (docs/sessions.md): ids, the file format, atomic saves, loading, listing.
 //!
 //! A file is always written to a temporary file in the same folder, flushed, then renamed over
 //! the old one, so a process killed at any moment leaves the old or the new file whole. Two
@@ -94,7 +94,7 @@ impl From<&FileUsage> for Usage {
     }
 }
 
-/// A session file, field for field (sessions.md).
+/// A session file, field for field (docs/sessions.md).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct SessionFile {

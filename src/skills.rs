@@ -1,6 +1,6 @@
-//! The skill catalogue (skills.md): folders holding a `SKILL.md` (YAML front matter with `name` and
-//! `description`, then Markdown), the system prompt's list of them, the `$skill` notation and the
-//! skills offered as slash commands.
+//! The skill catalogue (docs/skills.md): folders holding a `SKILL.md` (YAML front matter with
+//! `name` and `description`, then Markdown), the system prompt's list of them, the `$skill`
+//! notation and the skills offered as slash commands.
 
 use std::fs;
 use std::path::{Path, PathBuf};

@@ -1,14 +1,15 @@
-//! `mm -acp` against acp.md, row by row: in-process over duplex pipes with a scripted model, and
-//! a few through the built binary. Every message mm writes is validated against the official
-//! schema (tests/fixtures/acp-schema) by the test client.
+//! `mm -acp` against docs/acp-reference.md, row by row: in-process over duplex pipes with a
+//! scripted model, and a few through the built binary. Every message mm writes is validated against
+//! the official schema (tests/fixtures/acp-schema) by the test client.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod acp_support;
+mod common;
 
 use std::path::Path;
 use std::process::Stdio;
 
-use acp_support::*;
+use common::acp::*;
+use common::{Answer, ScriptedModel};
 use mm::model::ModelError;
 use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
@@ -82,6 +83,30 @@ async fn initialize_reflects_the_configuration() {
         h.log_lines(),
         vec!["[acp] client unknown · protocol 1 · elicitation(form)=false"]
     );
+    h.finish().await.unwrap();
+}
+
+#[tokio::test]
+async fn initialize_logs_the_sandbox_on_its_own_line_when_it_is_on() {
+    let mut config = test_config();
+    config.tools.sandbox = mm::sandbox::Mode::ReadOnly;
+    let mut h = Harness::start(config, ScriptedModel::new(vec![]));
+    h.client.initialize(true).await;
+    let lines = h.log_lines();
+    // The initialize line keeps its exact text; the sandbox has a line of its own.
+    assert_eq!(
+        lines[0],
+        "[acp] client test-client 1.2.3 · protocol 1 · elicitation(form)=true"
+    );
+    if mm::sandbox::landlock_abi() >= 5 {
+        assert_eq!(lines[1..], ["[acp] sandbox: read-only"]);
+    } else {
+        // An older kernel: the line says what it does not enforce.
+        assert!(
+            lines[1].starts_with("[acp] sandbox: read-only — "),
+            "{lines:?}"
+        );
+    }
     h.finish().await.unwrap();
 }
 
@@ -262,7 +287,9 @@ async fn session_new_with_sessions_writes_the_file_at_once() {
 #[tokio::test]
 async fn a_text_turn_streams_chunks_then_usage_then_end_turn_with_totals() {
     let dir = tmp();
-    let model = ScriptedModel::new(vec![text(&["Hello", " world\n"], Some((10, 5)))]);
+    let model = ScriptedModel::new(vec![
+        Answer::chunks(&["Hello", " world\n"]).with_usage(10, 5),
+    ]);
     let mut h = Harness::start(test_config(), model.clone());
     h.client.initialize(false).await;
     let (id, _) = h.client.new_session(&canonical(dir.path())).await;
@@ -297,7 +324,10 @@ async fn a_text_turn_streams_chunks_then_usage_then_end_turn_with_totals() {
 #[tokio::test]
 async fn no_usage_on_the_response_until_the_server_reported_some() {
     let dir = tmp();
-    let mut h = Harness::start(test_config(), ScriptedModel::new(vec![text(&["ok"], None)]));
+    let mut h = Harness::start(
+        test_config(),
+        ScriptedModel::new(vec![Answer::text("ok").without_usage()]),
+    );
     h.client.initialize(false).await;
     let (id, _) = h.client.new_session(&canonical(dir.path())).await;
     let (_, r) = h.client.prompt(&id, "hi").await;
@@ -308,7 +338,7 @@ async fn no_usage_on_the_response_until_the_server_reported_some() {
 #[tokio::test]
 async fn resource_links_are_flattened_into_the_user_message() {
     let dir = tmp();
-    let model = ScriptedModel::new(vec![text(&["ok"], None)]);
+    let model = ScriptedModel::new(vec![Answer::text("ok").without_usage()]);
     let mut h = Harness::start(test_config(), model.clone());
     h.client.initialize(false).await;
     let (id, _) = h.client.new_session(&canonical(dir.path())).await;
@@ -336,7 +366,7 @@ async fn at_paths_are_attached_and_logged() {
     let dir = tmp();
     let cwd = canonical(dir.path());
     std::fs::write(cwd.join("notes.md"), "n").unwrap();
-    let model = ScriptedModel::new(vec![text(&["ok"], None)]);
+    let model = ScriptedModel::new(vec![Answer::text("ok").without_usage()]);
     let mut h = Harness::start(test_config(), model.clone());
     h.client.initialize(false).await;
     let (id, _) = h.client.new_session(&cwd).await;
@@ -358,8 +388,8 @@ async fn a_tool_call_is_announced_run_and_finished() {
     let dir = tmp();
     let cwd = canonical(dir.path());
     let model = ScriptedModel::new(vec![
-        call("bash", json!({"command": "echo hi"})),
-        text(&["done"], None),
+        Answer::call("bash", json!({"command": "echo hi"})).without_usage(),
+        Answer::text("done").without_usage(),
     ]);
     let mut h = Harness::start(test_config(), model.clone());
     h.client.initialize(false).await;
@@ -403,8 +433,8 @@ async fn a_file_edit_carries_a_diff_and_its_location() {
     let dir = tmp();
     let cwd = canonical(dir.path());
     let model = ScriptedModel::new(vec![
-        call("write_file", json!({"path": "a.txt", "content": "new\n"})),
-        text(&["ok"], None),
+        Answer::call("write_file", json!({"path": "a.txt", "content": "new\n"})).without_usage(),
+        Answer::text("ok").without_usage(),
     ]);
     let mut h = Harness::start(test_config(), model);
     h.client.initialize(false).await;
@@ -424,7 +454,7 @@ async fn a_file_edit_carries_a_diff_and_its_location() {
         .unwrap();
     assert_eq!(
         end["content"],
-        json!([{"type": "diff", "path": path, "newText": "new\n"}])
+        json!([{"type": "diff", "path": path, "oldText": null, "newText": "new\n"}])
     );
     assert!(end["rawOutput"]["output"].is_string());
     assert!(
@@ -441,10 +471,10 @@ async fn permission_requests_offer_the_four_options_and_are_obeyed() {
     let mut config = test_config();
     config.yolo = false;
     let model = ScriptedModel::new(vec![
-        call("bash", json!({"command": "echo one"})),
-        call("bash", json!({"command": "echo two"})),
-        call("bash", json!({"command": "echo three"})),
-        text(&["end"], None),
+        Answer::call("bash", json!({"command": "echo one"})).without_usage(),
+        Answer::call("bash", json!({"command": "echo two"})).without_usage(),
+        Answer::call("bash", json!({"command": "echo three"})).without_usage(),
+        Answer::text("end").without_usage(),
     ]);
     let mut h = Harness::start(config, model);
     h.client.initialize(false).await;
@@ -511,13 +541,78 @@ async fn permission_requests_offer_the_four_options_and_are_obeyed() {
 }
 
 #[tokio::test]
+async fn a_permission_request_carries_the_change_the_call_would_make() {
+    let dir = tmp();
+    let cwd = canonical(dir.path());
+    std::fs::write(cwd.join("a.txt"), "one\ntwo\n").unwrap();
+    let mut config = test_config();
+    config.yolo = false;
+    let model = ScriptedModel::new(vec![
+        Answer::call(
+            "write_file",
+            json!({"path": "new.txt", "content": "hello\n"}),
+        )
+        .without_usage(),
+        Answer::call(
+            "edit_file",
+            json!({"path": "a.txt", "old_text": "two", "new_text": "2"}),
+        )
+        .without_usage(),
+        Answer::text("end").without_usage(),
+    ]);
+    let mut h = Harness::start(config, model);
+    h.client.initialize(false).await;
+    let (id, _) = h.client.new_session(&cwd).await;
+    let pid = h
+        .client
+        .request(
+            "session/prompt",
+            json!({"sessionId": id, "prompt": [{"type": "text", "text": "go"}]}),
+        )
+        .await;
+    // Before the user answers, the editor has the diff (a new file: `oldText` null).
+    let (_, req) = h.client.until_request("session/request_permission").await;
+    let new_file = cwd.join("new.txt").to_string_lossy().into_owned();
+    assert_eq!(
+        req["params"]["toolCall"]["content"],
+        json!([{"type": "diff", "path": new_file, "oldText": null, "newText": "hello\n"}])
+    );
+    assert!(!cwd.join("new.txt").exists());
+    h.client
+        .respond(
+            &req["id"],
+            json!({"outcome": {"outcome": "selected", "optionId": "reject"}}),
+        )
+        .await;
+    let (_, req) = h.client.until_request("session/request_permission").await;
+    let a = cwd.join("a.txt").to_string_lossy().into_owned();
+    assert_eq!(
+        req["params"]["toolCall"]["content"],
+        json!([{"type": "diff", "path": a, "oldText": "one\ntwo\n", "newText": "one\n2\n"}])
+    );
+    h.client
+        .respond(
+            &req["id"],
+            json!({"outcome": {"outcome": "selected", "optionId": "reject"}}),
+        )
+        .await;
+    let (_, r) = h.client.until_response(pid).await;
+    assert_eq!(r["result"]["stopReason"], "end_turn");
+    assert_eq!(
+        std::fs::read_to_string(cwd.join("a.txt")).unwrap(),
+        "one\ntwo\n"
+    );
+    h.finish().await.unwrap();
+}
+
+#[tokio::test]
 async fn a_cancelled_permission_outcome_is_a_rejection() {
     let dir = tmp();
     let mut config = test_config();
     config.yolo = false;
     let model = ScriptedModel::new(vec![
-        call("bash", json!({"command": "echo x"})),
-        text(&["end"], None),
+        Answer::call("bash", json!({"command": "echo x"})).without_usage(),
+        Answer::text("end").without_usage(),
     ]);
     let mut h = Harness::start(config, model);
     h.client.initialize(false).await;
@@ -548,7 +643,7 @@ async fn a_cancelled_permission_outcome_is_a_rejection() {
 #[tokio::test]
 async fn session_cancel_stops_the_turn_in_flight() {
     let dir = tmp();
-    let model = ScriptedModel::new(vec![Step::Hang("thinking".into())]);
+    let model = ScriptedModel::new(vec![Answer::hang(&["thinking"])]);
     let mut h = Harness::start(test_config(), model);
     h.client.initialize(false).await;
     let (id, _) = h.client.new_session(&canonical(dir.path())).await;
@@ -572,7 +667,7 @@ async fn session_cancel_stops_the_turn_in_flight() {
 async fn a_prompt_waiting_behind_another_turn_is_cancelled_without_running() {
     let dir = tmp();
     let cwd = canonical(dir.path());
-    let model = ScriptedModel::new(vec![Step::Hang("busy".into())]);
+    let model = ScriptedModel::new(vec![Answer::hang(&["busy"])]);
     let mut h = Harness::start(test_config(), model.clone());
     h.client.initialize(false).await;
     let (a, _) = h.client.new_session(&cwd).await;
@@ -613,7 +708,7 @@ async fn a_prompt_waiting_behind_another_turn_is_cancelled_without_running() {
 #[tokio::test]
 async fn a_failed_turn_is_an_internal_error_with_one_line() {
     let dir = tmp();
-    let model = ScriptedModel::new(vec![Step::Fail(ModelError::Http {
+    let model = ScriptedModel::new(vec![Answer::error(ModelError::Http {
         status: 500,
         message: "boom".into(),
     })]);
@@ -637,7 +732,7 @@ async fn a_failed_turn_is_an_internal_error_with_one_line() {
 #[tokio::test]
 async fn new_forgets_the_history_with_one_chunk() {
     let dir = tmp();
-    let model = ScriptedModel::new(vec![text(&["first answer"], Some((10, 2)))]);
+    let model = ScriptedModel::new(vec![Answer::text("first answer").with_usage(10, 2)]);
     let mut h = Harness::start(test_config(), model.clone());
     h.client.initialize(false).await;
     let (id, _) = h.client.new_session(&canonical(dir.path())).await;
@@ -674,7 +769,7 @@ async fn new_with_sessions_keeps_the_previous_conversation() {
     let dir = tmp();
     let mut config = test_config();
     config.sessions.enabled = true;
-    let model = ScriptedModel::new(vec![text(&["a"], None)]);
+    let model = ScriptedModel::new(vec![Answer::text("a").without_usage()]);
     let mut h = Harness::start(config, model);
     h.client.initialize(false).await;
     let (id, _) = h.client.new_session(&canonical(dir.path())).await;
@@ -725,7 +820,7 @@ async fn a_slash_skill_is_rewritten_and_runs_a_turn() {
         "---\nname: greetings\ndescription: Greet.\n---\nSay hi.\n",
     )
     .unwrap();
-    let model = ScriptedModel::new(vec![text(&["ok"], None)]);
+    let model = ScriptedModel::new(vec![Answer::text("ok").without_usage()]);
     let mut h = Harness::start(test_config(), model.clone());
     h.client.initialize(false).await;
     let (id, _) = h.client.new_session(&canonical(dir.path())).await;
@@ -747,8 +842,8 @@ async fn session_load_replays_the_stored_history() {
     let mut config = test_config();
     config.sessions.enabled = true;
     let model = ScriptedModel::new(vec![
-        call("bash", json!({"command": "echo hi"})),
-        text(&["done"], Some((20, 3))),
+        Answer::call("bash", json!({"command": "echo hi"})).without_usage(),
+        Answer::text("done").with_usage(20, 3),
     ]);
     let mut h = Harness::start(config.clone(), model);
     h.client.initialize(false).await;
@@ -813,7 +908,7 @@ async fn session_load_replays_the_stored_history() {
         cwd.join(".mm/sessions").display()
     )));
     // The loaded session takes prompts; totals were restored.
-    h.model.push(text(&["again"], Some((1, 1))));
+    h.model.push(Answer::text("again").with_usage(1, 1));
     let (_, r) = h.client.prompt(&id, "more").await;
     assert_eq!(r["result"]["usage"]["totalTokens"], 25);
     h.finish().await.unwrap();
@@ -848,7 +943,7 @@ async fn session_load_of_an_unknown_or_invalid_id_is_invalid_params() {
 #[tokio::test]
 async fn eof_cancels_the_running_turn_and_returns() {
     let dir = tmp();
-    let model = ScriptedModel::new(vec![Step::Hang("working".into())]);
+    let model = ScriptedModel::new(vec![Answer::hang(&["working"])]);
     let mut h = Harness::start(test_config(), model);
     h.client.initialize(false).await;
     let (id, _) = h.client.new_session(&canonical(dir.path())).await;

@@ -1,80 +1,26 @@
 //! Compression: the range replaced, the transcript, the summary call and the outcome lines.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use std::sync::Mutex;
+mod common;
 
-use async_trait::async_trait;
+use std::sync::Arc;
+
+use common::{Answer, ScriptedModel};
 use mm::engine::compact::{
     self, CompactResult, estimate_tokens, plan_compaction, summary_request, transcript,
 };
 use mm::event::Usage;
 use mm::history::{Message, Role, ToolCall};
-use mm::model::{ChatRequest, ModelClient, ModelError, ModelInfo, ModelResponse, StreamEvent};
+use mm::model::ModelError;
 use pretty_assertions::assert_eq;
-use serde_json::{Value, json};
+use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
-/// A model that answers every summary call with one canned result and records what it was sent.
-struct FakeModel {
-    answer: Result<String, ModelError>,
-    usage: Option<Usage>,
-    calls: Mutex<Vec<Vec<Value>>>,
-}
-
-impl FakeModel {
-    fn answering(answer: Result<&str, ModelError>) -> Self {
-        FakeModel {
-            answer: answer.map(str::to_string),
-            usage: Some(Usage {
-                input_tokens: 900,
-                output_tokens: 60,
-                ..Usage::default()
-            }),
-            calls: Mutex::new(Vec::new()),
-        }
-    }
-
-    fn calls(&self) -> Vec<Vec<Value>> {
-        self.calls.lock().unwrap().clone()
-    }
-}
-
-#[async_trait]
-impl ModelClient for FakeModel {
-    async fn chat(
-        &self,
-        _request: &ChatRequest,
-        _on_event: &(dyn Fn(StreamEvent) + Send + Sync),
-        _cancel: &CancellationToken,
-    ) -> Result<ModelResponse, ModelError> {
-        Err(ModelError::NoServer(
-            "compression must not stream".to_string(),
-        ))
-    }
-
-    async fn complete(
-        &self,
-        messages: Vec<Value>,
-        _cancel: &CancellationToken,
-    ) -> Result<ModelResponse, ModelError> {
-        self.calls.lock().unwrap().push(messages);
-        let text = self.answer.clone()?;
-        Ok(ModelResponse {
-            text,
-            tool_calls: vec![],
-            finish_reason: Some("stop".into()),
-            usage: self.usage,
-            ..Default::default()
-        })
-    }
-
-    async fn info(&self, _cancel: &CancellationToken) -> Result<ModelInfo, ModelError> {
-        Ok(ModelInfo {
-            url: "http://127.0.0.1:1/v1".into(),
-            name: "fake".into(),
-            context_window: 0,
-        })
-    }
+/// A model whose summary calls all answer `answer`, reporting 900 input and 60 output tokens.
+fn summarising(answer: Answer) -> Arc<ScriptedModel> {
+    let model = ScriptedModel::new(vec![]);
+    model.push_summary(answer.with_usage(900, 60));
+    model
 }
 
 fn call(id: &str, command: &str) -> ToolCall {
@@ -258,8 +204,8 @@ fn the_summary_request_asks_for_the_six_things_then_gives_the_transcript() {
 #[tokio::test]
 async fn a_compression_replaces_the_old_turns_by_one_summary() {
     let h = history();
-    let model = FakeModel::answering(Ok("  Goals: build.  \n"));
-    let result = compact::compact(&model, &h, 2, 100_000, &CancellationToken::new()).await;
+    let model = summarising(Answer::text("  Goals: build.  \n"));
+    let result = compact::compact(model.as_ref(), &h, 2, 100_000, &CancellationToken::new()).await;
 
     let mut expected = vec![h[0].clone(), Message::summary("Goals: build.")];
     expected.extend_from_slice(&h[10..]);
@@ -276,17 +222,18 @@ async fn a_compression_replaces_the_old_turns_by_one_summary() {
             }),
         }
     );
-    // One call, with the transcript of exactly the replaced messages.
-    let calls = model.calls();
+    // One summary call, with the transcript of exactly the replaced messages; nothing streamed.
+    let calls = model.summary_requests();
     assert_eq!(calls.len(), 1);
     assert_eq!(calls[0], summary_request(&transcript(&h[1..10], 100_000)));
+    assert_eq!(model.calls(), 0, "compression must not stream");
 }
 
 #[tokio::test]
 async fn nothing_to_compact_makes_no_call() {
     let h = history();
-    let model = FakeModel::answering(Ok("unused"));
-    let result = compact::compact(&model, &h, 4, 100_000, &CancellationToken::new()).await;
+    let model = summarising(Answer::text("unused"));
+    let result = compact::compact(model.as_ref(), &h, 4, 100_000, &CancellationToken::new()).await;
     assert_eq!(
         result,
         CompactResult::Nothing {
@@ -294,24 +241,25 @@ async fn nothing_to_compact_makes_no_call() {
             keep: 4
         }
     );
-    assert!(model.calls().is_empty());
+    assert!(model.summary_requests().is_empty());
+    assert_eq!(model.calls(), 0);
 }
 
 #[tokio::test]
 async fn a_failed_or_empty_summary_fails() {
     let h = history();
     let cancel = CancellationToken::new();
-    let model = FakeModel::answering(Err(ModelError::Http {
+    let model = summarising(Answer::error(ModelError::Http {
         status: 500,
         message: "out of memory".into(),
     }));
     assert_eq!(
-        compact::compact(&model, &h, 2, 100_000, &cancel).await,
+        compact::compact(model.as_ref(), &h, 2, 100_000, &cancel).await,
         CompactResult::Failed("model server answered 500: out of memory".into())
     );
-    let model = FakeModel::answering(Ok(" \n "));
+    let model = summarising(Answer::text(" \n "));
     assert_eq!(
-        compact::compact(&model, &h, 2, 100_000, &cancel).await,
+        compact::compact(model.as_ref(), &h, 2, 100_000, &cancel).await,
         CompactResult::Failed("the summary was empty".into())
     );
 }

@@ -1,8 +1,9 @@
-//! Configuration layers, resolution, trust and the `mm config` report (config.md).
+//! Configuration layers, resolution, trust and the `mm config` report (docs/config.md).
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 use mm::config::{
     Config, Flags, LoadOptions, Loaded, McpPermissions, Origin, Source, UntrustedProject, load,
@@ -121,6 +122,7 @@ fn each_layer_overrides_the_previous_key_by_key() {
         url: Some("http://flag".into()),
         model: None,
         yolo: Some(false),
+        sandbox: None,
     };
     opts.overrides = overrides(&[("maxSteps", "40")]);
     let loaded = load(&opts).unwrap();
@@ -285,7 +287,7 @@ fn dash_c_dotted_keys_reach_named_tables() {
     ]);
     let loaded = load(&opts).unwrap();
     let c = &loaded.config;
-    assert_eq!(c.tools.bash_timeout, 5);
+    assert_eq!(c.tools.bash_timeout, Duration::from_secs(5));
     let fs = &c.mcp_servers["my.fs"];
     assert_eq!(fs.command, "npx");
     assert_eq!(fs.permissions, McpPermissions::Ask);
@@ -310,6 +312,7 @@ fn parse_override_splits_at_the_first_equals() {
 
 #[test]
 fn hooks_are_concatenated_user_first_then_project() {
+    let secs = Duration::from_secs;
     let w = World::new();
     w.trust_project(
         "[[hooks.preToolCall]]\ncommand = \"user.sh\"\nmatch = \"bash\"\n[[hooks.turnEnd]]\ncommand = \"end.sh\"\n",
@@ -321,7 +324,7 @@ fn hooks_are_concatenated_user_first_then_project() {
     opts.overrides = overrides(&[("hooks.preToolCall", "[{command = \"cli.sh\"}]")]);
     let loaded = load(&opts).unwrap();
     let hooks = &loaded.config.hooks;
-    let got: Vec<(&str, Option<&str>, u64, bool, Origin)> = hooks
+    let got: Vec<(&str, Option<&str>, Duration, bool, Origin)> = hooks
         .pre_tool_call
         .iter()
         .map(|h| {
@@ -337,10 +340,10 @@ fn hooks_are_concatenated_user_first_then_project() {
     assert_eq!(
         got,
         vec![
-            ("user.sh", Some("bash"), 10, false, Origin::User),
-            ("p1.sh", None, 3, true, Origin::Project),
-            ("p2.sh", None, 10, false, Origin::Project),
-            ("cli.sh", None, 10, false, Origin::CommandLine),
+            ("user.sh", Some("bash"), secs(10), false, Origin::User),
+            ("p1.sh", None, secs(3), true, Origin::Project),
+            ("p2.sh", None, secs(10), false, Origin::Project),
+            ("cli.sh", None, secs(10), false, Origin::CommandLine),
         ]
     );
     assert_eq!(hooks.turn_end.len(), 1);
@@ -464,6 +467,10 @@ fn invalid_values_are_errors() {
             "hooks.preToolCall[0] has no command",
         ),
         (
+            "[mcp.servers.fs]\ncommand = \"npx\"\ntimeout = 0\n",
+            "mcp.servers.fs.timeout must be at least 1, got 0",
+        ),
+        (
             "[mcp.servers.fs]\ncommand = \"npx\"\npermissions = \"deny\"\n",
             "mcp.servers.fs.permissions must be \"allow\" or \"ask\", got \"deny\"",
         ),
@@ -542,7 +549,7 @@ fn an_untrusted_project_runs_none_of_its_commands() {
                 w.project_file().display()
             ),
             format!(
-                "project {} is not trusted: ignored its 2 hook(s), 1 MCP server(s), 1 language server(s), 1 agent(s); add it to trustedProjects in ~/.config/mm/config.toml",
+                "project {} is not trusted: ignored its 2 hook(s), 1 MCP server(s) (files), 1 language server(s), 1 agent(s); add it to trustedProjects in ~/.config/mm/config.toml",
                 w.cwd().display()
             ),
         ]
@@ -553,9 +560,28 @@ fn an_untrusted_project_runs_none_of_its_commands() {
             path: w.cwd(),
             hooks: 2,
             mcp_servers: 1,
+            mcp_names: vec!["files".to_string()],
             lsp_servers: 1,
             agents: 1
         })
+    );
+}
+
+#[test]
+fn mcp_keys_and_the_client_servers_switch() {
+    let w = World::new();
+    w.write_user(
+        "[acp]\nclientMcpServers = true\n[mcp.servers.fs]\ncommand = \"fs-mcp\"\ntimeout = 30\n",
+    );
+    let c = w.load().config;
+    assert!(c.acp.client_mcp_servers);
+    assert_eq!(
+        c.mcp_servers["fs"].timeout,
+        std::time::Duration::from_secs(30)
+    );
+    assert!(
+        !World::new().load().config.acp.client_mcp_servers,
+        "off by default"
     );
 }
 
@@ -629,6 +655,7 @@ model.requestTimeout = 600                  # default
 model.textToolCalls = "auto"                # default
 acp.name = "bob"                            # default
 acp.title = "Bob (bash-first agent)"        # default
+acp.clientMcpServers = false                # default — true: start the stdio MCP servers an editor passes in session/new like mcp.servers; false: ignore them
 sessions.enabled = false                    # default
 sessions.dir = ".mm/sessions"               # default
 context.threshold = 0.8                     # default
@@ -639,6 +666,9 @@ loop.repeatSpan = 200                       # default
 loop.repeatCount = 10                       # default
 tools.maxOutput = 30000                     # default
 tools.bash.timeout = 120                    # default
+tools.sandbox = "off"                       # default
+tools.sandboxWritable = []                  # default
+tools.sandboxRequired = false               # default
 skills.dirs = []                            # default
 hooks.preToolCall[0] = {{ command = "guard.sh", match = "bash|write_file", timeout = 10, failClosed = false }}  # {u}
 agents = {{}}                                 # default
@@ -647,6 +677,7 @@ mcp.servers.gh.args = []                    # default
 mcp.servers.gh.env.GITHUB_TOKEN = ****abcd  # {u}
 mcp.servers.gh.env.REGION = "eu"            # {u}
 mcp.servers.gh.permissions = "ask"          # {u}
+mcp.servers.gh.timeout = 600                # default
 lsp.servers = {{}}                            # default
 "#
     );
@@ -681,5 +712,132 @@ fn report_ends_with_the_warnings() {
             user.display()
         )),
         "{report}"
+    );
+}
+
+#[test]
+fn durations_are_written_in_seconds_whole_or_decimal() {
+    use mm::config::seconds;
+    assert_eq!(seconds(Duration::from_secs(120)), "120");
+    assert_eq!(seconds(Duration::from_secs(1)), "1");
+    assert_eq!(seconds(Duration::from_millis(250)), "0.25");
+    assert_eq!(seconds(Duration::from_millis(1500)), "1.5");
+    assert_eq!(seconds(Duration::from_secs(u64::MAX)), u64::MAX.to_string());
+}
+
+// ------------------------------------------------------------------ the sandbox keys
+
+#[test]
+fn the_sandbox_is_set_by_the_user_the_environment_and_flags() {
+    use mm::sandbox::Mode;
+    let w = World::new();
+    assert_eq!(w.load().config.tools.sandbox, Mode::Off);
+    let user = w.write_user(
+        "[tools]\nsandbox = \"read-only\"\nsandboxWritable = [\"~/.cargo\", \"/opt/cache\"]\nsandboxRequired = true\n",
+    );
+    let loaded = w.load();
+    let t = &loaded.config.tools;
+    assert_eq!(t.sandbox, Mode::ReadOnly);
+    assert_eq!(
+        t.sandbox_writable,
+        vec![w.home().join(".cargo"), PathBuf::from("/opt/cache")]
+    );
+    assert!(t.sandbox_required);
+    assert_eq!(
+        loaded.source_of("tools.sandbox"),
+        Source::UserFile(user.clone())
+    );
+
+    let mut opts = w.opts();
+    opts.env = env(&[("MM_SANDBOX", "workspace-write")]);
+    let loaded = load(&opts).unwrap();
+    assert_eq!(loaded.config.tools.sandbox, Mode::WorkspaceWrite);
+    assert_eq!(
+        loaded.source_of("tools.sandbox"),
+        Source::Env("MM_SANDBOX".into())
+    );
+
+    opts.flags.sandbox = Some("off".into());
+    let loaded = load(&opts).unwrap();
+    assert_eq!(loaded.config.tools.sandbox, Mode::Off);
+    assert_eq!(
+        loaded.source_of("tools.sandbox"),
+        Source::Flag("--sandbox".into())
+    );
+
+    opts.overrides = overrides(&[("tools.sandbox", "workspace-write")]);
+    let loaded = load(&opts).unwrap();
+    assert_eq!(loaded.config.tools.sandbox, Mode::WorkspaceWrite);
+    let report = loaded.report();
+    let line = report
+        .lines()
+        .find(|l| l.starts_with("tools.sandbox "))
+        .unwrap();
+    assert_eq!(
+        line.split_whitespace().collect::<Vec<_>>(),
+        ["tools.sandbox", "=", "\"workspace-write\"", "#", "-c"]
+    );
+}
+
+#[test]
+fn a_project_file_cannot_set_the_sandbox() {
+    use mm::sandbox::Mode;
+    let w = World::new();
+    w.write_user("[tools]\nsandbox = \"workspace-write\"\n");
+    w.write_project(
+        "maxSteps = 7\n[tools]\nsandbox = \"off\"\nsandboxWritable = [\"/\"]\nsandboxRequired = false\n",
+    );
+    let c = w.load().config;
+    assert_eq!(c.max_steps, 7);
+    assert_eq!(c.tools.sandbox, Mode::WorkspaceWrite);
+    assert_eq!(c.tools.sandbox_writable, Vec::<PathBuf>::new());
+    assert_eq!(
+        c.warnings,
+        vec![format!(
+            "tools.sandbox, tools.sandboxWritable, tools.sandboxRequired are ignored in project files ({}): only the user's config, --config, the environment and flags set the sandbox",
+            w.project_file().display()
+        )]
+    );
+    // Even when the project is trusted: trust runs its commands, it does not lower the fence.
+    let w = World::new();
+    w.trust_project("[tools]\nsandbox = \"read-only\"\n");
+    w.write_project("[tools]\nsandbox = \"off\"\n");
+    let c = w.load().config;
+    assert_eq!(c.tools.sandbox, Mode::ReadOnly);
+    assert_eq!(
+        c.warnings,
+        vec![format!(
+            "tools.sandbox is ignored in project files ({}): only the user's config, --config, the environment and flags set the sandbox",
+            w.project_file().display()
+        )]
+    );
+}
+
+#[test]
+fn bad_sandbox_values_are_errors() {
+    let w = World::new();
+    let user = w.write_user("[tools]\nsandbox = \"on\"\n");
+    assert_eq!(
+        load(&w.opts()).unwrap_err().to_string(),
+        format!(
+            "{}: tools.sandbox must be \"off\", \"workspace-write\" or \"read-only\", got \"on\"",
+            user.display()
+        )
+    );
+    w.write_user("[tools]\nsandboxWritable = [\"cache\"]\n");
+    assert_eq!(
+        load(&w.opts()).unwrap_err().to_string(),
+        format!(
+            "{}: tools.sandboxWritable[0] must be an absolute path (or ~/…), got \"cache\"",
+            user.display()
+        )
+    );
+    w.write_user("[tools]\nsandboxRequired = \"yes\"\n");
+    assert_eq!(
+        load(&w.opts()).unwrap_err().to_string(),
+        format!(
+            "{}: tools.sandboxRequired must be a boolean, got a string",
+            user.display()
+        )
     );
 }

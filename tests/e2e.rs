@@ -7,11 +7,10 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod common;
-mod mm_run;
 
 use std::time::{Duration, Instant};
 
-use mm_run::{Run, Sandbox, finish, interrupt, read_json};
+use common::mm_run::{Run, Sandbox, finish, interrupt, read_json};
 use serde_json::Value;
 use tokio::io::AsyncReadExt;
 
@@ -130,7 +129,8 @@ async fn sigint_during_generation_exits_130_at_once() {
     read.unwrap();
     let took = sent.elapsed();
     assert_code(&run, 130);
-    assert!(took < Duration::from_secs(3), "exit took {took:?}");
+    // At once, not when the answer ends (how soon: bench/latency.sh).
+    assert!(took < common::HANG_GUARD, "exit took {took:?}");
 }
 
 /// A first turn, a second one with `--continue` (the same session file grows), then a third

@@ -2,11 +2,12 @@
 //! `Config.hooks`, around real tools.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod engine_support;
+mod common;
 
 use std::path::Path;
+use std::time::Duration;
 
-use engine_support::*;
+use common::*;
 use mm::engine::{Command, StopReason};
 use mm::event::{Event, PermissionDecision, ToolCallEnd, ToolStatus};
 use mm::history::Role;
@@ -39,22 +40,24 @@ async fn a_pre_tool_call_guard_denies_rm_rf_before_any_permission_is_asked() {
             seen.display()
         ),
     );
-    let model = Scripted::new(vec![
-        Ok(call("bash", json!({"command": "rm -rf victim"}))),
-        Ok(call("bash", json!({"command": "echo safe"}))),
-        Ok(text("ok")),
+    let model = ScriptedModel::new(vec![
+        Answer::call("bash", json!({"command": "rm -rf victim"})),
+        Answer::call("bash", json!({"command": "echo safe"})),
+        Answer::text("ok"),
     ]);
     let guard_cmd = guard.display().to_string();
     let r = rig(model.clone(), |c| {
         c.yolo = false;
-        c.hooks.pre_tool_call = vec![hook(&guard_cmd, Some("bash|write_file"), 10, false)];
+        c.hooks.pre_tool_call = vec![hook(
+            &guard_cmd,
+            Some("bash|write_file"),
+            Duration::from_secs(10),
+            false,
+        )];
     });
     std::fs::write(r.cwd.path().join("victim"), "precious").unwrap();
-    let fe = Recorder::default();
-    fe.answers
-        .lock()
-        .unwrap()
-        .push_back(PermissionDecision::AllowOnce);
+    let fe = Recorder::new();
+    fe.answer_permission(PermissionDecision::AllowOnce);
     let mut s = r.session(&fe).await;
     let out = r.prompt(&mut s, "clean up", &fe).await;
     assert_eq!(out.stop, Ok(StopReason::EndTurn));
@@ -108,10 +111,7 @@ async fn a_pre_tool_call_guard_denies_rm_rf_before_any_permission_is_asked() {
         }
     );
     assert_eq!(ev.len(), 5);
-    assert_eq!(
-        fe.asked.lock().unwrap().clone(),
-        vec!["bash: echo safe".to_string()]
-    );
+    assert_eq!(fe.asked(), vec!["bash: echo safe".to_string()]);
     assert_eq!(
         tool_results(&s),
         vec![
@@ -137,14 +137,14 @@ async fn post_tool_call_context_is_appended_to_the_result() {
         "cat > {}; echo 'note: tests live in tests/'",
         seen.display()
     );
-    let model = Scripted::new(vec![
-        Ok(call("bash", json!({"command": "echo hi"}))),
-        Ok(text("ok")),
+    let model = ScriptedModel::new(vec![
+        Answer::call("bash", json!({"command": "echo hi"})),
+        Answer::text("ok"),
     ]);
     let r = rig(model.clone(), |c| {
-        c.hooks.post_tool_call = vec![hook(&post, Some("bash"), 10, false)];
+        c.hooks.post_tool_call = vec![hook(&post, Some("bash"), Duration::from_secs(10), false)];
     });
-    let fe = Recorder::default();
+    let fe = Recorder::new();
     let mut s = r.session(&fe).await;
     r.prompt(&mut s, "go", &fe).await;
     let expected = "hi\n\nnote: tests live in tests/";
@@ -163,14 +163,19 @@ async fn a_post_tool_call_hook_with_another_match_does_not_run() {
     let hooks_dir = tempfile::tempdir().unwrap();
     let marker = hooks_dir.path().join("ran");
     let post = format!("touch {}; echo context", marker.display());
-    let model = Scripted::new(vec![
-        Ok(call("bash", json!({"command": "echo hi"}))),
-        Ok(text("ok")),
+    let model = ScriptedModel::new(vec![
+        Answer::call("bash", json!({"command": "echo hi"})),
+        Answer::text("ok"),
     ]);
     let r = rig(model.clone(), |c| {
-        c.hooks.post_tool_call = vec![hook(&post, Some("write_file"), 10, false)];
+        c.hooks.post_tool_call = vec![hook(
+            &post,
+            Some("write_file"),
+            Duration::from_secs(10),
+            false,
+        )];
     });
-    let fe = Recorder::default();
+    let fe = Recorder::new();
     let mut s = r.session(&fe).await;
     r.prompt(&mut s, "go", &fe).await;
     assert_eq!(tool_results(&s), vec!["hi\n".to_string()]);
@@ -179,16 +184,16 @@ async fn a_post_tool_call_hook_with_another_match_does_not_run() {
 
 #[tokio::test]
 async fn a_user_prompt_submit_deny_blocks_the_turn_without_a_model_call() {
-    let model = Scripted::new(vec![]);
+    let model = ScriptedModel::new(vec![]);
     let r = rig(model.clone(), |c| {
         c.hooks.user_prompt_submit = vec![hook(
             r#"echo '{"decision": "deny", "reason": "no secrets in prompts"}'"#,
             None,
-            10,
+            Duration::from_secs(10),
             false,
         )];
     });
-    let fe = Recorder::default();
+    let fe = Recorder::new();
     let mut s = r.session(&fe).await;
     let out = r.prompt(&mut s, "my password is hunter2", &fe).await;
     assert_eq!(out.stop, Ok(StopReason::EndTurn));
@@ -209,11 +214,11 @@ async fn user_prompt_submit_context_is_appended_to_the_user_message() {
     let hooks_dir = tempfile::tempdir().unwrap();
     let seen = hooks_dir.path().join("seen.json");
     let cmd = format!("cat > {}; echo 'the branch is main'", seen.display());
-    let model = Scripted::new(vec![Ok(text("ok"))]);
+    let model = ScriptedModel::new(vec![Answer::text("ok")]);
     let r = rig(model.clone(), |c| {
-        c.hooks.user_prompt_submit = vec![hook(&cmd, None, 10, false)];
+        c.hooks.user_prompt_submit = vec![hook(&cmd, None, Duration::from_secs(10), false)];
     });
-    let fe = Recorder::default();
+    let fe = Recorder::new();
     let mut s = r.session(&fe).await;
     r.prompt(&mut s, "what branch?", &fe).await;
     assert_eq!(s.history[1].content, "what branch?\nthe branch is main");
@@ -230,17 +235,17 @@ async fn user_prompt_submit_context_is_appended_to_the_user_message() {
 
 #[tokio::test]
 async fn session_start_context_joins_the_system_prompt_and_the_first_prompt_waits() {
-    let model = Scripted::new(vec![Ok(text("ok")), Ok(text("ok"))]);
+    let model = ScriptedModel::new(vec![Answer::text("ok"), Answer::text("ok")]);
     let r = rig(model.clone(), |c| {
         // Slow on purpose: the first prompt must wait for it, not race it.
         c.hooks.session_start = vec![hook(
             "sleep 0.5; echo 'this project indents with tabs'",
             None,
-            10,
+            Duration::from_secs(10),
             false,
         )];
     });
-    let fe = Recorder::default();
+    let fe = Recorder::new();
     let mut s = r.session(&fe).await;
     r.prompt(&mut s, "hi", &fe).await;
     r.prompt(&mut s, "again", &fe).await;
@@ -260,17 +265,17 @@ async fn turn_end_receives_the_stop_reason() {
     let hooks_dir = tempfile::tempdir().unwrap();
     let seen = hooks_dir.path().join("seen.json");
     let cmd = format!("cat > {}", seen.display());
-    let model = Scripted::new(vec![
-        Ok(text("ok")),
-        Err(ModelError::Http {
+    let model = ScriptedModel::new(vec![
+        Answer::text("ok"),
+        Answer::error(ModelError::Http {
             status: 500,
             message: "boom".into(),
         }),
     ]);
     let r = rig(model.clone(), |c| {
-        c.hooks.turn_end = vec![hook(&cmd, None, 10, false)];
+        c.hooks.turn_end = vec![hook(&cmd, None, Duration::from_secs(10), false)];
     });
-    let fe = Recorder::default();
+    let fe = Recorder::new();
     let mut s = r.session(&fe).await;
     r.prompt(&mut s, "hi", &fe).await;
     assert_eq!(
@@ -283,22 +288,23 @@ async fn turn_end_receives_the_stop_reason() {
 
 #[tokio::test]
 async fn a_hanging_hook_times_out_with_a_warning_and_the_tool_still_runs() {
-    let model = Scripted::new(vec![
-        Ok(call("bash", json!({"command": "echo ran"}))),
-        Ok(text("ok")),
+    let model = ScriptedModel::new(vec![
+        Answer::call("bash", json!({"command": "echo ran"})),
+        Answer::text("ok"),
     ]);
     let r = rig(model.clone(), |c| {
-        c.hooks.pre_tool_call = vec![hook("sleep 30", None, 1, false)];
+        c.hooks.pre_tool_call = vec![hook("sleep 30", None, Duration::from_millis(200), false)];
     });
-    let fe = Recorder::default();
+    let fe = Recorder::new();
     let mut s = r.session(&fe).await;
     let started = std::time::Instant::now();
     let out = r.prompt(&mut s, "go", &fe).await;
-    assert!(started.elapsed() < std::time::Duration::from_secs(10));
+    // The timeout fired: the turn did not wait for the hook.
+    assert!(started.elapsed() < HANG_GUARD, "{:?}", started.elapsed());
     assert_eq!(out.stop, Ok(StopReason::EndTurn));
     assert_eq!(
         fe.warnings(),
-        vec!["🪝 preToolCall hook \"sleep 30\" failed: timed out after 1 s".to_string()]
+        vec!["🪝 preToolCall hook \"sleep 30\" failed: timed out after 0.2 s".to_string()]
     );
     assert_eq!(tool_results(&s), vec!["ran\n".to_string()]);
     assert!(fe.events().contains(&Event::ToolCallRunning {
@@ -308,23 +314,23 @@ async fn a_hanging_hook_times_out_with_a_warning_and_the_tool_still_runs() {
 
 #[tokio::test]
 async fn a_fail_closed_hook_that_times_out_denies() {
-    let model = Scripted::new(vec![
-        Ok(call("bash", json!({"command": "echo ran"}))),
-        Ok(text("ok")),
+    let model = ScriptedModel::new(vec![
+        Answer::call("bash", json!({"command": "echo ran"})),
+        Answer::text("ok"),
     ]);
     let r = rig(model.clone(), |c| {
-        c.hooks.pre_tool_call = vec![hook("sleep 30", None, 1, true)];
+        c.hooks.pre_tool_call = vec![hook("sleep 30", None, Duration::from_millis(200), true)];
     });
-    let fe = Recorder::default();
+    let fe = Recorder::new();
     let mut s = r.session(&fe).await;
     r.prompt(&mut s, "go", &fe).await;
     assert_eq!(
         fe.warnings(),
-        vec!["🪝 preToolCall hook \"sleep 30\" failed: timed out after 1 s".to_string()]
+        vec!["🪝 preToolCall hook \"sleep 30\" failed: timed out after 0.2 s".to_string()]
     );
     assert_eq!(
         tool_results(&s),
-        vec!["[denied by a hook: timed out after 1 s]".to_string()]
+        vec!["[denied by a hook: timed out after 0.2 s]".to_string()]
     );
     assert!(!fe.events().contains(&Event::ToolCallRunning {
         id: "call_1".into()
@@ -339,12 +345,12 @@ async fn a_pre_compact_deny_skips_compression() {
         "cat > {}; echo 'keep everything for the audit' >&2; exit 2",
         seen.display()
     );
-    let model = Scripted::new(vec![]);
+    let model = ScriptedModel::new(vec![]);
     let r = rig(model.clone(), |c| {
         c.context.keep_last_turns = 1;
-        c.hooks.pre_compact = vec![hook(&cmd, None, 10, false)];
+        c.hooks.pre_compact = vec![hook(&cmd, None, Duration::from_secs(10), false)];
     });
-    let fe = Recorder::default();
+    let fe = Recorder::new();
     let mut s = r.session(&fe).await;
     r.prompt(&mut s, "one", &fe).await;
     r.prompt(&mut s, "two", &fe).await;
@@ -361,8 +367,6 @@ async fn a_pre_compact_deny_skips_compression() {
         json!({"event": "preCompact", "sessionId": s.id, "cwd": r.cwd(), "trigger": "manual"})
     );
 }
-
-use engine_support::common;
 
 #[tokio::test]
 async fn mm_p_runs_the_configured_guard() {

@@ -1,13 +1,13 @@
-//! Sessions and compression end to end through the engine (sessions.md, acp.md `/new` and
-//! `/compact`, acp-notes.md "Usage"): files on disk, `/new`, `/compact`, automatic compression,
-//! the server's "context exceeded", and `load_session`.
+//! Sessions and compression end to end through the engine (docs/sessions.md, docs/acp-reference.md
+//! `/new` and `/compact`, docs/engine.md "The context window and usage"): files on disk, `/new`,
+//! `/compact`, automatic compression, the server's "context exceeded", and `load_session`.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod engine_support;
+mod common;
 
 use std::sync::Arc;
 
-use engine_support::*;
+use common::*;
 use mm::engine::{Command, StopReason};
 use mm::event::{Event, PermissionDecision, Plan, PlanStatus, PlanStep, Usage};
 use mm::history::{Message, Role, ToolCall};
@@ -32,23 +32,20 @@ fn sessions_on(c: &mut mm::config::Config) {
 
 #[tokio::test]
 async fn the_file_is_written_at_creation_and_after_every_turn_failed_and_cancelled_too() {
-    let model = Scripted::build(
-        vec![
-            Ok(text("hello")),
-            // A turn that runs a tool, then fails.
-            Ok(call("bash", json!({"command": "echo one"}))),
-            Err(ModelError::Http {
-                status: 500,
-                message: "boom".into(),
-            }),
-            // A turn that runs a tool, then hangs until cancelled.
-            Ok(call("bash", json!({"command": "echo two"}))),
-        ],
-        8192,
-        true,
-    );
+    let model = ScriptedModel::new(vec![
+        Answer::text("hello"),
+        // A turn that runs a tool, then fails.
+        Answer::call("bash", json!({"command": "echo one"})),
+        Answer::error(ModelError::Http {
+            status: 500,
+            message: "boom".into(),
+        }),
+        // A turn that runs a tool, then hangs until cancelled.
+        Answer::call("bash", json!({"command": "echo two"})),
+        Answer::hang(&[]),
+    ]);
     let r = rig(model.clone(), sessions_on);
-    let fe = Recorder::default();
+    let fe = Recorder::new();
     let mut s = r.session(&fe).await;
 
     // At creation: the system prompt alone.
@@ -100,7 +97,7 @@ async fn the_file_is_written_at_creation_and_after_every_turn_failed_and_cancell
     assert_eq!(f.created_at, s.created_at);
 
     // A later turn sends a history the server accepts.
-    model.push(Ok(text("fine")));
+    model.push(Answer::text("fine"));
     r.prompt(&mut s, "and now?", &fe).await;
     assert_eq!(model.requests().len(), 6);
     model.assert_invariants();
@@ -108,22 +105,19 @@ async fn the_file_is_written_at_creation_and_after_every_turn_failed_and_cancell
 
 #[tokio::test]
 async fn new_archives_the_conversation_and_keeps_grants_usage_and_id() {
-    let model = Scripted::new(vec![
-        Ok(call("bash", json!({"command": "echo a"}))),
-        Ok(text("ran it")),
-        Ok(text("just looking")),
-        Ok(call("bash", json!({"command": "echo b"}))),
-        Ok(text("ran it again")),
+    let model = ScriptedModel::new(vec![
+        Answer::call("bash", json!({"command": "echo a"})),
+        Answer::text("ran it"),
+        Answer::text("just looking"),
+        Answer::call("bash", json!({"command": "echo b"})),
+        Answer::text("ran it again"),
     ]);
     let r = rig(model.clone(), |c| {
         c.sessions.enabled = true;
         c.yolo = false;
     });
-    let fe = Recorder::default();
-    fe.answers
-        .lock()
-        .unwrap()
-        .push_back(PermissionDecision::AllowAlways);
+    let fe = Recorder::new();
+    fe.answer_permission(PermissionDecision::AllowAlways);
     let mut s = r.session(&fe).await;
     r.prompt(&mut s, "first", &fe).await;
     s.never.insert("write_file".into());
@@ -183,9 +177,9 @@ async fn new_archives_the_conversation_and_keeps_grants_usage_and_id() {
     assert!(s.never.contains("write_file"));
 
     // The grant survived: the next bash call asks nothing.
-    assert_eq!(fe.asked.lock().unwrap().clone(), vec!["bash: echo a"]);
+    assert_eq!(fe.asked(), vec!["bash: echo a"]);
     r.prompt(&mut s, "again", &fe).await;
-    assert_eq!(fe.asked.lock().unwrap().len(), 1);
+    assert_eq!(fe.asked().len(), 1);
     assert_eq!(s.history.iter().filter(|m| m.role == Role::Tool).count(), 1);
     // The request after /new: the system prompt and the new question only.
     let after = &model.requests()[3];
@@ -214,23 +208,23 @@ async fn new_archives_the_conversation_and_keeps_grants_usage_and_id() {
     );
 }
 
-fn two_turns() -> Vec<Reply> {
+fn two_turns() -> Vec<Answer> {
     vec![
-        Ok(call("bash", json!({"command": "echo 1"}))),
-        Ok(text("first done")),
-        Ok(text("second done")),
-        Ok(text("third done")),
+        Answer::call("bash", json!({"command": "echo 1"})),
+        Answer::text("first done"),
+        Answer::text("second done"),
+        Answer::text("third done"),
     ]
 }
 
 #[tokio::test]
 async fn compact_summarises_older_turns_and_keeps_the_last_ones() {
-    let model = Scripted::new(two_turns());
+    let model = ScriptedModel::new(two_turns());
     let r = rig(model.clone(), |c| {
         c.sessions.enabled = true;
         c.context.keep_last_turns = 2;
     });
-    let fe = Recorder::default();
+    let fe = Recorder::new();
     let mut s = r.session(&fe).await;
 
     // Nothing older than the last 2 turns.
@@ -249,7 +243,7 @@ async fn compact_summarises_older_turns_and_keeps_the_last_ones() {
     r.prompt(&mut s, "three", &fe).await;
     let kept = s.history[5..].to_vec();
     let usage_before = s.usage;
-    model.push_summary(Ok(text_with_usage("SUMMARY of turn one", 50, 5)));
+    model.push_summary(Answer::text("SUMMARY of turn one").with_usage(50, 5));
     fe.clear();
     let out = r.prompt(&mut s, "/compact", &fe).await;
     let Some(line) = compact_line(&out) else {
@@ -303,14 +297,14 @@ async fn compact_summarises_older_turns_and_keeps_the_last_ones() {
 
 #[tokio::test]
 async fn a_failed_summary_keeps_the_history_and_the_measure() {
-    let model = Scripted::new(two_turns());
+    let model = ScriptedModel::new(two_turns());
     let r = rig(model.clone(), |c| c.context.keep_last_turns = 1);
-    let fe = Recorder::default();
+    let fe = Recorder::new();
     let mut s = r.session(&fe).await;
     r.prompt(&mut s, "one", &fe).await;
     r.prompt(&mut s, "two", &fe).await;
     let before = s.history.clone();
-    model.push_summary(Err(ModelError::Http {
+    model.push_summary(Answer::error(ModelError::Http {
         status: 503,
         message: "loading model".into(),
     }));
@@ -322,7 +316,7 @@ async fn a_failed_summary_keeps_the_history_and_the_measure() {
     assert_eq!(s.last_measure, Some(110));
 
     // An empty summary is a failure too.
-    model.push_summary(Ok(text("  ")));
+    model.push_summary(Answer::text("  "));
     let out = r.prompt(&mut s, "/compact", &fe).await;
     assert_eq!(
         compact_line(&out),
@@ -331,23 +325,24 @@ async fn a_failed_summary_keeps_the_history_and_the_measure() {
     assert_eq!(s.history, before);
 }
 
-/// Enough text that a few turns fill a 2000-token window (the estimate is 4 chars a token).
+/// Enough text that a few turns fill a 3000-token window (the estimate is 4 chars a token).
 fn bulky(i: usize) -> String {
     format!("turn {i}: {}", "lorem ipsum dolor sit amet ".repeat(60))
 }
 
 #[tokio::test]
 async fn a_long_history_is_compressed_before_the_model_call() {
-    let model = Scripted::new(vec![]);
+    let model = ScriptedModel::new(vec![]);
+    // The window leaves room for a few turns beside the system prompt and the tool schemas.
     let r = rig(model.clone(), |c| {
-        c.context_window = 2000;
+        c.context_window = 3000;
         c.model.max_tokens = Some(200);
         c.context.keep_last_turns = 1;
     });
-    let fe = Recorder::default();
+    let fe = Recorder::new();
     let mut s = r.session(&fe).await;
     let mut turns = 0;
-    while r.engine.estimate(&s) + 200 < 1600 {
+    while r.engine.estimate(&s) + 200 < 2400 {
         turns += 1;
         s.history.push(Message::user(bulky(turns)));
         s.history
@@ -356,7 +351,7 @@ async fn a_long_history_is_compressed_before_the_model_call() {
     }
     assert!(turns >= 2, "{turns}");
     let estimate_before = r.engine.estimate(&s);
-    model.push_summary(Ok(text("what happened so far")));
+    model.push_summary(Answer::text("what happened so far"));
     let out = r.prompt(&mut s, "next", &fe).await;
     assert_eq!(out.stop, Ok(StopReason::EndTurn));
     let auto = fe.auto_compacted();
@@ -386,17 +381,17 @@ async fn a_long_history_is_compressed_before_the_model_call() {
 #[tokio::test]
 async fn a_reported_input_count_over_the_threshold_triggers_compression() {
     // The estimate is small, but the server counts many more tokens than 4 chars each.
-    let model = Scripted::new(vec![
-        Ok(text_with_usage("a", 900, 10)),
-        Ok(text_with_usage("b", 1500, 10)),
-        Ok(text("c")),
+    let model = ScriptedModel::new(vec![
+        Answer::text("a").with_usage(900, 10),
+        Answer::text("b").with_usage(1500, 10),
+        Answer::text("c"),
     ]);
     let r = rig(model.clone(), |c| {
         c.context_window = 2000;
         c.model.max_tokens = Some(100);
         c.context.keep_last_turns = 1;
     });
-    let fe = Recorder::default();
+    let fe = Recorder::new();
     let mut s = r.session(&fe).await;
     r.prompt(&mut s, "one", &fe).await;
     r.prompt(&mut s, "two", &fe).await;
@@ -412,12 +407,12 @@ async fn a_reported_input_count_over_the_threshold_triggers_compression() {
 
 #[tokio::test]
 async fn a_single_turn_over_the_window_ends_with_an_explanation_and_no_request() {
-    let model = Scripted::new(vec![]);
+    let model = ScriptedModel::new(vec![]);
     let r = rig(model.clone(), |c| {
         c.context_window = 2000;
         c.model.max_tokens = Some(200);
     });
-    let fe = Recorder::default();
+    let fe = Recorder::new();
     let mut s = r.session(&fe).await;
     let huge = "x".repeat(20_000);
     let out = r.prompt(&mut s, &huge, &fe).await;
@@ -446,14 +441,14 @@ fn exceeded() -> ModelError {
 
 #[tokio::test]
 async fn context_exceeded_from_the_server_compresses_once_and_retries_once() {
-    let model = Scripted::new(vec![
-        Ok(text("a")),
-        Ok(text("b")),
-        Err(exceeded()),
-        Ok(text("fits now")),
+    let model = ScriptedModel::new(vec![
+        Answer::text("a"),
+        Answer::text("b"),
+        Answer::error(exceeded()),
+        Answer::text("fits now"),
     ]);
     let r = rig(model.clone(), |c| c.context.keep_last_turns = 1);
-    let fe = Recorder::default();
+    let fe = Recorder::new();
     let mut s = r.session(&fe).await;
     r.prompt(&mut s, "one", &fe).await;
     r.prompt(&mut s, "two", &fe).await;
@@ -473,14 +468,14 @@ async fn context_exceeded_from_the_server_compresses_once_and_retries_once() {
 
 #[tokio::test]
 async fn context_exceeded_twice_fails_the_turn_with_the_servers_line() {
-    let model = Scripted::new(vec![
-        Ok(text("a")),
-        Ok(text("b")),
-        Err(exceeded()),
-        Err(exceeded()),
+    let model = ScriptedModel::new(vec![
+        Answer::text("a"),
+        Answer::text("b"),
+        Answer::error(exceeded()),
+        Answer::error(exceeded()),
     ]);
     let r = rig(model.clone(), |c| c.context.keep_last_turns = 1);
-    let fe = Recorder::default();
+    let fe = Recorder::new();
     let mut s = r.session(&fe).await;
     r.prompt(&mut s, "one", &fe).await;
     r.prompt(&mut s, "two", &fe).await;
@@ -496,19 +491,19 @@ async fn context_exceeded_twice_fails_the_turn_with_the_servers_line() {
 
 #[tokio::test]
 async fn context_exceeded_with_a_failed_summary_reports_it_once_and_fails_with_the_servers_line() {
-    let model = Scripted::new(vec![
-        Ok(text("a")),
-        Ok(text("b")),
-        Ok(text("c")),
-        Err(exceeded()),
+    let model = ScriptedModel::new(vec![
+        Answer::text("a"),
+        Answer::text("b"),
+        Answer::text("c"),
+        Answer::error(exceeded()),
     ]);
     let r = rig(model.clone(), |c| c.context.keep_last_turns = 2);
-    let fe = Recorder::default();
+    let fe = Recorder::new();
     let mut s = r.session(&fe).await;
     for t in ["one", "two", "three"] {
         r.prompt(&mut s, t, &fe).await;
     }
-    model.push_summary(Err(ModelError::Http {
+    model.push_summary(Answer::error(ModelError::Http {
         status: 503,
         message: "busy".into(),
     }));
@@ -531,9 +526,9 @@ async fn context_exceeded_with_a_failed_summary_reports_it_once_and_fails_with_t
 
 #[tokio::test]
 async fn context_exceeded_with_nothing_to_compress_fails_with_the_servers_line() {
-    let model = Scripted::new(vec![Err(exceeded())]);
+    let model = ScriptedModel::new(vec![Answer::error(exceeded())]);
     let r = rig(model.clone(), |_| {});
-    let fe = Recorder::default();
+    let fe = Recorder::new();
     let mut s = r.session(&fe).await;
     let out = r.prompt(&mut s, "one", &fe).await;
     assert_eq!(
@@ -582,12 +577,12 @@ fn stored_session(id: &str) -> SessionFile {
 
 #[tokio::test]
 async fn load_session_restores_the_conversation_under_the_current_system_prompt() {
-    let model = Scripted::new(vec![
-        Ok(call("bash", json!({"command": "echo hi"}))),
-        Ok(text("done")),
+    let model = ScriptedModel::new(vec![
+        Answer::call("bash", json!({"command": "echo hi"})),
+        Answer::text("done"),
     ]);
     let r = rig(model.clone(), sessions_on);
-    let fe = Recorder::default();
+    let fe = Recorder::new();
     let id = "20260102-030405-abcdef01";
     let stored = stored_session(id);
     session::save(&r.sessions_dir(), &stored).unwrap();
@@ -638,9 +633,9 @@ async fn load_session_restores_the_conversation_under_the_current_system_prompt(
 
 #[tokio::test]
 async fn load_session_refuses_bad_and_unknown_ids() {
-    let model = Scripted::new(vec![]);
+    let model = ScriptedModel::new(vec![]);
     let r = rig(model.clone(), sessions_on);
-    let fe = Recorder::default();
+    let fe = Recorder::new();
     // Invalid: refused before any file or folder is touched.
     let outside = r.cwd().join("x.json");
     std::fs::write(&outside, "not a session").unwrap();
@@ -697,20 +692,20 @@ async fn load_session_refuses_bad_and_unknown_ids() {
 #[tokio::test]
 async fn a_session_written_by_one_engine_is_continued_by_another() {
     // As `mm -p` then `mm --continue -p` would: two engines, one folder.
-    let model = Scripted::new(vec![
-        Ok(call("bash", json!({"command": "echo one"}))),
-        Ok(text("first")),
+    let model = ScriptedModel::new(vec![
+        Answer::call("bash", json!({"command": "echo one"})),
+        Answer::text("first"),
     ]);
     let r = rig(model.clone(), sessions_on);
-    let fe = Recorder::default();
+    let fe = Recorder::new();
     let mut s = r.session(&fe).await;
     r.prompt(&mut s, "one", &fe).await;
     r.prompt(&mut s, "two", &fe).await;
     assert_eq!(s.history.len(), 7);
 
-    let model2 = Scripted::new(vec![
-        Ok(call("bash", json!({"command": "echo three"}))),
-        Ok(text("third")),
+    let model2 = ScriptedModel::new(vec![
+        Answer::call("bash", json!({"command": "echo three"})),
+        Answer::text("third"),
     ]);
     let mut cfg = mm::config::Config::default();
     cfg.sessions.enabled = true;
@@ -728,8 +723,6 @@ async fn a_session_written_by_one_engine_is_continued_by_another() {
     assert_eq!(read(&r, &s.id).messages.len(), 11);
     model2.assert_invariants();
 }
-
-use engine_support::common;
 
 /// The same paths with the real OpenAI client over HTTP: the fake server checks every request
 /// against the history invariants real servers enforce (after compaction, `/new`, a cancel and a
@@ -755,7 +748,7 @@ async fn over_http_the_history_stays_valid_through_compaction_new_cancel_and_loa
     };
     let cwd = tempfile::tempdir().unwrap();
     let engine = mm::engine::Engine::new(Arc::new(cfg.clone()), client());
-    let fe = Recorder::default();
+    let fe = Recorder::new();
     let mut s = engine.new_session(cwd.path().to_path_buf(), &fe).await;
     let run = async |e: &mm::engine::Engine, s: &mut mm::engine::Session, t: &str| {
         e.prompt(s, t, &[], &fe, &CancellationToken::new()).await

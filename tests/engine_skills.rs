@@ -1,12 +1,12 @@
-//! Skills end to end through the engine (skills.md): the catalogue from the session's and the
+//! Skills end to end through the engine (docs/skills.md): the catalogue from the session's and the
 //! user's folders, the system prompt, `$skill`, `/skill`, `read_skill` and a skill's script.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod engine_support;
+mod common;
 
 use std::path::Path;
 
-use engine_support::*;
+use common::*;
 use mm::engine::{Command, Engine, StopReason};
 use mm::event::{CompactOutcome, Event, Tally};
 use mm::history::Role;
@@ -51,10 +51,10 @@ fn requested(name: &str) -> String {
 
 #[tokio::test]
 async fn the_catalogue_is_listed_in_the_system_prompt() {
-    let model = Scripted::new(vec![Ok(text("ok"))]);
+    let model = ScriptedModel::new(vec![Answer::text("ok")]);
     let r = rig(model.clone(), |_| {});
     let dir = install(&r);
-    let fe = Recorder::default();
+    let fe = Recorder::new();
     let mut s = r.session(&fe).await;
     let names: Vec<(&str, &str)> = s
         .skills
@@ -87,10 +87,10 @@ async fn the_catalogue_is_listed_in_the_system_prompt() {
 
 #[tokio::test]
 async fn dollar_and_slash_notations_request_the_skill() {
-    let model = Scripted::new(vec![]);
+    let model = ScriptedModel::new(vec![]);
     let r = rig(model.clone(), |_| {});
     install(&r);
-    let fe = Recorder::default();
+    let fe = Recorder::new();
     let mut s = r.session(&fe).await;
 
     r.prompt(&mut s, "$greetings Bob, and keep $HOME as it is", &fe)
@@ -133,15 +133,15 @@ async fn dollar_and_slash_notations_request_the_skill() {
 
 #[tokio::test]
 async fn read_skill_returns_the_body_the_folder_and_its_files_and_is_counted() {
-    let model = Scripted::new(vec![
-        Ok(call("read_skill", json!({"name": "greetings"}))),
-        Ok(call("read_skill", json!({"name": "nope"}))),
-        Ok(text("Happy holidays, Bob!")),
+    let model = ScriptedModel::new(vec![
+        Answer::call("read_skill", json!({"name": "greetings"})),
+        Answer::call("read_skill", json!({"name": "nope"})),
+        Answer::text("Happy holidays, Bob!"),
     ]);
     // No permission is needed to read a skill.
     let r = rig(model.clone(), |c| c.yolo = false);
     let dir = install(&r);
-    let fe = Recorder::default();
+    let fe = Recorder::new();
     let mut s = r.session(&fe).await;
     let out = r.prompt(&mut s, "$greetings Bob", &fe).await;
     assert_eq!(out.stop, Ok(StopReason::EndTurn));
@@ -171,7 +171,7 @@ async fn read_skill_returns_the_body_the_folder_and_its_files_and_is_counted() {
     let recap = out.recap.unwrap();
     assert_eq!(recap.get(Tally::Skill), 1);
     assert_eq!(recap.get(Tally::Command), 0);
-    assert!(fe.asked.lock().unwrap().is_empty());
+    assert!(fe.asked().is_empty());
     let titles: Vec<String> = fe
         .events()
         .into_iter()
@@ -187,16 +187,16 @@ async fn read_skill_returns_the_body_the_folder_and_its_files_and_is_counted() {
 #[tokio::test]
 async fn a_skill_script_runs_through_bash() {
     // What a real user's skill does: load it, then run its script from its folder.
-    let model = Scripted::new(vec![]);
+    let model = ScriptedModel::new(vec![]);
     let r = rig(model.clone(), |_| {});
     let dir = install(&r);
-    model.push(Ok(call("read_skill", json!({"name": "greetings"}))));
-    model.push(Ok(call(
+    model.push(Answer::call("read_skill", json!({"name": "greetings"})));
+    model.push(Answer::call(
         "bash",
         json!({"command": format!("sh {}/scripts/greet.sh Bob", dir.display())}),
-    )));
-    model.push(Ok(text("Happy holidays, Bob! 🎉")));
-    let fe = Recorder::default();
+    ));
+    model.push(Answer::text("Happy holidays, Bob! 🎉"));
+    let fe = Recorder::new();
     let mut s = r.session(&fe).await;
     let out = r.prompt(&mut s, "/greetings Bob", &fe).await;
     assert_eq!(out.stop, Ok(StopReason::EndTurn));
@@ -210,7 +210,7 @@ async fn a_skill_script_runs_through_bash() {
 
 #[tokio::test]
 async fn a_skill_named_like_a_command_is_shadowed_but_reachable_with_dollar() {
-    let model = Scripted::new(vec![]);
+    let model = ScriptedModel::new(vec![]);
     let r = rig(model.clone(), |_| {});
     install(&r);
     skill(
@@ -218,7 +218,7 @@ async fn a_skill_named_like_a_command_is_shadowed_but_reachable_with_dollar() {
         "compact",
         "---\ndescription: Make code compact.\n---\nShorten it.\n",
     );
-    let fe = Recorder::default();
+    let fe = Recorder::new();
     let mut s = r.session(&fe).await;
     let commands: Vec<&str> = Engine::commands().iter().map(|(n, _)| *n).collect();
     assert_eq!(
@@ -253,14 +253,14 @@ async fn a_skill_named_like_a_command_is_shadowed_but_reachable_with_dollar() {
 
 #[tokio::test]
 async fn a_broken_skill_is_skipped_with_a_warning_naming_the_file() {
-    let model = Scripted::new(vec![]);
+    let model = ScriptedModel::new(vec![]);
     let r = rig(model.clone(), |_| {});
     let dir = skill(
         &r.cwd.path().join(".mm/skills"),
         "broken",
         "---\nname: broken\n---\nno description\n",
     );
-    let fe = Recorder::default();
+    let fe = Recorder::new();
     let s = r.session(&fe).await;
     assert!(s.skills.is_empty());
     assert_eq!(s.warnings.len(), 1);

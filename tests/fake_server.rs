@@ -1,4 +1,5 @@
-//! Tests of the fake model server itself, with a plain reqwest client.
+//! Tests of the model doubles themselves: the fake model server with a plain reqwest client, and
+//! the scripted model in process.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod common;
@@ -6,8 +7,10 @@ mod common;
 use std::time::{Duration, Instant};
 
 use common::*;
+use mm::model::{ChatRequest, ModelClient, ModelError, StreamEvent};
 use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
+use tokio_util::sync::CancellationToken;
 
 fn chat_body(messages: Value, stream: bool) -> Value {
     json!({"model": "fake-model", "stream": stream, "messages": messages})
@@ -353,7 +356,7 @@ async fn dropping_the_server_ends_a_hang() {
     });
     server.wait_for_requests(1).await;
     drop(server);
-    let result = tokio::time::timeout(Duration::from_secs(10), pending)
+    let result = tokio::time::timeout(HANG_GUARD, pending)
         .await
         .expect("the request ends once the server is gone")
         .unwrap();
@@ -512,7 +515,8 @@ async fn paced_chunks_and_last_byte_time() {
     server.wait_for_responses(1).await;
     let last = server.last_bytes()[0];
     assert!(last.at >= t0 + Duration::from_millis(100));
-    assert!(last.at <= received + Duration::from_millis(50));
+    // Stamped before the last write, so never after the client had it all.
+    assert!(last.at <= received);
 }
 
 #[tokio::test]
@@ -668,4 +672,121 @@ async fn context_exceeded_is_llama_cpp_s_error() {
         resp.text().await.unwrap(),
         r#"{"error":{"code":400,"message":"request (12033 tokens) exceeds the available context size (8192 tokens), try increasing it","type":"exceed_context_size_error","n_prompt_tokens":12033,"n_ctx":8192}}"#
     );
+}
+
+#[tokio::test]
+async fn other_routes_answer_their_replies_in_order_the_last_one_again() {
+    let server = FakeServer::start(vec![]).await;
+    server.route(
+        "GET /api/ps",
+        vec![
+            Reply::json(json!({"models": []})),
+            Reply::error(503, json!({"error": "busy"})),
+            Reply::json(json!({"models": ["m"]})),
+        ],
+    );
+    // Over a built-in route too.
+    server.route("GET /props", vec![Reply::json(json!({"n": 1}))]);
+    let client = reqwest::Client::new();
+    let get = |path: &str| {
+        client
+            .get(format!("http://{}{path}?verbose=1", server.addr()))
+            .header("X-Probe", "yes")
+            .send()
+    };
+    let mut seen = Vec::new();
+    for path in ["/api/ps", "/api/ps", "/api/ps", "/api/ps", "/props"] {
+        let resp = get(path).await.unwrap();
+        seen.push((resp.status().as_u16(), resp.json::<Value>().await.unwrap()));
+    }
+    assert_eq!(
+        seen,
+        vec![
+            (200, json!({"models": []})),
+            (503, json!({"error": "busy"})),
+            (200, json!({"models": ["m"]})),
+            (200, json!({"models": ["m"]})),
+            (200, json!({"n": 1})),
+        ]
+    );
+    // Every request is recorded with its headers, without the query string.
+    let received = server.received("GET /api/ps");
+    assert_eq!(received.len(), 4);
+    assert_eq!(received[0].header("x-probe"), Some("yes"));
+    assert_eq!(received[0].body, b"");
+    assert_eq!(server.hits().last().unwrap(), "GET /props");
+}
+
+#[tokio::test]
+async fn recorded_events_are_sent_byte_for_byte() {
+    let recorded = "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"Hi\"}}]}\n\n\
+                    data: [DONE]\n\n";
+    let server = FakeServer::start(vec![Reply::sse(recorded)]).await;
+    let client = reqwest::Client::new();
+    let body = post(&client, &server, &chat_body(hello(), true))
+        .await
+        .text()
+        .await
+        .unwrap();
+    assert_eq!(body, recorded);
+}
+
+// ------------------------------------------------------------------ the model in process
+
+fn wire(messages: Value) -> ChatRequest {
+    ChatRequest {
+        messages: messages.as_array().unwrap().clone(),
+        ..ChatRequest::default()
+    }
+}
+
+#[tokio::test]
+async fn the_scripted_model_streams_its_chunks_then_hangs_until_cancelled() {
+    let model = ScriptedModel::new(vec![
+        Answer::chunks(&["Hel", "lo"]).with_usage(7, 2),
+        Answer::hang(&["wait"]),
+    ]);
+    let events = std::sync::Mutex::new(Vec::new());
+    let on_event = |e: StreamEvent| events.lock().unwrap().push(e);
+    let cancel = CancellationToken::new();
+    let first = model
+        .chat(&wire(hello()), &on_event, &cancel)
+        .await
+        .unwrap();
+    assert_eq!(first.text, "Hello");
+    assert_eq!(first.usage.unwrap().input_tokens, 7);
+    let request = wire(hello());
+    let second = model.chat(&request, &on_event, &cancel);
+    let canceller = async {
+        model.wait_for_requests(2).await;
+        cancel.cancel();
+    };
+    let (second, ()) = tokio::join!(second, canceller);
+    assert_eq!(second, Err(ModelError::Cancelled));
+    assert_eq!(
+        events.into_inner().unwrap(),
+        ["Hel", "lo", "wait"].map(|t| StreamEvent::Text(t.into()))
+    );
+    assert_eq!(model.requests().len(), 2);
+}
+
+#[tokio::test]
+async fn the_scripted_model_refuses_a_broken_history_and_will_not_be_dropped_quietly() {
+    let model = ScriptedModel::new(vec![Answer::text("kept for a valid request")]);
+    let orphan = wire(json!([
+        {"role": "user", "content": "hi"},
+        {"role": "tool", "tool_call_id": "x", "content": "out"}
+    ]));
+    let cancel = CancellationToken::new();
+    let refused = model.chat(&orphan, &|_| {}, &cancel).await.unwrap_err();
+    assert!(
+        matches!(&refused, ModelError::Http { status: 417, message }
+            if message.contains("answers tool call \"x\"")),
+        "{refused:?}"
+    );
+    assert_eq!(model.violations().len(), 1);
+    let answered = model.chat(&wire(hello()), &|_| {}, &cancel).await.unwrap();
+    assert_eq!(answered.text, "kept for a valid request");
+    let dropped = std::panic::catch_unwind(std::panic::AssertUnwindSafe(move || drop(model)));
+    assert!(dropped.is_err(), "dropping it with a violation must panic");
 }

@@ -1,7 +1,7 @@
 //! The engine knows nothing of its front ends: no module below them (the engine, the model
 //! client, the tools, the history, hooks, skills, sessions, the prompt, processes, config — every
-//! file of `src/` but the two front ends, `main.rs`, `lib.rs` and the binaries) mentions the ACP
-//! layer, the terminal, or the ACP SDK.
+//! file of `src/` but the two front ends, the ACP client, `main.rs`, `lib.rs` and the binaries)
+//! mentions the ACP layer, the terminal, or the ACP SDK.
 
 use std::path::{Path, PathBuf};
 
@@ -26,6 +26,8 @@ fn below_the_front_ends() -> Vec<PathBuf> {
     rust_files(&root, &mut all);
     let above = [
         root.join("acp"),
+        // mm as an ACP client: a protocol adapter like the ACP front end (checked below).
+        root.join("agent_client"),
         root.join("term"),
         root.join("bin"),
         root.join("main.rs"),
@@ -70,6 +72,25 @@ fn no_module_below_the_front_ends_knows_them() {
     for f in &files {
         let text = std::fs::read_to_string(f).unwrap_or_default();
         for word in forbidden {
+            if text.contains(word) {
+                offenders.push(format!("{} mentions {word}", f.display()));
+            }
+        }
+    }
+    assert_eq!(offenders, Vec::<String>::new());
+}
+
+/// The ACP client speaks the protocol but knows neither front end.
+#[test]
+fn the_acp_client_knows_no_front_end() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/agent_client");
+    let mut files = Vec::new();
+    rust_files(&root, &mut files);
+    assert!(!files.is_empty(), "src/agent_client holds no file");
+    let mut offenders = Vec::new();
+    for f in &files {
+        let text = std::fs::read_to_string(f).unwrap_or_default();
+        for word in ["crate::acp", "crate::term"] {
             if text.contains(word) {
                 offenders.push(format!("{} mentions {word}", f.display()));
             }

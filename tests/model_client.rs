@@ -1,196 +1,24 @@
-//! The OpenAI-compatible client and server detection against a tiny scripted HTTP server.
+//! The OpenAI-compatible client and server detection against the fake model server.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use std::collections::{HashMap, VecDeque};
-use std::sync::{Arc, Mutex};
+mod common;
+
+use std::sync::Mutex;
 use std::time::Duration;
 
+use common::{Chunk, FakeServer, Options, Reply};
+
 use mm::config::ModelConfig;
-use mm::model::detect::ServerKind;
+use mm::model::detect::{LOCAL_MODEL_SCRIPT_URL, ServerKind, default_candidates};
 use mm::model::openai::{ClientOptions, OpenAiClient};
 use mm::model::{
     ChatRequest, ModelClient, ModelError, ModelInfo, ModelResponse, RawToolCall, StreamEvent,
 };
 use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::net::{TcpListener, TcpStream};
-use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 const LLAMA_STREAM: &[u8] = include_bytes!("fixtures/sse/llamacpp_reasoning_tool_call.sse");
-
-#[derive(Clone)]
-enum Reply {
-    /// Status, extra headers, JSON body.
-    Json(u16, Vec<(&'static str, &'static str)>, String),
-    /// A whole event stream, then the connection closes.
-    Sse(String),
-    /// A chunked event stream cut before its end.
-    Cut(String),
-    /// Reads the request and never answers.
-    Idle,
-}
-
-fn json_reply(status: u16, body: Value) -> Reply {
-    Reply::Json(status, vec![], body.to_string())
-}
-
-#[derive(Debug, Clone)]
-struct Recorded {
-    route: String,
-    headers: HashMap<String, String>,
-    body: String,
-}
-
-impl Recorded {
-    fn json(&self) -> Value {
-        serde_json::from_str(&self.body).unwrap()
-    }
-}
-
-struct FakeServer {
-    /// `http://127.0.0.1:PORT`
-    root: String,
-    requests: Arc<Mutex<Vec<Recorded>>>,
-    arrivals: mpsc::UnboundedReceiver<String>,
-}
-
-impl FakeServer {
-    /// Each route answers its replies in order, the last one again and again; others are 404.
-    async fn start(routes: Vec<(&str, Vec<Reply>)>) -> FakeServer {
-        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let root = format!("http://{}", listener.local_addr().unwrap());
-        let routes: HashMap<String, VecDeque<Reply>> = routes
-            .into_iter()
-            .map(|(k, v)| (k.to_string(), v.into_iter().collect()))
-            .collect();
-        let routes = Arc::new(Mutex::new(routes));
-        let requests = Arc::new(Mutex::new(Vec::new()));
-        let (tx, arrivals) = mpsc::unbounded_channel();
-        let recorded = Arc::clone(&requests);
-        tokio::spawn(async move {
-            loop {
-                let Ok((socket, _)) = listener.accept().await else {
-                    return;
-                };
-                let routes = Arc::clone(&routes);
-                let recorded = Arc::clone(&recorded);
-                let tx = tx.clone();
-                tokio::spawn(async move {
-                    let _ = handle(socket, routes, recorded, tx).await;
-                });
-            }
-        });
-        FakeServer {
-            root,
-            requests,
-            arrivals,
-        }
-    }
-
-    fn url(&self) -> String {
-        format!("{}/v1", self.root)
-    }
-
-    fn requests(&self, route: &str) -> Vec<Recorded> {
-        let all = self.requests.lock().unwrap();
-        all.iter().filter(|r| r.route == route).cloned().collect()
-    }
-}
-
-async fn handle(
-    mut socket: TcpStream,
-    routes: Arc<Mutex<HashMap<String, VecDeque<Reply>>>>,
-    recorded: Arc<Mutex<Vec<Recorded>>>,
-    arrivals: mpsc::UnboundedSender<String>,
-) -> std::io::Result<()> {
-    let mut buf = Vec::new();
-    let head_end = loop {
-        let mut chunk = [0u8; 4096];
-        let n = socket.read(&mut chunk).await?;
-        if n == 0 {
-            return Ok(());
-        }
-        buf.extend_from_slice(&chunk[..n]);
-        if let Some(pos) = buf.windows(4).position(|w| w == b"\r\n\r\n") {
-            break pos + 4;
-        }
-    };
-    let head = String::from_utf8_lossy(&buf[..head_end]).to_string();
-    let mut lines = head.lines();
-    let request_line = lines.next().unwrap_or("");
-    let mut parts = request_line.split(' ');
-    let route = format!(
-        "{} {}",
-        parts.next().unwrap_or(""),
-        parts.next().unwrap_or("")
-    );
-    let headers: HashMap<String, String> = lines
-        .filter_map(|l| l.split_once(':'))
-        .map(|(k, v)| (k.trim().to_ascii_lowercase(), v.trim().to_string()))
-        .collect();
-    let length: usize = headers
-        .get("content-length")
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(0);
-    while buf.len() < head_end + length {
-        let mut chunk = [0u8; 4096];
-        let n = socket.read(&mut chunk).await?;
-        if n == 0 {
-            break;
-        }
-        buf.extend_from_slice(&chunk[..n]);
-    }
-    let body = String::from_utf8_lossy(&buf[head_end..]).to_string();
-    recorded.lock().unwrap().push(Recorded {
-        route: route.clone(),
-        headers,
-        body,
-    });
-    let reply = {
-        let mut routes = routes.lock().unwrap();
-        match routes.get_mut(&route) {
-            Some(queue) if queue.len() > 1 => queue.pop_front(),
-            Some(queue) => queue.front().cloned(),
-            None => None,
-        }
-    };
-    let _ = arrivals.send(route);
-    let reply = reply.unwrap_or_else(|| json_reply(404, json!({"error": "not found"})));
-    match reply {
-        Reply::Json(status, extra, body) => {
-            let mut head = format!(
-                "HTTP/1.1 {status} X\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n",
-                body.len()
-            );
-            for (k, v) in extra {
-                head.push_str(&format!("{k}: {v}\r\n"));
-            }
-            head.push_str("\r\n");
-            socket.write_all(head.as_bytes()).await?;
-            socket.write_all(body.as_bytes()).await?;
-        }
-        Reply::Sse(body) => {
-            socket
-                .write_all(b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nConnection: close\r\n\r\n")
-                .await?;
-            socket.write_all(body.as_bytes()).await?;
-        }
-        Reply::Cut(body) => {
-            socket
-                .write_all(b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n")
-                .await?;
-            let chunk = format!("{:x}\r\n{body}\r\n", body.len());
-            socket.write_all(chunk.as_bytes()).await?;
-        }
-        Reply::Idle => {
-            std::future::pending::<()>().await;
-        }
-    }
-    socket.shutdown().await?;
-    Ok(())
-}
 
 fn config(url: &str, name: &str) -> ModelConfig {
     ModelConfig {
@@ -199,7 +27,7 @@ fn config(url: &str, name: &str) -> ModelConfig {
         api_key: String::new(),
         temperature: None,
         max_tokens: None,
-        request_timeout: 600,
+        request_timeout: Duration::from_secs(600),
         text_tool_calls: true,
     }
 }
@@ -238,32 +66,32 @@ async fn chat(
     (events.into_inner().unwrap(), result)
 }
 
-async fn refused_port() -> u16 {
-    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
-    listener.local_addr().unwrap().port()
+/// The chat requests the server received (headers included).
+fn chats(server: &FakeServer) -> Vec<common::Received> {
+    server.received("POST /v1/chat/completions")
 }
 
-fn sse(chunks: &[Value]) -> String {
-    let mut out: String = chunks.iter().map(|c| format!("data: {c}\n\n")).collect();
-    out.push_str("data: [DONE]\n\n");
-    out
+/// The events as a stream: `data: {event}` each, then `data: [DONE]`.
+fn sse(events: &[Value]) -> Reply {
+    let mut chunks: Vec<Chunk> = events.iter().map(|e| Chunk::Raw(e.to_string())).collect();
+    chunks.push(Chunk::Done);
+    Reply::chunks(chunks, Duration::ZERO)
 }
 
-fn text_stream(text: &str) -> String {
-    sse(&[
-        json!({"choices": [{"index": 0, "delta": {"content": text}}]}),
-        json!({"choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]}),
-    ])
+/// A server that answers `/props` with 404 and lists its one model without a window.
+async fn windowless(script: Vec<Reply>) -> FakeServer {
+    let options = Options {
+        model: "m".into(),
+        n_ctx: None,
+        ..Options::default()
+    };
+    FakeServer::start_with(options, script).await.unwrap()
 }
 
 #[tokio::test]
 async fn streams_a_llamacpp_answer_and_sends_the_expected_request() {
     let stream = String::from_utf8(LLAMA_STREAM.to_vec()).unwrap();
-    let server = FakeServer::start(vec![(
-        "POST /v1/chat/completions",
-        vec![Reply::Sse(stream)],
-    )])
-    .await;
+    let server = FakeServer::start(vec![Reply::sse(&stream)]).await;
     let mut cfg = config(&server.url(), "qwen3-8b");
     cfg.api_key = "sekret".into();
     cfg.max_tokens = Some(2048);
@@ -286,7 +114,7 @@ async fn streams_a_llamacpp_answer_and_sends_the_expected_request() {
             arguments: "{\"command\":\"ls -la\"}".into()
         }]
     );
-    let sent = server.requests("POST /v1/chat/completions");
+    let sent = chats(&server);
     assert_eq!(sent.len(), 1);
     assert_eq!(
         sent[0].json(),
@@ -298,19 +126,12 @@ async fn streams_a_llamacpp_answer_and_sends_the_expected_request() {
             "max_tokens": 2048
         })
     );
-    assert_eq!(
-        sent[0].headers.get("authorization").unwrap(),
-        "Bearer sekret"
-    );
+    assert_eq!(sent[0].header("authorization"), Some("Bearer sekret"));
 }
 
 #[tokio::test]
 async fn sends_tools_and_temperature_and_no_key_when_none() {
-    let server = FakeServer::start(vec![(
-        "POST /v1/chat/completions",
-        vec![Reply::Sse(text_stream("ok"))],
-    )])
-    .await;
+    let server = FakeServer::start(vec![Reply::text("ok")]).await;
     let mut cfg = config(&server.url(), "m");
     cfg.temperature = Some(0.25);
     let client = client(&cfg);
@@ -318,20 +139,17 @@ async fn sends_tools_and_temperature_and_no_key_when_none() {
     req.tools = vec![json!({"type": "function", "function": {"name": "bash", "parameters": {}}})];
     let (_, result) = chat(&client, &req).await;
     assert_eq!(result.unwrap().text, "ok");
-    let sent = &server.requests("POST /v1/chat/completions")[0];
+    let sent = &chats(&server)[0];
     assert_eq!(sent.json()["tools"], json!(req.tools));
     assert_eq!(sent.json()["temperature"], json!(0.25));
-    assert_eq!(sent.headers.get("authorization"), None);
+    assert_eq!(sent.header("authorization"), None);
 }
 
 #[tokio::test]
 async fn a_server_error_is_one_line_with_its_message_and_not_retried() {
-    let server = FakeServer::start(vec![(
-        "POST /v1/chat/completions",
-        vec![json_reply(
-            500,
-            json!({"error": {"code": 500, "message": "model crashed"}}),
-        )],
+    let server = FakeServer::start(vec![Reply::error(
+        500,
+        json!({"error": {"code": 500, "message": "model crashed"}}),
     )])
     .await;
     let client = client(&config(&server.url(), "m"));
@@ -340,14 +158,14 @@ async fn a_server_error_is_one_line_with_its_message_and_not_retried() {
         result.unwrap_err().to_string(),
         "model server answered 500: model crashed"
     );
-    assert_eq!(server.requests("POST /v1/chat/completions").len(), 1);
+    assert_eq!(chats(&server).len(), 1);
 }
 
 #[tokio::test]
 async fn a_400_shows_the_servers_message() {
-    let server = FakeServer::start(vec![(
-        "POST /v1/chat/completions",
-        vec![json_reply(400, json!({"error": "invalid tool schema"}))],
+    let server = FakeServer::start(vec![Reply::error(
+        400,
+        json!({"error": "invalid tool schema"}),
     )])
     .await;
     let client = client(&config(&server.url(), "m"));
@@ -360,69 +178,49 @@ async fn a_400_shows_the_servers_message() {
 
 #[tokio::test]
 async fn a_loading_server_503_is_retried_until_it_answers() {
-    let loading = json_reply(
+    let loading = Reply::error(
         503,
         json!({"error": {"code": 503, "message": "Loading model"}}),
     );
-    let server = FakeServer::start(vec![(
-        "POST /v1/chat/completions",
-        vec![loading.clone(), loading, Reply::Sse(text_stream("ready"))],
-    )])
-    .await;
+    let server = FakeServer::start(vec![loading.clone(), loading, Reply::text("ready")]).await;
     let client = client(&config(&server.url(), "m"));
     let (events, result) = chat(&client, &request()).await;
     assert_eq!(events, vec![StreamEvent::Text("ready".into())]);
     assert_eq!(result.unwrap().text, "ready");
-    assert_eq!(server.requests("POST /v1/chat/completions").len(), 3);
+    assert_eq!(chats(&server).len(), 3);
 }
 
 #[tokio::test]
 async fn a_503_that_never_ends_gives_up_after_five_tries() {
-    let server = FakeServer::start(vec![(
-        "POST /v1/chat/completions",
-        vec![json_reply(
-            503,
-            json!({"error": {"message": "Loading model"}}),
-        )],
-    )])
-    .await;
+    // More than the client tries: it gives up on its own.
+    let loading = Reply::error(503, json!({"error": {"message": "Loading model"}}));
+    let server = FakeServer::start(vec![loading; 10]).await;
     let client = client(&config(&server.url(), "m"));
     let (_, result) = chat(&client, &request()).await;
     assert_eq!(
         result.unwrap_err().to_string(),
         "model server answered 503: Loading model"
     );
-    assert_eq!(server.requests("POST /v1/chat/completions").len(), 5);
+    assert_eq!(chats(&server).len(), 5);
 }
 
 #[tokio::test]
 async fn a_429_is_retried_after_its_retry_after() {
-    let server = FakeServer::start(vec![(
-        "POST /v1/chat/completions",
-        vec![
-            Reply::Json(
-                429,
-                vec![("Retry-After", "0")],
-                r#"{"error":"busy"}"#.into(),
-            ),
-            Reply::Sse(text_stream("done")),
-        ],
-    )])
+    let server = FakeServer::start(vec![
+        Reply::error(429, json!({"error": "busy"})).with_header("Retry-After", "0"),
+        Reply::text("done"),
+    ])
     .await;
     let client = client(&config(&server.url(), "m"));
     let (_, result) = chat(&client, &request()).await;
     assert_eq!(result.unwrap().text, "done");
-    assert_eq!(server.requests("POST /v1/chat/completions").len(), 2);
+    assert_eq!(chats(&server).len(), 2);
 }
 
 #[tokio::test]
 async fn a_stream_cut_midway_says_how_many_bytes_came() {
     let partial = "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"Hel\"}}]}\n\n";
-    let server = FakeServer::start(vec![(
-        "POST /v1/chat/completions",
-        vec![Reply::Cut(partial.into())],
-    )])
-    .await;
+    let server = FakeServer::start(vec![Reply::sse(partial).cut_after(1)]).await;
     let client = client(&config(&server.url(), "m"));
     let (events, result) = chat(&client, &request()).await;
     assert_eq!(events, vec![StreamEvent::Text("Hel".into())]);
@@ -438,11 +236,7 @@ async fn a_stream_cut_midway_says_how_many_bytes_came() {
 #[tokio::test]
 async fn a_stream_closed_without_an_end_is_broken() {
     let partial = "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"Hel\"}}]}\n\n";
-    let server = FakeServer::start(vec![(
-        "POST /v1/chat/completions",
-        vec![Reply::Sse(partial.into())],
-    )])
-    .await;
+    let server = FakeServer::start(vec![Reply::sse(partial)]).await;
     let client = client(&config(&server.url(), "m"));
     let (_, result) = chat(&client, &request()).await;
     assert_eq!(
@@ -456,45 +250,39 @@ async fn a_stream_closed_without_an_end_is_broken() {
 
 #[tokio::test]
 async fn an_idle_server_times_out() {
-    let server = FakeServer::start(vec![("POST /v1/chat/completions", vec![Reply::Idle])]).await;
+    let server = FakeServer::start(vec![Reply::hang()]).await;
     let mut cfg = config(&server.url(), "m");
-    cfg.request_timeout = 1;
+    cfg.request_timeout = Duration::from_millis(200);
     let client = client(&cfg);
     let (_, result) = chat(&client, &request()).await;
     assert_eq!(
         result.unwrap_err().to_string(),
-        "model server sent nothing for 1 s (model.requestTimeout)"
+        "model server sent nothing for 0.2 s (model.requestTimeout)"
     );
 }
 
 #[tokio::test]
 async fn cancel_ends_a_waiting_call_at_once() {
-    let mut server =
-        FakeServer::start(vec![("POST /v1/chat/completions", vec![Reply::Idle])]).await;
+    let server = FakeServer::start(vec![Reply::hang()]).await;
     let client = client(&config(&server.url(), "m"));
     let cancel = CancellationToken::new();
     let canceller = cancel.clone();
     let req = request();
     let call = client.chat(&req, &|_| {}, &cancel);
     let trigger = async {
-        while let Some(route) = server.arrivals.recv().await {
-            if route == "POST /v1/chat/completions" {
-                canceller.cancel();
-                return;
-            }
-        }
+        server.wait_for_requests(1).await;
+        canceller.cancel();
     };
-    let (result, ()) = tokio::time::timeout(Duration::from_secs(10), async {
-        tokio::join!(call, trigger)
-    })
-    .await
-    .unwrap();
+    let (result, ()) =
+        tokio::time::timeout(common::HANG_GUARD, async { tokio::join!(call, trigger) })
+            .await
+            .unwrap();
     assert_eq!(result, Err(ModelError::Cancelled));
 }
 
 #[tokio::test]
 async fn a_refused_port_is_unreachable_after_retries() {
-    let port = refused_port().await;
+    let port = common::refused_port();
     let url = format!("http://127.0.0.1:{port}/v1");
     let client = client(&config(&url, "m"));
     let (_, result) = chat(&client, &request()).await;
@@ -506,7 +294,7 @@ async fn a_refused_port_is_unreachable_after_retries() {
 
 #[tokio::test]
 async fn a_refused_port_without_a_model_name_fails_detection() {
-    let port = refused_port().await;
+    let port = common::refused_port();
     let url = format!("http://127.0.0.1:{port}/v1");
     let client = client(&config(&url, ""));
     assert_eq!(
@@ -522,20 +310,8 @@ async fn a_refused_port_without_a_model_name_fails_detection() {
 #[tokio::test]
 async fn llamacpp_context_error_carries_n_ctx_and_sets_the_unknown_window() {
     let body = r#"{"error":{"code":400,"message":"the request exceeds the available context size, try increasing it","type":"exceed_context_size_error","n_prompt_tokens":9000,"n_ctx":8192}}"#;
-    let server = FakeServer::start(vec![
-        (
-            "POST /v1/chat/completions",
-            vec![Reply::Json(400, vec![], body.into())],
-        ),
-        (
-            "GET /v1/models",
-            vec![json_reply(
-                200,
-                json!({"object": "list", "data": [{"id": "m"}]}),
-            )],
-        ),
-    ])
-    .await;
+    let body: Value = serde_json::from_str(body).unwrap();
+    let server = windowless(vec![Reply::error(400, body)]).await;
     let client = client(&config(&server.url(), "m"));
     assert_eq!(
         client
@@ -571,27 +347,21 @@ async fn llamacpp_context_error_carries_n_ctx_and_sets_the_unknown_window() {
 
 #[tokio::test]
 async fn detection_takes_the_first_live_candidate_and_reads_props() {
-    let dead = refused_port().await;
-    let server = FakeServer::start(vec![
-        (
-            "GET /v1/models",
-            vec![json_reply(
-                200,
-                json!({"object": "list", "data": [
-                    {"id": "nomic-embed-text", "object": "model"},
-                    {"id": "qwen3-8b-q4_k_m.gguf", "object": "model", "owned_by": "llamacpp"}
-                ]}),
-            )],
-        ),
-        (
-            "GET /props",
-            vec![json_reply(
-                200,
-                json!({"default_generation_settings": {"n_ctx": 32768}, "total_slots": 1}),
-            )],
-        ),
-    ])
-    .await;
+    let dead = common::refused_port();
+    let server = FakeServer::start(vec![]).await;
+    server.route(
+        "GET /v1/models",
+        vec![Reply::json(json!({"object": "list", "data": [
+            {"id": "nomic-embed-text", "object": "model"},
+            {"id": "qwen3-8b-q4_k_m.gguf", "object": "model", "owned_by": "llamacpp"}
+        ]}))],
+    );
+    server.route(
+        "GET /props",
+        vec![Reply::json(
+            json!({"default_generation_settings": {"n_ctx": 32768}, "total_slots": 1}),
+        )],
+    );
     let options = fast_options(vec![
         (ServerKind::LlamaCpp, format!("http://127.0.0.1:{dead}/v1")),
         (ServerKind::LlamaCpp, server.url()),
@@ -609,16 +379,83 @@ async fn detection_takes_the_first_live_candidate_and_reads_props() {
     assert_eq!(client.server_kind().await, ServerKind::LlamaCpp);
 }
 
+/// The port of `http://127.0.0.1:PORT` or `http://127.0.0.1:PORT/v1`.
+fn port_of(url: &str) -> u16 {
+    let after = url.rsplit(':').next().unwrap();
+    after.split('/').next().unwrap().parse().unwrap()
+}
+
+/// mm's own candidate list, each port replaced by `moved(port)`: its order and kinds, reachable.
+fn default_candidates_moved(moved: impl Fn(u16) -> u16) -> Vec<(ServerKind, String)> {
+    default_candidates()
+        .into_iter()
+        .map(|(kind, url)| {
+            let port = port_of(&url);
+            let url = url.replacen(&format!(":{port}/"), &format!(":{}/", moved(port)), 1);
+            (kind, url)
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn detection_finds_the_local_model_script_after_the_well_known_servers() {
+    let listing = |server: &FakeServer, id: &str| {
+        let models = json!({"object": "list", "data": [{"id": id, "object": "model", "owned_by": "llamacpp"}]});
+        server.route("GET /v1/models", vec![Reply::json(models)]);
+    };
+    let script = FakeServer::start(vec![]).await;
+    listing(&script, "smollm2-135m-instruct");
+    let user = FakeServer::start(vec![]).await;
+    listing(&user, "qwen3-8b");
+    let dead = common::refused_port();
+    let script_port = port_of(LOCAL_MODEL_SCRIPT_URL);
+    let detected = |moved: &dyn Fn(u16) -> u16| {
+        let options = fast_options(default_candidates_moved(moved));
+        async move {
+            let client = OpenAiClient::with_options(&config("", ""), 0, options);
+            let info = client.info(&CancellationToken::new()).await.unwrap();
+            (info.url, info.name, client.server_kind().await)
+        }
+    };
+
+    // Nothing on the usual ports: `scripts/local-model.sh start` is enough, no URL to set.
+    let only_script = |port| {
+        if port == script_port {
+            script.addr().port()
+        } else {
+            dead
+        }
+    };
+    assert_eq!(
+        detected(&only_script).await,
+        (
+            script.url(),
+            "smollm2-135m-instruct".to_string(),
+            ServerKind::LlamaCpp
+        )
+    );
+
+    // The user's own llama-server on 8080 wins over the script's.
+    let both = |port| match port {
+        8080 => user.addr().port(),
+        p if p == script_port => script.addr().port(),
+        _ => dead,
+    };
+    assert_eq!(
+        detected(&both).await,
+        (user.url(), "qwen3-8b".to_string(), ServerKind::LlamaCpp)
+    );
+}
+
 #[tokio::test]
 async fn a_configured_window_is_not_probed() {
-    let server = FakeServer::start(vec![(
+    let server = FakeServer::start(vec![]).await;
+    server.route(
         "GET /props",
-        vec![json_reply(
-            200,
+        vec![Reply::json(
             json!({"default_generation_settings": {"n_ctx": 4096}}),
         )],
-    )])
-    .await;
+    );
     let client =
         OpenAiClient::with_options(&config(&server.url(), "m"), 65536, fast_options(vec![]));
     assert_eq!(
@@ -633,7 +470,7 @@ async fn a_configured_window_is_not_probed() {
 
 #[tokio::test]
 async fn no_server_found_says_what_was_tried() {
-    let dead = refused_port().await;
+    let dead = common::refused_port();
     let options = fast_options(vec![(
         ServerKind::Ollama,
         format!("http://127.0.0.1:{dead}/v1"),
@@ -650,27 +487,28 @@ async fn no_server_found_says_what_was_tried() {
 
 #[tokio::test]
 async fn ollama_loaded_model_and_window_probed_again_after_the_first_call() {
-    let nothing_loaded = json_reply(200, json!({"models": []}));
-    let server = FakeServer::start(vec![
-        (
-            "GET /v1/models",
-            vec![json_reply(200, json!({"object": "list", "data": [{"id": "qwen3:8b"}, {"id": "llama3.2:3b"}]}))],
-        ),
-        (
-            "GET /api/ps",
-            vec![
-                nothing_loaded.clone(),
-                nothing_loaded,
-                json_reply(200, json!({"models": [{"name": "qwen3:8b", "model": "qwen3:8b", "context_length": 4096}]})),
-            ],
-        ),
-        (
-            "POST /api/show",
-            vec![json_reply(200, json!({"model_info": {"general.architecture": "qwen3", "qwen3.context_length": 40960}}))],
-        ),
-        ("POST /v1/chat/completions", vec![Reply::Sse(text_stream("hi"))]),
-    ])
-    .await;
+    let nothing_loaded = Reply::json(json!({"models": []}));
+    let server = FakeServer::start(vec![Reply::text("hi")]).await;
+    server.route(
+        "GET /v1/models",
+        vec![Reply::json(
+            json!({"object": "list", "data": [{"id": "qwen3:8b"}, {"id": "llama3.2:3b"}]}),
+        )],
+    );
+    server.route(
+        "GET /api/ps",
+        vec![
+            nothing_loaded.clone(),
+            nothing_loaded,
+            Reply::json(json!({"models": [{"name": "qwen3:8b", "model": "qwen3:8b", "context_length": 4096}]})),
+        ],
+    );
+    server.route(
+        "POST /api/show",
+        vec![Reply::json(
+            json!({"model_info": {"general.architecture": "qwen3", "qwen3.context_length": 40960}}),
+        )],
+    );
     let options = fast_options(vec![(ServerKind::Ollama, server.url())]);
     let client = OpenAiClient::with_options(&config("", ""), 0, options);
     let info = client.info(&CancellationToken::new()).await.unwrap();
@@ -679,7 +517,7 @@ async fn ollama_loaded_model_and_window_probed_again_after_the_first_call() {
         ("qwen3:8b", 40960)
     );
     assert_eq!(
-        server.requests("POST /api/show")[0].json(),
+        server.received("POST /api/show")[0].json(),
         json!({"model": "qwen3:8b"})
     );
     let (_, result) = chat(&client, &request()).await;
@@ -696,20 +534,18 @@ async fn ollama_loaded_model_and_window_probed_again_after_the_first_call() {
 
 #[tokio::test]
 async fn lmstudio_loaded_model_is_preferred() {
-    let server = FakeServer::start(vec![
-        (
-            "GET /v1/models",
-            vec![json_reply(200, json!({"data": [{"id": "text-embedding-nomic"}, {"id": "qwen2.5-7b"}, {"id": "gemma-3-12b"}]}))],
-        ),
-        (
-            "GET /api/v0/models",
-            vec![json_reply(200, json!({"data": [
-                {"id": "qwen2.5-7b", "type": "llm", "state": "not-loaded", "max_context_length": 32768},
-                {"id": "gemma-3-12b", "type": "llm", "state": "loaded", "max_context_length": 131072, "loaded_context_length": 8192}
-            ]}))],
-        ),
-    ])
-    .await;
+    let server = FakeServer::start(vec![]).await;
+    server.route(
+        "GET /v1/models",
+        vec![Reply::json(json!({"data": [{"id": "text-embedding-nomic"}, {"id": "qwen2.5-7b"}, {"id": "gemma-3-12b"}]}))],
+    );
+    server.route(
+        "GET /api/v0/models",
+        vec![Reply::json(json!({"data": [
+            {"id": "qwen2.5-7b", "type": "llm", "state": "not-loaded", "max_context_length": 32768},
+            {"id": "gemma-3-12b", "type": "llm", "state": "loaded", "max_context_length": 131072, "loaded_context_length": 8192}
+        ]}))],
+    );
     let options = fast_options(vec![(ServerKind::LmStudio, server.url())]);
     let client = OpenAiClient::with_options(&config("", ""), 0, options);
     let info = client.info(&CancellationToken::new()).await.unwrap();
@@ -721,13 +557,9 @@ async fn lmstudio_loaded_model_is_preferred() {
 
 #[tokio::test]
 async fn complete_is_not_streamed_and_has_no_tools() {
-    let server = FakeServer::start(vec![(
-        "POST /v1/chat/completions",
-        vec![json_reply(
-            200,
-            json!({"choices": [{"index": 0, "message": {"role": "assistant", "content": "A summary."}, "finish_reason": "stop"}],
-                   "usage": {"prompt_tokens": 900, "completion_tokens": 40}}),
-        )],
+    let server = FakeServer::start(vec![Reply::json(
+        json!({"choices": [{"index": 0, "message": {"role": "assistant", "content": "A summary."}, "finish_reason": "stop"}],
+               "usage": {"prompt_tokens": 900, "completion_tokens": 40}}),
     )])
     .await;
     let client = client(&config(&server.url(), "m"));
@@ -740,22 +572,21 @@ async fn complete_is_not_streamed_and_has_no_tools() {
         .unwrap();
     assert_eq!(response.text, "A summary.");
     assert_eq!(response.usage.unwrap().input_tokens, 900);
+    // The summary is held to the same cap as any answer: a quarter of the server's 32k window.
     assert_eq!(
-        server.requests("POST /v1/chat/completions")[0].json(),
-        json!({"model": "m", "messages": [{"role": "user", "content": "sum up"}], "stream": false})
+        chats(&server)[0].json(),
+        json!({"model": "m", "messages": [{"role": "user", "content": "sum up"}], "stream": false,
+               "max_tokens": 8192})
     );
 }
 
 #[tokio::test]
 async fn a_call_written_as_text_is_held_back_and_returned_as_a_call() {
-    let server = FakeServer::start(vec![(
-        "POST /v1/chat/completions",
-        vec![Reply::Sse(sse(&[
-            json!({"choices": [{"index": 0, "delta": {"content": "Checking.\n<tool_"}}]}),
-            json!({"choices": [{"index": 0, "delta": {"content": "call>{\"name\": \"bash\", \"arguments\": {\"command\": \"ls\"}}</tool_call>"}}]}),
-            json!({"choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]}),
-        ]))],
-    )])
+    let server = FakeServer::start(vec![sse(&[
+        json!({"choices": [{"index": 0, "delta": {"content": "Checking.\n<tool_"}}]}),
+        json!({"choices": [{"index": 0, "delta": {"content": "call>{\"name\": \"bash\", \"arguments\": {\"command\": \"ls\"}}</tool_call>"}}]}),
+        json!({"choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]}),
+    ])])
     .await;
     let client = client(&config(&server.url(), "m"));
     let mut req = request();

@@ -7,15 +7,14 @@
 //! failed would keep the test reading for seconds and the server would write them all.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod acp_support;
 mod common;
-mod mm_run;
 
 use std::process::Command;
 use std::sync::Arc;
 use std::time::Duration;
 
-use acp_support::{TestClient, agent_text, updates};
+use common::acp::{TestClient, agent_text, updates};
+use common::mm_run::{Run, Sandbox};
 use common::{Call, Chunk, FakeServer, Options, Reply};
 use expectrl::{Eof, Expect, Session};
 use mm::acp::{Logger, serve_io};
@@ -23,7 +22,6 @@ use mm::config::{Config, ModelConfig};
 use mm::engine::Engine;
 use mm::model::openai::OpenAiClient;
 use mm::model::{ChatRequest, ModelClient};
-use mm_run::{Run, Sandbox};
 use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
@@ -129,7 +127,7 @@ async fn p_stops_reasoning_that_goes_round_in_circles() {
     assert_eq!(run.stderr.lines().last(), Some(STOP_LINE), "{}", run.stderr);
     // No answer at all: the question goes too, as after a failure.
     for file in sb.session_files() {
-        let session = mm_run::read_json(&file);
+        let session = common::mm_run::read_json(&file);
         let roles: Vec<&str> = session["messages"]
             .as_array()
             .unwrap()
@@ -195,7 +193,7 @@ async fn p_lets_long_legitimate_answers_through_untouched() {
     args.extend(["-p", "list everything"]);
     let run = sb.run(Some(&server.url()), &args).await;
     assert_code(&run, 0);
-    assert_eq!(run.stdout, answer);
+    assert_eq!(run.stdout, format!("{answer}\n"));
     assert!(!run.stderr.contains(STOP_LINE), "{}", run.stderr);
     assert_eq!(stored(&sb)[2].1, answer);
     assert_eq!(server.abandoned(), 0);
@@ -225,7 +223,7 @@ async fn p_writes_a_file_of_many_identical_lines() {
         std::fs::read_to_string(sb.path("same.txt")).unwrap(),
         content
     );
-    assert_eq!(run.stdout, "Written.");
+    assert_eq!(run.stdout, "Written.\n");
     assert_eq!(server.abandoned(), 0);
 }
 
@@ -243,7 +241,7 @@ async fn p_with_detection_off_reads_the_whole_loop() {
         )
         .await;
     assert_code(&run, 0);
-    assert_eq!(run.stdout, PHRASE.repeat(200));
+    assert_eq!(run.stdout, format!("{}\n", PHRASE.repeat(200)));
     assert!(!run.stderr.contains(STOP_LINE), "{}", run.stderr);
 }
 
@@ -443,7 +441,7 @@ async fn acp_ends_the_turn_with_the_line_and_end_turn_and_stores_the_cut_answer(
     assert_eq!(assistant[0]["content"], "Hello! of the vastness");
     assert_eq!(server.violations(), Vec::<String>::new());
     client.close().await;
-    tokio::time::timeout(acp_support::TIMEOUT, task)
+    tokio::time::timeout(common::acp::TIMEOUT, task)
         .await
         .unwrap()
         .unwrap();

@@ -6,14 +6,13 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod common;
-mod mm_run;
 
 use std::path::Path;
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 
+use common::mm_run::{RUN_LIMIT, Sandbox};
 use common::{FakeServer, Reply};
-use mm_run::{RUN_LIMIT, Sandbox};
 use nix::sys::signal::{Signal, kill};
 use nix::unistd::Pid;
 use serde_json::{Value, json};
@@ -164,9 +163,9 @@ impl Acp {
     }
 }
 
-/// `mm -acp` with a prompt whose `bash` call sleeps; `end` ends the process (a signal, or
-/// closing stdin); mm must cancel the turn, save, stop the command and exit 0 (acp-notes.md,
-/// "Turns and sessions"; the connection is over, so the prompt is not answered).
+/// `mm -acp` with a prompt whose `bash` call sleeps; `end` ends the process (a signal, or closing
+/// stdin); mm must cancel the turn, save, stop the command and exit 0 (docs/acp-reference.md, "The
+/// end of the connection"; the connection is over, so the prompt is not answered).
 async fn acp_ends_during_a_command(end: impl FnOnce(&mut Acp)) {
     let server = FakeServer::start(vec![Reply::tool_call(
         "bash",

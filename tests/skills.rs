@@ -1,13 +1,13 @@
 //! The skill catalogue, the `$skill` notation, skills as slash commands, and `read_skill`.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod common;
+
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use async_trait::async_trait;
-use mm::event::{
-    Event, Form, FormAnswer, Frontend, PermissionDecision, PermissionRequest, ToolKind, ToolStatus,
-};
+use common::Recorder;
+use mm::event::{ToolKind, ToolStatus};
 use mm::skills::{
     Catalogue, Skill, SkillDirs, advertised, resolve_notation, rewrite_slash, shadowed,
 };
@@ -399,29 +399,13 @@ fn shadowed_skills_are_not_advertised() {
     assert_eq!(names, vec!["greetings"]);
 }
 
-struct NoFrontend;
-
-#[async_trait]
-impl Frontend for NoFrontend {
-    fn emit(&self, _event: Event) {}
-    async fn ask_permission(
-        &self,
-        _request: PermissionRequest,
-        _cancel: &CancellationToken,
-    ) -> PermissionDecision {
-        PermissionDecision::RejectOnce
-    }
-    async fn ask_user(&self, _form: Form, _cancel: &CancellationToken) -> FormAnswer {
-        FormAnswer::Unavailable("no user".into())
-    }
-}
-
 async fn call(cat: &Catalogue, cwd: &Path, args: serde_json::Value) -> mm::tools::ToolOutput {
     let tool = ReadSkill {
         skills: std::sync::Arc::new(cat.clone()),
     };
     let cancel = CancellationToken::new();
-    let handle = Call::new("call_1", cwd, 30_000, &cancel, &NoFrontend);
+    let frontend = Recorder::new();
+    let handle = Call::new("call_1", cwd, 30_000, &cancel, &frontend);
     tool.run(args, &handle).await
 }
 

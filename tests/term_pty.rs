@@ -169,7 +169,7 @@ fn permission_prompt_answered_each_way() {
     mm.expect("> ").unwrap();
 
     mm.send_line("one").unwrap();
-    mm.expect("Allow bash: echo one?  [y]es  [a]lways  [n]o  ne[v]er")
+    mm.expect("Allow bash: echo one?  [y]es  [a]lways for bash this session  [n]o  ne[v]er")
         .unwrap();
     mm.send("y").unwrap();
     mm.expect(" yes").unwrap();
@@ -315,4 +315,271 @@ fn local_commands_answer_without_the_model() {
     mm.send_line("/quit").unwrap();
     mm.expect(Eof).unwrap();
     assert_eq!(server.requests().len(), 0);
+}
+
+/// The prompt drawn empty, the cursor after it.
+const EMPTY_PROMPT: &str = "\x1b[J> \r\x1b[2C";
+
+/// What mm printed from now until `needle` (which is consumed too).
+fn until(mm: &mut OsSession, needle: &str) -> String {
+    let found = mm.expect(needle).unwrap();
+    String::from_utf8_lossy(found.before()).into_owned()
+}
+
+/// One call of `tool` with these arguments.
+fn call_reply(id: &str, tool: &str, args: Value) -> Reply {
+    Reply::chunks(
+        vec![
+            Chunk::ToolCall {
+                index: 0,
+                id: Some(id.to_string()),
+                name: Some(tool.to_string()),
+                arguments: args.to_string(),
+            },
+            Chunk::finish("tool_calls"),
+            Chunk::Done,
+        ],
+        Duration::ZERO,
+    )
+}
+
+#[test]
+fn the_change_is_shown_before_it_is_allowed() {
+    let long: String = (1..=30).map(|i| format!("L{i}\n")).collect();
+    let (server, url) = Server::start(vec![
+        call_reply(
+            "c1",
+            "write_file",
+            json!({"path": "out.txt", "content": "hello\nworld\n"}),
+        ),
+        text_reply("written"),
+        call_reply(
+            "c2",
+            "edit_file",
+            json!({"path": "out.txt", "old_text": "world\n", "new_text": long}),
+        ),
+        text_reply("edited"),
+    ]);
+    let home = tempfile::tempdir().unwrap();
+    let mut mm = spawn_mm(home.path(), &url, &["--no-yolo"]);
+    mm.expect("> ").unwrap();
+    mm.send_line("write it").unwrap();
+    let shown = until(
+        &mut mm,
+        "Allow write_file: out.txt?  [y]es  [a]lways for write_file this session  [n]o  ne[v]er",
+    );
+    // The new file's lines, above the question.
+    assert!(shown.contains("new file "), "{shown}");
+    assert!(shown.contains("  +hello\r\n  +world\r\n"), "{shown}");
+    mm.send("y").unwrap();
+    let after = until(&mut mm, "written");
+    assert!(after.contains("wrote 12 bytes to out.txt"), "{after}");
+    // Not shown a second time once allowed.
+    assert!(!after.contains("+hello"), "{after}");
+    mm.expect("> ").unwrap();
+
+    mm.send_line("edit it").unwrap();
+    let shown = until(&mut mm, "Allow edit_file: out.txt?");
+    assert!(shown.contains("  -world\r\n  +L1\r\n"), "{shown}");
+    // Cut with a count: 20 lines of the diff, then what was left out.
+    assert!(shown.contains("  +L17\r\n  … 13 more lines\r\n"), "{shown}");
+    assert!(!shown.contains("+L18"), "{shown}");
+    mm.send("n").unwrap();
+    mm.expect("[edit_file rejected by the user]").unwrap();
+    mm.expect("edited").unwrap();
+    mm.expect("> ").unwrap();
+    mm.send("\x04").unwrap();
+    mm.expect(Eof).unwrap();
+    assert_eq!(
+        std::fs::read_to_string(home.path().join("out.txt")).unwrap(),
+        "hello\nworld\n"
+    );
+    server.assert_valid();
+}
+
+#[test]
+fn a_reopened_session_says_what_it_opened() {
+    let (server, url) = Server::start(vec![text_reply("first answer")]);
+    let home = tempfile::tempdir().unwrap();
+    let sessions = ["-c", "sessions.enabled=true", "--yolo"];
+    let mut mm = spawn_mm(home.path(), &url, &sessions);
+    mm.expect("> ").unwrap();
+    mm.send_line("first question").unwrap();
+    mm.expect("first answer").unwrap();
+    mm.expect("> ").unwrap();
+    mm.send("\x04").unwrap();
+    mm.expect(Eof).unwrap();
+
+    // --continue: the session updated last, where it stopped.
+    let mut mm = spawn_mm(
+        home.path(),
+        &url,
+        &[&sessions[..], &["--continue"]].concat(),
+    );
+    mm.expect(expectrl::Regex(
+        r"session \d{8}-\d{6}-[0-9a-f]{8} · saved \d+s ago · 2 message\(s\) · first prompt: first question",
+    ))
+    .unwrap();
+    mm.expect("  > first question\r\n  first answer\r\n")
+        .unwrap();
+    mm.expect("/help for commands · Ctrl-D to leave").unwrap();
+    mm.expect("> ").unwrap();
+    // After /new, where the previous conversation went.
+    mm.send_line("/new").unwrap();
+    mm.expect("🆕 New session: 2 message(s) forgotten.")
+        .unwrap();
+    let saved = mm
+        .expect(expectrl::Regex(
+            r"previous conversation saved: /load (\d{8}-\d{6}-[0-9a-f]{8})",
+        ))
+        .unwrap();
+    let archived = String::from_utf8_lossy(saved.get(1).unwrap()).into_owned();
+    mm.expect("> ").unwrap();
+    // Tab completes a session id after /load.
+    mm.send(format!("/load {}\t", &archived[..archived.len() - 2]))
+        .unwrap();
+    mm.expect(format!("> /load {archived}").as_str()).unwrap();
+    mm.send("\r").unwrap();
+    mm.expect(format!("session {archived} · saved ").as_str())
+        .unwrap();
+    mm.expect("2 message(s) · first prompt: first question")
+        .unwrap();
+    mm.expect("  > first question\r\n  first answer\r\n")
+        .unwrap();
+    mm.expect("> ").unwrap();
+    mm.send("\x04").unwrap();
+    mm.expect(Eof).unwrap();
+    server.assert_valid();
+}
+
+#[test]
+fn each_failure_is_one_line() {
+    let (server, url) = Server::start(vec![
+        Reply::error(
+            500,
+            json!({"error": {"code": 500, "message": "the model crashed", "type": "server_error"}}),
+        ),
+        bash_reply("c1", "echo same"),
+        bash_reply("c2", "echo same"),
+        bash_reply("c3", "echo same"),
+    ]);
+    let home = tempfile::tempdir().unwrap();
+    let mut mm = spawn_mm(home.path(), &url, &["--yolo", "-c", "loop.maxRepeats=1"]);
+    mm.expect("> ").unwrap();
+    mm.send_line("hi").unwrap();
+    mm.expect("> hi").unwrap();
+    let turn = until(&mut mm, EMPTY_PROMPT);
+    assert_eq!(
+        turn.matches("model server answered 500: the model crashed")
+            .count(),
+        1,
+        "{turn}"
+    );
+    mm.send_line("loop").unwrap();
+    mm.expect("> loop").unwrap();
+    let turn = until(&mut mm, EMPTY_PROMPT);
+    assert_eq!(
+        turn.matches("[stopped: the model kept calling bash with the same arguments]")
+            .count(),
+        1,
+        "{turn}"
+    );
+    mm.send("\x04").unwrap();
+    mm.expect(Eof).unwrap();
+    server.assert_valid();
+}
+
+#[test]
+fn the_banner_names_the_model_once_and_says_how_to_leave() {
+    let (server, url) = Server::start(vec![]);
+    let home = tempfile::tempdir().unwrap();
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_mm"));
+    cmd.args(["--url", &url])
+        .current_dir(home.path())
+        .env_clear()
+        .env("HOME", home.path())
+        .env("XDG_STATE_HOME", home.path().join("state"))
+        .env("XDG_CONFIG_HOME", home.path().join("config"))
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .env("TERM", "xterm")
+        .env("NO_COLOR", "1")
+        .env("MM_MODEL", "fake-model");
+    let mut mm = Session::spawn(cmd).unwrap();
+    mm.set_expect_timeout(Some(Duration::from_secs(20)));
+    mm.expect(format!("model fake-model at {url}\r\n").as_str())
+        .unwrap();
+    mm.expect("/help for commands · Ctrl-D to leave\r\n")
+        .unwrap();
+    // Detection adds what the banner did not say.
+    let later = until(&mut mm, "context window 32k\r\n");
+    assert!(!later.contains("model fake-model"), "{later}");
+    mm.send_line("/quit").unwrap();
+    let rest = String::from_utf8_lossy(mm.expect(Eof).unwrap().before()).into_owned();
+    assert!(!rest.contains("model fake-model"), "{rest}");
+    assert_eq!(server.requests().len(), 0);
+}
+
+#[test]
+fn a_missing_file_or_skill_gets_a_notice_and_the_prompt_still_goes() {
+    let (server, url) = Server::start(vec![text_reply("fine")]);
+    let home = tempfile::tempdir().unwrap();
+    let mut mm = spawn_mm(home.path(), &url, &["--yolo"]);
+    mm.expect("> ").unwrap();
+    mm.send_line("read @missing.txt with $nosuch").unwrap();
+    mm.expect("@missing.txt: no such file or folder, not attached\r\n")
+        .unwrap();
+    mm.expect("$nosuch: no skill of that name (/skills lists them)\r\n")
+        .unwrap();
+    mm.expect("fine").unwrap();
+    mm.expect("> ").unwrap();
+    mm.send("\x04").unwrap();
+    mm.expect(Eof).unwrap();
+    assert_eq!(
+        user_messages(&server.requests()),
+        vec!["read @missing.txt with $nosuch".to_string()]
+    );
+    server.assert_valid();
+}
+
+#[test]
+fn ctrl_c_on_a_line_with_text_clears_it_and_leaving_takes_two_on_an_empty_one() {
+    let (_server, url) = Server::start(vec![]);
+    let home = tempfile::tempdir().unwrap();
+    let mut mm = spawn_mm(home.path(), &url, &["--yolo"]);
+    mm.expect("context window 32k").unwrap();
+    mm.send("some text").unwrap();
+    mm.expect("> some text").unwrap();
+    mm.send("\x03").unwrap();
+    // The line is dropped, mm stays, and this Ctrl-C does not count toward leaving.
+    let after = until(&mut mm, EMPTY_PROMPT);
+    assert!(after.contains("^C"), "{after}");
+    assert!(!after.contains("Ctrl-C again"), "{after}");
+    mm.send("\x03").unwrap();
+    mm.expect("(Ctrl-C again or Ctrl-D to leave)").unwrap();
+    mm.expect("> ").unwrap();
+    mm.send("\x03").unwrap();
+    mm.expect(Eof).unwrap();
+}
+
+#[test]
+fn long_answers_wrap_at_word_boundaries_and_thoughts_are_marked() {
+    let answer = "The build failed because the linker could not find libssl; install it and retry.";
+    let (server, url) = Server::start(vec![
+        Reply::text(answer).with_reasoning("The user wants the build fixed."),
+    ]);
+    let home = tempfile::tempdir().unwrap();
+    let mut mm = spawn_mm(home.path(), &url, &["--yolo"]);
+    mm.get_process_mut().set_window_size(40, 24).unwrap();
+    mm.expect("> ").unwrap();
+    mm.send_line("why").unwrap();
+    // Without colour the reasoning reads apart from the answer.
+    mm.expect("│ The user wants the build fixed.\r\n").unwrap();
+    mm.expect(
+        "The build failed because the linker\r\ncould not find libssl; install it and\r\nretry.\r\n",
+    )
+    .unwrap();
+    mm.expect("> ").unwrap();
+    mm.send("\x04").unwrap();
+    mm.expect(Eof).unwrap();
+    server.assert_valid();
 }

@@ -29,6 +29,35 @@ fn show(pieces: &[Out]) -> String {
     s
 }
 
+/// The pieces as one text, tagged where the stream changes (adjacent pieces of one stream are
+/// one text on the screen).
+fn merged(pieces: &[Out]) -> String {
+    let mut s = String::new();
+    let mut last = None;
+    for piece in pieces {
+        if last != Some(piece.target) {
+            s.push_str(match piece.target {
+                Target::Stdout => "[out]",
+                Target::Stderr => "[err]",
+            });
+            last = Some(piece.target);
+        }
+        s.push_str(&piece.text.replace('\x1b', "⎋"));
+    }
+    s
+}
+
+/// The events through a renderer, merged.
+fn run_merged(layout: Layout, color: bool, events: &[Event]) -> String {
+    let mut r = Renderer::new(layout, color);
+    let mut pieces = Vec::new();
+    for e in events {
+        pieces.extend(r.event(e));
+    }
+    pieces.extend(r.finish());
+    merged(&pieces)
+}
+
 fn run(layout: Layout, color: bool, events: &[Event]) -> String {
     let mut r = Renderer::new(layout, color);
     let mut pieces = Vec::new();
@@ -195,11 +224,14 @@ fn one_shot_stdout_is_exactly_the_answer() {
         }
     }
     for piece in r.finish() {
-        assert_eq!(piece.target, Target::Stderr);
+        if piece.target == Target::Stdout {
+            stdout.push_str(&piece.text);
+        }
     }
+    // The answer alone, and its last line ends with a newline.
     assert_eq!(
         stdout,
-        "Let me **look** at the `src` folder.\nDone: the build passes."
+        "Let me **look** at the `src` folder.\nDone: the build passes.\n"
     );
 }
 
@@ -257,7 +289,7 @@ fn tool_icons_per_kind() {
 fn permission_prompt_is_exact() {
     assert_eq!(
         render::permission_prompt(&bash("call_1", "rm -rf build"), false),
-        "Allow bash: rm -rf build?  [y]es  [a]lways  [n]o  ne[v]er"
+        "Allow bash: rm -rf build?  [y]es  [a]lways for bash this session  [n]o  ne[v]er"
     );
 }
 
@@ -360,6 +392,7 @@ fn full_banner() -> Banner {
         hooks: vec![("preToolCall".into(), 1)],
         mcp_servers: vec!["fs".into(), "git".into()],
         agents: vec!["claude".into()],
+        sandbox: Some("workspace-write".into()),
         warnings: vec![
             "unknown key \"modle\" in /home/u/.config/mm/config.toml".into(),
             "skill \"compact\" is not advertised: the /compact command shadows it; use $compact"
@@ -409,20 +442,211 @@ fn banner_from_config() {
 }
 
 #[test]
-fn model_lines() {
+fn model_line_once_detection_completes() {
     assert_eq!(
-        banner::model_lines("qwen", "http://127.0.0.1:8080/v1", Some(32_768), false),
-        vec!["model qwen at http://127.0.0.1:8080/v1 · context window 32k"]
+        banner::model_line(
+            "qwen",
+            "http://127.0.0.1:8080/v1",
+            Some(32_768),
+            None,
+            false
+        ),
+        "model qwen at http://127.0.0.1:8080/v1 · context window 32k"
     );
     assert_eq!(
-        banner::model_lines("qwen", "http://127.0.0.1:8080/v1", None, false),
-        vec!["model qwen at http://127.0.0.1:8080/v1 · context window unknown"]
+        banner::model_line("qwen", "http://127.0.0.1:8080/v1", None, None, false),
+        "model qwen at http://127.0.0.1:8080/v1 · context window unknown"
+    );
+    // The banner named this model at this server already (MM_MODEL and a URL): only the window.
+    let named = ("qwen".to_string(), "http://127.0.0.1:8080/v1/".to_string());
+    assert_eq!(
+        banner::model_line(
+            "qwen",
+            "http://127.0.0.1:8080/v1",
+            Some(8192),
+            Some(&named),
+            false
+        ),
+        "context window 8k"
     );
     assert_eq!(
-        banner::model_lines("llama3", "http://127.0.0.1:11434/v1", Some(4_096), false),
-        vec![
-            "model llama3 at http://127.0.0.1:11434/v1 · context window 4k",
-            "warning: a context window of 4k is small for an agent; raise it with OLLAMA_CONTEXT_LENGTH=32768 ollama serve (or num_ctx in a Modelfile)"
-        ]
+        banner::model_line(
+            "other",
+            "http://127.0.0.1:8080/v1",
+            Some(8192),
+            Some(&named),
+            false
+        ),
+        "model other at http://127.0.0.1:8080/v1 · context window 8k"
     );
+    assert_eq!(
+        banner::hint_line(false),
+        "/help for commands · Ctrl-D to leave"
+    );
+}
+
+#[test]
+fn a_small_window_is_a_warning_only_once_half_of_it_is_used() {
+    use mm::model::detect::ServerKind;
+    let ctx = |used, size| ContextUsage { used, size };
+    assert_eq!(
+        banner::small_window_warning(ctx(1500, 4096), ServerKind::Ollama, false),
+        None
+    );
+    assert_eq!(
+        banner::small_window_warning(ctx(2100, 4096), ServerKind::Ollama, false).as_deref(),
+        Some(
+            "warning: context window 4096 tokens is small for an agent: start Ollama with `OLLAMA_CONTEXT_LENGTH=32768 ollama serve` (or set `num_ctx` in a Modelfile)"
+        )
+    );
+    // A large window, or an unknown one, is no trouble.
+    assert_eq!(
+        banner::small_window_warning(ctx(30_000, 32_768), ServerKind::Ollama, false),
+        None
+    );
+    assert_eq!(
+        banner::small_window_warning(ctx(3000, 0), ServerKind::Ollama, false),
+        None
+    );
+}
+
+/// Text through a renderer `width` columns wide.
+fn wrapped(layout: Layout, width: usize, events: &[Event]) -> String {
+    let mut r = Renderer::new(layout, false);
+    r.set_width(Some(width));
+    let mut pieces = Vec::new();
+    for e in events {
+        pieces.extend(r.event(e));
+    }
+    pieces.extend(r.finish());
+    merged(&pieces)
+}
+
+#[test]
+fn long_text_wraps_at_word_boundaries() {
+    let answer = "The build failed because the linker could not find libssl; \
+                  install it with apt-get install libssl-dev and run it again.";
+    let pieces: Vec<Event> = answer
+        .split_inclusive(' ')
+        .map(|w| Event::Text(w.to_string()))
+        .collect();
+    assert_eq!(
+        wrapped(Layout::Interactive, 30, &pieces),
+        "[out]The build failed because the\n\
+         linker could not find libssl;\n\
+         install it with apt-get\n\
+         install libssl-dev and run it\n\
+         again.\n"
+    );
+    // Only a word longer than the line is cut.
+    assert_eq!(
+        wrapped(
+            Layout::Interactive,
+            20,
+            &[Event::Text(
+                "see https://example.com/a/very/long/path now".into()
+            )]
+        ),
+        "[out]see\nhttps://example.com/\na/very/long/path now\n"
+    );
+}
+
+#[test]
+fn thoughts_are_marked_without_colour_and_wrap_under_their_bar() {
+    assert_eq!(
+        run_merged(
+            Layout::Interactive,
+            false,
+            &[
+                Event::Thought("The user wants".into()),
+                Event::Thought(" files.\nList them.".into()),
+                Event::Text("Here they are.".into()),
+            ]
+        ),
+        "[out]│ The user wants files.\n│ List them.\nHere they are.\n"
+    );
+    assert_eq!(
+        wrapped(
+            Layout::Interactive,
+            20,
+            &[Event::Thought("one two three four five six".into())]
+        ),
+        "[out]│ one two three four\n│ five six\n"
+    );
+    // In one-shot mode they are activity: on stderr, marked too.
+    assert_eq!(
+        run_merged(
+            Layout::OneShot,
+            false,
+            &[Event::Thought("hmm".into()), Event::Text("ok".into())]
+        ),
+        "[err]│ hmm\n[out]ok\n"
+    );
+}
+
+#[test]
+fn one_shot_stdout_ends_with_a_newline() {
+    assert_eq!(
+        run_merged(Layout::OneShot, false, &[Event::Text("42".into())]),
+        "[out]42\n"
+    );
+    assert_eq!(
+        run_merged(Layout::OneShot, false, &[Event::Text("42\n".into())]),
+        "[out]42\n"
+    );
+}
+
+#[test]
+fn the_loop_stop_is_shown_once() {
+    let line = "[stopped: the model kept calling bash with the same arguments]";
+    assert_eq!(
+        run_merged(
+            Layout::Interactive,
+            false,
+            &[
+                Event::ToolCallStarted(bash("call_3", "ls")),
+                finished("call_3", ToolStatus::Failed, line),
+                Event::Notice(line.into()),
+            ]
+        ),
+        format!("[out]$ bash: ls\n  {line}\n")
+    );
+}
+
+#[test]
+fn the_proposed_change_is_shown_before_the_question_and_not_again_after() {
+    let diff = FileDiff {
+        path: PathBuf::from("/p/out.txt"),
+        old_text: None,
+        new_text: (1..=25).map(|i| format!("line {i}\n")).collect(),
+    };
+    let shown = render::proposed_lines(std::slice::from_ref(&diff), false);
+    assert_eq!(shown[0], "  new file /p/out.txt");
+    assert_eq!(shown[2], "  +line 1");
+    assert_eq!(shown.last().map(String::as_str), Some("  … 6 more lines"));
+    assert_eq!(shown.len(), 1 + render::PROPOSED_LINES + 1);
+
+    let start = ToolCallStart {
+        id: "call_1".into(),
+        name: "write_file".into(),
+        title: "write_file: out.txt".into(),
+        kind: ToolKind::Edit,
+        raw_input: json!({}),
+        locations: vec![],
+    };
+    assert_eq!(
+        render::permission_prompt(&start, false),
+        "Allow write_file: out.txt?  [y]es  [a]lways for write_file this session  [n]o  ne[v]er"
+    );
+    let mut r = Renderer::new(Layout::Interactive, false);
+    r.event(&Event::ToolCallStarted(start));
+    r.previewed("call_1", vec![diff.clone()]);
+    let after = r.event(&Event::ToolCallFinished(ToolCallEnd {
+        id: "call_1".into(),
+        status: ToolStatus::Completed,
+        output: "wrote 200 bytes to out.txt".into(),
+        diffs: vec![diff],
+        title: None,
+    }));
+    assert_eq!(merged(&after), "[out]  wrote 200 bytes to out.txt\n");
 }

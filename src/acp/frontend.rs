@@ -1,6 +1,7 @@
 //! The engine's [`Frontend`] for one ACP session: events become `session/update`
 //! notifications or stderr lines, questions become requests to the client.
 
+use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Mutex};
 
 use agent_client_protocol::{Client, UntypedMessage};
@@ -11,6 +12,11 @@ use tokio_util::sync::CancellationToken;
 use super::Logger;
 use super::convert::{self, Output, QuestionOutcome};
 use crate::event::{Event, Form, FormAnswer, Frontend, PermissionDecision, PermissionRequest};
+use crate::relay::{self, RelayedAnswer, RelayedForm, RelayedPermission};
+
+/// Lines of a running call's progress its `tool_call_update` content shows: the last ones, each
+/// update replacing the previous content.
+pub const PROGRESS_LINES: usize = 40;
 
 /// The client as the front end sees it: notifications out, requests out and their answers.
 #[async_trait]
@@ -50,6 +56,8 @@ pub struct AcpFrontend {
     /// The client advertised `clientCapabilities.elicitation.form`.
     forms: bool,
     log: Logger,
+    /// The progress lines of running calls, by call id.
+    progress: Mutex<HashMap<String, VecDeque<String>>>,
 }
 
 impl AcpFrontend {
@@ -59,7 +67,29 @@ impl AcpFrontend {
             session_id: Mutex::new(String::new()),
             forms,
             log,
+            progress: Mutex::new(HashMap::new()),
         }
+    }
+
+    /// A call's progress so far, its last [`PROGRESS_LINES`] lines with `text` added; a finished
+    /// call's are forgotten.
+    fn progress(&self, event: Event) -> Event {
+        let Ok(mut all) = self.progress.lock() else {
+            return event;
+        };
+        if let Event::ToolCallProgress { id, text } = event {
+            let lines = all.entry(id.clone()).or_default();
+            lines.extend(text.lines().map(str::to_string));
+            while lines.len() > PROGRESS_LINES {
+                lines.pop_front();
+            }
+            let text = lines.iter().cloned().collect::<Vec<_>>().join("\n");
+            return Event::ToolCallProgress { id, text };
+        }
+        if let Event::ToolCallFinished(end) = &event {
+            all.remove(&end.id);
+        }
+        event
     }
 
     pub fn session_id(&self) -> String {
@@ -101,6 +131,7 @@ impl AcpFrontend {
 #[async_trait]
 impl Frontend for AcpFrontend {
     fn emit(&self, event: Event) {
+        let event = self.progress(event);
         match convert::translate(&self.session_id(), event) {
             Output::Update(update) => self.update(update),
             Output::Log(line) => self.log.line(&line),
@@ -112,7 +143,7 @@ impl Frontend for AcpFrontend {
         request: PermissionRequest,
         cancel: &CancellationToken,
     ) -> PermissionDecision {
-        let params = convert::permission_request(&self.session_id(), &request.call);
+        let params = convert::permission_request(&self.session_id(), &request);
         match self.ask("session/request_permission", params, cancel).await {
             Some(r) => convert::permission_decision(r.as_ref().map_err(String::as_str)),
             None => PermissionDecision::RejectOnce,
@@ -145,6 +176,48 @@ impl Frontend for AcpFrontend {
             }
         }
         FormAnswer::Accepted(answers)
+    }
+
+    async fn ask_relayed_permission(
+        &self,
+        request: RelayedPermission,
+        cancel: &CancellationToken,
+    ) -> Option<String> {
+        let params = convert::relayed_permission_request(&self.session_id(), &request);
+        let r = self
+            .ask("session/request_permission", params, cancel)
+            .await?;
+        convert::relayed_choice(r.as_ref().map_err(String::as_str))
+    }
+
+    async fn ask_relayed_form(
+        &self,
+        form: RelayedForm,
+        cancel: &CancellationToken,
+    ) -> RelayedAnswer {
+        if self.forms {
+            let params = convert::relayed_elicitation_request(&self.session_id(), &form);
+            return match self.ask("elicitation/create", params, cancel).await {
+                Some(r) => convert::relayed_answer(r.as_ref().map_err(String::as_str)),
+                None => RelayedAnswer::Cancelled,
+            };
+        }
+        // Without form support, a form of choices can still go question by question.
+        let Some(fields) = relay::questions_of(&form.schema) else {
+            return RelayedAnswer::Unavailable(convert::NO_FORM_SUPPORT.to_string());
+        };
+        let ours = Form {
+            tool_call_id: form.tool_call_id.clone(),
+            questions: fields.into_iter().map(|(_, q)| q).collect(),
+        };
+        match self.ask_user(ours, cancel).await {
+            FormAnswer::Accepted(values) => {
+                RelayedAnswer::Accepted(relay::content_of(&form.schema, &values))
+            }
+            FormAnswer::Declined => RelayedAnswer::Declined,
+            FormAnswer::Cancelled => RelayedAnswer::Cancelled,
+            FormAnswer::Unavailable(why) => RelayedAnswer::Unavailable(why),
+        }
     }
 }
 
@@ -236,13 +309,25 @@ mod tests {
             vec![sel("allow_always"), Err("transport closed".into())],
         );
         assert_eq!(
-            f.ask_permission(PermissionRequest { call: call() }, &none())
-                .await,
+            f.ask_permission(
+                PermissionRequest {
+                    call: call(),
+                    preview: vec![]
+                },
+                &none()
+            )
+            .await,
             PermissionDecision::AllowAlways
         );
         assert_eq!(
-            f.ask_permission(PermissionRequest { call: call() }, &none())
-                .await,
+            f.ask_permission(
+                PermissionRequest {
+                    call: call(),
+                    preview: vec![]
+                },
+                &none()
+            )
+            .await,
             PermissionDecision::RejectOnce
         );
         assert_eq!(peer.sent.lock().unwrap()[0].0, "session/request_permission");
@@ -254,8 +339,14 @@ mod tests {
         let token = CancellationToken::new();
         token.cancel();
         assert_eq!(
-            f.ask_permission(PermissionRequest { call: call() }, &token)
-                .await,
+            f.ask_permission(
+                PermissionRequest {
+                    call: call(),
+                    preview: vec![]
+                },
+                &token
+            )
+            .await,
             PermissionDecision::RejectOnce
         );
         let form = Form {
@@ -340,5 +431,82 @@ mod tests {
         let sent = peer.sent.lock().unwrap();
         assert_eq!(sent[0].0, "elicitation/create");
         assert_eq!(sent[0].1["message"], "Name?");
+    }
+
+    #[tokio::test]
+    async fn progress_is_the_last_40_lines_each_update_replacing_the_last() {
+        let (peer, f, _) = frontend(false, vec![]);
+        for i in 1..=45 {
+            f.emit(Event::ToolCallProgress {
+                id: "call_1".into(),
+                text: format!("line {i}"),
+            });
+        }
+        let last = peer.sent.lock().unwrap().last().unwrap().1.clone();
+        let expected: Vec<String> = (6..=45).map(|i| format!("line {i}")).collect();
+        assert_eq!(
+            last["update"],
+            json!({"sessionUpdate": "tool_call_update", "toolCallId": "call_1",
+                   "content": [{"type": "content", "content": {"type": "text", "text": expected.join("\n")}}]})
+        );
+        f.emit(Event::ToolCallFinished(crate::event::ToolCallEnd {
+            id: "call_1".into(),
+            status: crate::event::ToolStatus::Completed,
+            output: "done".into(),
+            diffs: vec![],
+            title: None,
+        }));
+        f.emit(Event::ToolCallProgress {
+            id: "call_1".into(),
+            text: "again".into(),
+        });
+        let last = peer.sent.lock().unwrap().last().unwrap().1.clone();
+        assert_eq!(last["update"]["content"][0]["content"]["text"], "again");
+    }
+
+    #[tokio::test]
+    async fn relayed_questions_go_to_the_client() {
+        use crate::relay::{OptionKind, RelayedOption};
+        let sel = |id: &str| Ok(json!({"outcome": {"outcome": "selected", "optionId": id}}));
+        let (peer, f, _) = frontend(false, vec![sel("their-no"), sel("1"), sel("decline")]);
+        let request = RelayedPermission {
+            tool_call_id: "call_2".into(),
+            title: "rev: bash: rm x".into(),
+            options: vec![RelayedOption {
+                id: "their-no".into(),
+                name: "No".into(),
+                kind: OptionKind::RejectOnce,
+            }],
+        };
+        assert_eq!(
+            f.ask_relayed_permission(request, &none()).await,
+            Some("their-no".into())
+        );
+        assert_eq!(
+            peer.sent.lock().unwrap()[0].1["toolCall"],
+            json!({"toolCallId": "call_2", "title": "rev: bash: rm x"})
+        );
+        // Without form support, a form of choices goes question by question.
+        let form = |schema: Value| RelayedForm {
+            tool_call_id: "call_2".into(),
+            agent: "rev".into(),
+            message: "?".into(),
+            schema,
+        };
+        let choice =
+            json!({"type": "object", "properties": {"c": {"type": "string", "enum": ["x", "y"]}}});
+        assert_eq!(
+            f.ask_relayed_form(form(choice.clone()), &none()).await,
+            RelayedAnswer::Accepted(json!({"c": "y"}))
+        );
+        assert_eq!(
+            f.ask_relayed_form(form(choice), &none()).await,
+            RelayedAnswer::Declined
+        );
+        let text = json!({"type": "object", "properties": {"t": {"type": "string"}}});
+        assert_eq!(
+            f.ask_relayed_form(form(text), &none()).await,
+            RelayedAnswer::Unavailable("the client has no form support".into())
+        );
     }
 }

@@ -116,24 +116,76 @@ where
     .await
 }
 
+/// What the client said of itself in `initialize`, read from the raw request: the SDK
+/// negotiates the version first and, for a version it does not speak, hands the handler a
+/// request without the client's info and capabilities — but the log line and the form support
+/// must be what the client sent.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ClientHello {
+    /// `clientInfo.name` and `.version`.
+    pub info: Option<(String, String)>,
+    /// The `protocolVersion` the client asked for.
+    pub protocol: Option<u64>,
+    /// `clientCapabilities.elicitation.form` present and non-null.
+    pub forms: bool,
+}
+
+impl ClientHello {
+    /// Reads an `initialize` request line; `None` for any other line.
+    fn read(line: &str) -> Option<ClientHello> {
+        if !line.contains("\"initialize\"") {
+            return None;
+        }
+        let v: serde_json::Value = serde_json::from_str(line).ok()?;
+        if v.get("method").and_then(|m| m.as_str()) != Some("initialize") {
+            return None;
+        }
+        let params = &v["params"];
+        let info = params.get("clientInfo").map(|i| {
+            let field = |k: &str| i.get(k).and_then(|x| x.as_str()).unwrap_or("").to_string();
+            (field("name"), field("version"))
+        });
+        Some(ClientHello {
+            info,
+            protocol: params.get("protocolVersion").and_then(|p| p.as_u64()),
+            forms: params["clientCapabilities"]["elicitation"]
+                .get("form")
+                .is_some_and(|f| !f.is_null()),
+        })
+    }
+}
+
 /// A line transport over tokio pipes; invalid UTF-8 is read lossily rather than ending the
-/// connection.
-fn lines<R, W>(input: R, output: W) -> impl ConnectTo<Agent> + 'static
+/// connection. The `initialize` request is also read for `hello`.
+fn lines<R, W>(
+    input: R,
+    output: W,
+    hello: Arc<Mutex<Option<ClientHello>>>,
+) -> impl ConnectTo<Agent> + 'static
 where
     R: AsyncRead + Unpin + Send + 'static,
     W: AsyncWrite + Unpin + Send + 'static,
 {
-    let incoming = futures::stream::unfold(BufReader::new(input), |mut reader| async move {
-        let mut buf = Vec::new();
-        match reader.read_until(b'\n', &mut buf).await {
-            Ok(0) => None,
-            Ok(_) => {
-                while buf.last().is_some_and(|b| *b == b'\n' || *b == b'\r') {
-                    buf.pop();
+    let incoming = futures::stream::unfold(BufReader::new(input), move |mut reader| {
+        let hello = hello.clone();
+        async move {
+            let mut buf = Vec::new();
+            match reader.read_until(b'\n', &mut buf).await {
+                Ok(0) => None,
+                Ok(_) => {
+                    while buf.last().is_some_and(|b| *b == b'\n' || *b == b'\r') {
+                        buf.pop();
+                    }
+                    let line = String::from_utf8_lossy(&buf).into_owned();
+                    if let Some(h) = ClientHello::read(&line)
+                        && let Ok(mut slot) = hello.lock()
+                    {
+                        *slot = Some(h);
+                    }
+                    Some((Ok(line), reader))
                 }
-                Some((Ok(String::from_utf8_lossy(&buf).into_owned()), reader))
+                Err(e) => Some((Err(e), reader)),
             }
-            Err(e) => Some((Err(e), reader)),
         }
     });
     let outgoing = futures::sink::unfold(output, |mut w, mut line: String| async move {
@@ -240,6 +292,8 @@ struct Server {
     log: Logger,
     /// The client advertised form elicitation at `initialize`.
     forms: Mutex<bool>,
+    /// What the client sent in `initialize`, as the transport read it.
+    hello: Arc<Mutex<Option<ClientHello>>>,
     sessions: Mutex<HashMap<String, Arc<Slot>>>,
     /// Cancels every turn at EOF or on a signal.
     shutdown: CancellationToken,
@@ -268,6 +322,33 @@ impl Server {
         }
     }
 
+    /// The MCP servers the editor passed for a session (`session/new`, `session/load`; a
+    /// `session/resume` handler calls this too): with `acp.clientMcpServers`, its stdio servers
+    /// join the session and start in the background like configured ones, and each is logged;
+    /// without it nothing happens (the caller logged them as ignored).
+    fn client_mcp(
+        &self,
+        session: &mut Session,
+        servers: &[agent_client_protocol::v1::schema::McpServer],
+    ) {
+        if !self.config.acp.client_mcp_servers || servers.is_empty() {
+            return;
+        }
+        let (stdio, refused) = convert::client_servers(servers);
+        let configs: Vec<crate::config::McpServerConfig> =
+            stdio.iter().map(|(_, c)| c.clone()).collect();
+        let given = self.engine.attach_mcp_servers(session, stdio);
+        for ((asked, name), config) in given.iter().zip(&configs) {
+            let line = convert::client_server_line(asked, name, config);
+            self.log
+                .line(&format!("[acp] session {}: {line}", session.id));
+        }
+        for line in refused {
+            self.log
+                .line(&format!("[acp] session {}: {line}", session.id));
+        }
+    }
+
     /// Registers a session; `false` when the id is already live.
     fn register(&self, id: &str, slot: Arc<Slot>) -> bool {
         let Ok(mut s) = self.sessions.lock() else {
@@ -285,27 +366,33 @@ impl Server {
     }
 
     fn initialize(&self, req: InitializeRequest) -> InitializeResponse {
-        let forms = req
-            .client_capabilities
-            .elicitation
-            .as_ref()
-            .is_some_and(|e| e.form.is_some());
+        // What the client sent wins over what the SDK made of it (see `ClientHello`).
+        let sent = self.hello.lock().ok().and_then(|h| h.clone());
+        let hello = sent.unwrap_or_else(|| ClientHello {
+            info: req
+                .client_info
+                .as_ref()
+                .map(|i| (i.name.clone(), i.version.clone())),
+            protocol: serde_json::to_value(req.protocol_version)
+                .ok()
+                .and_then(|v| v.as_u64()),
+            forms: req
+                .client_capabilities
+                .elicitation
+                .as_ref()
+                .is_some_and(|e| e.form.is_some()),
+        });
         if let Ok(mut f) = self.forms.lock() {
-            *f = forms;
+            *f = hello.forms;
         }
-        let protocol = serde_json::to_value(req.protocol_version)
-            .ok()
-            .and_then(|v| v.as_u64())
-            .unwrap_or(0);
-        let info = req
-            .client_info
-            .as_ref()
-            .map(|i| (i.name.as_str(), i.version.as_str()));
         self.log.line(&convert::log_client(
-            info,
-            u16::try_from(protocol).unwrap_or(u16::MAX),
-            forms,
+            hello.info.as_ref().map(|(n, v)| (n.as_str(), v.as_str())),
+            hello.protocol.unwrap_or(0),
+            hello.forms,
         ));
+        if self.engine.sandbox.is_on() {
+            self.log.line(&self.engine.sandbox.log_line());
+        }
         let acp = &self.config.acp;
         let title = (!acp.title.is_empty()).then(|| acp.title.clone());
         InitializeResponse::new(agent_client_protocol::schema::ProtocolVersion::V1)
@@ -330,14 +417,21 @@ impl Server {
             self.forms(),
             self.log.clone(),
         ));
-        let session = self.engine.new_session(req.cwd.clone(), &*frontend).await;
+        let mut session = self.engine.new_session(req.cwd.clone(), &*frontend).await;
         let id = session.id.clone();
         frontend.set_session_id(&id);
-        for line in convert::log_created(&id, &session.cwd, req.mcp_servers.len()) {
+        let ignored = if self.config.acp.client_mcp_servers {
+            0
+        } else {
+            req.mcp_servers.len()
+        };
+        for line in convert::log_created(&id, &session.cwd, ignored) {
             self.log.line(&line);
         }
+        self.client_mcp(&mut session, &req.mcp_servers);
         self.log_session_warnings(&session);
         let commands = self.commands_update(&session.skills);
+        let mcp = session.mcp.servers();
         if !self.register(&id, Slot::new(session, frontend.clone())) {
             let e = RequestError::AlreadyLive(id);
             let _ = responder.respond_with_error(convert::request_error(None, &e));
@@ -346,6 +440,10 @@ impl Server {
         // The editor must know the session id before the update, or it drops it.
         let _ = responder.respond(NewSessionResponse::new(id));
         frontend.update(commands);
+        // The MCP servers start once the answer is on its way, in the background.
+        for server in &mcp {
+            server.wake();
+        }
     }
 
     async fn load_session(
@@ -370,7 +468,7 @@ impl Server {
             self.log.clone(),
         ));
         frontend.set_session_id(&id);
-        let session = match self
+        let mut session = match self
             .engine
             .load_session(req.cwd.clone(), &id, &*frontend)
             .await
@@ -381,6 +479,13 @@ impl Server {
                 return;
             }
         };
+        if !self.config.acp.client_mcp_servers && !req.mcp_servers.is_empty() {
+            self.log.line(&format!(
+                "[acp] session {id}: {} MCP server(s) from the client ignored",
+                req.mcp_servers.len()
+            ));
+        }
+        self.client_mcp(&mut session, &req.mcp_servers);
         self.log_session_warnings(&session);
         let cwd = session.cwd.clone();
         let tools = session.tools.clone();
@@ -399,12 +504,16 @@ impl Server {
         frontend.update(self.commands_update(&session.skills));
         let dir: PathBuf = cwd.join(&self.config.sessions.dir);
         let replayed = crate::history::count_without_system(&session.history);
+        let mcp = session.mcp.servers();
         if !self.register(&id, Slot::new(session, frontend)) {
             let _ = responder.respond_with_error(refuse(RequestError::AlreadyLive(id.clone())));
             return;
         }
         self.log.line(&convert::log_loaded(&id, &dir, replayed));
         let _ = responder.respond(LoadSessionResponse::new());
+        for server in &mcp {
+            server.wake();
+        }
     }
 
     async fn prompt(
@@ -462,12 +571,14 @@ async fn serve_with<R>(
 where
     R: AsyncRead + Unpin + Send + 'static,
 {
-    let transport = lines(input, out.clone());
+    let hello = Arc::new(Mutex::new(None));
+    let transport = lines(input, out.clone(), hello.clone());
     let server = Arc::new(Server {
         engine,
         config,
         log,
         forms: Mutex::new(false),
+        hello,
         sessions: Mutex::new(HashMap::new()),
         shutdown: CancellationToken::new(),
         tasks: Tasks::new(),
@@ -566,4 +677,47 @@ where
     s6.shutdown.cancel();
     s6.tasks.wait(SHUTDOWN_GRACE).await;
     result
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use pretty_assertions::assert_eq;
+
+    #[test]
+    fn the_client_hello_is_what_the_client_sent_whatever_the_version() {
+        let line = |v: &str| {
+            format!(
+                r#"{{"jsonrpc":"2.0","id":1,"method":"initialize","params":{{"protocolVersion":{v},"clientInfo":{{"name":"zed","version":"0.1"}},"clientCapabilities":{{"elicitation":{{"form":{{}}}}}}}}}}"#
+            )
+        };
+        for v in ["0", "1", "2"] {
+            assert_eq!(
+                ClientHello::read(&line(v)),
+                Some(ClientHello {
+                    info: Some(("zed".into(), "0.1".into())),
+                    protocol: v.parse().ok(),
+                    forms: true,
+                })
+            );
+        }
+        assert_eq!(
+            ClientHello::read(
+                r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":1,"clientCapabilities":{"elicitation":{"form":null}}}}"#
+            ),
+            Some(ClientHello {
+                info: None,
+                protocol: Some(1),
+                forms: false,
+            })
+        );
+        // Other messages, even ones that mention the word, are not the hello.
+        assert_eq!(
+            ClientHello::read(
+                r#"{"jsonrpc":"2.0","id":2,"method":"session/prompt","params":{"prompt":[{"type":"text","text":"\"initialize\""}]}}"#
+            ),
+            None
+        );
+        assert_eq!(ClientHello::read("not json \"initialize\""), None);
+    }
 }

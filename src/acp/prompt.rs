@@ -1,5 +1,6 @@
-//! Step 1 of the prompt pipeline (acp-notes.md): a `session/prompt`'s content blocks flattened
-//! into the text the engine takes. Everything after step 1 is the engine's.
+//! Step 1 of the prompt pipeline (docs/engine.md, "The prompt pipeline"): a `session/prompt`'s
+//! content blocks flattened into the text the engine takes. Everything after step 1 is the
+//! engine's.
 
 use std::path::PathBuf;
 

@@ -8,9 +8,11 @@
 //! In bench mode, each time a response is complete it prints `last_byte_unix_ns=<nanoseconds>`
 //! on stderr: the wall-clock time the server wrote its last byte.
 
-// The fake server is test code: it lives in tests/common, and these three files are all of it.
+// The fake server is test code: it lives in tests/common, and these four files are all of it.
 #[path = "../../tests/common/fake_server.rs"]
 mod fake_server;
+#[path = "../../tests/common/http.rs"]
+mod http;
 #[path = "../../tests/common/invariants.rs"]
 mod invariants;
 #[path = "../../tests/common/script.rs"]

@@ -83,7 +83,7 @@ const HOOK: Shape = Shape::Table(&[
     ("failClosed", Shape::Leaf),
 ]);
 
-/// The hook events as hooks.md names them, in the order `mm config` lists them.
+/// The hook events as docs/hooks.md names them, in the order `mm config` lists them.
 pub(super) const HOOK_EVENTS: [&str; 6] = [
     "sessionStart",
     "userPromptSubmit",
@@ -115,7 +115,11 @@ const ROOT: Shape = Shape::Table(&[
     ),
     (
         "acp",
-        Shape::Table(&[("name", Shape::Str), ("title", Shape::Str)]),
+        Shape::Table(&[
+            ("name", Shape::Str),
+            ("title", Shape::Str),
+            ("clientMcpServers", Shape::Leaf),
+        ]),
     ),
     (
         "sessions",
@@ -139,6 +143,9 @@ const ROOT: Shape = Shape::Table(&[
         Shape::Table(&[
             ("maxOutput", Shape::Leaf),
             ("bash", Shape::Table(&[("timeout", Shape::Leaf)])),
+            ("sandbox", Shape::Str),
+            ("sandboxWritable", Shape::Leaf),
+            ("sandboxRequired", Shape::Leaf),
         ]),
     ),
     ("skills", Shape::Table(&[("dirs", Shape::Leaf)])),
@@ -170,6 +177,7 @@ const ROOT: Shape = Shape::Table(&[
                 ("args", Shape::Leaf),
                 ("env", STRING_MAP),
                 ("permissions", Shape::Str),
+                ("timeout", Shape::Leaf),
             ])),
         )]),
     ),
@@ -400,6 +408,13 @@ pub(super) fn env_layers(env: &BTreeMap<String, String>) -> Result<Vec<Layer>, C
         };
         push("MM_YOLO", &["yolo"], Value::Boolean(yolo));
     }
+    if let Some(mode) = get("MM_SANDBOX") {
+        push(
+            "MM_SANDBOX",
+            &["tools", "sandbox"],
+            Value::String(mode.clone()),
+        );
+    }
     if let Some(raw) = get("MM_CONTEXT_WINDOW") {
         let tokens = raw
             .trim()
@@ -439,6 +454,13 @@ pub(super) fn flag_layers(flags: &Flags) -> Vec<Layer> {
         Some(true) => push("--yolo", &["yolo"], Value::Boolean(true)),
         Some(false) => push("--no-yolo", &["yolo"], Value::Boolean(false)),
         None => {}
+    }
+    if let Some(mode) = &flags.sandbox {
+        push(
+            "--sandbox",
+            &["tools", "sandbox"],
+            Value::String(mode.clone()),
+        );
     }
     layers
 }

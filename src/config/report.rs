@@ -4,7 +4,7 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 use super::raw::{HOOK_EVENTS, join, quote};
-use super::{ANSWER_CAP_MIN, Config, HookConfig, Loaded, McpPermissions};
+use super::{ANSWER_CAP_MIN, Config, HookConfig, Loaded, McpPermissions, seconds};
 
 /// Widest `key = value` part that the source column is aligned after.
 const ALIGN_MAX: usize = 60;
@@ -43,7 +43,7 @@ fn hook(h: &HookConfig) -> String {
     if let Some(m) = &h.matcher {
         parts.push(format!("match = {}", quote(m)));
     }
-    parts.push(format!("timeout = {}", h.timeout));
+    parts.push(format!("timeout = {}", seconds(h.timeout)));
     parts.push(format!("failClosed = {}", h.fail_closed));
     format!("{{ {} }}", parts.join(", "))
 }
@@ -60,6 +60,16 @@ fn env(lines: &mut Vec<(String, String)>, prefix: &str, env: &BTreeMap<String, S
             quote(value)
         };
         lines.push((join(&path, name), shown));
+    }
+}
+
+/// What a switch whose name does not say it all does, after its source.
+fn hint(key: &str) -> Option<&'static str> {
+    match key {
+        "acp.clientMcpServers" => Some(
+            "true: start the stdio MCP servers an editor passes in session/new like mcp.servers; false: ignore them",
+        ),
+        _ => None,
     }
 }
 
@@ -105,7 +115,7 @@ pub(super) fn report(loaded: &Loaded) -> String {
     add(
         &mut lines,
         "model.requestTimeout",
-        c.model.request_timeout.to_string(),
+        seconds(c.model.request_timeout),
     );
     let text_tool_calls = if c.model.text_tool_calls {
         "auto"
@@ -115,6 +125,11 @@ pub(super) fn report(loaded: &Loaded) -> String {
     add(&mut lines, "model.textToolCalls", quote(text_tool_calls));
     add(&mut lines, "acp.name", quote(&c.acp.name));
     add(&mut lines, "acp.title", quote(&c.acp.title));
+    add(
+        &mut lines,
+        "acp.clientMcpServers",
+        c.acp.client_mcp_servers.to_string(),
+    );
     add(
         &mut lines,
         "sessions.enabled",
@@ -163,7 +178,18 @@ pub(super) fn report(loaded: &Loaded) -> String {
     add(
         &mut lines,
         "tools.bash.timeout",
-        c.tools.bash_timeout.to_string(),
+        seconds(c.tools.bash_timeout),
+    );
+    add(&mut lines, "tools.sandbox", quote(c.tools.sandbox.name()));
+    add(
+        &mut lines,
+        "tools.sandboxWritable",
+        paths(&c.tools.sandbox_writable),
+    );
+    add(
+        &mut lines,
+        "tools.sandboxRequired",
+        c.tools.sandbox_required.to_string(),
     );
     add(&mut lines, "skills.dirs", paths(&c.skills.dirs));
 
@@ -211,6 +237,7 @@ pub(super) fn report(loaded: &Loaded) -> String {
             McpPermissions::Ask => "ask",
         };
         add(&mut lines, &join(&p, "permissions"), quote(permissions));
+        add(&mut lines, &join(&p, "timeout"), seconds(server.timeout));
     }
     if c.lsp_servers.is_empty() {
         lines.push(("lsp.servers".into(), "{}".into()));
@@ -225,7 +252,11 @@ pub(super) fn report(loaded: &Loaded) -> String {
     let pairs: Vec<(String, String)> = lines
         .into_iter()
         .map(|(key, value)| {
-            let source = loaded.source_of(&key).to_string();
+            let mut source = loaded.source_of(&key).to_string();
+            if let Some(hint) = hint(&key) {
+                source.push_str(" — ");
+                source.push_str(hint);
+            }
             (format!("{key} = {value}"), source)
         })
         .collect();

@@ -2,14 +2,24 @@
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 use toml::{Table, Value};
 
 use super::raw::{HOOK_EVENTS, Source, join, quote};
 use super::{
-    AgentConfig, Config, ConfigError, HookConfig, LspServerConfig, McpPermissions, McpServerConfig,
-    Origin, source_of,
+    AgentConfig, Config, ConfigError, HookConfig, LspServerConfig, MCP_CALL_TIMEOUT,
+    McpPermissions, McpServerConfig, Origin, source_of,
 };
+
+/// `"a", "b" or "c"`.
+fn or_list(items: &[String]) -> String {
+    match items.split_last() {
+        Some((last, [])) => last.clone(),
+        Some((last, rest)) => format!("{} or {last}", rest.join(", ")),
+        None => String::new(),
+    }
+}
 
 /// Reads typed values out of merged tables, naming the key and its source in every error.
 pub(super) struct Resolver<'a> {
@@ -207,7 +217,8 @@ impl Resolver<'_> {
     fn hook(&self, t: &Table, prefix: &str) -> Result<HookConfig, ConfigError> {
         let matcher = self.string(t, prefix, "match")?;
         if let Some(m) = &matcher {
-            // hooks.md: matched against the whole tool name, so compile it anchored as hooks.rs will.
+            // docs/hooks.md: matched against the whole tool name, so compile it anchored as
+            // hooks.rs will.
             if let Err(err) = regex::Regex::new(&format!("^(?:{m})$")) {
                 let text = err.to_string();
                 let reason = text
@@ -232,7 +243,9 @@ impl Resolver<'_> {
         Ok(HookConfig {
             command: self.required_string(t, prefix, "command")?,
             matcher,
-            timeout: self.uint(t, prefix, "timeout", 1, u64::MAX)?.unwrap_or(10),
+            timeout: Duration::from_secs(
+                self.uint(t, prefix, "timeout", 1, u64::MAX)?.unwrap_or(10),
+            ),
             fail_closed: self.boolean(t, prefix, "failClosed")?.unwrap_or(false),
             origin,
         })
@@ -308,11 +321,15 @@ impl Resolver<'_> {
                         ));
                     }
                 };
+                let timeout = self
+                    .uint(t, &p, "timeout", 1, u64::MAX)?
+                    .map_or(MCP_CALL_TIMEOUT, Duration::from_secs);
                 let server = McpServerConfig {
                     command: self.required_string(t, &p, "command")?,
                     args: self.strings(t, &p, "args")?.unwrap_or_default(),
                     env: self.string_map(t, &p, "env")?,
                     permissions,
+                    timeout,
                 };
                 c.mcp_servers.insert(name, server);
             }
@@ -363,7 +380,7 @@ impl Resolver<'_> {
             model.temperature = self.number(m, p, "temperature")?;
             model.max_tokens = self.uint(m, p, "maxTokens", 0, u64::MAX)?;
             if let Some(v) = self.uint(m, p, "requestTimeout", 1, u64::MAX)? {
-                model.request_timeout = v;
+                model.request_timeout = Duration::from_secs(v);
             }
             match self.string(m, p, "textToolCalls")?.as_deref() {
                 None => {}
@@ -383,6 +400,9 @@ impl Resolver<'_> {
             }
             if let Some(v) = self.string(a, "acp", "title")? {
                 c.acp.title = v;
+            }
+            if let Some(v) = self.boolean(a, "acp", "clientMcpServers")? {
+                c.acp.client_mcp_servers = v;
             }
         }
         if let Some(s) = self.table(root, "", "sessions")? {
@@ -430,7 +450,36 @@ impl Resolver<'_> {
             if let Some(b) = self.table(t, "tools", "bash")?
                 && let Some(v) = self.uint(b, "tools.bash", "timeout", 1, u64::MAX)?
             {
-                c.tools.bash_timeout = v;
+                c.tools.bash_timeout = Duration::from_secs(v);
+            }
+            if let Some(v) = self.string(t, "tools", "sandbox")? {
+                c.tools.sandbox = crate::sandbox::Mode::parse(&v).ok_or_else(|| {
+                    let names: Vec<String> = crate::sandbox::Mode::NAMES
+                        .iter()
+                        .map(|n| quote(n))
+                        .collect();
+                    self.invalid(
+                        "tools.sandbox",
+                        format!("must be {}, got {}", or_list(&names), quote(&v)),
+                    )
+                })?;
+            }
+            if let Some(list) = self.paths(t, "tools", "sandboxWritable")? {
+                for (i, path) in list.iter().enumerate() {
+                    if !path.is_absolute() {
+                        return Err(self.invalid(
+                            &format!("tools.sandboxWritable[{i}]"),
+                            format!(
+                                "must be an absolute path (or ~/…), got {}",
+                                quote(&path.to_string_lossy())
+                            ),
+                        ));
+                    }
+                }
+                c.tools.sandbox_writable = list;
+            }
+            if let Some(v) = self.boolean(t, "tools", "sandboxRequired")? {
+                c.tools.sandbox_required = v;
             }
         }
         if let Some(s) = self.table(root, "", "skills")?

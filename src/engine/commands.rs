@@ -22,6 +22,8 @@ impl Engine {
         let forgotten = crate::history::count_without_system(&s.history);
         let archived_as = self.archive(s, frontend);
         s.history.truncate(1);
+        // What the tools kept for follow-ups (asked agents' processes) goes with the history.
+        s.tools.reset();
         s.last_measure = None;
         s.last_input = None;
         if let Ok(mut plan) = s.plan.lock() {

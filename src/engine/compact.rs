@@ -1,4 +1,4 @@
-//! Compression of a history (sessions.md "Compression"): everything between the system prompt
+//! Compression of a history (docs/sessions.md, "Compression"): everything between the system prompt
 //! and the last K turns is replaced by one summary the model writes.
 //!
 //! Pure logic plus one non-streamed model call; the engine decides when to compress, fires the

@@ -4,6 +4,7 @@
 mod commands;
 pub mod compact;
 mod error;
+mod mcp;
 mod store;
 mod turn;
 
@@ -21,8 +22,10 @@ pub use crate::event::Recap;
 use crate::event::{CompactOutcome, ContextUsage, Event, Frontend, Plan, Usage};
 use crate::history::Message;
 use crate::hooks::{HookDecision, HookEvent, HookResult, Hooks};
+use crate::lsp::LspServers;
 use crate::model::ModelClient;
 use crate::process::Supervisor;
+use crate::sandbox::{Places, Sandbox};
 use crate::skills::{Catalogue, SkillDirs};
 use crate::tools::{Setup, Toolbox};
 
@@ -86,12 +89,14 @@ pub struct Session {
     pub tools: Toolbox,
     /// Warnings about the session's skills (front ends log them with the session id).
     pub warnings: Vec<String>,
+    /// The MCP servers the session uses; their tools join `tools` between turns.
+    pub mcp: crate::mcp::SessionServers,
     /// `sessionStart` hooks still running: the first prompt waits for them.
     start_hooks: Option<tokio::task::JoinHandle<HookResult>>,
 }
 
 /// A cwd's skill catalogue and the warnings found reading it.
-type SkillsEntry = (Arc<Catalogue>, Vec<String>);
+pub type SkillsEntry = (Arc<Catalogue>, Vec<String>);
 
 /// Where the engine finds the user's folders (passed in, never read from the environment).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -106,6 +111,10 @@ pub struct Engine {
     pub model: Arc<dyn ModelClient>,
     /// Every child process (tools, hooks) goes through it.
     pub processes: Arc<Supervisor>,
+    /// Language servers, one per (language, cwd), started on first use by the `lsp` tool.
+    pub lsp: Arc<LspServers>,
+    /// What the model's commands and file writes are fenced in (docs/sandbox.md).
+    pub sandbox: Arc<Sandbox>,
     /// The process-wide `call_N` counter (never reset).
     pub call_counter: AtomicU64,
     pub env: Environment,
@@ -114,12 +123,17 @@ pub struct Engine {
     /// The model's name as last detected (for session files).
     known_model: Mutex<String>,
     pub hooks: Arc<Hooks>,
+    /// The MCP servers of every session, one client per (name, command, args, env, cwd).
+    pub mcp: Arc<crate::mcp::McpServers>,
     /// The model server was reported to a front end (once per process).
     model_announced: std::sync::atomic::AtomicBool,
     /// Skill catalogues per cwd, read once.
     skills_cache: Mutex<HashMap<PathBuf, SkillsEntry>>,
     /// Turns are serialised process-wide.
     turn_lock: tokio::sync::Mutex<()>,
+    /// How deep this process is in a chain of agents asking agents (agents.md; main.rs reads
+    /// it from the environment the asking agent set).
+    ask_depth: u32,
 }
 
 impl Engine {
@@ -128,19 +142,44 @@ impl Engine {
         let model_name = config.model.name.clone();
         let processes = Supervisor::new();
         let hooks = Arc::new(Hooks::new(&config.hooks, Arc::clone(&processes)));
+        let lsp = Arc::new(LspServers::new(&config, Arc::clone(&processes)));
+        let sandbox = Arc::new(Sandbox::new(&config, Places::default()));
+        let mcp = crate::mcp::McpServers::new(Arc::clone(&processes), config.mcp_timing);
         Engine {
             config,
             model,
             processes,
+            lsp,
+            sandbox,
             call_counter: AtomicU64::new(0),
             env: Environment::default(),
             known_window: AtomicU64::new(config_window),
             known_model: Mutex::new(model_name),
             hooks,
+            mcp,
             model_announced: std::sync::atomic::AtomicBool::new(false),
             skills_cache: Mutex::new(HashMap::new()),
             turn_lock: tokio::sync::Mutex::new(()),
+            ask_depth: 0,
         }
+    }
+
+    /// Sets how deep this process is in a chain of agents asking agents.
+    pub fn with_ask_depth(mut self, depth: u32) -> Self {
+        self.ask_depth = depth;
+        self
+    }
+
+    /// How deep this process is in a chain of agents asking agents.
+    pub fn ask_depth(&self) -> u32 {
+        self.ask_depth
+    }
+
+    /// Sets the sandbox (built by `main.rs` with the places it knows: the temp folder, the
+    /// configuration files).
+    pub fn with_sandbox(mut self, sandbox: Sandbox) -> Self {
+        self.sandbox = Arc::new(sandbox);
+        self
     }
 
     /// Sets where the user's folders are (skills, configuration).
@@ -197,8 +236,10 @@ impl Engine {
             skills,
             tools,
             warnings,
+            mcp: crate::mcp::SessionServers::default(),
             start_hooks: None,
         };
+        self.attach_configured_mcp(&mut s);
         self.start_session_hooks(&mut s);
         s
     }
@@ -218,11 +259,14 @@ impl Engine {
             skills,
             plan,
             processes: &self.processes,
+            lsp: &self.lsp,
+            ask_depth: self.ask_depth,
+            sandbox: &self.sandbox,
         })
     }
 
-    /// The skill catalogue of a cwd, read once per process.
-    fn skills_for(&self, cwd: &std::path::Path) -> SkillsEntry {
+    /// The skill catalogue of a cwd (read once per process) and the warnings found reading it.
+    pub fn skills_for(&self, cwd: &std::path::Path) -> SkillsEntry {
         if let Ok(cache) = self.skills_cache.lock()
             && let Some(hit) = cache.get(cwd)
         {
@@ -291,10 +335,10 @@ impl Engine {
         })
     }
 
-    /// Runs one prompt: the text after the front end's own flattening (acp-notes.md step 1).
-    /// `attached` are the paths step 1 already attached (for deduplication). Slash commands,
-    /// `/skill`, `@path`, `$skill` and `userPromptSubmit` hooks are handled here; the session
-    /// file is rewritten afterwards when sessions are enabled.
+    /// Runs one prompt: the text after the front end's own flattening (docs/engine.md, "The prompt
+    /// pipeline", step 1). `attached` are the paths step 1 already attached (for deduplication).
+    /// Slash commands, `/skill`, `@path`, `$skill` and `userPromptSubmit` hooks are handled here;
+    /// the session file is rewritten afterwards when sessions are enabled.
     pub async fn prompt(
         &self,
         session: &mut Session,
@@ -307,7 +351,15 @@ impl Engine {
         let _turn = tokio::select! {
             guard = self.turn_lock.lock() => guard,
             () = cancel.cancelled() => {
-                return PromptOutcome { stop: Ok(StopReason::Cancelled), command: None, recap: Some(Recap::default()) };
+                // Answered like any cancelled turn (the usage, then the answer), but a slash
+                // command that never ran is no engine turn: no recap for it.
+                frontend.emit(Event::ContextUsage(self.context_usage(session)));
+                let command = matches!(text.trim(), "/new" | "/compact");
+                return PromptOutcome {
+                    stop: Ok(StopReason::Cancelled),
+                    command: None,
+                    recap: (!command).then(Recap::default),
+                };
             }
         };
         self.await_session_hooks(session, frontend).await;

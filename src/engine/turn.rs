@@ -54,7 +54,9 @@ impl Engine {
     ) -> Result<StopReason, TurnError> {
         let cfg = &self.config;
         let mut repeat = RepeatDetector::new(cfg.loop_.max_repeats);
-        // The tool set is frozen for the length of the turn.
+        // MCP tools join between turns (the lists that came, within a bounded wait); then the
+        // tool set is frozen for the length of the turn.
+        self.join_mcp_tools(s, frontend, cancel).await;
         let tools = s.tools.clone();
         let tool_defs: Vec<serde_json::Value> = tools.definitions().to_vec();
         let text_tool_names: Vec<String> = if cfg.model.text_tool_calls {

@@ -1,5 +1,5 @@
-//! Finding the server, its model and its context window (engine.md): probes with short timeouts
-//! that never fail loudly, since each server exposes a different subset of endpoints.
+//! Finding the server, its model and its context window (docs/engine.md): probes with short
+//! timeouts that never fail loudly, since each server exposes a different subset of endpoints.
 
 use std::time::Duration;
 
@@ -71,7 +71,11 @@ pub fn small_window_warning(context_window: u64, kind: ServerKind) -> Option<Str
     })
 }
 
-/// The well-known local addresses, in the order they are preferred.
+/// Where `scripts/local-model.sh start` serves its small llama.cpp model.
+pub const LOCAL_MODEL_SCRIPT_URL: &str = "http://127.0.0.1:8089/v1";
+
+/// The well-known local addresses, in the order they are preferred, then the project's own
+/// script's server: last, so a server the user runs on a usual port wins over it.
 pub fn default_candidates() -> Vec<(ServerKind, String)> {
     vec![
         (ServerKind::LlamaCpp, "http://127.0.0.1:8080/v1".into()),
@@ -82,6 +86,7 @@ pub fn default_candidates() -> Vec<(ServerKind, String)> {
             "http://127.0.0.1:12434/engines/v1".into(),
         ),
         (ServerKind::Vllm, "http://127.0.0.1:8000/v1".into()),
+        (ServerKind::LlamaCpp, LOCAL_MODEL_SCRIPT_URL.into()),
     ]
 }
 
@@ -440,6 +445,25 @@ mod tests {
         );
         assert_eq!(small_window_warning(0, ServerKind::Ollama), None);
         assert_eq!(small_window_warning(32768, ServerKind::LlamaCpp), None);
+    }
+
+    #[test]
+    fn the_local_model_script_is_probed_after_the_well_known_servers() {
+        let urls: Vec<String> = default_candidates()
+            .into_iter()
+            .map(|(_, url)| url)
+            .collect();
+        assert_eq!(
+            urls,
+            [
+                "http://127.0.0.1:8080/v1",
+                "http://127.0.0.1:11434/v1",
+                "http://127.0.0.1:1234/v1",
+                "http://127.0.0.1:12434/engines/v1",
+                "http://127.0.0.1:8000/v1",
+                "http://127.0.0.1:8089/v1",
+            ]
+        );
     }
 
     #[test]

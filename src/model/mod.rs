@@ -1,4 +1,4 @@
-//! The model client: OpenAI-compatible Chat Completions over HTTP, streamed (engine.md).
+//! The model client: OpenAI-compatible Chat Completions over HTTP, streamed (docs/engine.md).
 
 pub mod detect;
 pub mod openai;
@@ -83,8 +83,8 @@ pub enum ModelError {
     },
     #[error("stream broke after {bytes} bytes: {reason}")]
     StreamBroke { bytes: u64, reason: String },
-    #[error("model server sent nothing for {secs} s (model.requestTimeout)")]
-    Timeout { secs: u64 },
+    #[error("model server sent nothing for {} s (model.requestTimeout)", crate::config::seconds(*.after))]
+    Timeout { after: std::time::Duration },
     #[error("model server sent a malformed event: {0}")]
     Malformed(String),
     #[error("{0}")]

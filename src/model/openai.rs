@@ -306,12 +306,12 @@ impl Inner {
     }
 
     fn idle(&self) -> Duration {
-        Duration::from_secs(self.config.request_timeout.max(1))
+        self.config.request_timeout
     }
 
     fn timeout_error(&self) -> ModelError {
         ModelError::Timeout {
-            secs: self.config.request_timeout,
+            after: self.config.request_timeout,
         }
     }
 

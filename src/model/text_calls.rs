@@ -1,4 +1,4 @@
-//! Tool calls that small models write as text (engine.md): `<tool_call>{…}</tool_call>`,
+//! Tool calls that small models write as text (docs/engine.md): `<tool_call>{…}</tool_call>`,
 //! `[TOOL_CALLS][…]`, or a fenced JSON object naming a known tool. While streaming, text from the
 //! first possible marker is held back so the user never sees a raw call; at the end it is either
 //! parsed into calls or released as text.

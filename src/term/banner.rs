@@ -1,14 +1,13 @@
-//! The banner shown on stderr at start (terminal.md "The banner"). Pure: a [`Banner`] in, lines
-//! out. The model line comes later, when detection completes ([`model_lines`]), so the prompt is
-//! never delayed.
+//! The banner shown on stderr at start (docs/terminal.md, "The banner"). Pure: a [`Banner`] in,
+//! lines out. The model line comes later, when detection completes ([`model_line`]), so the prompt
+//! is never delayed.
 
 use super::render::window;
 use super::style;
 use crate::config::Config;
+use crate::event::ContextUsage;
+use crate::model::detect::{self, ServerKind};
 use crate::skills::Catalogue;
-
-/// Below this window the banner warns that it is small for an agent (engine.md).
-pub const SMALL_WINDOW: u64 = 16 * 1024;
 
 /// What the banner says.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -28,6 +27,8 @@ pub struct Banner {
     pub mcp_servers: Vec<String>,
     /// Names of the configured agents.
     pub agents: Vec<String>,
+    /// The sandbox's mode as enforced (`workspace-write`); `None` when it is off.
+    pub sandbox: Option<String>,
     /// Every warning: configuration, skipped and shadowed skills.
     pub warnings: Vec<String>,
 }
@@ -58,8 +59,15 @@ impl Banner {
             .collect(),
             mcp_servers: config.mcp_servers.keys().cloned().collect(),
             agents: config.agents.keys().cloned().collect(),
+            sandbox: None,
             warnings: config.warnings.clone(),
         }
+    }
+
+    /// The model and URL the banner names (both configured), if it names one.
+    pub fn model_named(&self) -> Option<(String, String)> {
+        (!self.url.is_empty() && !self.model.is_empty())
+            .then(|| (self.model.clone(), self.url.clone()))
     }
 }
 
@@ -99,9 +107,14 @@ pub fn banner_lines(banner: &Banner, color: bool) -> Vec<String> {
     let mut facts = vec![
         format!("sessions {}", on_off(banner.sessions)),
         format!("yolo {}", on_off(banner.yolo)),
+    ];
+    if let Some(mode) = &banner.sandbox {
+        facts.push(format!("sandbox {mode}"));
+    }
+    facts.extend([
         plural(banner.skills, "skill", "skills"),
         hooks_fact(&banner.hooks),
-    ];
+    ]);
     if !banner.mcp_servers.is_empty() {
         facts.push(format!("MCP: {}", banner.mcp_servers.join(", ")));
     }
@@ -115,44 +128,55 @@ pub fn banner_lines(banner: &Banner, color: bool) -> Vec<String> {
     lines
 }
 
-/// The model line once detection completed, and a warning when the window is small for an
-/// agent, saying how to raise it on that server.
-pub fn model_lines(name: &str, url: &str, context_window: Option<u64>, color: bool) -> Vec<String> {
+/// The interactive session's hint, last line of its banner.
+pub const HINT: &str = "/help for commands · Ctrl-D to leave";
+
+/// The dim hint line of the interactive banner.
+pub fn hint_line(color: bool) -> String {
+    style::dim(color, HINT)
+}
+
+/// The line when detection completes: `model <name> at <url> · context window <N>`; when the
+/// banner already named this model at this URL (`banner_model`), only `context window <N>`.
+pub fn model_line(
+    name: &str,
+    url: &str,
+    context_window: Option<u64>,
+    banner_model: Option<&(String, String)>,
+    color: bool,
+) -> String {
     let ctx = match context_window {
         Some(n) if n > 0 => window(n),
         _ => "unknown".to_string(),
     };
-    let mut lines = vec![style::dim(
-        color,
-        &format!("model {name} at {url} · context window {ctx}"),
-    )];
-    if let Some(n) = context_window
-        && n > 0
-        && n < SMALL_WINDOW
-    {
-        lines.push(style::yellow(
-            color,
-            &format!(
-                "warning: a context window of {} is small for an agent; {}",
-                window(n),
-                raise_hint(url)
-            ),
-        ));
-    }
-    lines
+    let same = |a: &str, b: &str| a.trim_end_matches('/') == b.trim_end_matches('/');
+    let text = match banner_model {
+        Some((n, u)) if n == name && same(u, url) => format!("context window {ctx}"),
+        _ => format!("model {name} at {url} · context window {ctx}"),
+    };
+    style::dim(color, &text)
 }
 
-/// How to raise the window on the server behind `url` (recognised by its well-known port).
-fn raise_hint(url: &str) -> &'static str {
-    if url.contains(":11434") {
-        "raise it with OLLAMA_CONTEXT_LENGTH=32768 ollama serve (or num_ctx in a Modelfile)"
-    } else if url.contains(":1234") {
-        "raise it by loading the model with a larger context length in LM Studio"
-    } else if url.contains(":8080") {
-        "raise it by starting llama-server with -c 32768"
-    } else {
-        "raise the server's context size (and set contextWindow if it is not probed)"
+/// The warning that a small window is filling up: once a turn has used more than half of a
+/// window under [`detect::SMALL_WINDOW`], with how to raise it on that server. Before that
+/// the window is no trouble, and saying so at every start is noise.
+pub fn small_window_warning(
+    context: ContextUsage,
+    kind: ServerKind,
+    color: bool,
+) -> Option<String> {
+    if !small_window_filling(context) {
+        return None;
     }
+    detect::small_window_warning(context.size, kind)
+        .map(|w| style::yellow(color, &format!("warning: {w}")))
+}
+
+/// The window is small and over half of it is in use.
+pub fn small_window_filling(context: ContextUsage) -> bool {
+    context.size > 0
+        && context.size < detect::SMALL_WINDOW
+        && context.used.saturating_mul(2) > context.size
 }
 
 /// The line when detection failed (the server is unreachable or nothing was found).

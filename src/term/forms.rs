@@ -1,17 +1,82 @@
-//! `ask_user` forms and the permission question, asked on the terminal. Blocking: run on a
-//! blocking thread. Parsing the answers is pure and unit-tested.
+//! `ask_user` forms and the permission question, asked on the terminal with keys from a
+//! [`Keys`] source: the interactive session's one reader (an open question of keyboard.rs), or
+//! `mm -p`'s short raw reads. Parsing the answers is pure and unit-tested.
 
+use std::collections::VecDeque;
 use std::io::Write;
 
-use super::raw::{self, Choice, LineEnd};
+use async_trait::async_trait;
+
+use super::keyboard::Asking;
+use super::keys::{Decoder, Key};
+use super::raw;
 use super::style;
 use crate::event::{AnswerValue, Form, FormAnswer, PermissionDecision, Question, QuestionKind};
+use crate::relay::{RelayedOption, RelayedPermission};
+
+/// Where a question's keys come from.
+#[async_trait]
+pub trait Keys: Send {
+    /// The next key; `Hangup` when there will be none.
+    async fn key(&mut self) -> Key;
+}
+
+#[async_trait]
+impl Keys for Asking<'_> {
+    async fn key(&mut self) -> Key {
+        Asking::key(self).await
+    }
+}
+
+/// `mm -p`'s keys: raw mode for the question only, what was typed before it discarded
+/// (raw::Question), each read on a blocking thread.
+pub struct OneShotKeys {
+    _raw: Option<raw::Question>,
+    decoder: Decoder,
+    pending: VecDeque<Key>,
+}
+
+impl OneShotKeys {
+    pub fn enter() -> Self {
+        OneShotKeys {
+            _raw: raw::Question::enter(),
+            decoder: Decoder::new(),
+            pending: VecDeque::new(),
+        }
+    }
+}
+
+#[async_trait]
+impl Keys for OneShotKeys {
+    async fn key(&mut self) -> Key {
+        if self._raw.is_none() {
+            return Key::Hangup;
+        }
+        loop {
+            if let Some(key) = self.pending.pop_front() {
+                return key;
+            }
+            let bytes = tokio::task::spawn_blocking(raw::read_bytes)
+                .await
+                .unwrap_or_default();
+            if bytes.is_empty() {
+                return Key::Hangup;
+            }
+            self.pending.extend(self.decoder.feed(&bytes));
+            // A lone ESC: a key of its own (an escape sequence comes in one read).
+            self.pending.extend(self.decoder.flush());
+        }
+    }
+}
+
+/// Where a question is written.
+pub type Out<'a> = &'a mut (dyn Write + Send);
 
 /// Asks the permission question (already written) and returns the answer; `interrupted` is true
 /// when the user pressed Ctrl-C (the turn is to be cancelled).
-pub fn permission_key(out: &mut dyn Write) -> (PermissionDecision, bool) {
+pub async fn permission_key(keys: &mut dyn Keys, out: Out<'_>) -> (PermissionDecision, bool) {
     let _ = out.flush();
-    let (decision, word, interrupted) = match raw::read_choice(&['y', 'a', 'n', 'v'], None) {
+    let (decision, word, interrupted) = match read_choice(keys, &['y', 'a', 'n', 'v'], None).await {
         Choice::Key('y') => (PermissionDecision::AllowOnce, "yes", false),
         Choice::Key('a') => (PermissionDecision::AllowAlways, "always", false),
         Choice::Key('v') => (PermissionDecision::Never, "never", false),
@@ -25,11 +90,66 @@ pub fn permission_key(out: &mut dyn Write) -> (PermissionDecision, bool) {
     (decision, interrupted)
 }
 
+/// The question for another agent's permission request: `Allow <agent>: <title>?` and its own
+/// options, numbered (at most nine can be picked).
+pub fn relayed_prompt(request: &RelayedPermission, color: bool) -> String {
+    let question = format!(
+        "Allow {}?",
+        request.title.lines().next().unwrap_or_default()
+    );
+    let keys: Vec<String> = request
+        .options
+        .iter()
+        .take(9)
+        .enumerate()
+        .map(|(i, o)| format!("[{}] {}", i + 1, o.name))
+        .collect();
+    let keys = format!("  {}", keys.join("  "));
+    if color {
+        format!(
+            "{}{}",
+            style::bold(true, &question),
+            style::dim(true, &keys)
+        )
+    } else {
+        format!("{question}{keys}")
+    }
+}
+
+/// Reads the answer to [`relayed_prompt`] (already written): the chosen option's id; Escape or
+/// the end of input picks the agent's `reject_once` option; `interrupted` is true on Ctrl-C (the
+/// turn is to be cancelled, and the answer is cancelled).
+pub async fn relayed_key(
+    request: &RelayedPermission,
+    keys: &mut dyn Keys,
+    out: Out<'_>,
+) -> (Option<String>, bool) {
+    let _ = out.flush();
+    let options: Vec<&RelayedOption> = request.options.iter().take(9).collect();
+    let allowed: Vec<char> = (1..=options.len())
+        .filter_map(|n| char::from_digit(n as u32, 10))
+        .collect();
+    let (chosen, word, interrupted) = match read_choice(keys, &allowed, None).await {
+        Choice::Key(k) => {
+            let index = k.to_digit(10).map_or(0, |d| d as usize).saturating_sub(1);
+            match options.get(index) {
+                Some(o) => (Some(o.id.clone()), o.name.clone(), false),
+                None => (request.refusal(), "no".to_string(), false),
+            }
+        }
+        Choice::Escape | Choice::Eof => (request.refusal(), "no".to_string(), false),
+        Choice::Interrupt => (None, "cancelled".to_string(), true),
+    };
+    let _ = writeln!(out, " {word}");
+    let _ = out.flush();
+    (chosen, interrupted)
+}
+
 /// Asks every question of a form in turn.
-pub fn ask_form(form: &Form, out: &mut dyn Write, color: bool) -> FormAnswer {
+pub async fn ask_form(form: &Form, keys: &mut dyn Keys, out: Out<'_>, color: bool) -> FormAnswer {
     let mut answers = Vec::new();
     for question in &form.questions {
-        match ask_question(question, out, color) {
+        match ask_question(question, keys, out, color).await {
             Asked::Answer(value) => answers.push(value),
             Asked::Declined => return FormAnswer::Declined,
             Asked::Cancelled => return FormAnswer::Cancelled,
@@ -44,7 +164,12 @@ enum Asked {
     Cancelled,
 }
 
-fn ask_question(question: &Question, out: &mut dyn Write, color: bool) -> Asked {
+async fn ask_question(
+    question: &Question,
+    keys: &mut dyn Keys,
+    out: Out<'_>,
+    color: bool,
+) -> Asked {
     let _ = writeln!(
         out,
         "{}",
@@ -60,7 +185,7 @@ fn ask_question(question: &Question, out: &mut dyn Write, color: bool) -> Asked 
             let _ = write!(out, "{} ", style::dim(color, hint));
             let _ = out.flush();
             let on_enter = default.map(|d| if d { 'y' } else { 'n' });
-            match raw::read_choice(&['y', 'n'], on_enter) {
+            match read_choice(keys, &['y', 'n'], on_enter).await {
                 Choice::Key(k) => {
                     let _ = writeln!(out, "{}", if k == 'y' { "yes" } else { "no" });
                     Asked::Answer(AnswerValue::Bool(k == 'y'))
@@ -77,38 +202,18 @@ fn ask_question(question: &Question, out: &mut dyn Write, color: bool) -> Asked 
         }
         QuestionKind::Choice { options, default } => {
             list_options(options, default.as_slice(), out, color);
-            loop {
-                let _ = write!(out, "{} ", style::dim(color, "number>"));
-                let _ = out.flush();
-                match raw::read_line(out) {
-                    LineEnd::Line(line) => match parse_choice(&line, options, default.as_deref()) {
-                        Ok(value) => return Asked::Answer(value),
-                        Err(why) => {
-                            let _ = writeln!(out, "{}", style::yellow(color, &why));
-                        }
-                    },
-                    LineEnd::Interrupt => return Asked::Cancelled,
-                    LineEnd::Eof | LineEnd::Escape => return Asked::Declined,
-                }
-            }
+            ask_line(keys, out, color, "number>", |line| {
+                parse_choice(line, options, default.as_deref())
+            })
+            .await
         }
         QuestionKind::Multi { options, default } => {
             let defaults = default.clone().unwrap_or_default();
             list_options(options, &defaults, out, color);
-            loop {
-                let _ = write!(out, "{} ", style::dim(color, "numbers (e.g. 1,3)>"));
-                let _ = out.flush();
-                match raw::read_line(out) {
-                    LineEnd::Line(line) => match parse_multi(&line, options, default.as_deref()) {
-                        Ok(value) => return Asked::Answer(value),
-                        Err(why) => {
-                            let _ = writeln!(out, "{}", style::yellow(color, &why));
-                        }
-                    },
-                    LineEnd::Interrupt => return Asked::Cancelled,
-                    LineEnd::Eof | LineEnd::Escape => return Asked::Declined,
-                }
-            }
+            ask_line(keys, out, color, "numbers (e.g. 1,3)>", |line| {
+                parse_multi(line, options, default.as_deref())
+            })
+            .await
         }
         QuestionKind::Text { default } => {
             let prompt = match default {
@@ -117,7 +222,7 @@ fn ask_question(question: &Question, out: &mut dyn Write, color: bool) -> Asked 
             };
             let _ = write!(out, "{} ", style::dim(color, &prompt));
             let _ = out.flush();
-            match raw::read_line(out) {
+            match read_line(keys, out).await {
                 LineEnd::Line(line) => Asked::Answer(parse_text(&line, default.as_deref())),
                 LineEnd::Interrupt => Asked::Cancelled,
                 LineEnd::Eof | LineEnd::Escape => Asked::Declined,
@@ -126,7 +231,31 @@ fn ask_question(question: &Question, out: &mut dyn Write, color: bool) -> Asked 
     }
 }
 
-fn list_options(options: &[String], defaults: &[String], out: &mut dyn Write, color: bool) {
+/// Asks for one line until `parse` takes it; what it refuses is explained and asked again.
+async fn ask_line(
+    keys: &mut dyn Keys,
+    out: Out<'_>,
+    color: bool,
+    prompt: &str,
+    parse: impl Fn(&str) -> Result<AnswerValue, String> + Send,
+) -> Asked {
+    loop {
+        let _ = write!(out, "{} ", style::dim(color, prompt));
+        let _ = out.flush();
+        match read_line(keys, out).await {
+            LineEnd::Line(line) => match parse(&line) {
+                Ok(value) => return Asked::Answer(value),
+                Err(why) => {
+                    let _ = writeln!(out, "{}", style::yellow(color, &why));
+                }
+            },
+            LineEnd::Interrupt => return Asked::Cancelled,
+            LineEnd::Eof | LineEnd::Escape => return Asked::Declined,
+        }
+    }
+}
+
+fn list_options(options: &[String], defaults: &[String], out: Out<'_>, color: bool) {
     for (i, option) in options.iter().enumerate() {
         let mark = if defaults.contains(option) {
             style::dim(color, " (default)")
@@ -135,6 +264,122 @@ fn list_options(options: &[String], defaults: &[String], out: &mut dyn Write, co
         };
         let _ = writeln!(out, "  {}. {option}{mark}", i + 1);
     }
+}
+
+/// How a short answer ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum LineEnd {
+    Line(String),
+    Interrupt,
+    Eof,
+    Escape,
+}
+
+/// Reads a short answer with echo and backspace.
+pub async fn read_line(keys: &mut dyn Keys, out: Out<'_>) -> LineEnd {
+    let mut line = String::new();
+    loop {
+        match keys.key().await {
+            Key::Char(c) => {
+                line.push(c);
+                let _ = write!(out, "{c}");
+            }
+            Key::Paste(text) => {
+                let one_line: String = text.chars().filter(|c| !c.is_control()).collect();
+                line.push_str(&one_line);
+                let _ = write!(out, "{one_line}");
+            }
+            Key::Backspace => {
+                if line.pop().is_some() {
+                    let _ = write!(out, "\x08 \x08");
+                }
+            }
+            Key::Enter => {
+                let _ = writeln!(out);
+                let _ = out.flush();
+                return LineEnd::Line(line);
+            }
+            Key::Interrupt => {
+                let _ = writeln!(out, "^C");
+                return LineEnd::Interrupt;
+            }
+            Key::CtrlD | Key::Hangup if line.is_empty() => {
+                let _ = writeln!(out);
+                return LineEnd::Eof;
+            }
+            Key::Hangup => {
+                let _ = writeln!(out);
+                return LineEnd::Eof;
+            }
+            Key::Escape => {
+                let _ = writeln!(out);
+                return LineEnd::Escape;
+            }
+            Key::CtrlD
+            | Key::AltEnter
+            | Key::Tab
+            | Key::DeleteWordBack
+            | Key::Delete
+            | Key::Left
+            | Key::Right
+            | Key::Up
+            | Key::Down
+            | Key::Home
+            | Key::End
+            | Key::WordLeft
+            | Key::WordRight
+            | Key::Ctrl(_)
+            | Key::Other => {}
+        }
+        let _ = out.flush();
+    }
+}
+
+/// Reads one of `allowed` (case-insensitive), ignoring other keys; `Enter` gives `on_enter`
+/// when set.
+pub async fn read_choice(keys: &mut dyn Keys, allowed: &[char], on_enter: Option<char>) -> Choice {
+    loop {
+        match keys.key().await {
+            Key::Char(c) => {
+                let lower = c.to_ascii_lowercase();
+                if allowed.contains(&lower) {
+                    return Choice::Key(lower);
+                }
+            }
+            Key::Enter => {
+                if let Some(k) = on_enter {
+                    return Choice::Key(k);
+                }
+            }
+            Key::Interrupt => return Choice::Interrupt,
+            Key::CtrlD | Key::Hangup => return Choice::Eof,
+            Key::Escape => return Choice::Escape,
+            Key::AltEnter
+            | Key::Tab
+            | Key::Backspace
+            | Key::DeleteWordBack
+            | Key::Delete
+            | Key::Left
+            | Key::Right
+            | Key::Up
+            | Key::Down
+            | Key::Home
+            | Key::End
+            | Key::WordLeft
+            | Key::WordRight
+            | Key::Ctrl(_)
+            | Key::Paste(_)
+            | Key::Other => {}
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Choice {
+    Key(char),
+    Interrupt,
+    Eof,
+    Escape,
 }
 
 /// A choice: its number, or its text; empty takes the default.
@@ -207,12 +452,87 @@ fn pick(part: &str, options: &[String]) -> Option<String> {
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
+    use crate::event::Question;
     use pretty_assertions::assert_eq;
 
     fn opts() -> Vec<String> {
         vec!["red".into(), "green".into(), "blue".into()]
+    }
+
+    /// Scripted keys.
+    struct Typed(VecDeque<Key>);
+
+    #[async_trait]
+    impl Keys for Typed {
+        async fn key(&mut self) -> Key {
+            self.0.pop_front().unwrap_or(Key::Hangup)
+        }
+    }
+
+    fn typed(s: &str) -> Typed {
+        Typed(
+            s.chars()
+                .map(|c| match c {
+                    '\r' => Key::Enter,
+                    '\x03' => Key::Interrupt,
+                    '\x7f' => Key::Backspace,
+                    c => Key::Char(c),
+                })
+                .collect(),
+        )
+    }
+
+    #[tokio::test]
+    async fn a_form_is_asked_question_by_question() {
+        let form = Form {
+            tool_call_id: "call_1".into(),
+            questions: vec![
+                Question {
+                    question: "Colour?".into(),
+                    kind: QuestionKind::Choice {
+                        options: opts(),
+                        default: None,
+                    },
+                },
+                Question {
+                    question: "Sure?".into(),
+                    kind: QuestionKind::Confirm {
+                        default: Some(true),
+                    },
+                },
+                Question {
+                    question: "Name?".into(),
+                    kind: QuestionKind::Text { default: None },
+                },
+            ],
+        };
+        let mut out = Vec::new();
+        let answer = ask_form(&form, &mut typed("9\r2\r\rBox\x7fb\r"), &mut out, false).await;
+        assert_eq!(
+            answer,
+            FormAnswer::Accepted(vec![
+                AnswerValue::Text("green".into()),
+                AnswerValue::Bool(true),
+                AnswerValue::Text("Bob".into())
+            ])
+        );
+        let shown = String::from_utf8(out).unwrap();
+        assert!(shown.contains("type a number from 1 to 3"), "{shown}");
+        let cancelled = ask_form(&form, &mut typed("\x03"), &mut Vec::new(), false).await;
+        assert_eq!(cancelled, FormAnswer::Cancelled);
+    }
+
+    #[tokio::test]
+    async fn the_permission_key_ignores_other_keys() {
+        let mut out = Vec::new();
+        let got = permission_key(&mut typed("xa"), &mut out).await;
+        assert_eq!(got, (PermissionDecision::AllowAlways, false));
+        assert_eq!(String::from_utf8(out).unwrap(), " always\n");
+        let got = permission_key(&mut typed("\x03"), &mut Vec::new()).await;
+        assert_eq!(got, (PermissionDecision::RejectOnce, true));
     }
 
     #[test]

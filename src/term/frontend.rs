@@ -1,6 +1,11 @@
 //! The terminal's [`Frontend`]s: interactive ([`TermFrontend`]) and one-shot
 //! ([`OneShotFrontend`], `mm -p`). Both write what [`Renderer`] produces; write errors (a closed
 //! pipe) are ignored, never a panic.
+//!
+//! Questions (the permission gate, `ask_user` forms — and any other front-end question, such as
+//! one relayed from another agent) all go through [`TermFrontend::ask_permission`] and
+//! [`TermFrontend::ask_user`]: one at a time, reading the session's one keyboard, which keeps the
+//! keys typed before a question for the next prompt.
 
 use std::io::{self, Write};
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -9,15 +14,23 @@ use std::time::{Duration, Instant};
 use async_trait::async_trait;
 use tokio_util::sync::CancellationToken;
 
-use super::forms;
+use super::forms::{self, OneShotKeys};
+use super::keyboard::Keyboard;
 use super::render::{self, Layout, Out, Renderer, Target};
+use super::screen::Screen;
 use super::style;
-use crate::event::{Event, Form, FormAnswer, Frontend, PermissionDecision, PermissionRequest};
+use crate::event::{
+    ContextUsage, Event, Form, FormAnswer, Frontend, PermissionDecision, PermissionRequest,
+};
+use crate::relay::{self, RelayedAnswer, RelayedForm, RelayedPermission};
 
 /// The note when a gated call cannot be asked about.
 pub const NO_TERMINAL_REJECTED: &str = "gated tool rejected: no terminal to ask (use --yolo)";
 /// Why `ask_user` cannot be answered.
 pub const NO_TERMINAL: &str = "no terminal to ask";
+/// The note when another agent's permission request cannot be put to the user.
+pub const NO_TERMINAL_RELAYED: &str =
+    "another agent's permission request refused: no terminal to ask";
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
@@ -59,7 +72,15 @@ impl OneShotFrontend {
         }
     }
 
-    /// Ends the output after the turn (the answer's line, on stderr when stdout had no newline).
+    /// The banner named this model at this server (the detected model line says only what it
+    /// adds).
+    pub fn banner_model(&self, model: Option<(String, String)>) {
+        if let Some((name, url)) = model {
+            lock(&self.renderer).set_banner_model(&name, &url);
+        }
+    }
+
+    /// Ends the output after the turn (the answer's line ends with a newline).
     pub fn finish(&self) {
         let pieces = lock(&self.renderer).finish();
         write_out(&pieces);
@@ -71,6 +92,15 @@ impl OneShotFrontend {
         let mut pieces = Vec::new();
         r.lines(&mut pieces, Target::Stderr, vec![line.to_string()]);
         write_out(&pieces);
+    }
+
+    /// The context usage last reported.
+    pub fn context(&self) -> Option<ContextUsage> {
+        lock(&self.renderer).context()
+    }
+
+    pub fn color(&self) -> bool {
+        self.color
     }
 }
 
@@ -90,33 +120,134 @@ impl Frontend for OneShotFrontend {
             self.note(&style::yellow(self.color, NO_TERMINAL_REJECTED));
             return PermissionDecision::RejectOnce;
         }
-        let prompt = render::permission_prompt(&request.call, self.color);
-        let pieces = lock(&self.renderer).finish();
-        write_out(&pieces);
-        let asked = tokio::task::spawn_blocking(move || {
-            let mut err = io::stderr();
-            let _ = write!(err, "{prompt}");
-            forms::permission_key(&mut err).0
-        });
-        tokio::select! {
-            asked = asked => asked.unwrap_or(PermissionDecision::RejectOnce),
-            () = cancel.cancelled() => PermissionDecision::RejectOnce,
+        if cancel.is_cancelled() {
+            return PermissionDecision::RejectOnce;
         }
+        // Raw mode and what was typed before discarded, then the question.
+        let mut keys = OneShotKeys::enter();
+        let pieces = {
+            let mut r = lock(&self.renderer);
+            let mut pieces = r.finish();
+            r.lines(
+                &mut pieces,
+                Target::Stderr,
+                render::proposed_lines(&request.preview, self.color),
+            );
+            r.previewed(&request.call.id, request.preview.clone());
+            pieces
+        };
+        write_out(&pieces);
+        let mut err = io::stderr();
+        let _ = write!(
+            err,
+            "{}",
+            render::permission_prompt(&request.call, self.color)
+        );
+        let (decision, interrupted) = tokio::select! {
+            asked = forms::permission_key(&mut keys, &mut err) => asked,
+            () = cancel.cancelled() => {
+                let _ = writeln!(err);
+                (PermissionDecision::RejectOnce, false)
+            }
+        };
+        // Ctrl-C at the question (a key in raw mode) cancels the turn, as SIGINT would.
+        if interrupted {
+            cancel.cancel();
+        }
+        decision
     }
 
     async fn ask_user(&self, form: Form, cancel: &CancellationToken) -> FormAnswer {
         if !self.stdin_terminal {
             return FormAnswer::Unavailable(NO_TERMINAL.to_string());
         }
+        let mut keys = OneShotKeys::enter();
         let pieces = lock(&self.renderer).finish();
         write_out(&pieces);
-        let color = self.color;
-        let asked =
-            tokio::task::spawn_blocking(move || forms::ask_form(&form, &mut io::stderr(), color));
+        let mut err = io::stderr();
+        // Ctrl-C on a question cancels the question, not the turn: the model is told and
+        // goes on.
         tokio::select! {
-            asked = asked => asked.unwrap_or_else(|e| FormAnswer::Unavailable(e.to_string())),
+            answer = forms::ask_form(&form, &mut keys, &mut err, self.color) => answer,
             () = cancel.cancelled() => FormAnswer::Cancelled,
         }
+    }
+
+    async fn ask_relayed_permission(
+        &self,
+        request: RelayedPermission,
+        cancel: &CancellationToken,
+    ) -> Option<String> {
+        if !self.stdin_terminal {
+            self.note(&style::yellow(self.color, NO_TERMINAL_RELAYED));
+            return request.refusal();
+        }
+        if cancel.is_cancelled() {
+            return None;
+        }
+        let mut keys = OneShotKeys::enter();
+        let pieces = lock(&self.renderer).finish();
+        write_out(&pieces);
+        let mut err = io::stderr();
+        let _ = write!(err, "{}", forms::relayed_prompt(&request, self.color));
+        let (chosen, interrupted) = tokio::select! {
+            asked = forms::relayed_key(&request, &mut keys, &mut err) => asked,
+            () = cancel.cancelled() => {
+                let _ = writeln!(err);
+                (None, false)
+            }
+        };
+        // Ctrl-C at the prompt cancels the turn, as at our own permission prompt; the asked
+        // agent is cancelled with it.
+        if interrupted {
+            cancel.cancel();
+        }
+        chosen
+    }
+
+    async fn ask_relayed_form(
+        &self,
+        form: RelayedForm,
+        cancel: &CancellationToken,
+    ) -> RelayedAnswer {
+        if !self.stdin_terminal {
+            return RelayedAnswer::Unavailable(NO_TERMINAL.to_string());
+        }
+        let mut keys = OneShotKeys::enter();
+        let pieces = lock(&self.renderer).finish();
+        write_out(&pieces);
+        ask_relayed_form(form, &mut keys, &mut io::stderr(), self.color, cancel).await
+    }
+}
+
+/// Asks another agent's form with the terminal's forms, when its fields are ones they draw.
+async fn ask_relayed_form(
+    form: RelayedForm,
+    keys: &mut dyn forms::Keys,
+    out: forms::Out<'_>,
+    color: bool,
+    cancel: &CancellationToken,
+) -> RelayedAnswer {
+    let Some(fields) = relay::questions_of(&form.schema) else {
+        return RelayedAnswer::Unavailable(relay::FIELD_NOT_DRAWABLE.to_string());
+    };
+    let ours = Form {
+        tool_call_id: form.tool_call_id.clone(),
+        questions: fields.into_iter().map(|(_, q)| q).collect(),
+    };
+    let header = format!("{} asks: {}", form.agent, form.message);
+    let _ = writeln!(out, "{}", style::bold(color, &header));
+    let answer = tokio::select! {
+        answer = forms::ask_form(&ours, keys, out, color) => answer,
+        () = cancel.cancelled() => FormAnswer::Cancelled,
+    };
+    match answer {
+        FormAnswer::Accepted(values) => {
+            RelayedAnswer::Accepted(relay::content_of(&form.schema, &values))
+        }
+        FormAnswer::Declined => RelayedAnswer::Declined,
+        FormAnswer::Cancelled => RelayedAnswer::Cancelled,
+        FormAnswer::Unavailable(why) => RelayedAnswer::Unavailable(why),
     }
 }
 
@@ -136,18 +267,33 @@ pub struct TermFrontend {
     spinner: Arc<Mutex<SpinnerState>>,
     /// The model line last shown, so detection and events do not repeat it.
     model_shown: Mutex<Option<(String, String, Option<u64>)>>,
+    /// The model and server the banner named.
+    banner_model: Mutex<Option<(String, String)>>,
+    keyboard: Arc<Keyboard>,
+    screen: Arc<Screen>,
+    /// One question at a time.
+    asking: tokio::sync::Mutex<()>,
 }
 
 const FRAMES: [&str; 10] = ["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"];
 
 impl TermFrontend {
-    pub fn new(color: bool, spinner_enabled: bool) -> Arc<Self> {
+    pub fn new(
+        color: bool,
+        spinner_enabled: bool,
+        keyboard: Arc<Keyboard>,
+        screen: Arc<Screen>,
+    ) -> Arc<Self> {
         let frontend = Arc::new(TermFrontend {
             renderer: Mutex::new(Renderer::new(Layout::Interactive, color)),
             color,
             spinner_enabled,
             spinner: Arc::new(Mutex::new(SpinnerState::default())),
             model_shown: Mutex::new(None),
+            banner_model: Mutex::new(None),
+            keyboard,
+            screen,
+            asking: tokio::sync::Mutex::new(()),
         });
         if spinner_enabled {
             let state = Arc::clone(&frontend.spinner);
@@ -180,8 +326,21 @@ impl TermFrontend {
         self.color
     }
 
-    /// A turn starts: show the spinner.
+    pub fn keyboard(&self) -> &Arc<Keyboard> {
+        &self.keyboard
+    }
+
+    /// The banner named this model at this server.
+    pub fn banner_model(&self, model: Option<(String, String)>) {
+        if let Some((name, url)) = &model {
+            lock(&self.renderer).set_banner_model(name, url);
+        }
+        *lock(&self.banner_model) = model;
+    }
+
+    /// A turn starts: show the spinner; the answer wraps at the window's width.
     pub fn begin_turn(&self) {
+        lock(&self.renderer).set_width(super::raw::width());
         self.start_spinner();
     }
 
@@ -189,46 +348,49 @@ impl TermFrontend {
     pub fn end_turn(&self) {
         let _s = self.stop_spinner();
         let pieces = lock(&self.renderer).finish();
-        write_out(&pieces);
+        self.write(&pieces);
     }
 
     /// The context usage last reported.
-    pub fn context(&self) -> Option<crate::event::ContextUsage> {
+    pub fn context(&self) -> Option<ContextUsage> {
         lock(&self.renderer).context()
     }
 
-    /// Lines on `target`, each at the start of a line.
+    fn write(&self, pieces: &[Out]) {
+        for piece in pieces {
+            self.screen.print(piece.target, &piece.text);
+        }
+    }
+
+    /// Lines on `target`, each at the start of a line (above the prompt while one is shown).
     pub fn lines(&self, target: Target, lines: Vec<String>) {
         let _s = self.stop_spinner();
         let mut pieces = Vec::new();
         lock(&self.renderer).lines(&mut pieces, target, lines);
-        write_out(&pieces);
+        self.write(&pieces);
     }
 
     /// Shows the model line, unless the same one was shown already.
     pub fn show_model(&self, name: &str, url: &str, context_window: Option<u64>) {
-        if let Some(lines) = self.model_text(name, url, context_window) {
-            self.lines(Target::Stderr, lines);
+        if let Some(line) = self.model_text(name, url, context_window) {
+            self.lines(Target::Stderr, vec![line]);
         }
     }
 
-    /// The model line and its warning, `None` when the same was shown already.
-    pub fn model_text(
-        &self,
-        name: &str,
-        url: &str,
-        context_window: Option<u64>,
-    ) -> Option<Vec<String>> {
+    /// The model line, `None` when the same was shown already.
+    pub fn model_text(&self, name: &str, url: &str, context_window: Option<u64>) -> Option<String> {
         let key = (name.to_string(), url.to_string(), context_window);
         let mut shown = lock(&self.model_shown);
         if shown.as_ref() == Some(&key) {
             return None;
         }
         *shown = Some(key);
-        Some(super::banner::model_lines(
+        let banner = lock(&self.banner_model).clone();
+        Some(super::banner::model_line(
             name,
             url,
             context_window,
+            banner.as_ref(),
             self.color,
         ))
     }
@@ -251,6 +413,16 @@ impl TermFrontend {
             s.drawn = false;
         }
         s
+    }
+
+    /// Ends what was streamed so far (before a question is written).
+    fn settle(&self, lines: Vec<String>) {
+        let _s = self.stop_spinner();
+        let mut r = lock(&self.renderer);
+        let mut pieces = r.finish();
+        r.lines(&mut pieces, Target::Stdout, lines);
+        drop(r);
+        self.write(&pieces);
     }
 }
 
@@ -277,7 +449,7 @@ impl Frontend for TermFrontend {
             Some(self.stop_spinner())
         };
         let pieces = lock(&self.renderer).event(&event);
-        write_out(&pieces);
+        self.write(&pieces);
         drop(spinner);
         if waits_for_model {
             self.start_spinner();
@@ -289,22 +461,29 @@ impl Frontend for TermFrontend {
         request: PermissionRequest,
         cancel: &CancellationToken,
     ) -> PermissionDecision {
-        let prompt = render::permission_prompt(&request.call, self.color);
-        {
-            let _s = self.stop_spinner();
-            let pieces = lock(&self.renderer).finish();
-            write_out(&pieces);
+        if cancel.is_cancelled() {
+            return PermissionDecision::RejectOnce;
         }
-        let asked = tokio::task::spawn_blocking(move || {
-            let mut out = io::stdout();
-            let _ = write!(out, "{prompt}");
-            forms::permission_key(&mut out)
-        });
+        let _one = self.asking.lock().await;
+        // Keys typed until now are set aside before the question shows: they never answer it.
+        let mut keys = self.keyboard.question().await;
+        self.settle(render::proposed_lines(&request.preview, self.color));
+        lock(&self.renderer).previewed(&request.call.id, request.preview.clone());
+        let mut out = io::stdout();
+        let _ = write!(
+            out,
+            "{}",
+            render::permission_prompt(&request.call, self.color)
+        );
         let (decision, interrupted) = tokio::select! {
-            asked = asked => asked.unwrap_or((PermissionDecision::RejectOnce, false)),
-            () = cancel.cancelled() => (PermissionDecision::RejectOnce, false),
+            asked = forms::permission_key(&mut keys, &mut out) => asked,
+            () = cancel.cancelled() => {
+                let _ = writeln!(out);
+                (PermissionDecision::RejectOnce, false)
+            }
         };
-        // Ctrl-C at the prompt cancels the turn, as it does anywhere else in a turn.
+        drop(keys);
+        // Ctrl-C at the question cancels the turn, as it does anywhere else in a turn.
         if interrupted {
             cancel.cancel();
         }
@@ -312,21 +491,65 @@ impl Frontend for TermFrontend {
     }
 
     async fn ask_user(&self, form: Form, cancel: &CancellationToken) -> FormAnswer {
-        {
-            let _s = self.stop_spinner();
-            let pieces = lock(&self.renderer).finish();
-            write_out(&pieces);
+        if cancel.is_cancelled() {
+            return FormAnswer::Cancelled;
         }
-        let color = self.color;
-        let asked =
-            tokio::task::spawn_blocking(move || forms::ask_form(&form, &mut io::stdout(), color));
-        let answer = tokio::select! {
-            asked = asked => asked.unwrap_or_else(|e| FormAnswer::Unavailable(e.to_string())),
-            () = cancel.cancelled() => FormAnswer::Cancelled,
+        let _one = self.asking.lock().await;
+        let mut keys = self.keyboard.question().await;
+        self.settle(Vec::new());
+        let mut out = io::stdout();
+        // Ctrl-C on a question cancels the question, not the turn: the model is told and
+        // goes on.
+        tokio::select! {
+            answer = forms::ask_form(&form, &mut keys, &mut out, self.color) => answer,
+            () = cancel.cancelled() => {
+                let _ = writeln!(out);
+                FormAnswer::Cancelled
+            }
+        }
+    }
+
+    async fn ask_relayed_permission(
+        &self,
+        request: RelayedPermission,
+        cancel: &CancellationToken,
+    ) -> Option<String> {
+        if cancel.is_cancelled() {
+            return None;
+        }
+        let _one = self.asking.lock().await;
+        // Keys typed until now are set aside before the question shows: they never answer it.
+        let mut keys = self.keyboard.question().await;
+        self.settle(Vec::new());
+        let mut out = io::stdout();
+        let _ = write!(out, "{}", forms::relayed_prompt(&request, self.color));
+        let (chosen, interrupted) = tokio::select! {
+            asked = forms::relayed_key(&request, &mut keys, &mut out) => asked,
+            () = cancel.cancelled() => {
+                let _ = writeln!(out);
+                (None, false)
+            }
         };
-        if answer == FormAnswer::Cancelled {
+        drop(keys);
+        // Ctrl-C at the prompt cancels the turn, as at our own permission prompt; the asked
+        // agent is cancelled with it.
+        if interrupted {
             cancel.cancel();
         }
-        answer
+        chosen
+    }
+
+    async fn ask_relayed_form(
+        &self,
+        form: RelayedForm,
+        cancel: &CancellationToken,
+    ) -> RelayedAnswer {
+        if cancel.is_cancelled() {
+            return RelayedAnswer::Cancelled;
+        }
+        let _one = self.asking.lock().await;
+        let mut keys = self.keyboard.question().await;
+        self.settle(Vec::new());
+        ask_relayed_form(form, &mut keys, &mut io::stdout(), self.color, cancel).await
     }
 }

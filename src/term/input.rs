@@ -8,6 +8,7 @@ pub const LOCAL_COMMANDS: &[(&str, &str)] = &[
     ("help", "Show the commands and keys"),
     ("model", "Show the model, its server and its context window"),
     ("skills", "List the skills and their folders"),
+    ("mcp", "List the MCP servers, their state and their tools"),
     ("sessions", "List the saved sessions of this folder"),
     ("load", "Resume a saved session: /load ID"),
     ("ask", "Ask another agent: /ask AGENT question"),
@@ -21,6 +22,7 @@ pub enum Local {
     Quit,
     Model,
     Skills,
+    Mcp,
     Sessions,
     Load(String),
     Ask(String),
@@ -65,6 +67,7 @@ pub fn classify(text: &str, skills: &[String]) -> Input {
         "quit" | "exit" => Input::Local(Local::Quit),
         "model" => Input::Local(Local::Model),
         "skills" => Input::Local(Local::Skills),
+        "mcp" => Input::Local(Local::Mcp),
         "sessions" => Input::Local(Local::Sessions),
         "load" => Input::Local(Local::Load(rest)),
         "ask" => Input::Local(Local::Ask(rest)),
@@ -133,6 +136,58 @@ pub fn complete(
         return (start, found);
     }
     (start, Vec::new())
+}
+
+/// Tab after `/load `: the saved sessions' ids that start with what was typed; `None` when the
+/// cursor is not in `/load`'s argument.
+pub fn complete_load(
+    line: &str,
+    pos: usize,
+    ids: &[String],
+) -> Option<(usize, Vec<(String, String)>)> {
+    let before = &line[..pos.min(line.len())];
+    let indent = before.len() - before.trim_start().len();
+    let rest = before[indent..].strip_prefix("/load ")?;
+    let typed = rest.trim_start();
+    if typed.contains(char::is_whitespace) {
+        return None;
+    }
+    let start = before.len() - typed.len();
+    let found = ids
+        .iter()
+        .filter(|id| id.starts_with(typed))
+        .map(|id| (id.clone(), id.clone()))
+        .collect();
+    Some((start, found))
+}
+
+/// What a prompt names that does not exist: an `@path` (at the start or after whitespace, as
+/// the engine reads them) naming no file or folder, and a `$name` that is a skill's kind of name
+/// but names no skill. One dim notice line each, shown before the prompt goes anyway.
+pub fn unresolved(text: &str, cwd: &Path, skills: &[String]) -> Vec<String> {
+    let trailing: &[char] = &[',', '.', ';', ':', '!', '?', ')', ']', '}', '"', '\''];
+    let mut notices = Vec::new();
+    for word in text.split_whitespace() {
+        if let Some(path) = word.strip_prefix('@') {
+            let path = path.trim_end_matches(trailing);
+            let line = format!("@{path}: no such file or folder, not attached");
+            if !path.is_empty()
+                && !crate::paths::resolve(cwd, path).exists()
+                && !notices.contains(&line)
+            {
+                notices.push(line);
+            }
+        } else if let Some(name) = word.strip_prefix('$') {
+            let name = name.trim_end_matches(trailing);
+            let line = format!("${name}: no skill of that name (/skills lists them)");
+            let skill_like = crate::skills::valid_name(name)
+                && name.starts_with(|c: char| c.is_ascii_lowercase());
+            if skill_like && !skills.iter().any(|s| s == name) && !notices.contains(&line) {
+                notices.push(line);
+            }
+        }
+    }
+    notices
 }
 
 /// Paths that start with `typed` (relative to `cwd`, absolute, or `~/…`), directories with a
@@ -263,6 +318,46 @@ mod tests {
         // A slash in the middle of a line is not a command.
         let (_, found) = complete("a /co", 5, &commands, &s, dir.path(), None);
         assert_eq!(found, Vec::<(String, String)>::new());
+    }
+
+    #[test]
+    fn tab_after_load_completes_session_ids() {
+        let ids = vec![
+            "20260916-101530-4f2a9c1e".to_string(),
+            "20260917-080000-00000000".to_string(),
+        ];
+        assert_eq!(
+            complete_load("/load 2026091", 13, &ids),
+            Some((
+                6,
+                vec![
+                    (ids[0].clone(), ids[0].clone()),
+                    (ids[1].clone(), ids[1].clone())
+                ]
+            ))
+        );
+        assert_eq!(
+            complete_load("/load 20260917", 14, &ids).map(|(_, f)| f.len()),
+            Some(1)
+        );
+        assert_eq!(complete_load("/lo", 3, &ids), None);
+    }
+
+    #[test]
+    fn missing_paths_and_unknown_skills_are_named() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("here.txt"), "").unwrap();
+        assert_eq!(
+            unresolved(
+                "read @here.txt and @missing.txt, use $greetings $nosuch; echo $HOME a@b.c $5",
+                dir.path(),
+                &skills()
+            ),
+            vec![
+                "@missing.txt: no such file or folder, not attached".to_string(),
+                "$nosuch: no skill of that name (/skills lists them)".to_string()
+            ]
+        );
     }
 
     #[test]

@@ -1,15 +1,27 @@
 //! The terminal front end: the interactive session (`mm`), one-shot mode (`mm -p`) and the
-//! banner. `render` and `banner` are pure and snapshot-tested; `frontend` and `repl` do the I/O.
+//! banner. `render`, `banner`, `editor`, `layout`, `keys`, `wrap` and `input` are pure and tested on their
+//! own; `raw`, `keyboard`, `screen`, `frontend` and `repl` do the I/O.
 
+pub mod ask;
 pub mod banner;
+pub mod commands;
+pub mod editor;
 pub mod forms;
 pub mod frontend;
+pub mod history;
 pub mod input;
+pub mod keyboard;
+pub mod keys;
+pub mod layout;
 pub mod markdown;
+pub mod mcp;
 pub mod raw;
 pub mod render;
 pub mod repl;
+pub mod screen;
+pub mod sessions;
 pub mod style;
+pub mod wrap;
 
 pub use banner::Banner;
 pub use frontend::{OneShotFrontend, TermFrontend};

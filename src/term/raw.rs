@@ -1,229 +1,177 @@
-//! Single keys and short answers read from the terminal in raw mode, for the permission prompt
-//! and `ask_user` forms. Raw mode lives in a guard: it is restored on every path (an answer, an
-//! error, end of input, a panic).
+//! The terminal's modes: raw mode for the whole interactive session (one guard, restored on
+//! every way out: return, error, panic, signal), the width of the window, Ctrl-Z, and the short
+//! raw reads of `mm -p`'s questions.
 //!
-//! These calls block: run them on a blocking thread.
+//! Raw mode here is not `cfmakeraw`: output processing stays on, so a `\n` written by any part
+//! of mm still starts a new line; input is byte by byte, unechoed, Ctrl-C and Ctrl-Z are keys
+//! (no signals), Ctrl-S and Ctrl-Q too (no flow control), and Enter is `\r`.
 
-use std::collections::VecDeque;
 use std::io::{self, Write};
-use std::os::fd::AsFd;
+use std::os::fd::{AsFd, AsRawFd};
 use std::sync::Mutex;
+use std::thread::ThreadId;
 
-use nix::sys::termios::{self, LocalFlags, SetArg, SpecialCharacterIndices, Termios};
+use nix::sys::termios::{
+    self, FlushArg, InputFlags, LocalFlags, SetArg, SpecialCharacterIndices, Termios,
+};
 
-/// The terminal's settings, saved to be put back.
-pub struct RawGuard {
+/// Turns bracketed paste on: a paste comes as one piece, its newlines do not submit.
+const PASTE_ON: &str = "\x1b[?2004h";
+const PASTE_OFF: &str = "\x1b[?2004l";
+
+/// The settings to put back (and the thread that took the terminal), for the panic hook.
+static SAVED: Mutex<Option<(Termios, ThreadId)>> = Mutex::new(None);
+
+fn raw_of(saved: &Termios) -> Termios {
+    let mut raw = saved.clone();
+    raw.local_flags &=
+        !(LocalFlags::ICANON | LocalFlags::ECHO | LocalFlags::ISIG | LocalFlags::IEXTEN);
+    raw.input_flags &= !(InputFlags::IXON | InputFlags::ICRNL | InputFlags::INLCR);
+    raw.control_chars[SpecialCharacterIndices::VMIN as usize] = 1;
+    raw.control_chars[SpecialCharacterIndices::VTIME as usize] = 0;
+    raw
+}
+
+fn set(termios: &Termios) -> bool {
+    termios::tcsetattr(io::stdin().as_fd(), SetArg::TCSANOW, termios).is_ok()
+}
+
+fn write_tty(text: &str) {
+    let mut out = io::stdout().lock();
+    let _ = out.write_all(text.as_bytes());
+    let _ = out.flush();
+}
+
+/// The interactive session's hold on the terminal: raw mode and bracketed paste from
+/// [`Session::enter`] until it is dropped (or a panic on the thread that entered).
+pub struct Session {
     saved: Termios,
 }
 
-impl RawGuard {
-    /// Puts stdin's terminal in raw mode (no line buffering, no echo, Ctrl-C as a key); output
-    /// processing stays on so `\n` still starts a new line. `None` when stdin is not a terminal.
-    pub fn enter() -> Option<RawGuard> {
+impl Session {
+    /// Takes the terminal; `None` when stdin is not one.
+    pub fn enter() -> Option<Session> {
+        let saved = termios::tcgetattr(io::stdin().as_fd()).ok()?;
+        if !set(&raw_of(&saved)) {
+            return None;
+        }
+        write_tty(PASTE_ON);
+        if let Ok(mut slot) = SAVED.lock() {
+            *slot = Some((saved.clone(), std::thread::current().id()));
+        }
+        install_panic_hook();
+        Some(Session { saved })
+    }
+
+    /// Ctrl-Z at the prompt: see [`suspend`].
+    pub fn suspend(&self) {
+        suspend_with(&self.saved);
+    }
+}
+
+/// Ctrl-Z: gives the terminal back, stops the process (as the shell expects), and takes the
+/// terminal again when the shell continues it. Nothing when no session holds the terminal.
+pub fn suspend() {
+    let saved = SAVED
+        .lock()
+        .ok()
+        .and_then(|s| s.as_ref().map(|(t, _)| t.clone()));
+    if let Some(saved) = saved {
+        suspend_with(&saved);
+    }
+}
+
+fn suspend_with(saved: &Termios) {
+    write_tty(PASTE_OFF);
+    set(saved);
+    let _ = nix::sys::signal::raise(nix::sys::signal::Signal::SIGTSTP);
+    set(&raw_of(saved));
+    write_tty(PASTE_ON);
+}
+
+impl Drop for Session {
+    fn drop(&mut self) {
+        write_tty(PASTE_OFF);
+        set(&self.saved);
+        if let Ok(mut slot) = SAVED.lock() {
+            *slot = None;
+        }
+    }
+}
+
+/// Once per process: a panic on the thread that holds the terminal puts it back before the
+/// message is printed (unwinding drops the [`Session`] too; this covers an abort). Panics on
+/// other threads (a task's, caught by the runtime) leave the session as it is.
+fn install_panic_hook() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        let previous = std::panic::take_hook();
+        std::panic::set_hook(Box::new(move |info| {
+            let saved = SAVED.lock().ok().and_then(|mut slot| match slot.as_ref() {
+                Some((_, owner)) if *owner == std::thread::current().id() => slot.take(),
+                _ => None,
+            });
+            if let Some((termios, _)) = saved {
+                let _ = io::stdout().write_all(PASTE_OFF.as_bytes());
+                let _ = io::stdout().flush();
+                set(&termios);
+            }
+            previous(info);
+        }));
+    });
+}
+
+nix::ioctl_read_bad!(window_size, nix::libc::TIOCGWINSZ, nix::libc::winsize);
+
+/// The width of the terminal on stdout, in columns; `None` when stdout is not a terminal.
+pub fn width() -> Option<usize> {
+    let mut size = nix::libc::winsize {
+        ws_row: 0,
+        ws_col: 0,
+        ws_xpixel: 0,
+        ws_ypixel: 0,
+    };
+    // SAFETY: TIOCGWINSZ writes one `winsize` into `size`, which outlives the call; the fd is
+    // stdout's, open for the life of the process.
+    let done = unsafe { window_size(io::stdout().as_raw_fd(), &mut size) };
+    match done {
+        Ok(_) if size.ws_col > 0 => Some(usize::from(size.ws_col)),
+        _ => None,
+    }
+}
+
+/// Raw mode for one question of `mm -p` (which has no session-long reader): keys typed before
+/// the question was asked are discarded, so they never answer it.
+pub struct Question {
+    saved: Termios,
+}
+
+impl Question {
+    pub fn enter() -> Option<Question> {
         let stdin = io::stdin();
         let saved = termios::tcgetattr(stdin.as_fd()).ok()?;
-        let mut raw = saved.clone();
-        raw.local_flags &=
-            !(LocalFlags::ICANON | LocalFlags::ECHO | LocalFlags::ISIG | LocalFlags::IEXTEN);
-        raw.control_chars[SpecialCharacterIndices::VMIN as usize] = 1;
-        raw.control_chars[SpecialCharacterIndices::VTIME as usize] = 0;
-        termios::tcsetattr(stdin.as_fd(), SetArg::TCSADRAIN, &raw).ok()?;
-        Some(RawGuard { saved })
+        if !set(&raw_of(&saved)) {
+            return None;
+        }
+        let _ = termios::tcflush(stdin.as_fd(), FlushArg::TCIFLUSH);
+        Some(Question { saved })
     }
 }
 
-impl Drop for RawGuard {
+impl Drop for Question {
     fn drop(&mut self) {
-        let _ = termios::tcsetattr(io::stdin().as_fd(), SetArg::TCSADRAIN, &self.saved);
+        set(&self.saved);
     }
 }
 
-/// Saves the terminal's settings at start, to restore them when the process is told to stop
-/// while some part of it had the terminal in raw mode.
-pub fn save() -> Option<Termios> {
-    termios::tcgetattr(io::stdin().as_fd()).ok()
-}
-
-pub fn restore(saved: &Termios) {
-    let _ = termios::tcsetattr(io::stdin().as_fd(), SetArg::TCSANOW, saved);
-}
-
-/// A key as the prompts understand it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Key {
-    Char(char),
-    Enter,
-    Backspace,
-    /// Ctrl-C.
-    Interrupt,
-    /// Ctrl-D, or the end of input.
-    Eof,
-    Escape,
-    Other,
-}
-
-/// Keys read but not yet used: one read can hold several (typed ahead, pasted).
-static PENDING: Mutex<VecDeque<Key>> = Mutex::new(VecDeque::new());
-
-/// Reads one key (raw mode must be on).
-pub fn read_key() -> Key {
-    let mut pending = PENDING
-        .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner);
-    if let Some(key) = pending.pop_front() {
-        return key;
-    }
-    let mut buf = [0u8; 256];
-    let n = loop {
+/// One blocking read of stdin (raw mode on); an empty result is the end of input.
+pub fn read_bytes() -> Vec<u8> {
+    let mut buf = [0u8; 1024];
+    loop {
         match nix::unistd::read(io::stdin().as_fd(), &mut buf) {
-            Ok(n) => break n,
+            Ok(n) => return buf[..n].to_vec(),
             Err(nix::errno::Errno::EINTR) => continue,
-            Err(_) => return Key::Eof,
+            Err(_) => return Vec::new(),
         }
-    };
-    pending.extend(decode(&buf[..n]));
-    pending.pop_front().unwrap_or(Key::Eof)
-}
-
-/// The keys in the bytes of one read; nothing read is the end of input.
-pub fn decode(bytes: &[u8]) -> Vec<Key> {
-    if bytes.is_empty() {
-        return vec![Key::Eof];
-    }
-    let text = String::from_utf8_lossy(bytes);
-    let mut keys = Vec::new();
-    let mut chars = text.chars().peekable();
-    while let Some(c) = chars.next() {
-        keys.push(match c {
-            '\x04' => Key::Eof,
-            '\x03' => Key::Interrupt,
-            '\r' | '\n' => Key::Enter,
-            '\x7f' | '\x08' => Key::Backspace,
-            '\x1b' => match chars.peek() {
-                None => Key::Escape,
-                // An escape sequence (arrows, function keys): its final byte ends it.
-                Some('[') | Some('O') => {
-                    chars.next();
-                    for n in chars.by_ref() {
-                        if ('@'..='~').contains(&n) {
-                            break;
-                        }
-                    }
-                    Key::Other
-                }
-                Some(_) => Key::Escape,
-            },
-            c if c.is_control() => Key::Other,
-            c => Key::Char(c),
-        });
-    }
-    keys
-}
-
-/// How a short answer ended.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum LineEnd {
-    Line(String),
-    Interrupt,
-    Eof,
-    Escape,
-}
-
-/// Reads a line with echo and backspace, in raw mode (so Ctrl-C is an answer, not a signal that
-/// would leave this read behind, stealing the next prompt's input).
-pub fn read_line(out: &mut dyn Write) -> LineEnd {
-    let Some(_guard) = RawGuard::enter() else {
-        return LineEnd::Eof;
-    };
-    let mut line = String::new();
-    loop {
-        match read_key() {
-            Key::Char(c) => {
-                line.push(c);
-                let _ = write!(out, "{c}");
-            }
-            Key::Backspace => {
-                if line.pop().is_some() {
-                    let _ = write!(out, "\x08 \x08");
-                }
-            }
-            Key::Enter => {
-                let _ = writeln!(out);
-                let _ = out.flush();
-                return LineEnd::Line(line);
-            }
-            Key::Interrupt => {
-                let _ = writeln!(out, "^C");
-                return LineEnd::Interrupt;
-            }
-            Key::Eof if line.is_empty() => {
-                let _ = writeln!(out);
-                return LineEnd::Eof;
-            }
-            Key::Escape => {
-                let _ = writeln!(out);
-                return LineEnd::Escape;
-            }
-            Key::Eof | Key::Other => {}
-        }
-        let _ = out.flush();
-    }
-}
-
-/// Reads one of `keys` (case-insensitive), ignoring others; `Enter` gives `on_enter` when set.
-pub fn read_choice(keys: &[char], on_enter: Option<char>) -> Choice {
-    let Some(_guard) = RawGuard::enter() else {
-        return Choice::Eof;
-    };
-    loop {
-        match read_key() {
-            Key::Char(c) => {
-                let lower = c.to_ascii_lowercase();
-                if keys.contains(&lower) {
-                    return Choice::Key(lower);
-                }
-            }
-            Key::Enter => {
-                if let Some(k) = on_enter {
-                    return Choice::Key(k);
-                }
-            }
-            Key::Interrupt => return Choice::Interrupt,
-            Key::Eof => return Choice::Eof,
-            Key::Escape => return Choice::Escape,
-            Key::Backspace | Key::Other => {}
-        }
-    }
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Choice {
-    Key(char),
-    Interrupt,
-    Eof,
-    Escape,
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use pretty_assertions::assert_eq;
-
-    #[test]
-    fn one_read_can_hold_several_keys() {
-        assert_eq!(
-            decode("3\r\x1b[Aé\x7f\x03\x04".as_bytes()),
-            vec![
-                Key::Char('3'),
-                Key::Enter,
-                Key::Other,
-                Key::Char('é'),
-                Key::Backspace,
-                Key::Interrupt,
-                Key::Eof
-            ]
-        );
-        assert_eq!(decode(b"\x1b"), vec![Key::Escape]);
-        assert_eq!(decode(b""), vec![Key::Eof]);
     }
 }

@@ -11,6 +11,7 @@ use similar::{ChangeTag, TextDiff};
 
 use super::markdown::MarkdownStream;
 use super::style::{self, GREEN, RED};
+use super::wrap::Wrap;
 use crate::engine::Recap;
 use crate::event::{
     ContextUsage, Event, FileDiff, Plan, PlanStatus, ToolCallEnd, ToolCallStart, ToolKind,
@@ -21,6 +22,11 @@ use crate::event::{
 pub const PREVIEW_LINES: usize = 4;
 /// Lines of a diff shown under an edit.
 pub const DIFF_LINES: usize = 40;
+/// Lines of a proposed change shown above the permission question.
+pub const PROPOSED_LINES: usize = 20;
+/// What starts each line of the model's reasoning, so it reads apart from the answer without
+/// colour too.
+pub const THOUGHT_BAR: &str = "│ ";
 /// Characters of one preview line.
 const LINE_CHARS: usize = 160;
 
@@ -63,10 +69,23 @@ pub struct Renderer {
     /// Whether the terminal's cursor is at the start of a line (stdout and stderr share it).
     col0: bool,
     calls: HashMap<String, ToolCallStart>,
+    /// A plan was drawn since the last call started: that call's result (the same checklist)
+    /// is not previewed again.
+    plan_drawn: bool,
     context: Option<ContextUsage>,
-    /// One-shot: the answer on stdout stopped mid-line; the next answer text starts on a new line
-    /// so two messages of one turn do not run together.
-    stdout_open: bool,
+    /// Word wrapping of the answer and of the reasoning, when the width is known.
+    wrap_text: Option<Wrap>,
+    wrap_thought: Option<Wrap>,
+    /// The next reasoning text starts a line (it gets the bar).
+    thought_line_start: bool,
+    /// The proposed changes shown above a permission question, by call: the result does not
+    /// show them again.
+    previewed: HashMap<String, Vec<FileDiff>>,
+    /// The output of the failed call just shown: a notice repeating it is not shown again.
+    last_failed: Option<String>,
+    /// The model and server the banner named (the detected model line then says only what it
+    /// adds).
+    banner_model: Option<(String, String)>,
 }
 
 impl Renderer {
@@ -81,8 +100,37 @@ impl Renderer {
             stream: Stream::Nothing,
             col0: true,
             calls: HashMap::new(),
+            plan_drawn: false,
             context: None,
-            stdout_open: false,
+            wrap_text: None,
+            wrap_thought: None,
+            thought_line_start: true,
+            previewed: HashMap::new(),
+            last_failed: None,
+            banner_model: None,
+        }
+    }
+
+    /// Wraps the answer and the reasoning at word boundaries for a window this wide (`None`:
+    /// not a terminal, no wrapping). Takes effect at the next line.
+    pub fn set_width(&mut self, width: Option<usize>) {
+        let same = self.wrap_text.as_ref().map(Wrap::width) == width;
+        if same || self.stream != Stream::Nothing {
+            return;
+        }
+        self.wrap_text = width.map(Wrap::new);
+        self.wrap_thought = width.map(|w| Wrap::new(w).with_prefix(THOUGHT_BAR));
+    }
+
+    /// The banner named this model at this server.
+    pub fn set_banner_model(&mut self, name: &str, url: &str) {
+        self.banner_model = Some((name.to_string(), url.to_string()));
+    }
+
+    /// The change a permission question showed for call `id`.
+    pub fn previewed(&mut self, id: &str, diffs: Vec<FileDiff>) {
+        if !diffs.is_empty() {
+            self.previewed.insert(id.to_string(), diffs);
         }
     }
 
@@ -101,34 +149,47 @@ impl Renderer {
     /// Renders one event.
     pub fn event(&mut self, event: &Event) -> Vec<Out> {
         let mut out = Vec::new();
+        let last_failed = self.last_failed.take();
         match event {
             Event::Text(text) => {
-                if self.stdout_open && self.stream != Stream::Text {
-                    self.stdout_open = false;
-                    self.write(&mut out, Target::Stdout, "\n".to_string());
-                }
                 if self.stream == Stream::Thought {
-                    self.break_line(&mut out, self.activity());
+                    self.end_thought(&mut out);
                 }
                 self.stream = Stream::Text;
                 let rendered = self.md.push(text);
+                let rendered = match &mut self.wrap_text {
+                    Some(w) => w.push(&rendered),
+                    None => rendered,
+                };
                 self.write(&mut out, Target::Stdout, rendered);
             }
             Event::Thought(text) => {
                 if self.stream == Stream::Text {
                     self.end_text(&mut out);
                 }
+                if self.stream != Stream::Thought {
+                    self.thought_line_start = true;
+                }
                 self.stream = Stream::Thought;
-                let rendered = style::dim(self.color, text);
+                let marked = self.mark_thought(text);
+                let rendered = style::dim(self.color, &marked);
+                let rendered = match &mut self.wrap_thought {
+                    Some(w) => w.push(&rendered),
+                    None => rendered,
+                };
                 self.write(&mut out, self.activity(), rendered);
             }
             Event::Notice(line) => {
-                let target = self.activity();
-                self.lines(&mut out, target, line.lines().map(str::to_string).collect());
+                // The loop detector's stop is the refused call's output too: one line of it.
+                if last_failed.as_deref() != Some(line.as_str()) {
+                    let target = self.activity();
+                    self.lines(&mut out, target, line.lines().map(str::to_string).collect());
+                }
             }
             Event::ToolCallStarted(call) => {
                 let line = tool_line(call, self.color);
                 self.calls.insert(call.id.clone(), call.clone());
+                self.plan_drawn = false;
                 let target = self.activity();
                 self.lines(&mut out, target, vec![line]);
             }
@@ -142,13 +203,33 @@ impl Renderer {
                 self.lines(&mut out, target, lines);
             }
             Event::ToolCallFinished(end) => {
-                let lines = tool_result(end, self.color);
+                let shown_before = self.previewed.remove(&end.id);
+                let lines = if self.plan_drawn && end.status == ToolStatus::Completed {
+                    Vec::new()
+                } else if shown_before.as_ref() == Some(&end.diffs) {
+                    // The change was shown with the question: the result says only what it did.
+                    let plain = ToolCallEnd {
+                        diffs: Vec::new(),
+                        ..end.clone()
+                    };
+                    tool_result(&plain, self.color)
+                } else {
+                    tool_result(end, self.color)
+                };
+                self.plan_drawn = false;
                 self.calls.remove(&end.id);
                 let target = self.activity();
                 self.lines(&mut out, target, lines);
+                if end.status == ToolStatus::Failed {
+                    self.last_failed = Some(end.output.trim_end().to_string());
+                }
             }
-            Event::ContextUsage(usage) => self.context = Some(*usage),
+            Event::ContextUsage(usage) => {
+                self.last_failed = last_failed;
+                self.context = Some(*usage);
+            }
             Event::Plan(plan) => {
+                self.plan_drawn = true;
                 let target = self.activity();
                 self.lines(&mut out, target, plan_lines(plan, self.color));
             }
@@ -157,8 +238,14 @@ impl Renderer {
                 url,
                 context_window,
             } => {
-                let lines = super::banner::model_lines(name, url, *context_window, self.color);
-                self.lines(&mut out, Target::Stderr, lines);
+                let line = super::banner::model_line(
+                    name,
+                    url,
+                    *context_window,
+                    self.banner_model.as_ref(),
+                    self.color,
+                );
+                self.lines(&mut out, Target::Stderr, vec![line]);
             }
             Event::AutoCompacted(outcome) => {
                 let line = style::dim(self.color, &outcome.line());
@@ -178,13 +265,29 @@ impl Renderer {
         out
     }
 
+    /// The bar at the start of each line of reasoning.
+    fn mark_thought(&mut self, text: &str) -> String {
+        let mut marked = String::with_capacity(text.len() + 8);
+        for c in text.chars() {
+            if self.thought_line_start {
+                marked.push_str(THOUGHT_BAR);
+                self.thought_line_start = false;
+            }
+            marked.push(c);
+            if c == '\n' {
+                self.thought_line_start = true;
+            }
+        }
+        marked
+    }
+
     /// Ends the turn's output: writes what the Markdown renderer held back and ends the line.
     pub fn finish(&mut self) -> Vec<Out> {
         let mut out = Vec::new();
-        if self.stream == Stream::Text {
-            self.end_text(&mut out);
-        } else {
-            self.break_line(&mut out, self.activity());
+        match self.stream {
+            Stream::Text => self.end_text(&mut out),
+            Stream::Thought => self.end_thought(&mut out),
+            Stream::Nothing => self.break_line(&mut out, self.activity()),
         }
         self.stream = Stream::Nothing;
         out
@@ -195,10 +298,10 @@ impl Renderer {
         if lines.is_empty() {
             return;
         }
-        if self.stream == Stream::Text {
-            self.end_text(out);
-        } else {
-            self.break_line(out, target);
+        match self.stream {
+            Stream::Text => self.end_text(out),
+            Stream::Thought => self.end_thought(out),
+            Stream::Nothing => self.break_line(out, target),
         }
         self.stream = Stream::Nothing;
         let mut text = lines.join("\n");
@@ -206,16 +309,31 @@ impl Renderer {
         self.write(out, target, text);
     }
 
+    /// The answer's text ended: what the Markdown renderer and the wrapping held back, and the
+    /// end of its line (on stdout in both layouts: `mm -p`'s answer ends with a newline).
     fn end_text(&mut self, out: &mut Vec<Out>) {
         let held = self.md.finish();
-        self.write(out, Target::Stdout, held);
-        self.stdout_open = self.layout == Layout::OneShot && !self.col0;
-        // In one-shot mode stdout carries the answer alone: its missing newline goes to stderr.
-        let target = match self.layout {
-            Layout::Interactive => Target::Stdout,
-            Layout::OneShot => Target::Stderr,
+        let held = match &mut self.wrap_text {
+            Some(w) => {
+                let mut s = w.push(&held);
+                s.push_str(&w.finish());
+                s
+            }
+            None => held,
         };
-        self.break_line(out, target);
+        self.write(out, Target::Stdout, held);
+        self.break_line(out, Target::Stdout);
+        self.stream = Stream::Nothing;
+    }
+
+    fn end_thought(&mut self, out: &mut Vec<Out>) {
+        if let Some(w) = &mut self.wrap_thought {
+            let held = w.finish();
+            let target = self.activity();
+            self.write(out, target, held);
+        }
+        self.break_line(out, self.activity());
+        self.stream = Stream::Nothing;
     }
 
     fn break_line(&mut self, out: &mut Vec<Out>, target: Target) {
@@ -313,6 +431,19 @@ fn more(n: usize) -> String {
 
 /// A coloured unified diff of one file (2 lines of context), cut after [`DIFF_LINES`] lines.
 pub fn diff_lines(diff: &FileDiff, color: bool) -> Vec<String> {
+    diff_lines_cut(diff, color, DIFF_LINES)
+}
+
+/// The change a gated call proposes, shown above its permission question: the diff of each
+/// file (a new file's first lines), cut after [`PROPOSED_LINES`] lines with a count.
+pub fn proposed_lines(diffs: &[FileDiff], color: bool) -> Vec<String> {
+    diffs
+        .iter()
+        .flat_map(|d| diff_lines_cut(d, color, PROPOSED_LINES))
+        .collect()
+}
+
+fn diff_lines_cut(diff: &FileDiff, color: bool, max: usize) -> Vec<String> {
     let old = diff.old_text.as_deref().unwrap_or("");
     let text_diff = TextDiff::from_lines(old, diff.new_text.as_str());
     let mut body = Vec::new();
@@ -335,12 +466,9 @@ pub fn diff_lines(diff: &FileDiff, color: bool) -> Vec<String> {
     };
     let mut lines = vec![style::dim(color, &name)];
     let total = body.len();
-    lines.extend(body.into_iter().take(DIFF_LINES));
-    if total > DIFF_LINES {
-        lines.push(style::dim(
-            color,
-            &format!("  {}", more(total - DIFF_LINES)),
-        ));
+    lines.extend(body.into_iter().take(max));
+    if total > max {
+        lines.push(style::dim(color, &format!("  {}", more(total - max))));
     }
     lines
 }
@@ -415,10 +543,14 @@ pub fn recap_line(summary: &TurnSummary, color: bool) -> String {
     style::dim(color, &parts.join(" · "))
 }
 
-/// The question of the permission gate.
+/// The question of the permission gate; "always" and "never" hold for the tool, this session.
 pub fn permission_prompt(call: &ToolCallStart, color: bool) -> String {
     let question = format!("Allow {}?", one_line(&call.title));
-    let keys = "  [y]es  [a]lways  [n]o  ne[v]er";
+    let keys = format!(
+        "  [y]es  [a]lways for {} this session  [n]o  ne[v]er",
+        one_line(&call.name)
+    );
+    let keys = keys.as_str();
     if color {
         format!("{}{}", style::bold(true, &question), style::dim(true, keys))
     } else {

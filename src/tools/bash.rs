@@ -1,4 +1,4 @@
-//! The `bash` tool (tools.md): runs a command in its own session and process group, with its
+//! The `bash` tool (docs/tools.md): runs a command in its own session and process group, with its
 //! output bounded in memory, a timeout, cancellation, and background jobs left alone.
 
 use std::collections::VecDeque;
@@ -20,6 +20,7 @@ use tokio_util::sync::CancellationToken;
 use super::{Call, Setup, Tool, ToolOutput, parse_args, schema_of};
 use crate::event::{Tally, ToolKind};
 use crate::process::{Child, Group, Supervisor};
+use crate::sandbox::{DENIED_MARKERS, Fence, Sandbox};
 
 pub const NAME: &str = "bash";
 /// The largest timeout the model may ask for, in seconds.
@@ -31,13 +32,16 @@ pub struct Bash {
     /// `tools.bash.timeout`: the default when the call gives none.
     pub timeout: Duration,
     pub processes: Arc<Supervisor>,
+    /// Commands run inside its fence (docs/sandbox.md).
+    pub sandbox: Arc<Sandbox>,
 }
 
 /// The registration (tools/mod.rs).
 pub fn tool(setup: &Setup<'_>) -> Option<Arc<dyn Tool>> {
     Some(Arc::new(Bash {
-        timeout: Duration::from_secs(setup.config.tools.bash_timeout),
+        timeout: setup.config.tools.bash_timeout,
         processes: Arc::clone(setup.processes),
+        sandbox: Arc::clone(setup.sandbox),
     }))
 }
 
@@ -78,6 +82,9 @@ impl Tool for Bash {
     fn rejected(&self) -> String {
         "[command rejected by the user]".to_string()
     }
+    fn prompt_section(&self) -> Option<String> {
+        self.sandbox.prompt_section()
+    }
     async fn run(&self, args: Value, call: &Call<'_>) -> ToolOutput {
         let args: Args = match parse_args(NAME, &args) {
             Ok(a) => a,
@@ -89,6 +96,7 @@ impl Tool for Bash {
         };
         run_command(
             &self.processes,
+            &self.sandbox,
             &args.command,
             call.cwd,
             timeout,
@@ -117,13 +125,23 @@ enum End {
 
 async fn run_command(
     processes: &Arc<Supervisor>,
+    sandbox: &Sandbox,
     command: &str,
     cwd: &Path,
     timeout: Duration,
     max_output: usize,
     cancel: &CancellationToken,
 ) -> ToolOutput {
-    let (mut child, reader) = match spawn(processes, command, cwd) {
+    let fence = match sandbox.fence(cwd) {
+        Ok(fence) => fence,
+        Err(e) => {
+            return ToolOutput::failed(format!(
+                "[could not start bash in {}: the sandbox: {e}]",
+                cwd.display()
+            ));
+        }
+    };
+    let (mut child, reader) = match spawn(processes, command, cwd, fence) {
         Ok(started) => started,
         Err(e) => {
             return ToolOutput::failed(format!("[could not start bash in {}: {e}]", cwd.display()));
@@ -171,7 +189,12 @@ async fn run_command(
             let suffix = match status {
                 Ok(s) => match exit_code(s) {
                     0 => None,
-                    code => Some(format!("[exit code: {code}]")),
+                    // A refused write shows as the command's own error; say which fence
+                    // refused it.
+                    code => match sandbox.bash_hint().filter(|_| capture.mentions_denial()) {
+                        Some(hint) => Some(format!("[exit code: {code}]\n{hint}")),
+                        None => Some(format!("[exit code: {code}]")),
+                    },
                 },
                 Err(e) => Some(format!("[could not wait for bash: {e}]")),
             };
@@ -179,7 +202,7 @@ async fn run_command(
         }
         End::TimedOut => {
             child.stop();
-            if !eof {
+            if !eof && !take_ready(&reader, &mut buf, &mut capture) {
                 drain_detached(reader);
             }
             let note = format!("[timed out after {} s]", seconds(timeout));
@@ -187,7 +210,7 @@ async fn run_command(
         }
         End::Cancelled => {
             child.stop();
-            if !eof {
+            if !eof && !take_ready(&reader, &mut buf, &mut capture) {
                 drain_detached(reader);
             }
             ToolOutput::stopped(capture.finish(Some("[cancelled]")))
@@ -201,6 +224,7 @@ fn spawn(
     processes: &Arc<Supervisor>,
     command: &str,
     cwd: &Path,
+    fence: Option<Fence>,
 ) -> io::Result<(Child, pipe::Receiver)> {
     let (read_end, write_end) = io::pipe()?;
     let write_err = write_end.try_clone()?;
@@ -214,11 +238,27 @@ fn spawn(
         .env("GIT_TERMINAL_PROMPT", "0");
     // A new session: no controlling terminal, so nothing can wait on a tty prompt, and the
     // whole group can be signalled at once.
-    let child = processes.spawn(&mut cmd, Group::Session)?;
+    let child = processes.spawn_fenced(&mut cmd, Group::Session, fence)?;
     // `cmd` still holds the write ends: drop it so that the pipe ends when the children do.
     drop(cmd);
     let reader = pipe::Receiver::from_owned_fd(OwnedFd::from(read_end))?;
     Ok((child, reader))
+}
+
+/// Keeps what the pipe already holds, without waiting for more: a cancel can win the race
+/// against output written just before it. The read is the raw non-blocking one, since the
+/// runtime may not have seen the pipe become readable yet; a few reads at most, since the
+/// command may still be writing. `true` at the end of the output.
+fn take_ready(reader: &pipe::Receiver, buf: &mut [u8], capture: &mut Capture) -> bool {
+    for _ in 0..16 {
+        match nix::unistd::read(reader, buf) {
+            Ok(0) => return true,
+            Ok(n) => capture.push(&buf[..n]),
+            Err(nix::errno::Errno::EINTR) => {}
+            Err(_) => return false,
+        }
+    }
+    false
 }
 
 /// Reads and discards what is left in the pipe until every writer has closed it.
@@ -268,6 +308,16 @@ impl Capture {
             side_bytes,
             dropped_chars: 0,
         }
+    }
+
+    /// Whether the kept output says that a write was refused.
+    fn mentions_denial(&self) -> bool {
+        let head = String::from_utf8_lossy(&self.head);
+        let (a, b) = self.tail.as_slices();
+        let tail = String::from_utf8_lossy(&[a, b].concat()).into_owned();
+        DENIED_MARKERS
+            .iter()
+            .any(|m| head.contains(m) || tail.contains(m))
     }
 
     fn push(&mut self, mut bytes: &[u8]) {
@@ -377,6 +427,7 @@ mod tests {
         let t = Bash {
             timeout: Duration::from_secs(1),
             processes: Supervisor::new(),
+            sandbox: Arc::new(Sandbox::off()),
         };
         assert_eq!(
             t.title(&serde_json::json!({"command": "ls -l"})),

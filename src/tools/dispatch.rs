@@ -123,12 +123,13 @@ pub async fn dispatch(
         }
     }
 
-    let gated = !env.yolo && tool.gated(&args);
+    let gated = (!env.yolo && tool.gated(&args)) || tool.always_gated();
     let verdict = gate::check(
         &start,
         gated,
         gates.allow_always,
         gates.never,
+        || tool.preview(&args, env.cwd),
         env.frontend,
         cancel,
     )

@@ -1,4 +1,4 @@
-//! The `edit_file` tool (tools.md): replaces a unique exact match, tolerating CRLF files and
+//! The `edit_file` tool (docs/tools.md): replaces a unique exact match, tolerating CRLF files and
 //! (when unambiguous) a model's wrong indentation.
 
 use std::fs;
@@ -11,20 +11,27 @@ use async_trait::async_trait;
 use serde::Deserialize;
 use serde_json::Value;
 
-use super::write_file::{path_location, path_title, write_atomic};
+use super::write_file::{path_location, path_title, write_atomic_checked};
 use super::{Call, Setup, Tool, ToolOutput, parse_args, schema_of};
 use crate::event::{FileDiff, Tally, ToolKind};
 use crate::paths;
+use crate::sandbox::Sandbox;
 
 pub const NAME: &str = "edit_file";
 /// Lines of context shown around the closest match when nothing matches.
 const CONTEXT_LINES: usize = 2;
 
-pub struct EditFile;
+#[derive(Default)]
+pub struct EditFile {
+    /// Edits outside it are refused (docs/sandbox.md).
+    pub sandbox: Arc<Sandbox>,
+}
 
 /// The registration (tools/mod.rs).
-pub fn tool(_setup: &Setup<'_>) -> Option<Arc<dyn Tool>> {
-    Some(Arc::new(EditFile))
+pub fn tool(setup: &Setup<'_>) -> Option<Arc<dyn Tool>> {
+    Some(Arc::new(EditFile {
+        sandbox: Arc::clone(setup.sandbox),
+    }))
 }
 
 #[derive(Deserialize, schemars::JsonSchema)]
@@ -63,65 +70,101 @@ impl Tool for EditFile {
     fn gated(&self, _args: &Value) -> bool {
         true
     }
+    fn preview(&self, args: &Value, cwd: &Path) -> Vec<FileDiff> {
+        match serde_json::from_value::<Args>(args.clone()) {
+            Ok(args) => match plan(&args, cwd) {
+                Ok(Planned::Edit { diff, .. }) => vec![diff],
+                Ok(Planned::Unchanged(_)) | Err(_) => Vec::new(),
+            },
+            Err(_) => Vec::new(),
+        }
+    }
     async fn run(&self, args: Value, call: &Call<'_>) -> ToolOutput {
         let args: Args = match parse_args(NAME, &args) {
             Ok(a) => a,
             Err(out) => return out,
         };
-        if args.old_text.is_empty() {
-            return ToolOutput::failed(
-                "old_text is empty; to create a file or replace all of its content, use write_file",
-            );
-        }
         let shown = args.path.as_str();
         let abs = paths::resolve(call.cwd, shown);
-        let original = match fs::read(&abs) {
-            Ok(bytes) => match String::from_utf8(bytes) {
-                Ok(t) => t,
-                Err(_) => {
-                    return ToolOutput::failed(format!(
-                        "{shown} is not a UTF-8 text file; edit_file cannot change it"
-                    ));
-                }
-            },
-            Err(e) => return ToolOutput::failed(explain(shown, &abs, &e)),
-        };
-        let crlf = uses_crlf(&original);
-        // A file mostly in LF keeps its few CRLF lines untouched where the edit is not.
-        let content = if crlf {
-            original.replace("\r\n", "\n")
-        } else {
-            original.clone()
-        };
-        let old = args.old_text.replace("\r\n", "\n");
-        let new = args.new_text.replace("\r\n", "\n");
-        let replace_all = args.replace_all.unwrap_or(false);
-
-        let (edited, summary) = match apply(&content, &old, &new, replace_all) {
-            Ok(done) => done,
-            Err(why) => return ToolOutput::failed(why.message(shown)),
-        };
-        let edited = if crlf {
-            edited.replace('\n', "\r\n")
-        } else {
-            edited
-        };
-        if edited == original {
-            return ToolOutput::completed(format!(
-                "{shown} is unchanged: new_text is the same as the text it replaces"
-            ));
+        if let Err(refused) = self.sandbox.check_write(call.cwd, &abs) {
+            return ToolOutput::failed(refused);
         }
-        if let Err(e) = write_atomic(&abs, shown, edited.as_bytes()) {
+        let (diff, summary) = match plan(&args, call.cwd) {
+            Ok(Planned::Edit { diff, summary }) => (diff, summary),
+            Ok(Planned::Unchanged(text)) => return ToolOutput::completed(text),
+            Err(out) => return out,
+        };
+        let check = |p: &Path| self.sandbox.check_write(call.cwd, p);
+        if let Err(e) = write_atomic_checked(&diff.path, shown, diff.new_text.as_bytes(), check) {
             return ToolOutput::failed(e.to_string());
         }
         let mut out = ToolOutput::completed(format!("edited {shown}: {summary}"));
-        out.diffs.push(FileDiff {
+        out.diffs.push(diff);
+        out
+    }
+}
+
+/// What an edit would do.
+enum Planned {
+    /// The file's change, and a phrase saying what was done.
+    Edit { diff: FileDiff, summary: String },
+    /// The edit changes nothing: the text for the model.
+    Unchanged(String),
+}
+
+/// Reads the file and applies the edit in memory; `Err` is the failed output for the model.
+fn plan(args: &Args, cwd: &Path) -> Result<Planned, ToolOutput> {
+    if args.old_text.is_empty() {
+        return Err(ToolOutput::failed(
+            "old_text is empty; to create a file or replace all of its content, use write_file",
+        ));
+    }
+    let shown = args.path.as_str();
+    let abs = paths::resolve(cwd, shown);
+    let original = match fs::read(&abs) {
+        Ok(bytes) => match String::from_utf8(bytes) {
+            Ok(t) => t,
+            Err(_) => {
+                return Err(ToolOutput::failed(format!(
+                    "{shown} is not a UTF-8 text file; edit_file cannot change it"
+                )));
+            }
+        },
+        Err(e) => return Err(ToolOutput::failed(explain(shown, &abs, &e))),
+    };
+    let crlf = uses_crlf(&original);
+    // A file mostly in LF keeps its few CRLF lines untouched where the edit is not.
+    let content = if crlf {
+        original.replace("\r\n", "\n")
+    } else {
+        original.clone()
+    };
+    let old = args.old_text.replace("\r\n", "\n");
+    let new = args.new_text.replace("\r\n", "\n");
+    let replace_all = args.replace_all.unwrap_or(false);
+
+    let (edited, summary) = match apply(&content, &old, &new, replace_all) {
+        Ok(done) => done,
+        Err(why) => return Err(ToolOutput::failed(why.message(shown))),
+    };
+    let edited = if crlf {
+        edited.replace('\n', "\r\n")
+    } else {
+        edited
+    };
+    if edited == original {
+        return Ok(Planned::Unchanged(format!(
+            "{shown} is unchanged: new_text is the same as the text it replaces"
+        )));
+    }
+    Ok(Planned::Edit {
+        diff: FileDiff {
             path: abs,
             old_text: Some(original),
             new_text: edited,
-        });
-        out
-    }
+        },
+        summary,
+    })
 }
 
 fn explain(shown: &str, abs: &Path, e: &io::Error) -> String {

@@ -1,11 +1,11 @@
-//! The permission gate (engine.md): asks the front end before a gated tool runs, remembering
+//! The permission gate (docs/engine.md): asks the front end before a gated tool runs, remembering
 //! "always" and "never" per tool name for the session.
 
 use std::collections::HashSet;
 
 use tokio_util::sync::CancellationToken;
 
-use crate::event::{Frontend, PermissionDecision, PermissionRequest, ToolCallStart};
+use crate::event::{FileDiff, Frontend, PermissionDecision, PermissionRequest, ToolCallStart};
 
 /// The gate's verdict.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -16,12 +16,14 @@ pub enum GateVerdict {
 }
 
 /// Asks (or answers from memory) whether `call` may run. `gated` says whether the tool asks at
-/// all for these arguments with the current `yolo` setting.
+/// all for these arguments with the current `yolo` setting; `preview` gives the change it would
+/// make, shown with the question (computed only when the question is asked).
 pub async fn check(
     call: &ToolCallStart,
     gated: bool,
     allow_always: &mut HashSet<String>,
     never: &mut HashSet<String>,
+    preview: impl FnOnce() -> Vec<FileDiff>,
     frontend: &dyn Frontend,
     cancel: &CancellationToken,
 ) -> GateVerdict {
@@ -35,7 +37,13 @@ pub async fn check(
         return GateVerdict::Run;
     }
     match frontend
-        .ask_permission(PermissionRequest { call: call.clone() }, cancel)
+        .ask_permission(
+            PermissionRequest {
+                call: call.clone(),
+                preview: preview(),
+            },
+            cancel,
+        )
         .await
     {
         PermissionDecision::AllowOnce => GateVerdict::Run,

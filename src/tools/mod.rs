@@ -1,9 +1,15 @@
 //! Tools: one trait, one file per tool, one dispatcher that runs the gates.
 
+pub mod ask_agent;
+pub mod ask_user;
 pub mod bash;
 pub mod dispatch;
 pub mod edit_file;
+pub mod fetch_content;
 pub mod gate;
+pub mod lsp;
+pub mod mcp;
+pub mod plan;
 pub mod read_file;
 pub mod read_skill;
 pub mod repeat;
@@ -22,7 +28,10 @@ use crate::event::{
     Event, FileDiff, Form, FormAnswer, Frontend, Plan, Question, Tally, ToolCallStart, ToolKind,
     ToolStatus,
 };
+use crate::lsp::LspServers;
 use crate::process::Supervisor;
+use crate::relay::{RelayedAnswer, RelayedForm, RelayedOption, RelayedPermission};
+use crate::sandbox::Sandbox;
 use crate::skills::Catalogue;
 
 /// What a session's tools are built with: each tool takes the settings and the session state
@@ -36,6 +45,13 @@ pub struct Setup<'a> {
     pub plan: &'a Arc<Mutex<Option<Plan>>>,
     /// Every child process goes through it.
     pub processes: &'a Arc<Supervisor>,
+    /// The process's language servers (started on first use, kept for the process).
+    pub lsp: &'a Arc<LspServers>,
+    /// How deep this process is in a chain of agents asking agents (0: asked by no agent).
+    pub ask_depth: u32,
+    /// The sandbox (docs/sandbox.md): `bash` runs its commands in `sandbox.fence(cwd)`; a tool
+    /// that writes a file asks `sandbox.check_write(cwd, path)` first.
+    pub sandbox: &'a Arc<Sandbox>,
 }
 
 /// Builds a tool for a session; `None` when the tool is not offered (nothing to do for it).
@@ -49,6 +65,11 @@ pub const BUILTIN: &[Builder] = &[
     write_file::tool,
     edit_file::tool,
     read_skill::tool,
+    fetch_content::tool,
+    plan::tool,
+    lsp::tool,
+    ask_user::tool,
+    ask_agent::tool,
 ];
 
 /// The built-in tools of a session.
@@ -97,6 +118,11 @@ impl<'a> Call<'a> {
         });
     }
 
+    /// Shows the session's plan as it now is (ACP `plan` update; a checklist in the terminal).
+    pub fn report_plan(&self, plan: &Plan) {
+        self.frontend.emit(Event::Plan(plan.clone()));
+    }
+
     /// Puts questions to the user; `Cancelled` when the turn is cancelled first.
     pub async fn ask_user(&self, questions: Vec<Question>) -> FormAnswer {
         let form = Form {
@@ -104,6 +130,39 @@ impl<'a> Call<'a> {
             questions,
         };
         self.frontend.ask_user(form, self.cancel).await
+    }
+
+    /// Puts another agent's permission request to the user, for this call (the answer joins
+    /// no allow-always/never set): the chosen option's id, `None` for cancelled.
+    pub async fn ask_relayed_permission(
+        &self,
+        title: String,
+        options: Vec<RelayedOption>,
+    ) -> Option<String> {
+        let request = RelayedPermission {
+            tool_call_id: self.id.to_string(),
+            title,
+            options,
+        };
+        self.frontend
+            .ask_relayed_permission(request, self.cancel)
+            .await
+    }
+
+    /// Puts another agent's form (its schema unchanged) to the user, for this call.
+    pub async fn ask_relayed_form(
+        &self,
+        agent: &str,
+        message: String,
+        schema: Value,
+    ) -> RelayedAnswer {
+        let form = RelayedForm {
+            tool_call_id: self.id.to_string(),
+            agent: agent.to_string(),
+            message,
+            schema,
+        };
+        self.frontend.ask_relayed_form(form, self.cancel).await
     }
 }
 
@@ -169,6 +228,17 @@ pub trait Tool: Send + Sync {
     }
     /// Whether the permission gate asks before this call runs (with `yolo = false`).
     fn gated(&self, args: &Value) -> bool;
+    /// The file changes this call would make, computed without making them, for the permission
+    /// question; empty when the tool changes no file or cannot tell (bad arguments, a failed
+    /// edit: the run says why).
+    fn preview(&self, _args: &Value, _cwd: &Path) -> Vec<FileDiff> {
+        Vec::new()
+    }
+
+    /// Whether the gate asks even with `yolo = true` (an MCP server's `permissions = "ask"`).
+    fn always_gated(&self) -> bool {
+        false
+    }
     /// What the model receives when the user rejects a call.
     fn rejected(&self) -> String {
         format!("[{} rejected by the user]", self.name())
@@ -182,6 +252,9 @@ pub trait Tool: Send + Sync {
     fn prompt_section(&self) -> Option<String> {
         None
     }
+    /// The session starts afresh (`/new`): let go of what was kept for follow-ups (the
+    /// processes of asked agents).
+    fn reset(&self) {}
     /// Runs the call. Bad arguments are a `failed` output explaining the mistake, never a panic.
     async fn run(&self, args: Value, call: &Call<'_>) -> ToolOutput;
 }
@@ -233,6 +306,21 @@ impl Toolbox {
         Toolbox::new(tools)
     }
 
+    /// This set without the tools named in `names`.
+    pub fn without(&self, names: &[String]) -> Self {
+        if names.is_empty() {
+            return self.clone();
+        }
+        let tools = self
+            .inner
+            .tools
+            .iter()
+            .filter(|t| !names.iter().any(|n| n == t.name()))
+            .cloned()
+            .collect();
+        Toolbox::new(tools)
+    }
+
     pub fn get(&self, name: &str) -> Option<&Arc<dyn Tool>> {
         self.inner.tools.iter().find(|t| t.name() == name)
     }
@@ -257,6 +345,13 @@ impl Toolbox {
     /// Characters of the definitions in a request.
     pub fn chars(&self) -> usize {
         self.inner.chars
+    }
+
+    /// Lets every tool forget what it kept for follow-ups (`/new`).
+    pub fn reset(&self) {
+        for t in &self.inner.tools {
+            t.reset();
+        }
     }
 
     /// The system prompt's sections that the tools bring, in order.
@@ -322,6 +417,69 @@ pub fn schema_of<T: schemars::JsonSchema>() -> Value {
     v
 }
 
+/// Shrinks a derived schema to what a model needs, since every request pays for it: `$defs`
+/// inlined, optional fields no longer spelled nullable (they are optional already), integer
+/// formats and bounds dropped.
+pub fn compact_schema(schema: &mut Value) {
+    let defs = match schema {
+        Value::Object(m) => m.remove("$defs"),
+        _ => None,
+    };
+    compact_node(schema, defs.as_ref());
+}
+
+fn compact_node(v: &mut Value, defs: Option<&Value>) {
+    match v {
+        Value::Object(m) => {
+            if let Some(target) = m
+                .get("$ref")
+                .and_then(Value::as_str)
+                .and_then(|r| r.strip_prefix("#/$defs/"))
+                .and_then(|name| defs.and_then(|d| d.get(name)))
+                .cloned()
+            {
+                m.remove("$ref");
+                if let Value::Object(t) = target {
+                    for (k, val) in t {
+                        m.entry(k).or_insert(val);
+                    }
+                }
+            }
+            // `anyOf: [X, {type: null}]` is X.
+            if let Some(Value::Array(any)) = m.get("anyOf")
+                && any.len() == 2
+                && any
+                    .iter()
+                    .any(|a| a.get("type") == Some(&Value::from("null")))
+            {
+                let keep = any
+                    .iter()
+                    .find(|a| a.get("type") != Some(&Value::from("null")))
+                    .cloned();
+                m.remove("anyOf");
+                if let Some(Value::Object(t)) = keep {
+                    for (k, val) in t {
+                        m.entry(k).or_insert(val);
+                    }
+                }
+                return compact_node(v, defs);
+            }
+            if let Some(Value::Array(types)) = m.get("type")
+                && types.len() == 2
+                && types.contains(&Value::from("null"))
+                && let Some(t) = types.iter().find(|t| *t != &Value::from("null")).cloned()
+            {
+                m.insert("type".into(), t);
+            }
+            m.remove("format");
+            m.remove("minimum");
+            m.values_mut().for_each(|c| compact_node(c, defs));
+        }
+        Value::Array(a) => a.iter_mut().for_each(|c| compact_node(c, defs)),
+        Value::Null | Value::Bool(_) | Value::Number(_) | Value::String(_) => {}
+    }
+}
+
 /// Parses a call's arguments, or explains the mistake to the model.
 pub fn parse_args<T: DeserializeOwned>(tool: &str, args: &Value) -> Result<T, ToolOutput> {
     serde_json::from_value(args.clone()).map_err(|e| {
@@ -349,6 +507,31 @@ pub fn cap_output(text: &str, max: usize) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_compact_schema_inlines_definitions_and_drops_nullability() {
+        let mut v = serde_json::json!({
+            "$defs": {"A": {"type": "string", "enum": ["x", "y"]}},
+            "type": "object",
+            "properties": {
+                "a": {"$ref": "#/$defs/A"},
+                "b": {"description": "d", "anyOf": [{"$ref": "#/$defs/A"}, {"type": "null"}]},
+                "n": {"type": ["integer", "null"], "format": "uint", "minimum": 0},
+            },
+        });
+        compact_schema(&mut v);
+        assert_eq!(
+            v,
+            serde_json::json!({
+                "type": "object",
+                "properties": {
+                    "a": {"type": "string", "enum": ["x", "y"]},
+                    "b": {"description": "d", "type": "string", "enum": ["x", "y"]},
+                    "n": {"type": "integer"},
+                },
+            })
+        );
+    }
 
     #[test]
     fn cap_keeps_head_and_tail() {

@@ -1,4 +1,4 @@
-//! The `read_file` tool (tools.md): a text file by windows of lines, a directory's listing, or
+//! The `read_file` tool (docs/tools.md): a text file by windows of lines, a directory's listing, or
 //! a note that the file is binary.
 
 use std::fs;

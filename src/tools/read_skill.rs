@@ -1,4 +1,4 @@
-//! The `read_skill` tool (tools.md, skills.md): loads a skill of the session's catalogue.
+//! The `read_skill` tool (docs/tools.md, docs/skills.md): loads a skill of the session's catalogue.
 
 use std::fs;
 use std::path::{Path, PathBuf};

@@ -1,4 +1,4 @@
-//! The loop detector: the same tool with the same arguments, again and again (engine.md).
+//! The loop detector: the same tool with the same arguments, again and again (docs/engine.md).
 
 use serde_json::Value;
 

@@ -1,17 +1,18 @@
 //! A fake OpenAI-compatible model server for tests, benchmarks and demos.
 //!
 //! It answers `POST /v1/chat/completions` from a script (a queue of [`Reply`]s), serves
-//! `GET /v1/models`, `GET /props` and `GET /health`, records every chat request body and checks
-//! the history invariants real servers enforce: a request that breaks one is answered HTTP 417
-//! with an explanation, so the failure shows up in the agent's own error output.
+//! `GET /v1/models`, `GET /props` and `GET /health` (or whatever [`FakeServer::route`] says for
+//! these and any other route, such as Ollama's or LM Studio's), records every request, and checks
+//! the history invariants real servers enforce: a chat request that breaks one is answered HTTP
+//! 417 with an explanation, so the failure shows up in the agent's own error output.
 //!
 //! Plain HTTP/1.1 over `tokio::net::TcpListener` with keep-alive (reqwest reuses connections);
 //! streamed answers use chunked transfer encoding. Only normal dependencies of the crate are used
 //! (tokio, tokio-util, serde_json), because `src/bin/mm-fake-server.rs` includes this file and
-//! its two siblings (`script.rs`, `invariants.rs`) too.
+//! its three siblings (`http.rs`, `script.rs`, `invariants.rs`) too.
 #![allow(dead_code)]
 
-use std::collections::VecDeque;
+use std::collections::{HashMap, VecDeque};
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
@@ -22,6 +23,7 @@ use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
 
+use super::http::{After, Request, head, read_request, write_json};
 use super::invariants::{check_history, describe_roles};
 use super::script::{Body, Chunk, Reply, completion, sse_data};
 
@@ -33,6 +35,8 @@ pub const WAIT_LIMIT: Duration = Duration::from_secs(30);
 pub const FAKE_MODEL: &str = "fake-model";
 
 // ------------------------------------------------------------------ server
+
+const CHAT: &str = "POST /v1/chat/completions";
 
 /// Answers chat requests once the script is exhausted (the demo binary uses one).
 pub type Responder = Arc<dyn Fn(&Value) -> Reply + Send + Sync>;
@@ -68,12 +72,48 @@ pub struct LastByte {
     pub unix_nanos: u128,
 }
 
+/// One request as received, chat or not.
+#[derive(Debug, Clone)]
+pub struct Received {
+    pub method: String,
+    /// Without the query string.
+    pub path: String,
+    /// Names in lower case.
+    pub headers: Vec<(String, String)>,
+    pub body: Vec<u8>,
+}
+
+impl Received {
+    /// `METHOD path`
+    pub fn route(&self) -> String {
+        format!("{} {}", self.method, self.path)
+    }
+
+    /// The first value of a header (`name` in lower case).
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, v)| v.as_str())
+    }
+
+    /// The body as JSON (panics when it is not).
+    pub fn json(&self) -> Value {
+        match serde_json::from_slice(&self.body) {
+            Ok(v) => v,
+            Err(e) => panic!("{} sent a body that is not JSON: {e}", self.route()),
+        }
+    }
+}
+
 #[derive(Default)]
 struct State {
     script: VecDeque<Reply>,
+    /// Replies of the other routes, by `METHOD path`; the last one is given again and again.
+    routes: HashMap<String, VecDeque<Reply>>,
     requests: Vec<Value>,
     violations: Vec<String>,
-    hits: Vec<String>,
+    received: Vec<Received>,
     last_bytes: Vec<LastByte>,
     abandoned: usize,
     /// For each streamed answer the client walked away from: the chunks written before.
@@ -167,9 +207,38 @@ impl FakeServer {
         self.shared.lock().violations.clone()
     }
 
+    /// Answers `route` (`METHOD path`, anything but chat) with `replies` in order, the last one
+    /// again and again, instead of the built-in answer or 404. Each is a [`Reply::json`] or a
+    /// [`Reply::error`].
+    pub fn route(&self, route: &str, replies: Vec<Reply>) {
+        assert!(!replies.is_empty(), "fake server: no replies for {route}");
+        assert_ne!(
+            route, CHAT,
+            "fake server: chat answers come from the script"
+        );
+        self.shared
+            .update(|s| s.routes.insert(route.to_string(), replies.into()));
+    }
+
     /// `METHOD path` of every request received, chat or not.
     pub fn hits(&self) -> Vec<String> {
-        self.shared.lock().hits.clone()
+        self.shared
+            .lock()
+            .received
+            .iter()
+            .map(Received::route)
+            .collect()
+    }
+
+    /// Every request to `route` (`METHOD path`), with its headers and body.
+    pub fn received(&self, route: &str) -> Vec<Received> {
+        let state = self.shared.lock();
+        state
+            .received
+            .iter()
+            .filter(|r| r.route() == route)
+            .cloned()
+            .collect()
     }
 
     /// When the last byte of each completed chat response was written.
@@ -274,94 +343,6 @@ async fn accept_loop(listener: TcpListener, shared: Arc<Shared>, cancel: Cancell
     }
 }
 
-// ------------------------------------------------------------------ HTTP
-
-struct Request {
-    method: String,
-    path: String,
-    close: bool,
-    body: Vec<u8>,
-}
-
-const MAX_HEAD: usize = 64 * 1024;
-const MAX_BODY: usize = 256 * 1024 * 1024;
-
-/// Reads one request; `None` at end of stream or on a malformed request.
-async fn read_request(stream: &mut TcpStream, buf: &mut Vec<u8>) -> Option<Request> {
-    let head_end = loop {
-        if let Some(p) = buf.windows(4).position(|w| w == b"\r\n\r\n") {
-            break p + 4;
-        }
-        if buf.len() > MAX_HEAD || !read_more(stream, buf).await {
-            return None;
-        }
-    };
-    let head = String::from_utf8_lossy(&buf[..head_end]).into_owned();
-    let mut lines = head.split("\r\n");
-    let mut first = lines.next()?.split(' ');
-    let method = first.next()?.to_string();
-    let path = first.next()?.to_string();
-    let mut length = 0usize;
-    let mut close = false;
-    let mut expect_continue = false;
-    for line in lines {
-        let Some((name, value)) = line.split_once(':') else {
-            continue;
-        };
-        let value = value.trim();
-        match name.trim().to_ascii_lowercase().as_str() {
-            "content-length" => length = value.parse().ok()?,
-            "connection" => close = value.eq_ignore_ascii_case("close"),
-            "expect" => expect_continue = value.eq_ignore_ascii_case("100-continue"),
-            _ => {}
-        }
-    }
-    if length > MAX_BODY {
-        return None;
-    }
-    // curl asks before sending a body over 1 KiB, and waits a second for this answer.
-    if expect_continue
-        && buf.len() < head_end + length
-        && stream
-            .write_all(b"HTTP/1.1 100 Continue\r\n\r\n")
-            .await
-            .is_err()
-    {
-        return None;
-    }
-    while buf.len() < head_end + length {
-        if !read_more(stream, buf).await {
-            return None;
-        }
-    }
-    let body = buf[head_end..head_end + length].to_vec();
-    buf.drain(..head_end + length);
-    Some(Request {
-        method,
-        path,
-        close,
-        body,
-    })
-}
-
-async fn read_more(stream: &mut TcpStream, buf: &mut Vec<u8>) -> bool {
-    let mut tmp = [0u8; 16 * 1024];
-    match stream.read(&mut tmp).await {
-        Ok(0) | Err(_) => false,
-        Ok(n) => {
-            buf.extend_from_slice(&tmp[..n]);
-            true
-        }
-    }
-}
-
-/// What happens to the connection after a response.
-#[derive(PartialEq)]
-enum After {
-    KeepAlive,
-    Close,
-}
-
 async fn serve_connection(mut stream: TcpStream, shared: Arc<Shared>) {
     // Chunks must leave as soon as they are written (latency is measured).
     let _ = stream.set_nodelay(true);
@@ -376,11 +357,37 @@ async fn serve_connection(mut stream: TcpStream, shared: Arc<Shared>) {
 }
 
 async fn route(stream: &mut TcpStream, shared: &Shared, req: Request) -> After {
-    let path = req.path.split('?').next().unwrap_or("").to_string();
-    shared.update(|s| s.hits.push(format!("{} {}", req.method, path)));
+    let received = Received {
+        method: req.method,
+        path: req.path,
+        headers: req.headers,
+        body: req.body,
+    };
+    let route = received.route();
+    let scripted = shared.update(|s| {
+        s.received.push(received.clone());
+        let replies = s.routes.get_mut(&route)?;
+        match replies.len() {
+            1 => replies.front().cloned(),
+            _ => replies.pop_front(),
+        }
+    });
+    let (method, path) = (received.method.as_str(), received.path.as_str());
+    if let Some(reply) = scripted {
+        let headers = &reply.headers;
+        return match reply.body {
+            Body::Json(body) => write_json(stream, 200, headers, &body).await,
+            Body::Error { status, body } => write_json(stream, status, headers, &body).await,
+            Body::Stream(_) | Body::Hang => {
+                let body = json!({"error": {"code": 500, "type": "fake_server_error",
+                    "message": format!("fake server: {route} answers Reply::json or Reply::error")}});
+                write_json(stream, 500, &[], &body).await
+            }
+        };
+    }
     let opts = &shared.options;
-    match (req.method.as_str(), path.as_str()) {
-        ("POST", "/v1/chat/completions") => chat(stream, shared, &req.body).await,
+    match (method, path) {
+        ("POST", "/v1/chat/completions") => chat(stream, shared, &received.body).await,
         ("GET", "/v1/models") => {
             let mut model = json!({"id": opts.model, "object": "model", "owned_by": "fake"});
             if let Some(n) = opts.n_ctx {
@@ -395,10 +402,10 @@ async fn route(stream: &mut TcpStream, shared: &Shared, req: Request) -> After {
                                   "model_alias": opts.model});
                 write_json(stream, 200, &[], &body).await
             }
-            None => not_found(stream, &req.method, &path).await,
+            None => not_found(stream, method, path).await,
         },
         ("GET", "/health") => write_json(stream, 200, &[], &json!({"status": "ok"})).await,
-        _ => not_found(stream, &req.method, &path).await,
+        _ => not_found(stream, method, path).await,
     }
 }
 
@@ -546,50 +553,6 @@ fn assign_ids(shared: &Shared, chunks: &[Chunk]) -> Vec<Option<String>> {
             })
             .collect()
     })
-}
-
-fn reason(status: u16) -> &'static str {
-    match status {
-        200 => "OK",
-        400 => "Bad Request",
-        401 => "Unauthorized",
-        404 => "Not Found",
-        413 => "Payload Too Large",
-        417 => "Expectation Failed",
-        429 => "Too Many Requests",
-        500 => "Internal Server Error",
-        502 => "Bad Gateway",
-        503 => "Service Unavailable",
-        _ => "Status",
-    }
-}
-
-fn head(status: u16, headers: &[(String, String)], extra: &str) -> String {
-    let mut h = format!("HTTP/1.1 {status} {}\r\n{extra}", reason(status));
-    for (name, value) in headers {
-        h.push_str(&format!("{name}: {value}\r\n"));
-    }
-    h.push_str("\r\n");
-    h
-}
-
-async fn write_json(
-    stream: &mut TcpStream,
-    status: u16,
-    headers: &[(String, String)],
-    body: &Value,
-) -> After {
-    let body = body.to_string();
-    let extra = format!(
-        "Content-Type: application/json\r\nContent-Length: {}\r\n",
-        body.len()
-    );
-    let mut out = head(status, headers, &extra).into_bytes();
-    out.extend_from_slice(body.as_bytes());
-    match stream.write_all(&out).await {
-        Ok(()) => After::KeepAlive,
-        Err(_) => After::Close,
-    }
 }
 
 async fn write_stream(

@@ -1,13 +1,49 @@
-//! Shared test helpers: `mod common;` in a test file, then `use common::*;`.
+//! The one test-support layer: `mod common;` in a test file, then `use common::*;` (or name what
+//! it uses).
+//!
+//! - the model: [`ScriptedModel`] in process (model.rs), or [`FakeServer`] over HTTP
+//!   (fake_server.rs and http.rs, answering from the script of script.rs); both check every
+//!   request's history with invariants.rs;
+//! - the front end: [`Recorder`] (recorder.rs);
+//! - an engine over the scripted model in a sandbox: [`Rig`] (rig.rs);
+//! - the ACP test client and in-process server (acp.rs);
+//! - the `mm` binary run in a sandbox (mm_run.rs).
+//!
+//! `src/bin/mm-fake-server.rs` includes fake_server.rs, http.rs, script.rs and invariants.rs by
+//! path: they use normal dependencies only, and nothing else of this folder.
 #![allow(dead_code, unused_imports)]
 
+pub mod acp;
 pub mod fake_server;
+pub mod http;
 pub mod invariants;
+pub mod mm_run;
+pub mod model;
+pub mod recorder;
+pub mod rig;
 pub mod script;
 
-pub use fake_server::{FakeServer, LastByte, Options, Responder};
+use std::time::Duration;
+
+pub use fake_server::{FakeServer, LastByte, Options, Received, Responder};
 pub use invariants::check_history;
+pub use model::{Answer, ScriptedModel};
+pub use recorder::Recorder;
+pub use rig::{Rig, compact_line, contents, hook, rig, script};
 pub use script::{Call, Chunk, Reply};
+
+/// The bound of what must happen at once (a cancel answered, a timeout fired, a call returning
+/// while a job it started runs on): many times the expected time, so a busy two-core machine
+/// cannot miss it, and well below the sleeps of 30 s and more that it guards against. How fast
+/// these things really are is measured by the scripts in bench/.
+pub const HANG_GUARD: Duration = Duration::from_secs(10);
+
+/// A port on 127.0.0.1 that was free a moment ago and has no listener now: connecting to it is
+/// refused.
+pub fn refused_port() -> u16 {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind 127.0.0.1:0");
+    listener.local_addr().expect("a bound address").port()
+}
 
 /// The real model server's base URL for end-to-end tests: `MM_E2E_URL`, which `.ci/run` sets
 /// after `scripts/local-model.sh start`. `None` (and a note on stderr) when it is not set: the

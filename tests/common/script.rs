@@ -169,6 +169,19 @@ impl Reply {
         Self::new(Body::Stream(chunks))
     }
 
+    /// An event stream as recorded from a real server (`data: …` events, each followed by a blank
+    /// line, as in tests/fixtures/sse), sent byte for byte, whatever its events say.
+    pub fn sse(recorded: &str) -> Self {
+        let chunks = recorded
+            .split_terminator("\n\n")
+            .map(|event| match event.strip_prefix("data: ") {
+                Some(data) if !data.contains('\n') => Chunk::Raw(data.to_string()),
+                _ => panic!("not one `data:` line followed by a blank line: {event:?}"),
+            })
+            .collect();
+        Self::new(Body::Stream(chunks))
+    }
+
     /// An HTTP error with this JSON body.
     pub fn error(status: u16, body: Value) -> Self {
         Self::new(Body::Error { status, body })

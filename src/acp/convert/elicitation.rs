@@ -10,6 +10,11 @@ use crate::event::{AnswerValue, Form, FormAnswer, Question, QuestionKind};
 /// The reason given when the client can neither show a form nor ask choice by choice.
 pub const NO_FORM_SUPPORT: &str = "the client has no form support";
 
+/// The reason given when the client answered the question with an error.
+pub fn client_error(e: &str) -> String {
+    format!("the client answered with an error: {e}")
+}
+
 fn form_message(form: &Form) -> String {
     match form.questions.as_slice() {
         [only] => only.question.clone(),
@@ -92,7 +97,7 @@ fn answer_value(v: Option<&Value>) -> AnswerValue {
 pub fn form_answer(form: &Form, response: Result<&Value, &str>) -> FormAnswer {
     let response = match response {
         Ok(r) => r,
-        Err(e) => return FormAnswer::Unavailable(e.to_string()),
+        Err(e) => return FormAnswer::Unavailable(client_error(e)),
     };
     match response.get("action").and_then(Value::as_str) {
         Some("accept") => {
@@ -150,7 +155,7 @@ pub enum QuestionOutcome {
 pub fn question_answer(q: &Question, response: Result<&Value, &str>) -> QuestionOutcome {
     let response = match response {
         Ok(r) => r,
-        Err(e) => return QuestionOutcome::Unavailable(e.to_string()),
+        Err(e) => return QuestionOutcome::Unavailable(client_error(e)),
     };
     let Some(option) = selected_option(response) else {
         return QuestionOutcome::Cancelled;
@@ -283,7 +288,7 @@ mod tests {
         );
         assert_eq!(
             form_answer(&f, Err("Internal error")),
-            FormAnswer::Unavailable("Internal error".into())
+            FormAnswer::Unavailable("the client answered with an error: Internal error".into())
         );
     }
 

@@ -7,7 +7,7 @@ use crate::engine::{Command, Recap};
 use crate::event::Tally;
 
 /// `initialize`.
-pub fn log_client(name_version: Option<(&str, &str)>, protocol: u16, forms: bool) -> String {
+pub fn log_client(name_version: Option<(&str, &str)>, protocol: u64, forms: bool) -> String {
     let client = match name_version {
         Some((name, version)) => format!("{name} {version}"),
         None => "unknown".to_string(),

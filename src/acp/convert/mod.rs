@@ -1,11 +1,13 @@
 //! Every translation between the engine's vocabulary and ACP's wire shapes, as pure functions:
 //! events to `session/update` payloads or log lines, questions to requests and answers back,
-//! a stored history to its `session/load` replay. The strings acp.md fixes live here, one file
-//! per concern; callers use them through `convert::…`.
+//! a stored history to its `session/load` replay. The strings docs/acp-reference.md fixes live
+//! here, one file per concern; callers use them through `convert::…`.
 
 mod elicitation;
 mod log;
+mod mcp;
 mod permission;
+mod relay;
 mod replay;
 mod response;
 mod updates;
@@ -15,7 +17,11 @@ pub use elicitation::{
     question_answer, question_request,
 };
 pub use log::{log_client, log_created, log_loaded, log_prompt};
+pub use mcp::{client_server_line, client_servers};
 pub use permission::{permission_decision, permission_request};
+pub use relay::{
+    relayed_answer, relayed_choice, relayed_elicitation_request, relayed_permission_request,
+};
 pub use replay::{notification_line, replay_lines};
 pub use response::{
     RequestError, load_error, prompt_usage, request_error, stop_reason, turn_error,

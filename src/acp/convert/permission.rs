@@ -2,8 +2,8 @@
 
 use serde_json::{Value, json};
 
-use super::updates::call_fields;
-use crate::event::{PermissionDecision, ToolCallStart};
+use super::updates::{call_fields, diff_content};
+use crate::event::{PermissionDecision, PermissionRequest};
 
 /// The four options of a permission dialog.
 const PERMISSION_OPTIONS: [(&str, &str, &str); 4] = [
@@ -13,15 +13,22 @@ const PERMISSION_OPTIONS: [(&str, &str, &str); 4] = [
     ("never", "Never", "reject_always"),
 ];
 
-/// `session/request_permission` params for a gated call.
-pub fn permission_request(session_id: &str, call: &ToolCallStart) -> Value {
+/// `session/request_permission` params for a gated call. The change the call would make, when
+/// its tool can say (`write_file`, `edit_file`), goes as `diff` content of `toolCall`, so the
+/// editor shows it before the user answers (docs/acp.md, beyond the reference).
+pub fn permission_request(session_id: &str, request: &PermissionRequest) -> Value {
     let options: Vec<Value> = PERMISSION_OPTIONS
         .iter()
         .map(|(id, name, kind)| json!({"optionId": id, "name": name, "kind": kind}))
         .collect();
+    let mut call = call_fields(&request.call);
+    if !request.preview.is_empty() {
+        let content: Vec<Value> = request.preview.iter().map(diff_content).collect();
+        call.insert("content".into(), Value::Array(content));
+    }
     json!({
         "sessionId": session_id,
-        "toolCall": Value::Object(call_fields(call)),
+        "toolCall": Value::Object(call),
         "options": options,
     })
 }
@@ -50,9 +57,16 @@ pub fn permission_decision(response: Result<&Value, &str>) -> PermissionDecision
 mod tests {
     #![allow(clippy::unwrap_used)]
     use super::*;
-    use crate::event::ToolKind;
+    use crate::event::{FileDiff, ToolCallStart, ToolKind};
     use pretty_assertions::assert_eq;
     use std::path::PathBuf;
+
+    fn request(preview: Vec<FileDiff>) -> PermissionRequest {
+        PermissionRequest {
+            call: start(),
+            preview,
+        }
+    }
 
     fn start() -> ToolCallStart {
         ToolCallStart {
@@ -68,7 +82,7 @@ mod tests {
     #[test]
     fn permission_request_and_answers() {
         assert_eq!(
-            permission_request("S", &start()),
+            permission_request("S", &request(vec![])),
             json!({"sessionId": "S",
             "toolCall": {"toolCallId": "call_3", "title": "write_file: /w/a.txt", "kind": "edit",
                 "rawInput": {"path": "a.txt", "content": "x"}, "locations": [{"path": "/w/a.txt"}]},
@@ -78,6 +92,19 @@ mod tests {
                 {"optionId": "reject", "name": "Reject", "kind": "reject_once"},
                 {"optionId": "never", "name": "Never", "kind": "reject_always"},
             ]})
+        );
+        // The proposed change goes with the question.
+        let with_diff = permission_request(
+            "S",
+            &request(vec![FileDiff {
+                path: PathBuf::from("/w/a.txt"),
+                old_text: None,
+                new_text: "x".into(),
+            }]),
+        );
+        assert_eq!(
+            with_diff["toolCall"]["content"],
+            json!([{"type": "diff", "path": "/w/a.txt", "oldText": null, "newText": "x"}])
         );
         let sel = |id: &str| json!({"outcome": {"outcome": "selected", "optionId": id}});
         assert_eq!(

@@ -75,14 +75,13 @@ fn replayed_call(
     let mut m = Map::new();
     m.insert("sessionUpdate".into(), json!("tool_call"));
     m.extend(call_fields(&start));
+    // The `tool` message fills its call's output and content, whether the call completed or
+    // failed live (docs/acp-reference.md); a call without one is `failed` with no content.
     match response {
-        Some(t) if !t.failed => {
-            m.insert("status".into(), json!("completed"));
-            m.insert("content".into(), json!([text_content(&t.content)]));
-            m.insert("rawOutput".into(), json!({"output": t.content}));
-        }
         Some(t) => {
-            m.insert("status".into(), json!("failed"));
+            let status = if t.failed { "failed" } else { "completed" };
+            m.insert("status".into(), json!(status));
+            m.insert("content".into(), json!([text_content(&t.content)]));
             m.insert("rawOutput".into(), json!({"output": t.content}));
         }
         None => {
@@ -203,7 +202,9 @@ mod tests {
                     "content": [{"type": "content", "content": {"type": "text", "text": "a\nb"}}],
                     "rawOutput": {"output": "a\nb"}}),
                 json!({"sessionUpdate": "tool_call", "toolCallId": "call_5", "title": "bash: {}", "kind": "execute",
-                    "rawInput": {}, "status": "failed", "rawOutput": {"output": "[command rejected by the user]"}}),
+                    "rawInput": {}, "status": "failed",
+                    "content": [{"type": "content", "content": {"type": "text", "text": "[command rejected by the user]"}}],
+                    "rawOutput": {"output": "[command rejected by the user]"}}),
                 json!({"sessionUpdate": "tool_call", "toolCallId": "call_6", "title": "bash: x", "kind": "execute",
                     "rawInput": "x", "status": "failed"}),
                 json!({"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": "done"}}),

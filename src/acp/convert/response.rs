@@ -18,7 +18,7 @@ pub enum RequestError {
     UnknownSession(String),
 }
 
-/// Every refusal as its JSON-RPC error, in one place (acp.md, acp-notes.md): a failed turn is
+/// Every refusal as its JSON-RPC error, in one place (docs/acp-reference.md): a failed turn is
 /// `-32603` with the one-line explanation; everything about the session asked for is
 /// `invalid params` carrying the `sessionId` (and the explanation).
 pub fn turn_error(e: &crate::engine::TurnError) -> agent_client_protocol::Error {

@@ -4,7 +4,8 @@
 use serde_json::{Map, Value, json};
 
 use crate::event::{
-    ContextUsage, Event, Plan, PlanStatus, ToolCallEnd, ToolCallStart, ToolKind, ToolStatus,
+    ContextUsage, Event, FileDiff, Plan, PlanStatus, ToolCallEnd, ToolCallStart, ToolKind,
+    ToolStatus,
 };
 
 /// What one engine event becomes.
@@ -130,19 +131,7 @@ pub fn tool_call_finished(end: &ToolCallEnd) -> Value {
     let content: Vec<Value> = if end.diffs.is_empty() {
         vec![text_content(&end.output)]
     } else {
-        end.diffs
-            .iter()
-            .map(|d| {
-                let mut m = Map::new();
-                m.insert("type".into(), json!("diff"));
-                m.insert("path".into(), json!(d.path.to_string_lossy()));
-                if let Some(old) = &d.old_text {
-                    m.insert("oldText".into(), json!(old));
-                }
-                m.insert("newText".into(), json!(d.new_text));
-                Value::Object(m)
-            })
-            .collect()
+        end.diffs.iter().map(diff_content).collect()
     };
     let mut m = Map::new();
     m.insert("sessionUpdate".into(), json!("tool_call_update"));
@@ -153,6 +142,16 @@ pub fn tool_call_finished(end: &ToolCallEnd) -> Value {
     }
     m.insert("content".into(), Value::Array(content));
     m.insert("rawOutput".into(), json!({"output": end.output}));
+    Value::Object(m)
+}
+
+/// A `diff` content block: `oldText` is `null` for a new file (docs/tools.md, write_file).
+pub(super) fn diff_content(d: &FileDiff) -> Value {
+    let mut m = Map::new();
+    m.insert("type".into(), json!("diff"));
+    m.insert("path".into(), json!(d.path.to_string_lossy()));
+    m.insert("oldText".into(), json!(d.old_text));
+    m.insert("newText".into(), json!(d.new_text));
     Value::Object(m)
 }
 
@@ -326,7 +325,7 @@ mod tests {
             Output::Update(
                 json!({"sessionUpdate": "tool_call_update", "toolCallId": "call_2",
                 "status": "completed",
-                "content": [{"type": "diff", "path": "/w/a.txt", "newText": "x"},
+                "content": [{"type": "diff", "path": "/w/a.txt", "oldText": null, "newText": "x"},
                             {"type": "diff", "path": "/w/b.txt", "oldText": "o", "newText": "n"}],
                 "rawOutput": {"output": "wrote a.txt"}})
             )

@@ -1,6 +1,6 @@
 //! A raw JSON-RPC test client for `mm -acp` (in-process over duplex pipes, or a spawned binary),
-//! which validates every message mm writes against the official ACP schema, and a scripted
-//! model for the in-process engine.
+//! which validates every message mm writes against the official ACP schema, and the in-process
+//! harness: `serve_io` over an engine whose model is the [`ScriptedModel`].
 #![allow(clippy::unwrap_used, clippy::expect_used, dead_code)]
 
 use std::collections::{HashMap, VecDeque};
@@ -8,18 +8,14 @@ use std::path::Path;
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
-use async_trait::async_trait;
 use mm::acp::{AcpError, Logger, serve_io};
 use mm::config::Config;
 use mm::engine::Engine;
-use mm::event::Usage;
-use mm::model::{
-    ChatRequest, ModelClient, ModelError, ModelInfo, ModelResponse, RawToolCall, StreamEvent,
-};
 use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
 use tokio::task::JoinHandle;
-use tokio_util::sync::CancellationToken;
+
+use super::model::ScriptedModel;
 
 // ---------------------------------------------------------------- schema
 
@@ -345,157 +341,6 @@ pub fn agent_text(msgs: &[Value]) -> String {
                 .to_string()
         })
         .collect()
-}
-
-// ---------------------------------------------------------------- the scripted model
-
-/// One scripted model call.
-#[derive(Clone)]
-pub enum Step {
-    /// Streams the chunks, then returns the calls (name, arguments) and the usage.
-    Answer {
-        chunks: Vec<String>,
-        calls: Vec<(String, String)>,
-        usage: Option<Usage>,
-    },
-    /// Streams one chunk, then waits until the call is cancelled.
-    Hang(String),
-    Fail(ModelError),
-}
-
-pub fn text(chunks: &[&str], usage: Option<(u64, u64)>) -> Step {
-    Step::Answer {
-        chunks: chunks.iter().map(|s| s.to_string()).collect(),
-        calls: vec![],
-        usage: usage.map(|(i, o)| Usage {
-            input_tokens: i,
-            output_tokens: o,
-            ..Usage::default()
-        }),
-    }
-}
-
-pub fn call(name: &str, args: Value) -> Step {
-    Step::Answer {
-        chunks: vec![],
-        calls: vec![(name.to_string(), args.to_string())],
-        usage: None,
-    }
-}
-
-#[derive(Default)]
-pub struct ScriptedModel {
-    steps: Mutex<VecDeque<Step>>,
-    pub requests: Mutex<Vec<ChatRequest>>,
-    pub context_window: u64,
-}
-
-impl ScriptedModel {
-    pub fn new(steps: Vec<Step>) -> Arc<Self> {
-        Arc::new(ScriptedModel {
-            steps: Mutex::new(steps.into()),
-            requests: Mutex::new(Vec::new()),
-            context_window: 8192,
-        })
-    }
-
-    pub fn push(&self, step: Step) {
-        self.steps.lock().unwrap().push_back(step);
-    }
-
-    pub fn calls(&self) -> usize {
-        self.requests.lock().unwrap().len()
-    }
-
-    /// The last user message of the last request.
-    pub fn last_user_message(&self) -> String {
-        let reqs = self.requests.lock().unwrap();
-        let last = reqs.last().expect("no model call");
-        last.messages
-            .iter()
-            .rev()
-            .find(|m| m["role"] == "user")
-            .and_then(|m| m["content"].as_str())
-            .unwrap_or_default()
-            .to_string()
-    }
-}
-
-#[async_trait]
-impl ModelClient for ScriptedModel {
-    async fn chat(
-        &self,
-        request: &ChatRequest,
-        on_event: &(dyn Fn(StreamEvent) + Send + Sync),
-        cancel: &CancellationToken,
-    ) -> Result<ModelResponse, ModelError> {
-        self.requests.lock().unwrap().push(request.clone());
-        let step = self.steps.lock().unwrap().pop_front();
-        match step {
-            Some(Step::Answer {
-                chunks,
-                calls,
-                usage,
-            }) => {
-                for c in &chunks {
-                    on_event(StreamEvent::Text(c.clone()));
-                }
-                let tool_calls: Vec<RawToolCall> = calls
-                    .into_iter()
-                    .enumerate()
-                    .map(|(i, (name, arguments))| RawToolCall {
-                        id: format!("m{}_{i}", self.calls()),
-                        name,
-                        arguments,
-                    })
-                    .collect();
-                Ok(ModelResponse {
-                    text: chunks.concat(),
-                    finish_reason: Some(
-                        if tool_calls.is_empty() {
-                            "stop"
-                        } else {
-                            "tool_calls"
-                        }
-                        .into(),
-                    ),
-                    tool_calls,
-                    usage,
-                    ..Default::default()
-                })
-            }
-            Some(Step::Hang(chunk)) => {
-                on_event(StreamEvent::Text(chunk));
-                cancel.cancelled().await;
-                Err(ModelError::Cancelled)
-            }
-            Some(Step::Fail(e)) => Err(e),
-            None => Err(ModelError::Http {
-                status: 500,
-                message: "the script has no more answers".into(),
-            }),
-        }
-    }
-
-    async fn complete(
-        &self,
-        messages: Vec<Value>,
-        cancel: &CancellationToken,
-    ) -> Result<ModelResponse, ModelError> {
-        let request = ChatRequest {
-            messages,
-            ..ChatRequest::default()
-        };
-        self.chat(&request, &|_| {}, cancel).await
-    }
-
-    async fn info(&self, _cancel: &CancellationToken) -> Result<ModelInfo, ModelError> {
-        Ok(ModelInfo {
-            url: "http://127.0.0.1:1/v1".into(),
-            name: "scripted".into(),
-            context_window: self.context_window,
-        })
-    }
 }
 
 // ---------------------------------------------------------------- in-process harness

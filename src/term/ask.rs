@@ -1,0 +1,143 @@
+//! The terminal's two doors to another agent (agents.md): `mm --ask AGENT "question"` (a script
+//! asks: the answer on stdout) and `/ask AGENT question` in the interactive session. AGENT is a
+//! configured name or a command line. Both start the agent, ask once and stop it.
+
+use std::io::Write;
+use std::path::Path;
+use std::sync::{Arc, Mutex};
+
+use async_trait::async_trait;
+use tokio_util::sync::CancellationToken;
+
+use super::render::{Layout, Renderer};
+use crate::agent_client::{self, AgentCommand, AgentError, AgentStop, Answer, StartOptions};
+use crate::config::Config;
+use crate::event::{Event, Form, FormAnswer, Frontend, PermissionDecision, PermissionRequest};
+use crate::process::Supervisor;
+use crate::relay::CANNOT_ASK;
+use crate::tools::Call;
+
+/// The `toolCallId`-like ref the doors use for the asked agent's progress and questions.
+const ASK_REF: &str = "ask";
+
+/// What the doors need to start an agent.
+pub struct AskSetup<'a> {
+    pub config: &'a Config,
+    pub processes: &'a Arc<Supervisor>,
+    pub cwd: &'a Path,
+    /// Our own asking depth.
+    pub depth: u32,
+}
+
+/// Asks `agent` (a configured name or a command line) one question through `frontend`, which
+/// shows the agent's progress and puts its questions to our user.
+pub async fn ask(
+    setup: &AskSetup<'_>,
+    agent: &str,
+    question: &str,
+    frontend: &dyn Frontend,
+    cancel: &CancellationToken,
+) -> Result<Answer, AgentError> {
+    let cmd = AgentCommand::resolve(&setup.config.agents, agent)?;
+    let call = Call::new(
+        ASK_REF,
+        setup.cwd,
+        setup.config.tools.max_output,
+        cancel,
+        frontend,
+    );
+    let opts = StartOptions {
+        cwd: setup.cwd,
+        processes: setup.processes,
+        depth: setup.depth,
+        silence: setup.config.model.request_timeout,
+    };
+    agent_client::ask_once(&cmd, question, &opts, &call).await
+}
+
+/// The name a failure line gives an agent: as the user wrote it.
+pub fn shown_name(agent: &str) -> &str {
+    agent.trim()
+}
+
+/// `mm --ask`: the answer on stdout and exit 0; the failure line on stderr and exit 1;
+/// cancelled 130; stopped at a limit 2 (as `mm -p`).
+pub async fn run_ask(
+    setup: &AskSetup<'_>,
+    agent: &str,
+    question: &str,
+    color: bool,
+    cancel: &CancellationToken,
+) -> i32 {
+    let frontend = AskFrontend::new(color);
+    let outcome = ask(setup, agent, question, &frontend, cancel).await;
+    let mut err = std::io::stderr();
+    match outcome {
+        Ok(answer) => {
+            let mut out = std::io::stdout().lock();
+            let _ = out.write_all(answer.text.as_bytes());
+            if !answer.text.is_empty() && !answer.text.ends_with('\n') {
+                let _ = out.write_all(b"\n");
+            }
+            let _ = out.flush();
+            match answer.stop {
+                AgentStop::EndTurn => 0,
+                AgentStop::MaxTokens | AgentStop::MaxTurnRequests => {
+                    let _ = writeln!(err, "[the agent stopped: {}]", answer.stop.name());
+                    2
+                }
+                AgentStop::Refusal => {
+                    let _ = writeln!(err, "[the agent stopped: {}]", answer.stop.name());
+                    1
+                }
+                AgentStop::Cancelled => 130,
+            }
+        }
+        Err(AgentError::Cancelled) => 130,
+        Err(e) => {
+            let _ = writeln!(err, "{}", e.line(shown_name(agent)));
+            1
+        }
+    }
+}
+
+/// `mm --ask`'s front end: the asked agent's tool calls as dim lines on stderr; it cannot ask,
+/// so permission requests get the agent's `reject_once` option and forms an error (acp.md).
+struct AskFrontend {
+    renderer: Mutex<Renderer>,
+}
+
+impl AskFrontend {
+    fn new(color: bool) -> Self {
+        AskFrontend {
+            renderer: Mutex::new(Renderer::new(Layout::OneShot, color)),
+        }
+    }
+}
+
+#[async_trait]
+impl Frontend for AskFrontend {
+    fn emit(&self, event: Event) {
+        // Only the asked agent's progress reaches this front end; it goes to stderr.
+        if let Event::ToolCallProgress { .. } = &event {
+            let pieces = self
+                .renderer
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                .event(&event);
+            super::frontend::write_out(&pieces);
+        }
+    }
+
+    async fn ask_permission(
+        &self,
+        _request: PermissionRequest,
+        _cancel: &CancellationToken,
+    ) -> PermissionDecision {
+        PermissionDecision::RejectOnce
+    }
+
+    async fn ask_user(&self, _form: Form, _cancel: &CancellationToken) -> FormAnswer {
+        FormAnswer::Unavailable(CANNOT_ASK.to_string())
+    }
+}

@@ -1,0 +1,490 @@
+//! The one reader of keys for the whole interactive session.
+//!
+//! A thread reads the terminal (in raw mode for the whole session, raw.rs) and queues every key
+//! as it arrives, whatever mm is doing, so no key is lost between two prompts. Who takes them:
+//!
+//! - the prompt's line editor, in order ([`Keyboard::next_key`]);
+//! - during a turn, Ctrl-C cancels it at once and Ctrl-Z suspends mm at once; the other keys
+//!   wait, typed ahead, for the next prompt. A Ctrl-C that came too late to cancel anything (the turn ended on its own) acts at
+//!   the prompt instead ([`Keyboard::end_turn`]);
+//! - a question (the permission prompt, a form) reads only the keys that come after it was put:
+//!   [`Keyboard::question`] first has the reader take in whatever the terminal already holds,
+//!   sets every key read so far aside, and gives them back, ahead of the later ones, when the
+//!   question is answered. So a key typed before a question appears never answers it.
+
+use std::collections::VecDeque;
+use std::io;
+use std::os::fd::{AsFd, OwnedFd};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Duration;
+
+use nix::poll::{PollFd, PollFlags, PollTimeout, poll};
+use tokio::sync::watch;
+use tokio_util::sync::CancellationToken;
+
+use super::keys::{Decoder, Key};
+
+/// How long the rest of an escape sequence may take to arrive before a lone ESC is Escape.
+const SEQUENCE_WAIT: Duration = Duration::from_millis(30);
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Entry {
+    Key(Key),
+    /// A Ctrl-C that cancelled the running turn (it acts at the prompt if the turn ended on its
+    /// own before seeing the cancel).
+    TurnInterrupt,
+}
+
+#[derive(Debug, Default)]
+struct State {
+    queue: VecDeque<Entry>,
+    /// The keys read before the open question was put.
+    held: VecDeque<Entry>,
+    /// The running turn's cancel.
+    turn: Option<CancellationToken>,
+    /// A question is open: it takes the keys.
+    question: bool,
+    marks_requested: u64,
+    marks_done: u64,
+    /// The reader stopped (the terminal is gone, or mm is leaving).
+    closed: bool,
+    stopping: bool,
+}
+
+/// The session's keys. Cheap to share (`Arc`).
+pub struct Keyboard {
+    state: Mutex<State>,
+    changed: watch::Sender<u64>,
+    /// Wakes the reader thread (a question's mark, or leaving); `None` without a thread.
+    wake: Option<OwnedFd>,
+}
+
+impl Keyboard {
+    /// Starts the reader thread on stdin (already in raw mode).
+    pub fn start() -> Arc<Keyboard> {
+        let pipe = nix::unistd::pipe2(nix::fcntl::OFlag::O_NONBLOCK | nix::fcntl::OFlag::O_CLOEXEC);
+        let (wake_rx, wake_tx) = match pipe {
+            Ok((r, w)) => (Some(r), Some(w)),
+            Err(_) => (None, None),
+        };
+        let keyboard = Arc::new(Keyboard {
+            state: Mutex::new(State::default()),
+            changed: watch::Sender::new(0),
+            wake: wake_tx,
+        });
+        let reader = Arc::clone(&keyboard);
+        let started = std::thread::Builder::new()
+            .name("mm-keys".into())
+            .spawn(move || {
+                let run = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                    read_loop(&reader, wake_rx.as_ref())
+                }));
+                if run.is_err() {
+                    reader.push(vec![Key::Hangup]);
+                }
+                reader.close_state();
+            });
+        if started.is_err() {
+            keyboard.push(vec![Key::Hangup]);
+            keyboard.close_state();
+        }
+        keyboard
+    }
+
+    /// A keyboard without a reader: keys come from [`Keyboard::push`] only (tests).
+    pub fn detached() -> Arc<Keyboard> {
+        Arc::new(Keyboard {
+            state: Mutex::new(State::default()),
+            changed: watch::Sender::new(0),
+            wake: None,
+        })
+    }
+
+    fn lock(&self) -> MutexGuard<'_, State> {
+        self.state
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    fn touch(&self) {
+        self.changed.send_modify(|n| *n = n.wrapping_add(1));
+    }
+
+    /// Queues keys as they were read (the reader thread; SIGINT from outside comes as Ctrl-C).
+    pub fn push(&self, keys: Vec<Key>) {
+        if keys.is_empty() {
+            return;
+        }
+        let mut suspend = false;
+        {
+            let mut s = self.lock();
+            for key in keys {
+                let in_turn = s.turn.is_some() && !s.question;
+                if in_turn && key == Key::Interrupt {
+                    if let Some(turn) = &s.turn {
+                        turn.cancel();
+                    }
+                    s.queue.push_back(Entry::TurnInterrupt);
+                } else if in_turn && key == Key::Ctrl('z') {
+                    // At the prompt the editor suspends (and draws the line again after).
+                    suspend = true;
+                } else {
+                    s.queue.push_back(Entry::Key(key));
+                }
+            }
+        }
+        if suspend {
+            super::raw::suspend();
+        }
+        self.touch();
+    }
+
+    fn close_state(&self) {
+        self.lock().closed = true;
+        self.touch();
+    }
+
+    /// Stops the reader thread (mm is leaving): keys typed from now on stay in the terminal.
+    pub fn close(&self) {
+        self.lock().stopping = true;
+        self.wake_reader();
+    }
+
+    fn wake_reader(&self) {
+        if let Some(fd) = &self.wake {
+            let _ = nix::unistd::write(fd, &[1]);
+        }
+    }
+
+    /// The next key for the prompt (typed ahead or new); `Hangup` once the terminal is gone.
+    pub async fn next_key(&self) -> Key {
+        let mut rx = self.changed.subscribe();
+        loop {
+            rx.borrow_and_update();
+            {
+                let mut s = self.lock();
+                if !s.question {
+                    while let Some(entry) = s.queue.pop_front() {
+                        match entry {
+                            Entry::Key(key) => return key,
+                            // Only during a turn; `end_turn` turns them into keys.
+                            Entry::TurnInterrupt => {}
+                        }
+                    }
+                    if s.closed {
+                        return Key::Hangup;
+                    }
+                }
+            }
+            if rx.changed().await.is_err() {
+                return Key::Hangup;
+            }
+        }
+    }
+
+    /// The next key for the prompt if one is waiting.
+    pub fn try_key(&self) -> Option<Key> {
+        let mut s = self.lock();
+        if s.question {
+            return None;
+        }
+        while let Some(entry) = s.queue.pop_front() {
+            match entry {
+                Entry::Key(key) => return Some(key),
+                Entry::TurnInterrupt => {}
+            }
+        }
+        None
+    }
+
+    /// A turn starts: Ctrl-C cancels `cancel` from now on.
+    pub fn begin_turn(&self, cancel: &CancellationToken) {
+        self.lock().turn = Some(cancel.clone());
+    }
+
+    /// The turn ended; `cancelled`: it stopped on a cancel. A Ctrl-C that did not cancel it
+    /// (it ended first) becomes a Ctrl-C at the prompt, where it was typed among the other keys.
+    pub fn end_turn(&self, cancelled: bool) {
+        {
+            let mut s = self.lock();
+            s.turn = None;
+            let queue = std::mem::take(&mut s.queue);
+            s.queue = queue
+                .into_iter()
+                .filter_map(|e| match e {
+                    Entry::TurnInterrupt if cancelled => None,
+                    Entry::TurnInterrupt => Some(Entry::Key(Key::Interrupt)),
+                    key @ Entry::Key(_) => Some(key),
+                })
+                .collect();
+        }
+        self.touch();
+    }
+
+    /// Opens a question: every key the terminal sent until now is set aside (given back when
+    /// the returned [`Asking`] is dropped), and the question reads only the keys that follow.
+    /// Call it before showing the question. One question at a time.
+    pub async fn question(&self) -> Asking<'_> {
+        let target = {
+            let mut s = self.lock();
+            if s.closed || self.wake.is_none() {
+                seal(&mut s);
+                None
+            } else {
+                s.marks_requested += 1;
+                Some(s.marks_requested)
+            }
+        };
+        if let Some(target) = target {
+            let mut rx = self.changed.subscribe();
+            self.wake_reader();
+            loop {
+                rx.borrow_and_update();
+                {
+                    let mut s = self.lock();
+                    if s.marks_done >= target {
+                        break;
+                    }
+                    if s.closed {
+                        seal(&mut s);
+                        break;
+                    }
+                }
+                if rx.changed().await.is_err() {
+                    break;
+                }
+            }
+        }
+        Asking { keyboard: self }
+    }
+
+    /// The reader's side of a question's mark: everything read until now is set aside.
+    fn mark(&self) {
+        {
+            let mut s = self.lock();
+            if s.marks_done < s.marks_requested {
+                s.marks_done = s.marks_requested;
+                seal(&mut s);
+            }
+        }
+        self.touch();
+    }
+}
+
+fn seal(s: &mut State) {
+    let before = std::mem::take(&mut s.queue);
+    s.held.extend(before);
+    s.question = true;
+}
+
+/// An open question's hold on the keys.
+pub struct Asking<'a> {
+    keyboard: &'a Keyboard,
+}
+
+impl Asking<'_> {
+    /// The next key typed since the question was put; `Hangup` once the terminal is gone.
+    pub async fn key(&mut self) -> Key {
+        let mut rx = self.keyboard.changed.subscribe();
+        loop {
+            rx.borrow_and_update();
+            {
+                let mut s = self.keyboard.lock();
+                while let Some(entry) = s.queue.pop_front() {
+                    match entry {
+                        Entry::Key(key) => return key,
+                        Entry::TurnInterrupt => {}
+                    }
+                }
+                if s.closed {
+                    return Key::Hangup;
+                }
+            }
+            if rx.changed().await.is_err() {
+                return Key::Hangup;
+            }
+        }
+    }
+}
+
+impl Drop for Asking<'_> {
+    fn drop(&mut self) {
+        {
+            let mut s = self.keyboard.lock();
+            s.question = false;
+            let mut queue = std::mem::take(&mut s.held);
+            queue.extend(std::mem::take(&mut s.queue));
+            s.queue = queue;
+        }
+        self.keyboard.touch();
+    }
+}
+
+/// The reader thread: every byte of stdin, decoded, queued at once.
+fn read_loop(keyboard: &Keyboard, wake: Option<&OwnedFd>) {
+    let stdin = io::stdin();
+    let mut decoder = Decoder::new();
+    let mut buf = [0u8; 4096];
+    loop {
+        let timeout = if decoder.holds() {
+            PollTimeout::try_from(SEQUENCE_WAIT).unwrap_or(PollTimeout::NONE)
+        } else {
+            PollTimeout::NONE
+        };
+        let mut fds = vec![PollFd::new(stdin.as_fd(), PollFlags::POLLIN)];
+        if let Some(w) = wake {
+            fds.push(PollFd::new(w.as_fd(), PollFlags::POLLIN));
+        }
+        let ready = match poll(&mut fds, timeout) {
+            Ok(n) => n,
+            Err(nix::errno::Errno::EINTR) => continue,
+            Err(_) => break,
+        };
+        if ready == 0 {
+            keyboard.push(decoder.flush());
+            continue;
+        }
+        let input = fds[0].revents().unwrap_or(PollFlags::empty());
+        let woken = fds
+            .get(1)
+            .and_then(PollFd::revents)
+            .is_some_and(|r| r.contains(PollFlags::POLLIN));
+        if woken {
+            if let Some(w) = wake {
+                let mut sink = [0u8; 64];
+                while matches!(nix::unistd::read(w, &mut sink), Ok(n) if n > 0) {}
+            }
+            if keyboard.lock().stopping {
+                return;
+            }
+            // Whatever the terminal holds now was typed before the question: take it in first.
+            loop {
+                let mut one = [PollFd::new(stdin.as_fd(), PollFlags::POLLIN)];
+                match poll(&mut one, PollTimeout::ZERO) {
+                    Ok(1) if has_input(one[0].revents()) => match read(&stdin, &mut buf) {
+                        Read::Bytes(bytes) => keyboard.push(decoder.feed(bytes)),
+                        Read::Nothing => break,
+                        Read::Gone => {
+                            keyboard.push(vec![Key::Hangup]);
+                            keyboard.mark();
+                            return;
+                        }
+                    },
+                    Ok(_) => break,
+                    Err(nix::errno::Errno::EINTR) => {}
+                    Err(_) => break,
+                }
+            }
+            keyboard.mark();
+            // What `poll` said of stdin is stale now: ask again.
+            continue;
+        }
+        if has_input(Some(input)) {
+            match read(&stdin, &mut buf) {
+                Read::Bytes(bytes) => keyboard.push(decoder.feed(bytes)),
+                Read::Nothing => {}
+                Read::Gone => {
+                    keyboard.push(decoder.flush());
+                    keyboard.push(vec![Key::Hangup]);
+                    return;
+                }
+            }
+        }
+    }
+}
+
+fn has_input(revents: Option<PollFlags>) -> bool {
+    revents
+        .is_some_and(|r| r.intersects(PollFlags::POLLIN | PollFlags::POLLHUP | PollFlags::POLLERR))
+}
+
+/// What one read of the terminal gave.
+enum Read<'b> {
+    Bytes(&'b [u8]),
+    /// Nothing after all (a terminal left in non-blocking mode by another program).
+    Nothing,
+    /// The end of input, or an error: the terminal is gone.
+    Gone,
+}
+
+fn read<'b>(stdin: &io::Stdin, buf: &'b mut [u8]) -> Read<'b> {
+    loop {
+        match nix::unistd::read(stdin.as_fd(), buf) {
+            Ok(0) => return Read::Gone,
+            Ok(n) => return Read::Bytes(&buf[..n]),
+            Err(nix::errno::Errno::EINTR) => continue,
+            Err(nix::errno::Errno::EAGAIN) => return Read::Nothing,
+            Err(_) => return Read::Gone,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use pretty_assertions::assert_eq;
+
+    fn chars(s: &str) -> Vec<Key> {
+        s.chars().map(Key::Char).collect()
+    }
+
+    #[tokio::test]
+    async fn keys_typed_during_a_turn_wait_for_the_prompt_and_ctrl_c_cancels_it() {
+        let k = Keyboard::detached();
+        let turn = CancellationToken::new();
+        k.begin_turn(&turn);
+        k.push(chars("ab"));
+        k.push(vec![Key::Interrupt]);
+        assert!(turn.is_cancelled());
+        k.push(chars("c"));
+        // Ctrl-Z suspends at once (nothing to suspend here: no terminal held); it is not typed
+        // ahead.
+        k.push(vec![Key::Ctrl('z')]);
+        k.end_turn(true);
+        let mut got = Vec::new();
+        for _ in 0..3 {
+            got.push(k.next_key().await);
+        }
+        assert_eq!(got, chars("abc"));
+    }
+
+    #[tokio::test]
+    async fn a_ctrl_c_that_came_too_late_for_the_turn_acts_at_the_prompt() {
+        let k = Keyboard::detached();
+        let turn = CancellationToken::new();
+        k.begin_turn(&turn);
+        k.push(vec![Key::Char('x'), Key::Interrupt]);
+        k.end_turn(false);
+        assert_eq!(k.next_key().await, Key::Char('x'));
+        assert_eq!(k.next_key().await, Key::Interrupt);
+    }
+
+    #[tokio::test]
+    async fn keys_typed_before_a_question_never_answer_it() {
+        let k = Keyboard::detached();
+        let turn = CancellationToken::new();
+        k.begin_turn(&turn);
+        k.push(chars("y"));
+        {
+            let mut q = k.question().await;
+            k.push(vec![Key::Char('n'), Key::Interrupt, Key::Char('z')]);
+            assert_eq!(q.key().await, Key::Char('n'));
+            // Ctrl-C while a question is open is the question's.
+            assert_eq!(q.key().await, Key::Interrupt);
+            assert!(!turn.is_cancelled());
+        }
+        k.end_turn(false);
+        assert_eq!(k.next_key().await, Key::Char('y'));
+        assert_eq!(k.next_key().await, Key::Char('z'));
+    }
+
+    #[tokio::test]
+    async fn the_prompt_sees_hangup_once_the_reader_is_gone() {
+        let k = Keyboard::detached();
+        k.push(vec![Key::Char('q')]);
+        k.close_state();
+        assert_eq!(k.next_key().await, Key::Char('q'));
+        assert_eq!(k.next_key().await, Key::Hangup);
+        assert_eq!(k.next_key().await, Key::Hangup);
+    }
+}

@@ -1,0 +1,114 @@
+//! `/mcp`: the session's MCP servers, their state and their tools. Pure.
+
+use super::style;
+use crate::mcp::{Phase, ServerReport};
+
+/// Characters of a tool's description shown (its first line).
+const DESCRIPTION_CHARS: usize = 70;
+
+fn tools(n: usize) -> String {
+    if n == 1 {
+        "1 tool".to_string()
+    } else {
+        format!("{n} tools")
+    }
+}
+
+fn short(description: &str) -> String {
+    let first = description.lines().next().unwrap_or("").trim();
+    if first.chars().count() <= DESCRIPTION_CHARS {
+        return first.to_string();
+    }
+    let mut s: String = first.chars().take(DESCRIPTION_CHARS - 1).collect();
+    s.push('…');
+    s
+}
+
+/// The lines of `/mcp`.
+pub fn mcp_lines(servers: &[ServerReport], color: bool) -> Vec<String> {
+    if servers.is_empty() {
+        return vec![style::dim(
+            color,
+            "no MCP servers (add one under [mcp.servers.NAME] in ~/.config/mm/config.toml)",
+        )];
+    }
+    let mut lines = Vec::new();
+    for s in servers {
+        let state = match &s.phase {
+            Phase::Starting => style::dim(color, "starting"),
+            Phase::Ready => format!("ready, {}", tools(s.tools.len())),
+            Phase::Idle if s.tools.is_empty() => style::dim(color, "not started"),
+            Phase::Idle => format!(
+                "idle, {} (stopped after a while without a call; the next call starts it)",
+                tools(s.tools.len())
+            ),
+            Phase::Failed(why) => style::red(color, &format!("failed: {why}")),
+        };
+        lines.push(format!("{} — {state}", style::bold(color, &s.name)));
+        let width = s.tools.iter().map(|(n, _)| n.len()).max().unwrap_or(0);
+        for (name, description) in &s.tools {
+            lines.push(format!(
+                "  {name:<width$}  {}",
+                style::dim(color, &short(description))
+            ));
+        }
+    }
+    lines
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use pretty_assertions::assert_eq;
+
+    #[test]
+    fn servers_their_state_and_tools() {
+        let report = |name: &str, phase: Phase, tools: &[(&str, &str)]| ServerReport {
+            name: name.into(),
+            phase,
+            tools: tools
+                .iter()
+                .map(|(n, d)| (n.to_string(), d.to_string()))
+                .collect(),
+        };
+        let lines = mcp_lines(
+            &[
+                report(
+                    "everything",
+                    Phase::Ready,
+                    &[
+                        ("everything__echo", "Echoes back the input string"),
+                        (
+                            "everything__get-sum",
+                            &format!("Sum\nof {}", "x".repeat(90)),
+                        ),
+                    ],
+                ),
+                report("files", Phase::Starting, &[]),
+                report(
+                    "bad",
+                    Phase::Failed("exited with status 3: boom".into()),
+                    &[],
+                ),
+                report("lazy", Phase::Idle, &[("lazy__t", "A tool")]),
+            ],
+            false,
+        );
+        assert_eq!(
+            lines,
+            vec![
+                "everything — ready, 2 tools",
+                "  everything__echo     Echoes back the input string",
+                "  everything__get-sum  Sum",
+                "files — starting",
+                "bad — failed: exited with status 3: boom",
+                "lazy — idle, 1 tool (stopped after a while without a call; the next call starts it)",
+                "  lazy__t  A tool",
+            ]
+        );
+        assert_eq!(
+            mcp_lines(&[], false),
+            vec!["no MCP servers (add one under [mcp.servers.NAME] in ~/.config/mm/config.toml)"]
+        );
+    }
+}

@@ -1,0 +1,250 @@
+//! Saved sessions on the terminal: `/sessions`, `/load ID`, what a reopened session shows
+//! (`--continue`, `--resume ID`, `/load ID`), where `/new` kept the previous conversation, and
+//! the ids Tab completes after `/load `.
+
+use std::path::Path;
+use std::time::SystemTime;
+
+use super::style;
+use crate::engine::{Engine, Session};
+use crate::history::{Message, Role};
+
+/// Lines of the last prompt and of the last answer shown when a session is reopened.
+const EXCHANGE_LINES: usize = 3;
+/// Characters of one of those lines.
+const EXCHANGE_CHARS: usize = 100;
+
+const SESSIONS_OFF: &str = "sessions are off: set sessions.enabled = true to keep and resume them";
+
+/// `/sessions`: the saved sessions of this folder, oldest first.
+pub fn sessions_lines(engine: &Engine, session: &Session, color: bool) -> Vec<String> {
+    if !engine.config.sessions.enabled {
+        return vec![style::yellow(color, SESSIONS_OFF)];
+    }
+    let dir = engine.sessions_dir(&session.cwd);
+    let list = crate::session::list(&dir);
+    if list.is_empty() {
+        return vec![style::dim(
+            color,
+            &format!("no saved session in {}", dir.display()),
+        )];
+    }
+    let mut lines: Vec<String> = list
+        .iter()
+        .map(|s| {
+            let mark = if s.id == session.id { "* " } else { "  " };
+            let age = chrono::DateTime::parse_from_rfc3339(&s.updated_at)
+                .map(|t| age(chrono::Local::now().signed_duration_since(t)))
+                .unwrap_or_else(|_| "?".into());
+            let size = if s.size >= 1024 {
+                format!("{} kB", s.size / 1024)
+            } else {
+                format!("{} B", s.size)
+            };
+            let prompt = s.first_prompt.as_deref().unwrap_or("(no prompt)");
+            format!(
+                "{mark}{}  {age:>8}  {:>4} msg  {size:>7}  {prompt}",
+                s.id, s.messages
+            )
+        })
+        .collect();
+    lines.push(style::dim(color, "resume one with /load ID"));
+    lines
+}
+
+/// How long ago, shortly: `45s ago`, `12m ago`, `3h ago`, `2d ago`.
+pub fn age(d: chrono::TimeDelta) -> String {
+    let s = d.num_seconds().max(0);
+    match s {
+        0..60 => format!("{s}s ago"),
+        60..3600 => format!("{}m ago", s / 60),
+        3600..86400 => format!("{}h ago", s / 3600),
+        _ => format!("{}d ago", s / 86400),
+    }
+}
+
+/// `/load ID`: replaces the current session by a saved one (the current one stays saved) and
+/// says what it opened.
+pub async fn load(
+    engine: &Engine,
+    session: &mut Session,
+    id: &str,
+    frontend: &dyn crate::event::Frontend,
+    color: bool,
+) -> Vec<String> {
+    if !engine.config.sessions.enabled {
+        return vec![style::yellow(color, SESSIONS_OFF)];
+    }
+    if id.is_empty() {
+        return vec![style::yellow(color, "usage: /load ID (see /sessions)")];
+    }
+    let saved = saved_age(engine, &session.cwd, id);
+    match engine.load_session(session.cwd.clone(), id, frontend).await {
+        Ok(loaded) => {
+            *session = loaded;
+            reopened_lines(&summary(session, saved), color)
+        }
+        Err(e) => vec![style::red(color, &format!("/load: {e}"))],
+    }
+}
+
+/// What a session reopened by `--continue` or `--resume` holds (before a turn rewrites its file).
+pub fn reopened(engine: &Engine, session: &Session, color: bool) -> Vec<String> {
+    let saved = saved_age(engine, &session.cwd, &session.id);
+    reopened_lines(&summary(session, saved), color)
+}
+
+/// How long ago the session file `id` of `cwd` was written.
+pub fn saved_age(engine: &Engine, cwd: &Path, id: &str) -> Option<String> {
+    let file = engine.sessions_dir(cwd).join(format!("{id}.json"));
+    let modified = std::fs::metadata(file).and_then(|m| m.modified()).ok()?;
+    let elapsed = SystemTime::now()
+        .duration_since(modified)
+        .unwrap_or_default();
+    chrono::TimeDelta::from_std(elapsed).ok().map(age)
+}
+
+/// What a reopened session shows.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Reopened {
+    pub id: String,
+    /// `2h ago`.
+    pub age: Option<String>,
+    /// Messages without the system prompt.
+    pub messages: usize,
+    pub first_prompt: Option<String>,
+    pub last_prompt: Option<String>,
+    pub last_answer: Option<String>,
+}
+
+/// The summary of a session just loaded; `age`: when its file was written.
+pub fn summary(session: &Session, age: Option<String>) -> Reopened {
+    let messages = &session.history;
+    let prompts: Vec<&Message> = messages.iter().filter(|m| m.starts_turn()).collect();
+    let last_prompt_at = messages.iter().rposition(Message::starts_turn);
+    let last_answer = last_prompt_at.and_then(|at| {
+        messages[at..]
+            .iter()
+            .rev()
+            .find(|m| m.role == Role::Assistant && !m.content.trim().is_empty())
+            .map(|m| m.content.clone())
+    });
+    Reopened {
+        id: session.id.clone(),
+        age,
+        messages: crate::history::count_without_system(messages),
+        first_prompt: prompts
+            .first()
+            .map(|m| m.content.split_whitespace().collect::<Vec<_>>().join(" ")),
+        last_prompt: prompts.last().map(|m| m.content.clone()),
+        last_answer,
+    }
+}
+
+/// `session <id> · saved 2h ago · 12 message(s) · first prompt: …`, then the last exchange,
+/// dimmed: the last prompt (`> …`) and the answer to it, a few lines of each.
+pub fn reopened_lines(r: &Reopened, color: bool) -> Vec<String> {
+    let mut head = format!("session {}", r.id);
+    if let Some(age) = &r.age {
+        head.push_str(&format!(" · saved {age}"));
+    }
+    head.push_str(&format!(" · {} message(s)", r.messages));
+    if let Some(first) = &r.first_prompt {
+        head.push_str(&format!(" · first prompt: {}", clip(first, 60)));
+    }
+    let mut lines = vec![head];
+    if let Some(prompt) = &r.last_prompt {
+        for (i, line) in excerpt(prompt).into_iter().enumerate() {
+            let mark = if i == 0 { "> " } else { "  " };
+            lines.push(style::dim(color, &format!("  {mark}{line}")));
+        }
+    }
+    if let Some(answer) = &r.last_answer {
+        for line in excerpt(answer) {
+            lines.push(style::dim(color, &format!("  {line}")));
+        }
+    }
+    lines
+}
+
+/// The first lines of a message (blank ones left out), each clipped, `…` when there is more.
+fn excerpt(text: &str) -> Vec<String> {
+    let all: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
+    let mut lines: Vec<String> = all
+        .iter()
+        .take(EXCHANGE_LINES)
+        .map(|l| clip(&super::render::clean(l.trim_end()), EXCHANGE_CHARS))
+        .collect();
+    if all.len() > EXCHANGE_LINES {
+        lines.push("…".to_string());
+    }
+    lines
+}
+
+fn clip(s: &str, max: usize) -> String {
+    if s.chars().count() <= max {
+        return s.to_string();
+    }
+    let mut out: String = s.chars().take(max - 1).collect();
+    out.push('…');
+    out
+}
+
+/// After `/new` with sessions on: where the previous conversation was kept.
+pub fn archived_line(id: &str, color: bool) -> String {
+    style::dim(color, &format!("previous conversation saved: /load {id}"))
+}
+
+/// The ids of the sessions saved in `dir` (for Tab after `/load `), sorted.
+pub fn ids(dir: &Path) -> Vec<String> {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    let mut ids: Vec<String> = entries
+        .flatten()
+        .filter_map(|e| {
+            let name = e.file_name().to_str()?.to_string();
+            let id = name.strip_suffix(".json")?;
+            crate::session::validate_id(id).ok()?;
+            Some(id.to_string())
+        })
+        .collect();
+    ids.sort();
+    ids
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use pretty_assertions::assert_eq;
+
+    #[test]
+    fn a_reopened_session_shows_where_it_stopped() {
+        let r = Reopened {
+            id: "20260916-101530-4f2a9c1e".into(),
+            age: Some("2h ago".into()),
+            messages: 6,
+            first_prompt: Some("fix the build".into()),
+            last_prompt: Some("and the tests?\n[attached file: /p/t.rs]".into()),
+            last_answer: Some("They pass.\n\nAll 42.\nline 3\nline 4".into()),
+        };
+        assert_eq!(
+            reopened_lines(&r, false),
+            vec![
+                "session 20260916-101530-4f2a9c1e · saved 2h ago · 6 message(s) · first prompt: fix the build",
+                "  > and the tests?",
+                "    [attached file: /p/t.rs]",
+                "  They pass.",
+                "  All 42.",
+                "  line 3",
+                "  …",
+            ]
+        );
+    }
+
+    #[test]
+    fn ages() {
+        assert_eq!(age(chrono::TimeDelta::seconds(45)), "45s ago");
+        assert_eq!(age(chrono::TimeDelta::seconds(7300)), "2h ago");
+    }
+}

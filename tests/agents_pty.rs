@@ -1,0 +1,156 @@
+//! Asking in the interactive terminal (the real binary in a pseudo-terminal, the fake model
+//! server): `ask_user`'s forms, Ctrl-C on a question cancelling only the question, and `/ask`
+//! with another agent's permission request and form put to the user.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+
+use std::path::Path;
+use std::process::Command;
+use std::time::Duration;
+
+use common::{FakeServer, Reply};
+use expectrl::session::OsSession;
+use expectrl::{Eof, Expect, Session};
+use serde_json::{Value, json};
+
+/// The fake server on its own runtime (the pty side is synchronous).
+struct Server {
+    server: FakeServer,
+    _runtime: tokio::runtime::Runtime,
+}
+
+impl Server {
+    fn start(script: Vec<Reply>) -> (Server, String) {
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(1)
+            .enable_all()
+            .build()
+            .unwrap();
+        let server = runtime.block_on(FakeServer::start(script));
+        let url = server.url();
+        (
+            Server {
+                server,
+                _runtime: runtime,
+            },
+            url,
+        )
+    }
+
+    fn tool_results(&self) -> Vec<String> {
+        let requests: Vec<Value> = self.server.requests();
+        let last = requests.last().cloned().unwrap_or_default();
+        last["messages"]
+            .as_array()
+            .cloned()
+            .unwrap_or_default()
+            .iter()
+            .filter(|m| m["role"] == "tool")
+            .map(|m| m["content"].as_str().unwrap_or("").to_string())
+            .collect()
+    }
+}
+
+fn spawn_mm(home: &Path, url: &str) -> OsSession {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_mm"));
+    cmd.args(["--url", url])
+        .current_dir(home)
+        .env_clear()
+        .env("HOME", home)
+        .env("XDG_STATE_HOME", home.join("state"))
+        .env("XDG_CONFIG_HOME", home.join("config"))
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .env("TERM", "xterm")
+        .env("NO_COLOR", "1");
+    let mut session = Session::spawn(cmd).expect("spawn mm in a pty");
+    session.set_expect_timeout(Some(Duration::from_secs(20)));
+    session
+}
+
+#[test]
+fn ask_user_in_the_terminal_and_ctrl_c_cancels_only_the_question() {
+    let (server, url) = Server::start(vec![
+        Reply::tool_call(
+            "ask_user",
+            json!({"questions": [{"question": "Colour?", "type": "choice", "options": ["red", "blue"]}]}),
+        ),
+        Reply::text("You chose."),
+        Reply::tool_call(
+            "ask_user",
+            json!({"questions": [{"question": "Name?", "type": "text"}]}),
+        ),
+        Reply::text("Moving on."),
+    ]);
+    let home = tempfile::tempdir().unwrap();
+    let mut mm = spawn_mm(home.path(), &url);
+    mm.expect("> ").unwrap();
+    mm.send_line("pick one").unwrap();
+    mm.expect("? Colour?").unwrap();
+    mm.expect("2. blue").unwrap();
+    mm.expect("number>").unwrap();
+    mm.send("2\r").unwrap();
+    mm.expect("You chose.").unwrap();
+    mm.expect("> ").unwrap();
+    assert_eq!(server.tool_results(), ["Colour? → blue"]);
+
+    mm.send_line("again").unwrap();
+    mm.expect("? Name?").unwrap();
+    mm.send("\x03").unwrap();
+    // The turn goes on: the model is told, and answers.
+    mm.expect("Moving on.").unwrap();
+    mm.expect("> ").unwrap();
+    assert_eq!(
+        server.tool_results(),
+        ["Colour? → blue", "[the question was cancelled]"]
+    );
+    mm.send("\x04").unwrap();
+    mm.expect(Eof).unwrap();
+    assert_eq!(server.server.violations(), Vec::<String>::new());
+}
+
+#[test]
+fn slash_ask_puts_the_agents_questions_to_the_terminal() {
+    let sdk = Command::new("python3")
+        .args(["-c", "import acp.stdio"])
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !sdk {
+        eprintln!(
+            "SKIPPED: the ACP Python SDK is not installed (pip install agent-client-protocol==0.12.1)"
+        );
+        return;
+    }
+    let (_server, url) = Server::start(vec![]);
+    let home = tempfile::tempdir().unwrap();
+    let agent = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/agents/python_agent.py");
+    let config = home.path().join("config/mm/config.toml");
+    std::fs::create_dir_all(config.parent().unwrap()).unwrap();
+    std::fs::write(
+        &config,
+        format!(
+            "[agents.py]\ncommand = \"python3\"\nargs = [{:?}]\n",
+            agent.display().to_string()
+        ),
+    )
+    .unwrap();
+    let mut mm = spawn_mm(home.path(), &url);
+    mm.expect("> ").unwrap();
+    mm.send_line("/ask py go").unwrap();
+    mm.expect("│ rm -rf build").unwrap();
+    mm.expect("Allow py: rm -rf build?  [1] Yes, once  [2] No")
+        .unwrap();
+    mm.send("1").unwrap();
+    mm.expect(" Yes, once").unwrap();
+    mm.expect("py asks: A few details").unwrap();
+    mm.expect("? Pick a colour").unwrap();
+    mm.expect("number>").unwrap();
+    mm.send("2\r").unwrap();
+    mm.expect("? Sure?").unwrap();
+    mm.send("y").unwrap();
+    mm.expect(r#"permission=py-yes; form=accept {"alpha": true, "zeta": "blue"}"#)
+        .unwrap();
+    mm.expect("> ").unwrap();
+    mm.send("\x04").unwrap();
+    mm.expect(Eof).unwrap();
+}
