@@ -90,7 +90,11 @@ async fn say_hello_streams_an_answer_and_saves_its_usage() {
         .map(|m| m["role"].as_str().unwrap())
         .collect();
     assert_eq!(roles, vec!["system", "user", "assistant"]);
-    assert_eq!(messages[2]["content"].as_str().unwrap(), run.stdout);
+    // `-p` ends the answer's line on stdout; the stored answer has no such newline.
+    assert_eq!(
+        format!("{}\n", messages[2]["content"].as_str().unwrap()),
+        run.stdout
+    );
 }
 
 #[tokio::test]
