@@ -141,6 +141,65 @@ async fn close_cancels_the_running_turn_and_stops_its_command() {
     h.finish().await.unwrap();
 }
 
+/// With `acp.clientMcpServers`, the editor's servers start for a resumed session as they do for
+/// `session/new` and `session/load`: the model is offered their tools and its call runs.
+#[tokio::test]
+async fn a_resumed_session_starts_the_client_s_mcp_servers() {
+    let dir = tmp();
+    let cwd = canonical(dir.path());
+    let id = "20250101-000000-00000002";
+    older_file(&cwd, id, "2025-01-01T00:00:00+00:00", "hello");
+    let model = ScriptedModel::new(vec![
+        Answer::call("files__echo", json!({"text": "hi"})),
+        Answer::text("done"),
+    ]);
+    let mut config = with_sessions();
+    config.acp.client_mcp_servers = true;
+    config.mcp_timing = mm::config::McpTiming {
+        start: common::HANG_GUARD,
+        list_wait: common::HANG_GUARD,
+        ..mm::config::McpTiming::default()
+    };
+    let mut h = Harness::start(config, model.clone());
+    h.client.initialize(false).await;
+    let fixture = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/fixtures/mcp/fake_mcp.py"
+    );
+    let server = json!({"name": "files", "command": "python3", "args": [fixture, "ok"], "env": []});
+    let (_, r) = h
+        .client
+        .call(
+            "session/resume",
+            json!({"sessionId": id, "cwd": cwd, "mcpServers": [server]}),
+        )
+        .await;
+    assert_eq!(r["result"]["modes"]["currentModeId"], "yolo", "{r}");
+    let (msgs, r) = h.client.prompt(id, "echo").await;
+    assert_eq!(r["result"]["stopReason"], "end_turn");
+    let requests = model.requests();
+    let offered: Vec<&str> = requests[0]
+        .tools
+        .iter()
+        .filter_map(|t| t["function"]["name"].as_str())
+        .collect();
+    assert!(offered.contains(&"files__echo"), "{offered:?}");
+    let done: Vec<Value> = updates(&msgs)
+        .into_iter()
+        .filter(|u| u["sessionUpdate"] == "tool_call_update" && u["status"] == "completed")
+        .map(|u| u["rawOutput"]["output"].clone())
+        .collect();
+    assert_eq!(done, [json!("echo: hi")]);
+    assert!(
+        !h.log_lines()
+            .iter()
+            .any(|l| l.contains("from the client ignored")),
+        "{:?}",
+        h.log_lines()
+    );
+    h.finish().await.unwrap();
+}
+
 // ------------------------------------------------------------------ list, resume, delete
 
 #[tokio::test]

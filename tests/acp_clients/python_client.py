@@ -28,6 +28,9 @@ class Recorder:
         self.permissions = []
         # Set once a config_option_update carries the model option.
         self.models_known = asyncio.Event()
+        # The SDK runs each notification's handler as a task of its own: the commands update
+        # may still be on its way when the requests are done.
+        self.commands_seen = asyncio.Event()
 
     async def request_permission(self, session_id, tool_call, options, **kwargs):
         if not self.allow:
@@ -45,6 +48,8 @@ class Recorder:
             o.get("id") == "model" for o in dumped.get("configOptions", [])
         ):
             self.models_known.set()
+        if dumped.get("sessionUpdate") == "available_commands_update":
+            self.commands_seen.set()
 
     def on_connect(self, conn):
         pass
@@ -68,6 +73,7 @@ async def main(binary, cwd, tool):
             set_mode = "accepted"
         except Exception as e:  # the SDK raises RequestError for error responses
             set_mode = getattr(e, "code", str(e))
+        await asyncio.wait_for(rec.commands_seen.wait(), timeout=10)
     print(json.dumps({
         "agentName": init.agent_info.name,
         "protocolVersion": init.protocol_version,
