@@ -646,8 +646,11 @@ async fn a_model_switch_applies_to_that_session_from_its_next_turn() {
     let cwd = canonical(dir.path());
     let model = ScriptedModel::new(vec![]);
     model.list_models(&["model-a", "model-b"]);
+    model.window("model-b", 4096);
     let mut config = test_config();
     config.context.keep_last_turns = 1;
+    // Probed, not configured (a configured window wins over every model's).
+    config.context_window = 0;
     let mut h = Harness::start(config, model.clone());
     h.client.initialize(false).await;
     let (_, r) = h
@@ -681,17 +684,38 @@ async fn a_model_switch_applies_to_that_session_from_its_next_turn() {
             model_option("model-b", &["model-a", "model-b"])
         ])
     );
-    h.client.prompt(&id, "second").await;
+    let (msgs, _) = h.client.prompt(&id, "second").await;
     assert_eq!(
         model.requests().last().unwrap().model.as_deref(),
         Some("model-b")
     );
+    // Its window was probed again: the context is measured against model-b's.
+    assert_eq!(model.probed(), ["model-b"]);
+    let sizes: Vec<Value> = updates(&msgs)
+        .iter()
+        .filter(|u| u["sessionUpdate"] == "usage_update")
+        .map(|u| u["size"].clone())
+        .collect();
+    assert!(
+        !sizes.is_empty() && sizes.iter().all(|s| s == &json!(4096)),
+        "{sizes:?}"
+    );
     // The summary of a compression is written by the session's model too.
     h.client.prompt(&id, "/compact").await;
     assert_eq!(model.summary_models(), [Some("model-b".to_string())]);
-    // Other sessions keep theirs.
-    h.client.prompt(&other, "third").await;
+    // Other sessions keep theirs, and its window.
+    let (msgs, _) = h.client.prompt(&other, "third").await;
     assert_eq!(model.requests().last().unwrap().model, None);
+    let sizes: Vec<Value> = updates(&msgs)
+        .iter()
+        .filter(|u| u["sessionUpdate"] == "usage_update")
+        .map(|u| u["size"].clone())
+        .collect();
+    assert!(
+        !sizes.is_empty() && sizes.iter().all(|s| s == &json!(common::model::WINDOW)),
+        "{sizes:?}"
+    );
+    assert_eq!(model.probed(), ["model-b"], "probed once after the switch");
     let (_, r) = h
         .client
         .call(

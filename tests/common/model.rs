@@ -158,6 +158,10 @@ struct State {
     violations: Vec<String>,
     /// What `models` answers; `None`: the default (an empty list).
     listing: Option<ModelList>,
+    /// What `window_of` answers for a model named here; others: `WINDOW`.
+    windows: Vec<(String, u64)>,
+    /// The models `window_of` was asked about, in order.
+    probed: Vec<String>,
 }
 
 /// A model double; see the module's documentation. With nothing scripted, a chat call answers
@@ -189,6 +193,16 @@ impl ScriptedModel {
             default: models.first().map(|m| m.to_string()).unwrap_or_default(),
             models: models.iter().map(|m| m.to_string()).collect(),
         });
+    }
+
+    /// `model`'s context window, as a probe of the server would find it.
+    pub fn window(&self, model: &str, window: u64) {
+        self.lock().windows.push((model.to_string(), window));
+    }
+
+    /// The models whose window was probed, in order.
+    pub fn probed(&self) -> Vec<String> {
+        self.lock().probed.clone()
     }
 
     /// The model each summary request named (`None`: the default).
@@ -377,6 +391,13 @@ impl ModelClient for ScriptedModel {
 
     fn models_now(&self) -> Option<ModelList> {
         self.lock().listing.clone()
+    }
+
+    async fn window_of(&self, model: &str, _cancel: &CancellationToken) -> u64 {
+        let mut state = self.lock();
+        state.probed.push(model.to_string());
+        let known = state.windows.iter().find(|(m, _)| m == model);
+        known.map_or(WINDOW, |(_, w)| *w)
     }
 
     async fn info(&self, _cancel: &CancellationToken) -> Result<ModelInfo, ModelError> {
