@@ -1,6 +1,7 @@
 #!/bin/sh
-# Benchmarks of `mm -acp`: cold start, peak RSS, relay overhead, session/load
-# (docs/acp-reference.md, "Benchmarks").
+# Benchmarks of `mm -acp`: cold start, peak RSS, relay overhead, session/load, session/list of
+# 1 000 sessions, mm's CPU while a command reports its progress (docs/acp-reference.md,
+# "Benchmarks").
 # Usage: bench/acp.sh [path/to/mm]   (default: builds and uses target/release/mm)
 set -eu
 here=$(cd "$(dirname "$0")/.." && pwd)

@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""Benchmarks of `mm -acp` (docs/acp-reference.md, "Benchmarks"). Usage: acp_bench.py MM_BINARY
+"""Benchmarks of `mm -acp` (docs/acp-reference.md, "Benchmarks"): the standing budgets, and
+session/list and live progress (docs/acp.md, "Beyond the reference"). Usage: acp_bench.py MM_BINARY
 
 A scripted OpenAI-compatible SSE server runs in this process (so its last-byte time and the
 client's receive times share one clock); mm is driven with raw JSON-RPC lines.
@@ -7,6 +8,7 @@ client's receive times share one clock); mm is driven with raw JSON-RPC lines.
 
 import json
 import os
+import random
 import statistics
 import subprocess
 import sys
@@ -25,6 +27,16 @@ class Script:
     rate = 2000.0
     calls = 0
     last_byte = 0.0
+
+
+# One-token chunks of varied text (a fixed pseudo-random pick of words), not one character again
+# and again: mm stops a stream that repeats itself (loop.detectRepetition), and the relay is
+# measured on what a model sends.
+WORDS = [" the", " file", " is", " a", " function", " that", " returns", " value", "\n", " and",
+         " we", " call", " it", " with", " `main`", ".", ",", " test", " build", " error", " fix",
+         " line", " 42", " in", " src", "/lib", ".rs", " because", " of", " type", "::", "()"]
+_rng = random.Random(7)
+TOKENS = [_rng.choice(WORDS) for _ in range(20000)]
 
 
 class Handler(BaseHTTPRequestHandler):
@@ -53,7 +65,12 @@ class Handler(BaseHTTPRequestHandler):
         self.send_header("Connection", "close")
         self.end_headers()
         usage = {"prompt_tokens": 100, "completion_tokens": 10, "total_tokens": 110}
-        if Script.mode == "turn" and Script.calls % 2 == 1:
+        if Script.mode == "build" and Script.calls % 2 == 1:
+            build = "for i in $(seq 1 250); do seq -f 'compiling unit %g' 1 20; sleep 0.02; done"
+            self.event({"choices": [{"index": 0, "delta": {"tool_calls": [{"index": 0, "id": "b1", "type": "function",
+                        "function": {"name": "bash", "arguments": json.dumps({"command": build})}}]}}]})
+            self.event({"choices": [{"index": 0, "delta": {}, "finish_reason": "tool_calls"}], "usage": usage})
+        elif Script.mode == "turn" and Script.calls % 2 == 1:
             self.event({"choices": [{"index": 0, "delta": {"tool_calls": [{"index": 0, "id": "t1", "type": "function",
                         "function": {"name": "bash", "arguments": json.dumps({"command": "echo hi"})}}]}}]})
             self.event({"choices": [{"index": 0, "delta": {}, "finish_reason": "tool_calls"}], "usage": usage})
@@ -65,7 +82,7 @@ class Handler(BaseHTTPRequestHandler):
                     target = start + i * interval
                     while time.perf_counter() < target:
                         time.sleep(max(0.0, min(0.0005, target - time.perf_counter())))
-                self.event({"choices": [{"index": 0, "delta": {"content": "x"}}]})
+                self.event({"choices": [{"index": 0, "delta": {"content": TOKENS[i % len(TOKENS)]}}]})
                 self.wfile.flush()
             self.event({"choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}], "usage": usage})
         else:
@@ -77,7 +94,15 @@ class Handler(BaseHTTPRequestHandler):
         self.close_connection = True
 
 
-server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+class Server(ThreadingHTTPServer):
+    def handle_error(self, request, client_address):
+        # Each benchmark ends its mm at once: a connection it leaves (a model list on its way, a
+        # kept-alive connection) is no error of the benchmark.
+        if not isinstance(sys.exc_info()[1], ConnectionError):
+            super().handle_error(request, client_address)
+
+
+server = Server(("127.0.0.1", 0), Handler)
 threading.Thread(target=server.serve_forever, daemon=True).start()
 URL = f"http://127.0.0.1:{server.server_address[1]}/v1"
 
@@ -210,9 +235,16 @@ def main():
     rows.append(("peak RSS (VmHWM) after one turn with a tool call", m.hwm_kb() / 1024, "MB", 15))
     m.close()
 
-    for label, rate, target in (("relay overhead, 20 000 chunks at 2 000/s", 2000.0, 20), ("relay overhead, 20 000 chunks burst (info)", 0.0, None)):
+    # The same burst with the repetition detector off: the difference is its cost.
+    home_off = tempfile.mkdtemp()
+    os.makedirs(os.path.join(home_off, ".config", "mm"))
+    with open(os.path.join(home_off, ".config", "mm", "config.toml"), "w") as f:
+        f.write("[loop]\ndetectRepetition = false\n")
+    for label, rate, target, h in (("relay overhead, 20 000 chunks at 2 000/s", 2000.0, 20, home),
+                                   ("relay overhead, 20 000 chunks burst (info)", 0.0, None, home),
+                                   ("  the same burst, repetition detection off (info)", 0.0, None, home_off)):
         Script.mode, Script.chunks, Script.rate = "stream", 20000, rate
-        m = Mm(cwd, home)
+        m = Mm(cwd, h)
         m.call("initialize", INIT)
         r, _ = m.call("session/new", {"cwd": cwd, "mcpServers": []})
         sid = r["result"]["sessionId"]
@@ -250,6 +282,66 @@ def main():
     r, t1 = m.call("session/load", {"sessionId": sid, "cwd": cwd, "mcpServers": []})
     ok = "result" in r
     rows.append(("session/load of 10 000 messages" + ("" if ok else " (FAILED: " + json.dumps(r.get("error")) + ")"), (t1 - t0) * 1000, "ms", 100))
+    m.close()
+
+    # session/list over 1 000 saved sessions of 400 messages each (about 30 kB a file): a list
+    # reads each file up to its messages, not the histories. Files just written are in the page
+    # cache, as an editor's second look at its history would find them.
+    listed = tempfile.mkdtemp()
+    sessions = os.path.join(listed, ".mm", "sessions")
+    os.makedirs(sessions)
+    with open(os.path.join(listed, ".mm", "config.toml"), "w") as f:
+        f.write("[sessions]\nenabled = true\n")
+    history = [{"role": "system", "content": "s"}]
+    for i in range(100):
+        history.append({"role": "user", "content": f"question {i} " + "x" * 40})
+        history.append({"role": "assistant", "content": "", "toolCalls": [{"id": f"x{i}", "ref": f"call_{i + 1}", "name": "bash", "arguments": json.dumps({"command": f"echo {i}"})}]})
+        history.append({"role": "tool", "toolCallId": f"x{i}", "content": f"{i}\n" * 5})
+        history.append({"role": "assistant", "content": f"answer {i} " + "y" * 40})
+    for n in range(1000):
+        sid = f"20260101-{n // 60:04d}{n % 60:02d}-{n:08x}"
+        doc = {"version": 1, "id": sid, "cwd": listed, "createdAt": "2026-01-01T00:00:00+00:00",
+               "updatedAt": f"2026-01-01T{n // 3600:02d}:{n // 60 % 60:02d}:{n % 60:02d}+00:00",
+               "title": f"session number {n}", "mode": "yolo", "model": "bench",
+               "usage": {"inputTokens": 0, "outputTokens": 0, "totalTokens": 0}, "plan": None,
+               "messages": history}
+        with open(os.path.join(sessions, sid + ".json"), "w") as f:
+            json.dump(doc, f, indent=2)
+    m = Mm(listed, home)
+    m.call("initialize", INIT)
+    m.call("session/list", {"cwd": listed})  # warm-up
+    times = []
+    for _ in range(9):
+        t0 = time.perf_counter()
+        r, t1 = m.call("session/list", {"cwd": listed})
+        times.append((t1 - t0) * 1000)
+    ok = len(r.get("result", {}).get("sessions", [])) == 50
+    rows.append(("session/list of 1 000 saved sessions (median of 9)" + ("" if ok else " (FAILED)"), statistics.median(times), "ms", 50))
+    m.close()
+
+    # Live progress: mm's own CPU time (not its children's) while a command prints steadily for
+    # 5 s, 20 lines every 20 ms, its output reported every 250 ms.
+    Script.mode, Script.calls = "build", 0
+    m = Mm(cwd, home)
+    m.call("initialize", INIT)
+    r, _ = m.call("session/new", {"cwd": cwd, "mcpServers": []})
+    sid = r["result"]["sessionId"]
+    reports = [0]
+
+    def progress(msg, _t):
+        u = msg.get("params", {}).get("update", {})
+        if u.get("sessionUpdate") == "tool_call_update" and "status" not in u:
+            reports[0] += 1
+
+    def cpu_seconds(pid):
+        with open(f"/proc/{pid}/stat") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+    c0, w0 = cpu_seconds(m.p.pid), time.perf_counter()
+    m.call("session/prompt", {"sessionId": sid, "prompt": [{"type": "text", "text": "build"}]}, progress)
+    c1, w1 = cpu_seconds(m.p.pid), time.perf_counter()
+    rows.append((f"mm CPU while a command prints 5 s ({reports[0]} progress updates)", (c1 - c0) / (w1 - w0) * 100, "%", 1))
     m.close()
 
     print(f"{'measure':<58} {'value':>10}  {'target':>8}  ok")

@@ -428,7 +428,7 @@ fn worker(seconds: f64, seed: u64, out: &Path) {
     let mut last_report = Instant::now();
     let stdout = std::io::stdout();
     let report = |tried: &[u64], crashes: &[u64], word: &str| {
-        let mut line = format!("{word}");
+        let mut line = word.to_string();
         for (t, c) in tried.iter().zip(crashes) {
             line.push_str(&format!(" {t}:{c}"));
         }
@@ -541,7 +541,7 @@ fn thousands(n: u64) -> String {
     let s = n.to_string();
     let mut out = String::new();
     for (i, c) in s.chars().enumerate() {
-        if i > 0 && (s.len() - i) % 3 == 0 {
+        if i > 0 && (s.len() - i).is_multiple_of(3) {
             out.push(',');
         }
         out.push(c);

@@ -122,7 +122,7 @@ async fn main() {
             tools: &tools,
             cwd: &cwd,
             session_id: "bench",
-            yolo: true,
+            mode: mm::event::Mode::Yolo,
             max_output: 30_000,
             frontend: &Quiet,
             hooks: &hooks,

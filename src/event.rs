@@ -22,6 +22,82 @@ pub enum ToolKind {
     Other,
 }
 
+/// How a session's gated tools are let through (docs/engine.md, "Modes"): `ask` asks before
+/// every gated call, `yolo` asks for none (but what asks always, an MCP server's
+/// `permissions = "ask"`), `read-only` refuses them all without asking.
+#[derive(
+    Debug, Clone, Copy, Default, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize,
+)]
+#[serde(rename_all = "kebab-case")]
+pub enum Mode {
+    Ask,
+    /// The configuration's default (`yolo = true`).
+    #[default]
+    Yolo,
+    ReadOnly,
+}
+
+impl Mode {
+    /// Every mode, in the order front ends list them.
+    pub const ALL: [Mode; 3] = [Mode::Ask, Mode::Yolo, Mode::ReadOnly];
+
+    /// The mode the configuration's `yolo` gives.
+    pub fn from_yolo(yolo: bool) -> Mode {
+        if yolo { Mode::Yolo } else { Mode::Ask }
+    }
+
+    /// Its id (ACP `modeId`, the terminal's `/mode NAME`, the session file).
+    pub fn id(self) -> &'static str {
+        match self {
+            Mode::Ask => "ask",
+            Mode::Yolo => "yolo",
+            Mode::ReadOnly => "read-only",
+        }
+    }
+
+    pub fn parse(id: &str) -> Option<Mode> {
+        Mode::ALL.into_iter().find(|m| m.id() == id)
+    }
+
+    /// The name menus show.
+    pub fn name(self) -> &'static str {
+        match self {
+            Mode::Ask => "Ask",
+            Mode::Yolo => "Yolo",
+            Mode::ReadOnly => "Read-only",
+        }
+    }
+
+    pub fn description(self) -> &'static str {
+        match self {
+            Mode::Ask => "Ask before every command, file change and other gated tool",
+            Mode::Yolo => "Run every tool without asking",
+            Mode::ReadOnly => {
+                "Read and answer only: commands, file changes and other gated tools are refused"
+            }
+        }
+    }
+
+    /// How much it holds back: `yolo` < `ask` < `read-only`.
+    fn strictness(self) -> u8 {
+        match self {
+            Mode::Yolo => 0,
+            Mode::Ask => 1,
+            Mode::ReadOnly => 2,
+        }
+    }
+
+    /// This mode, or `floor` when `floor` holds back more: a session file (which a cloned
+    /// repository may bring) never loosens what the configuration says.
+    pub fn at_least(self, floor: Mode) -> Mode {
+        if self.strictness() >= floor.strictness() {
+            self
+        } else {
+            floor
+        }
+    }
+}
+
 /// The outcome of a tool call as front ends show it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ToolStatus {
@@ -167,6 +243,24 @@ pub enum Event {
     /// Something went wrong that the front end should log (a file that cannot be written, a hook
     /// failure), not a turn failure.
     Warning(String),
+    /// The session got its title (the first prompt's first line): for session lists.
+    Titled(String),
+    /// A compression's summary call starts (`/compact` or automatic); `id` is unique in the
+    /// process.
+    CompactionStarted { id: String },
+    /// It ended.
+    CompactionEnded { id: String, end: CompactionEnd },
+}
+
+/// How a compression's summary call ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum CompactionEnd {
+    /// The summary now in the history.
+    Completed(String),
+    /// Why it failed; the history is unchanged.
+    Failed(String),
+    /// The turn was cancelled first; the history is unchanged.
+    Cancelled,
 }
 
 /// What a compression did (`/compact`, automatic compression). Front ends show
@@ -377,6 +471,24 @@ pub trait Frontend: Send + Sync {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn modes_have_ids_and_never_loosen_below_a_floor() {
+        for m in Mode::ALL {
+            assert_eq!(Mode::parse(m.id()), Some(m));
+            assert_eq!(
+                serde_json::to_value(m).ok(),
+                Some(serde_json::json!(m.id()))
+            );
+        }
+        assert_eq!(Mode::parse("Yolo"), None);
+        assert_eq!(Mode::from_yolo(true), Mode::Yolo);
+        assert_eq!(Mode::from_yolo(false), Mode::Ask);
+        assert_eq!(Mode::Yolo.at_least(Mode::Ask), Mode::Ask);
+        assert_eq!(Mode::ReadOnly.at_least(Mode::Ask), Mode::ReadOnly);
+        assert_eq!(Mode::Ask.at_least(Mode::Yolo), Mode::Ask);
+        assert_eq!(Mode::Yolo.at_least(Mode::ReadOnly), Mode::ReadOnly);
+    }
 
     fn compressed(replaced: usize, kept: usize, before: u64, after: u64, secs: f64) -> String {
         CompactOutcome::Compressed {

@@ -399,7 +399,10 @@ async fn open_session(
 }
 
 fn banner_for(engine: &Engine, session: &Session) -> Banner {
-    banner_of(engine, &session.skills, &session.warnings)
+    let mut banner = banner_of(engine, &session.skills, &session.warnings);
+    // A reopened session may hold back more than the configuration says.
+    banner.mode = session.controls.mode();
+    banner
 }
 
 /// The banner for a folder's skills: their count, the warnings found reading them, and those a

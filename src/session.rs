@@ -14,7 +14,7 @@ use std::time::{Duration, SystemTime};
 use chrono::{DateTime, FixedOffset, Local, SecondsFormat};
 use serde::{Deserialize, Serialize};
 
-use crate::event::{Plan, Usage};
+use crate::event::{Mode, Plan, Usage};
 use crate::history::{Message, count_without_system};
 
 /// The format version this mm writes and reads.
@@ -94,7 +94,8 @@ impl From<&FileUsage> for Usage {
     }
 }
 
-/// A session file, field for field (docs/sessions.md).
+/// A session file, field for field (docs/sessions.md). What a session list shows comes before
+/// the messages, so a listing reads only the start of each file ([`read_header`]).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct SessionFile {
@@ -104,12 +105,29 @@ pub struct SessionFile {
     /// RFC 3339, local time ([`timestamp`]).
     pub created_at: String,
     pub updated_at: String,
+    /// The first prompt's first line; absent until there is one, and in files of older
+    /// versions of mm.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub title: Option<String>,
+    /// The session's mode; absent in older files, and a mode this mm does not know reads as
+    /// absent (the configuration's applies).
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "lenient_mode"
+    )]
+    pub mode: Option<Mode>,
     pub model: String,
     pub usage: FileUsage,
     #[serde(default)]
     pub plan: Option<Plan>,
     /// Starts with the system prompt (replaced by the current one on load).
     pub messages: Vec<Message>,
+}
+
+fn lenient_mode<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<Mode>, D::Error> {
+    let v = Option::<serde_json::Value>::deserialize(d)?;
+    Ok(v.and_then(|v| serde_json::from_value(v).ok()))
 }
 
 /// The path of a session's file in `dir`.
@@ -234,6 +252,162 @@ pub fn parse(path: &Path, bytes: &[u8]) -> Result<SessionFile, LoadError> {
                 reason: e.to_string(),
             }),
         },
+    }
+}
+
+/// Removes `<dir>/<id>.json` (the id is validated first).
+pub fn delete(dir: &Path, id: &str) -> Result<(), LoadError> {
+    validate_id(id)?;
+    let path = file_path(dir, id);
+    fs::remove_file(&path).map_err(|source| LoadError::Read { path, source })
+}
+
+/// What a session list shows of a file: read from its start up to the messages.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SessionHeader {
+    pub id: String,
+    /// The cwd the session last had.
+    pub cwd: PathBuf,
+    pub title: Option<String>,
+    pub updated_at: String,
+}
+
+/// Reads the start of a session file, up to its messages (or its end, for a file written in
+/// another field order): the bytes a list needs, whatever the length of the history.
+pub fn read_header(path: &Path) -> Result<SessionHeader, LoadError> {
+    use serde::de::Deserializer as _;
+    let read_error = |source| LoadError::Read {
+        path: path.to_path_buf(),
+        source,
+    };
+    let file = File::open(path).map_err(read_error)?;
+    let mut fields = HeaderFields::default();
+    let mut de = serde_json::Deserializer::from_reader(io::BufReader::with_capacity(4096, file));
+    let parsed = (&mut de).deserialize_map(HeaderVisitor {
+        fields: &mut fields,
+    });
+    let not_session = |reason: String| LoadError::NotSession {
+        path: path.to_path_buf(),
+        reason,
+    };
+    // Stopping at `messages` leaves the object unfinished, which the parser reports: what
+    // was read by then is the header.
+    if let (Err(e), false) = (parsed, fields.reached_messages) {
+        return Err(match fields.version {
+            Some(v) if v != u64::from(VERSION) => LoadError::Version {
+                path: path.to_path_buf(),
+                version: v,
+            },
+            _ if e.is_io() => read_error(io::Error::other(e.to_string())),
+            _ => not_session(e.to_string()),
+        });
+    }
+    if fields.reached_messages
+        && (fields.id.is_none() || fields.cwd.is_none() || fields.updated_at.is_none())
+    {
+        // Written in another order (by hand, by another tool): the whole file, then.
+        let bytes = fs::read(path).map_err(read_error)?;
+        let file = parse(path, &bytes)?;
+        return Ok(SessionHeader {
+            id: file.id,
+            cwd: file.cwd,
+            title: file.title,
+            updated_at: file.updated_at,
+        });
+    }
+    match fields.version {
+        Some(v) if v == u64::from(VERSION) => {}
+        Some(v) => {
+            return Err(LoadError::Version {
+                path: path.to_path_buf(),
+                version: v,
+            });
+        }
+        None => return Err(not_session("missing field `version`".into())),
+    }
+    let missing = |name: &str| not_session(format!("missing field `{name}`"));
+    Ok(SessionHeader {
+        id: fields.id.ok_or_else(|| missing("id"))?,
+        cwd: fields.cwd.ok_or_else(|| missing("cwd"))?,
+        title: fields.title,
+        updated_at: fields.updated_at.ok_or_else(|| missing("updatedAt"))?,
+    })
+}
+
+/// The sessions saved in `dir` as a list shows them (each file read only up to its messages),
+/// in no particular order; the files that could not be read, each as `<path>: <why>`, beside.
+/// Nothing is written or removed.
+pub fn headers(dir: &Path) -> (Vec<SessionHeader>, Vec<String>) {
+    let Ok(entries) = fs::read_dir(dir) else {
+        return (Vec::new(), Vec::new());
+    };
+    let mut found = Vec::new();
+    let mut skipped = Vec::new();
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let Some(name) = name.to_str() else { continue };
+        // Temporary files of saves (`.<id>.json.tmp…`) are not sessions.
+        if name.starts_with('.') {
+            continue;
+        }
+        let Some(id) = name.strip_suffix(".json") else {
+            continue;
+        };
+        if validate_id(id).is_err() {
+            continue;
+        }
+        match read_header(&entry.path()) {
+            // The name is what loads it.
+            Ok(header) => found.push(SessionHeader {
+                id: id.to_string(),
+                ..header
+            }),
+            Err(e) => skipped.push(e.to_string()),
+        }
+    }
+    (found, skipped)
+}
+
+#[derive(Default)]
+struct HeaderFields {
+    version: Option<u64>,
+    id: Option<String>,
+    cwd: Option<PathBuf>,
+    title: Option<String>,
+    updated_at: Option<String>,
+    reached_messages: bool,
+}
+
+struct HeaderVisitor<'a> {
+    fields: &'a mut HeaderFields,
+}
+
+impl<'de> serde::de::Visitor<'de> for HeaderVisitor<'_> {
+    type Value = ();
+
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("a session file (a JSON object)")
+    }
+
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
+        use serde::de::IgnoredAny;
+        while let Some(key) = map.next_key::<String>()? {
+            match key.as_str() {
+                "version" => self.fields.version = Some(map.next_value()?),
+                "id" => self.fields.id = Some(map.next_value()?),
+                "cwd" => self.fields.cwd = Some(map.next_value()?),
+                "title" => self.fields.title = map.next_value()?,
+                "updatedAt" => self.fields.updated_at = Some(map.next_value()?),
+                "messages" => {
+                    self.fields.reached_messages = true;
+                    return Ok(());
+                }
+                _ => {
+                    map.next_value::<IgnoredAny>()?;
+                }
+            }
+        }
+        Ok(())
     }
 }
 

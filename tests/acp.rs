@@ -56,6 +56,11 @@ async fn initialize_answers_the_reference_values_and_logs_the_client() {
         json!({"name": "bob", "title": "Bob (bash-first agent)", "version": mm::VERSION})
     );
     assert_capabilities_off(&result["agentCapabilities"], false);
+    // Beyond the reference: a client can always close a session (docs/acp.md).
+    assert_eq!(
+        result["agentCapabilities"]["sessionCapabilities"],
+        json!({"close": {}})
+    );
     assert_eq!(
         h.log_lines(),
         vec!["[acp] client test-client 1.2.3 · protocol 1 · elicitation(form)=true"]
@@ -79,6 +84,10 @@ async fn initialize_reflects_the_configuration() {
         json!({"name": "alice", "version": mm::VERSION})
     );
     assert_capabilities_off(&r["result"]["agentCapabilities"], true);
+    assert_eq!(
+        r["result"]["agentCapabilities"]["sessionCapabilities"],
+        json!({"close": {}, "list": {}, "resume": {}, "delete": {}})
+    );
     assert_eq!(
         h.log_lines(),
         vec!["[acp] client unknown · protocol 1 · elicitation(form)=false"]
@@ -127,19 +136,14 @@ async fn unsupported_methods_are_method_not_found() {
     let mut h = Harness::start(test_config(), ScriptedModel::new(vec![]));
     h.client.initialize(false).await;
     for (method, params) in [
-        ("session/set_mode", json!({"sessionId": "x", "modeId": "m"})),
-        (
-            "session/set_config_option",
-            json!({"sessionId": "x", "configId": "c", "value": "v"}),
-        ),
+        ("logout", json!({})),
+        // Without `sessions.enabled`.
         ("session/list", json!({})),
         (
             "session/resume",
             json!({"sessionId": "x", "cwd": "/", "mcpServers": []}),
         ),
-        ("session/close", json!({"sessionId": "x"})),
-        ("logout", json!({})),
-        // Without `sessions.enabled`.
+        ("session/delete", json!({"sessionId": "x"})),
         (
             "session/load",
             json!({"sessionId": "x", "cwd": "/", "mcpServers": []}),
@@ -147,6 +151,23 @@ async fn unsupported_methods_are_method_not_found() {
     ] {
         let (_, r) = h.client.call(method, params).await;
         assert_eq!(r["error"]["code"], -32601, "{method}: {r}");
+    }
+    // Beyond the reference, whether sessions are saved or not (tests/acp_more.rs): for a
+    // session this process does not hold, invalid params with its id.
+    for (method, params) in [
+        (
+            "session/set_mode",
+            json!({"sessionId": "x", "modeId": "ask"}),
+        ),
+        (
+            "session/set_config_option",
+            json!({"sessionId": "x", "configId": "mode", "value": "ask"}),
+        ),
+        ("session/close", json!({"sessionId": "x"})),
+    ] {
+        let (_, r) = h.client.call(method, params).await;
+        assert_eq!(r["error"]["code"], -32602, "{method}: {r}");
+        assert_eq!(r["error"]["data"]["sessionId"], "x", "{method}: {r}");
     }
     h.finish().await.unwrap();
 }
@@ -295,8 +316,13 @@ async fn a_text_turn_streams_chunks_then_usage_then_end_turn_with_totals() {
     let (id, _) = h.client.new_session(&canonical(dir.path())).await;
     let (before, r) = h.client.prompt(&id, "hi").await;
     let ups = updates(&before);
+    // The first prompt gives the session its title (beyond the reference: docs/acp.md).
     assert_eq!(
-        ups[..2],
+        ups[0],
+        json!({"sessionUpdate": "session_info_update", "title": "hi"})
+    );
+    assert_eq!(
+        ups[1..3],
         [
             json!({"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": "Hello"}}),
             json!({"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": " world\n"}}),
@@ -874,7 +900,8 @@ async fn session_load_replays_the_stored_history() {
             json!({"sessionId": id, "cwd": cwd, "mcpServers": []}),
         )
         .await;
-    assert_eq!(r["result"], json!({}));
+    // The reference answers `{}`; mm adds the modes and options (docs/acp.md).
+    assert_eq!(r["result"], session_options("yolo"));
     let ups = updates(&before);
     let kinds: Vec<&str> = ups
         .iter()
@@ -1090,7 +1117,8 @@ async fn the_binary_replays_a_loaded_session_before_its_response() {
             json!({"sessionId": id, "cwd": cwd, "mcpServers": []}),
         )
         .await;
-    assert_eq!(r["result"], json!({}));
+    // The reference answers `{}`; mm adds the modes and options (docs/acp.md).
+    assert_eq!(r["result"], session_options("yolo"));
     let ups = updates(&before);
     assert_eq!(ups.len(), 150 + 2, "{ups:#?}");
     assert_eq!(ups[0]["content"]["text"], "q0");

@@ -44,7 +44,8 @@ fn the_python_sdk_parses_everything_mm_sends() {
     assert_eq!(v["agentName"], "bob");
     assert_eq!(v["protocolVersion"], 1);
     assert_eq!(v["stopReason"], "end_turn");
-    assert_eq!(v["setMode"], -32601);
+    // An unknown mode (modes are beyond the reference: tests/acp_more.rs).
+    assert_eq!(v["setMode"], -32602);
     let updates = v["updates"].as_array().unwrap();
     // The Python SDK hands notifications to its handler as separate tasks, so their order in
     // `updates` is not the wire order (which tests/acp.rs checks): look the update up.
@@ -73,9 +74,14 @@ fn the_python_sdk_parses_everything_mm_sends() {
 
 /// The demo model server (`mm-fake-server`): its URL, and the process to kill afterwards.
 fn demo_server() -> (String, std::process::Child) {
+    demo_server_with(&[])
+}
+
+fn demo_server_with(args: &[&str]) -> (String, std::process::Child) {
     use std::io::BufRead;
     let mut child = Command::new(env!("CARGO_BIN_EXE_mm-fake-server"))
         .args(["--port", "0"])
+        .args(args)
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::null())
         .spawn()
@@ -139,4 +145,111 @@ fn the_python_sdk_completes_a_turn_with_a_tool_call_and_a_permission_request() {
             .contains("hello.txt"),
         "{finished:#}"
     );
+}
+
+/// An editor user's day beyond the reference (docs/acp.md), with the Python SDK standing in for
+/// the editor: a model switch, the three modes, a build watched as it goes, the session found
+/// in the list, closed, resumed and deleted.
+#[test]
+fn the_python_sdk_switches_models_and_modes_watches_a_build_and_reopens_the_session() {
+    if !python_sdk_available() {
+        eprintln!(
+            "SKIPPED: the ACP Python SDK is not installed (pip install agent-client-protocol==0.12.1)"
+        );
+        return;
+    }
+    let (url, mut server) = demo_server_with(&["--also-model", "demo-large"]);
+    let cwd = tempfile::tempdir().unwrap();
+    let home = tempfile::tempdir().unwrap();
+    let cwd = cwd.path().canonicalize().unwrap();
+    std::fs::write(cwd.join("hello.txt"), "hi").unwrap();
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/acp_clients/python_client.py");
+    let out = Command::new("python3")
+        .arg(&script)
+        .arg(env!("CARGO_BIN_EXE_mm"))
+        .arg(&cwd)
+        .arg("beyond")
+        .env_clear()
+        .env("HOME", home.path())
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .env("MM_MODEL_URL", &url)
+        .output()
+        .unwrap();
+    let _ = server.kill();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "the Python client failed:\n{stderr}");
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(
+        v["sessionCapabilities"],
+        json!({"close": {}, "list": {}, "resume": {}, "delete": {}})
+    );
+    assert_eq!(v["modes"]["currentModeId"], "yolo");
+    let ids: Vec<&str> = v["modes"]["availableModes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["id"].as_str().unwrap())
+        .collect();
+    assert_eq!(ids, ["ask", "yolo", "read-only"]);
+    let models: Vec<&str> = v["options"][1]["options"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|o| o["value"].as_str().unwrap())
+        .collect();
+    assert_eq!(models, ["fake-model", "demo-large"], "{v:#}");
+    assert!(
+        v["hello"]
+            .as_str()
+            .unwrap()
+            .starts_with("Hello from fake-model!")
+    );
+    assert_eq!(v["title"], json!(["hello there"]));
+    assert_eq!(v["modelAfterSwitch"], "demo-large");
+    assert!(
+        v["helloAgain"]
+            .as_str()
+            .unwrap()
+            .starts_with("Hello from demo-large!"),
+        "the next turn asks the new model: {v:#}"
+    );
+    // Ask: one permission request, allowed, the call ran.
+    assert_eq!(v["askMode"]["permissions"], 1);
+    assert_eq!(v["askMode"]["ends"][0]["status"], "completed");
+    // Read-only: refused without a question.
+    assert_eq!(v["readOnly"]["permissions"], 1);
+    assert_eq!(v["readOnly"]["ends"][0]["status"], "failed");
+    assert_eq!(
+        v["readOnly"]["ends"][0]["rawOutput"]["output"],
+        "[bash refused: read-only mode]"
+    );
+    assert_eq!(v["modeUpdates"], json!(["ask", "read-only"]));
+    // The build: its output as it goes, then the whole of it.
+    let progress = v["progress"].as_array().unwrap();
+    assert!(progress.len() >= 2, "{v:#}");
+    assert!(
+        progress[0]
+            .as_str()
+            .unwrap()
+            .starts_with("compiling unit 1/8")
+    );
+    let build = v["build"][0]["rawOutput"]["output"].as_str().unwrap();
+    assert!(build.starts_with("compiling unit 1/8\n"), "{build}");
+    assert!(build.ends_with("compiling unit 8/8\nbuilt\n"), "{build}");
+    // Found in the list, closed, resumed (its mode kept), deleted.
+    let listed = v["listed"].as_array().unwrap();
+    assert_eq!(listed.len(), 1);
+    assert_eq!(listed[0]["title"], "hello there");
+    assert_eq!(listed[0]["cwd"], json!(cwd));
+    assert_eq!(v["promptAfterClose"], -32602);
+    assert_eq!(v["resumedMode"], "yolo");
+    assert!(
+        v["afterResume"]
+            .as_str()
+            .unwrap()
+            .starts_with("Hello from fake-model!"),
+        "a reopened session starts on the default model: {v:#}"
+    );
+    assert_eq!(v["deleted"], json!({}));
+    assert_eq!(v["listedAfterDelete"], json!([]));
 }

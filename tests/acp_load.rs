@@ -65,12 +65,14 @@ impl ModelClient for Echo {
                 output_tokens: 2,
                 ..Usage::default()
             }),
+            repeated: None,
         })
     }
 
     async fn complete(
         &self,
         _messages: Vec<Value>,
+        _model: Option<&str>,
         _cancel: &CancellationToken,
     ) -> Result<ModelResponse, ModelError> {
         Err(ModelError::Malformed("no summaries here".into()))

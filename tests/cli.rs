@@ -72,7 +72,7 @@ async fn p_streams_the_answer_on_stdout_and_the_banner_on_stderr() {
         vec![
             "mm v0.1.0",
             &format!("model server {url}"),
-            "sessions off · yolo on · 0 skills · 0 hooks",
+            "sessions off · mode yolo · 0 skills · 0 hooks",
             &format!("model fake-model at {url} · context window 32k"),
         ]
     );
@@ -399,7 +399,7 @@ async fn no_yolo_without_a_terminal_rejects_gated_tools_and_says_why() {
         "{}",
         run.stderr
     );
-    assert!(run.stderr.contains("yolo off"), "{}", run.stderr);
+    assert!(run.stderr.contains("mode ask"), "{}", run.stderr);
     no_violations(&server);
 }
 
@@ -419,7 +419,7 @@ async fn p_names_the_model_once_when_mm_model_is_set() {
         vec![
             "mm v0.1.0",
             &format!("model fake-model at {url}"),
-            "sessions off · yolo on · 0 skills · 0 hooks",
+            "sessions off · mode yolo · 0 skills · 0 hooks",
             // Detection adds what the banner did not say.
             "context window 32k",
         ]

@@ -205,7 +205,15 @@ fn the_summary_request_asks_for_the_six_things_then_gives_the_transcript() {
 async fn a_compression_replaces_the_old_turns_by_one_summary() {
     let h = history();
     let model = summarising(Answer::text("  Goals: build.  \n"));
-    let result = compact::compact(model.as_ref(), &h, 2, 100_000, &CancellationToken::new()).await;
+    let result = compact::compact(
+        model.as_ref(),
+        None,
+        &h,
+        2,
+        100_000,
+        &CancellationToken::new(),
+    )
+    .await;
 
     let mut expected = vec![h[0].clone(), Message::summary("Goals: build.")];
     expected.extend_from_slice(&h[10..]);
@@ -233,7 +241,15 @@ async fn a_compression_replaces_the_old_turns_by_one_summary() {
 async fn nothing_to_compact_makes_no_call() {
     let h = history();
     let model = summarising(Answer::text("unused"));
-    let result = compact::compact(model.as_ref(), &h, 4, 100_000, &CancellationToken::new()).await;
+    let result = compact::compact(
+        model.as_ref(),
+        None,
+        &h,
+        4,
+        100_000,
+        &CancellationToken::new(),
+    )
+    .await;
     assert_eq!(
         result,
         CompactResult::Nothing {
@@ -254,12 +270,12 @@ async fn a_failed_or_empty_summary_fails() {
         message: "out of memory".into(),
     }));
     assert_eq!(
-        compact::compact(model.as_ref(), &h, 2, 100_000, &cancel).await,
+        compact::compact(model.as_ref(), None, &h, 2, 100_000, &cancel).await,
         CompactResult::Failed("model server answered 500: out of memory".into())
     );
     let model = summarising(Answer::text(" \n "));
     assert_eq!(
-        compact::compact(model.as_ref(), &h, 2, 100_000, &cancel).await,
+        compact::compact(model.as_ref(), None, &h, 2, 100_000, &cancel).await,
         CompactResult::Failed("the summary was empty".into())
     );
 }

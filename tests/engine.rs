@@ -65,6 +65,10 @@ async fn a_text_turn_streams_and_is_stored() {
     assert_eq!(s.history.len(), 3);
     assert_eq!(s.history[2].content, "hello there");
     let ev = fe.events();
+    // The first prompt gives the session its title, as soon as it is taken.
+    assert_eq!(ev[0], Event::Titled("hi".into()));
+    assert_eq!(s.title.as_deref(), Some("hi"));
+    let ev = ev[1..].to_vec();
     // The model is reported once per process, before the first call.
     assert_eq!(
         ev[0],

@@ -549,6 +549,8 @@ fn stored_session(id: &str) -> SessionFile {
         cwd: "/somewhere/else".into(),
         created_at: "2026-01-02T03:04:05+01:00".into(),
         updated_at: "2026-01-02T03:05:00+01:00".into(),
+        title: None,
+        mode: None,
         model: "old-model".into(),
         usage: (&Usage {
             input_tokens: 1000,

@@ -283,6 +283,8 @@ proptest! {
             cwd: "/work/x".into(),
             created_at: "2026-01-01T00:00:00+00:00".into(),
             updated_at: "2026-01-01T00:00:00+00:00".into(),
+            title: Some("a title".into()),
+            mode: None,
             model: "m".into(),
             usage: FileUsage { input_tokens: i, output_tokens: o, total_tokens: i + o, ..FileUsage::default() },
             plan: None,

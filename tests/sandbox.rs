@@ -585,7 +585,7 @@ async fn a_hostile_model_cannot_get_out_nor_switch_the_fence_off() {
     assert_eq!(out.stdout, "done\n");
     assert!(
         out.stderr
-            .contains("sessions off · yolo on · sandbox workspace-write · 0 skills · 0 hooks"),
+            .contains("sessions off · mode yolo · sandbox workspace-write · 0 skills · 0 hooks"),
         "{}",
         out.stderr
     );
@@ -672,7 +672,7 @@ async fn the_sandbox_flag_fences_a_one_shot_run() {
         .await;
     assert_eq!(out.code, Some(0), "{}", out.stderr);
     assert!(
-        out.stderr.contains("yolo on · sandbox read-only · "),
+        out.stderr.contains("mode yolo · sandbox read-only · "),
         "{}",
         out.stderr
     );

@@ -10,7 +10,7 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, SystemTime};
 
 use chrono::{Local, TimeZone};
-use mm::event::{Plan, PlanStatus, PlanStep, Usage};
+use mm::event::{Mode, Plan, PlanStatus, PlanStep, Usage};
 use mm::history::{Message, ToolCall};
 use mm::session::{self, FileUsage, SessionFile, SessionSummary};
 use pretty_assertions::assert_eq;
@@ -22,6 +22,8 @@ const EXAMPLE: &str = r#"{
   "cwd": "/home/u/proj",
   "createdAt": "2026-09-16T10:15:30+02:00",
   "updatedAt": "2026-09-16T10:21:02+02:00",
+  "title": "list the files",
+  "mode": "read-only",
   "model": "qwen2.5-coder:7b",
   "usage": {"inputTokens": 0, "outputTokens": 0, "totalTokens": 0},
   "plan": null,
@@ -41,6 +43,8 @@ fn example() -> SessionFile {
         cwd: PathBuf::from("/home/u/proj"),
         created_at: "2026-09-16T10:15:30+02:00".into(),
         updated_at: "2026-09-16T10:21:02+02:00".into(),
+        title: Some("list the files".into()),
+        mode: Some(Mode::ReadOnly),
         model: "qwen2.5-coder:7b".into(),
         usage: FileUsage::default(),
         plan: None,
@@ -381,6 +385,100 @@ fn temporary_files_are_ignored_and_old_ones_removed() {
     assert_eq!(ids, vec!["s1".to_string()]);
     assert!(!old.exists(), "an old temporary file is removed");
     assert!(young.exists(), "a young one may be a live writer's");
+}
+
+#[test]
+fn an_older_file_has_no_title_and_no_mode_and_an_unknown_mode_reads_as_none() {
+    let tmp = tempfile::tempdir().unwrap();
+    let older = EXAMPLE
+        .replace("  \"title\": \"list the files\",\n", "")
+        .replace("  \"mode\": \"read-only\",\n", "");
+    assert!(!older.contains("title") && !older.contains("\"mode\""));
+    fs::write(tmp.path().join("old.json"), &older).unwrap();
+    let file = session::load(tmp.path(), "old").unwrap();
+    assert_eq!((file.title, file.mode), (None, None));
+    // Written again without them: the older shape, field for field.
+    let again: serde_json::Value = serde_json::to_value(SessionFile {
+        title: None,
+        mode: None,
+        ..example()
+    })
+    .unwrap();
+    assert_eq!(
+        again,
+        serde_json::from_str::<serde_json::Value>(&older).unwrap()
+    );
+
+    fs::write(
+        tmp.path().join("future.json"),
+        EXAMPLE.replace("\"read-only\"", "\"plan-first\""),
+    )
+    .unwrap();
+    assert_eq!(session::load(tmp.path(), "future").unwrap().mode, None);
+}
+
+#[test]
+fn a_header_is_read_from_the_start_of_the_file_up_to_the_messages() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    // Everything after `"messages":` is garbage: a header that stops there does not see it.
+    let cut = EXAMPLE.find("\"messages\"").unwrap() + "\"messages\"".len();
+    let mut bytes = EXAMPLE.as_bytes()[..cut].to_vec();
+    bytes.extend_from_slice(b": [not json at all, and the file never ends");
+    let path = dir.join("s1.json");
+    fs::write(&path, &bytes).unwrap();
+    assert_eq!(
+        session::read_header(&path).unwrap(),
+        session::SessionHeader {
+            id: "20260916-101530-4f2a9c1e".into(),
+            cwd: "/home/u/proj".into(),
+            title: Some("list the files".into()),
+            updated_at: "2026-09-16T10:21:02+02:00".into(),
+        }
+    );
+    assert!(
+        session::load(dir, "s1").is_err(),
+        "the whole file is broken"
+    );
+
+    // Another field order: the messages first, the header after them.
+    let v: serde_json::Value = serde_json::from_str(EXAMPLE).unwrap();
+    let mut reordered = serde_json::Map::new();
+    reordered.insert("messages".into(), v["messages"].clone());
+    for (k, val) in v.as_object().unwrap() {
+        if k != "messages" {
+            reordered.insert(k.clone(), val.clone());
+        }
+    }
+    let other = dir.join("s2.json");
+    fs::write(&other, serde_json::to_string(&reordered).unwrap()).unwrap();
+    assert_eq!(
+        session::read_header(&other).unwrap().title.as_deref(),
+        Some("list the files")
+    );
+
+    // What a list skips says which file and why.
+    fs::write(dir.join("s3.json"), "{\"version\": 2}").unwrap();
+    fs::write(dir.join("s4.json"), "[]").unwrap();
+    fs::write(dir.join(".s1.json.tmp12345678"), "{").unwrap();
+    let (mut found, mut skipped) = session::headers(dir);
+    found.sort_by(|a, b| a.id.cmp(&b.id));
+    skipped.sort();
+    let ids: Vec<&str> = found.iter().map(|h| h.id.as_str()).collect();
+    assert_eq!(ids, ["s1", "s2"], "named after their files");
+    assert_eq!(
+        skipped,
+        [
+            format!(
+                "{} has version 2, this mm reads version 1",
+                dir.join("s3.json").display()
+            ),
+            format!(
+                "{} is not a session file: invalid type: sequence, expected a session file (a JSON object) at line 1 column 1",
+                dir.join("s4.json").display()
+            ),
+        ]
+    );
 }
 
 const WRITER_DIR_ENV: &str = "MM_TEST_SESSION_WRITER_DIR";

@@ -583,3 +583,55 @@ fn long_answers_wrap_at_word_boundaries_and_thoughts_are_marked() {
     mm.expect(Eof).unwrap();
     server.assert_valid();
 }
+
+#[test]
+fn the_mode_and_the_model_switch_from_the_prompt() {
+    let (server, url) = Server::start(vec![
+        bash_reply("c1", "echo hi > out.txt"),
+        text_reply("refused, fine"),
+        text_reply("from b"),
+    ]);
+    server.server.route(
+        "GET /v1/models",
+        vec![Reply::json(json!({"object": "list", "data": [
+            {"id": "model-a", "object": "model", "owned_by": "llamacpp"},
+            {"id": "model-b", "object": "model", "owned_by": "llamacpp"},
+        ]}))],
+    );
+    let home = tempfile::tempdir().unwrap();
+    let mut mm = spawn_mm(home.path(), &url, &["--yolo"]);
+    mm.expect("mode yolo").unwrap();
+    mm.expect("> ").unwrap();
+    mm.send_line("/mode").unwrap();
+    mm.expect("● yolo").unwrap();
+    mm.send_line("/mode read-only").unwrap();
+    mm.expect("mode read-only: Read and answer only").unwrap();
+    mm.send_line("write it").unwrap();
+    mm.expect("[bash refused: read-only mode]").unwrap();
+    mm.expect("refused, fine").unwrap();
+    // The end-of-turn line says the mode.
+    mm.expect("mode read-only").unwrap();
+    mm.send_line("/model").unwrap();
+    mm.expect("model           model-a").unwrap();
+    mm.expect("also served     model-b").unwrap();
+    mm.send_line("/model model-z").unwrap();
+    mm.expect("no model model-z: the server has model-a, model-b")
+        .unwrap();
+    mm.send_line("/model model-b").unwrap();
+    mm.expect("model model-b from the next turn").unwrap();
+    mm.send_line("again").unwrap();
+    mm.expect("from b").unwrap();
+    mm.send_line("/quit").unwrap();
+    mm.expect(Eof).unwrap();
+    let requests = server.requests();
+    let models: Vec<&str> = requests
+        .iter()
+        .map(|r| r["model"].as_str().unwrap())
+        .collect();
+    assert_eq!(models, ["model-a", "model-a", "model-b"]);
+    assert!(
+        !home.path().join("out.txt").exists(),
+        "read-only ran nothing"
+    );
+    server.assert_valid();
+}

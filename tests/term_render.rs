@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use mm::engine::Recap;
 use mm::event::{
-    CompactOutcome, ContextUsage, Event, FileDiff, Plan, PlanStatus, PlanStep, ToolCallEnd,
+    CompactOutcome, ContextUsage, Event, FileDiff, Mode, Plan, PlanStatus, PlanStep, ToolCallEnd,
     ToolCallStart, ToolKind, ToolStatus, Usage,
 };
 use mm::term::banner::{self, Banner};
@@ -236,6 +236,31 @@ fn one_shot_stdout_is_exactly_the_answer() {
 }
 
 #[test]
+fn a_running_command_shows_the_last_lines_of_each_report() {
+    let report: String = (1..=10).map(|i| format!("line {i}\n")).collect();
+    let shown = run(
+        Layout::Interactive,
+        false,
+        &[
+            Event::ToolCallStarted(bash("call_1", "make")),
+            Event::ToolCallProgress {
+                id: "call_1".into(),
+                text: report,
+            },
+            Event::ToolCallProgress {
+                id: "call_1".into(),
+                text: "line 11".into(),
+            },
+            Event::Titled("make".into()),
+        ],
+    );
+    assert_eq!(
+        shown,
+        "[out]$ bash: make\n[out]  │ line 7\n  │ line 8\n  │ line 9\n  │ line 10\n[out]  │ line 11\n"
+    );
+}
+
+#[test]
 fn new_file_diff_and_long_diff() {
     let diff = FileDiff {
         path: PathBuf::from("/p/new.txt"),
@@ -308,10 +333,11 @@ fn recap_lines() {
             size: 32_768,
         }),
         elapsed: Duration::from_millis(4_240),
+        mode: Some(Mode::ReadOnly),
     };
     assert_eq!(
         render::recap_line(&summary, false),
-        "12k in / 340 out · 80% cached · ctx 23% of 32k · 4.2s · 📖 1 skill(s)"
+        "12k in / 340 out · 80% cached · ctx 23% of 32k · 4.2s · 📖 1 skill(s) · mode read-only"
     );
     let bare = TurnSummary {
         recap: Some(Recap::default()),
@@ -321,6 +347,7 @@ fn recap_lines() {
             size: 0,
         }),
         elapsed: Duration::from_millis(50),
+        mode: None,
     };
     assert_eq!(
         render::recap_line(&bare, false),
@@ -387,7 +414,7 @@ fn full_banner() -> Banner {
         url: "http://127.0.0.1:8080/v1".into(),
         model: String::new(),
         sessions: true,
-        yolo: false,
+        mode: Mode::Ask,
         skills: 3,
         hooks: vec![("preToolCall".into(), 1)],
         mcp_servers: vec!["fs".into(), "git".into()],
@@ -427,7 +454,7 @@ fn banner_minimal_detecting() {
         vec![
             "mm v0.1.0",
             "detecting the model server…",
-            "sessions off · yolo off · 1 skill · 0 hooks"
+            "sessions off · mode yolo · 1 skill · 0 hooks"
         ]
     );
 }
@@ -437,7 +464,7 @@ fn banner_from_config() {
     let config = mm::config::Config::default();
     let b = Banner::new(&config, &mm::skills::Catalogue::default());
     assert_eq!(b.version, mm::VERSION);
-    assert!(b.yolo);
+    assert_eq!(b.mode, Mode::Yolo);
     assert!(!b.sessions);
 }
 

@@ -134,7 +134,7 @@ async fn each_change_sends_a_plan_update_and_the_plan_is_saved_and_replayed() {
             json!({"sessionId": id, "cwd": cwd, "mcpServers": []}),
         )
         .await;
-    assert_eq!(r["result"], json!({}));
+    assert_eq!(r["result"], session_options("yolo"));
     let ups = updates(&before);
     let kinds: Vec<&str> = ups
         .iter()

@@ -55,6 +55,8 @@ pub struct AcpFrontend {
     session_id: Mutex<String>,
     /// The client advertised `clientCapabilities.elicitation.form`.
     forms: bool,
+    /// The client advertised `clientCapabilities.session.compaction`.
+    compaction: bool,
     log: Logger,
     /// The progress lines of running calls, by call id.
     progress: Mutex<HashMap<String, VecDeque<String>>>,
@@ -66,9 +68,16 @@ impl AcpFrontend {
             peer,
             session_id: Mutex::new(String::new()),
             forms,
+            compaction: false,
             log,
             progress: Mutex::new(HashMap::new()),
         }
+    }
+
+    /// Sends `compaction_update`s (the client advertised `session.compaction`).
+    pub fn with_compaction(mut self, compaction: bool) -> Self {
+        self.compaction = compaction;
+        self
     }
 
     /// A call's progress so far, its last [`PROGRESS_LINES`] lines with `text` added; a finished
@@ -135,6 +144,11 @@ impl Frontend for AcpFrontend {
         match convert::translate(&self.session_id(), event) {
             Output::Update(update) => self.update(update),
             Output::Log(line) => self.log.line(&line),
+            Output::Compaction(update) => {
+                if self.compaction {
+                    self.update(update);
+                }
+            }
         }
     }
 

@@ -8,6 +8,7 @@
 pub mod convert;
 pub mod frontend;
 pub mod prompt;
+mod sessions;
 pub mod stdout;
 pub mod transport;
 
@@ -19,8 +20,13 @@ use std::time::Duration;
 
 use agent_client_protocol::v1::schema::{
     AgentCapabilities, AuthenticateRequest, AuthenticateResponse, CancelNotification,
-    Implementation, InitializeRequest, InitializeResponse, LoadSessionRequest, LoadSessionResponse,
-    NewSessionRequest, NewSessionResponse, PromptRequest, PromptResponse,
+    CloseSessionRequest, CloseSessionResponse, DeleteSessionRequest, DeleteSessionResponse,
+    Implementation, InitializeRequest, InitializeResponse, ListSessionsRequest,
+    ListSessionsResponse, LoadSessionRequest, LoadSessionResponse, NewSessionRequest,
+    NewSessionResponse, PromptRequest, PromptResponse, ResumeSessionRequest, ResumeSessionResponse,
+    SessionCapabilities, SessionCloseCapabilities, SessionDeleteCapabilities,
+    SessionListCapabilities, SessionResumeCapabilities, SetSessionConfigOptionRequest,
+    SetSessionConfigOptionResponse, SetSessionModeRequest, SetSessionModeResponse,
 };
 use agent_client_protocol::v1::{ConnectionTo, Responder};
 use agent_client_protocol::{Agent, Client, ConnectTo, Error, Lines};
@@ -29,7 +35,7 @@ use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 use crate::config::Config;
-use crate::engine::{Engine, Session};
+use crate::engine::{Controls, Engine, Session};
 use crate::skills::Catalogue;
 use convert::RequestError;
 pub use frontend::{AcpFrontend, Peer};
@@ -129,6 +135,8 @@ pub struct ClientHello {
     pub protocol: Option<u64>,
     /// `clientCapabilities.elicitation.form` present and non-null.
     pub forms: bool,
+    /// `clientCapabilities.session.compaction` present and non-null.
+    pub compaction: bool,
 }
 
 impl ClientHello {
@@ -152,6 +160,9 @@ impl ClientHello {
             forms: params["clientCapabilities"]["elicitation"]
                 .get("form")
                 .is_some_and(|f| !f.is_null()),
+            compaction: params["clientCapabilities"]["session"]
+                .get("compaction")
+                .is_some_and(|c| !c.is_null()),
         })
     }
 }
@@ -268,15 +279,24 @@ struct Slot {
     /// The end of the session's queue of prompts: resolves once the last prompt received has
     /// been answered.
     last: Mutex<Option<tokio::sync::oneshot::Receiver<()>>>,
+    /// The session's mode and model choice, switched while a turn holds the session.
+    controls: Controls,
+    /// The session's cwd (where its file is).
+    cwd: PathBuf,
+    /// The model option was sent (in an answer or a `config_option_update`).
+    models_shown: std::sync::atomic::AtomicBool,
 }
 
 impl Slot {
     fn new(session: Session, frontend: Arc<AcpFrontend>) -> Arc<Self> {
         Arc::new(Slot {
+            controls: session.controls.clone(),
+            cwd: session.cwd.clone(),
             session: tokio::sync::Mutex::new(session),
             frontend,
             cancels: Mutex::new(Vec::new()),
             last: Mutex::new(None),
+            models_shown: std::sync::atomic::AtomicBool::new(false),
         })
     }
 
@@ -325,6 +345,12 @@ struct Server {
     log: Logger,
     /// The client advertised form elicitation at `initialize`.
     forms: Mutex<bool>,
+    /// The client advertised `session.compaction` at `initialize`.
+    compaction: Mutex<bool>,
+    /// The process's cwd, whose sessions `session/list` shows without a `cwd`.
+    process_cwd: Option<PathBuf>,
+    /// Folders `session/list` was asked about: `session/delete` looks there too.
+    listed_cwds: Mutex<Vec<PathBuf>>,
     /// What the client sent in `initialize`, as the transport read it.
     hello: Arc<Mutex<Option<ClientHello>>>,
     sessions: Mutex<HashMap<String, Arc<Slot>>>,
@@ -340,6 +366,15 @@ struct Server {
 impl Server {
     fn forms(&self) -> bool {
         self.forms.lock().map(|f| *f).unwrap_or(false)
+    }
+
+    /// A session's front end, with what the client said it supports.
+    fn frontend(&self, cx: &ConnectionTo<Client>) -> Arc<AcpFrontend> {
+        let compaction = self.compaction.lock().map(|c| *c).unwrap_or(false);
+        Arc::new(
+            AcpFrontend::new(Arc::new(cx.clone()), self.forms(), self.log.clone())
+                .with_compaction(compaction),
+        )
     }
 
     fn slot(&self, id: &str) -> Option<Arc<Slot>> {
@@ -414,9 +449,17 @@ impl Server {
                 .elicitation
                 .as_ref()
                 .is_some_and(|e| e.form.is_some()),
+            compaction: req
+                .client_capabilities
+                .session
+                .as_ref()
+                .is_some_and(|s| s.compaction.is_some()),
         });
         if let Ok(mut f) = self.forms.lock() {
             *f = hello.forms;
+        }
+        if let Ok(mut c) = self.compaction.lock() {
+            *c = hello.compaction;
         }
         self.log.line(&convert::log_client(
             hello.info.as_ref().map(|(n, v)| (n.as_str(), v.as_str())),
@@ -428,8 +471,22 @@ impl Server {
         }
         let acp = &self.config.acp;
         let title = (!acp.title.is_empty()).then(|| acp.title.clone());
+        // `session/close` is always there (the only way for a client to free a session); the
+        // saved sessions' methods only with sessions on.
+        let sessions = self.config.sessions.enabled;
+        let mut caps = SessionCapabilities::new().close(SessionCloseCapabilities::new());
+        if sessions {
+            caps = caps
+                .list(SessionListCapabilities::new())
+                .resume(SessionResumeCapabilities::new())
+                .delete(SessionDeleteCapabilities::new());
+        }
         InitializeResponse::new(agent_client_protocol::schema::ProtocolVersion::V1)
-            .agent_capabilities(AgentCapabilities::new().load_session(self.config.sessions.enabled))
+            .agent_capabilities(
+                AgentCapabilities::new()
+                    .load_session(sessions)
+                    .session_capabilities(caps),
+            )
             .auth_methods(Vec::new())
             .agent_info(Implementation::new(acp.name.clone(), crate::VERSION).title(title))
     }
@@ -445,11 +502,7 @@ impl Server {
             let _ = responder.respond_with_error(convert::request_error(None, &e));
             return;
         }
-        let frontend = Arc::new(AcpFrontend::new(
-            Arc::new(cx.clone()),
-            self.forms(),
-            self.log.clone(),
-        ));
+        let frontend = self.frontend(&cx);
         let mut session = self.engine.new_session(req.cwd.clone(), &*frontend).await;
         let id = session.id.clone();
         frontend.set_session_id(&id);
@@ -465,18 +518,24 @@ impl Server {
         self.log_session_warnings(&session);
         let commands = self.commands_update(&session.skills);
         let mcp = session.mcp.servers();
-        if !self.register(&id, Slot::new(session, frontend.clone())) {
+        let slot = Slot::new(session, frontend.clone());
+        if !self.register(&id, slot.clone()) {
             let e = RequestError::AlreadyLive(id);
             let _ = responder.respond_with_error(convert::request_error(None, &e));
             return;
         }
         // The editor must know the session id before the update, or it drops it.
-        let _ = responder.respond(NewSessionResponse::new(id));
+        let _ = responder.respond(
+            NewSessionResponse::new(id)
+                .modes(convert::modes(slot.controls.mode()))
+                .config_options(self.config_options(&slot)),
+        );
         frontend.update(commands);
         // The MCP servers start once the answer is on its way, in the background.
         for server in &mcp {
             server.wake();
         }
+        self.show_models_later(&slot);
     }
 
     async fn load_session(
@@ -495,11 +554,7 @@ impl Server {
             let _ = responder.respond_with_error(refuse(RequestError::CwdNotAbsolute(req.cwd)));
             return;
         }
-        let frontend = Arc::new(AcpFrontend::new(
-            Arc::new(cx.clone()),
-            self.forms(),
-            self.log.clone(),
-        ));
+        let frontend = self.frontend(&cx);
         frontend.set_session_id(&id);
         let mut session = match self
             .engine
@@ -538,15 +593,26 @@ impl Server {
         let dir: PathBuf = cwd.join(&self.config.sessions.dir);
         let replayed = crate::history::count_without_system(&session.history);
         let mcp = session.mcp.servers();
-        if !self.register(&id, Slot::new(session, frontend)) {
+        let title = session.title.clone();
+        let slot = Slot::new(session, frontend.clone());
+        if !self.register(&id, slot.clone()) {
             let _ = responder.respond_with_error(refuse(RequestError::AlreadyLive(id.clone())));
             return;
         }
         self.log.line(&convert::log_loaded(&id, &dir, replayed));
-        let _ = responder.respond(LoadSessionResponse::new());
+        let _ = responder.respond(
+            LoadSessionResponse::new()
+                .modes(convert::modes(slot.controls.mode()))
+                .config_options(self.config_options(&slot)),
+        );
+        // What the reference does not send comes after its answer.
+        if let Some(title) = title {
+            frontend.update(convert::session_info(&title));
+        }
         for server in &mcp {
             server.wake();
         }
+        self.show_models_later(&slot);
     }
 
     async fn prompt(
@@ -612,6 +678,9 @@ where
         config,
         log,
         forms: Mutex::new(false),
+        compaction: Mutex::new(false),
+        process_cwd: std::env::current_dir().ok(),
+        listed_cwds: Mutex::new(Vec::new()),
         hello,
         sessions: Mutex::new(HashMap::new()),
         shutdown: CancellationToken::new(),
@@ -688,11 +757,99 @@ where
                     if let Some(before) = before {
                         let _ = before.await;
                     }
-                    let result = server.prompt(slot, req, token, key).await;
+                    let result = server.clone().prompt(slot.clone(), req, token, key).await;
                     let _ = responder.respond_with_result(result);
+                    // A model list that came during the turn (a server started late).
+                    server.show_models_now(&slot);
                     drop(done);
                 });
                 Ok(())
+            },
+            agent_client_protocol::on_receive_request!(),
+        )
+        .on_receive_request(
+            {
+                let server = server.clone();
+                async move |req: SetSessionModeRequest,
+                            responder: Responder<SetSessionModeResponse>,
+                            _cx| server.set_mode(req, responder)
+            },
+            agent_client_protocol::on_receive_request!(),
+        )
+        .on_receive_request(
+            {
+                let server = server.clone();
+                async move |req: SetSessionConfigOptionRequest,
+                            responder: Responder<SetSessionConfigOptionResponse>,
+                            _cx| server.set_config_option(req, responder)
+            },
+            agent_client_protocol::on_receive_request!(),
+        )
+        .on_receive_request(
+            {
+                let server = server.clone();
+                async move |req: CloseSessionRequest,
+                            responder: Responder<CloseSessionResponse>,
+                            cx: ConnectionTo<Client>| {
+                    let s = server.clone();
+                    server.tasks.spawn(&cx, s.close_session(req, responder));
+                    Ok(())
+                }
+            },
+            agent_client_protocol::on_receive_request!(),
+        )
+        // Saved sessions' methods: without `sessions.enabled`, "method not found" as for an
+        // agent that has none.
+        .on_receive_request(
+            {
+                let server = server.clone();
+                async move |req: ListSessionsRequest,
+                            responder: Responder<ListSessionsResponse>,
+                            cx: ConnectionTo<Client>| {
+                    if !server.config.sessions.enabled {
+                        return responder
+                            .respond_with_error(Error::method_not_found().data("session/list"));
+                    }
+                    let s = server.clone();
+                    server.tasks.spawn(&cx, s.list_sessions(req, responder));
+                    Ok(())
+                }
+            },
+            agent_client_protocol::on_receive_request!(),
+        )
+        .on_receive_request(
+            {
+                let server = server.clone();
+                async move |req: ResumeSessionRequest,
+                            responder: Responder<ResumeSessionResponse>,
+                            cx: ConnectionTo<Client>| {
+                    if !server.config.sessions.enabled {
+                        return responder
+                            .respond_with_error(Error::method_not_found().data("session/resume"));
+                    }
+                    let s = server.clone();
+                    server
+                        .tasks
+                        .spawn(&cx, s.resume_session(req, responder, cx.clone()));
+                    Ok(())
+                }
+            },
+            agent_client_protocol::on_receive_request!(),
+        )
+        .on_receive_request(
+            {
+                let server = server.clone();
+                async move |req: DeleteSessionRequest,
+                            responder: Responder<DeleteSessionResponse>,
+                            cx: ConnectionTo<Client>| {
+                    if !server.config.sessions.enabled {
+                        return responder
+                            .respond_with_error(Error::method_not_found().data("session/delete"));
+                    }
+                    let s = server.clone();
+                    server.tasks.spawn(&cx, s.delete_session(req, responder));
+                    Ok(())
+                }
             },
             agent_client_protocol::on_receive_request!(),
         )
@@ -738,6 +895,7 @@ mod tests {
                     info: Some(("zed".into(), "0.1".into())),
                     protocol: v.parse().ok(),
                     forms: true,
+                    compaction: false,
                 })
             );
         }
@@ -749,7 +907,15 @@ mod tests {
                 info: None,
                 protocol: Some(1),
                 forms: false,
+                compaction: false,
             })
+        );
+        assert_eq!(
+            ClientHello::read(
+                r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":1,"clientCapabilities":{"session":{"compaction":{}}}}}"#
+            )
+            .map(|h| h.compaction),
+            Some(true)
         );
         // Other messages, even ones that mention the word, are not the hello.
         assert_eq!(

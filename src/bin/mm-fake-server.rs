@@ -1,7 +1,7 @@
 //! `mm-fake-server`: the test suite's fake model server, for trying `mm` without a real model and
 //! for the ACP relay benchmark.
 //!
-//!     mm-fake-server [--port P]                       canned demo answers; prints the URL
+//!     mm-fake-server [--port P] [--also-model NAME]…  canned demo answers; prints the URL
 //!     mm-fake-server --stream-bench N [--rate R]      every chat request: N one-token chunks at
 //!                                                     R chunks/s (0 = as fast as possible)
 //!
@@ -36,6 +36,10 @@ struct Args {
     /// Context window reported by /props and /v1/models.
     #[arg(long, default_value_t = 32768)]
     n_ctx: u64,
+    /// Another model /v1/models lists after `fake-model` (repeat for more): a session can
+    /// switch to it, and the demo answers name the model they were asked of.
+    #[arg(long = "also-model", value_name = "NAME")]
+    also_models: Vec<String>,
     /// Answer every chat request with N one-token chunks.
     #[arg(long, value_name = "N")]
     stream_bench: Option<usize>,
@@ -61,6 +65,7 @@ async fn main() -> std::io::Result<()> {
     let options = Options {
         port: args.port,
         n_ctx: Some(args.n_ctx),
+        more_models: args.also_models,
         responder: Some(responder),
         ..Options::default()
     };
@@ -97,8 +102,13 @@ fn bench_reply(n: usize, interval: Duration) -> Reply {
     Reply::chunks(chunks, interval)
 }
 
-/// The canned demo model: `ls` when asked to list, a short report after a tool result, a
-/// friendly hint otherwise.
+/// What the demo's "build" runs: a line every quarter of a second for two seconds.
+const DEMO_BUILD: &str =
+    "for i in 1 2 3 4 5 6 7 8; do echo \"compiling unit $i/8\"; sleep 0.25; done; echo built";
+
+/// The canned demo model: `ls` when asked to list, a build that prints for two seconds when
+/// asked to build, a short report after a tool result, a friendly hint otherwise (which names
+/// the model it was asked of).
 fn demo_reply(request: &Value) -> Reply {
     let messages: &[Value] = request
         .get("messages")
@@ -131,17 +141,19 @@ fn demo_reply(request: &Value) -> Reply {
                 .map(content)
                 .unwrap_or_default()
                 .to_lowercase();
-            let wants_list = asked
-                .split(|c: char| !c.is_alphanumeric())
-                .any(|w| w == "ls" || w == "list");
-            if wants_list {
+            let words: Vec<&str> = asked.split(|c: char| !c.is_alphanumeric()).collect();
+            let model = request.get("model").and_then(Value::as_str).unwrap_or("");
+            if words.iter().any(|w| *w == "ls" || *w == "list") {
                 Reply::tool_call("bash", json!({"command": "ls"}))
                     .with_text_before("Let me list the files.")
+            } else if words.contains(&"build") {
+                Reply::tool_call("bash", json!({"command": DEMO_BUILD}))
+                    .with_text_before("Building.")
             } else {
-                Reply::text(
-                    "Hello! I am mm-fake-server, a canned demo model. Ask me to \"list the \
-                     files\" and I will call the bash tool.",
-                )
+                Reply::text(&format!(
+                    "Hello from {model}! I am mm-fake-server, a canned demo model. Ask me to \
+                     \"list the files\" or to \"build\" and I will call the bash tool."
+                ))
             }
         }
     };

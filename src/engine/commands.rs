@@ -7,7 +7,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::compact::{self, CompactResult};
 use super::{Command, Engine, PromptOutcome, Session, StopReason};
-use crate::event::{CompactOutcome, Event, Frontend};
+use crate::event::{CompactOutcome, CompactionEnd, Event, Frontend};
 use crate::hooks::{HookDecision, HookEvent};
 
 /// What triggered a compression (hooks see it as `trigger`).
@@ -22,6 +22,8 @@ impl Engine {
         let forgotten = crate::history::count_without_system(&s.history);
         let archived_as = self.archive(s, frontend);
         s.history.truncate(1);
+        // A new conversation gets its own title from its first prompt.
+        s.title = None;
         // What the tools kept for follow-ups (asked agents' processes) goes with the history.
         s.tools.reset();
         s.last_measure = None;
@@ -99,7 +101,32 @@ impl Engine {
         let started = Instant::now();
         let before = self.estimate(s);
         let budget = self.transcript_budget(s);
-        match compact::compact(self.model.as_ref(), &s.history, keep, budget, cancel).await {
+        let id = self.next_compaction_id();
+        frontend.emit(Event::CompactionStarted { id: id.clone() });
+        let result = compact::compact(
+            self.model.as_ref(),
+            s.model.as_deref(),
+            &s.history,
+            keep,
+            budget,
+            cancel,
+        )
+        .await;
+        let end = match &result {
+            CompactResult::Compressed { history, .. } => CompactionEnd::Completed(
+                history
+                    .iter()
+                    .find(|m| m.compact)
+                    .map(|m| m.content.clone())
+                    .unwrap_or_default(),
+            ),
+            CompactResult::Failed(_) if cancel.is_cancelled() => CompactionEnd::Cancelled,
+            CompactResult::Failed(e) => CompactionEnd::Failed(e.clone()),
+            // Planned above, so not reached; said as it is all the same.
+            CompactResult::Nothing { .. } => CompactionEnd::Failed("nothing to compact".into()),
+        };
+        frontend.emit(Event::CompactionEnded { id, end });
+        match result {
             CompactResult::Compressed {
                 history,
                 replaced,
@@ -128,7 +155,7 @@ impl Engine {
     /// Characters of transcript the summary call may send: what fits the window after the
     /// instruction and the answer's reserve.
     fn transcript_budget(&self, s: &Session) -> usize {
-        let window = self.known_window.load(std::sync::atomic::Ordering::Relaxed);
+        let window = self.window_known(s);
         if window == 0 {
             return 200_000;
         }
@@ -137,8 +164,10 @@ impl Engine {
         ((room as f64) * s.chars_per_token * 0.9) as usize
     }
 
-    /// Tokens kept free for the answer in every "does it fit" test.
+    /// Tokens kept free for the answer in every "does it fit" test: the cap sent with each
+    /// request (`ModelConfig::answer_cap`), else 1 024.
     pub(crate) fn answer_reserve(&self) -> u64 {
-        self.config.model.max_tokens.unwrap_or(1024)
+        let window = self.known_window.load(std::sync::atomic::Ordering::Relaxed);
+        self.config.model.answer_cap(window).unwrap_or(1024)
     }
 }

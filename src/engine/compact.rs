@@ -155,10 +155,12 @@ pub fn summary_request(transcript: &str) -> Vec<Value> {
     ]
 }
 
-/// Compresses `history` keeping its last `keep_last_turns` turns. The history is never
-/// modified: the caller replaces it with the one returned.
+/// Compresses `history` keeping its last `keep_last_turns` turns, the summary written by
+/// `model_name` (`None`: the configured or detected model). The history is never modified: the
+/// caller replaces it with the one returned.
 pub async fn compact(
     model: &dyn ModelClient,
+    model_name: Option<&str>,
     history: &[Message],
     keep_last_turns: usize,
     transcript_budget_chars: usize,
@@ -171,7 +173,10 @@ pub async fn compact(
         };
     };
     let text = transcript(&history[start..end], transcript_budget_chars);
-    let response = match model.complete(summary_request(&text), cancel).await {
+    let response = match model
+        .complete(summary_request(&text), model_name, cancel)
+        .await
+    {
         Ok(r) => r,
         Err(e) => return CompactResult::Failed(e.to_string()),
     };

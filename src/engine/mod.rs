@@ -3,11 +3,13 @@
 
 mod commands;
 pub mod compact;
+mod controls;
 mod error;
 mod mcp;
 mod store;
 mod turn;
 
+pub use controls::Controls;
 pub use error::{LoadError, TurnError};
 
 use std::collections::{HashMap, HashSet};
@@ -19,7 +21,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::config::Config;
 pub use crate::event::Recap;
-use crate::event::{CompactOutcome, ContextUsage, Event, Frontend, Plan, Usage};
+use crate::event::{CompactOutcome, ContextUsage, Event, Frontend, Mode, Plan, Usage};
 use crate::history::Message;
 use crate::hooks::{HookDecision, HookEvent, HookResult, Hooks};
 use crate::lsp::LspServers;
@@ -68,6 +70,17 @@ pub struct Session {
     pub cwd: PathBuf,
     /// RFC 3339, local time.
     pub created_at: String,
+    /// The first prompt's first line ([`TITLE_CHARS`] characters at most); `None` until there
+    /// is one (and again after `/new`).
+    pub title: Option<String>,
+    /// The mode and the model choice, which a front end may switch while a turn runs (it keeps
+    /// a clone): the mode applies from the next tool call, the model from the next turn.
+    pub controls: Controls,
+    /// The model chosen among the server's that the turns ask (`None`: the configured or
+    /// detected one): `controls`' choice, taken when a turn starts.
+    model: Option<String>,
+    /// That model's context window once probed (`Some(0)`: no probe told).
+    model_window: Option<u64>,
     /// Starts with the system prompt.
     pub history: Vec<Message>,
     /// The session's totals.
@@ -93,6 +106,21 @@ pub struct Session {
     pub mcp: crate::mcp::SessionServers,
     /// `sessionStart` hooks still running: the first prompt waits for them.
     start_hooks: Option<tokio::task::JoinHandle<HookResult>>,
+}
+
+/// Characters of a session's title.
+pub const TITLE_CHARS: usize = 80;
+
+/// A session's title from its first prompt: the first line that is not blank, trimmed, cut to
+/// [`TITLE_CHARS`] characters (`…` ends a cut one); `None` for a prompt without text.
+pub fn title_of(prompt: &str) -> Option<String> {
+    let line = prompt.lines().map(str::trim).find(|l| !l.is_empty())?;
+    if line.chars().count() <= TITLE_CHARS {
+        return Some(line.to_string());
+    }
+    let mut cut: String = line.chars().take(TITLE_CHARS - 1).collect();
+    cut.push('…');
+    Some(cut)
 }
 
 /// A cwd's skill catalogue and the warnings found reading it.
@@ -134,6 +162,8 @@ pub struct Engine {
     /// How deep this process is in a chain of agents asking agents (agents.md; main.rs reads
     /// it from the environment the asking agent set).
     ask_depth: u32,
+    /// The process-wide compaction counter (`compaction_N` ids, never reset).
+    compaction_counter: AtomicU64,
 }
 
 impl Engine {
@@ -161,6 +191,7 @@ impl Engine {
             skills_cache: Mutex::new(HashMap::new()),
             turn_lock: tokio::sync::Mutex::new(()),
             ask_depth: 0,
+            compaction_counter: AtomicU64::new(0),
         }
     }
 
@@ -193,9 +224,13 @@ impl Engine {
     pub async fn new_session(&self, cwd: PathBuf, frontend: &dyn Frontend) -> Session {
         let now = chrono::Local::now();
         let s = self.open_session(
-            crate::session::new_id(now),
-            cwd,
-            crate::session::timestamp(now),
+            Opening {
+                id: crate::session::new_id(now),
+                cwd,
+                created_at: crate::session::timestamp(now),
+                title: None,
+                mode: self.configured_mode(),
+            },
             Vec::new(),
             Usage::default(),
             None,
@@ -208,13 +243,18 @@ impl Engine {
     /// (which hold none), and its `sessionStart` hooks started.
     fn open_session(
         &self,
-        id: String,
-        cwd: PathBuf,
-        created_at: String,
+        opening: Opening,
         messages: Vec<Message>,
         usage: Usage,
         plan: Option<Plan>,
     ) -> Session {
+        let Opening {
+            id,
+            cwd,
+            created_at,
+            title,
+            mode,
+        } = opening;
         let (skills, warnings) = self.skills_for(&cwd);
         let plan = Arc::new(Mutex::new(plan));
         let tools = self.tools_for(&id, &cwd, &skills, &plan);
@@ -225,6 +265,10 @@ impl Engine {
             id,
             cwd,
             created_at,
+            title,
+            controls: Controls::new(mode),
+            model: None,
+            model_window: None,
             history,
             usage,
             last_measure: None,
@@ -363,6 +407,7 @@ impl Engine {
             }
         };
         self.await_session_hooks(session, frontend).await;
+        self.take_model_choice(session);
         let outcome = self
             .prompt_locked(session, text, attached, frontend, cancel)
             .await;
@@ -430,6 +475,12 @@ impl Engine {
                 full.push_str(&ctx);
             }
         }
+        if s.title.is_none()
+            && let Some(title) = title_of(&text)
+        {
+            s.title = Some(title.clone());
+            frontend.emit(Event::Titled(title));
+        }
         s.history.push(Message::user(full));
         let end = self.run_turn(s, frontend, cancel).await;
         if self.hooks.any(HookEvent::TurnEnd, None) {
@@ -465,7 +516,86 @@ impl Engine {
         let used = session.last_measure.unwrap_or(0).max(estimate);
         ContextUsage {
             used,
-            size: self.known_window.load(std::sync::atomic::Ordering::Relaxed),
+            size: self.window_known(session),
+        }
+    }
+
+    /// The window a session's requests are measured against, as known now (0: unknown): the
+    /// chosen model's once probed, else the configured or detected model's.
+    fn window_known(&self, s: &Session) -> u64 {
+        match (&s.model, s.model_window) {
+            (Some(_), Some(w)) if self.config.context_window == 0 => w,
+            _ => self.known_window.load(std::sync::atomic::Ordering::Relaxed),
+        }
+    }
+
+    /// A session's context window: the configured one, else its chosen model's (probed once
+    /// after the switch), else [`Engine::context_window`].
+    pub async fn session_window(&self, s: &mut Session, cancel: &CancellationToken) -> u64 {
+        if self.config.context_window > 0 {
+            return self.config.context_window;
+        }
+        let Some(model) = &s.model else {
+            return self.context_window(cancel).await;
+        };
+        if let Some(w) = s.model_window {
+            return w;
+        }
+        let w = self.model.window_of(model, cancel).await;
+        if cancel.is_cancelled() {
+            return self.window_known(s);
+        }
+        s.model_window = Some(w);
+        w
+    }
+
+    /// The mode the configuration gives a new session (`yolo`).
+    pub fn configured_mode(&self) -> Mode {
+        Mode::from_yolo(self.config.yolo)
+    }
+
+    /// Takes the model the session's controls chose, when it changed: from this turn on the
+    /// window is probed again and the chars-per-token estimate starts afresh. Other sessions
+    /// keep theirs.
+    fn take_model_choice(&self, s: &mut Session) {
+        let chosen = s.controls.model();
+        if chosen.is_some() && chosen != s.model {
+            s.model = chosen;
+            s.model_window = None;
+            s.chars_per_token = 4.0;
+        }
+    }
+
+    /// The model the session's turns ask (the one its controls chose once a turn took it),
+    /// else the one detected (empty while detection runs and no name is configured).
+    pub fn model_of(&self, s: &Session) -> String {
+        match s.controls.model().or_else(|| s.model.clone()) {
+            Some(m) => m,
+            None => self
+                .known_model
+                .lock()
+                .map(|m| m.clone())
+                .unwrap_or_default(),
+        }
+    }
+
+    /// The next `compaction_N` id.
+    pub(crate) fn next_compaction_id(&self) -> String {
+        let n = self
+            .compaction_counter
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+            + 1;
+        format!("compaction_{n}")
+    }
+
+    /// Lets go of everything a session holds before it is dropped (`session/close`): what its
+    /// tools kept (asked agents' processes) and its share of the MCP servers. Its running turn
+    /// must have ended (the caller cancels it and waits for the session).
+    pub fn close_session(&self, s: &mut Session) {
+        s.tools.reset();
+        s.mcp = crate::mcp::SessionServers::default();
+        if let Some(hooks) = s.start_hooks.take() {
+            hooks.abort();
         }
     }
 
@@ -501,9 +631,9 @@ impl Engine {
 
     /// The cap on a tool result the model sees: `tools.maxOutput`, and a quarter of a known
     /// window (in characters).
-    pub fn max_output(&self) -> usize {
+    pub fn max_output(&self, s: &Session) -> usize {
         let max = self.config.tools.max_output;
-        let window = self.known_window.load(std::sync::atomic::Ordering::Relaxed);
+        let window = self.window_known(s);
         if window == 0 {
             return max;
         }
@@ -531,6 +661,15 @@ impl Engine {
     }
 }
 
+/// What a session opens with, beside its history.
+struct Opening {
+    id: String,
+    cwd: PathBuf,
+    created_at: String,
+    title: Option<String>,
+    mode: Mode,
+}
+
 /// The `stopReason` name hooks receive.
 pub fn stop_reason_name(r: StopReason) -> &'static str {
     match r {
@@ -538,5 +677,25 @@ pub fn stop_reason_name(r: StopReason) -> &'static str {
         StopReason::MaxTokens => "max_tokens",
         StopReason::MaxTurnRequests => "max_turn_requests",
         StopReason::Cancelled => "cancelled",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_title_is_the_first_line_with_text_cut_to_80_characters() {
+        assert_eq!(
+            title_of("  fix the build \nthen test").as_deref(),
+            Some("fix the build")
+        );
+        assert_eq!(title_of("\n\n  \n  second  ").as_deref(), Some("second"));
+        assert_eq!(title_of(" \n "), None);
+        let long = "é".repeat(100);
+        let title = title_of(&long).unwrap_or_default();
+        assert_eq!(title.chars().count(), TITLE_CHARS);
+        assert!(title.ends_with("é…"));
+        assert_eq!(title_of(&"x".repeat(80)), Some("x".repeat(80)));
     }
 }

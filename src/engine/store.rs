@@ -22,11 +22,16 @@ impl Engine {
             cwd: s.cwd.clone(),
             created_at: s.created_at.clone(),
             updated_at: session::timestamp(chrono::Local::now()),
-            model: self
-                .known_model
-                .lock()
-                .map(|m| m.clone())
-                .unwrap_or_default(),
+            title: s.title.clone(),
+            mode: Some(s.controls.mode()),
+            model: match &s.model {
+                Some(m) => m.clone(),
+                None => self
+                    .known_model
+                    .lock()
+                    .map(|m| m.clone())
+                    .unwrap_or_default(),
+            },
             usage: (&s.usage).into(),
             plan: s.plan.lock().ok().and_then(|p| p.clone()),
             messages: s.history.clone(),
@@ -70,7 +75,7 @@ impl Engine {
 
     /// Loads a saved session (`session/load`, `mm --resume`): validates the id, reads
     /// `<cwd>/<sessions.dir>/<id>.json`, replaces its system prompt by the current one, restores
-    /// totals and plan, continues the `call_N` counter above the highest stored ref, and starts
+    /// totals, plan, title and mode (never looser than the configuration's), continues the `call_N` counter above the highest stored ref, and starts
     /// `sessionStart` hooks. The request's cwd wins over the file's.
     pub async fn load_session(
         &self,
@@ -99,10 +104,17 @@ impl Engine {
             .into_iter()
             .filter(|m| m.role != Role::System)
             .collect();
+        // A session file may come with a cloned repository: it never switches asking off.
+        let floor = self.configured_mode();
+        let mode = file.mode.map_or(floor, |m| m.at_least(floor));
         let s = self.open_session(
-            file.id,
-            cwd,
-            file.created_at,
+            super::Opening {
+                id: file.id,
+                cwd,
+                created_at: file.created_at,
+                title: file.title,
+                mode,
+            },
             messages,
             Usage::from(&file.usage),
             file.plan,

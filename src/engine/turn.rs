@@ -8,10 +8,13 @@ use tokio_util::sync::CancellationToken;
 use super::commands::Trigger;
 use super::{Engine, Recap, Session, StopReason, TurnError};
 use crate::event::{CompactOutcome, ContextUsage, Event, Frontend, ToolStatus};
-use crate::history::{self, Message, ToolCall};
+use crate::history::{self, Message, Role, ToolCall};
 use crate::model::{ChatRequest, ModelError, ModelResponse, RawToolCall, StreamEvent};
 use crate::tools::dispatch::{self, CallEnv, Gates};
 use crate::tools::repeat::RepeatDetector;
+
+/// The line that ends a turn whose answer was stopped because the model repeated itself.
+pub const REPEATED_LINE: &str = "[stopped: the model repeated itself]";
 
 /// The outcome of the turn loop.
 pub(crate) struct TurnEnd {
@@ -72,6 +75,8 @@ impl Engine {
                 messages: history::to_wire(&s.history),
                 tools: tool_defs.clone(),
                 text_tool_names: text_tool_names.clone(),
+                model: s.model.clone(),
+                repetition: cfg.loop_.repetition(),
             };
             let request_chars = request_chars(&request);
             let streamed = Mutex::new(String::new());
@@ -115,8 +120,24 @@ impl Engine {
                 text,
                 tool_calls,
                 finish_reason,
+                repeated,
                 ..
             } = response;
+            if let Some(r) = repeated {
+                // The stream was dropped; what is stored is the answer cut after the first
+                // occurrence, so the next request does not feed the loop back to the model.
+                tracing::debug!(?r, "the model repeated itself: answer stopped");
+                if !text.is_empty() {
+                    s.history.push(Message::assistant(text, Vec::new()));
+                } else if s.history.last().is_some_and(|m| m.role == Role::User) {
+                    // No answer at all (the loop was in the reasoning or a call's arguments):
+                    // the question goes too, as after a failure, so the next prompt does not
+                    // follow it as a second user message in a row.
+                    s.history.pop();
+                }
+                frontend.emit(Event::Notice(REPEATED_LINE.to_string()));
+                return Ok(StopReason::EndTurn);
+            }
             let cut = finish_reason.as_deref() == Some("length");
             let calls = self.assign_refs(s, tool_calls, cut);
             if text.is_empty() && calls.is_empty() {
@@ -143,8 +164,9 @@ impl Engine {
                     tools: &tools,
                     cwd: &s.cwd,
                     session_id: &s.id,
-                    yolo: cfg.yolo,
-                    max_output: self.max_output(),
+                    // Read at each call: a switch during the turn applies from the next call.
+                    mode: s.controls.mode(),
+                    max_output: self.max_output(s),
                     frontend,
                     hooks: &self.hooks,
                 };
@@ -234,7 +256,7 @@ impl Engine {
         if u.input_tokens > 0 && request_chars > 0 {
             s.chars_per_token = request_chars as f64 / u.input_tokens as f64;
         }
-        let size = self.context_window(cancel).await;
+        let size = self.session_window(s, cancel).await;
         frontend.emit(Event::ContextUsage(ContextUsage {
             used: u.total(),
             size,
@@ -277,7 +299,7 @@ impl Engine {
         frontend: &dyn Frontend,
         cancel: &CancellationToken,
     ) -> Result<(), TurnError> {
-        let window = self.context_window(cancel).await;
+        let window = self.session_window(s, cancel).await;
         if window == 0 {
             return Ok(());
         }

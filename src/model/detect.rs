@@ -325,6 +325,25 @@ pub async fn detect(
     })
 }
 
+/// The models a session may switch to: the listing's ids without embedding models, in the
+/// server's order, the detected model first when the listing does not name it (a configured
+/// name the server resolves itself, such as Ollama's `qwen3` for `qwen3:latest`).
+pub fn listed_models(detected: &Detected) -> super::ModelList {
+    let mut ids: Vec<String> = model_list(&detected.models)
+        .iter()
+        .filter_map(|m| str_field(m, "id"))
+        .filter(|id| !id.to_ascii_lowercase().contains("embed"))
+        .map(str::to_string)
+        .collect();
+    if !detected.name.is_empty() && !ids.contains(&detected.name) {
+        ids.insert(0, detected.name.clone());
+    }
+    super::ModelList {
+        default: detected.name.clone(),
+        models: ids,
+    }
+}
+
 fn positive(v: Option<&Value>) -> Option<u64> {
     v.and_then(Value::as_u64).filter(|&n| n > 0)
 }
@@ -412,6 +431,25 @@ fn ollama_max_context(show: &Value) -> Option<u64> {
 mod tests {
     use super::*;
     use pretty_assertions::assert_eq;
+
+    #[test]
+    fn listed_models_leave_out_embeddings_and_name_the_detected_one() {
+        let detected = |name: &str, models: Value| Detected {
+            url: "http://h/v1".into(),
+            root: "http://h".into(),
+            name: name.into(),
+            kind: ServerKind::Ollama,
+            models,
+        };
+        let list =
+            json!({"data": [{"id": "qwen3:8b"}, {"id": "nomic-embed-text"}, {"id": "llama3.2"}]});
+        let listed = |name: &str, models: Value| listed_models(&detected(name, models)).models;
+        assert_eq!(listed("qwen3:8b", list.clone()), ["qwen3:8b", "llama3.2"]);
+        assert_eq!(listed("qwen3", list), ["qwen3", "qwen3:8b", "llama3.2"]);
+        assert_eq!(listed("m", Value::Null), ["m"]);
+        assert!(listed("", Value::Null).is_empty());
+        assert_eq!(listed_models(&detected("m", Value::Null)).default, "m");
+    }
 
     #[test]
     fn server_root_drops_the_openai_suffix() {

@@ -2,6 +2,7 @@
 
 pub mod detect;
 pub mod openai;
+pub mod repetition;
 pub mod sse;
 pub mod text_calls;
 
@@ -10,6 +11,7 @@ use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 use crate::event::Usage;
+pub use repetition::{RepeatLimits, Repetition};
 
 /// One request to the model.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -21,6 +23,11 @@ pub struct ChatRequest {
     /// Names of the tools whose calls are recognised when the model writes them as text; empty
     /// when `model.textToolCalls` is off.
     pub text_tool_names: Vec<String>,
+    /// The model to ask, when the session chose one of the server's models; `None`: the
+    /// configured or detected one.
+    pub model: Option<String>,
+    /// Watch the stream for repetition and stop it when found (`[loop]`); `None`: do not watch.
+    pub repetition: Option<RepeatLimits>,
 }
 
 /// A piece of the streamed answer.
@@ -48,6 +55,9 @@ pub struct ModelResponse {
     /// `stop`, `tool_calls`, `length`, … as the server said.
     pub finish_reason: Option<String>,
     pub usage: Option<Usage>,
+    /// The model repeated itself and the stream was dropped: `text` is cut after the first
+    /// occurrence, tool calls are dropped, `finish_reason` and usage are what came before.
+    pub repeated: Option<Repetition>,
 }
 
 /// What the client knows of the server once detection is done.
@@ -58,6 +68,16 @@ pub struct ModelInfo {
     pub name: String,
     /// The context window, 0 when unknown.
     pub context_window: u64,
+}
+
+/// The models a server lists, and the one sessions use unless they choose another.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ModelList {
+    /// The configured or detected model (empty when none is known).
+    pub default: String,
+    /// The listing's ids without embedding models, in the server's order; the default among
+    /// them (first when the listing does not name it). Empty when nothing can be listed.
+    pub models: Vec<String>,
 }
 
 /// A failed model call; `Display` is the one-line explanation users see.
@@ -97,10 +117,12 @@ pub trait ModelClient: Send + Sync {
         cancel: &CancellationToken,
     ) -> Result<ModelResponse, ModelError>;
 
-    /// One non-streamed call without tools (the summary of a compression).
+    /// One non-streamed call without tools (the summary of a compression), to `model` when the
+    /// session chose one (`None`: the configured or detected one).
     async fn complete(
         &self,
         messages: Vec<Value>,
+        model: Option<&str>,
         cancel: &CancellationToken,
     ) -> Result<ModelResponse, ModelError>;
 
@@ -112,6 +134,23 @@ pub trait ModelClient: Send + Sync {
     /// work that must be fast (the ACP `initialize` answer, the prompt) is done; a call to the
     /// model starts it anyway.
     fn warm_up(&self) {}
+
+    /// The models a session may switch to (`/v1/models`); waits for detection. A client that
+    /// cannot list answers an empty list.
+    async fn models(&self, _cancel: &CancellationToken) -> Result<ModelList, ModelError> {
+        Ok(ModelList::default())
+    }
+
+    /// The same without waiting: `None` while detection has not completed.
+    fn models_now(&self) -> Option<ModelList> {
+        None
+    }
+
+    /// The context window of one of the server's models (a session switched to it), probed
+    /// again; 0 when no probe tells. The configured `contextWindow` wins, as for the default model.
+    async fn window_of(&self, _model: &str, cancel: &CancellationToken) -> u64 {
+        self.info(cancel).await.map_or(0, |i| i.context_window)
+    }
 
     /// Which server detection found (the banner's hint for a small window,
     /// `detect::small_window_warning`); `Unknown` when not known.

@@ -15,7 +15,9 @@ use tokio_util::sync::CancellationToken;
 
 use super::detect::{self, Detected, Prober, ServerKind};
 use super::sse::{ChunkAccumulator, SseEvent, SseParser, parse_usage, truncate_chars};
-use super::{ChatRequest, ModelClient, ModelError, ModelInfo, ModelResponse, StreamEvent};
+use super::{
+    ChatRequest, ModelClient, ModelError, ModelInfo, ModelList, ModelResponse, StreamEvent,
+};
 use crate::config::ModelConfig;
 
 const MAX_TRIES: u32 = 5;
@@ -356,7 +358,8 @@ impl Inner {
         if let Some(t) = self.config.temperature {
             body.insert("temperature".into(), json!(t));
         }
-        if let Some(n) = self.config.max_tokens {
+        let window = self.context_window.load(Ordering::Relaxed);
+        if let Some(n) = self.config.answer_cap(window) {
             body.insert("max_tokens".into(), json!(n));
         }
         Value::Object(body)
@@ -438,10 +441,13 @@ impl Inner {
 
     /// Reads the answer as it streams; the response is complete only with `[DONE]` or a
     /// `finish_reason`.
+    ///
+    /// With `request.repetition`, a stream that repeats itself is dropped at once (the server
+    /// sees the connection close and stops generating) and the cut answer returned.
     async fn read_stream(
         &self,
         response: reqwest::Response,
-        text_tool_names: &[String],
+        request: &ChatRequest,
         on_event: &(dyn Fn(StreamEvent) + Send + Sync),
         cancel: &CancellationToken,
     ) -> Result<ModelResponse, ModelError> {
@@ -451,7 +457,8 @@ impl Inner {
             .and_then(|v| v.to_str().ok())
             .is_some_and(|v| v.starts_with("application/json"));
         let mut parser = SseParser::new();
-        let mut acc = ChunkAccumulator::new(text_tool_names);
+        let mut acc =
+            ChunkAccumulator::new(&request.text_tool_names).with_repetition(request.repetition);
         let mut stream = response.bytes_stream();
         let mut bytes: u64 = 0;
         let mut body = Vec::new();
@@ -486,6 +493,11 @@ impl Inner {
                     for event in parser.feed(&chunk) {
                         done |= event == SseEvent::Done;
                         feed(&mut acc, &event, bytes)?;
+                        if acc.repeated().is_some() {
+                            // Dropping the body closes the connection: the server stops.
+                            drop(stream);
+                            return Ok(acc.finish().1);
+                        }
                     }
                 }
             }
@@ -577,12 +589,11 @@ impl ModelClient for OpenAiClient {
     ) -> Result<ModelResponse, ModelError> {
         let inner = &self.inner;
         let detected = or_cancel(cancel, inner.detection()).await??;
-        let body = inner.body(&detected.name, &request.messages, &request.tools, true);
+        let model = request.model.as_deref().unwrap_or(&detected.name);
+        let body = inner.body(model, &request.messages, &request.tools, true);
         let result = async {
             let response = inner.send(&detected.url, &body, cancel).await?;
-            inner
-                .read_stream(response, &request.text_tool_names, on_event, cancel)
-                .await
+            inner.read_stream(response, request, on_event, cancel).await
         }
         .await;
         if !cancel.is_cancelled() {
@@ -594,11 +605,12 @@ impl ModelClient for OpenAiClient {
     async fn complete(
         &self,
         messages: Vec<Value>,
+        model: Option<&str>,
         cancel: &CancellationToken,
     ) -> Result<ModelResponse, ModelError> {
         let inner = &self.inner;
         let detected = or_cancel(cancel, inner.detection()).await??;
-        let body = inner.body(&detected.name, &messages, &[], false);
+        let body = inner.body(model.unwrap_or(&detected.name), &messages, &[], false);
         let response = inner.send(&detected.url, &body, cancel).await?;
         let text = or_cancel(cancel, tokio::time::timeout(inner.idle(), response.text()))
             .await?
@@ -627,6 +639,37 @@ impl ModelClient for OpenAiClient {
             name: detected.name.clone(),
             context_window: self.inner.context_window.load(Ordering::Relaxed),
         })
+    }
+
+    async fn models(&self, cancel: &CancellationToken) -> Result<ModelList, ModelError> {
+        let detected = or_cancel(cancel, self.inner.detection()).await??;
+        Ok(detect::listed_models(detected))
+    }
+
+    fn models_now(&self) -> Option<ModelList> {
+        self.inner.detected.get().map(detect::listed_models)
+    }
+
+    async fn window_of(&self, model: &str, cancel: &CancellationToken) -> u64 {
+        if self.inner.window_override != 0 {
+            return self.inner.window_override;
+        }
+        let Ok(Ok(detected)) = or_cancel(cancel, self.inner.detection()).await else {
+            return 0;
+        };
+        if model == detected.name {
+            return self.inner.context_window.load(Ordering::Relaxed);
+        }
+        let Ok(prober) = self.inner.prober() else {
+            return 0;
+        };
+        let other = Detected {
+            name: model.to_string(),
+            ..detected.clone()
+        };
+        or_cancel(cancel, detect::probe_context_window(&prober, &other))
+            .await
+            .unwrap_or(0)
     }
 
     async fn server_kind(&self) -> ServerKind {

@@ -5,7 +5,7 @@
 use super::render::window;
 use super::style;
 use crate::config::Config;
-use crate::event::ContextUsage;
+use crate::event::{ContextUsage, Mode};
 use crate::model::detect::{self, ServerKind};
 use crate::skills::Catalogue;
 
@@ -19,7 +19,8 @@ pub struct Banner {
     /// The configured model name; empty: the server's.
     pub model: String,
     pub sessions: bool,
-    pub yolo: bool,
+    /// The session's mode (`yolo` gives the first one).
+    pub mode: Mode,
     pub skills: usize,
     /// Active hooks per event (`preToolCall`, 2), events without hooks left out.
     pub hooks: Vec<(String, usize)>,
@@ -43,7 +44,7 @@ impl Banner {
             url: config.model.url.clone(),
             model: config.model.name.clone(),
             sessions: config.sessions.enabled,
-            yolo: config.yolo,
+            mode: Mode::from_yolo(config.yolo),
             skills: skills.skills.len(),
             hooks: [
                 ("sessionStart", hooks.session_start.len()),
@@ -106,7 +107,7 @@ pub fn banner_lines(banner: &Banner, color: bool) -> Vec<String> {
     lines.push(style::dim(color, &server));
     let mut facts = vec![
         format!("sessions {}", on_off(banner.sessions)),
-        format!("yolo {}", on_off(banner.yolo)),
+        format!("mode {}", banner.mode.id()),
     ];
     if let Some(mode) = &banner.sandbox {
         facts.push(format!("sandbox {mode}"));

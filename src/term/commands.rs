@@ -8,7 +8,7 @@ use super::render;
 use super::sessions;
 use super::style;
 use crate::engine::{Engine, Session};
-use crate::event::Frontend;
+use crate::event::{Frontend, Mode};
 
 /// Runs a local command (not `/quit`, which the loop handles) and returns its lines.
 pub async fn run(
@@ -20,21 +20,9 @@ pub async fn run(
 ) -> Vec<String> {
     match command {
         Local::Help => help_lines(session, color),
-        Local::Model => match engine.model.info(&CancellationToken::new()).await {
-            Ok(info) => {
-                let window = if info.context_window > 0 {
-                    render::window(info.context_window)
-                } else {
-                    "unknown".to_string()
-                };
-                vec![
-                    format!("model           {}", info.name),
-                    format!("server          {}", info.url),
-                    format!("context window  {window}"),
-                ]
-            }
-            Err(e) => vec![style::red(color, &e.to_string())],
-        },
+        Local::Model(name) if name.is_empty() => model_lines(engine, session, color).await,
+        Local::Model(name) => switch_model(engine, session, name, color).await,
+        Local::Mode(name) => mode_lines(engine, session, name, frontend, color),
         Local::Skills => skills_lines(session, color),
         Local::Mcp => super::mcp::mcp_lines(&engine.mcp_report(session), color),
         Local::Sessions => sessions::sessions_lines(engine, session, color),
@@ -43,6 +31,106 @@ pub async fn run(
         Local::Ask(_) => Vec::new(),
         Local::Quit => Vec::new(),
     }
+}
+
+/// `/model`: the model the session asks, its server and window, and the server's others.
+async fn model_lines(engine: &Engine, session: &Session, color: bool) -> Vec<String> {
+    let cancel = CancellationToken::new();
+    let info = match engine.model.info(&cancel).await {
+        Ok(info) => info,
+        Err(e) => return vec![style::red(color, &e.to_string())],
+    };
+    let current = engine.model_of(session);
+    let current = if current.is_empty() {
+        info.name.clone()
+    } else {
+        current
+    };
+    // The window of the one chosen once a turn has probed it, else the detected model's.
+    let window = match engine.context_usage(session).size {
+        0 => info.context_window,
+        known => known,
+    };
+    let window = if window > 0 {
+        render::window(window)
+    } else {
+        "unknown".to_string()
+    };
+    let mut lines = vec![
+        format!("model           {current}"),
+        format!("server          {}", info.url),
+        format!("context window  {window}"),
+    ];
+    let others: Vec<String> = match engine.model.models(&cancel).await {
+        Ok(list) => list.models.into_iter().filter(|m| *m != current).collect(),
+        Err(_) => Vec::new(),
+    };
+    if !others.is_empty() {
+        lines.push(format!("also served     {}", others.join(", ")));
+        lines.push(style::dim(
+            color,
+            "/model NAME switches, from the next turn",
+        ));
+    }
+    lines
+}
+
+/// `/model NAME`: one of the server's models for this session, from its next turn.
+async fn switch_model(
+    engine: &Engine,
+    session: &mut Session,
+    name: &str,
+    color: bool,
+) -> Vec<String> {
+    let listed = match engine.model.models(&CancellationToken::new()).await {
+        Ok(list) => list.models,
+        Err(e) => return vec![style::red(color, &e.to_string())],
+    };
+    if !listed.iter().any(|m| m == name) {
+        let served = if listed.is_empty() {
+            "the server lists no models".to_string()
+        } else {
+            format!("the server has {}", listed.join(", "))
+        };
+        return vec![style::yellow(color, &format!("no model {name}: {served}"))];
+    }
+    session.controls.set_model(name);
+    vec![format!("model {name} from the next turn")]
+}
+
+/// `/mode` shows the session's mode and the others; `/mode NAME` switches (saved with the
+/// session).
+fn mode_lines(
+    engine: &Engine,
+    session: &mut Session,
+    name: &str,
+    frontend: &dyn Frontend,
+    color: bool,
+) -> Vec<String> {
+    if name.is_empty() {
+        let current = session.controls.mode();
+        return Mode::ALL
+            .iter()
+            .map(|m| {
+                let mark = if *m == current { "●" } else { " " };
+                format!(
+                    "{mark} {:<10} {}",
+                    m.id(),
+                    style::dim(color, m.description())
+                )
+            })
+            .collect();
+    }
+    let Some(mode) = Mode::parse(name) else {
+        return vec![style::yellow(
+            color,
+            &format!("no mode {name}: the modes are ask, yolo and read-only"),
+        )];
+    };
+    if session.controls.set_mode(mode) {
+        engine.save(session, frontend);
+    }
+    vec![format!("mode {}: {}", mode.id(), mode.description())]
 }
 
 /// `/help`.

@@ -6,7 +6,11 @@ use std::path::{Path, PathBuf};
 /// The terminal's own commands, with their descriptions (also what shadows a skill's command).
 pub const LOCAL_COMMANDS: &[(&str, &str)] = &[
     ("help", "Show the commands and keys"),
-    ("model", "Show the model, its server and its context window"),
+    (
+        "model",
+        "Show the model and the server's others; /model NAME switches",
+    ),
+    ("mode", "Show the mode; /mode ask|yolo|read-only switches"),
     ("skills", "List the skills and their folders"),
     ("mcp", "List the MCP servers, their state and their tools"),
     ("sessions", "List the saved sessions of this folder"),
@@ -20,7 +24,10 @@ pub const LOCAL_COMMANDS: &[(&str, &str)] = &[
 pub enum Local {
     Help,
     Quit,
-    Model,
+    /// `/model` (empty) or `/model NAME`.
+    Model(String),
+    /// `/mode` (empty) or `/mode NAME`.
+    Mode(String),
     Skills,
     Mcp,
     Sessions,
@@ -65,7 +72,8 @@ pub fn classify(text: &str, skills: &[String]) -> Input {
     match word {
         "help" => Input::Local(Local::Help),
         "quit" | "exit" => Input::Local(Local::Quit),
-        "model" => Input::Local(Local::Model),
+        "model" => Input::Local(Local::Model(rest)),
+        "mode" => Input::Local(Local::Mode(rest)),
         "skills" => Input::Local(Local::Skills),
         "mcp" => Input::Local(Local::Mcp),
         "sessions" => Input::Local(Local::Sessions),
@@ -255,6 +263,18 @@ mod tests {
         assert_eq!(
             classify("/load 20260916-101530-4f2a9c1e", &s),
             Input::Local(Local::Load("20260916-101530-4f2a9c1e".into()))
+        );
+        assert_eq!(
+            classify("/model", &s),
+            Input::Local(Local::Model(String::new()))
+        );
+        assert_eq!(
+            classify("/model  qwen3:8b ", &s),
+            Input::Local(Local::Model("qwen3:8b".into()))
+        );
+        assert_eq!(
+            classify("/mode read-only", &s),
+            Input::Local(Local::Mode("read-only".into()))
         );
         assert_eq!(classify("/new", &s), Input::Engine("/new".into()));
         assert_eq!(

@@ -14,7 +14,7 @@ use super::style::{self, GREEN, RED};
 use super::wrap::Wrap;
 use crate::engine::Recap;
 use crate::event::{
-    ContextUsage, Event, FileDiff, Plan, PlanStatus, ToolCallEnd, ToolCallStart, ToolKind,
+    ContextUsage, Event, FileDiff, Mode, Plan, PlanStatus, ToolCallEnd, ToolCallStart, ToolKind,
     ToolStatus, Usage,
 };
 
@@ -195,8 +195,11 @@ impl Renderer {
             }
             Event::ToolCallRunning { .. } => {}
             Event::ToolCallProgress { text, .. } => {
-                let lines = text
-                    .lines()
+                // The last lines of what came since the last report (a command's output
+                // arrives a few times a second, an asked agent's activity a line at a time).
+                let all: Vec<&str> = text.lines().collect();
+                let lines = all[all.len().saturating_sub(PREVIEW_LINES)..]
+                    .iter()
                     .map(|l| style::dim(self.color, &format!("  │ {}", clip(&clean(l)))))
                     .collect();
                 let target = self.activity();
@@ -260,6 +263,10 @@ impl Renderer {
                 // Warnings are whole lines already (hook failures have their exact form).
                 let line = style::yellow(self.color, text);
                 self.lines(&mut out, Target::Stderr, vec![line]);
+            }
+            // Session lists and editors show these; the terminal has the outcome lines.
+            Event::Titled(_) | Event::CompactionStarted { .. } | Event::CompactionEnded { .. } => {
+                self.last_failed = last_failed;
             }
         }
         out
@@ -501,6 +508,8 @@ pub struct TurnSummary {
     pub usage: Usage,
     pub context: Option<ContextUsage>,
     pub elapsed: Duration,
+    /// The session's mode, when the line shows it (the interactive session).
+    pub mode: Option<Mode>,
 }
 
 /// The dim line after a turn:
@@ -539,6 +548,9 @@ pub fn recap_line(summary: &TurnSummary, color: bool) -> String {
             "📖 {} skill(s)",
             recap.get(crate::event::Tally::Skill)
         ));
+    }
+    if let Some(mode) = summary.mode {
+        parts.push(format!("mode {}", mode.id()));
     }
     style::dim(color, &parts.join(" · "))
 }

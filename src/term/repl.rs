@@ -245,6 +245,7 @@ async fn run_turn(
             usage: usage_delta(&before, &session.usage),
             context: Some(context),
             elapsed: started.elapsed(),
+            mode: Some(session.controls.mode()),
         };
         lines.push(render::recap_line(&summary, color));
         if let Some(warning) = small_window(engine, frontend, context).await {

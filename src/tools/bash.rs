@@ -27,6 +27,12 @@ pub const NAME: &str = "bash";
 pub const MAX_TIMEOUT: u64 = 3600;
 /// How long the output is still read after bash exits, for jobs it left holding the pipe.
 const AFTER_EXIT_READ: Duration = Duration::from_millis(200);
+/// How often a running command's new output is reported (`Call::progress`), at most.
+pub const PROGRESS_EVERY: Duration = Duration::from_millis(250);
+/// Lines of new output one report carries at most (the last ones).
+pub const PROGRESS_LINES: usize = 40;
+/// Bytes of a line without its end kept for the report that will show it.
+const PROGRESS_LINE_BYTES: usize = 4096;
 
 pub struct Bash {
     /// `tools.bash.timeout`: the default when the call gives none.
@@ -94,16 +100,7 @@ impl Tool for Bash {
             Some(secs) => Duration::from_secs(secs.clamp(1, MAX_TIMEOUT)),
             None => self.timeout,
         };
-        run_command(
-            &self.processes,
-            &self.sandbox,
-            &args.command,
-            call.cwd,
-            timeout,
-            call.max_output,
-            call.cancel,
-        )
-        .await
+        run_command(&self.processes, &self.sandbox, &args.command, timeout, call).await
     }
 }
 
@@ -127,11 +124,10 @@ async fn run_command(
     processes: &Arc<Supervisor>,
     sandbox: &Sandbox,
     command: &str,
-    cwd: &Path,
     timeout: Duration,
-    max_output: usize,
-    cancel: &CancellationToken,
+    call: &Call<'_>,
 ) -> ToolOutput {
+    let (cwd, cancel): (&Path, &CancellationToken) = (call.cwd, call.cancel);
     let fence = match sandbox.fence(cwd) {
         Ok(fence) => fence,
         Err(e) => {
@@ -147,20 +143,32 @@ async fn run_command(
             return ToolOutput::failed(format!("[could not start bash in {}: {e}]", cwd.display()));
         }
     };
-    let mut capture = Capture::new(max_output);
+    let mut capture = Capture::new(call.max_output);
+    let mut progress = Progress::default();
     let mut buf = vec![0u8; 64 * 1024];
     let mut eof = false;
     let mut reader = reader;
 
     let deadline = tokio::time::sleep(timeout);
     tokio::pin!(deadline);
+    // A command that ends within the first period reports nothing but its result. A tick missed
+    // while there was nothing new fires as soon as something is, and the next one a whole
+    // period later: reports are never closer than that.
+    let mut ticks =
+        tokio::time::interval_at(tokio::time::Instant::now() + PROGRESS_EVERY, PROGRESS_EVERY);
+    ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     let end = loop {
         tokio::select! {
             biased;
             _ = cancel.cancelled() => break End::Cancelled,
+            // Before the reader, which a command printing without pause keeps ready.
+            _ = ticks.tick(), if progress.has_news() => call.progress(progress.take()),
             r = reader.read(&mut buf), if !eof => match r {
                 Ok(0) => eof = true,
-                Ok(n) => capture.push(&buf[..n]),
+                Ok(n) => {
+                    capture.push(&buf[..n]);
+                    progress.push(&buf[..n]);
+                }
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
                 Err(_) => eof = true,
             },
@@ -215,6 +223,56 @@ async fn run_command(
             }
             ToolOutput::stopped(capture.finish(Some("[cancelled]")))
         }
+    }
+}
+
+/// The lines a running command printed since the last progress report: the last
+/// [`PROGRESS_LINES`] complete ones (a line is what follows its last `\r`, as a terminal shows
+/// a progress bar), bounded in memory whatever the command prints.
+#[derive(Default)]
+struct Progress {
+    lines: VecDeque<String>,
+    /// The line being printed, not ended yet (at most [`PROGRESS_LINE_BYTES`], its end kept).
+    partial: Vec<u8>,
+}
+
+impl Progress {
+    fn push(&mut self, bytes: &[u8]) {
+        let mut rest = bytes;
+        while let Some(i) = rest.iter().position(|b| *b == b'\n') {
+            self.partial.extend_from_slice(&rest[..i]);
+            self.end_line();
+            rest = &rest[i + 1..];
+        }
+        self.partial.extend_from_slice(rest);
+        if self.partial.len() > PROGRESS_LINE_BYTES {
+            let cut = self.partial.len() - PROGRESS_LINE_BYTES;
+            self.partial.drain(..cut);
+        }
+    }
+
+    fn end_line(&mut self) {
+        let line = self.partial.strip_suffix(b"\r").unwrap_or(&self.partial);
+        let shown = match line.iter().rposition(|b| *b == b'\r') {
+            Some(i) => &line[i + 1..],
+            None => line,
+        };
+        if self.lines.len() == PROGRESS_LINES {
+            self.lines.pop_front();
+        }
+        self.lines
+            .push_back(String::from_utf8_lossy(shown).into_owned());
+        self.partial.clear();
+    }
+
+    fn has_news(&self) -> bool {
+        !self.lines.is_empty()
+    }
+
+    /// The new lines, one per line of the text; they are forgotten.
+    fn take(&mut self) -> String {
+        let lines: Vec<String> = self.lines.drain(..).collect();
+        lines.join("\n")
     }
 }
 
@@ -420,6 +478,27 @@ mod tests {
         let mut c = Capture::new(10);
         c.push(text.as_bytes());
         assert_eq!(c.finish(None), cap_output(&text, 10));
+    }
+
+    #[test]
+    fn progress_keeps_the_last_complete_lines_as_a_terminal_shows_them() {
+        let mut p = Progress::default();
+        assert!(!p.has_news());
+        p.push(b"one\ntw");
+        assert_eq!(p.take(), "one");
+        assert!(!p.has_news(), "what was taken is forgotten");
+        p.push(b"o\r\n 10%\r 50%\r100%\nthree");
+        assert_eq!(p.take(), "two\n100%");
+        for i in 0..100 {
+            p.push(format!("\nline {i}").as_bytes());
+        }
+        let text = p.take();
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(lines.len(), PROGRESS_LINES);
+        assert_eq!(lines[0], "line 59");
+        assert_eq!(lines[PROGRESS_LINES - 1], "line 98");
+        p.push(&vec![b'x'; 3 * PROGRESS_LINE_BYTES]);
+        assert!(p.partial.len() <= PROGRESS_LINE_BYTES);
     }
 
     #[test]

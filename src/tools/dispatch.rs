@@ -11,7 +11,7 @@ use tokio_util::sync::CancellationToken;
 use super::gate::{self, GateVerdict};
 use super::repeat::{RepeatDetector, Verdict};
 use super::{Call, ToolOutput, Toolbox, cap_output, parse_raw_args};
-use crate::event::{Event, Frontend, Tally, ToolCallEnd, ToolStatus};
+use crate::event::{Event, Frontend, Mode, Tally, ToolCallEnd, ToolStatus};
 use crate::history::ToolCall;
 use crate::hooks::{HookDecision, HookEvent, HookResult, Hooks};
 
@@ -21,7 +21,8 @@ pub struct CallEnv<'a> {
     pub tools: &'a Toolbox,
     pub cwd: &'a Path,
     pub session_id: &'a str,
-    pub yolo: bool,
+    /// The session's mode as the turn started (`ask`, `yolo`, `read-only`).
+    pub mode: Mode,
     pub max_output: usize,
     pub frontend: &'a dyn Frontend,
     pub hooks: &'a Hooks,
@@ -123,7 +124,16 @@ pub async fn dispatch(
         }
     }
 
-    let gated = (!env.yolo && tool.gated(&args)) || tool.always_gated();
+    let gated = match env.mode {
+        Mode::Yolo => tool.always_gated(),
+        Mode::Ask => tool.gated(&args) || tool.always_gated(),
+        Mode::ReadOnly => {
+            if tool.gated(&args) || tool.always_gated() {
+                return refused(read_only_refusal(&call.name));
+            }
+            false
+        }
+    };
     let verdict = gate::check(
         &start,
         gated,
@@ -174,6 +184,11 @@ pub async fn dispatch(
         tally: if ran { tool.tally() } else { None },
         end_turn: None,
     }
+}
+
+/// What the model receives for a gated call in `read-only` mode.
+pub fn read_only_refusal(tool: &str) -> String {
+    format!("[{tool} refused: read-only mode]")
 }
 
 /// Runs the hooks of a tool event; their failures are reported, and the caller reads the

@@ -16,7 +16,7 @@ pub enum GateVerdict {
 }
 
 /// Asks (or answers from memory) whether `call` may run. `gated` says whether the tool asks at
-/// all for these arguments with the current `yolo` setting; `preview` gives the change it would
+/// all for these arguments in the session's mode; `preview` gives the change it would
 /// make, shown with the question (computed only when the question is asked).
 pub async fn check(
     call: &ToolCallStart,

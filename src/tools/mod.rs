@@ -227,7 +227,8 @@ pub trait Tool: Send + Sync {
     fn locations(&self, _args: &Value, _cwd: &Path) -> Vec<PathBuf> {
         Vec::new()
     }
-    /// Whether the permission gate asks before this call runs (with `yolo = false`).
+    /// Whether the permission gate asks before this call runs in `ask` mode (`yolo = false`); in
+    /// `read-only` mode such a call is refused.
     fn gated(&self, args: &Value) -> bool;
     /// The file changes this call would make, computed without making them, for the permission
     /// question; empty when the tool changes no file or cannot tell (bad arguments, a failed
@@ -236,7 +237,7 @@ pub trait Tool: Send + Sync {
         Vec::new()
     }
 
-    /// Whether the gate asks even with `yolo = true` (an MCP server's `permissions = "ask"`).
+    /// Whether the gate asks even in `yolo` mode (an MCP server's `permissions = "ask"`).
     fn always_gated(&self) -> bool {
         false
     }
@@ -441,6 +442,7 @@ pub fn schema_of<T: schemars::JsonSchema>() -> Value {
         m.remove("$schema");
         m.remove("title");
     }
+    compact_schema(&mut v);
     v
 }
 
@@ -500,7 +502,17 @@ fn compact_node(v: &mut Value, defs: Option<&Value>) {
             }
             m.remove("format");
             m.remove("minimum");
-            m.values_mut().for_each(|c| compact_node(c, defs));
+            m.remove("additionalProperties");
+            for (key, child) in m.iter_mut() {
+                match (key.as_str(), child) {
+                    // The keys of `properties` are parameter names (a parameter may be called
+                    // `format`): only their values are schemas.
+                    ("properties", Value::Object(props)) => {
+                        props.values_mut().for_each(|c| compact_node(c, defs))
+                    }
+                    (_, c) => compact_node(c, defs),
+                }
+            }
         }
         Value::Array(a) => a.iter_mut().for_each(|c| compact_node(c, defs)),
         Value::Null | Value::Bool(_) | Value::Number(_) | Value::String(_) => {}
@@ -600,7 +612,9 @@ mod tests {
                 "a": {"$ref": "#/$defs/A"},
                 "b": {"description": "d", "anyOf": [{"$ref": "#/$defs/A"}, {"type": "null"}]},
                 "n": {"type": ["integer", "null"], "format": "uint", "minimum": 0},
+                "format": {"type": "string", "format": "uri"},
             },
+            "additionalProperties": false,
         });
         compact_schema(&mut v);
         assert_eq!(
@@ -611,6 +625,7 @@ mod tests {
                     "a": {"type": "string", "enum": ["x", "y"]},
                     "b": {"description": "d", "type": "string", "enum": ["x", "y"]},
                     "n": {"type": "integer"},
+                    "format": {"type": "string"},
                 },
             })
         );

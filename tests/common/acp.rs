@@ -328,6 +328,43 @@ impl TestClient {
     }
 }
 
+/// The modes of a session as `session/new`, `session/load` and `session/resume` answer them
+/// (docs/acp.md, "Beyond the reference"), `current` the mode it is in.
+pub fn modes(current: &str) -> Value {
+    json!({"currentModeId": current, "availableModes": [
+        {"id": "ask", "name": "Ask", "description": "Ask before every command, file change and other gated tool"},
+        {"id": "yolo", "name": "Yolo", "description": "Run every tool without asking"},
+        {"id": "read-only", "name": "Read-only", "description": "Read and answer only: commands, file changes and other gated tools are refused"},
+    ]})
+}
+
+/// The mode as a configuration option, set to `current`.
+pub fn mode_option(current: &str) -> Value {
+    json!({"id": "mode", "name": "Mode", "description": "What runs without asking",
+           "category": "mode", "type": "select", "currentValue": current, "options": [
+        {"value": "ask", "name": "Ask", "description": "Ask before every command, file change and other gated tool"},
+        {"value": "yolo", "name": "Yolo", "description": "Run every tool without asking"},
+        {"value": "read-only", "name": "Read-only", "description": "Read and answer only: commands, file changes and other gated tools are refused"},
+    ]})
+}
+
+/// The model as a configuration option: `current` among `models`.
+pub fn model_option(current: &str, models: &[&str]) -> Value {
+    let options: Vec<Value> = models
+        .iter()
+        .map(|m| json!({"value": m, "name": m}))
+        .collect();
+    json!({"id": "model", "name": "Model",
+           "description": "The server's model this session asks, from its next turn",
+           "category": "model", "type": "select", "currentValue": current, "options": options})
+}
+
+/// What the session answers carry beyond the reference while the server's models are not
+/// known (or it lists none): the modes and the mode option.
+pub fn session_options(mode: &str) -> Value {
+    json!({"modes": modes(mode), "configOptions": [mode_option(mode)]})
+}
+
 /// The `update` objects among messages.
 pub fn updates(msgs: &[Value]) -> Vec<Value> {
     msgs.iter()

@@ -47,6 +47,8 @@ pub struct Options {
     /// 0: any free port.
     pub port: u16,
     pub model: String,
+    /// Other models `/v1/models` lists after `model` (a server with several installed).
+    pub more_models: Vec<String>,
     /// Reported by `/props` and `/v1/models` (`meta.n_ctx`); `None`: `/props` answers 404 and
     /// the model has no `meta`.
     pub n_ctx: Option<u64>,
@@ -59,6 +61,7 @@ impl Default for Options {
         Options {
             port: 0,
             model: FAKE_MODEL.to_string(),
+            more_models: Vec::new(),
             n_ctx: Some(32768),
             responder: None,
         }
@@ -116,6 +119,8 @@ struct State {
     received: Vec<Received>,
     last_bytes: Vec<LastByte>,
     abandoned: usize,
+    /// For each streamed answer the client walked away from: the chunks written before.
+    stopped_after: Vec<usize>,
     connections: usize,
     next_call_id: u64,
     /// Until then every request is answered 503 "Loading model" (`FakeServer::load_for`).
@@ -259,6 +264,12 @@ impl FakeServer {
         self.shared.lock().abandoned
     }
 
+    /// For each streamed answer the client walked away from (closed the connection in the
+    /// middle), how many of its chunks had been written when the server noticed.
+    pub fn stopped_after(&self) -> Vec<usize> {
+        self.shared.lock().stopped_after.clone()
+    }
+
     /// TCP connections accepted so far (keep-alive reuses one).
     pub fn connections(&self) -> usize {
         self.shared.lock().connections
@@ -399,11 +410,17 @@ async fn route(stream: &mut TcpStream, shared: &Shared, req: Request) -> After {
     match (method, path) {
         ("POST", "/v1/chat/completions") => chat(stream, shared, &received.body).await,
         ("GET", "/v1/models") => {
-            let mut model = json!({"id": opts.model, "object": "model", "owned_by": "fake"});
-            if let Some(n) = opts.n_ctx {
-                model["meta"] = json!({"n_ctx": n, "n_ctx_train": n});
-            }
-            let body = json!({"object": "list", "data": [model]});
+            let data: Vec<Value> = std::iter::once(&opts.model)
+                .chain(&opts.more_models)
+                .map(|id| {
+                    let mut model = json!({"id": id, "object": "model", "owned_by": "fake"});
+                    if let Some(n) = opts.n_ctx {
+                        model["meta"] = json!({"n_ctx": n, "n_ctx_train": n});
+                    }
+                    model
+                })
+                .collect();
+            let body = json!({"object": "list", "data": data});
             write_json(stream, 200, &[], &body).await
         }
         ("GET", "/props") => match opts.n_ctx {
@@ -607,7 +624,10 @@ async fn write_stream(
         let event = format!("data: {data}\n\n");
         let framed = format!("{:x}\r\n{event}\r\n", event.len());
         if stream.write_all(framed.as_bytes()).await.is_err() {
-            shared.update(|s| s.abandoned += 1);
+            shared.update(|s| {
+                s.abandoned += 1;
+                s.stopped_after.push(i);
+            });
             return After::Close;
         }
     }
@@ -621,7 +641,10 @@ async fn write_stream(
     // again, and an overhead measured against it must never come out too small.
     let last = Stamp::now();
     if stream.write_all(b"0\r\n\r\n").await.is_err() {
-        shared.update(|s| s.abandoned += 1);
+        shared.update(|s| {
+            s.abandoned += 1;
+            s.stopped_after.push(chunks.len());
+        });
         return After::Close;
     }
     record_last_byte(shared, last);

@@ -11,7 +11,8 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use async_trait::async_trait;
 use mm::event::Usage;
 use mm::model::{
-    ChatRequest, ModelClient, ModelError, ModelInfo, ModelResponse, RawToolCall, StreamEvent,
+    ChatRequest, ModelClient, ModelError, ModelInfo, ModelList, ModelResponse, RawToolCall,
+    StreamEvent,
 };
 use serde_json::Value;
 use tokio::sync::watch;
@@ -68,6 +69,7 @@ impl Answer {
                     tool_calls,
                     finish_reason: Some(finish.into()),
                     usage: Some(usage(100, 10)),
+                    ..ModelResponse::default()
                 },
                 chunks,
             },
@@ -151,7 +153,15 @@ struct State {
     summaries: VecDeque<Answer>,
     requests: Vec<ChatRequest>,
     summary_requests: Vec<Vec<Value>>,
+    /// The model each summary request named (`None`: the default).
+    summary_models: Vec<Option<String>>,
     violations: Vec<String>,
+    /// What `models` answers; `None`: the default (an empty list).
+    listing: Option<ModelList>,
+    /// What `window_of` answers for a model named here; others: `WINDOW`.
+    windows: Vec<(String, u64)>,
+    /// The models `window_of` was asked about, in order.
+    probed: Vec<String>,
 }
 
 /// A model double; see the module's documentation. With nothing scripted, a chat call answers
@@ -175,6 +185,29 @@ impl ScriptedModel {
 
     fn lock(&self) -> MutexGuard<'_, State> {
         self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Lists these models (the first the default), as a server's `/v1/models` would.
+    pub fn list_models(&self, models: &[&str]) {
+        self.lock().listing = Some(ModelList {
+            default: models.first().map(|m| m.to_string()).unwrap_or_default(),
+            models: models.iter().map(|m| m.to_string()).collect(),
+        });
+    }
+
+    /// `model`'s context window, as a probe of the server would find it.
+    pub fn window(&self, model: &str, window: u64) {
+        self.lock().windows.push((model.to_string(), window));
+    }
+
+    /// The models whose window was probed, in order.
+    pub fn probed(&self) -> Vec<String> {
+        self.lock().probed.clone()
+    }
+
+    /// The model each summary request named (`None`: the default).
+    pub fn summary_models(&self) -> Vec<Option<String>> {
+        self.lock().summary_models.clone()
     }
 
     /// Appends a chat answer to the script.
@@ -331,11 +364,13 @@ impl ModelClient for ScriptedModel {
     async fn complete(
         &self,
         messages: Vec<Value>,
+        model: Option<&str>,
         cancel: &CancellationToken,
     ) -> Result<ModelResponse, ModelError> {
         let n = {
             let mut state = self.lock();
             state.summary_requests.push(messages.clone());
+            state.summary_models.push(model.map(str::to_string));
             state.summary_requests.len()
         };
         let checked = self.check(&format!("summary request {n}"), &messages);
@@ -348,6 +383,21 @@ impl ModelClient for ScriptedModel {
             cancel,
         )
         .await
+    }
+
+    async fn models(&self, _cancel: &CancellationToken) -> Result<ModelList, ModelError> {
+        Ok(self.lock().listing.clone().unwrap_or_default())
+    }
+
+    fn models_now(&self) -> Option<ModelList> {
+        self.lock().listing.clone()
+    }
+
+    async fn window_of(&self, model: &str, _cancel: &CancellationToken) -> u64 {
+        let mut state = self.lock();
+        state.probed.push(model.to_string());
+        let known = state.windows.iter().find(|(m, _)| m == model);
+        known.map_or(WINDOW, |(_, w)| *w)
     }
 
     async fn info(&self, _cancel: &CancellationToken) -> Result<ModelInfo, ModelError> {

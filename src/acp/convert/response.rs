@@ -16,6 +16,21 @@ pub enum RequestError {
     /// `session/prompt` for a session this process does not hold.
     #[error("unknown session {0}")]
     UnknownSession(String),
+    /// `session/set_mode` (or the mode option) with a mode mm does not have.
+    #[error("unknown mode {0:?}: the modes are ask, yolo and read-only")]
+    UnknownMode(String),
+    /// `session/set_config_option` for an option mm does not have.
+    #[error("unknown configuration option {0:?}: the options are mode and model")]
+    UnknownOption(String),
+    /// A value the option does not offer (a model the server does not list).
+    #[error("{option} has no value {value:?}")]
+    UnknownValue { option: String, value: String },
+    /// `session/delete` of a session saved in none of the folders mm knows.
+    #[error("no saved session {id} in {}", dirs.join(", "))]
+    NotSaved { id: String, dirs: Vec<String> },
+    /// `session/list` with a cursor it did not give.
+    #[error(transparent)]
+    BadCursor(#[from] super::session::BadCursor),
 }
 
 /// Every refusal as its JSON-RPC error, in one place (docs/acp-reference.md): a failed turn is
@@ -46,12 +61,27 @@ pub fn request_error(id: Option<&str>, e: &RequestError) -> agent_client_protoco
         (RequestError::UnknownSession(_), Some(id)) => {
             Error::invalid_params().data(json!({"sessionId": id}))
         }
-        (RequestError::CwdNotAbsolute(_) | RequestError::AlreadyLive(_), Some(id)) => {
-            Error::invalid_params().data(json!({"sessionId": id, "error": e.to_string()}))
-        }
+        (
+            RequestError::CwdNotAbsolute(_)
+            | RequestError::AlreadyLive(_)
+            | RequestError::UnknownMode(_)
+            | RequestError::UnknownOption(_)
+            | RequestError::UnknownValue { .. }
+            | RequestError::NotSaved { .. }
+            | RequestError::BadCursor(_),
+            Some(id),
+        ) => Error::invalid_params().data(json!({"sessionId": id, "error": e.to_string()})),
         (RequestError::UnknownSession(id), None) => {
             Error::invalid_params().data(json!({"sessionId": id, "error": e.to_string()}))
         }
+        (
+            RequestError::UnknownMode(_)
+            | RequestError::UnknownOption(_)
+            | RequestError::UnknownValue { .. }
+            | RequestError::NotSaved { .. }
+            | RequestError::BadCursor(_),
+            None,
+        ) => Error::invalid_params().data(json!({"error": e.to_string()})),
     }
 }
 

@@ -4,8 +4,8 @@
 use serde_json::{Map, Value, json};
 
 use crate::event::{
-    ContextUsage, Event, FileDiff, Plan, PlanStatus, ToolCallEnd, ToolCallStart, ToolKind,
-    ToolStatus,
+    CompactionEnd, ContextUsage, Event, FileDiff, Plan, PlanStatus, ToolCallEnd, ToolCallStart,
+    ToolKind, ToolStatus,
 };
 
 /// What one engine event becomes.
@@ -15,6 +15,9 @@ pub enum Output {
     Update(Value),
     /// A line for stderr.
     Log(String),
+    /// A `compaction_update`: sent only to a client that advertised the `session.compaction`
+    /// capability (the protocol allows it only then).
+    Compaction(Value),
 }
 
 /// The one exhaustive match on [`Event`].
@@ -56,6 +59,36 @@ pub fn translate(session_id: &str, event: Event) -> Output {
             path.display()
         )),
         Event::Warning(line) => Output::Log(line),
+        Event::Titled(title) => Output::Update(session_info(&title)),
+        Event::CompactionStarted { id } => Output::Compaction(json!({
+            "sessionUpdate": "compaction_update",
+            "compactionId": id,
+            "status": "in_progress",
+        })),
+        Event::CompactionEnded { id, end } => Output::Compaction(compaction_ended(&id, &end)),
+    }
+}
+
+/// `session_info_update` with the session's title.
+pub fn session_info(title: &str) -> Value {
+    json!({"sessionUpdate": "session_info_update", "title": title})
+}
+
+/// `compaction_update` at the end: `completed` with the summary, `failed` with the error, or
+/// `cancelled`.
+fn compaction_ended(id: &str, end: &CompactionEnd) -> Value {
+    match end {
+        CompactionEnd::Completed(summary) => json!({
+            "sessionUpdate": "compaction_update", "compactionId": id, "status": "completed",
+            "summary": [{"type": "text", "text": summary}],
+        }),
+        CompactionEnd::Failed(error) => json!({
+            "sessionUpdate": "compaction_update", "compactionId": id, "status": "failed",
+            "error": error,
+        }),
+        CompactionEnd::Cancelled => json!({
+            "sessionUpdate": "compaction_update", "compactionId": id, "status": "cancelled",
+        }),
     }
 }
 
@@ -417,6 +450,55 @@ mod tests {
         assert_eq!(
             translate("S1", Event::Warning("🪝 preToolCall hook x failed".into())),
             Output::Log("🪝 preToolCall hook x failed".into())
+        );
+    }
+
+    #[test]
+    fn titles_and_compactions() {
+        assert_eq!(
+            translate("s", Event::Titled("fix the build".into())),
+            Output::Update(
+                json!({"sessionUpdate": "session_info_update", "title": "fix the build"})
+            )
+        );
+        assert_eq!(
+            translate(
+                "s",
+                Event::CompactionStarted {
+                    id: "compaction_1".into()
+                }
+            ),
+            Output::Compaction(
+                json!({"sessionUpdate": "compaction_update", "compactionId": "compaction_1", "status": "in_progress"})
+            )
+        );
+        let ended = |end| {
+            translate(
+                "s",
+                Event::CompactionEnded {
+                    id: "compaction_1".into(),
+                    end,
+                },
+            )
+        };
+        assert_eq!(
+            ended(CompactionEnd::Completed("The user wants…".into())),
+            Output::Compaction(json!({"sessionUpdate": "compaction_update",
+                "compactionId": "compaction_1", "status": "completed",
+                "summary": [{"type": "text", "text": "The user wants…"}]}))
+        );
+        assert_eq!(
+            ended(CompactionEnd::Failed(
+                "model server answered 500: boom".into()
+            )),
+            Output::Compaction(json!({"sessionUpdate": "compaction_update",
+                "compactionId": "compaction_1", "status": "failed",
+                "error": "model server answered 500: boom"}))
+        );
+        assert_eq!(
+            ended(CompactionEnd::Cancelled),
+            Output::Compaction(json!({"sessionUpdate": "compaction_update",
+                "compactionId": "compaction_1", "status": "cancelled"}))
         );
     }
 
