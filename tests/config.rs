@@ -584,9 +584,9 @@ fn a_distrusted_project_is_not_offered_again_and_says_how_to_trust_it() {
         "distrustedProjects = [\"{}\"]\n",
         w.cwd().display()
     ));
-    w.write_project(&format!(
-        "distrustedProjects = [\"/elsewhere\"]\n[mcp.servers.files]\ncommand = \"my server\"\nargs = [\"--root\", \"a b\"]\n"
-    ));
+    w.write_project(
+        "distrustedProjects = [\"/elsewhere\"]\n[mcp.servers.files]\ncommand = \"my server\"\nargs = [\"--root\", \"a b\"]\n",
+    );
     let loaded = w.load();
     let untrusted = loaded.untrusted_project.unwrap();
     assert!(untrusted.distrusted);
