@@ -7,6 +7,7 @@ client's receive times share one clock); mm is driven with raw JSON-RPC lines.
 
 import json
 import os
+import random
 import statistics
 import subprocess
 import sys
@@ -25,6 +26,16 @@ class Script:
     rate = 2000.0
     calls = 0
     last_byte = 0.0
+
+
+# One-token chunks of varied text (a fixed pseudo-random pick of words), not one character again
+# and again: mm stops a stream that repeats itself (loop.detectRepetition), and the relay is
+# measured on what a model sends.
+WORDS = [" the", " file", " is", " a", " function", " that", " returns", " value", "\n", " and",
+         " we", " call", " it", " with", " `main`", ".", ",", " test", " build", " error", " fix",
+         " line", " 42", " in", " src", "/lib", ".rs", " because", " of", " type", "::", "()"]
+_rng = random.Random(7)
+TOKENS = [_rng.choice(WORDS) for _ in range(20000)]
 
 
 class Handler(BaseHTTPRequestHandler):
@@ -65,7 +76,7 @@ class Handler(BaseHTTPRequestHandler):
                     target = start + i * interval
                     while time.perf_counter() < target:
                         time.sleep(max(0.0, min(0.0005, target - time.perf_counter())))
-                self.event({"choices": [{"index": 0, "delta": {"content": "x"}}]})
+                self.event({"choices": [{"index": 0, "delta": {"content": TOKENS[i % len(TOKENS)]}}]})
                 self.wfile.flush()
             self.event({"choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}], "usage": usage})
         else:
@@ -210,9 +221,16 @@ def main():
     rows.append(("peak RSS (VmHWM) after one turn with a tool call", m.hwm_kb() / 1024, "MB", 15))
     m.close()
 
-    for label, rate, target in (("relay overhead, 20 000 chunks at 2 000/s", 2000.0, 20), ("relay overhead, 20 000 chunks burst (info)", 0.0, None)):
+    # The same burst with the repetition detector off: the difference is its cost.
+    home_off = tempfile.mkdtemp()
+    os.makedirs(os.path.join(home_off, ".config", "mm"))
+    with open(os.path.join(home_off, ".config", "mm", "config.toml"), "w") as f:
+        f.write("[loop]\ndetectRepetition = false\n")
+    for label, rate, target, h in (("relay overhead, 20 000 chunks at 2 000/s", 2000.0, 20, home),
+                                   ("relay overhead, 20 000 chunks burst (info)", 0.0, None, home),
+                                   ("  the same burst, repetition detection off (info)", 0.0, None, home_off)):
         Script.mode, Script.chunks, Script.rate = "stream", 20000, rate
-        m = Mm(cwd, home)
+        m = Mm(cwd, h)
         m.call("initialize", INIT)
         r, _ = m.call("session/new", {"cwd": cwd, "mcpServers": []})
         sid = r["result"]["sessionId"]

@@ -53,6 +53,8 @@ pub struct ModelConfig {
     pub name: String,
     pub api_key: String,
     pub temperature: Option<f64>,
+    /// `max_tokens` of every request: `None` (unset) is the default cap, see
+    /// [`ModelConfig::answer_cap`]; `Some(0)` sends none.
     pub max_tokens: Option<u64>,
     /// How long the server may send nothing before the call fails (`model.requestTimeout`,
     /// whole seconds in the files).
@@ -86,6 +88,40 @@ pub struct ContextConfig {
 #[derive(Debug, Clone, PartialEq)]
 pub struct LoopConfig {
     pub max_repeats: u32,
+    /// Stop an answer that repeats itself (`loop.detectRepetition`).
+    pub detect_repetition: bool,
+    /// The longest span compared character by character (`loop.repeatSpan`).
+    pub repeat_span: usize,
+    /// How many times in a row a span must come back (`loop.repeatCount`).
+    pub repeat_count: usize,
+}
+
+impl LoopConfig {
+    /// The repetition detector's limits; `None` when it is off.
+    pub fn repetition(&self) -> Option<crate::model::RepeatLimits> {
+        self.detect_repetition
+            .then_some(crate::model::RepeatLimits {
+                span: self.repeat_span,
+                count: self.repeat_count,
+            })
+    }
+}
+
+/// The smallest default answer cap (tokens).
+pub const ANSWER_CAP_MIN: u64 = 2048;
+
+impl ModelConfig {
+    /// The `max_tokens` sent with a request, given the context window (0: unknown):
+    /// `model.maxTokens` when set (0: none); otherwise a quarter of the window, at least
+    /// [`ANSWER_CAP_MIN`] but never more than half of it; none when the window is unknown.
+    pub fn answer_cap(&self, window: u64) -> Option<u64> {
+        match self.max_tokens {
+            Some(0) => None,
+            Some(n) => Some(n),
+            None if window == 0 => None,
+            None => Some((window / 4).max(ANSWER_CAP_MIN).min(window / 2).max(1)),
+        }
+    }
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -249,7 +285,12 @@ impl Default for Config {
                 threshold: 0.8,
                 keep_last_turns: 2,
             },
-            loop_: LoopConfig { max_repeats: 3 },
+            loop_: LoopConfig {
+                max_repeats: 3,
+                detect_repetition: true,
+                repeat_span: 200,
+                repeat_count: 10,
+            },
             tools: ToolsConfig {
                 max_output: 30_000,
                 bash_timeout: Duration::from_secs(120),

@@ -49,6 +49,7 @@ fn request() -> ChatRequest {
         messages: vec![json!({"role": "user", "content": "list files"})],
         tools: vec![],
         text_tool_names: vec![],
+        repetition: None,
     }
 }
 
@@ -571,9 +572,11 @@ async fn complete_is_not_streamed_and_has_no_tools() {
         .unwrap();
     assert_eq!(response.text, "A summary.");
     assert_eq!(response.usage.unwrap().input_tokens, 900);
+    // The summary is held to the same cap as any answer: a quarter of the server's 32k window.
     assert_eq!(
         chats(&server)[0].json(),
-        json!({"model": "m", "messages": [{"role": "user", "content": "sum up"}], "stream": false})
+        json!({"model": "m", "messages": [{"role": "user", "content": "sum up"}], "stream": false,
+               "max_tokens": 8192})
     );
 }
 

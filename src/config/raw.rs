@@ -130,7 +130,15 @@ const ROOT: Shape = Shape::Table(&[
         "context",
         Shape::Table(&[("threshold", Shape::Leaf), ("keepLastTurns", Shape::Leaf)]),
     ),
-    ("loop", Shape::Table(&[("maxRepeats", Shape::Leaf)])),
+    (
+        "loop",
+        Shape::Table(&[
+            ("maxRepeats", Shape::Leaf),
+            ("detectRepetition", Shape::Leaf),
+            ("repeatSpan", Shape::Leaf),
+            ("repeatCount", Shape::Leaf),
+        ]),
+    ),
     (
         "tools",
         Shape::Table(&[

@@ -4,7 +4,7 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 use super::raw::{HOOK_EVENTS, join, quote};
-use super::{HookConfig, Loaded, McpPermissions, seconds};
+use super::{ANSWER_CAP_MIN, Config, HookConfig, Loaded, McpPermissions, seconds};
 
 /// Widest `key = value` part that the source column is aligned after.
 const ALIGN_MAX: usize = 60;
@@ -77,6 +77,20 @@ fn add(lines: &mut Vec<(String, String)>, key: &str, value: String) {
     lines.push((key.to_string(), value));
 }
 
+/// `model.maxTokens` as sent: the value set, or the default cap and what it comes from
+/// (`ModelConfig::answer_cap`; the window is probed at run time when `contextWindow` is 0).
+fn max_tokens(c: &Config) -> String {
+    let window = c.context_window;
+    match (c.model.max_tokens, c.model.answer_cap(window)) {
+        (Some(0), _) => "0 (none sent)".to_string(),
+        (Some(n), _) => n.to_string(),
+        (None, None) => format!("auto (window/4, ≥ {ANSWER_CAP_MIN})"),
+        (None, Some(cap)) if cap == window / 4 => format!("{cap} (contextWindow/4)"),
+        (None, Some(cap)) if cap == ANSWER_CAP_MIN => format!("{cap} (the minimum)"),
+        (None, Some(cap)) => format!("{cap} (contextWindow/2)"),
+    }
+}
+
 pub(super) fn report(loaded: &Loaded) -> String {
     let c = &loaded.config;
     let mut lines: Vec<(String, String)> = Vec::new();
@@ -102,11 +116,7 @@ pub(super) fn report(loaded: &Loaded) -> String {
             .temperature
             .map_or_else(not_set, |t| format!("{t:?}")),
     );
-    add(
-        &mut lines,
-        "model.maxTokens",
-        c.model.max_tokens.map_or_else(not_set, |n| n.to_string()),
-    );
+    add(&mut lines, "model.maxTokens", max_tokens(c));
     add(
         &mut lines,
         "model.requestTimeout",
@@ -149,6 +159,21 @@ pub(super) fn report(loaded: &Loaded) -> String {
         &mut lines,
         "loop.maxRepeats",
         c.loop_.max_repeats.to_string(),
+    );
+    add(
+        &mut lines,
+        "loop.detectRepetition",
+        c.loop_.detect_repetition.to_string(),
+    );
+    add(
+        &mut lines,
+        "loop.repeatSpan",
+        c.loop_.repeat_span.to_string(),
+    );
+    add(
+        &mut lines,
+        "loop.repeatCount",
+        c.loop_.repeat_count.to_string(),
     );
     add(
         &mut lines,

@@ -379,7 +379,7 @@ impl Resolver<'_> {
                 model.api_key = v;
             }
             model.temperature = self.number(m, p, "temperature")?;
-            model.max_tokens = self.uint(m, p, "maxTokens", 1, u64::MAX)?;
+            model.max_tokens = self.uint(m, p, "maxTokens", 0, u64::MAX)?;
             if let Some(v) = self.uint(m, p, "requestTimeout", 1, u64::MAX)? {
                 model.request_timeout = Duration::from_secs(v);
             }
@@ -427,10 +427,22 @@ impl Resolver<'_> {
                 c.context.keep_last_turns = v as usize;
             }
         }
-        if let Some(l) = self.table(root, "", "loop")?
-            && let Some(v) = self.uint(l, "loop", "maxRepeats", 0, u32_max)?
-        {
-            c.loop_.max_repeats = v as u32;
+        if let Some(l) = self.table(root, "", "loop")? {
+            if let Some(v) = self.uint(l, "loop", "maxRepeats", 0, u32_max)? {
+                c.loop_.max_repeats = v as u32;
+            }
+            if let Some(v) = self.boolean(l, "loop", "detectRepetition")? {
+                c.loop_.detect_repetition = v;
+            }
+            use crate::model::repetition::{MAX_COUNT, MAX_SPAN, MIN_COUNT, MIN_SPAN};
+            if let Some(v) = self.uint(l, "loop", "repeatSpan", MIN_SPAN as u64, MAX_SPAN as u64)? {
+                c.loop_.repeat_span = v as usize;
+            }
+            if let Some(v) =
+                self.uint(l, "loop", "repeatCount", MIN_COUNT as u64, MAX_COUNT as u64)?
+            {
+                c.loop_.repeat_count = v as usize;
+            }
         }
         if let Some(t) = self.table(root, "", "tools")? {
             if let Some(v) = self.uint(t, "tools", "maxOutput", 1, u32_max)? {

@@ -137,8 +137,10 @@ impl Engine {
         ((room as f64) * s.chars_per_token * 0.9) as usize
     }
 
-    /// Tokens kept free for the answer in every "does it fit" test.
+    /// Tokens kept free for the answer in every "does it fit" test: the cap sent with each
+    /// request (`ModelConfig::answer_cap`), else 1 024.
     pub(crate) fn answer_reserve(&self) -> u64 {
-        self.config.model.max_tokens.unwrap_or(1024)
+        let window = self.known_window.load(std::sync::atomic::Ordering::Relaxed);
+        self.config.model.answer_cap(window).unwrap_or(1024)
     }
 }

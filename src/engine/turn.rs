@@ -8,10 +8,13 @@ use tokio_util::sync::CancellationToken;
 use super::commands::Trigger;
 use super::{Engine, Recap, Session, StopReason, TurnError};
 use crate::event::{CompactOutcome, ContextUsage, Event, Frontend, ToolStatus};
-use crate::history::{self, Message, ToolCall};
+use crate::history::{self, Message, Role, ToolCall};
 use crate::model::{ChatRequest, ModelError, ModelResponse, RawToolCall, StreamEvent};
 use crate::tools::dispatch::{self, CallEnv, Gates};
 use crate::tools::repeat::RepeatDetector;
+
+/// The line that ends a turn whose answer was stopped because the model repeated itself.
+pub const REPEATED_LINE: &str = "[stopped: the model repeated itself]";
 
 /// The outcome of the turn loop.
 pub(crate) struct TurnEnd {
@@ -72,6 +75,7 @@ impl Engine {
                 messages: history::to_wire(&s.history),
                 tools: tool_defs.clone(),
                 text_tool_names: text_tool_names.clone(),
+                repetition: cfg.loop_.repetition(),
             };
             let request_chars = request_chars(&request);
             let streamed = Mutex::new(String::new());
@@ -115,8 +119,24 @@ impl Engine {
                 text,
                 tool_calls,
                 finish_reason,
+                repeated,
                 ..
             } = response;
+            if let Some(r) = repeated {
+                // The stream was dropped; what is stored is the answer cut after the first
+                // occurrence, so the next request does not feed the loop back to the model.
+                tracing::debug!(?r, "the model repeated itself: answer stopped");
+                if !text.is_empty() {
+                    s.history.push(Message::assistant(text, Vec::new()));
+                } else if s.history.last().is_some_and(|m| m.role == Role::User) {
+                    // No answer at all (the loop was in the reasoning or a call's arguments):
+                    // the question goes too, as after a failure, so the next prompt does not
+                    // follow it as a second user message in a row.
+                    s.history.pop();
+                }
+                frontend.emit(Event::Notice(REPEATED_LINE.to_string()));
+                return Ok(StopReason::EndTurn);
+            }
             let cut = finish_reason.as_deref() == Some("length");
             let calls = self.assign_refs(s, tool_calls, cut);
             if text.is_empty() && calls.is_empty() {

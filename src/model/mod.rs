@@ -2,6 +2,7 @@
 
 pub mod detect;
 pub mod openai;
+pub mod repetition;
 pub mod sse;
 pub mod text_calls;
 
@@ -10,6 +11,7 @@ use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 use crate::event::Usage;
+pub use repetition::{RepeatLimits, Repetition};
 
 /// One request to the model.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -21,6 +23,8 @@ pub struct ChatRequest {
     /// Names of the tools whose calls are recognised when the model writes them as text; empty
     /// when `model.textToolCalls` is off.
     pub text_tool_names: Vec<String>,
+    /// Watch the stream for repetition and stop it when found (`[loop]`); `None`: do not watch.
+    pub repetition: Option<RepeatLimits>,
 }
 
 /// A piece of the streamed answer.
@@ -48,6 +52,9 @@ pub struct ModelResponse {
     /// `stop`, `tool_calls`, `length`, … as the server said.
     pub finish_reason: Option<String>,
     pub usage: Option<Usage>,
+    /// The model repeated itself and the stream was dropped: `text` is cut after the first
+    /// occurrence, tool calls are dropped, `finish_reason` and usage are what came before.
+    pub repeated: Option<Repetition>,
 }
 
 /// What the client knows of the server once detection is done.

@@ -147,7 +147,11 @@ impl OpenAiClient {
         }
         let result = async {
             let response = inner.send(&detected.url, &body, cancel).await?;
-            inner.read_stream(response, &[], on_event, cancel).await
+            // No text-call names: a call written as text stays in the text.
+            let reading = ChatRequest::default();
+            inner
+                .read_stream(response, &reading, on_event, cancel)
+                .await
         }
         .await;
         if !cancel.is_cancelled() {
@@ -367,7 +371,8 @@ impl Inner {
         if let Some(t) = self.config.temperature {
             body.insert("temperature".into(), json!(t));
         }
-        if let Some(n) = self.config.max_tokens {
+        let window = self.context_window.load(Ordering::Relaxed);
+        if let Some(n) = self.config.answer_cap(window) {
             body.insert("max_tokens".into(), json!(n));
         }
         Value::Object(body)
@@ -449,10 +454,13 @@ impl Inner {
 
     /// Reads the answer as it streams; the response is complete only with `[DONE]` or a
     /// `finish_reason`.
+    ///
+    /// With `request.repetition`, a stream that repeats itself is dropped at once (the server
+    /// sees the connection close and stops generating) and the cut answer returned.
     async fn read_stream(
         &self,
         response: reqwest::Response,
-        text_tool_names: &[String],
+        request: &ChatRequest,
         on_event: &(dyn Fn(StreamEvent) + Send + Sync),
         cancel: &CancellationToken,
     ) -> Result<ModelResponse, ModelError> {
@@ -462,7 +470,8 @@ impl Inner {
             .and_then(|v| v.to_str().ok())
             .is_some_and(|v| v.starts_with("application/json"));
         let mut parser = SseParser::new();
-        let mut acc = ChunkAccumulator::new(text_tool_names);
+        let mut acc =
+            ChunkAccumulator::new(&request.text_tool_names).with_repetition(request.repetition);
         let mut stream = response.bytes_stream();
         let mut bytes: u64 = 0;
         let mut body = Vec::new();
@@ -497,6 +506,11 @@ impl Inner {
                     for event in parser.feed(&chunk) {
                         done |= event == SseEvent::Done;
                         feed(&mut acc, &event, bytes)?;
+                        if acc.repeated().is_some() {
+                            // Dropping the body closes the connection: the server stops.
+                            drop(stream);
+                            return Ok(acc.finish().1);
+                        }
                     }
                 }
             }
@@ -591,9 +605,7 @@ impl ModelClient for OpenAiClient {
         let body = inner.body(&detected.name, &request.messages, &request.tools, true);
         let result = async {
             let response = inner.send(&detected.url, &body, cancel).await?;
-            inner
-                .read_stream(response, &request.text_tool_names, on_event, cancel)
-                .await
+            inner.read_stream(response, request, on_event, cancel).await
         }
         .await;
         if !cancel.is_cancelled() {

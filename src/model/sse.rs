@@ -6,6 +6,7 @@ use std::collections::BTreeMap;
 
 use serde_json::Value;
 
+use super::repetition::{Channel, RepeatLimits, Repetition, RepetitionDetector};
 use super::text_calls::{TextCallFilter, parse_text_calls};
 use super::{ModelError, ModelResponse, RawToolCall, StreamEvent};
 use crate::event::Usage;
@@ -201,6 +202,8 @@ pub struct ChunkAccumulator {
     finish_reason: Option<String>,
     usage: Option<Usage>,
     done: bool,
+    repetition: Option<RepetitionDetector>,
+    repeated: Option<Repetition>,
 }
 
 impl ChunkAccumulator {
@@ -220,7 +223,21 @@ impl ChunkAccumulator {
             finish_reason: None,
             usage: None,
             done: false,
+            repetition: None,
+            repeated: None,
         }
+    }
+
+    /// Watches the stream for repetition (`None`: does not).
+    pub fn with_repetition(mut self, limits: Option<RepeatLimits>) -> Self {
+        self.repetition = limits.map(RepetitionDetector::new);
+        self
+    }
+
+    /// The repetition found, once the stream repeated itself: the caller stops reading it, and
+    /// nothing more is taken in.
+    pub fn repeated(&self) -> Option<Repetition> {
+        self.repeated
     }
 
     /// Whether the stream said it was complete (`[DONE]` or a `finish_reason`).
@@ -272,6 +289,7 @@ impl ChunkAccumulator {
                 if let Some(thought) = delta.get(key).and_then(Value::as_str)
                     && !thought.is_empty()
                 {
+                    self.watch(|d| d.thought(thought));
                     push_merged(&mut out, StreamEvent::Thought(thought.to_string()));
                 }
             }
@@ -294,10 +312,23 @@ impl ChunkAccumulator {
     fn route(&mut self, pieces: Vec<StreamEvent>, out: &mut Vec<StreamEvent>) {
         for piece in pieces {
             match piece {
-                StreamEvent::Thought(t) => push_merged(out, StreamEvent::Thought(t)),
+                StreamEvent::Thought(t) => {
+                    self.watch(|d| d.thought(&t));
+                    push_merged(out, StreamEvent::Thought(t));
+                }
                 StreamEvent::Text(t) => {
+                    self.watch(|d| d.text(&t));
                     let released = match &mut self.text_calls {
-                        Some((filter, _)) => filter.push(&t),
+                        Some((filter, _)) => {
+                            let released = filter.push(&t);
+                            // What follows is a call being written: code, to the detector.
+                            if filter.is_holding()
+                                && let Some(d) = &mut self.repetition
+                            {
+                                d.text_is_call();
+                            }
+                            released
+                        }
                         None => t,
                     };
                     if !released.is_empty() {
@@ -338,16 +369,37 @@ impl ChunkAccumulator {
         {
             entry.name.push_str(name);
         }
+        let before = entry.arguments.len();
         match function.and_then(|f| f.get("arguments")) {
             Some(Value::String(fragment)) => entry.arguments.push_str(fragment),
             Some(Value::Null) | None => {}
             Some(other) => entry.arguments.push_str(&other.to_string()),
         }
+        if self.repeated.is_none()
+            && let Some(d) = &mut self.repetition
+            && entry.arguments.len() > before
+        {
+            self.repeated = d.arguments(index, &entry.arguments[before..]);
+        }
+    }
+
+    /// Passes a piece of the stream to the repetition detector, until it finds something.
+    fn watch(&mut self, look: impl FnOnce(&mut RepetitionDetector) -> Option<Repetition>) {
+        if self.repeated.is_some() {
+            return;
+        }
+        if let Some(d) = &mut self.repetition {
+            self.repeated = look(d);
+        }
     }
 
     /// Ends the stream: releases what was held back, recognises tool calls written as text, and
-    /// returns the last events with the whole response.
+    /// returns the last events with the whole response. After a repetition: no more events, the
+    /// text cut after the repeated unit's first occurrence, no tool call.
     pub fn finish(mut self) -> (Vec<StreamEvent>, ModelResponse) {
+        if let Some(repeated) = self.repeated {
+            return (Vec::new(), self.cut(repeated));
+        }
         let mut out = Vec::new();
         let tail = self.think.finish();
         self.route(tail, &mut out);
@@ -389,8 +441,28 @@ impl ChunkAccumulator {
             tool_calls,
             finish_reason: self.finish_reason,
             usage: self.usage,
+            repeated: None,
         };
         (out, response)
+    }
+
+    /// The answer of a stream stopped for repetition: what was shown of the text, cut after the
+    /// first occurrence when the text is what repeated; text held back (a call being written)
+    /// and tool calls are dropped, since neither was complete.
+    fn cut(self, repeated: Repetition) -> ModelResponse {
+        let mut text = self.text;
+        if repeated.channel == Channel::Text
+            && let Some((at, _)) = text.char_indices().nth(repeated.keep)
+        {
+            text.truncate(at);
+        }
+        ModelResponse {
+            text,
+            tool_calls: Vec::new(),
+            finish_reason: self.finish_reason,
+            usage: self.usage,
+            repeated: Some(repeated),
+        }
     }
 }
 
@@ -658,6 +730,7 @@ mod tests {
                     thought_tokens: None,
                     cached_read_tokens: Some(768),
                 }),
+                repeated: None,
             },
         );
     }
@@ -689,6 +762,7 @@ mod tests {
                     thought_tokens: None,
                     cached_read_tokens: None,
                 }),
+                repeated: None,
             },
         );
     }
@@ -712,6 +786,7 @@ mod tests {
                     thought_tokens: Some(24),
                     cached_read_tokens: Some(16),
                 }),
+                repeated: None,
             },
         );
     }
@@ -740,6 +815,7 @@ mod tests {
                     thought_tokens: None,
                     cached_read_tokens: None,
                 }),
+                repeated: None,
             },
         );
         // With text calls off, the call stays text.

@@ -106,6 +106,11 @@ impl TextCallFilter {
         std::mem::take(&mut self.pending)
     }
 
+    /// Whether text is being held from a marker on (a call is being written).
+    pub fn is_holding(&self) -> bool {
+        !self.held.is_empty()
+    }
+
     /// The end of the response: (text still pending that is no call, text held from a marker on).
     pub fn finish(self) -> (String, String) {
         (self.pending, self.held)

@@ -23,6 +23,9 @@ class Recorder:
         self.updates = []
         self.allow = allow
         self.permissions = []
+        # The SDK runs each notification's handler as a task of its own: the commands update
+        # may still be on its way when the requests are done.
+        self.commands_seen = asyncio.Event()
 
     async def request_permission(self, session_id, tool_call, options, **kwargs):
         if not self.allow:
@@ -34,7 +37,10 @@ class Recorder:
         return RequestPermissionResponse(outcome=AllowedOutcome(optionId="allow", outcome="selected"))
 
     async def session_update(self, session_id, update, **kwargs):
-        self.updates.append(update.model_dump(by_alias=True, exclude_none=True))
+        dumped = update.model_dump(by_alias=True, exclude_none=True)
+        self.updates.append(dumped)
+        if dumped.get("sessionUpdate") == "available_commands_update":
+            self.commands_seen.set()
 
     def on_connect(self, conn):
         pass
@@ -58,6 +64,7 @@ async def main(binary, cwd, tool):
             set_mode = "accepted"
         except Exception as e:  # the SDK raises RequestError for error responses
             set_mode = getattr(e, "code", str(e))
+        await asyncio.wait_for(rec.commands_seen.wait(), timeout=10)
     print(json.dumps({
         "agentName": init.agent_info.name,
         "protocolVersion": init.protocol_version,

@@ -116,6 +116,8 @@ struct State {
     received: Vec<Received>,
     last_bytes: Vec<LastByte>,
     abandoned: usize,
+    /// For each streamed answer the client walked away from: the chunks written before.
+    stopped_after: Vec<usize>,
     connections: usize,
     next_call_id: u64,
 }
@@ -247,6 +249,12 @@ impl FakeServer {
     /// Chat responses the client walked away from (a hang it dropped, a stream it stopped reading).
     pub fn abandoned(&self) -> usize {
         self.shared.lock().abandoned
+    }
+
+    /// For each streamed answer the client walked away from (closed the connection in the
+    /// middle), how many of its chunks had been written when the server noticed.
+    pub fn stopped_after(&self) -> Vec<usize> {
+        self.shared.lock().stopped_after.clone()
     }
 
     /// TCP connections accepted so far (keep-alive reuses one).
@@ -581,7 +589,10 @@ async fn write_stream(
         let event = format!("data: {data}\n\n");
         let framed = format!("{:x}\r\n{event}\r\n", event.len());
         if stream.write_all(framed.as_bytes()).await.is_err() {
-            shared.update(|s| s.abandoned += 1);
+            shared.update(|s| {
+                s.abandoned += 1;
+                s.stopped_after.push(i);
+            });
             return After::Close;
         }
     }
@@ -592,7 +603,10 @@ async fn write_stream(
     // again, and an overhead measured against it must never come out too small.
     let last = Stamp::now();
     if stream.write_all(b"0\r\n\r\n").await.is_err() {
-        shared.update(|s| s.abandoned += 1);
+        shared.update(|s| {
+            s.abandoned += 1;
+            s.stopped_after.push(chunks.len());
+        });
         return After::Close;
     }
     record_last_byte(shared, last);

@@ -68,6 +68,7 @@ impl Answer {
                     tool_calls,
                     finish_reason: Some(finish.into()),
                     usage: Some(usage(100, 10)),
+                    ..ModelResponse::default()
                 },
                 chunks,
             },
