@@ -89,6 +89,9 @@ pub(super) async fn checks(
         return;
     }
     let kind = detected.kind;
+    // Asked first, while the server is idle: busy generating, llama-server may take seconds
+    // to answer even this.
+    let template = template_has_tools(&client, kind, &cancel).await;
     let streaming = streaming(&client, kind, &cancel).await;
     let answers = streaming.status != Status::Fail;
     push(streaming);
@@ -97,7 +100,7 @@ pub(super) async fn checks(
         skip(push, "the model does not answer", &rest[3..]);
         return;
     }
-    push(tool_calls(&client, loaded, kind, &cancel).await);
+    push(tool_calls(&client, loaded, tool_fix(kind, template), &cancel).await);
     push(prompt_cache(&client, kind, &cancel).await);
 }
 
@@ -135,7 +138,7 @@ fn server_missing(
 
 fn server_found(detected: &Detected, loaded: &Loaded) -> Check {
     let how = if loaded.config.model.url.trim().is_empty() {
-        "found on a usual local port".to_string()
+        "found by detection; model.url is not set".to_string()
     } else {
         format!("model.url, set by {}", loaded.source_of("model.url"))
     };
@@ -383,7 +386,6 @@ async fn template_has_tools(
     if kind != ServerKind::LlamaCpp {
         return None;
     }
-    // A busy server (one slot, generating) may take a while to answer even this.
     let props = client
         .get_native("/props", Duration::from_secs(10), cancel)
         .await?;
@@ -417,10 +419,9 @@ fn clip(text: &str) -> String {
 async fn tool_calls(
     client: &OpenAiClient,
     loaded: &Loaded,
-    kind: ServerKind,
+    fix: &str,
     cancel: &CancellationToken,
 ) -> Check {
-    let fix = tool_fix(kind, template_has_tools(client, kind, cancel).await);
     let messages = vec![
         system("You are a helpful assistant. Use the tools you are given."),
         user("What time is it in Paris? Answer by calling the get_time tool."),
