@@ -85,6 +85,34 @@ async fn the_catalogue_is_listed_in_the_system_prompt() {
     assert!(system.contains(section));
 }
 
+fn tool_names(model: &ScriptedModel, request: usize) -> Vec<String> {
+    model.requests()[request]
+        .tools
+        .iter()
+        .map(|t| t["function"]["name"].as_str().unwrap().to_string())
+        .collect()
+}
+
+#[tokio::test]
+async fn read_skill_is_offered_only_when_the_session_has_a_skill() {
+    // Without a skill the model could name none, and the schema costs tokens on every request.
+    let model = ScriptedModel::new(vec![Answer::text("ok")]);
+    let r = rig(model.clone(), |_| {});
+    let fe = Recorder::new();
+    let mut bare = r.session(&fe).await;
+    r.prompt(&mut bare, "hi", &fe).await;
+    assert!(!tool_names(&model, 0).contains(&"read_skill".to_string()));
+    assert!(tool_names(&model, 0).contains(&"bash".to_string()));
+
+    // A process reads a folder's skills once: a second engine sees the installed ones.
+    let model = ScriptedModel::new(vec![Answer::text("ok")]);
+    let r = rig(model.clone(), |_| {});
+    install(&r);
+    let mut s = r.session(&fe).await;
+    r.prompt(&mut s, "hi", &fe).await;
+    assert!(tool_names(&model, 0).contains(&"read_skill".to_string()));
+}
+
 #[tokio::test]
 async fn dollar_and_slash_notations_request_the_skill() {
     let model = ScriptedModel::new(vec![]);

@@ -447,7 +447,6 @@ async fn read_skill_returns_folder_files_and_body() {
             "type": "object",
             "properties": {"name": {"type": "string", "description": "The skill's name, as listed in the system prompt."}},
             "required": ["name"],
-            "additionalProperties": false,
         })
     );
 }

@@ -266,7 +266,7 @@ impl Connection {
             };
             match step {
                 Step::Response(r) => {
-                    self.drain(&mut collect);
+                    self.drain(call, &mut collect);
                     return match (r, cancelled) {
                         (Ok(_), Some(_)) => Err(AgentError::Cancelled),
                         (Ok(v), None) => Ok(v),
@@ -310,11 +310,13 @@ impl Connection {
         }
     }
 
-    /// What arrived before the response: updates are read, requests refused (too late).
-    fn drain(&mut self, collect: &mut Option<&mut String>) {
+    /// What arrived before the response but was not read yet (the select prefers the response):
+    /// updates are read as usual, a tool call among them still becomes progress (the call is
+    /// not finished until this returns), requests are refused (too late).
+    fn drain(&mut self, call: &Call<'_>, collect: &mut Option<&mut String>) {
         while let Ok(m) = self.incoming.try_recv() {
             match m {
-                Incoming::Notification(n) => update_text(&n, collect),
+                Incoming::Notification(n) => self.on_notification(&n, call, collect),
                 Incoming::Request(request) => refuse(&request.0, request.1),
             }
         }

@@ -414,6 +414,7 @@ pub fn schema_of<T: schemars::JsonSchema>() -> Value {
         m.remove("$schema");
         m.remove("title");
     }
+    compact_schema(&mut v);
     v
 }
 
@@ -473,7 +474,17 @@ fn compact_node(v: &mut Value, defs: Option<&Value>) {
             }
             m.remove("format");
             m.remove("minimum");
-            m.values_mut().for_each(|c| compact_node(c, defs));
+            m.remove("additionalProperties");
+            for (key, child) in m.iter_mut() {
+                match (key.as_str(), child) {
+                    // The keys of `properties` are parameter names (a parameter may be called
+                    // `format`): only their values are schemas.
+                    ("properties", Value::Object(props)) => {
+                        props.values_mut().for_each(|c| compact_node(c, defs))
+                    }
+                    (_, c) => compact_node(c, defs),
+                }
+            }
         }
         Value::Array(a) => a.iter_mut().for_each(|c| compact_node(c, defs)),
         Value::Null | Value::Bool(_) | Value::Number(_) | Value::String(_) => {}
@@ -517,7 +528,9 @@ mod tests {
                 "a": {"$ref": "#/$defs/A"},
                 "b": {"description": "d", "anyOf": [{"$ref": "#/$defs/A"}, {"type": "null"}]},
                 "n": {"type": ["integer", "null"], "format": "uint", "minimum": 0},
+                "format": {"type": "string", "format": "uri"},
             },
+            "additionalProperties": false,
         });
         compact_schema(&mut v);
         assert_eq!(
@@ -528,6 +541,7 @@ mod tests {
                     "a": {"type": "string", "enum": ["x", "y"]},
                     "b": {"description": "d", "type": "string", "enum": ["x", "y"]},
                     "n": {"type": "integer"},
+                    "format": {"type": "string"},
                 },
             })
         );

@@ -23,8 +23,12 @@ pub struct ReadSkill {
     pub skills: Arc<Catalogue>,
 }
 
-/// The registration (tools/mod.rs).
+/// The registration (tools/mod.rs): only when the session has skills, since the model could
+/// not name one otherwise and the schema is paid for on every request.
 pub fn tool(setup: &Setup<'_>) -> Option<Arc<dyn Tool>> {
+    if setup.skills.is_empty() {
+        return None;
+    }
     Some(Arc::new(ReadSkill {
         skills: Arc::clone(setup.skills),
     }))
