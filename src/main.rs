@@ -626,6 +626,8 @@ async fn one_shot(
             usage: mm::term::repl::usage_delta(&before, &session.usage),
             context: Some(context),
             elapsed: started.elapsed(),
+            // One turn: the mode is the one the command line set, no news to the user.
+            mode: None,
         };
         after.push(mm::term::render::recap_line(&summary, color));
     }

@@ -784,3 +784,29 @@ async fn single_dash_acp_serves_the_protocol_on_stdio() {
     assert_eq!(status.code(), Some(0));
     assert_eq!(lines.next_line().await.unwrap(), None);
 }
+
+#[tokio::test]
+async fn resuming_a_missing_session_says_why_once() {
+    let sb = Sandbox::new();
+    let run = sb
+        .run(
+            Some("http://127.0.0.1:9/v1"),
+            &[
+                "-c",
+                "sessions.enabled=true",
+                "--resume",
+                "nosuch",
+                "-p",
+                "hi",
+            ],
+        )
+        .await;
+    assert_eq!(run.code, Some(1));
+    assert_eq!(
+        run.stderr,
+        format!(
+            "mm: cannot read {}: No such file or directory\n",
+            sb.path(".mm/sessions/nosuch.json").display()
+        )
+    );
+}
