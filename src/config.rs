@@ -4,6 +4,7 @@
 //! then resolved into [`Config`] with defaults and validated values. Config is passed in, never
 //! read from a global.
 
+pub mod edit;
 mod raw;
 mod report;
 mod resolve;
@@ -26,6 +27,8 @@ pub struct Config {
     pub max_steps: u32,
     pub system_prompt: String,
     pub trusted_projects: Vec<PathBuf>,
+    /// Projects the user said "never" for at the trust prompt: not asked again (user layers only).
+    pub distrusted_projects: Vec<PathBuf>,
     pub model: ModelConfig,
     pub acp: AcpConfig,
     pub sessions: SessionsConfig,
@@ -267,6 +270,7 @@ impl Default for Config {
             max_steps: 50,
             system_prompt: String::new(),
             trusted_projects: Vec::new(),
+            distrusted_projects: Vec::new(),
             model: ModelConfig {
                 url: String::new(),
                 name: String::new(),
@@ -385,6 +389,11 @@ pub struct UntrustedProject {
     pub mcp_names: Vec<String>,
     pub lsp_servers: usize,
     pub agents: usize,
+    /// What each ignored entry would run, one line each (`hook preToolCall: guard.sh`, `MCP
+    /// server files: npx -y server .`), for the question that offers to trust the project.
+    pub commands: Vec<String>,
+    /// Listed in `distrustedProjects` (the user answered "never"): not offered again.
+    pub distrusted: bool,
 }
 
 /// The loaded configuration and where each value came from.
@@ -396,7 +405,8 @@ pub struct Loaded {
     pub sources: BTreeMap<String, Source>,
     /// The user's config file, whether or not it exists.
     pub user_file: Option<PathBuf>,
-    /// Set when the project defined commands that were ignored (the banner may offer to trust it).
+    /// Set when the project defined commands that were ignored (the interactive session offers
+    /// to trust it).
     pub untrusted_project: Option<UntrustedProject>,
 }
 
@@ -496,6 +506,11 @@ fn canonical(path: &Path) -> PathBuf {
     std::fs::canonicalize(path).unwrap_or_else(|_| crate::paths::normalize(path))
 }
 
+/// The projects whose own commands run (user layers only).
+pub const TRUSTED_KEY: &str = "trustedProjects";
+/// The projects the user answered "never" for at the trust prompt (user layers only).
+pub const DISTRUSTED_KEY: &str = "distrustedProjects";
+
 /// The keys of the sandbox (`tools.sandbox…`), which only the user's layers set.
 pub const SANDBOX_KEYS: [&str; 3] = ["sandbox", "sandboxWritable", "sandboxRequired"];
 
@@ -511,41 +526,86 @@ fn strip_sandbox(table: &mut toml::Table) -> Vec<String> {
         .collect()
 }
 
-/// Removes the command-defining parts of an untrusted project's layer, counting them.
+/// Removes the command-defining parts of an untrusted project's layer, counting them and saying
+/// what each would run.
 fn strip_commands(table: &mut toml::Table, path: PathBuf) -> UntrustedProject {
-    let count = |v: Option<toml::Value>| match v {
-        Some(toml::Value::Table(t)) => t.len(),
-        _ => 0,
-    };
+    let mut commands = Vec::new();
     let hooks = match table.remove("hooks") {
-        Some(toml::Value::Table(events)) => events
-            .values()
-            .map(|v| v.as_array().map_or(1, Vec::len))
-            .sum(),
-        Some(_) => 1,
+        Some(toml::Value::Table(events)) => {
+            let mut n = 0;
+            for (event, entries) in &events {
+                let entries = match entries {
+                    toml::Value::Array(items) => items.iter().collect(),
+                    other => vec![other],
+                };
+                for entry in entries {
+                    n += 1;
+                    // A hook's command is a line for `sh -c`: shown as written.
+                    let line = match entry.get("command").and_then(toml::Value::as_str) {
+                        Some(command) => command.to_string(),
+                        None => entry.to_string(),
+                    };
+                    commands.push(format!("hook {event}: {line}"));
+                }
+            }
+            n
+        }
+        Some(other) => {
+            commands.push(format!("hooks: {other}"));
+            1
+        }
         None => 0,
     };
-    let agents = count(table.remove("agents"));
-    let mcp_names: Vec<String> = match table.get("mcp") {
-        Some(toml::Value::Table(t)) => match t.get("servers") {
-            Some(toml::Value::Table(s)) => s.keys().cloned().collect(),
-            _ => Vec::new(),
-        },
-        _ => Vec::new(),
+    let named = |removed: Option<toml::Value>, what: &str, commands: &mut Vec<String>| {
+        let Some(toml::Value::Table(entries)) = removed else {
+            return Vec::new();
+        };
+        for (name, entry) in &entries {
+            commands.push(format!("{what} {name}: {}", command_line(entry)));
+        }
+        entries.keys().cloned().collect::<Vec<String>>()
     };
-    let mut servers = |key: &str| match table.get_mut(key) {
-        Some(toml::Value::Table(t)) => count(t.remove("servers")),
-        _ => 0,
+    let servers = |table: &mut toml::Table, key: &str| match table.get_mut(key) {
+        Some(toml::Value::Table(t)) => t.remove("servers"),
+        _ => None,
     };
-    let mcp_servers = servers("mcp");
-    let lsp_servers = servers("lsp");
+    let mcp = servers(table, "mcp");
+    let mcp_names = named(mcp, "MCP server", &mut commands);
+    let lsp = servers(table, "lsp");
+    let lsp_servers = named(lsp, "language server", &mut commands).len();
+    let agents = named(table.remove("agents"), "agent", &mut commands).len();
     UntrustedProject {
         path,
         hooks,
-        mcp_servers,
+        mcp_servers: mcp_names.len(),
         mcp_names,
         lsp_servers,
         agents,
+        commands,
+        distrusted: false,
+    }
+}
+
+/// What a server or agent entry would run: its `command` and `args`, as a shell would read them
+/// (a value of the wrong shape is shown as it is written).
+fn command_line(entry: &toml::Value) -> String {
+    let Some(command) = entry.get("command").and_then(toml::Value::as_str) else {
+        return entry.to_string();
+    };
+    let mut words = vec![crate::paths::shell_quote(command)];
+    if let Some(args) = entry.get("args").and_then(toml::Value::as_array) {
+        words.extend(args.iter().map(|a| match a.as_str() {
+            Some(s) => crate::paths::shell_quote(s),
+            None => a.to_string(),
+        }));
+    }
+    words.join(" ")
+}
+
+impl UntrustedProject {
+    /// The warning that says what was ignored and how to trust the project.
+    pub fn warning(&self, user_file: Option<&Path>, home: Option<&Path>) -> String {
+        untrusted_warning(self, user_file, home)
     }
 }
 
@@ -570,19 +630,29 @@ fn untrusted_warning(
     .filter(|(n, _)| *n > 0)
     .map(|(n, what)| format!("{n} {what}"))
     .collect();
-    let file = match (user_file, home) {
+    let why = if u.distrusted {
+        format!(" (distrustedProjects in {})", shown_file(user_file, home))
+    } else {
+        String::new()
+    };
+    format!(
+        "project {} is not trusted{why}: ignored its {}; trust it with: mm trust {}",
+        u.path.display(),
+        parts.join(", "),
+        crate::paths::shell_quote(&u.path.to_string_lossy())
+    )
+}
+
+/// The user's config file as messages name it: `~/…` under the home folder.
+pub fn shown_file(user_file: Option<&Path>, home: Option<&Path>) -> String {
+    match (user_file, home) {
         (Some(f), Some(h)) => match f.strip_prefix(h) {
             Ok(rest) => format!("~/{}", rest.display()),
             Err(_) => f.display().to_string(),
         },
         (Some(f), None) => f.display().to_string(),
         (None, _) => "your user config".to_string(),
-    };
-    format!(
-        "project {} is not trusted: ignored its {}; add it to trustedProjects in {file}",
-        u.path.display(),
-        parts.join(", ")
-    )
+    }
 }
 
 /// One configuration file's text resolved alone, as `--config FILE` would be with no other
@@ -660,21 +730,33 @@ pub fn load(opts: &LoadOptions) -> Result<Loaded, ConfigError> {
         if !matches!(layer.source, Source::ProjectFile(_)) {
             continue;
         }
-        if layer.table.remove("trustedProjects").is_some() {
+        if layer.table.remove(TRUSTED_KEY).is_some() {
             warnings.push(format!(
                 "trustedProjects is ignored in project files ({}): only the user's config can trust a project",
                 layer.source
             ));
         }
+        if layer.table.remove(DISTRUSTED_KEY).is_some() {
+            warnings.push(format!(
+                "distrustedProjects is ignored in project files ({}): only the user's config says which projects not to trust",
+                layer.source
+            ));
+        }
     }
+    let mut distrusted = Vec::new();
     for layer in &layers {
-        if layer.table.contains_key("trustedProjects") {
-            let sources = BTreeMap::from([("trustedProjects".to_string(), layer.source.clone())]);
-            let r = resolve::Resolver {
-                sources: &sources,
-                home,
-            };
-            trusted = r.trusted_projects(&layer.table)?;
+        for (key, list) in [
+            (TRUSTED_KEY, &mut trusted),
+            (DISTRUSTED_KEY, &mut distrusted),
+        ] {
+            if layer.table.contains_key(key) {
+                let sources = BTreeMap::from([(key.to_string(), layer.source.clone())]);
+                let r = resolve::Resolver {
+                    sources: &sources,
+                    home,
+                };
+                *list = r.projects(&layer.table, key)?;
+            }
         }
     }
     // The sandbox is the user's: the model, which can write the project's files, must not be
@@ -695,11 +777,13 @@ pub fn load(opts: &LoadOptions) -> Result<Loaded, ConfigError> {
     }
     let project = canonical(&opts.cwd);
     let is_trusted = trusted.iter().any(|p| canonical(p) == project);
+    let is_distrusted = distrusted.iter().any(|p| canonical(p) == project);
     let mut untrusted_project = None;
     if !is_trusted {
         for layer in &mut layers {
             if matches!(layer.source, Source::ProjectFile(_)) {
-                let stripped = strip_commands(&mut layer.table, project.clone());
+                let mut stripped = strip_commands(&mut layer.table, project.clone());
+                stripped.distrusted = is_distrusted;
                 if stripped.hooks + stripped.mcp_servers + stripped.lsp_servers + stripped.agents
                     > 0
                 {

@@ -11,6 +11,7 @@
 )]
 
 pub mod config;
+pub mod doctor;
 pub mod engine;
 pub mod event;
 pub mod history;

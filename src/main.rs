@@ -58,9 +58,39 @@ struct Cli {
     /// Print the version.
     #[arg(short = 'V', long)]
     version: bool,
-    /// The prompt (or `config` to show the effective configuration).
+    /// With -p: nothing on stderr but errors (no banner, tool calls, notices, warnings, recap).
+    #[arg(short = 'q', long)]
+    quiet: bool,
+    /// With `doctor`: the report as JSON.
+    #[arg(long)]
+    json: bool,
+    /// The prompt; or `config` (the effective configuration), `doctor` (what works and what to
+    /// fix), `trust [DIR]` (run a project's own commands).
     #[arg(value_name = "PROMPT")]
     words: Vec<String>,
+}
+
+/// The subcommands, written as words (`mm config`): to send one of these words as a prompt,
+/// use `-p`.
+enum Subcommand<'a> {
+    Config,
+    Doctor,
+    /// `mm trust [DIR]`.
+    Trust(Option<&'a str>),
+}
+
+fn subcommand(cli: &Cli) -> Option<Subcommand<'_>> {
+    if cli.prompt.is_some() || cli.acp || cli.ask.is_some() {
+        return None;
+    }
+    let words: Vec<&str> = cli.words.iter().map(String::as_str).collect();
+    match words.as_slice() {
+        ["config"] => Some(Subcommand::Config),
+        ["doctor"] => Some(Subcommand::Doctor),
+        ["trust"] => Some(Subcommand::Trust(None)),
+        ["trust", dir] => Some(Subcommand::Trust(Some(dir))),
+        _ => None,
+    }
 }
 
 fn main() {
@@ -98,29 +128,113 @@ fn run() -> anyhow::Result<i32> {
             .try_init();
     }
     let cwd = std::env::current_dir().context("cannot read the current directory")?;
-    let loaded = load_config(&cli, &cwd)?;
-    if cli.words.len() == 1 && cli.words[0] == "config" && cli.prompt.is_none() {
-        print!("{}", loaded.report());
-        return Ok(0);
+    let opts = load_options(&cli, &cwd)?;
+    // `mm doctor` reports a configuration that does not load as one of its lines.
+    if let Some(Subcommand::Doctor) = subcommand(&cli) {
+        return doctor(&cli, &opts, &cwd);
+    }
+    let loaded = config::load(&opts)?;
+    match subcommand(&cli) {
+        Some(Subcommand::Config) => {
+            print!("{}", loaded.report());
+            return Ok(0);
+        }
+        Some(Subcommand::Trust(dir)) => return trust(&opts, &loaded, &cwd, dir),
+        Some(Subcommand::Doctor) | None => {}
     }
     // Before anything starts: with tools.sandboxRequired, a fence the kernel cannot enforce
     // whole is an error.
     let sandbox = mm::sandbox::Sandbox::new(&loaded.config, sandbox_places(&cli, &cwd, &loaded));
     sandbox.require(loaded.config.tools.sandbox_required)?;
-    let config = Arc::new(loaded.config);
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .context("cannot start the async runtime")?;
-    let result = runtime.block_on(async_main(cli, config, cwd, sandbox));
+    let runtime = runtime()?;
+    let result = runtime.block_on(async_main(cli, loaded, opts, cwd, sandbox));
     // A read of stdin may still be parked on a blocking thread (ACP mode after a signal, for
     // one): do not wait for it. Everything that matters was awaited above.
     runtime.shutdown_background();
     result
 }
 
-fn load_config(cli: &Cli, cwd: &std::path::Path) -> anyhow::Result<Loaded> {
+fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .context("cannot start the async runtime")
+}
+
+/// `mm doctor [--json]`: what works and what to fix; exit 0 when everything mm needs works.
+fn doctor(cli: &Cli, opts: &LoadOptions, cwd: &std::path::Path) -> anyhow::Result<i32> {
+    let loaded = config::load(opts);
+    let sandbox = loaded
+        .as_ref()
+        .ok()
+        .map(|l| mm::sandbox::Sandbox::new(&l.config, sandbox_places(cli, cwd, l)));
+    let setup = mm::doctor::Setup {
+        loaded: loaded.as_ref(),
+        config_file: cli.config.as_deref(),
+        cwd,
+        home: opts.home.as_deref(),
+        sandbox: sandbox.as_ref(),
+        client: Default::default(),
+    };
+    let color = TermOptions::from_env().color;
+    let runtime = runtime()?;
+    let mut out = std::io::stdout();
+    let code = runtime.block_on(async {
+        if cli.json {
+            mm::doctor::print_json(&setup, &mut out).await
+        } else {
+            mm::doctor::print_text(&setup, &mut out, color).await
+        }
+    });
+    runtime.shutdown_background();
+    Ok(code)
+}
+
+/// `mm trust [DIR]`: adds the project (the cwd by default) to `trustedProjects` in the user's
+/// file, which keeps its comments and layout.
+fn trust(
+    opts: &LoadOptions,
+    loaded: &Loaded,
+    cwd: &std::path::Path,
+    dir: Option<&str>,
+) -> anyhow::Result<i32> {
+    let given = match dir {
+        Some(dir) => mm::paths::resolve(cwd, dir),
+        None => cwd.to_path_buf(),
+    };
+    let path = std::fs::canonicalize(&given)
+        .with_context(|| format!("trust: cannot find {}", given.display()))?;
+    if !path.is_dir() {
+        anyhow::bail!("trust: {} is not a folder", path.display());
+    }
+    let home = opts.home.as_deref();
+    let user_file = loaded.user_file.as_deref();
+    let shown = config::shown_file(user_file, home);
+    let outcome = config::edit::trust(user_file, home, &path).context("trust")?;
+    match outcome {
+        config::edit::Outcome::Changed => println!(
+            "trusted {}: its own hooks, MCP servers, language servers and agents run from now on (trustedProjects in {shown})",
+            path.display()
+        ),
+        config::edit::Outcome::Already => println!(
+            "{} is already trusted (trustedProjects in {shown})",
+            path.display()
+        ),
+    }
+    Ok(0)
+}
+
+/// The interactive session: stdin a terminal and nothing to do but talk.
+fn interactive(cli: &Cli) -> bool {
+    !cli.acp
+        && cli.ask.is_none()
+        && cli.prompt.is_none()
+        && cli.words.is_empty()
+        && std::io::stdin().is_terminal()
+}
+
+fn load_options(cli: &Cli, cwd: &std::path::Path) -> anyhow::Result<LoadOptions> {
     let env: BTreeMap<String, String> = std::env::vars()
         .filter(|(k, _)| k.starts_with("MM_"))
         .collect();
@@ -135,7 +249,7 @@ fn load_config(cli: &Cli, cwd: &std::path::Path) -> anyhow::Result<Loaded> {
     } else {
         None
     };
-    let opts = LoadOptions {
+    Ok(LoadOptions {
         cwd: cwd.to_path_buf(),
         home: mm::paths::home(),
         xdg_config_home: std::env::var_os("XDG_CONFIG_HOME")
@@ -150,8 +264,7 @@ fn load_config(cli: &Cli, cwd: &std::path::Path) -> anyhow::Result<Loaded> {
             yolo,
             sandbox: cli.sandbox.clone(),
         },
-    };
-    Ok(config::load(&opts)?)
+    })
 }
 
 /// The places the sandbox needs that the configuration does not hold: the temp folders, and
@@ -173,10 +286,27 @@ fn sandbox_places(cli: &Cli, cwd: &std::path::Path, loaded: &Loaded) -> mm::sand
 
 async fn async_main(
     cli: Cli,
-    config: Arc<config::Config>,
+    loaded: Loaded,
+    opts: LoadOptions,
     cwd: PathBuf,
     sandbox: mm::sandbox::Sandbox,
 ) -> anyhow::Result<i32> {
+    let stop = CancellationToken::new();
+    // The interactive session takes the terminal (and the signals) first: whether to trust a
+    // project whose own commands were skipped is asked before anything starts, so a "trust"
+    // works at once.
+    let terminal = match interactive(&cli) {
+        true => Some((mm::term::Terminal::enter(), watch_signals(&stop, false)?)),
+        false => None,
+    };
+    let loaded = match &terminal {
+        Some((t, _)) => {
+            let color = TermOptions::from_env().color;
+            mm::term::trust::offer(t, loaded, &opts, color, &stop).await
+        }
+        None => loaded,
+    };
+    let config = Arc::new(loaded.config);
     let model = Arc::new(OpenAiClient::new(&config.model, config.context_window));
     let env = Environment {
         home: mm::paths::home(),
@@ -199,8 +329,7 @@ async fn async_main(
     // One way out for every front end: a signal (or stdin's end, in ACP mode) fires `stop`; the
     // front end cancels its running turn and waits for it (the session is saved), then every
     // child still running is stopped and reaped here.
-    let stop = CancellationToken::new();
-    let result = front_end(&cli, &engine, config, cwd, &stop).await;
+    let result = front_end(&cli, &engine, config, cwd, &stop, terminal).await;
     engine.processes.shutdown().await;
     result
 }
@@ -244,6 +373,7 @@ async fn front_end(
     config: Arc<config::Config>,
     cwd: PathBuf,
     stop: &CancellationToken,
+    terminal: Option<(mm::term::Terminal, Signalled)>,
 ) -> anyhow::Result<i32> {
     let engine = Arc::clone(engine);
     if cli.acp {
@@ -296,7 +426,10 @@ async fn front_end(
     };
 
     let interactive = prompt.is_none();
-    let signalled = watch_signals(stop, !interactive)?;
+    let (terminal, signalled) = match terminal {
+        Some((terminal, signalled)) => (Some(terminal), signalled),
+        None => (None, watch_signals(stop, !interactive)?),
+    };
     let code = match prompt {
         Some(text) => {
             one_shot(
@@ -315,7 +448,17 @@ async fn front_end(
             let quiet = QuietFrontend;
             let session = open_session(&engine, &config, cwd, cli, &quiet).await?;
             let banner = banner_for(&engine, &session);
-            mm::term::run_interactive(engine, config, session, banner, options, stop.clone()).await
+            let terminal = terminal.unwrap_or_else(mm::term::Terminal::enter);
+            mm::term::run_interactive(
+                terminal,
+                engine,
+                config,
+                session,
+                banner,
+                options,
+                stop.clone(),
+            )
+            .await
         }
     };
     Ok(match signalled.load(std::sync::atomic::Ordering::SeqCst) {
@@ -435,17 +578,17 @@ async fn one_shot(
     options: &TermOptions,
     stop: &CancellationToken,
 ) -> anyhow::Result<i32> {
-    let frontend = OneShotFrontend::new(options.color_stderr, stdin_terminal);
+    let quiet = cli.quiet;
+    let color = options.color_stderr;
+    let frontend = OneShotFrontend::new(color, stdin_terminal).quiet(quiet);
     let mut session = open_session(&engine, &config, cwd, cli, &frontend).await?;
     let banner = banner_for(&engine, &session);
     frontend.banner_model(banner.model_named());
-    for line in mm::term::banner::banner_lines(&banner, options.color_stderr) {
-        eprintln!("{line}");
-    }
+    // Everything on stderr but errors is activity, which -q hides.
+    let mut activity: Vec<String> = Vec::new();
+    activity.extend(mm::term::banner::banner_lines(&banner, color));
     if options.reopened {
-        for line in mm::term::sessions::reopened(&engine, &session, options.color_stderr) {
-            eprintln!("{line}");
-        }
+        activity.extend(mm::term::sessions::reopened(&engine, &session, color));
     }
     // `@missing` and `$nosuch` are left out of the prompt: say so, and the prompt still goes.
     let skills: Vec<String> = session
@@ -455,34 +598,58 @@ async fn one_shot(
         .map(|s| s.name.clone())
         .collect();
     for notice in mm::term::input::unresolved(&text, &session.cwd, &skills) {
-        eprintln!("{}", mm::term::style::dim(options.color_stderr, &notice));
+        activity.push(mm::term::style::dim(color, &notice));
+    }
+    if !quiet {
+        for line in activity {
+            eprintln!("{line}");
+        }
     }
     // The model line comes from the engine (`Event::ModelDetected`) before the first call.
     // Ctrl-C (and SIGTERM, SIGHUP) cancel the turn: main.rs watches them.
     let cancel = stop.child_token();
+    let before = session.usage;
+    let started = std::time::Instant::now();
     let outcome = engine
         .prompt(&mut session, &text, &[], &frontend, &cancel)
         .await;
     frontend.finish();
-    // A small window is worth a word only once a turn has used over half of it.
-    if let Some(context) = frontend
+    let mut after: Vec<String> = Vec::new();
+    // How the turn went, as the interactive session says it after each turn.
+    let context = frontend
         .context()
-        .filter(|c| mm::term::banner::small_window_filling(*c))
-    {
+        .unwrap_or_else(|| engine.context_usage(&session));
+    // A failure's own line says how it went.
+    if outcome.recap.is_some() && outcome.stop.is_ok() {
+        let summary = mm::term::render::TurnSummary {
+            recap: outcome.recap,
+            usage: mm::term::repl::usage_delta(&before, &session.usage),
+            context: Some(context),
+            elapsed: started.elapsed(),
+            // One turn: the mode is the one the command line set, no news to the user.
+            mode: None,
+        };
+        after.push(mm::term::render::recap_line(&summary, color));
+    }
+    // A small window is worth a word only once a turn has used over half of it.
+    if mm::term::banner::small_window_filling(context) {
         let kind = engine.model.server_kind().await;
-        if let Some(warning) =
-            mm::term::banner::small_window_warning(context, kind, options.color_stderr)
-        {
-            eprintln!("{warning}");
+        after.extend(mm::term::banner::small_window_warning(context, kind, color));
+    }
+    if let Ok(StopReason::MaxTokens) = outcome.stop {
+        after.push("[stopped: the answer reached the model.maxTokens limit]".to_string());
+    }
+    if !quiet {
+        for line in after {
+            eprintln!("{line}");
         }
+    } else if let Err(e) = &outcome.stop {
+        // The engine's error line went to the front end, which -q keeps quiet.
+        eprintln!("[error: {e}]");
     }
     Ok(match outcome.stop {
         Ok(StopReason::EndTurn) => 0,
-        Ok(StopReason::MaxTokens) => {
-            eprintln!("[stopped: the answer reached the model.maxTokens limit]");
-            2
-        }
-        Ok(StopReason::MaxTurnRequests) => 2,
+        Ok(StopReason::MaxTokens | StopReason::MaxTurnRequests) => 2,
         Ok(StopReason::Cancelled) => 130,
         Err(_) => 1,
     })

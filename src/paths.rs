@@ -42,9 +42,31 @@ pub fn home() -> Option<PathBuf> {
         .map(PathBuf::from)
 }
 
+/// A word as a shell reads it back: as it is when it holds only safe characters, else in
+/// single quotes (`'it'\''s'`). For lines the user may copy (`mm trust '/my project'`).
+pub fn shell_quote(word: &str) -> String {
+    let safe = !word.is_empty()
+        && word
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "/._-+=:,@%^".contains(c));
+    if safe {
+        word.to_string()
+    } else {
+        format!("'{}'", word.replace('\'', "'\\''"))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn shell_quote_leaves_plain_words_alone() {
+        assert_eq!(shell_quote("/home/u/my-project"), "/home/u/my-project");
+        assert_eq!(shell_quote("/home/u/my project"), "'/home/u/my project'");
+        assert_eq!(shell_quote("it's"), "'it'\\''s'");
+        assert_eq!(shell_quote(""), "''");
+    }
 
     #[test]
     fn relative_absolute_and_dots() {

@@ -194,8 +194,11 @@ fn write_new(path: &Path, bytes: &[u8]) -> io::Result<()> {
 pub enum LoadError {
     #[error(transparent)]
     InvalidId(#[from] InvalidId),
-    #[error("cannot read {}: {}", path.display(), os_reason(source))]
-    Read { path: PathBuf, source: io::Error },
+    /// `err`, not `source`: the message already says why, and a source would be printed again
+    /// by anything that prints the chain (`mm: cannot read …: No such file or directory: No such
+    /// file or directory (os error 2)`).
+    #[error("cannot read {}: {}", path.display(), os_reason(err))]
+    Read { path: PathBuf, err: io::Error },
     #[error("{} is not a session file: {reason}", path.display())]
     NotSession { path: PathBuf, reason: String },
     #[error("{} has version {version}, this mm reads version {VERSION}", path.display())]
@@ -205,7 +208,7 @@ pub enum LoadError {
 impl LoadError {
     /// No file for that id.
     pub fn is_not_found(&self) -> bool {
-        matches!(self, LoadError::Read { source, .. } if source.kind() == io::ErrorKind::NotFound)
+        matches!(self, LoadError::Read { err, .. } if err.kind() == io::ErrorKind::NotFound)
     }
 }
 
@@ -223,9 +226,9 @@ fn os_reason(e: &io::Error) -> String {
 pub fn load(dir: &Path, id: &str) -> Result<SessionFile, LoadError> {
     validate_id(id)?;
     let path = file_path(dir, id);
-    let bytes = fs::read(&path).map_err(|source| LoadError::Read {
+    let bytes = fs::read(&path).map_err(|err| LoadError::Read {
         path: path.clone(),
-        source,
+        err,
     })?;
     parse(&path, &bytes)
 }
@@ -259,7 +262,7 @@ pub fn parse(path: &Path, bytes: &[u8]) -> Result<SessionFile, LoadError> {
 pub fn delete(dir: &Path, id: &str) -> Result<(), LoadError> {
     validate_id(id)?;
     let path = file_path(dir, id);
-    fs::remove_file(&path).map_err(|source| LoadError::Read { path, source })
+    fs::remove_file(&path).map_err(|err| LoadError::Read { path, err })
 }
 
 /// What a session list shows of a file: read from its start up to the messages.
@@ -276,9 +279,9 @@ pub struct SessionHeader {
 /// another field order): the bytes a list needs, whatever the length of the history.
 pub fn read_header(path: &Path) -> Result<SessionHeader, LoadError> {
     use serde::de::Deserializer as _;
-    let read_error = |source| LoadError::Read {
+    let read_error = |err| LoadError::Read {
         path: path.to_path_buf(),
-        source,
+        err,
     };
     let file = File::open(path).map_err(read_error)?;
     let mut fields = HeaderFields::default();

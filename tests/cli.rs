@@ -48,12 +48,35 @@ fn assert_code(run: &Run, code: i32) {
     );
 }
 
+/// The line that ends a turn that did not fail: `1.2k in / 34 out · ctx 4% of 32k · 0.4s`.
+fn is_recap(line: &str) -> bool {
+    regex::Regex::new(r"^(.+ · )?\d+\.\ds$")
+        .unwrap()
+        .is_match(line)
+}
+
+/// The lines of stderr, the recap line that ends them checked and left out.
+fn without_recap(run: &Run) -> Vec<&str> {
+    let mut lines: Vec<&str> = run.stderr.lines().collect();
+    let last = lines.pop().unwrap_or_default();
+    assert!(is_recap(last), "no recap line at the end:\n{}", run.stderr);
+    lines
+}
+
 /// The lines of stderr after the banner (its three lines, and the model line when the server
-/// was found).
+/// was found), without the recap line.
 fn activity(run: &Run) -> Vec<&str> {
-    let mut lines = run.stderr.lines().skip(3).peekable();
-    lines.next_if(|l| l.starts_with("model fake-model at "));
-    lines.collect()
+    let mut lines: Vec<&str> = run.stderr.lines().skip(3).collect();
+    if lines
+        .first()
+        .is_some_and(|l| l.starts_with("model fake-model at "))
+    {
+        lines.remove(0);
+    }
+    if lines.last().is_some_and(|l| is_recap(l)) {
+        lines.pop();
+    }
+    lines
 }
 
 // ------------------------------------------------------------------ one-shot prompts
@@ -66,7 +89,7 @@ async fn p_streams_the_answer_on_stdout_and_the_banner_on_stderr() {
     let run = sb.run(Some(&url), &["-p", "say hello"]).await;
     assert_code(&run, 0);
     assert_eq!(run.stdout, "Hello from the fake model.\n");
-    let banner: Vec<&str> = run.stderr.lines().collect();
+    let banner: Vec<&str> = without_recap(&run);
     assert_eq!(
         banner,
         vec![
@@ -415,7 +438,7 @@ async fn p_names_the_model_once_when_mm_model_is_set() {
     let run = finish_within(command.spawn().unwrap(), sb.limit).await;
     assert_code(&run, 0);
     assert_eq!(
-        run.stderr.lines().collect::<Vec<_>>(),
+        without_recap(&run),
         vec![
             "mm v0.1.0",
             &format!("model fake-model at {url}"),
@@ -760,4 +783,30 @@ async fn single_dash_acp_serves_the_protocol_on_stdio() {
         .unwrap();
     assert_eq!(status.code(), Some(0));
     assert_eq!(lines.next_line().await.unwrap(), None);
+}
+
+#[tokio::test]
+async fn resuming_a_missing_session_says_why_once() {
+    let sb = Sandbox::new();
+    let run = sb
+        .run(
+            Some("http://127.0.0.1:9/v1"),
+            &[
+                "-c",
+                "sessions.enabled=true",
+                "--resume",
+                "nosuch",
+                "-p",
+                "hi",
+            ],
+        )
+        .await;
+    assert_eq!(run.code, Some(1));
+    assert_eq!(
+        run.stderr,
+        format!(
+            "mm: cannot read {}: No such file or directory\n",
+            sb.path(".mm/sessions/nosuch.json").display()
+        )
+    );
 }

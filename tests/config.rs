@@ -374,7 +374,8 @@ fn unknown_keys_are_warnings_naming_key_and_file() {
             ),
             "unknown key \"maxStep\" in -c".to_string(),
             format!(
-                "project {} is not trusted: ignored its 1 hook(s); add it to trustedProjects in ~/.config/mm/config.toml",
+                "project {} is not trusted: ignored its 1 hook(s); trust it with: mm trust {}",
+                w.cwd().display(),
                 w.cwd().display()
             ),
         ]
@@ -549,7 +550,8 @@ fn an_untrusted_project_runs_none_of_its_commands() {
                 w.project_file().display()
             ),
             format!(
-                "project {} is not trusted: ignored its 2 hook(s), 1 MCP server(s) (files), 1 language server(s), 1 agent(s); add it to trustedProjects in ~/.config/mm/config.toml",
+                "project {} is not trusted: ignored its 2 hook(s), 1 MCP server(s) (files), 1 language server(s), 1 agent(s); trust it with: mm trust {}",
+                w.cwd().display(),
                 w.cwd().display()
             ),
         ]
@@ -562,8 +564,50 @@ fn an_untrusted_project_runs_none_of_its_commands() {
             mcp_servers: 1,
             mcp_names: vec!["files".to_string()],
             lsp_servers: 1,
-            agents: 1
+            agents: 1,
+            commands: vec![
+                "hook preToolCall: guard.sh".to_string(),
+                "hook sessionStart: start.sh".to_string(),
+                "MCP server files: npx".to_string(),
+                "language server python: pylsp".to_string(),
+                "agent reviewer: mm -acp".to_string(),
+            ],
+            distrusted: false,
         })
+    );
+}
+
+#[test]
+fn a_distrusted_project_is_not_offered_again_and_says_how_to_trust_it() {
+    let w = World::new();
+    w.write_user(&format!(
+        "distrustedProjects = [\"{}\"]\n",
+        w.cwd().display()
+    ));
+    w.write_project(
+        "distrustedProjects = [\"/elsewhere\"]\n[mcp.servers.files]\ncommand = \"my server\"\nargs = [\"--root\", \"a b\"]\n",
+    );
+    let loaded = w.load();
+    let untrusted = loaded.untrusted_project.unwrap();
+    assert!(untrusted.distrusted);
+    assert_eq!(
+        untrusted.commands,
+        vec!["MCP server files: 'my server' --root 'a b'".to_string()]
+    );
+    assert_eq!(loaded.config.distrusted_projects, vec![w.cwd()]);
+    assert_eq!(
+        loaded.config.warnings,
+        vec![
+            format!(
+                "distrustedProjects is ignored in project files ({}): only the user's config says which projects not to trust",
+                w.project_file().display()
+            ),
+            format!(
+                "project {} is not trusted (distrustedProjects in ~/.config/mm/config.toml): ignored its 1 MCP server(s) (files); trust it with: mm trust {}",
+                w.cwd().display(),
+                w.cwd().display()
+            ),
+        ]
     );
 }
 
@@ -646,6 +690,7 @@ contextWindow = 0                           # default
 maxSteps = 50                               # default
 systemPrompt = ""                           # default
 trustedProjects = ["/nowhere"]              # {u}
+distrustedProjects = []                     # default
 model.url = "http://127.0.0.1:8080/v1"      # --url
 model.name = "qwen"                         # env MM_MODEL
 model.apiKey = ****wxyz                     # {u}

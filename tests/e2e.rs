@@ -227,6 +227,104 @@ async fn continue_resumes_the_session_and_a_small_window_compresses_it() {
     assert_eq!(read_json(file)["id"], after_first["id"]);
 }
 
+/// `mm doctor` against SmolLM2-135M: the server, the model, streaming and the prompt cache
+/// work; the window (the script's 8192) is small; the model never calls a tool — it answers
+/// in prose even with `tool_choice: "required"`, although llama-server's template has tool
+/// calls — so the doctor fails and says so.
+#[tokio::test]
+async fn doctor_reports_what_the_tiny_model_can_and_cannot_do() {
+    let Some(url) = common::e2e_url("doctor_reports_what_the_tiny_model_can_and_cannot_do") else {
+        return;
+    };
+    let sb = Sandbox::with_limit(E2E_LIMIT);
+    let run = sb
+        .run(Some(&url), &["doctor", "-c", "model.temperature=0"])
+        .await;
+    assert_code(&run, 1);
+    let lines: Vec<&str> = run.stdout.lines().collect();
+    let timeless = regex::Regex::new(r"\d+\.\ds").unwrap();
+    let cached = regex::Regex::new(
+        r"^✓ prompt cache: [1-9]\d* of [1-9]\d* prompt tokens cached on a repeated request$",
+    )
+    .unwrap();
+    assert_eq!(
+        lines[2..4],
+        [
+            format!("✓ server: llama.cpp at {url} (model.url, set by env MM_MODEL_URL)").as_str(),
+            "✓ model: smollm2-135m-instruct",
+        ],
+        "{}",
+        run.stdout
+    );
+    assert!(
+        regex::Regex::new(r"^✓ streaming: \d+ tokens in N\.Ns \(first after N\.Ns\)$")
+            .unwrap()
+            .is_match(&timeless.replace_all(lines[4], "N.Ns")),
+        "{}",
+        run.stdout
+    );
+    assert_eq!(
+        lines[5..7],
+        [
+            "! context window: 8192 tokens: small for an agent, long sessions are compressed often",
+            "  fix: restart llama-server with a larger context, e.g. `-c 32768`",
+        ],
+        "{}",
+        run.stdout
+    );
+    assert!(
+        lines[7].starts_with("✗ tool calls: the model answered with text, not a call: \""),
+        "{}",
+        run.stdout
+    );
+    assert_eq!(
+        lines[8],
+        "  fix: llama-server parses tool calls with this chat template, but the model does not make them: use a model trained for tool calls"
+    );
+    assert!(cached.is_match(lines[9]), "{}", run.stdout);
+    assert_eq!(lines.last(), Some(&"mm needs a fix: tool calls"));
+}
+
+/// The README's quick start on a fresh machine: `scripts/local-model.sh start` serves on its
+/// default port, and `mm -p` finds it with no variable set. Runs only when the end-to-end
+/// server is the script's default one and no server on a usual port would be found first.
+#[tokio::test]
+async fn the_quick_start_finds_the_script_s_server_with_nothing_set() {
+    let test = "the_quick_start_finds_the_script_s_server_with_nothing_set";
+    let Some(url) = common::e2e_url(test) else {
+        return;
+    };
+    let default = "http://127.0.0.1:8089/v1";
+    if url.trim_end_matches('/') != default {
+        eprintln!("{test}: skipped, the end-to-end server is at {url}, not the script's {default}");
+        return;
+    }
+    // Detection prefers these ports: a server there would be found instead.
+    let earlier = [8080u16, 11434, 1234, 12434, 8000];
+    let taken: Vec<u16> = earlier
+        .into_iter()
+        .filter(|port| {
+            let addr = std::net::SocketAddr::from(([127, 0, 0, 1], *port));
+            std::net::TcpStream::connect_timeout(&addr, Duration::from_millis(200)).is_ok()
+        })
+        .collect();
+    if !taken.is_empty() {
+        eprintln!("{test}: skipped, a server on port(s) {taken:?} would be found first");
+        return;
+    }
+    let sb = Sandbox::with_limit(E2E_LIMIT);
+    // No MM_MODEL_URL, no configuration: only what detection finds.
+    let run = sb.run(None, &args(&["-p", "Say hello."])).await;
+    assert_turn_ended(&run);
+    assert!(
+        run.stderr
+            .lines()
+            .any(|l| l == format!("model smollm2-135m-instruct at {default} · context window 8k")),
+        "{}",
+        run.stderr
+    );
+}
+
 /// One attempt at the poem below: (the answer shown, the run, the time from its first byte to
 /// the exit, the answer kept in the session).
 async fn poem(url: &str) -> (String, Run, Duration, String) {
@@ -286,7 +384,8 @@ async fn a_model_that_repeats_itself_is_stopped_within_seconds() {
     const STOP: &str = "[stopped: the model repeated itself]";
     for _attempt in 0..3 {
         let (shown, run, took, kept) = poem(&url).await;
-        let last = run.stderr.lines().last();
+        // The line before the turn's recap line, which ends stderr.
+        let last = run.stderr.lines().rev().nth(1);
         if last != Some(STOP) {
             assert!(
                 matches!(run.code, Some(0 | 2)),

@@ -148,7 +148,8 @@ async fn an_untrusted_project_s_servers_are_named_in_the_banner_and_not_started(
     let run = sb.run(Some(&server.url()), &["-p", "hi"]).await;
     assert_eq!(run.code, Some(0), "{}", run.stderr);
     let expected = format!(
-        "warning: project {} is not trusted: ignored its 1 MCP server(s) (files); add it to trustedProjects in ~/.config/mm/config.toml",
+        "warning: project {} is not trusted: ignored its 1 MCP server(s) (files); trust it with: mm trust {}",
+        sb.dir().display(),
         sb.dir().display()
     );
     assert!(run.stderr.lines().any(|l| l == expected), "{}", run.stderr);

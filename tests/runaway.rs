@@ -77,6 +77,17 @@ fn stored(sb: &Sandbox) -> Vec<(String, String)> {
         .collect()
 }
 
+/// The line before the turn's recap (`ctx 3% of 32k · 0.0s`), which ends -p's stderr.
+fn stop_line(run: &Run) -> Option<&str> {
+    let mut lines = run.stderr.lines().rev();
+    let recap = lines.next()?;
+    assert!(
+        recap.starts_with("ctx "),
+        "no recap line at the end: {recap}"
+    );
+    lines.next()
+}
+
 fn roles(messages: &[(String, String)]) -> Vec<&str> {
     messages.iter().map(|(r, _)| r.as_str()).collect()
 }
@@ -101,7 +112,7 @@ async fn p_stops_a_phrase_repeated_thousands_of_times_and_stores_it_once() {
         run.stdout
     );
     assert!(run.stdout.len() < 400, "{}", run.stdout);
-    assert_eq!(run.stderr.lines().last(), Some(STOP_LINE), "{}", run.stderr);
+    assert_eq!(stop_line(&run), Some(STOP_LINE), "{}", run.stderr);
     // What is kept for the next request: up to the first occurrence.
     let messages = stored(&sb);
     assert_eq!(roles(&messages), ["system", "user", "assistant"]);
@@ -124,7 +135,7 @@ async fn p_stops_reasoning_that_goes_round_in_circles() {
     assert_code(&run, 0);
     assert_stopped_early(&server, 1000).await;
     assert_eq!(run.stdout, "");
-    assert_eq!(run.stderr.lines().last(), Some(STOP_LINE), "{}", run.stderr);
+    assert_eq!(stop_line(&run), Some(STOP_LINE), "{}", run.stderr);
     // No answer at all: the question goes too, as after a failure.
     for file in sb.session_files() {
         let session = common::mm_run::read_json(&file);
@@ -157,7 +168,7 @@ async fn p_stops_a_tool_call_whose_arguments_loop_and_does_not_run_it() {
     assert_code(&run, 0);
     // Arguments are code: the run must fill repeatCount × repeatSpan characters (125 phrases).
     assert_stopped_early(&server, 1200).await;
-    assert_eq!(run.stderr.lines().last(), Some(STOP_LINE), "{}", run.stderr);
+    assert_eq!(stop_line(&run), Some(STOP_LINE), "{}", run.stderr);
     assert!(!sb.path("story.txt").exists(), "the call ran");
     let messages = stored(&sb);
     assert_eq!(roles(&messages), ["system", "user", "assistant"]);

@@ -104,6 +104,7 @@ const ROOT: Shape = Shape::Table(&[
     ("maxSteps", Shape::Leaf),
     ("systemPrompt", Shape::Str),
     ("trustedProjects", Shape::Leaf),
+    ("distrustedProjects", Shape::Leaf),
     (
         "model",
         Shape::Table(&[

@@ -101,6 +101,11 @@ pub(super) fn report(loaded: &Loaded) -> String {
     add(&mut lines, "maxSteps", c.max_steps.to_string());
     add(&mut lines, "systemPrompt", quote(&c.system_prompt));
     add(&mut lines, "trustedProjects", paths(&c.trusted_projects));
+    add(
+        &mut lines,
+        "distrustedProjects",
+        paths(&c.distrusted_projects),
+    );
     add(&mut lines, "model.url", quote(&c.model.url));
     add(&mut lines, "model.name", quote(&c.model.name));
     add(&mut lines, "model.apiKey", mask(&c.model.api_key));

@@ -197,13 +197,13 @@ impl Resolver<'_> {
             .map(|list| list.iter().map(|p| self.expand(p)).collect()))
     }
 
-    /// `trustedProjects`: absolute paths (after `~/` expansion).
-    pub(super) fn trusted_projects(&self, root: &Table) -> Result<Vec<PathBuf>, ConfigError> {
-        let list = self.paths(root, "", "trustedProjects")?.unwrap_or_default();
+    /// `trustedProjects`, `distrustedProjects`: absolute paths (after `~/` expansion).
+    pub(super) fn projects(&self, root: &Table, key: &str) -> Result<Vec<PathBuf>, ConfigError> {
+        let list = self.paths(root, "", key)?.unwrap_or_default();
         for (i, path) in list.iter().enumerate() {
             if !path.is_absolute() {
                 return Err(self.invalid(
-                    &format!("trustedProjects[{i}]"),
+                    &format!("{key}[{i}]"),
                     format!(
                         "must be an absolute path, got {}",
                         quote(&path.to_string_lossy())
@@ -361,7 +361,8 @@ impl Resolver<'_> {
         if let Some(v) = self.string(root, "", "systemPrompt")? {
             c.system_prompt = v;
         }
-        c.trusted_projects = self.trusted_projects(root)?;
+        c.trusted_projects = self.projects(root, super::TRUSTED_KEY)?;
+        c.distrusted_projects = self.projects(root, super::DISTRUSTED_KEY)?;
 
         if let Some(m) = self.table(root, "", "model")? {
             let p = "model";

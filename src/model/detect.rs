@@ -179,14 +179,22 @@ impl Prober {
     }
 }
 
-fn no_server_message(candidates: &[(ServerKind, String)]) -> String {
+/// What to do when no server was found.
+pub const NO_SERVER_FIX: &str = "start one, e.g. `llama-server -m model.gguf --port 8080 --jinja` or `ollama serve`, or set MM_MODEL_URL / --url";
+
+/// The addresses probed, each with the server expected there.
+pub fn tried(candidates: &[(ServerKind, String)]) -> String {
     let tried: Vec<String> = candidates
         .iter()
         .map(|(kind, url)| format!("{url} ({})", kind.label()))
         .collect();
+    tried.join(", ")
+}
+
+fn no_server_message(candidates: &[(ServerKind, String)]) -> String {
     format!(
-        "no model server found (tried {}); start one, e.g. `llama-server -m model.gguf --port 8080 --jinja` or `ollama serve`, or set MM_MODEL_URL / --url",
-        tried.join(", ")
+        "no model server found (tried {}); {NO_SERVER_FIX}",
+        tried(candidates)
     )
 }
 

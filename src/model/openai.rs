@@ -102,6 +102,79 @@ impl OpenAiClient {
             .get()
             .map_or(ServerKind::Unknown, |d| d.kind)
     }
+
+    /// Waits for detection (it starts if it has not) and returns what it found.
+    pub async fn detected(&self, cancel: &CancellationToken) -> Result<Detected, ModelError> {
+        or_cancel(cancel, self.inner.detection()).await?.cloned()
+    }
+
+    /// `GET {server root}{path}` (the server's own endpoints: llama.cpp `/props`, Ollama
+    /// `/api/ps`) within `timeout`; `None` unless it answers 200 with JSON.
+    pub async fn get_native(
+        &self,
+        path: &str,
+        timeout: Duration,
+        cancel: &CancellationToken,
+    ) -> Option<Value> {
+        let detected = or_cancel(cancel, self.inner.detection()).await.ok()?.ok()?;
+        let mut prober = self.inner.prober().ok()?;
+        prober.timeout = timeout;
+        let url = format!("{}{path}", detected.root);
+        or_cancel(cancel, prober.get(&url)).await.ok()?
+    }
+
+    /// One request shaped by the caller (`mm doctor`): its own messages, tools, `tool_choice`
+    /// and `max_tokens`, streamed or not. The answer is read as [`ModelClient::chat`] reads it,
+    /// except that tool calls written as text are left in the text: the caller sees what the
+    /// server sent.
+    pub async fn raw_chat(
+        &self,
+        request: &RawRequest,
+        on_event: &(dyn Fn(StreamEvent) + Send + Sync),
+        cancel: &CancellationToken,
+    ) -> Result<ModelResponse, ModelError> {
+        let inner = &self.inner;
+        let detected = or_cancel(cancel, inner.detection()).await??;
+        let mut body = inner.body(
+            &detected.name,
+            &request.messages,
+            &request.tools,
+            request.stream,
+        );
+        if let Some(choice) = &request.tool_choice {
+            body["tool_choice"] = choice.clone();
+        }
+        if let Some(n) = request.max_tokens {
+            body["max_tokens"] = json!(n);
+        }
+        let result = async {
+            let response = inner.send(&detected.url, &body, cancel).await?;
+            // No text-call names: a call written as text stays in the text.
+            let reading = ChatRequest::default();
+            inner
+                .read_stream(response, &reading, on_event, cancel)
+                .await
+        }
+        .await;
+        if !cancel.is_cancelled() {
+            inner.learn_window(detected, &result).await;
+        }
+        result
+    }
+}
+
+/// A request for [`OpenAiClient::raw_chat`].
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct RawRequest {
+    /// In the wire shape.
+    pub messages: Vec<Value>,
+    /// In the wire shape (`{"type": "function", "function": {…}}`).
+    pub tools: Vec<Value>,
+    /// Sent as it is when set (`"required"`, `{"type": "function", …}`).
+    pub tool_choice: Option<Value>,
+    /// Replaces `model.maxTokens` for this request.
+    pub max_tokens: Option<u64>,
+    pub stream: bool,
 }
 
 /// A future raced against cancellation.

@@ -59,6 +59,8 @@ pub struct OneShotFrontend {
     renderer: Mutex<Renderer>,
     color: bool,
     stdin_terminal: bool,
+    /// `-q`: nothing on stderr but the questions asked (main.rs prints errors).
+    quiet: bool,
 }
 
 impl OneShotFrontend {
@@ -69,7 +71,22 @@ impl OneShotFrontend {
             renderer: Mutex::new(Renderer::new(Layout::OneShot, color)),
             color,
             stdin_terminal,
+            quiet: false,
         }
+    }
+
+    /// `-q`: the answer on stdout, and on stderr only the questions that need an answer.
+    pub fn quiet(mut self, quiet: bool) -> Self {
+        self.quiet = quiet;
+        self
+    }
+
+    /// Writes rendered activity: all of it, or with `-q` the answer alone.
+    fn write_activity(&self, mut pieces: Vec<Out>) {
+        if self.quiet {
+            pieces.retain(|p| p.target == Target::Stdout);
+        }
+        write_out(&pieces);
     }
 
     /// The banner named this model at this server (the detected model line says only what it
@@ -83,7 +100,7 @@ impl OneShotFrontend {
     /// Ends the output after the turn (the answer's line ends with a newline).
     pub fn finish(&self) {
         let pieces = lock(&self.renderer).finish();
-        write_out(&pieces);
+        self.write_activity(pieces);
     }
 
     /// A line on stderr, after whatever was streamed.
@@ -91,7 +108,7 @@ impl OneShotFrontend {
         let mut r = lock(&self.renderer);
         let mut pieces = Vec::new();
         r.lines(&mut pieces, Target::Stderr, vec![line.to_string()]);
-        write_out(&pieces);
+        self.write_activity(pieces);
     }
 
     /// The context usage last reported.
@@ -108,7 +125,7 @@ impl OneShotFrontend {
 impl Frontend for OneShotFrontend {
     fn emit(&self, event: Event) {
         let pieces = lock(&self.renderer).event(&event);
-        write_out(&pieces);
+        self.write_activity(pieces);
     }
 
     async fn ask_permission(

@@ -21,8 +21,9 @@ pub mod repl;
 pub mod screen;
 pub mod sessions;
 pub mod style;
+pub mod trust;
 pub mod wrap;
 
 pub use banner::Banner;
 pub use frontend::{OneShotFrontend, TermFrontend};
-pub use repl::{TermOptions, run_interactive};
+pub use repl::{TermOptions, Terminal, run_interactive};

@@ -67,11 +67,41 @@ pub const PROMPT: &str = screen::PROMPT;
 /// What Ctrl-C at an empty prompt says (a second one at once leaves).
 pub const CTRL_C_AGAIN: &str = "(Ctrl-C again or Ctrl-D to leave)";
 
+/// The interactive session's terminal: raw mode (until dropped), the one reader of keys, and
+/// the screen. Taken before anything else starts, so that a question asked before the session
+/// opens (whether to trust the project: trust.rs) reads the same keys as everything after it.
+pub struct Terminal {
+    tty: Option<raw::Session>,
+    pub keyboard: Arc<Keyboard>,
+    pub screen: Arc<Screen>,
+}
+
+impl Terminal {
+    /// Takes the terminal (stdin): raw mode, and the key reader started.
+    pub fn enter() -> Terminal {
+        let tty = raw::Session::enter();
+        Terminal {
+            tty,
+            keyboard: Keyboard::start(),
+            screen: Arc::new(Screen::new()),
+        }
+    }
+
+    /// Whole lines on stdout.
+    pub fn print_lines(&self, lines: &[String]) {
+        if !lines.is_empty() {
+            self.screen
+                .print(Target::Stdout, &format!("{}\n", lines.join("\n")));
+        }
+    }
+}
+
 /// Runs the interactive session until `/quit`, Ctrl-D, two Ctrl-C or `stop` (SIGTERM, SIGHUP:
 /// main.rs owns the signals); returns the exit code. A turn running when `stop` fires is
 /// cancelled and awaited (the engine saves the session), and the terminal is put back as it was
 /// on every way out (a panic included: the raw-mode guard).
 pub async fn run_interactive(
+    terminal: Terminal,
     engine: Arc<Engine>,
     config: Arc<Config>,
     mut session: Session,
@@ -80,9 +110,11 @@ pub async fn run_interactive(
     stop: CancellationToken,
 ) -> i32 {
     let _ = &config;
-    let tty = raw::Session::enter();
-    let keyboard = Keyboard::start();
-    let screen = Arc::new(Screen::new());
+    let Terminal {
+        tty,
+        keyboard,
+        screen,
+    } = terminal;
     let frontend = TermFrontend::new(
         options.color,
         options.spinner,

@@ -1,0 +1,333 @@
+//! Changing the user's config file for `mm trust` and the trust prompt: one list of projects is
+//! edited with `toml_edit`, so every other byte of the file (comments, order, spacing, other
+//! keys) stays as the user wrote it, and the file is replaced atomically (a temporary file in the
+//! same folder, renamed over it), through a symlink to where it really lives.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use toml_edit::{DocumentMut, Item, Value};
+
+use super::{DISTRUSTED_KEY, TRUSTED_KEY, canonical};
+
+/// Why the user's file could not be changed; `Display` is the line users see.
+#[derive(Debug, thiserror::Error)]
+pub enum EditError {
+    #[error("cannot read {}: {err}", path.display())]
+    Read {
+        path: PathBuf,
+        #[source]
+        err: std::io::Error,
+    },
+    #[error("{}: {message}", path.display())]
+    Parse { path: PathBuf, message: String },
+    #[error("{}: {key} must be an array of paths", path.display())]
+    NotAList { path: PathBuf, key: &'static str },
+    #[error("cannot write {}: {err}", path.display())]
+    Write {
+        path: PathBuf,
+        #[source]
+        err: std::io::Error,
+    },
+    #[error("no user config file: HOME is not set")]
+    NoUserFile,
+}
+
+/// What a change did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Outcome {
+    /// The file was written.
+    Changed,
+    /// The file already said so: nothing was written.
+    Already,
+}
+
+/// Adds `project` (absolute, canonical) to `trustedProjects` in the user's file, creating the
+/// file when there is none, and takes it out of `distrustedProjects`.
+pub fn trust(
+    user_file: Option<&Path>,
+    home: Option<&Path>,
+    project: &Path,
+) -> Result<Outcome, EditError> {
+    edit(user_file, home, |doc, path, home| {
+        let removed = remove(doc, DISTRUSTED_KEY, project, path, home)?;
+        let added = add(doc, TRUSTED_KEY, project, path, home)?;
+        Ok(removed || added)
+    })
+}
+
+/// Adds `project` to `distrustedProjects` (the trust prompt's "never"): mm does not offer to
+/// trust it again.
+pub fn distrust(
+    user_file: Option<&Path>,
+    home: Option<&Path>,
+    project: &Path,
+) -> Result<Outcome, EditError> {
+    edit(user_file, home, |doc, path, home| {
+        add(doc, DISTRUSTED_KEY, project, path, home)
+    })
+}
+
+fn edit(
+    user_file: Option<&Path>,
+    home: Option<&Path>,
+    change: impl FnOnce(&mut DocumentMut, &Path, Option<&Path>) -> Result<bool, EditError>,
+) -> Result<Outcome, EditError> {
+    let named = user_file.ok_or(EditError::NoUserFile)?;
+    // A config file kept elsewhere and linked (a dotfiles folder) is changed where it lives.
+    let path = std::fs::canonicalize(named).unwrap_or_else(|_| named.to_path_buf());
+    let text = match std::fs::read_to_string(&path) {
+        Ok(text) => Some(text),
+        Err(err) if err.kind() == std::io::ErrorKind::NotFound => None,
+        Err(err) => return Err(EditError::Read { path, err }),
+    };
+    let mut doc = match &text {
+        Some(text) => text.parse::<DocumentMut>().map_err(|e| EditError::Parse {
+            path: path.clone(),
+            message: e.to_string().trim_end().to_string(),
+        })?,
+        None => DocumentMut::new(),
+    };
+    if !change(&mut doc, &path, home)? {
+        return Ok(Outcome::Already);
+    }
+    write_atomic(&path, doc.to_string().as_bytes()).map_err(|err| EditError::Write {
+        path: path.clone(),
+        err,
+    })?;
+    Ok(Outcome::Changed)
+}
+
+/// The project an entry names, compared as `load` does: `~/` expanded, then canonical.
+fn names(entry: &Value, project: &Path, home: Option<&Path>) -> bool {
+    let Some(text) = entry.as_str() else {
+        return false;
+    };
+    let path = match (text.strip_prefix("~/"), home) {
+        (Some(rest), Some(home)) => home.join(rest),
+        _ => PathBuf::from(text),
+    };
+    canonical(&path) == project
+}
+
+fn list<'d>(
+    doc: &'d mut DocumentMut,
+    key: &'static str,
+    path: &Path,
+) -> Result<Option<&'d mut toml_edit::Array>, EditError> {
+    match doc.get_mut(key) {
+        None => Ok(None),
+        Some(item) => match item.as_array_mut() {
+            Some(array) => Ok(Some(array)),
+            None => Err(EditError::NotAList {
+                path: path.to_path_buf(),
+                key,
+            }),
+        },
+    }
+}
+
+/// Appends `project` to the list `key` (created when missing), laid out like its last entry.
+fn add(
+    doc: &mut DocumentMut,
+    key: &'static str,
+    project: &Path,
+    path: &Path,
+    home: Option<&Path>,
+) -> Result<bool, EditError> {
+    let entry = project.to_string_lossy().into_owned();
+    let Some(array) = list(doc, key, path)? else {
+        let mut array = toml_edit::Array::new();
+        array.push(entry);
+        doc.insert(key, Item::Value(Value::Array(array)));
+        return Ok(true);
+    };
+    if array.iter().any(|v| names(v, project, home)) {
+        return Ok(false);
+    }
+    // One entry per line stays one per line, indented like the last (whose prefix may hold
+    // the comment that ended the line before it); `["a", "b"]` stays on one line.
+    let prefix = match array.iter().last() {
+        None => String::new(),
+        Some(last) => match last.decor().prefix().and_then(|p| p.as_str()) {
+            Some(p) if p.contains('\n') => {
+                let indent = p.rsplit('\n').next().unwrap_or_default();
+                format!("\n{indent}")
+            }
+            _ => " ".to_string(),
+        },
+    };
+    let mut value = Value::from(entry);
+    value.decor_mut().set_prefix(prefix);
+    array.push_formatted(value);
+    Ok(true)
+}
+
+/// Removes `project` from the list `key`, if it is there.
+fn remove(
+    doc: &mut DocumentMut,
+    key: &'static str,
+    project: &Path,
+    path: &Path,
+    home: Option<&Path>,
+) -> Result<bool, EditError> {
+    let Some(array) = list(doc, key, path)? else {
+        return Ok(false);
+    };
+    let before = array.len();
+    array.retain(|v| !names(v, project, home));
+    // The entry that is now first loses the space that separated it from the one removed.
+    if let Some(first) = array.get_mut(0)
+        && first
+            .decor()
+            .prefix()
+            .and_then(|p| p.as_str())
+            .is_some_and(|p| !p.contains('\n'))
+    {
+        first.decor_mut().set_prefix("");
+    }
+    Ok(array.len() != before)
+}
+
+/// Writes `bytes` to a temporary file next to `path` and renames it over `path`, keeping the
+/// old file's permissions (a config holding an API key may be private).
+fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    let dir = path.parent().unwrap_or(Path::new("."));
+    std::fs::create_dir_all(dir)?;
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let tmp = dir.join(format!(".{name}.mm-{}.tmp", std::process::id()));
+    let written = (|| {
+        let mut file = std::fs::File::create(&tmp)?;
+        file.write_all(bytes)?;
+        if let Ok(meta) = std::fs::metadata(path) {
+            file.set_permissions(meta.permissions())?;
+        }
+        file.sync_all()?;
+        std::fs::rename(&tmp, path)
+    })();
+    if written.is_err() {
+        let _ = std::fs::remove_file(&tmp);
+    }
+    written
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+    use pretty_assertions::assert_eq;
+
+    fn edited(before: &str, project: &str, trust_it: bool) -> String {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("config.toml");
+        std::fs::write(&file, before).unwrap();
+        let change = if trust_it { trust } else { distrust };
+        change(Some(&file), None, Path::new(project)).unwrap();
+        std::fs::read_to_string(&file).unwrap()
+    }
+
+    #[test]
+    fn a_new_key_goes_before_the_tables_and_nothing_else_moves() {
+        let before = "# mine\nyolo = false  # careful\n\n[model]\nurl = \"http://x/v1\" # there\n";
+        assert_eq!(
+            edited(before, "/p", true),
+            "# mine\nyolo = false  # careful\ntrustedProjects = [\"/p\"]\n\n[model]\nurl = \"http://x/v1\" # there\n"
+        );
+    }
+
+    #[test]
+    fn entries_are_added_in_the_list_s_own_layout() {
+        assert_eq!(
+            edited("trustedProjects = [\"/a\"]\n", "/p", true),
+            "trustedProjects = [\"/a\", \"/p\"]\n"
+        );
+        assert_eq!(
+            edited(
+                "trustedProjects = [\n  \"/a\",  # work\n  \"/b\",\n]\n",
+                "/p",
+                true
+            ),
+            "trustedProjects = [\n  \"/a\",  # work\n  \"/b\",\n  \"/p\",\n]\n"
+        );
+        assert_eq!(
+            edited("trustedProjects = []\n", "/p", true),
+            "trustedProjects = [\"/p\"]\n"
+        );
+    }
+
+    #[test]
+    fn trusting_takes_the_project_out_of_the_distrusted_list() {
+        assert_eq!(
+            edited("distrustedProjects = [\"/p\", \"/q\"]\n", "/p", true),
+            "distrustedProjects = [\"/q\"]\ntrustedProjects = [\"/p\"]\n"
+        );
+        assert_eq!(
+            edited("trustedProjects = [\"/a\"]\n", "/p", false),
+            "trustedProjects = [\"/a\"]\ndistrustedProjects = [\"/p\"]\n"
+        );
+    }
+
+    #[test]
+    fn a_project_already_listed_leaves_the_file_untouched() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("config.toml");
+        let home = dir.path().join("home");
+        std::fs::create_dir_all(home.join("p")).unwrap();
+        let project = home.join("p").canonicalize().unwrap();
+        std::fs::write(&file, "trustedProjects = [ \"~/p\" ]\n").unwrap();
+        assert_eq!(
+            trust(Some(&file), Some(&home), &project).unwrap(),
+            Outcome::Already
+        );
+        assert_eq!(
+            std::fs::read_to_string(&file).unwrap(),
+            "trustedProjects = [ \"~/p\" ]\n"
+        );
+    }
+
+    #[test]
+    fn a_missing_file_is_created_and_a_wrong_value_is_an_error() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("mm").join("config.toml");
+        assert_eq!(
+            trust(Some(&file), None, Path::new("/p")).unwrap(),
+            Outcome::Changed
+        );
+        assert_eq!(
+            std::fs::read_to_string(&file).unwrap(),
+            "trustedProjects = [\"/p\"]\n"
+        );
+        std::fs::write(&file, "trustedProjects = \"/p\"\n").unwrap();
+        assert_eq!(
+            trust(Some(&file), None, Path::new("/q"))
+                .unwrap_err()
+                .to_string(),
+            format!(
+                "{}: trustedProjects must be an array of paths",
+                file.canonicalize().unwrap().display()
+            )
+        );
+    }
+
+    #[test]
+    fn a_linked_file_is_changed_where_it_lives_with_its_permissions() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let real = dir.path().join("dotfiles.toml");
+        std::fs::write(&real, "yolo = true\n").unwrap();
+        std::fs::set_permissions(&real, std::fs::Permissions::from_mode(0o600)).unwrap();
+        let link = dir.path().join("config.toml");
+        std::os::unix::fs::symlink(&real, &link).unwrap();
+        trust(Some(&link), None, Path::new("/p")).unwrap();
+        assert!(link.symlink_metadata().unwrap().file_type().is_symlink());
+        assert_eq!(
+            std::fs::read_to_string(&real).unwrap(),
+            "yolo = true\ntrustedProjects = [\"/p\"]\n"
+        );
+        let mode = std::fs::metadata(&real).unwrap().permissions().mode();
+        assert_eq!(mode & 0o777, 0o600);
+    }
+}

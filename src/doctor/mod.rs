@@ -1,0 +1,529 @@
+//! `mm doctor`: what works and what to fix, one line each — the configuration, the model server
+//! and its model, streaming, a real tool-call round trip, the prompt cache, the context window,
+//! the project's trust, the sandbox and sessions (docs/doctor.md). Exit 0 when everything mm
+//! needs works.
+//!
+//! The checks of the model server are in model.rs; the others, which read only the
+//! configuration and the disk, are here.
+
+mod model;
+
+pub use model::{TOO_SMALL_WINDOW, tool_fix};
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use serde_json::{Value, json};
+
+use crate::config::{ConfigError, Loaded};
+use crate::model::openai::ClientOptions;
+use crate::sandbox::Sandbox;
+
+/// What a check found.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Status {
+    /// Works.
+    Ok,
+    /// Works, but something is worth fixing.
+    Warn,
+    /// mm needs this and it does not work: `mm doctor` exits 1.
+    Fail,
+    /// Not checked (what it needs failed), or the server does not tell.
+    Skip,
+}
+
+impl Status {
+    fn mark(self) -> &'static str {
+        match self {
+            Status::Ok => "✓",
+            Status::Warn => "!",
+            Status::Fail => "✗",
+            Status::Skip => "–",
+        }
+    }
+
+    fn key(self) -> &'static str {
+        match self {
+            Status::Ok => "ok",
+            Status::Warn => "warn",
+            Status::Fail => "fail",
+            Status::Skip => "skip",
+        }
+    }
+
+    /// The ANSI colour of the mark.
+    fn color(self) -> &'static str {
+        match self {
+            Status::Ok => "32",
+            Status::Warn => "33",
+            Status::Fail => "31",
+            Status::Skip => "2",
+        }
+    }
+}
+
+/// What is checked, in the order of the report.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Topic {
+    Config,
+    Server,
+    Model,
+    Streaming,
+    ContextWindow,
+    ToolCalls,
+    PromptCache,
+    Project,
+    Sandbox,
+    Sessions,
+}
+
+impl Topic {
+    /// As the text report names it.
+    pub fn label(self) -> &'static str {
+        match self {
+            Topic::Config => "config",
+            Topic::Server => "server",
+            Topic::Model => "model",
+            Topic::Streaming => "streaming",
+            Topic::ContextWindow => "context window",
+            Topic::ToolCalls => "tool calls",
+            Topic::PromptCache => "prompt cache",
+            Topic::Project => "project",
+            Topic::Sandbox => "sandbox",
+            Topic::Sessions => "sessions",
+        }
+    }
+
+    /// As `--json` names it.
+    pub fn key(self) -> &'static str {
+        match self {
+            Topic::Config => "config",
+            Topic::Server => "server",
+            Topic::Model => "model",
+            Topic::Streaming => "streaming",
+            Topic::ContextWindow => "contextWindow",
+            Topic::ToolCalls => "toolCalls",
+            Topic::PromptCache => "promptCache",
+            Topic::Project => "project",
+            Topic::Sandbox => "sandbox",
+            Topic::Sessions => "sessions",
+        }
+    }
+}
+
+/// One line of the report.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Check {
+    pub topic: Topic,
+    pub status: Status,
+    /// What was found.
+    pub summary: String,
+    /// How to fix it.
+    pub fix: Option<String>,
+    /// More lines under it (the configuration's warnings).
+    pub notes: Vec<String>,
+    /// For `--json`: the numbers and names behind the summary.
+    pub details: Value,
+}
+
+impl Check {
+    pub fn new(topic: Topic, status: Status, summary: impl Into<String>) -> Self {
+        Check {
+            topic,
+            status,
+            summary: summary.into(),
+            fix: None,
+            notes: Vec::new(),
+            details: Value::Null,
+        }
+    }
+
+    pub fn fix(mut self, fix: impl Into<String>) -> Self {
+        self.fix = Some(fix.into());
+        self
+    }
+
+    fn fix_opt(mut self, fix: Option<String>) -> Self {
+        self.fix = fix;
+        self
+    }
+
+    fn details(mut self, details: Value) -> Self {
+        self.details = details;
+        self
+    }
+
+    /// The check's lines: `✓ server: …`, then its notes and its fix, indented.
+    pub fn lines(&self, color: bool) -> Vec<String> {
+        let mark = paint(color, self.status.color(), self.status.mark());
+        let mut lines = vec![format!("{mark} {}: {}", self.topic.label(), self.summary)];
+        lines.extend(self.notes.iter().map(|n| format!("  {n}")));
+        if let Some(fix) = &self.fix {
+            lines.push(format!("  fix: {fix}"));
+        }
+        lines
+    }
+
+    fn json(&self) -> Value {
+        let mut check = json!({
+            "check": self.topic.key(),
+            "status": self.status.key(),
+            "summary": self.summary,
+        });
+        if let Some(fix) = &self.fix {
+            check["fix"] = json!(fix);
+        }
+        if !self.notes.is_empty() {
+            check["notes"] = json!(self.notes);
+        }
+        if !self.details.is_null() {
+            check["details"] = self.details.clone();
+        }
+        check
+    }
+}
+
+fn paint(color: bool, code: &str, text: &str) -> String {
+    if color {
+        format!("\x1b[{code}m{text}\x1b[0m")
+    } else {
+        text.to_string()
+    }
+}
+
+/// Every check, in order.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Report {
+    pub checks: Vec<Check>,
+}
+
+impl Report {
+    /// Everything mm needs works: no check failed.
+    pub fn ok(&self) -> bool {
+        !self.checks.iter().any(|c| c.status == Status::Fail)
+    }
+
+    /// The exit code of `mm doctor`.
+    pub fn code(&self) -> i32 {
+        if self.ok() { 0 } else { 1 }
+    }
+
+    /// The last line of the text report.
+    pub fn verdict(&self) -> String {
+        let failed: Vec<&str> = self
+            .checks
+            .iter()
+            .filter(|c| c.status == Status::Fail)
+            .map(|c| c.topic.label())
+            .collect();
+        if failed.is_empty() {
+            "everything mm needs works".to_string()
+        } else {
+            format!("mm needs a fix: {}", failed.join(", "))
+        }
+    }
+
+    /// What `mm doctor --json` prints.
+    pub fn json(&self) -> Value {
+        json!({
+            "version": crate::VERSION,
+            "ok": self.ok(),
+            "checks": self.checks.iter().map(Check::json).collect::<Vec<_>>(),
+        })
+    }
+}
+
+/// What the checks need from `main.rs`.
+pub struct Setup<'a> {
+    /// The configuration as loaded, or why it did not load.
+    pub loaded: Result<&'a Loaded, &'a ConfigError>,
+    /// `--config FILE`, as given.
+    pub config_file: Option<&'a Path>,
+    pub cwd: &'a Path,
+    pub home: Option<&'a Path>,
+    /// Built by `main.rs` from the configuration (it knows the places the fence needs).
+    pub sandbox: Option<&'a Sandbox>,
+    /// How the server is found (the defaults, but for tests of the library).
+    pub client: ClientOptions,
+}
+
+/// Runs every check; `each` sees each one as soon as it is done (the text report prints it
+/// then: the model's checks take seconds).
+pub async fn run(setup: &Setup<'_>, each: &mut (dyn FnMut(&Check) + Send)) -> Report {
+    let mut report = Report::default();
+    let mut push = |check: Check| {
+        each(&check);
+        report.checks.push(check);
+    };
+    let loaded = match setup.loaded {
+        Ok(loaded) => loaded,
+        Err(e) => {
+            push(
+                Check::new(Topic::Config, Status::Fail, e.to_string())
+                    .fix("correct the file or the value it names; nothing else was checked"),
+            );
+            return report;
+        }
+    };
+    push(config_check(setup, loaded));
+    model::checks(loaded, setup.client.clone(), &mut push).await;
+    push(project_check(setup, loaded));
+    push(sandbox_check(setup, loaded));
+    push(sessions_check(setup, loaded));
+    report
+}
+
+/// Writes the text report as the checks complete, then the verdict; returns the exit code.
+pub async fn print_text(setup: &Setup<'_>, out: &mut (dyn Write + Send), color: bool) -> i32 {
+    let _ = writeln!(out, "mm doctor {}", crate::VERSION);
+    let _ = out.flush();
+    let report = {
+        let mut each = |check: &Check| {
+            for line in check.lines(color) {
+                let _ = writeln!(out, "{line}");
+            }
+            let _ = out.flush();
+        };
+        run(setup, &mut each).await
+    };
+    let _ = writeln!(out, "{}", report.verdict());
+    let _ = out.flush();
+    report.code()
+}
+
+/// Writes the JSON report once every check is done; returns the exit code.
+pub async fn print_json(setup: &Setup<'_>, out: &mut (dyn Write + Send)) -> i32 {
+    let report = run(setup, &mut |_| {}).await;
+    let text = serde_json::to_string_pretty(&report.json()).unwrap_or_default();
+    let _ = writeln!(out, "{text}");
+    let _ = out.flush();
+    report.code()
+}
+
+/// A path as the report shows it: `~/…` under the home folder.
+fn shown(path: &Path, home: Option<&Path>) -> String {
+    crate::config::shown_file(Some(path), home)
+}
+
+fn config_check(setup: &Setup<'_>, loaded: &Loaded) -> Check {
+    let project_file = setup.cwd.join(".mm").join("config.toml");
+    let mut files: Vec<PathBuf> = Vec::new();
+    if let Some(user) = loaded.user_file.as_deref().filter(|f| f.is_file()) {
+        files.push(user.to_path_buf());
+    }
+    if project_file.is_file() {
+        files.push(project_file);
+    }
+    if let Some(file) = setup.config_file {
+        files.push(setup.cwd.join(file));
+    }
+    let read: Vec<String> = files.iter().map(|f| shown(f, setup.home)).collect();
+    let summary = if read.is_empty() {
+        let user = loaded.user_file.as_deref().map_or_else(
+            || "no user file".to_string(),
+            |f| format!("no {}", shown(f, setup.home)),
+        );
+        format!("built-in defaults ({user}, no .mm/config.toml)")
+    } else {
+        read.join(", ")
+    };
+    // The untrusted project has a line of its own.
+    let skipped = loaded
+        .untrusted_project
+        .as_ref()
+        .map(|u| u.warning(loaded.user_file.as_deref(), setup.home));
+    let warnings: Vec<String> = loaded
+        .config
+        .warnings
+        .iter()
+        .filter(|w| Some(*w) != skipped.as_ref())
+        .cloned()
+        .collect();
+    let details = json!({"files": files, "warnings": warnings});
+    if warnings.is_empty() {
+        return Check::new(Topic::Config, Status::Ok, summary).details(details);
+    }
+    let mut check = Check::new(
+        Topic::Config,
+        Status::Warn,
+        format!("{summary}; {} warning(s)", warnings.len()),
+    )
+    .details(details);
+    check.notes = warnings;
+    check
+}
+
+fn project_check(setup: &Setup<'_>, loaded: &Loaded) -> Check {
+    let cwd = std::fs::canonicalize(setup.cwd).unwrap_or_else(|_| setup.cwd.to_path_buf());
+    let shown_cwd = cwd.display().to_string();
+    let quoted = crate::paths::shell_quote(&shown_cwd);
+    let config = &loaded.config;
+    if let Some(u) = &loaded.untrusted_project {
+        let what = u.commands.len();
+        let summary = if u.distrusted {
+            format!(
+                "{shown_cwd} is not trusted (you answered never): its {what} command(s) in .mm/config.toml do not run"
+            )
+        } else {
+            format!(
+                "{shown_cwd} is not trusted: its {what} command(s) in .mm/config.toml do not run"
+            )
+        };
+        let mut check = Check::new(Topic::Project, Status::Warn, summary)
+            .fix(format!("mm trust {quoted} (or answer the question mm asks at start)"))
+            .details(json!({"path": cwd, "trusted": false, "distrusted": u.distrusted, "ignored": u.commands}));
+        check.notes = u.commands.clone();
+        return check;
+    }
+    let trusted = config
+        .trusted_projects
+        .iter()
+        .any(|p| std::fs::canonicalize(p).unwrap_or_else(|_| p.clone()) == cwd);
+    let summary = if trusted {
+        format!(
+            "{shown_cwd} is trusted: its own hooks, MCP servers, language servers and agents run"
+        )
+    } else if cwd.join(".mm").join("config.toml").is_file() {
+        format!("{shown_cwd} defines no commands of its own")
+    } else {
+        format!("{shown_cwd} has no .mm/config.toml")
+    };
+    Check::new(Topic::Project, Status::Ok, summary)
+        .details(json!({"path": cwd, "trusted": trusted}))
+}
+
+fn sandbox_check(setup: &Setup<'_>, loaded: &Loaded) -> Check {
+    let config = &loaded.config;
+    let Some(sandbox) = setup.sandbox else {
+        return Check::new(Topic::Sandbox, Status::Skip, "not checked");
+    };
+    let details = json!({"mode": sandbox.mode().name(), "required": config.tools.sandbox_required, "yolo": config.yolo});
+    if !sandbox.is_on() {
+        // The README recommends the fence with yolo: worth a mark, not a failure.
+        return if config.yolo {
+            Check::new(
+                Topic::Sandbox,
+                Status::Warn,
+                "off; with yolo on, the model's commands run unasked and unfenced",
+            )
+            .fix("tools.sandbox = \"workspace-write\" in ~/.config/mm/config.toml fences them (or --sandbox workspace-write)")
+            .details(details)
+        } else {
+            Check::new(
+                Topic::Sandbox,
+                Status::Ok,
+                "off; yolo is off, so mm asks before commands and edits run",
+            )
+            .details(details)
+        };
+    }
+    match (sandbox.require(config.tools.sandbox_required), sandbox.note()) {
+        (Err(e), _) => Check::new(Topic::Sandbox, Status::Fail, e.to_string())
+            .fix("mm does not start like this: use a kernel with Landlock, or set tools.sandboxRequired = false")
+            .details(details),
+        (Ok(()), Some(note)) => Check::new(
+            Topic::Sandbox,
+            Status::Warn,
+            format!("{}: {note}", sandbox.label()),
+        )
+        .details(details),
+        (Ok(()), None) => Check::new(
+            Topic::Sandbox,
+            Status::Ok,
+            format!("{} (Landlock ABI {})", sandbox.label(), sandbox.enforcement().abi),
+        )
+        .details(details),
+    }
+}
+
+fn sessions_check(setup: &Setup<'_>, loaded: &Loaded) -> Check {
+    let config = &loaded.config;
+    if !config.sessions.enabled {
+        return Check::new(
+            Topic::Sessions,
+            Status::Ok,
+            "off: conversations are not kept (sessions.enabled = true keeps them for --continue, /load and editors)",
+        )
+        .details(json!({"enabled": false}));
+    }
+    let dir = setup.cwd.join(&config.sessions.dir);
+    let shown_dir = shown(&dir, setup.home);
+    let saved = crate::session::list(&dir).len();
+    let details = json!({"enabled": true, "dir": dir, "saved": saved});
+    // The nearest folder that exists is where the first session file will be created.
+    let mut existing = dir.as_path();
+    while !existing.exists() {
+        match existing.parent() {
+            Some(parent) => existing = parent,
+            None => break,
+        }
+    }
+    let writable = nix::unistd::access(existing, nix::unistd::AccessFlags::W_OK).is_ok();
+    if !writable {
+        return Check::new(
+            Topic::Sessions,
+            Status::Fail,
+            format!("on, but {} cannot be written", existing.display()),
+        )
+        .fix("make it writable, or set sessions.dir to a folder you can write")
+        .details(details);
+    }
+    Check::new(
+        Topic::Sessions,
+        Status::Ok,
+        format!("on: {saved} saved in {shown_dir}"),
+    )
+    .details(details)
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+    use pretty_assertions::assert_eq;
+
+    #[test]
+    fn a_check_is_its_line_then_its_notes_and_fix() {
+        let mut check = Check::new(
+            Topic::ToolCalls,
+            Status::Fail,
+            "the model answered with text",
+        )
+        .fix("restart llama-server with `--jinja`");
+        check.notes = vec!["a note".into()];
+        assert_eq!(
+            check.lines(false),
+            vec![
+                "✗ tool calls: the model answered with text",
+                "  a note",
+                "  fix: restart llama-server with `--jinja`",
+            ]
+        );
+        assert_eq!(
+            Check::new(Topic::Server, Status::Ok, "here").lines(true),
+            vec!["\x1b[32m✓\x1b[0m server: here"]
+        );
+    }
+
+    #[test]
+    fn only_a_failure_fails_and_the_verdict_names_it() {
+        let mut report = Report {
+            checks: vec![
+                Check::new(Topic::Server, Status::Ok, "a"),
+                Check::new(Topic::PromptCache, Status::Skip, "b"),
+                Check::new(Topic::ContextWindow, Status::Warn, "c"),
+            ],
+        };
+        assert_eq!((report.ok(), report.code()), (true, 0));
+        assert_eq!(report.verdict(), "everything mm needs works");
+        report
+            .checks
+            .push(Check::new(Topic::ToolCalls, Status::Fail, "d"));
+        assert_eq!((report.ok(), report.code()), (false, 1));
+        assert_eq!(report.verdict(), "mm needs a fix: tool calls");
+        assert_eq!(
+            report.json()["checks"][3],
+            json!({"check": "toolCalls", "status": "fail", "summary": "d"})
+        );
+    }
+}
