@@ -154,10 +154,30 @@ async fn each_change_sends_a_plan_update_and_the_plan_is_saved_and_replayed() {
         .collect();
     assert_eq!(replayed_calls, calls);
 
-    // `/new` clears it, in memory and in the file.
-    let (_, r) = h.client.prompt(&id, "/new").await;
+    // `/new` clears it, in memory, in the file and in the editor's plan view (an empty plan
+    // after the command's one chunk); a second `/new`, with no plan left, sends none.
+    let (msgs, r) = h.client.prompt(&id, "/new").await;
     assert_eq!(r["result"]["stopReason"], "end_turn");
     assert_eq!(session_file(&cwd, &id)["plan"], Value::Null);
+    let kinds: Vec<String> = updates(&msgs)
+        .iter()
+        .map(|u| u["sessionUpdate"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(
+        kinds,
+        [
+            "session_info_update",
+            "agent_message_chunk",
+            "plan",
+            "usage_update"
+        ]
+    );
+    assert_eq!(
+        updates(&msgs)[2],
+        json!({"sessionUpdate": "plan", "entries": []})
+    );
+    let (msgs, _) = h.client.prompt(&id, "/new").await;
+    assert!(!updates(&msgs).iter().any(|u| u["sessionUpdate"] == "plan"));
     h.finish().await.unwrap();
 }
 
@@ -309,5 +329,6 @@ fn the_terminal_draws_the_checklist_once_per_change() {
     assert_eq!(
         text,
         "💭 plan update\n📋 Ship it\n  ✓ Write\n  ○ Test\n💭 plan show\n  Plan: Ship it\n  1. [x] Write\n  2. [ ] Test\n"
-    );
+    ); // The empty plan of `/new` draws nothing: the new-session line says enough.
+    assert!(r.event(&Event::Plan(Plan::default())).is_empty());
 }

@@ -7,7 +7,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::compact::{self, CompactResult};
 use super::{Command, Engine, PromptOutcome, Session, StopReason};
-use crate::event::{CompactOutcome, CompactionEnd, Event, Frontend};
+use crate::event::{CompactOutcome, CompactionEnd, Event, Frontend, Plan};
 use crate::hooks::{HookDecision, HookEvent};
 
 /// What triggered a compression (hooks see it as `trigger`).
@@ -28,12 +28,19 @@ impl Engine {
         s.tools.reset();
         s.last_measure = None;
         s.last_input = None;
-        if let Ok(mut plan) = s.plan.lock() {
-            *plan = None;
-        }
+        let had_plan = s
+            .plan
+            .lock()
+            .map(|mut p| p.take().is_some())
+            .unwrap_or(false);
         frontend.emit(Event::Notice(format!(
             "🆕 New session: {forgotten} message(s) forgotten."
         )));
+        if had_plan {
+            // An editor shows the last plan it was sent until told otherwise: an empty one
+            // clears its plan view (the terminal draws nothing for it).
+            frontend.emit(Event::Plan(Plan::default()));
+        }
         frontend.emit(Event::ContextUsage(self.context_usage(s)));
         PromptOutcome {
             stop: Ok(StopReason::EndTurn),

@@ -231,6 +231,8 @@ impl Renderer {
                 self.last_failed = last_failed;
                 self.context = Some(*usage);
             }
+            // A cleared plan (`/new`): the new-session line says enough.
+            Event::Plan(plan) if plan.steps.is_empty() => {}
             Event::Plan(plan) => {
                 self.plan_drawn = true;
                 let target = self.activity();
