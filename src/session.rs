@@ -478,13 +478,23 @@ pub fn list(dir: &Path) -> Vec<SessionSummary> {
 }
 
 /// The session updated last (by `updatedAt`, compared as instants), for `mm --continue`.
+/// `updatedAt` counts seconds, so two sessions saved within one second tie: the file written
+/// last wins (its modification time), then the id.
 pub fn latest(dir: &Path) -> Option<SessionSummary> {
     let instant = |s: &SessionSummary| -> Option<DateTime<FixedOffset>> {
         DateTime::parse_from_rfc3339(&s.updated_at).ok()
     };
-    list(dir)
-        .into_iter()
-        .max_by(|a, b| instant(a).cmp(&instant(b)).then_with(|| a.id.cmp(&b.id)))
+    let written = |s: &SessionSummary| {
+        fs::metadata(file_path(dir, &s.id))
+            .and_then(|m| m.modified())
+            .ok()
+    };
+    list(dir).into_iter().max_by(|a, b| {
+        instant(a)
+            .cmp(&instant(b))
+            .then_with(|| written(a).cmp(&written(b)))
+            .then_with(|| a.id.cmp(&b.id))
+    })
 }
 
 fn first_prompt(messages: &[Message]) -> Option<String> {

@@ -365,6 +365,23 @@ fn latest_compares_update_instants_not_strings() {
 }
 
 #[test]
+fn latest_breaks_a_tie_within_one_second_by_the_file_written_last() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    // Same second; "b" sorts after "a" by id, but "a" was written after it.
+    session::save(dir, &file_with("b", "2026-09-16T10:00:00+02:00", "p")).unwrap();
+    session::save(dir, &file_with("a", "2026-09-16T10:00:00+02:00", "p")).unwrap();
+    let old = std::time::SystemTime::now() - std::time::Duration::from_secs(60);
+    std::fs::File::options()
+        .write(true)
+        .open(dir.join("b.json"))
+        .unwrap()
+        .set_modified(old)
+        .unwrap();
+    assert_eq!(session::latest(dir).unwrap().id, "a");
+}
+
+#[test]
 fn temporary_files_are_ignored_and_old_ones_removed() {
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path();
