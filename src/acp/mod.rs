@@ -394,6 +394,39 @@ impl Server {
     /// `session/resume` handler calls this too): with `acp.clientMcpServers`, its stdio servers
     /// join the session and start in the background like configured ones, and each is logged;
     /// without it nothing happens (the caller logged them as ignored).
+    /// What `session/load` and `session/resume` share: the checks, the session read from its
+    /// file, the client's MCP servers, the warnings logged. The error is the request's answer.
+    async fn open_saved(
+        &self,
+        id: &str,
+        cwd: &std::path::Path,
+        mcp_servers: &[agent_client_protocol::v1::schema::McpServer],
+        frontend: &AcpFrontend,
+    ) -> Result<Session, Error> {
+        let refuse = |e: RequestError| convert::request_error(Some(id), &e);
+        if self.slot(id).is_some() {
+            return Err(refuse(RequestError::AlreadyLive(id.to_string())));
+        }
+        if !cwd.is_absolute() {
+            return Err(refuse(RequestError::CwdNotAbsolute(cwd.to_path_buf())));
+        }
+        frontend.set_session_id(id);
+        let mut session = self
+            .engine
+            .load_session(cwd.to_path_buf(), id, frontend)
+            .await
+            .map_err(|e| convert::load_error(id, &e))?;
+        if !self.config.acp.client_mcp_servers && !mcp_servers.is_empty() {
+            self.log.line(&format!(
+                "[acp] session {id}: {} MCP server(s) from the client ignored",
+                mcp_servers.len()
+            ));
+        }
+        self.client_mcp(&mut session, mcp_servers);
+        self.log_session_warnings(&session);
+        Ok(session)
+    }
+
     fn client_mcp(
         &self,
         session: &mut Session,
@@ -545,36 +578,17 @@ impl Server {
         cx: ConnectionTo<Client>,
     ) {
         let id = req.session_id.0.to_string();
-        let refuse = |e: RequestError| convert::request_error(Some(&id), &e);
-        if self.slot(&id).is_some() {
-            let _ = responder.respond_with_error(refuse(RequestError::AlreadyLive(id.clone())));
-            return;
-        }
-        if !req.cwd.is_absolute() {
-            let _ = responder.respond_with_error(refuse(RequestError::CwdNotAbsolute(req.cwd)));
-            return;
-        }
         let frontend = self.frontend(&cx);
-        frontend.set_session_id(&id);
-        let mut session = match self
-            .engine
-            .load_session(req.cwd.clone(), &id, &*frontend)
+        let session = match self
+            .open_saved(&id, &req.cwd, &req.mcp_servers, &frontend)
             .await
         {
             Ok(s) => s,
             Err(e) => {
-                let _ = responder.respond_with_error(convert::load_error(&id, &e));
+                let _ = responder.respond_with_error(e);
                 return;
             }
         };
-        if !self.config.acp.client_mcp_servers && !req.mcp_servers.is_empty() {
-            self.log.line(&format!(
-                "[acp] session {id}: {} MCP server(s) from the client ignored",
-                req.mcp_servers.len()
-            ));
-        }
-        self.client_mcp(&mut session, &req.mcp_servers);
-        self.log_session_warnings(&session);
         let cwd = session.cwd.clone();
         let tools = session.tools.clone();
         let describe =
@@ -596,7 +610,8 @@ impl Server {
         let title = session.title.clone();
         let slot = Slot::new(session, frontend.clone());
         if !self.register(&id, slot.clone()) {
-            let _ = responder.respond_with_error(refuse(RequestError::AlreadyLive(id.clone())));
+            let e = RequestError::AlreadyLive(id.clone());
+            let _ = responder.respond_with_error(convert::request_error(Some(&id), &e));
             return;
         }
         self.log.line(&convert::log_loaded(&id, &dir, replayed));

@@ -259,36 +259,17 @@ impl Server {
         cx: ConnectionTo<Client>,
     ) {
         let id = req.session_id.0.to_string();
-        let refuse = |e: RequestError| convert::request_error(Some(&id), &e);
-        if self.slot(&id).is_some() {
-            let _ = responder.respond_with_error(refuse(RequestError::AlreadyLive(id.clone())));
-            return;
-        }
-        if !req.cwd.is_absolute() {
-            let _ = responder.respond_with_error(refuse(RequestError::CwdNotAbsolute(req.cwd)));
-            return;
-        }
         let frontend = self.frontend(&cx);
-        frontend.set_session_id(&id);
-        let mut session = match self
-            .engine
-            .load_session(req.cwd.clone(), &id, &*frontend)
+        let session = match self
+            .open_saved(&id, &req.cwd, &req.mcp_servers, &frontend)
             .await
         {
             Ok(s) => s,
             Err(e) => {
-                let _ = responder.respond_with_error(convert::load_error(&id, &e));
+                let _ = responder.respond_with_error(e);
                 return;
             }
         };
-        if !self.config.acp.client_mcp_servers && !req.mcp_servers.is_empty() {
-            self.log.line(&format!(
-                "[acp] session {id}: {} MCP server(s) from the client ignored",
-                req.mcp_servers.len()
-            ));
-        }
-        self.client_mcp(&mut session, &req.mcp_servers);
-        self.log_session_warnings(&session);
         let dir = self.engine.sessions_dir(&session.cwd);
         let messages = crate::history::count_without_system(&session.history);
         let commands = self.commands_update(&session.skills);
@@ -298,7 +279,8 @@ impl Server {
         let mcp = session.mcp.servers();
         let slot = Slot::new(session, frontend.clone());
         if !self.register(&id, slot.clone()) {
-            let _ = responder.respond_with_error(refuse(RequestError::AlreadyLive(id.clone())));
+            let e = RequestError::AlreadyLive(id.clone());
+            let _ = responder.respond_with_error(convert::request_error(Some(&id), &e));
             return;
         }
         self.log.line(&convert::log_resumed(&id, &dir, messages));
