@@ -97,11 +97,25 @@ fn main() {
     let code = match run() {
         Ok(code) => code,
         Err(e) => {
-            eprintln!("mm: {e:#}");
+            eprintln!("mm: {}", one_line(&e));
             1
         }
     };
     std::process::exit(code);
+}
+
+/// The error and its causes on one line, each cause once: many of mm's errors already say their
+/// cause in their own message (`cannot read <path>: <why>`), and `{:#}` would repeat it.
+fn one_line(e: &anyhow::Error) -> String {
+    let mut line = e.to_string();
+    for cause in e.chain().skip(1) {
+        let cause = cause.to_string();
+        if !line.contains(&cause) {
+            line.push_str(": ");
+            line.push_str(&cause);
+        }
+    }
+    line
 }
 
 /// Go-style single-dash long flags (`-acp`, `-ask`) are accepted as well.

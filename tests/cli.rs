@@ -810,3 +810,16 @@ async fn resuming_a_missing_session_says_why_once() {
         )
     );
 }
+
+#[tokio::test]
+async fn a_missing_config_file_says_why_once() {
+    let sb = Sandbox::new();
+    let run = sb
+        .run(None, &["--config", "/nonexistent/mm.toml", "-p", "hi"])
+        .await;
+    assert_eq!(run.code, Some(1));
+    assert_eq!(
+        run.stderr,
+        "mm: cannot read /nonexistent/mm.toml: No such file or directory (os error 2)\n"
+    );
+}
