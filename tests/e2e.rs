@@ -68,12 +68,9 @@ async fn say_hello_streams_an_answer_and_saves_its_usage() {
     };
     let sb = Sandbox::with_limit(E2E_LIMIT);
     let run = sb.run(Some(&url), &args(&["-p", "Say hello."])).await;
-    assert_code(&run, 0);
-    assert!(
-        !run.stdout.trim().is_empty(),
-        "no answer; stderr:\n{}",
-        run.stderr
-    );
+    // The tiny model sometimes rambles to the 64-token cap (the random folder name is in its
+    // system prompt): exit 2, the answer kept all the same.
+    assert_turn_ended(&run);
     assert!(
         run.stderr
             .lines()
