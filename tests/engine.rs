@@ -390,3 +390,25 @@ async fn the_system_prompt_speaks_only_of_tools_that_exist() {
     );
     assert!(s.tools.get("ask_agent").is_some());
 }
+
+#[tokio::test]
+async fn a_model_switch_starts_the_chars_per_token_estimate_afresh() {
+    // The ratio learnt from one model's tokenizer says nothing of another's.
+    let model = ScriptedModel::new(vec![
+        Answer::text("measured").with_usage(10, 2),
+        Answer::text("not measured").without_usage(),
+    ]);
+    model.list_models(&["fake", "other"]);
+    let r = rig(model.clone(), |_| {});
+    let fe = Recorder::new();
+    let mut s = r.session(&fe).await;
+    r.prompt(&mut s, "first", &fe).await;
+    let learnt = s.chars_per_token;
+    assert!(learnt > 20.0, "a long request over 10 tokens: {learnt}");
+
+    // The second turn reports no usage, so nothing is learnt again in it.
+    assert!(s.controls.set_model("other"));
+    r.prompt(&mut s, "second", &fe).await;
+    assert_eq!(model.requests()[1].model.as_deref(), Some("other"));
+    assert_eq!(s.chars_per_token, 4.0);
+}
