@@ -3,14 +3,16 @@
 //! loader, the configuration loader, skill front matter — on random and mutated inputs for a
 //! given time, and prints the inputs tried, the crashes and the peak RSS.
 //!
-//!     fuzz [--seconds N] [--workers W] [--seed S] [--out DIR]
+//!     fuzz [--seconds N] [--workers W] [--seed S] [--out DIR] [--hang-seconds H]
 //!
 //! Each worker is a process of its own (this program with `--worker`), so that a crash that
 //! kills the process (a stack overflow, an abort) is counted too: the worker writes the input it
 //! was running to `DIR` from its SIGABRT handler, and the parent starts a new worker for the time
 //! left. A panic (a target's check failed, or the parser panicked) is caught in the worker, its
 //! input and message written to `DIR`, and fuzzing goes on. Every allocation is counted: a target
-//! that allocates beyond its bound panics (tests/common/fuzz.rs).
+//! that allocates beyond its bound panics (tests/common/fuzz.rs). A worker that reports no
+//! progress for `--hang-seconds` (default 10; a round of every target takes milliseconds) is
+//! hung: the parent sends it SIGABRT, so its input is written like an abort's, and counts it.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::print_stdout)]
 
 #[path = "../tests/common/fuzz.rs"]
@@ -21,7 +23,7 @@ use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicPtr, AtomicUsize, Ordering};
-use std::sync::{Mutex, OnceLock};
+use std::sync::{Mutex, OnceLock, mpsc};
 use std::time::{Duration, Instant};
 
 #[global_allocator]
@@ -476,6 +478,8 @@ struct Totals {
     crashes: Vec<u64>,
     /// Workers that died (an abort).
     died: u64,
+    /// Workers that stopped reporting progress (stopped with SIGABRT).
+    hung: u64,
     peak_rss_kb: u64,
 }
 
@@ -498,8 +502,9 @@ fn parse_report(line: &str) -> Option<(Vec<u64>, Vec<u64>, u64)> {
     Some((tried, crashes, rss))
 }
 
-/// Runs one worker process until its time is up or it dies; adds what it reported.
-fn run_worker(seconds: f64, seed: u64, out: &Path, totals: &Mutex<Totals>) {
+/// Runs one worker process until its time is up, it dies or it hangs (no report for `hang`);
+/// adds what it reported.
+fn run_worker(seconds: f64, seed: u64, out: &Path, hang: Duration, totals: &Mutex<Totals>) {
     let mut child = Command::new(std::env::current_exe().unwrap())
         .args([
             "--worker",
@@ -512,11 +517,34 @@ fn run_worker(seconds: f64, seed: u64, out: &Path, totals: &Mutex<Totals>) {
         .stdout(Stdio::piped())
         .spawn()
         .expect("start a worker");
+    let (tx, rx) = mpsc::channel();
+    let stdout = child.stdout.take().unwrap();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stdout).lines() {
+            let Ok(line) = line else { break };
+            if tx.send(line).is_err() {
+                break;
+            }
+        }
+    });
     let mut last = None;
-    for line in BufReader::new(child.stdout.take().unwrap()).lines() {
-        let Ok(line) = line else { break };
-        if let Some(r) = parse_report(&line) {
-            last = Some(r);
+    let mut hung = false;
+    loop {
+        match rx.recv_timeout(hang) {
+            Ok(line) => {
+                if let Some(r) = parse_report(&line) {
+                    last = Some(r);
+                }
+            }
+            Err(mpsc::RecvTimeoutError::Timeout) if !hung => {
+                hung = true;
+                // SAFETY: a signal to our own child, which is alive (its stdout is open).
+                unsafe {
+                    libc::kill(child.id() as libc::pid_t, libc::SIGABRT);
+                }
+            }
+            Err(mpsc::RecvTimeoutError::Timeout) => {}
+            Err(mpsc::RecvTimeoutError::Disconnected) => break,
         }
     }
     let status = child.wait().unwrap();
@@ -528,7 +556,14 @@ fn run_worker(seconds: f64, seed: u64, out: &Path, totals: &Mutex<Totals>) {
         }
         t.peak_rss_kb = t.peak_rss_kb.max(rss);
     }
-    if !status.success() {
+    if hung {
+        t.hung += 1;
+        eprintln!(
+            "worker {seed} hung (no progress for {} s); its input is in {}",
+            hang.as_secs_f64(),
+            out.join(format!("abort-{seed}.bin")).display()
+        );
+    } else if !status.success() {
         t.died += 1;
         eprintln!(
             "worker {seed} died ({status}); its input is in {}",
@@ -574,6 +609,9 @@ fn main() {
         return;
     }
     let workers: usize = value("--workers").map_or(2, |v| v.parse().expect("--workers W"));
+    let hang = Duration::from_secs_f64(
+        value("--hang-seconds").map_or(10.0, |v| v.parse().expect("--hang-seconds H")),
+    );
     println!(
         "fuzz: {workers} worker(s) × {seconds} s, seed {seed}, crashes to {}",
         out.display()
@@ -582,6 +620,7 @@ fn main() {
         tried: vec![0; fuzz::TARGETS.len()],
         crashes: vec![0; fuzz::TARGETS.len()],
         died: 0,
+        hung: 0,
         peak_rss_kb: 0,
     });
     let started = Instant::now();
@@ -597,7 +636,7 @@ fn main() {
                         break;
                     }
                     let worker_seed = seed.wrapping_add((w as u64) << 32).wrapping_add(n);
-                    run_worker(left, worker_seed, out, totals);
+                    run_worker(left, worker_seed, out, hang, totals);
                     n += 1;
                 }
             });
@@ -615,12 +654,13 @@ fn main() {
         );
     }
     let tried: u64 = t.tried.iter().sum();
-    let crashes: u64 = t.crashes.iter().sum::<u64>() + t.died;
+    let crashes: u64 = t.crashes.iter().sum::<u64>() + t.died + t.hung;
     println!("{:<14} {:>14} {:>8}", "total", thousands(tried), crashes);
     println!(
-        "{} inputs/s over {elapsed:.0} s; workers that died: {}; peak RSS of a worker: {:.1} MB",
+        "{} inputs/s over {elapsed:.0} s; workers that died: {}, that hung: {}; peak RSS of a worker: {:.1} MB",
         thousands((tried as f64 / elapsed) as u64),
         t.died,
+        t.hung,
         t.peak_rss_kb as f64 / 1024.0
     );
     if crashes > 0 {
