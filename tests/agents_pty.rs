@@ -7,65 +7,24 @@ mod common;
 
 use std::path::Path;
 use std::process::Command;
-use std::time::Duration;
 
-use common::{FakeServer, Reply};
-use expectrl::session::OsSession;
-use expectrl::{Eof, Expect, Session};
+use common::Reply;
+use common::pty::{PtyServer as Server, spawn_mm};
+use expectrl::{Eof, Expect};
 use serde_json::{Value, json};
 
-/// The fake server on its own runtime (the pty side is synchronous).
-struct Server {
-    server: FakeServer,
-    _runtime: tokio::runtime::Runtime,
-}
-
-impl Server {
-    fn start(script: Vec<Reply>) -> (Server, String) {
-        let runtime = tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(1)
-            .enable_all()
-            .build()
-            .unwrap();
-        let server = runtime.block_on(FakeServer::start(script));
-        let url = server.url();
-        (
-            Server {
-                server,
-                _runtime: runtime,
-            },
-            url,
-        )
-    }
-
-    fn tool_results(&self) -> Vec<String> {
-        let requests: Vec<Value> = self.server.requests();
-        let last = requests.last().cloned().unwrap_or_default();
-        last["messages"]
-            .as_array()
-            .cloned()
-            .unwrap_or_default()
-            .iter()
-            .filter(|m| m["role"] == "tool")
-            .map(|m| m["content"].as_str().unwrap_or("").to_string())
-            .collect()
-    }
-}
-
-fn spawn_mm(home: &Path, url: &str) -> OsSession {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_mm"));
-    cmd.args(["--url", url])
-        .current_dir(home)
-        .env_clear()
-        .env("HOME", home)
-        .env("XDG_STATE_HOME", home.join("state"))
-        .env("XDG_CONFIG_HOME", home.join("config"))
-        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-        .env("TERM", "xterm")
-        .env("NO_COLOR", "1");
-    let mut session = Session::spawn(cmd).expect("spawn mm in a pty");
-    session.set_expect_timeout(Some(Duration::from_secs(20)));
-    session
+/// The tool results of the last request the model server received.
+fn tool_results(server: &Server) -> Vec<String> {
+    let requests: Vec<Value> = server.requests();
+    let last = requests.last().cloned().unwrap_or_default();
+    last["messages"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default()
+        .iter()
+        .filter(|m| m["role"] == "tool")
+        .map(|m| m["content"].as_str().unwrap_or("").to_string())
+        .collect()
 }
 
 #[test]
@@ -83,7 +42,7 @@ fn ask_user_in_the_terminal_and_ctrl_c_cancels_only_the_question() {
         Reply::text("Moving on."),
     ]);
     let home = tempfile::tempdir().unwrap();
-    let mut mm = spawn_mm(home.path(), &url);
+    let mut mm = spawn_mm(home.path(), &url, &[]);
     mm.expect("> ").unwrap();
     mm.send_line("pick one").unwrap();
     mm.expect("? Colour?").unwrap();
@@ -92,7 +51,7 @@ fn ask_user_in_the_terminal_and_ctrl_c_cancels_only_the_question() {
     mm.send("2\r").unwrap();
     mm.expect("You chose.").unwrap();
     mm.expect("> ").unwrap();
-    assert_eq!(server.tool_results(), ["Colour? → blue"]);
+    assert_eq!(tool_results(&server), ["Colour? → blue"]);
 
     mm.send_line("again").unwrap();
     mm.expect("? Name?").unwrap();
@@ -101,12 +60,12 @@ fn ask_user_in_the_terminal_and_ctrl_c_cancels_only_the_question() {
     mm.expect("Moving on.").unwrap();
     mm.expect("> ").unwrap();
     assert_eq!(
-        server.tool_results(),
+        tool_results(&server),
         ["Colour? → blue", "[the question was cancelled]"]
     );
     mm.send("\x04").unwrap();
     mm.expect(Eof).unwrap();
-    assert_eq!(server.server.violations(), Vec::<String>::new());
+    server.assert_valid();
 }
 
 #[test]
@@ -134,7 +93,7 @@ fn slash_ask_puts_the_agents_questions_to_the_terminal() {
         ),
     )
     .unwrap();
-    let mut mm = spawn_mm(home.path(), &url);
+    let mut mm = spawn_mm(home.path(), &url, &[]);
     mm.expect("> ").unwrap();
     mm.send_line("/ask py go").unwrap();
     mm.expect("│ rm -rf build").unwrap();

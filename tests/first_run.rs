@@ -7,13 +7,13 @@
 mod common;
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 use std::time::{Duration, Instant};
 
 use common::mm_run::Sandbox;
-use common::{Chunk, FakeServer, Reply};
+use common::pty::answer_with_usage;
+use common::{FakeServer, Reply};
 use expectrl::session::OsSession;
-use expectrl::{Eof, Expect, Session};
+use expectrl::{Eof, Expect};
 use pretty_assertions::assert_eq;
 
 /// The user's file, with comments and keys the answers must not touch.
@@ -63,19 +63,7 @@ impl World {
     /// needs it).
     fn spawn(&self) -> OsSession {
         let url = format!("http://127.0.0.1:{}/v1", common::refused_port());
-        let mut cmd = Command::new(env!("CARGO_BIN_EXE_mm"));
-        cmd.args(["--url", &url])
-            .current_dir(self.project())
-            .env_clear()
-            .env("HOME", self.home.path())
-            .env("XDG_STATE_HOME", self.home.path().join("state"))
-            .env("XDG_CONFIG_HOME", self.home.path().join("config"))
-            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-            .env("TERM", "xterm")
-            .env("NO_COLOR", "1");
-        let mut session = Session::spawn(cmd).expect("spawn mm in a pty");
-        session.set_expect_timeout(Some(Duration::from_secs(20)));
-        session
+        common::pty::spawn_mm_in(self.home.path(), &self.project(), &url, &[])
     }
 }
 
@@ -364,22 +352,6 @@ temperature = 0.2
             dir.join("nope").display()
         )
     );
-}
-
-/// A text answer with usage: 1200 tokens in, 34 out.
-fn answer_with_usage(text: &str) -> Reply {
-    Reply::chunks(
-        vec![
-            Chunk::text(text),
-            Chunk::finish("stop"),
-            Chunk::Usage {
-                prompt: 1200,
-                completion: 34,
-            },
-            Chunk::Done,
-        ],
-        Duration::ZERO,
-    )
 }
 
 #[tokio::test]

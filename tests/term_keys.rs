@@ -12,10 +12,10 @@ mod common;
 
 use std::os::fd::{AsRawFd, BorrowedFd};
 use std::path::Path;
-use std::process::Command;
 use std::time::{Duration, Instant};
 
-use common::{Chunk, FakeServer, Reply};
+use common::pty::{PtyServer as Server, mm_command};
+use common::{Chunk, Reply};
 use expectrl::process::unix::{Signal, WaitStatus};
 use expectrl::session::OsSession;
 use expectrl::{Eof, Expect, Needle, Regex, Session};
@@ -28,39 +28,6 @@ const ROUNDS: usize = 500;
 /// How long one expected output may take: only a lost key (or a hang) comes near it.
 const WAIT: Duration = Duration::from_secs(10);
 
-/// The fake server on its own runtime (the pty side is synchronous).
-struct Server {
-    server: FakeServer,
-    _runtime: tokio::runtime::Runtime,
-}
-
-impl Server {
-    fn start(script: Vec<Reply>) -> (Server, String) {
-        let runtime = tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(1)
-            .enable_all()
-            .build()
-            .unwrap();
-        let server = runtime.block_on(FakeServer::start(script));
-        let url = server.url();
-        (
-            Server {
-                server,
-                _runtime: runtime,
-            },
-            url,
-        )
-    }
-
-    fn requests(&self) -> Vec<Value> {
-        self.server.requests()
-    }
-
-    fn assert_valid(&self) {
-        assert_eq!(self.server.violations(), Vec::<String>::new());
-    }
-}
-
 /// `mm` in a pseudo-terminal.
 struct Term {
     session: OsSession,
@@ -68,17 +35,8 @@ struct Term {
 
 impl Term {
     fn spawn(home: &Path, url: &str, extra: &[&str]) -> Term {
-        let mut cmd = Command::new(env!("CARGO_BIN_EXE_mm"));
-        cmd.args(["--url", url])
-            .args(extra)
-            .current_dir(home)
-            .env_clear()
-            .env("HOME", home)
-            .env("XDG_STATE_HOME", home.join("state"))
-            .env("XDG_CONFIG_HOME", home.join("config"))
-            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-            .env("TERM", "xterm")
-            .env("NO_COLOR", "1");
+        // Its own waits (`WAIT`, polling the descriptor), not expectrl's timeout.
+        let cmd = mm_command(home, home, url, extra);
         Term {
             session: Session::spawn(cmd).expect("spawn mm in a pty"),
         }

@@ -5,64 +5,14 @@
 
 mod common;
 
-use std::path::Path;
 use std::process::Command;
 use std::time::Duration;
 
-use common::{Chunk, FakeServer, Reply};
+use common::pty::{PtyServer as Server, answer_with_usage, spawn_mm};
+use common::{Chunk, Reply};
 use expectrl::session::OsSession;
 use expectrl::{Eof, Expect, Session};
 use serde_json::{Value, json};
-
-/// The fake server on its own runtime (the pty side of these tests is synchronous).
-struct Server {
-    server: FakeServer,
-    _runtime: tokio::runtime::Runtime,
-}
-
-impl Server {
-    fn start(script: Vec<Reply>) -> (Server, String) {
-        let runtime = tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(1)
-            .enable_all()
-            .build()
-            .unwrap();
-        let server = runtime.block_on(FakeServer::start(script));
-        let url = server.url();
-        (
-            Server {
-                server,
-                _runtime: runtime,
-            },
-            url,
-        )
-    }
-
-    fn requests(&self) -> Vec<Value> {
-        self.server.requests()
-    }
-
-    /// Every request kept the invariants real servers enforce.
-    fn assert_valid(&self) {
-        assert_eq!(self.server.violations(), Vec::<String>::new());
-    }
-}
-
-/// A text answer with usage.
-fn text_reply(text: &str) -> Reply {
-    Reply::chunks(
-        vec![
-            Chunk::text(text),
-            Chunk::finish("stop"),
-            Chunk::Usage {
-                prompt: 1200,
-                completion: 34,
-            },
-            Chunk::Done,
-        ],
-        Duration::ZERO,
-    )
-}
 
 /// One `bash` call with usage.
 fn bash_reply(id: &str, command: &str) -> Reply {
@@ -94,23 +44,6 @@ fn slow_reply() -> Reply {
 }
 
 /// `mm` in a pseudo-terminal, in a fresh home and folder, talking to `url`.
-fn spawn_mm(home: &Path, url: &str, extra: &[&str]) -> OsSession {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_mm"));
-    cmd.args(["--url", url])
-        .args(extra)
-        .current_dir(home)
-        .env_clear()
-        .env("HOME", home)
-        .env("XDG_STATE_HOME", home.join("state"))
-        .env("XDG_CONFIG_HOME", home.join("config"))
-        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-        .env("TERM", "xterm")
-        .env("NO_COLOR", "1");
-    let mut session = Session::spawn(cmd).expect("spawn mm in a pty");
-    session.set_expect_timeout(Some(Duration::from_secs(20)));
-    session
-}
-
 fn user_messages(requests: &[Value]) -> Vec<String> {
     requests
         .last()
@@ -128,7 +61,7 @@ fn user_messages(requests: &[Value]) -> Vec<String> {
 fn a_turn_with_a_tool_call_then_leave() {
     let (server, url) = Server::start(vec![
         bash_reply("c1", "echo hello-from-bash"),
-        text_reply("All done."),
+        answer_with_usage("All done."),
     ]);
     let home = tempfile::tempdir().unwrap();
     let mut mm = spawn_mm(home.path(), &url, &["--yolo"]);
@@ -154,15 +87,15 @@ fn a_turn_with_a_tool_call_then_leave() {
 fn permission_prompt_answered_each_way() {
     let (server, url) = Server::start(vec![
         bash_reply("c1", "echo one"),
-        text_reply("first"),
+        answer_with_usage("first"),
         bash_reply("c2", "echo two"),
-        text_reply("second"),
+        answer_with_usage("second"),
         bash_reply("c3", "echo three"),
-        text_reply("third"),
+        answer_with_usage("third"),
         bash_reply("c4", "echo four"),
-        text_reply("fourth"),
+        answer_with_usage("fourth"),
         bash_reply("c5", "echo five"),
-        text_reply("fifth"),
+        answer_with_usage("fifth"),
     ]);
     let home = tempfile::tempdir().unwrap();
     let mut mm = spawn_mm(home.path(), &url, &["--no-yolo"]);
@@ -219,9 +152,9 @@ fn permission_prompt_answered_each_way() {
 fn permission_never_rejects_later_calls_without_asking() {
     let (server, url) = Server::start(vec![
         bash_reply("c1", "echo one"),
-        text_reply("first"),
+        answer_with_usage("first"),
         bash_reply("c2", "echo two"),
-        text_reply("second"),
+        answer_with_usage("second"),
     ]);
     let home = tempfile::tempdir().unwrap();
     let mut mm = spawn_mm(home.path(), &url, &["--no-yolo"]);
@@ -245,7 +178,7 @@ fn permission_never_rejects_later_calls_without_asking() {
 
 #[test]
 fn ctrl_c_cancels_a_slow_stream_and_the_prompt_comes_back() {
-    let (server, url) = Server::start(vec![slow_reply(), text_reply("after the cancel")]);
+    let (server, url) = Server::start(vec![slow_reply(), answer_with_usage("after the cancel")]);
     let home = tempfile::tempdir().unwrap();
     let mut mm = spawn_mm(home.path(), &url, &["--yolo"]);
     mm.expect("> ").unwrap();
@@ -273,7 +206,7 @@ fn ctrl_c_cancels_a_slow_stream_and_the_prompt_comes_back() {
 
 #[test]
 fn new_forgets_the_conversation() {
-    let (server, url) = Server::start(vec![text_reply("one"), text_reply("two")]);
+    let (server, url) = Server::start(vec![answer_with_usage("one"), answer_with_usage("two")]);
     let home = tempfile::tempdir().unwrap();
     let mut mm = spawn_mm(home.path(), &url, &["--yolo"]);
     mm.expect("> ").unwrap();
@@ -352,13 +285,13 @@ fn the_change_is_shown_before_it_is_allowed() {
             "write_file",
             json!({"path": "out.txt", "content": "hello\nworld\n"}),
         ),
-        text_reply("written"),
+        answer_with_usage("written"),
         call_reply(
             "c2",
             "edit_file",
             json!({"path": "out.txt", "old_text": "world\n", "new_text": long}),
         ),
-        text_reply("edited"),
+        answer_with_usage("edited"),
     ]);
     let home = tempfile::tempdir().unwrap();
     let mut mm = spawn_mm(home.path(), &url, &["--no-yolo"]);
@@ -399,7 +332,7 @@ fn the_change_is_shown_before_it_is_allowed() {
 
 #[test]
 fn a_reopened_session_says_what_it_opened() {
-    let (server, url) = Server::start(vec![text_reply("first answer")]);
+    let (server, url) = Server::start(vec![answer_with_usage("first answer")]);
     let home = tempfile::tempdir().unwrap();
     let sessions = ["-c", "sessions.enabled=true", "--yolo"];
     let mut mm = spawn_mm(home.path(), &url, &sessions);
@@ -521,7 +454,7 @@ fn the_banner_names_the_model_once_and_says_how_to_leave() {
 
 #[test]
 fn a_missing_file_or_skill_gets_a_notice_and_the_prompt_still_goes() {
-    let (server, url) = Server::start(vec![text_reply("fine")]);
+    let (server, url) = Server::start(vec![answer_with_usage("fine")]);
     let home = tempfile::tempdir().unwrap();
     let mut mm = spawn_mm(home.path(), &url, &["--yolo"]);
     mm.expect("> ").unwrap();
@@ -588,8 +521,8 @@ fn long_answers_wrap_at_word_boundaries_and_thoughts_are_marked() {
 fn the_mode_and_the_model_switch_from_the_prompt() {
     let (server, url) = Server::start(vec![
         bash_reply("c1", "echo hi > out.txt"),
-        text_reply("refused, fine"),
-        text_reply("from b"),
+        answer_with_usage("refused, fine"),
+        answer_with_usage("from b"),
     ]);
     server.server.route(
         "GET /v1/models",

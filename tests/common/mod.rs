@@ -21,6 +21,7 @@ pub mod http;
 pub mod invariants;
 pub mod mm_run;
 pub mod model;
+pub mod pty;
 pub mod recorder;
 pub mod rig;
 pub mod script;

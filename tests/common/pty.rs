@@ -1,0 +1,96 @@
+//! The real `mm` in a pseudo-terminal (expectrl): its command in a sandboxed home, and the fake
+//! model server on a runtime of its own (the pty side of these tests is synchronous).
+#![allow(dead_code, clippy::unwrap_used, clippy::expect_used)]
+
+use std::path::Path;
+use std::process::Command;
+use std::time::Duration;
+
+use expectrl::Session;
+use expectrl::session::OsSession;
+use serde_json::Value;
+
+use super::{Chunk, FakeServer, Reply};
+
+/// How long one expectation of a [`spawn_mm`] session may wait.
+pub const EXPECT_TIMEOUT: Duration = Duration::from_secs(20);
+
+/// The fake server, kept on a runtime of its own for a synchronous test.
+pub struct PtyServer {
+    pub server: FakeServer,
+    _runtime: tokio::runtime::Runtime,
+}
+
+impl PtyServer {
+    /// Starts it with `script`; returns it and its base URL.
+    pub fn start(script: Vec<Reply>) -> (PtyServer, String) {
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(1)
+            .enable_all()
+            .build()
+            .unwrap();
+        let server = runtime.block_on(FakeServer::start(script));
+        let url = server.url();
+        (
+            PtyServer {
+                server,
+                _runtime: runtime,
+            },
+            url,
+        )
+    }
+
+    pub fn requests(&self) -> Vec<Value> {
+        self.server.requests()
+    }
+
+    /// Every request kept the invariants real servers enforce.
+    pub fn assert_valid(&self) {
+        assert_eq!(self.server.violations(), Vec::<String>::new());
+    }
+}
+
+/// `mm --url URL EXTRA…` in `cwd` with `home` as its home (state and configuration under it), a
+/// plain `xterm` without colour and nothing else of the test's environment but `PATH`.
+pub fn mm_command(home: &Path, cwd: &Path, url: &str, extra: &[&str]) -> Command {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_mm"));
+    cmd.args(["--url", url])
+        .args(extra)
+        .current_dir(cwd)
+        .env_clear()
+        .env("HOME", home)
+        .env("XDG_STATE_HOME", home.join("state"))
+        .env("XDG_CONFIG_HOME", home.join("config"))
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .env("TERM", "xterm")
+        .env("NO_COLOR", "1");
+    cmd
+}
+
+/// [`mm_command`] in a pseudo-terminal, its expectations failing after [`EXPECT_TIMEOUT`].
+pub fn spawn_mm_in(home: &Path, cwd: &Path, url: &str, extra: &[&str]) -> OsSession {
+    let mut session = Session::spawn(mm_command(home, cwd, url, extra)).expect("spawn mm in a pty");
+    session.set_expect_timeout(Some(EXPECT_TIMEOUT));
+    session
+}
+
+/// [`spawn_mm_in`] with the home as the working folder.
+pub fn spawn_mm(home: &Path, url: &str, extra: &[&str]) -> OsSession {
+    spawn_mm_in(home, home, url, extra)
+}
+
+/// A text answer with usage: 1 200 tokens in, 34 out.
+pub fn answer_with_usage(text: &str) -> Reply {
+    Reply::chunks(
+        vec![
+            Chunk::text(text),
+            Chunk::finish("stop"),
+            Chunk::Usage {
+                prompt: 1200,
+                completion: 34,
+            },
+            Chunk::Done,
+        ],
+        Duration::ZERO,
+    )
+}
