@@ -8,7 +8,6 @@
 mod common;
 
 use std::path::Path;
-use std::process::Command;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -843,17 +842,9 @@ async fn every_fault_through_mm_p() {
 
 /// `mm` in a pseudo-terminal in `dir` (also its home), talking to `url`.
 fn spawn_terminal(dir: &Path, url: &str, model: &str) -> expectrl::session::OsSession {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_mm"));
-    cmd.args(["--url", url])
-        .args(binary_options(model))
-        .current_dir(dir)
-        .env_clear()
-        .env("HOME", dir)
-        .env("XDG_STATE_HOME", dir.join("state"))
-        .env("XDG_CONFIG_HOME", dir.join("config"))
-        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-        .env("TERM", "xterm")
-        .env("NO_COLOR", "1");
+    let options = binary_options(model);
+    let options: Vec<&str> = options.iter().map(String::as_str).collect();
+    let cmd = common::pty::mm_command(dir, dir, url, &options);
     let mut session = Session::spawn(cmd).expect("spawn mm in a pty");
     session.set_expect_timeout(Some(Duration::from_secs(30)));
     session

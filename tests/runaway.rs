@@ -9,14 +9,13 @@
 
 mod common;
 
-use std::process::Command;
 use std::sync::Arc;
 use std::time::Duration;
 
 use common::acp::{TestClient, agent_text, updates};
 use common::mm_run::{Run, Sandbox};
 use common::{Call, Chunk, FakeServer, Options, Reply};
-use expectrl::{Eof, Expect, Session};
+use expectrl::{Eof, Expect};
 use mm::acp::{Logger, serve_io};
 use mm::config::{Config, ModelConfig};
 use mm::engine::Engine;
@@ -516,18 +515,7 @@ fn the_terminal_shows_the_line_then_a_right_recap_and_the_prompt_comes_back() {
     );
     let server = runtime.block_on(FakeServer::start(vec![text_loop(), answer]));
     let home = tempfile::tempdir().unwrap();
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_mm"));
-    cmd.args(["--url", &server.url(), "--yolo"])
-        .current_dir(home.path())
-        .env_clear()
-        .env("HOME", home.path())
-        .env("XDG_STATE_HOME", home.path().join("state"))
-        .env("XDG_CONFIG_HOME", home.path().join("config"))
-        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-        .env("TERM", "xterm")
-        .env("NO_COLOR", "1");
-    let mut mm = Session::spawn(cmd).expect("spawn mm in a pty");
-    mm.set_expect_timeout(Some(Duration::from_secs(20)));
+    let mut mm = common::pty::spawn_mm(home.path(), &server.url(), &["--yolo"]);
     mm.expect("> ").unwrap();
     mm.send_line("Say hello").unwrap();
     mm.expect(STOP_LINE).unwrap();

@@ -235,16 +235,12 @@ fn interactive_signal(signal: Signal, code: i32) {
         json!({ "command": SLEEPER }),
     )]));
     let sb = Sandbox::new();
-    let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_mm"));
-    cmd.args(["--url", &server.url(), "-c", "sessions.enabled=true"])
-        .current_dir(sb.dir())
-        .env_clear()
-        .env("HOME", sb.home.path())
-        .env("XDG_STATE_HOME", sb.home.path().join("state"))
-        .env("XDG_CONFIG_HOME", sb.home.path().join("config"))
-        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-        .env("TERM", "xterm")
-        .env("NO_COLOR", "1");
+    let cmd = common::pty::mm_command(
+        sb.home.path(),
+        &sb.dir(),
+        &server.url(),
+        &["-c", "sessions.enabled=true"],
+    );
     let mut mm = Session::spawn(cmd).expect("spawn mm in a pty");
     mm.set_expect_timeout(Some(RUN_LIMIT));
     mm.expect("> ").unwrap();

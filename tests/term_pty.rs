@@ -5,7 +5,6 @@
 
 mod common;
 
-use std::process::Command;
 use std::time::Duration;
 
 use common::pty::{PtyServer as Server, answer_with_usage, spawn_mm};
@@ -426,17 +425,8 @@ fn each_failure_is_one_line() {
 fn the_banner_names_the_model_once_and_says_how_to_leave() {
     let (server, url) = Server::start(vec![]);
     let home = tempfile::tempdir().unwrap();
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_mm"));
-    cmd.args(["--url", &url])
-        .current_dir(home.path())
-        .env_clear()
-        .env("HOME", home.path())
-        .env("XDG_STATE_HOME", home.path().join("state"))
-        .env("XDG_CONFIG_HOME", home.path().join("config"))
-        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-        .env("TERM", "xterm")
-        .env("NO_COLOR", "1")
-        .env("MM_MODEL", "fake-model");
+    let mut cmd = common::pty::mm_command(home.path(), home.path(), &url, &[]);
+    cmd.env("MM_MODEL", "fake-model");
     let mut mm = Session::spawn(cmd).unwrap();
     mm.set_expect_timeout(Some(Duration::from_secs(20)));
     mm.expect(format!("model fake-model at {url}\r\n").as_str())
