@@ -605,12 +605,7 @@ async fn one_shot(
         activity.extend(mm::term::sessions::reopened(&engine, &session, color));
     }
     // `@missing` and `$nosuch` are left out of the prompt: say so, and the prompt still goes.
-    let skills: Vec<String> = session
-        .skills
-        .skills
-        .iter()
-        .map(|s| s.name.clone())
-        .collect();
+    let skills = session.skills.name_list();
     for notice in mm::term::input::unresolved(&text, &session.cwd, &skills) {
         activity.push(mm::term::style::dim(color, &notice));
     }

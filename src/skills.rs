@@ -379,6 +379,11 @@ impl Catalogue {
         self.skills.iter().find(|s| s.name == name)
     }
 
+    /// The names, in the catalogue's order (the front ends' completion and notices).
+    pub fn name_list(&self) -> Vec<String> {
+        self.skills.iter().map(|s| s.name.clone()).collect()
+    }
+
     /// The names, comma-separated (for explanations).
     pub fn names(&self) -> String {
         self.skills

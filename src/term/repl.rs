@@ -140,12 +140,7 @@ pub async fn run_interactive(
     }
     spawn_detection(Arc::clone(&engine), Arc::clone(&frontend));
 
-    let skills: Vec<String> = session
-        .skills
-        .skills
-        .iter()
-        .map(|s| s.name.clone())
-        .collect();
+    let skills = session.skills.name_list();
     let completer = Completer {
         commands: input::command_names(Engine::commands(), &skills),
         skills: skills.clone(),
