@@ -158,12 +158,19 @@ impl Keyboard {
 
     /// The next key for the prompt (typed ahead or new); `Hangup` once the terminal is gone.
     pub async fn next_key(&self) -> Key {
+        self.wait_key(false).await
+    }
+
+    /// The next key of the queue, waiting for one; `Hangup` once the terminal is gone. The
+    /// prompt (`for_question` false) waits while a question holds the keys; a question takes
+    /// them.
+    async fn wait_key(&self, for_question: bool) -> Key {
         let mut rx = self.changed.subscribe();
         loop {
             rx.borrow_and_update();
             {
                 let mut s = self.lock();
-                if !s.question {
+                if for_question || !s.question {
                     while let Some(entry) = s.queue.pop_front() {
                         match entry {
                             Entry::Key(key) => return key,
@@ -285,25 +292,7 @@ pub struct Asking<'a> {
 impl Asking<'_> {
     /// The next key typed since the question was put; `Hangup` once the terminal is gone.
     pub async fn key(&mut self) -> Key {
-        let mut rx = self.keyboard.changed.subscribe();
-        loop {
-            rx.borrow_and_update();
-            {
-                let mut s = self.keyboard.lock();
-                while let Some(entry) = s.queue.pop_front() {
-                    match entry {
-                        Entry::Key(key) => return key,
-                        Entry::TurnInterrupt => {}
-                    }
-                }
-                if s.closed {
-                    return Key::Hangup;
-                }
-            }
-            if rx.changed().await.is_err() {
-                return Key::Hangup;
-            }
-        }
+        self.keyboard.wait_key(true).await
     }
 }
 
