@@ -42,7 +42,14 @@ impl Frontend for Quiet {
 
 async fn run(tool: &dyn Tool, cwd: &Path, args: Value) -> ToolOutput {
     let cancel = CancellationToken::new();
-    let call = Call::new("call_1", cwd, 30_000, &cancel, &Quiet);
+    let call = Call::new(
+        "call_1",
+        cwd,
+        30_000,
+        &cancel,
+        mm::event::Mode::Yolo,
+        &Quiet,
+    );
     tool.run(args, &call).await
 }
 

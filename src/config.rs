@@ -193,6 +193,9 @@ pub struct AgentConfig {
     pub command: String,
     pub args: Vec<String>,
     pub env: BTreeMap<String, String>,
+    /// `agents.<name>.sandboxWritable`: folders this agent's fence (only) lets it write in — its
+    /// own state (`~/.codex`); absolute, `~/` expanded; user layers only, like the sandbox keys.
+    pub sandbox_writable: Vec<PathBuf>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -514,16 +517,31 @@ pub const DISTRUSTED_KEY: &str = "distrustedProjects";
 /// The keys of the sandbox (`tools.sandbox…`), which only the user's layers set.
 pub const SANDBOX_KEYS: [&str; 3] = ["sandbox", "sandboxWritable", "sandboxRequired"];
 
-/// Removes the sandbox keys from a layer; returns their dotted names.
+/// The key of an agent's entry that opens its own fence (`agents.<name>.sandboxWritable`),
+/// which only the user's layers set, like [`SANDBOX_KEYS`].
+pub const AGENT_SANDBOX_KEY: &str = "sandboxWritable";
+
+/// Removes the sandbox keys from a layer (`tools.…` and every `agents.<name>.sandboxWritable`);
+/// returns their dotted names.
 fn strip_sandbox(table: &mut toml::Table) -> Vec<String> {
-    let Some(toml::Value::Table(tools)) = table.get_mut("tools") else {
-        return Vec::new();
+    let mut removed: Vec<String> = match table.get_mut("tools") {
+        Some(toml::Value::Table(tools)) => SANDBOX_KEYS
+            .iter()
+            .filter(|k| tools.remove(**k).is_some())
+            .map(|k| format!("tools.{k}"))
+            .collect(),
+        _ => Vec::new(),
     };
-    SANDBOX_KEYS
-        .iter()
-        .filter(|k| tools.remove(**k).is_some())
-        .map(|k| format!("tools.{k}"))
-        .collect()
+    if let Some(toml::Value::Table(agents)) = table.get_mut("agents") {
+        for (name, entry) in agents.iter_mut() {
+            if let toml::Value::Table(entry) = entry
+                && entry.remove(AGENT_SANDBOX_KEY).is_some()
+            {
+                removed.push(format!("{}.{AGENT_SANDBOX_KEY}", raw::join("agents", name)));
+            }
+        }
+    }
+    removed
 }
 
 /// Removes the command-defining parts of an untrusted project's layer, counting them and saying

@@ -509,7 +509,11 @@ async fn ask_agent(
     let setup = mm::term::ask::AskSetup {
         config,
         processes: &engine.processes,
+        sandbox: &engine.sandbox,
         cwd,
+        // No session: the configuration's mode (`yolo`); `mm --ask` cannot ask, so in `ask`
+        // the agent's permission requests get its own refusal.
+        mode: engine.configured_mode(),
         depth: engine.ask_depth(),
     };
     let color = TermOptions::from_env().color_stderr;

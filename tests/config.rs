@@ -860,6 +860,56 @@ fn a_project_file_cannot_set_the_sandbox() {
 }
 
 #[test]
+fn an_agents_sandbox_writable_is_the_users_own() {
+    let w = World::new();
+    // The user's entry: `~/` expanded, shown by `mm config`.
+    w.trust_project("[agents.codex]\ncommand = \"codex-acp\"\nsandboxWritable = [\"~/.codex\"]\n");
+    // A trusted project's agent runs, but cannot open its fence, nor widen the user's agent.
+    w.write_project(
+        "[agents.proj]\ncommand = \"mm\"\nsandboxWritable = [\"/\"]\n[agents.codex]\nsandboxWritable = [\"/etc\"]\n",
+    );
+    let loaded = w.load();
+    let c = &loaded.config;
+    assert_eq!(
+        c.agents["codex"].sandbox_writable,
+        vec![w.home().join(".codex")]
+    );
+    assert_eq!(c.agents["proj"].command, "mm");
+    assert_eq!(c.agents["proj"].sandbox_writable, Vec::<PathBuf>::new());
+    assert_eq!(
+        c.warnings,
+        vec![format!(
+            "agents.codex.sandboxWritable, agents.proj.sandboxWritable are ignored in project files ({}): only the user's config, --config, the environment and flags set the sandbox",
+            w.project_file().display()
+        )]
+    );
+    let report = loaded.report();
+    let line = report
+        .lines()
+        .find(|l| l.starts_with("agents.codex.sandboxWritable "))
+        .unwrap();
+    assert_eq!(
+        line.split_whitespace().collect::<Vec<_>>(),
+        [
+            "agents.codex.sandboxWritable",
+            "=",
+            &format!("[{:?}]", w.home().join(".codex").display().to_string()),
+            "#",
+            &w.user_file().display().to_string()
+        ]
+    );
+    let user =
+        w.write_user("[agents.codex]\ncommand = \"codex-acp\"\nsandboxWritable = [\"state\"]\n");
+    assert_eq!(
+        load(&w.opts()).unwrap_err().to_string(),
+        format!(
+            "{}: agents.codex.sandboxWritable[0] must be an absolute path (or ~/…), got \"state\"",
+            user.display()
+        )
+    );
+}
+
+#[test]
 fn bad_sandbox_values_are_errors() {
     let w = World::new();
     let user = w.write_user("[tools]\nsandbox = \"on\"\n");

@@ -102,7 +102,14 @@ fn bash_in(sandbox: &Arc<Sandbox>) -> Bash {
 async fn run(tool: &dyn Tool, cwd: &Path, args: Value) -> ToolOutput {
     let frontend = Recorder::new();
     let cancel = CancellationToken::new();
-    let call = Call::new("call_1", cwd, 30_000, &cancel, &frontend);
+    let call = Call::new(
+        "call_1",
+        cwd,
+        30_000,
+        &cancel,
+        mm::event::Mode::Yolo,
+        &frontend,
+    );
     tool.run(args, &call).await
 }
 

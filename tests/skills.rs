@@ -450,7 +450,14 @@ async fn call(cat: &Catalogue, cwd: &Path, args: serde_json::Value) -> mm::tools
     };
     let cancel = CancellationToken::new();
     let frontend = Recorder::new();
-    let handle = Call::new("call_1", cwd, 30_000, &cancel, &frontend);
+    let handle = Call::new(
+        "call_1",
+        cwd,
+        30_000,
+        &cancel,
+        mm::event::Mode::Yolo,
+        &frontend,
+    );
     tool.run(args, &handle).await
 }
 

@@ -242,7 +242,14 @@ async fn fetch_with(
     cancel: &CancellationToken,
 ) -> ToolOutput {
     let frontend = NoFrontend;
-    let call = Call::new("call_1", cwd, 30_000, cancel, &frontend);
+    let call = Call::new(
+        "call_1",
+        cwd,
+        30_000,
+        cancel,
+        mm::event::Mode::Yolo,
+        &frontend,
+    );
     t.run(args, &call).await
 }
 

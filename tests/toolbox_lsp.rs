@@ -123,7 +123,14 @@ impl Fixture {
     async fn run(&self, args: Value) -> ToolOutput {
         let frontend = NoFrontend;
         let cancel = CancellationToken::new();
-        let call = Call::new("call_1", &self.cwd, 30_000, &cancel, &frontend);
+        let call = Call::new(
+            "call_1",
+            &self.cwd,
+            30_000,
+            &cancel,
+            mm::event::Mode::Yolo,
+            &frontend,
+        );
         self.tool.run(args, &call).await
     }
 

@@ -47,7 +47,14 @@ async fn run_with(
     cancel: &CancellationToken,
 ) -> ToolOutput {
     let frontend = Recorder::new();
-    let call = Call::new("call_1", cwd, opts.max_output, cancel, &frontend);
+    let call = Call::new(
+        "call_1",
+        cwd,
+        opts.max_output,
+        cancel,
+        mm::event::Mode::Yolo,
+        &frontend,
+    );
     tool.run(args, &call).await
 }
 

@@ -171,6 +171,7 @@ const ROOT: Shape = Shape::Table(&[
             ("command", Shape::Str),
             ("args", Shape::Leaf),
             ("env", STRING_MAP),
+            ("sandboxWritable", Shape::Leaf),
         ])),
     ),
     (

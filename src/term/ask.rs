@@ -12,9 +12,12 @@ use tokio_util::sync::CancellationToken;
 use super::render::{Layout, Renderer};
 use crate::agent_client::{self, AgentCommand, AgentError, AgentStop, Answer, StartOptions};
 use crate::config::Config;
-use crate::event::{Event, Form, FormAnswer, Frontend, PermissionDecision, PermissionRequest};
+use crate::event::{
+    Event, Form, FormAnswer, Frontend, Mode, PermissionDecision, PermissionRequest,
+};
 use crate::process::Supervisor;
 use crate::relay::CANNOT_ASK;
+use crate::sandbox::Sandbox;
 use crate::tools::Call;
 
 /// The `toolCallId`-like ref the doors use for the asked agent's progress and questions.
@@ -24,7 +27,11 @@ const ASK_REF: &str = "ask";
 pub struct AskSetup<'a> {
     pub config: &'a Config,
     pub processes: &'a Arc<Supervisor>,
+    /// The agent runs inside its fence.
+    pub sandbox: &'a Sandbox,
     pub cwd: &'a Path,
+    /// The mode the agent is put in: the session's (`/ask`), the configuration's (`mm --ask`).
+    pub mode: Mode,
     /// Our own asking depth.
     pub depth: u32,
 }
@@ -44,11 +51,13 @@ pub async fn ask(
         setup.cwd,
         setup.config.tools.max_output,
         cancel,
+        setup.mode,
         frontend,
     );
     let opts = StartOptions {
         cwd: setup.cwd,
         processes: setup.processes,
+        sandbox: setup.sandbox,
         depth: setup.depth,
         silence: setup.config.model.request_timeout,
     };

@@ -313,7 +313,9 @@ async fn ask_command(
     let setup = super::ask::AskSetup {
         config: &engine.config,
         processes: &engine.processes,
+        sandbox: &engine.sandbox,
         cwd: &session.cwd,
+        mode: session.controls.mode(),
         depth: engine.ask_depth(),
     };
     let outcome = super::ask::ask(&setup, &agent, &question, frontend.as_ref(), &cancel).await;
