@@ -6,9 +6,11 @@
 mod common;
 
 use std::path::Path;
-use std::process::Command;
 
 use common::Reply;
+use common::agents::{
+    landlock_available, mode_agent, python_available, python_sdk_available, received,
+};
 use common::pty::{PtyServer as Server, spawn_mm};
 use expectrl::{Eof, Expect};
 use serde_json::{Value, json};
@@ -70,14 +72,7 @@ fn ask_user_in_the_terminal_and_ctrl_c_cancels_only_the_question() {
 
 #[test]
 fn slash_ask_puts_the_agents_questions_to_the_terminal() {
-    let sdk = Command::new("python3")
-        .args(["-c", "import acp.stdio"])
-        .output()
-        .is_ok_and(|o| o.status.success());
-    if !sdk {
-        eprintln!(
-            "SKIPPED: the ACP Python SDK is not installed (pip install agent-client-protocol==0.12.1)"
-        );
+    if !python_sdk_available() {
         return;
     }
     let (_server, url) = Server::start(vec![]);
@@ -112,4 +107,122 @@ fn slash_ask_puts_the_agents_questions_to_the_terminal() {
     mm.expect("> ").unwrap();
     mm.send("\x04").unwrap();
     mm.expect(Eof).unwrap();
+}
+
+fn write_config(home: &Path, toml: &str) {
+    let config = home.join("config/mm/config.toml");
+    std::fs::create_dir_all(config.parent().unwrap()).unwrap();
+    std::fs::write(&config, toml).unwrap();
+}
+
+#[test]
+fn slash_mode_reaches_the_asked_agent_before_each_question() {
+    if !python_available() {
+        return;
+    }
+    let ask = |agent: &str, question: &str| {
+        Reply::tool_call("ask_agent", json!({"agent": agent, "question": question}))
+    };
+    let (server, url) = Server::start(vec![
+        ask("rec", "first"),
+        Reply::text("asked once."),
+        ask("rec", "second"),
+        Reply::text("asked twice."),
+    ]);
+    let home = tempfile::tempdir().unwrap();
+    write_config(
+        home.path(),
+        &format!(
+            "{}{}",
+            mode_agent("rec", &home.path().join("rec.log"), "ask,yolo,read-only"),
+            mode_agent("bare", &home.path().join("bare.log"), "none")
+        ),
+    );
+    let mut mm = spawn_mm(home.path(), &url, &[]);
+    mm.expect("> ").unwrap();
+    mm.send_line("/mode read-only").unwrap();
+    mm.expect("mode read-only: ").unwrap();
+    mm.send_line("go").unwrap();
+    mm.expect("asked once.").unwrap();
+    mm.expect("> ").unwrap();
+    assert_eq!(tool_results(&server), ["mode=read-only"]);
+    // The kept agent gets the new mode with the next question.
+    mm.send_line("/mode yolo").unwrap();
+    mm.expect("mode yolo: ").unwrap();
+    mm.send_line("again").unwrap();
+    mm.expect("asked twice.").unwrap();
+    mm.expect("> ").unwrap();
+    assert_eq!(tool_results(&server), ["mode=read-only", "mode=yolo"]);
+    assert_eq!(
+        received(&home.path().join("rec.log")),
+        [
+            "initialize",
+            "session/new",
+            "session/set_mode read-only",
+            "session/prompt",
+            "session/set_mode yolo",
+            "session/prompt",
+        ]
+    );
+    // `/ask` puts the agent in the session's mode too, and refuses one that has no read-only.
+    mm.send_line("/mode read-only").unwrap();
+    mm.expect("mode read-only: ").unwrap();
+    mm.send_line("/ask bare hello").unwrap();
+    mm.expect(
+        "[agent bare failed: the session is in read-only mode and it offers no read-only mode]",
+    )
+    .unwrap();
+    mm.expect("> ").unwrap();
+    assert_eq!(
+        received(&home.path().join("bare.log")),
+        ["initialize", "session/new"]
+    );
+    mm.send("\x04").unwrap();
+    mm.expect(Eof).unwrap();
+    server.assert_valid();
+}
+
+#[test]
+fn slash_ask_runs_the_agent_inside_the_fence() {
+    if !landlock_available() {
+        return;
+    }
+    let home = tempfile::tempdir().unwrap();
+    let file = home.path().join("from-the-agent.txt");
+    let (server, url) = Server::start(vec![
+        Reply::tool_call(
+            "bash",
+            json!({"command": format!("touch {}", file.display())}),
+        ),
+        Reply::text("the agent is done"),
+    ]);
+    // The asked mm reaches the same server through the shared configuration.
+    write_config(
+        home.path(),
+        &format!(
+            "[model]\nurl = {url:?}\n[agents.second]\ncommand = {:?}\nargs = [\"-acp\", \"--yolo\"]\n",
+            env!("CARGO_BIN_EXE_mm")
+        ),
+    );
+    let mut mm = spawn_mm(home.path(), &url, &["--sandbox", "read-only"]);
+    mm.expect("> ").unwrap();
+    mm.send_line("/ask second write it").unwrap();
+    mm.expect("the agent is done").unwrap();
+    mm.expect("> ").unwrap();
+    assert!(!file.exists(), "/ask's agent wrote under read-only");
+    let requests = server.requests();
+    let result = requests[1]["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["role"] == "tool")
+        .unwrap()["content"]
+        .clone();
+    assert!(
+        result.as_str().unwrap().contains("Permission denied"),
+        "{result}"
+    );
+    mm.send("\x04").unwrap();
+    mm.expect(Eof).unwrap();
+    server.assert_valid();
 }

@@ -7,6 +7,7 @@
 //! - the front end: [`Recorder`] (recorder.rs);
 //! - an engine over the scripted model in a sandbox: [`Rig`] (rig.rs);
 //! - the ACP test client and in-process server (acp.rs);
+//! - asking other agents from the real binary: helpers and the agents of tests/agents/ (agents.rs);
 //! - the `mm` binary run in a sandbox (mm_run.rs);
 //! - the fuzz targets and the counting allocator (fuzz.rs; also in examples/fuzz.rs).
 //!
@@ -15,6 +16,7 @@
 #![allow(dead_code, unused_imports)]
 
 pub mod acp;
+pub mod agents;
 pub mod fake_server;
 pub mod fuzz;
 pub mod http;
