@@ -28,6 +28,7 @@ pub mod sandbox;
 pub mod session;
 pub mod skills;
 pub mod tools;
+pub mod writer;
 
 pub mod acp;
 pub mod agent_client;

@@ -1,7 +1,7 @@
 //! The `lsp` tool against real language servers (`pylsp`, `pyright-langserver`,
 //! `typescript-language-server`, installed by `.ci/run`; a test whose server is missing skips
 //! with a note on stderr), and its failure lines against stand-in servers made of `sh`.
-#![allow(clippy::unwrap_used, clippy::expect_used)]
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::disallowed_methods)]
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -101,6 +101,7 @@ impl Fixture {
                 request,
                 diagnostics: Duration::from_secs(10),
             },
+            sandbox: Default::default(),
         };
         Fixture {
             _dir: dir,
