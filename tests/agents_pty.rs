@@ -1,7 +1,7 @@
 //! Asking in the interactive terminal (the real binary in a pseudo-terminal, the fake model
 //! server): `ask_user`'s forms, Ctrl-C on a question cancelling only the question, and `/ask`
 //! with another agent's permission request and form put to the user.
-#![allow(clippy::unwrap_used, clippy::expect_used)]
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::disallowed_methods)]
 
 mod common;
 

@@ -4,7 +4,7 @@
 //!
 //! Every test checks that the requests mm sent kept the history invariants real servers enforce
 //! (`server.violations()` is empty).
-#![allow(clippy::unwrap_used, clippy::expect_used)]
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::disallowed_methods)]
 
 mod common;
 

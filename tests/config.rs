@@ -1,5 +1,5 @@
 //! Configuration layers, resolution, trust and the `mm config` report (docs/config.md).
-#![allow(clippy::unwrap_used, clippy::expect_used)]
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::disallowed_methods)]
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};

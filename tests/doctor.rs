@@ -1,7 +1,7 @@
 //! `mm doctor` against the fake model server in the modes that matter — tool calls structured,
 //! tool calls only as text, no tool support, a tiny window, no server — line by line, and its
 //! `--json`. The real llama.cpp server's report is in tests/e2e.rs.
-#![allow(clippy::unwrap_used, clippy::expect_used)]
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::disallowed_methods)]
 
 mod common;
 

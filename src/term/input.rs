@@ -245,7 +245,7 @@ pub fn history_path(xdg_state_home: Option<&Path>, home: Option<&Path>) -> Optio
 }
 
 #[cfg(test)]
-#[allow(clippy::unwrap_used)]
+#[allow(clippy::unwrap_used, clippy::disallowed_methods)]
 mod tests {
     use super::*;
     use pretty_assertions::assert_eq;

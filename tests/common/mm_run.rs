@@ -2,7 +2,12 @@
 //! and a temporary home (`HOME`, `XDG_CONFIG_HOME`), set on the child only. The `MM_*`
 //! variables of the test process are removed from the child so that a developer's own settings
 //! cannot change what a test sees.
-#![allow(dead_code, clippy::unwrap_used, clippy::expect_used)]
+#![allow(
+    dead_code,
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::disallowed_methods
+)]
 
 use std::path::{Path, PathBuf};
 use std::process::Stdio;

@@ -1,6 +1,11 @@
 //! An engine over the [`ScriptedModel`](super::model::ScriptedModel) in a sandbox, and small
 //! helpers of the engine tests.
-#![allow(dead_code, clippy::unwrap_used, clippy::expect_used)]
+#![allow(
+    dead_code,
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::disallowed_methods
+)]
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
