@@ -98,3 +98,33 @@ fn the_acp_client_knows_no_front_end() {
     }
     assert_eq!(offenders, Vec::<String>::new());
 }
+
+/// The one checked writer stands below the tools (the core of the next layout): it knows no
+/// tool, no engine, no sandbox (the check is a closure) and no front end.
+#[test]
+fn the_writer_knows_neither_the_tools_nor_the_sandbox() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/writer");
+    let mut files = Vec::new();
+    rust_files(&root, &mut files);
+    assert!(files.len() >= 2, "src/writer holds {files:?}");
+    let forbidden = [
+        "crate::tools",
+        "crate::engine",
+        "crate::sandbox",
+        "crate::lsp",
+        "crate::mcp",
+        "crate::acp",
+        "crate::term",
+        "crate::agent_client",
+    ];
+    let mut offenders = Vec::new();
+    for f in &files {
+        let text = std::fs::read_to_string(f).unwrap_or_default();
+        for word in forbidden {
+            if text.contains(word) {
+                offenders.push(format!("{} mentions {word}", f.display()));
+            }
+        }
+    }
+    assert_eq!(offenders, Vec::<String>::new());
+}

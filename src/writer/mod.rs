@@ -110,6 +110,8 @@ pub enum WriteError {
     ReadOnly(String),
     #[error("{0} is a directory, not a file")]
     IsDirectory(String),
+    #[error("{0} is not a regular file (a device, a pipe or a socket); it was not changed")]
+    NotAFile(String),
     #[error("could not write {path}: {source}")]
     Io { path: String, source: io::Error },
     /// The check refused the write (its own text).
@@ -169,12 +171,18 @@ pub fn stage(
             Err(Errno::ENOENT) => None,
             Err(e) => return Err(io_err(e.into())),
         };
+    let file_type =
+        |st: &nix::sys::stat::FileStat| SFlag::from_bits_truncate(st.st_mode) & SFlag::S_IFMT;
     let kept_mode = match existing {
-        Some(st) if SFlag::from_bits_truncate(st.st_mode) & SFlag::S_IFMT == SFlag::S_IFDIR => {
+        Some(st) if file_type(&st) == SFlag::S_IFDIR => {
             return Err(WriteError::IsDirectory(shown.to_string()));
         }
         // A link that appeared since it was followed is replaced by the file, in this folder.
-        Some(st) if SFlag::from_bits_truncate(st.st_mode) & SFlag::S_IFMT == SFlag::S_IFLNK => None,
+        Some(st) if file_type(&st) == SFlag::S_IFLNK => None,
+        // A device, a pipe or a socket is never replaced by a file (`/dev/null`, as root).
+        Some(st) if file_type(&st) != SFlag::S_IFREG => {
+            return Err(WriteError::NotAFile(shown.to_string()));
+        }
         Some(st) => match kind {
             FileKind::Ordinary if st.st_mode & 0o222 == 0 => {
                 return Err(WriteError::ReadOnly(shown.to_string()));

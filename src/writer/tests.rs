@@ -58,7 +58,7 @@ fn an_ordinary_file_keeps_its_mode_and_a_new_one_gets_the_usual_mode() {
 }
 
 #[test]
-fn a_read_only_file_or_a_folder_is_refused_and_left_alone() {
+fn a_read_only_file_a_folder_or_a_pipe_is_refused_and_left_alone() {
     let (_d, dir) = tmp();
     let ro = dir.join("ro.txt");
     fs::write(&ro, "keep").unwrap();
@@ -74,6 +74,12 @@ fn a_read_only_file_or_a_folder_is_refused_and_left_alone() {
         "f is a directory, not a file"
     );
     assert_eq!(names(&dir), ["ro.txt", "sub"]);
+    nix::unistd::mkfifo(&dir.join("pipe"), Mode::from_bits_truncate(0o644)).unwrap();
+    assert_eq!(
+        ordinary(&dir.join("pipe"), b"x").unwrap_err().to_string(),
+        "f is not a regular file (a device, a pipe or a socket); it was not changed"
+    );
+    assert_eq!(names(&dir), ["pipe", "ro.txt", "sub"]);
 }
 
 #[test]
