@@ -89,28 +89,10 @@ fn refusal(lands: &Path, mode: &str) -> String {
 
 // ------------------------------------------------------------------ every built-in tool
 
-/// A stand-in language server: answers `initialize` (renaming offered), and a rename with an
+/// A stand-in language server (common::lsp): answers `initialize` (renaming offered), and a rename with an
 /// edit at the position asked, plus one at the start of each file named on its command line (a
 /// server that found the definition elsewhere); anything else asked gets `null`.
 const RENAMING_SERVER: &str = r#"
-import json, sys
-def read():
-    length = None
-    while True:
-        line = sys.stdin.buffer.readline()
-        if not line:
-            sys.exit(0)
-        line = line.strip()
-        if not line:
-            break
-        k, v = line.split(b":", 1)
-        if k.lower() == b"content-length":
-            length = int(v)
-    return json.loads(sys.stdin.buffer.read(length))
-def send(msg):
-    body = json.dumps(msg).encode()
-    sys.stdout.buffer.write(b"Content-Length: %d\r\n\r\n" % len(body) + body)
-    sys.stdout.buffer.flush()
 while True:
     msg = read()
     method, id = msg.get("method"), msg.get("id")
@@ -154,7 +136,7 @@ impl World {
         std::fs::write(cwd.join("a.py"), "def f():\n    return 1\n").unwrap();
         std::fs::write(outside.join("lib.py"), "def g():\n    return 2\n").unwrap();
         let server_script = base.join("renaming_server.py");
-        std::fs::write(&server_script, RENAMING_SERVER).unwrap();
+        std::fs::write(&server_script, common::lsp::stand_in(RENAMING_SERVER)).unwrap();
         World {
             _root: root,
             cwd,
@@ -454,6 +436,34 @@ fn tool_results(server: &FakeServer) -> Vec<String> {
         .collect()
 }
 
+/// One prompt to `mm -acp` in a session switched to read-only mode (`session/set_mode`); the
+/// turn ends without a permission question.
+async fn prompt_in_read_only_mode(run: &Run, server: &FakeServer, prompt: &str) {
+    let mut c = run.command(Some(&server.url()), &["-acp"]);
+    c.stdin(std::process::Stdio::piped());
+    let mut child = c.spawn().unwrap();
+    let stdin = child.stdin.take().unwrap();
+    let stdout = child.stdout.take().unwrap();
+    let mut client = common::acp::TestClient::new(Box::new(stdin), Box::new(stdout));
+    client.initialize(false).await;
+    let (id, _) = client.new_session(&run.dir()).await;
+    let (_, r) = client
+        .call(
+            "session/set_mode",
+            json!({"sessionId": id, "modeId": "read-only"}),
+        )
+        .await;
+    assert_eq!(r["result"], json!({}));
+    let (msgs, r) = client.prompt(&id, prompt).await;
+    assert_eq!(r["result"]["stopReason"], "end_turn");
+    assert!(
+        msgs.iter()
+            .all(|m| m["method"] != "session/request_permission")
+    );
+    client.close().await;
+    let _ = child.wait().await;
+}
+
 /// The model's `bash` call that serves `dir` over HTTP on `port` from a background job (fenced
 /// like any command) and waits until it answers; it prints `pid <N>`.
 fn serve_call(dir: &Path, port: u16) -> Reply {
@@ -517,16 +527,9 @@ async fn a_fetched_config_cannot_replace_the_users_in_either_sandbox_mode() {
         assert_eq!(snapshot(&home), before, "{mode}");
         assert_eq!(std::fs::read_to_string(&target).unwrap(), user_config);
         // The next run is fenced just the same.
-        let report = run.run(None, &["config"]).await;
-        let line = report
-            .stdout
-            .lines()
-            .find(|l| l.starts_with("tools.sandbox "))
-            .unwrap()
-            .to_string();
         assert_eq!(
-            line.split_whitespace().collect::<Vec<_>>()[..3],
-            ["tools.sandbox", "=", &format!("\"{mode}\"")[..]],
+            run.config_value("tools.sandbox").await,
+            format!("\"{mode}\""),
             "{mode}"
         );
     }
@@ -572,7 +575,6 @@ fn serve(dir: &Path, port: u16) -> Served {
 
 #[tokio::test]
 async fn a_fetched_config_cannot_replace_the_users_in_ask_and_read_only_mode() {
-    use common::acp::TestClient;
     if !have("python3") {
         return;
     }
@@ -610,34 +612,12 @@ async fn a_fetched_config_cannot_replace_the_users_in_ask_and_read_only_mode() {
         Reply::text("done"),
     ])
     .await;
-    let mut c = run.command(Some(&server.url()), &["-acp"]);
-    c.stdin(std::process::Stdio::piped());
-    let mut child = c.spawn().unwrap();
-    let stdin = child.stdin.take().unwrap();
-    let stdout = child.stdout.take().unwrap();
-    let mut client = TestClient::new(Box::new(stdin), Box::new(stdout));
-    client.initialize(false).await;
-    let (id, _) = client.new_session(&run.dir()).await;
-    let (_, r) = client
-        .call(
-            "session/set_mode",
-            json!({"sessionId": id, "modeId": "read-only"}),
-        )
-        .await;
-    assert_eq!(r["result"], json!({}));
-    let (msgs, r) = client.prompt(&id, "fetch it").await;
-    assert_eq!(r["result"]["stopReason"], "end_turn");
-    assert!(
-        msgs.iter()
-            .all(|m| m["method"] != "session/request_permission")
-    );
+    prompt_in_read_only_mode(&run, &server, "fetch it").await;
     assert_eq!(
         tool_results(&server),
         ["[fetch_content refused: read-only mode]"]
     );
     assert_eq!(std::fs::read_to_string(&target).unwrap(), user_config);
-    client.close().await;
-    let _ = child.wait().await;
 }
 
 // ------------------------------------------------------------------ a hostile model (hole 4)
@@ -694,6 +674,19 @@ impl Renames {
     }
 }
 
+/// What the model gets for a rename the sandbox refuses: `refused` are the refused files, as
+/// `(shown, where the write lands)`, out of `of` files.
+fn rename_refused(refused: &[(&str, &Path)], of: usize, mode: &str) -> String {
+    let mut text = format!(
+        "[lsp: the rename to pwned was not done, nothing was written: the sandbox refuses {} of its {of} files]",
+        refused.len()
+    );
+    for (shown, lands) in refused {
+        text.push_str(&format!("\n{shown}: {}", refusal(lands, mode)));
+    }
+    text
+}
+
 fn rename(path: &str, line: u32, symbol: &str) -> Reply {
     Reply::tool_call(
         "lsp",
@@ -716,19 +709,13 @@ async fn a_rename_cannot_edit_through_a_symlink_or_on_sys_path_in_workspace_writ
     .await;
     let out = r.run(&server, &["-p", "rename"]).await;
     assert_eq!(out.code, Some(0), "{}", out.stderr);
-    let ww = |p: &str| refusal(&r.outside.join(p), "workspace-write");
+    let extlib = r.outside.join("site/extlib.py");
+    let ww = "workspace-write";
     assert_eq!(
         tool_results(&server),
         [
-            format!(
-                "[lsp: the rename to pwned was not done, nothing was written: the sandbox refuses 1 of its 2 files]\nlib/util.py: {}",
-                ww("lib/util.py")
-            ),
-            format!(
-                "[lsp: the rename to pwned was not done, nothing was written: the sandbox refuses 1 of its 2 files]\n{}: {}",
-                r.outside.join("site/extlib.py").display(),
-                ww("site/extlib.py")
-            ),
+            rename_refused(&[("lib/util.py", &r.outside.join("lib/util.py"))], 2, ww),
+            rename_refused(&[(&extlib.display().to_string(), &extlib)], 2, ww),
         ]
     );
     // Nothing changed, outside nor inside: a rename is done whole or not at all.
@@ -737,7 +724,6 @@ async fn a_rename_cannot_edit_through_a_symlink_or_on_sys_path_in_workspace_writ
 
 #[tokio::test]
 async fn a_rename_changes_nothing_in_the_read_only_sandbox_nor_in_read_only_mode() {
-    use common::acp::TestClient;
     if !have("pylsp") {
         return;
     }
@@ -753,19 +739,16 @@ async fn a_rename_changes_nothing_in_the_read_only_sandbox_nor_in_read_only_mode
     let out = r.run(&server, &["-p", "rename"]).await;
     assert_eq!(out.code, Some(0), "{}", out.stderr);
     let dir = r.run.dir();
-    let ro = |p: &Path| refusal(p, "read-only");
+    let (calc, usage, main) = (dir.join("calc.py"), dir.join("use.py"), dir.join("main.py"));
+    let util = r.outside.join("lib/util.py");
     assert_eq!(
         tool_results(&server),
         [
-            format!(
-                "[lsp: the rename to pwned was not done, nothing was written: the sandbox refuses 2 of its 2 files]\ncalc.py: {}\nuse.py: {}",
-                ro(&dir.join("calc.py")),
-                ro(&dir.join("use.py"))
-            ),
-            format!(
-                "[lsp: the rename to pwned was not done, nothing was written: the sandbox refuses 2 of its 2 files]\nlib/util.py: {}\nmain.py: {}",
-                ro(&r.outside.join("lib/util.py")),
-                ro(&dir.join("main.py"))
+            rename_refused(&[("calc.py", &calc), ("use.py", &usage)], 2, "read-only"),
+            rename_refused(
+                &[("lib/util.py", &util), ("main.py", &main)],
+                2,
+                "read-only"
             ),
         ]
     );
@@ -776,29 +759,7 @@ async fn a_rename_changes_nothing_in_the_read_only_sandbox_nor_in_read_only_mode
     let before = r.snapshot();
     let server =
         FakeServer::start(vec![rename("calc.py", 1, "add_one"), Reply::text("done")]).await;
-    let mut c = r.run.command(Some(&server.url()), &["-acp"]);
-    c.stdin(std::process::Stdio::piped());
-    let mut child = c.spawn().unwrap();
-    let stdin = child.stdin.take().unwrap();
-    let stdout = child.stdout.take().unwrap();
-    let mut client = TestClient::new(Box::new(stdin), Box::new(stdout));
-    client.initialize(false).await;
-    let (id, _) = client.new_session(&r.run.dir()).await;
-    let (_, m) = client
-        .call(
-            "session/set_mode",
-            json!({"sessionId": id, "modeId": "read-only"}),
-        )
-        .await;
-    assert_eq!(m["result"], json!({}));
-    let (msgs, p) = client.prompt(&id, "rename").await;
-    assert_eq!(p["result"]["stopReason"], "end_turn");
-    assert!(
-        msgs.iter()
-            .all(|m| m["method"] != "session/request_permission")
-    );
+    prompt_in_read_only_mode(&r.run, &server, "rename").await;
     assert_eq!(tool_results(&server), ["[lsp refused: read-only mode]"]);
     assert_eq!(r.snapshot(), before);
-    client.close().await;
-    let _ = child.wait().await;
 }

@@ -130,6 +130,21 @@ impl Sandbox {
         finish_within(child, self.limit).await
     }
 
+    /// The value `mm config` reports for `key` (as TOML: `"workspace-write"`).
+    pub async fn config_value(&self, key: &str) -> String {
+        let report = self.run(None, &["config"]).await;
+        let prefix = format!("{key} = ");
+        let line = report
+            .stdout
+            .lines()
+            .find_map(|l| l.strip_prefix(&prefix))
+            .unwrap_or_else(|| panic!("mm config shows no {key}: {}", report.stdout));
+        line.split_whitespace()
+            .next()
+            .unwrap_or_default()
+            .to_string()
+    }
+
     /// The session files saved in the sandbox's folder (`.mm/sessions/*.json`), oldest first.
     pub fn session_files(&self) -> Vec<PathBuf> {
         let dir = self.path(".mm/sessions");
