@@ -82,6 +82,10 @@ pub struct SessionsConfig {
     pub enabled: bool,
     /// Relative to the session's cwd.
     pub dir: PathBuf,
+    /// `dir` was set by the user's own layers (user file, `--config`, environment, flags): it
+    /// may lead outside the session's cwd, which a project's `dir` (or the default's symlink)
+    /// may not (`session::resolve_dir`).
+    pub user_dir: bool,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -289,6 +293,7 @@ impl Default for Config {
             sessions: SessionsConfig {
                 enabled: false,
                 dir: PathBuf::from(".mm/sessions"),
+                user_dir: false,
             },
             context: ContextConfig {
                 threshold: 0.8,

@@ -531,7 +531,7 @@ async fn open_session(
     let id = if let Some(id) = &cli.resume {
         Some(id.clone())
     } else if cli.continue_ {
-        let dir = engine.sessions_dir(&cwd);
+        let dir = engine.sessions_dir(&cwd)?;
         match mm::session::latest(&dir) {
             Some(s) => Some(s.id),
             None => anyhow::bail!("--continue: no saved session in {}", dir.display()),

@@ -17,6 +17,9 @@ use serde::{Deserialize, Serialize};
 use crate::event::{Mode, Plan, Usage};
 use crate::history::{Message, count_without_system};
 
+mod folder;
+pub use folder::{OutsideProject, resolve_dir};
+
 /// The format version this mm writes and reads.
 pub const VERSION: u32 = 1;
 

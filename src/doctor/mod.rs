@@ -446,7 +446,14 @@ fn sessions_check(setup: &Setup<'_>, loaded: &Loaded) -> Check {
         )
         .details(json!({"enabled": false}));
     }
-    let dir = setup.cwd.join(&config.sessions.dir);
+    let dir = match crate::session::resolve_dir(setup.cwd, &config.sessions) {
+        Ok(dir) => dir,
+        Err(outside) => {
+            return Check::new(Topic::Sessions, Status::Warn, outside.to_string())
+                .fix("remove the link, or set sessions.dir in ~/.config/mm/config.toml")
+                .details(json!({"enabled": true, "dir": outside.target, "refused": true}));
+        }
+    };
     let shown_dir = shown(&dir, setup.home);
     let saved = crate::session::list(&dir).len();
     let details = json!({"enabled": true, "dir": dir, "saved": saved});

@@ -150,7 +150,8 @@ pub async fn run_interactive(
             .config
             .sessions
             .enabled
-            .then(|| engine.sessions_dir(&session.cwd)),
+            .then(|| session.sessions_dir.clone().ok())
+            .flatten(),
     };
     let mut editor = Editor::new(History::load(options.history_path.clone()));
     let color = options.color;

@@ -21,8 +21,11 @@ pub fn sessions_lines(engine: &Engine, session: &Session, color: bool) -> Vec<St
     if !engine.config.sessions.enabled {
         return vec![style::yellow(color, SESSIONS_OFF)];
     }
-    let dir = engine.sessions_dir(&session.cwd);
-    let list = crate::session::list(&dir);
+    let dir = match &session.sessions_dir {
+        Ok(dir) => dir,
+        Err(outside) => return vec![style::yellow(color, &outside.to_string())],
+    };
+    let list = crate::session::list(dir);
     if list.is_empty() {
         return vec![style::dim(
             color,
@@ -96,7 +99,7 @@ pub fn reopened(engine: &Engine, session: &Session, color: bool) -> Vec<String> 
 
 /// How long ago the session file `id` of `cwd` was written.
 pub fn saved_age(engine: &Engine, cwd: &Path, id: &str) -> Option<String> {
-    let file = engine.sessions_dir(cwd).join(format!("{id}.json"));
+    let file = engine.sessions_dir(cwd).ok()?.join(format!("{id}.json"));
     let modified = std::fs::metadata(file).and_then(|m| m.modified()).ok()?;
     let elapsed = SystemTime::now()
         .duration_since(modified)
