@@ -1086,7 +1086,13 @@ async fn the_binary_replays_a_loaded_session_before_its_response() {
     let home = tmp();
     let cwd = canonical(dir.path());
     std::fs::create_dir_all(cwd.join(".mm/sessions")).unwrap();
-    std::fs::write(cwd.join(".mm/config.toml"), "[sessions]\nenabled = true\n").unwrap();
+    // The user's choice: a project's own file does not switch sessions on unless trusted.
+    std::fs::create_dir_all(home.path().join(".config/mm")).unwrap();
+    std::fs::write(
+        home.path().join(".config/mm/config.toml"),
+        "[sessions]\nenabled = true\n",
+    )
+    .unwrap();
     let id = "20260101-000000-0badcafe";
     let mut messages = vec![json!({"role": "system", "content": "old"})];
     for i in 0..50 {
