@@ -2,6 +2,7 @@
 
 use super::style;
 use crate::mcp::{Phase, ServerReport};
+use crate::sanitize::visible;
 
 /// Characters of a tool's description shown (its first line).
 const DESCRIPTION_CHARS: usize = 70;
@@ -15,6 +16,7 @@ fn tools(n: usize) -> String {
 }
 
 fn short(description: &str) -> String {
+    let description = visible(description);
     let first = description.lines().next().unwrap_or("").trim();
     if first.chars().count() <= DESCRIPTION_CHARS {
         return first.to_string();
@@ -42,11 +44,15 @@ pub fn mcp_lines(servers: &[ServerReport], color: bool) -> Vec<String> {
                 "idle, {} (stopped after a while without a call; the next call starts it)",
                 tools(s.tools.len())
             ),
-            Phase::Failed(why) => style::red(color, &format!("failed: {why}")),
+            Phase::Failed(why) => style::red(color, &format!("failed: {}", visible(why))),
         };
-        lines.push(format!("{} — {state}", style::bold(color, &s.name)));
-        let width = s.tools.iter().map(|(n, _)| n.len()).max().unwrap_or(0);
-        for (name, description) in &s.tools {
+        lines.push(format!(
+            "{} — {state}",
+            style::bold(color, &visible(&s.name))
+        ));
+        let names: Vec<_> = s.tools.iter().map(|(n, _)| visible(n)).collect();
+        let width = names.iter().map(|n| n.chars().count()).max().unwrap_or(0);
+        for (name, (_, description)) in names.iter().zip(&s.tools) {
             lines.push(format!(
                 "  {name:<width$}  {}",
                 style::dim(color, &short(description))
