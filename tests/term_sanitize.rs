@@ -10,13 +10,12 @@ mod common;
 
 use std::path::Path;
 use std::process::{Command, Stdio};
-use std::time::Duration;
 
-use common::pty::{PtyServer as Server, answer_with_usage, mm_command, spawn_mm};
-use common::{Chunk, Reply};
+use common::Reply;
+use common::pty::{PtyServer as Server, answer_with_usage, bash_reply, mm_command, spawn_mm};
 use expectrl::session::OsSession;
 use expectrl::{Eof, Expect};
-use serde_json::{Value, json};
+use serde_json::json;
 
 /// OSC 52 (writes the clipboard), erase-the-line-and-return (hides what came before), OSC 0
 /// (retitles the window), RLO (shows what follows reversed), the one-byte C1 CSI.
@@ -83,35 +82,6 @@ fn assert_shown_visibly(all: &str, times: usize) {
         all.matches(SHOWN).count() >= times,
         "{SHOWN:?} shown fewer than {times} times:\n{all:?}"
     );
-}
-
-fn bash_reply(id: &str, command: &str) -> Reply {
-    Reply::chunks(
-        vec![
-            Chunk::ToolCall {
-                index: 0,
-                id: Some(id.to_string()),
-                name: Some("bash".to_string()),
-                arguments: json!({ "command": command }).to_string(),
-            },
-            Chunk::finish("tool_calls"),
-            Chunk::Done,
-        ],
-        Duration::ZERO,
-    )
-}
-
-fn tool_results(server: &Server) -> Vec<String> {
-    let requests: Vec<Value> = server.requests();
-    let last = requests.last().cloned().unwrap_or_default();
-    last["messages"]
-        .as_array()
-        .cloned()
-        .unwrap_or_default()
-        .iter()
-        .filter(|m| m["role"] == "tool")
-        .map(|m| m["content"].as_str().unwrap_or("").to_string())
-        .collect()
 }
 
 #[test]
@@ -221,7 +191,7 @@ fn an_ask_user_form_with_a_hostile_question_and_options_shows_visibly() {
     t.send("2\r");
     t.until("thanks");
     assert_shown_visibly(&t.leave(), 2);
-    assert_eq!(tool_results(&server), [format!("{INJECTED} → plain")]);
+    assert_eq!(server.tool_results(), [format!("{INJECTED} → plain")]);
     server.assert_valid();
 }
 
@@ -342,17 +312,7 @@ fn a_long_command_is_shown_whole_folded_at_the_width() {
 fn another_agents_permission_question_and_text_show_visibly() {
     let (_server, url) = Server::start(vec![]);
     let home = tempfile::tempdir().unwrap();
-    let agent = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/agents/hostile_agent.py");
-    let config = home.path().join("config/mm/config.toml");
-    std::fs::create_dir_all(config.parent().unwrap()).unwrap();
-    std::fs::write(
-        &config,
-        format!(
-            "[agents.evil]\ncommand = \"python3\"\nargs = [{:?}]\n",
-            agent.display().to_string()
-        ),
-    )
-    .unwrap();
+    common::pty::python_agent_config(home.path(), "evil", "hostile_agent.py");
     let python = Command::new("python3").arg("--version").output();
     assert!(
         python.is_ok_and(|o| o.status.success()),

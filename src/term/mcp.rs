@@ -112,6 +112,21 @@ mod tests {
                 "  lazy__t  A tool",
             ]
         );
+        // A server's tool names, descriptions and errors are shown visibly.
+        let hostile = report(
+            "files",
+            Phase::Failed("boom\x1b]52;c;SGVsbG8=\x07".into()),
+            &[("files__\x1b[2Kx", "read \u{202e}this")],
+        );
+        assert_eq!(
+            mcp_lines(&[hostile], true)
+                .join("\n")
+                .replace("\x1b[1m", "")
+                .replace("\x1b[2m", "")
+                .replace("\x1b[31m", "")
+                .replace("\x1b[0m", ""),
+            "files — failed: boom^[]52;c;SGVsbG8=^G\n  files__^[[2Kx  read <U+202E>this"
+        );
         assert_eq!(
             mcp_lines(&[], false),
             vec!["no MCP servers (add one under [mcp.servers.NAME] in ~/.config/mm/config.toml)"]
