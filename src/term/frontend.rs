@@ -89,7 +89,7 @@ impl OneShotFrontend {
         let renderer = self
             .renderer
             .into_inner()
-            .unwrap_or_else(|e| e.into_inner());
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
         OneShotFrontend {
             renderer: Mutex::new(renderer.raw_answer(raw)),
             ..self
