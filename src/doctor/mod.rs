@@ -155,11 +155,14 @@ impl Check {
 
     /// The check's lines: `✓ server: …`, then its notes and its fix, indented.
     pub fn lines(&self, color: bool) -> Vec<String> {
+        // Summaries and notes quote servers and files: shown visibly.
+        use crate::sanitize::visible;
         let mark = paint(color, self.status.color(), self.status.mark());
-        let mut lines = vec![format!("{mark} {}: {}", self.topic.label(), self.summary)];
-        lines.extend(self.notes.iter().map(|n| format!("  {n}")));
+        let summary = visible(&self.summary);
+        let mut lines = vec![format!("{mark} {}: {summary}", self.topic.label())];
+        lines.extend(self.notes.iter().map(|n| format!("  {}", visible(n))));
         if let Some(fix) = &self.fix {
-            lines.push(format!("  fix: {fix}"));
+            lines.push(format!("  fix: {}", visible(fix)));
         }
         lines
     }

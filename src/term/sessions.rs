@@ -8,6 +8,7 @@ use std::time::SystemTime;
 use super::style;
 use crate::engine::{Engine, Session};
 use crate::history::{Message, Role};
+use crate::sanitize::visible;
 
 /// Lines of the last prompt and of the last answer shown when a session is reopened.
 const EXCHANGE_LINES: usize = 3;
@@ -29,7 +30,7 @@ pub fn sessions_lines(engine: &Engine, session: &Session, color: bool) -> Vec<St
     if list.is_empty() {
         return vec![style::dim(
             color,
-            &format!("no saved session in {}", dir.display()),
+            &visible(&format!("no saved session in {}", dir.display())),
         )];
     }
     let mut lines: Vec<String> = list
@@ -44,10 +45,11 @@ pub fn sessions_lines(engine: &Engine, session: &Session, color: bool) -> Vec<St
             } else {
                 format!("{} B", s.size)
             };
-            let prompt = s.first_prompt.as_deref().unwrap_or("(no prompt)");
+            let prompt = super::render::clean(s.first_prompt.as_deref().unwrap_or("(no prompt)"));
             format!(
                 "{mark}{}  {age:>8}  {:>4} msg  {size:>7}  {prompt}",
-                s.id, s.messages
+                visible(&s.id),
+                s.messages
             )
         })
         .collect();
@@ -87,7 +89,7 @@ pub async fn load(
             *session = loaded;
             reopened_lines(&summary(session, saved), color)
         }
-        Err(e) => vec![style::red(color, &format!("/load: {e}"))],
+        Err(e) => vec![style::red(color, &visible(&format!("/load: {e}")))],
     }
 }
 
@@ -147,13 +149,14 @@ pub fn summary(session: &Session, age: Option<String>) -> Reopened {
 /// `session <id> · saved 2h ago · 12 message(s) · first prompt: …`, then the last exchange,
 /// dimmed: the last prompt (`> …`) and the answer to it, a few lines of each.
 pub fn reopened_lines(r: &Reopened, color: bool) -> Vec<String> {
-    let mut head = format!("session {}", r.id);
+    let mut head = format!("session {}", visible(&r.id));
     if let Some(age) = &r.age {
         head.push_str(&format!(" · saved {age}"));
     }
     head.push_str(&format!(" · {} message(s)", r.messages));
     if let Some(first) = &r.first_prompt {
-        head.push_str(&format!(" · first prompt: {}", clip(first, 60)));
+        let first = super::render::clean(first);
+        head.push_str(&format!(" · first prompt: {}", clip(&first, 60)));
     }
     let mut lines = vec![head];
     if let Some(prompt) = &r.last_prompt {
