@@ -25,6 +25,7 @@ pub mod process;
 pub mod prompt;
 pub mod relay;
 pub mod sandbox;
+pub mod sanitize;
 pub mod session;
 pub mod skills;
 pub mod tools;

@@ -17,6 +17,9 @@ use crate::event::{Mode, Plan, Usage};
 use crate::history::{Message, count_without_system};
 use crate::writer::{self, Check, FileKind, WriteError};
 
+mod folder;
+pub use folder::{OutsideProject, resolve_dir};
+
 /// The format version this mm writes and reads.
 pub const VERSION: u32 = 1;
 

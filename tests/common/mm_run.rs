@@ -167,6 +167,17 @@ impl Sandbox {
     }
 }
 
+/// Asserts the run's exit code, showing both streams when it differs.
+pub fn assert_code(run: &Run, code: i32) {
+    assert_eq!(
+        run.code,
+        Some(code),
+        "stdout:\n{}\nstderr:\n{}",
+        run.stdout,
+        run.stderr
+    );
+}
+
 pub fn read_json(path: &Path) -> serde_json::Value {
     serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
 }

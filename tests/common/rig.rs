@@ -54,7 +54,9 @@ impl Rig {
     }
 
     pub fn sessions_dir(&self) -> PathBuf {
-        self.engine.sessions_dir(self.cwd.path())
+        self.engine
+            .sessions_dir(self.cwd.path())
+            .expect("the session folder is inside the cwd")
     }
 }
 
