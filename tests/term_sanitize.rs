@@ -4,7 +4,7 @@
 //! "What comes from outside") — and the permission question shows the whole of what will run.
 //! Each test asserts on the injected bytes themselves: mm's own styling and line drawing use
 //! ESC too, but never OSC, BEL, erase-line, RLO or a C1 control.
-#![allow(clippy::unwrap_used, clippy::expect_used)]
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::disallowed_methods)]
 
 mod common;
 

@@ -3,7 +3,7 @@
 //! model server, its key or `yolo = true`; its session folder stays inside it; the key goes only
 //! to the server the user named, never to one found on the usual ports, and no child sees it.
 //! Each test asserts on disk and on the wire.
-#![allow(clippy::unwrap_used, clippy::expect_used)]
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::disallowed_methods)]
 
 mod common;
 

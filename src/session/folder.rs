@@ -77,7 +77,7 @@ fn real_path(path: &Path) -> (PathBuf, Option<PathBuf>) {
 }
 
 #[cfg(test)]
-#[allow(clippy::unwrap_used)]
+#[allow(clippy::unwrap_used, clippy::disallowed_methods)]
 mod tests {
     use super::*;
     use pretty_assertions::assert_eq;

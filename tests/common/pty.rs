@@ -1,6 +1,11 @@
 //! The real `mm` in a pseudo-terminal (expectrl): its command in a sandboxed home, and the fake
 //! model server on a runtime of its own (the pty side of these tests is synchronous).
-#![allow(dead_code, clippy::unwrap_used, clippy::expect_used)]
+#![allow(
+    dead_code,
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::disallowed_methods
+)]
 
 use std::path::Path;
 use std::process::Command;
