@@ -2,7 +2,7 @@
 //! tool against a second mm on the fake model server, an agent written with the Python ACP SDK
 //! whose permission requests and forms are relayed, the failures with their exact lines, and no
 //! process left behind.
-#![allow(clippy::unwrap_used, clippy::expect_used)]
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::disallowed_methods)]
 
 mod common;
 

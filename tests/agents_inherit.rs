@@ -3,7 +3,7 @@
 //! (`mm -acp` itself, on the same server, in the test's home), or the recording agent of
 //! tests/agents/mode_agent.py stands for a third-party agent. Each test asserts on disk (what
 //! the agent's commands could write) and on the wire (what the agent received).
-#![allow(clippy::unwrap_used, clippy::expect_used)]
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::disallowed_methods)]
 
 mod common;
 

@@ -1,7 +1,7 @@
 //! Asking in the interactive terminal (the real binary in a pseudo-terminal, the fake model
 //! server): `ask_user`'s forms, Ctrl-C on a question cancelling only the question, and `/ask`
 //! with another agent's permission request and form put to the user.
-#![allow(clippy::unwrap_used, clippy::expect_used)]
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::disallowed_methods)]
 
 mod common;
 
@@ -13,21 +13,7 @@ use common::agents::{
 };
 use common::pty::{PtyServer as Server, spawn_mm};
 use expectrl::{Eof, Expect};
-use serde_json::{Value, json};
-
-/// The tool results of the last request the model server received.
-fn tool_results(server: &Server) -> Vec<String> {
-    let requests: Vec<Value> = server.requests();
-    let last = requests.last().cloned().unwrap_or_default();
-    last["messages"]
-        .as_array()
-        .cloned()
-        .unwrap_or_default()
-        .iter()
-        .filter(|m| m["role"] == "tool")
-        .map(|m| m["content"].as_str().unwrap_or("").to_string())
-        .collect()
-}
+use serde_json::json;
 
 #[test]
 fn ask_user_in_the_terminal_and_ctrl_c_cancels_only_the_question() {
@@ -53,7 +39,7 @@ fn ask_user_in_the_terminal_and_ctrl_c_cancels_only_the_question() {
     mm.send("2\r").unwrap();
     mm.expect("You chose.").unwrap();
     mm.expect("> ").unwrap();
-    assert_eq!(tool_results(&server), ["Colour? → blue"]);
+    assert_eq!(server.tool_results(), ["Colour? → blue"]);
 
     mm.send_line("again").unwrap();
     mm.expect("? Name?").unwrap();
@@ -62,7 +48,7 @@ fn ask_user_in_the_terminal_and_ctrl_c_cancels_only_the_question() {
     mm.expect("Moving on.").unwrap();
     mm.expect("> ").unwrap();
     assert_eq!(
-        tool_results(&server),
+        server.tool_results(),
         ["Colour? → blue", "[the question was cancelled]"]
     );
     mm.send("\x04").unwrap();
@@ -77,17 +63,7 @@ fn slash_ask_puts_the_agents_questions_to_the_terminal() {
     }
     let (_server, url) = Server::start(vec![]);
     let home = tempfile::tempdir().unwrap();
-    let agent = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/agents/python_agent.py");
-    let config = home.path().join("config/mm/config.toml");
-    std::fs::create_dir_all(config.parent().unwrap()).unwrap();
-    std::fs::write(
-        &config,
-        format!(
-            "[agents.py]\ncommand = \"python3\"\nargs = [{:?}]\n",
-            agent.display().to_string()
-        ),
-    )
-    .unwrap();
+    common::pty::python_agent_config(home.path(), "py", "python_agent.py");
     let mut mm = spawn_mm(home.path(), &url, &[]);
     mm.expect("> ").unwrap();
     mm.send_line("/ask py go").unwrap();
@@ -145,14 +121,14 @@ fn slash_mode_reaches_the_asked_agent_before_each_question() {
     mm.send_line("go").unwrap();
     mm.expect("asked once.").unwrap();
     mm.expect("> ").unwrap();
-    assert_eq!(tool_results(&server), ["mode=read-only"]);
+    assert_eq!(server.tool_results(), ["mode=read-only"]);
     // The kept agent gets the new mode with the next question.
     mm.send_line("/mode yolo").unwrap();
     mm.expect("mode yolo: ").unwrap();
     mm.send_line("again").unwrap();
     mm.expect("asked twice.").unwrap();
     mm.expect("> ").unwrap();
-    assert_eq!(tool_results(&server), ["mode=read-only", "mode=yolo"]);
+    assert_eq!(server.tool_results(), ["mode=read-only", "mode=yolo"]);
     assert_eq!(
         received(&home.path().join("rec.log")),
         [

@@ -1,5 +1,5 @@
 //! The turn loop through a recording front end and a scripted model.
-#![allow(clippy::unwrap_used, clippy::expect_used)]
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::disallowed_methods)]
 
 mod common;
 

@@ -1,5 +1,5 @@
 //! The skill catalogue, the `$skill` notation, skills as slash commands, and `read_skill`.
-#![allow(clippy::unwrap_used, clippy::expect_used)]
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::disallowed_methods)]
 
 mod common;
 

@@ -232,6 +232,7 @@ fn tool(timeout: Duration) -> FetchContent {
             timeout,
             ..FetchSettings::default()
         },
+        sandbox: Default::default(),
     }
 }
 

@@ -1,5 +1,5 @@
 //! The four core tools, run as the dispatcher runs them.
-#![allow(clippy::unwrap_used, clippy::expect_used)]
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::disallowed_methods)]
 
 mod common;
 

@@ -437,6 +437,13 @@ impl Resolver<'_> {
             }
             if let Some(v) = self.string(s, "sessions", "dir")? {
                 c.sessions.dir = self.expand(&v);
+                c.sessions.user_dir = match source_of(self.sources, "sessions.dir") {
+                    Source::UserFile(_)
+                    | Source::ConfigFile(_)
+                    | Source::Env(_)
+                    | Source::Flag(_) => true,
+                    Source::Default | Source::ProjectFile(_) => false,
+                };
             }
         }
         if let Some(x) = self.table(root, "", "context")? {

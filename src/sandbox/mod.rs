@@ -288,7 +288,9 @@ impl Sandbox {
                     continue;
                 }
                 if folder && !p.exists() {
-                    let _ = std::fs::create_dir_all(&p);
+                    let shown = p.display().to_string();
+                    let _ =
+                        crate::writer::create_dir_all(&p, &shown, crate::writer::Check::Anywhere);
                 }
                 if p.exists() {
                     readonly.push(p);
@@ -406,7 +408,7 @@ pub fn real_path(path: &Path) -> PathBuf {
 }
 
 #[cfg(test)]
-#[allow(clippy::unwrap_used)]
+#[allow(clippy::unwrap_used, clippy::disallowed_methods)]
 mod tests {
     use super::*;
 

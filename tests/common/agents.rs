@@ -2,7 +2,12 @@
 //! `PATH` (so an agent configured as `mm -acp` is the mm under test), the agents of
 //! `tests/agents/`, an `mm -acp` driven by the ACP test client, the tool results the model
 //! server saw, and the processes a test left in its folder.
-#![allow(dead_code, clippy::unwrap_used, clippy::expect_used)]
+#![allow(
+    dead_code,
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::disallowed_methods
+)]
 
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
