@@ -12,7 +12,8 @@ use tokio_util::sync::CancellationToken;
 use super::Logger;
 use super::convert::{self, Output, QuestionOutcome};
 use crate::event::{Event, Form, FormAnswer, Frontend, PermissionDecision, PermissionRequest};
-use crate::relay::{self, RelayedAnswer, RelayedForm, RelayedPermission};
+use crate::relay::{RelayedAnswer, RelayedForm, RelayedPermission};
+use mm_agents::relay;
 
 /// Lines of a running call's progress its `tool_call_update` content shows: the last ones, each
 /// update replacing the previous content.

@@ -34,6 +34,11 @@ use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
+// The layers below under the names the modules of this crate use (`crate::config::…`).
+use mm_core::{VERSION, config, event, history, relay, session, skills};
+use mm_engine as engine;
+use mm_model as model;
+
 use crate::config::Config;
 use crate::engine::{Controls, Engine, Session};
 use crate::skills::Catalogue;

@@ -13,13 +13,13 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::Value;
 
-use super::dispatch::read_only_refusal;
-use super::{Call, Setup, Tool, ToolOutput, parse_args, schema_of};
 use crate::agent_client::{AgentCommand, AgentError, AgentStop, Connection, StartOptions};
 use crate::config::AgentConfig;
 use crate::event::ToolKind;
 use crate::process::Supervisor;
 use crate::sandbox::Sandbox;
+use crate::tools::dispatch::read_only_refusal;
+use crate::tools::{Call, Setup, Tool, ToolOutput, parse_args, schema_of};
 
 /// How long a kept agent waits for a follow-up before it is stopped.
 pub const IDLE: Duration = Duration::from_secs(600);
@@ -37,7 +37,7 @@ pub struct AskAgent {
     kept: Pool<Connection>,
 }
 
-/// The registration (tools/mod.rs): offered only when agents are configured.
+/// The registration (`mm_engine::BUILTIN`): offered only when agents are configured.
 pub fn tool(setup: &Setup<'_>) -> Option<Arc<dyn Tool>> {
     if setup.config.agents.is_empty() {
         return None;

@@ -109,13 +109,31 @@ pub struct LoopConfig {
 
 impl LoopConfig {
     /// The repetition detector's limits; `None` when it is off.
-    pub fn repetition(&self) -> Option<crate::model::RepeatLimits> {
-        self.detect_repetition
-            .then_some(crate::model::RepeatLimits {
-                span: self.repeat_span,
-                count: self.repeat_count,
-            })
+    pub fn repetition(&self) -> Option<RepeatLimits> {
+        self.detect_repetition.then_some(RepeatLimits {
+            span: self.repeat_span,
+            count: self.repeat_count,
+        })
     }
+}
+
+/// The repetition detector's thresholds, from `[loop]` (the model client's detector takes them).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RepeatLimits {
+    /// The longest unit compared character by character (`loop.repeatSpan`).
+    pub span: usize,
+    /// How many times in a row a unit must come (`loop.repeatCount`).
+    pub count: usize,
+}
+
+impl RepeatLimits {
+    /// The smallest span and count that make sense (and what `[loop]` accepts).
+    pub const MIN_SPAN: usize = 8;
+    pub const MIN_COUNT: usize = 2;
+    /// The largest span accepted: the detector's cost is linear in it.
+    pub const MAX_SPAN: usize = 2000;
+    /// The largest count accepted.
+    pub const MAX_COUNT: usize = 1000;
 }
 
 /// The smallest default answer cap (tokens).
@@ -135,6 +153,47 @@ impl ModelConfig {
     }
 }
 
+/// `tools.sandbox` (docs/sandbox.md): what the sandbox lets commands and file tools write.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum SandboxMode {
+    /// No fence (the default).
+    #[default]
+    Off,
+    /// Reads anywhere; writes only under the session's cwd, the temp folders and
+    /// `tools.sandboxWritable`.
+    WorkspaceWrite,
+    /// No writes at all (device files a shell needs aside).
+    ReadOnly,
+}
+
+impl SandboxMode {
+    /// The names `tools.sandbox` and `--sandbox` take.
+    pub const NAMES: [&'static str; 3] = ["off", "workspace-write", "read-only"];
+
+    pub fn parse(name: &str) -> Option<SandboxMode> {
+        match name {
+            "off" => Some(SandboxMode::Off),
+            "workspace-write" => Some(SandboxMode::WorkspaceWrite),
+            "read-only" => Some(SandboxMode::ReadOnly),
+            _ => None,
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            SandboxMode::Off => "off",
+            SandboxMode::WorkspaceWrite => "workspace-write",
+            SandboxMode::ReadOnly => "read-only",
+        }
+    }
+}
+
+impl std::fmt::Display for SandboxMode {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
 #[derive(Debug, Clone, PartialEq)]
 pub struct ToolsConfig {
     /// Characters of any tool result.
@@ -151,7 +210,7 @@ pub struct ToolsConfig {
     /// configuration key).
     pub lsp_diagnostics_wait: Duration,
     /// `tools.sandbox` (docs/sandbox.md); never set by a project file.
-    pub sandbox: crate::sandbox::Mode,
+    pub sandbox: SandboxMode,
     /// `tools.sandboxWritable`: more folders commands may write in (absolute, `~/` expanded).
     pub sandbox_writable: Vec<PathBuf>,
     /// `tools.sandboxRequired`: a fence the kernel cannot enforce whole is an error.
@@ -316,7 +375,7 @@ impl Default for Config {
                 fetch_timeout: Duration::from_secs(30),
                 lsp_timeout: Duration::from_secs(20),
                 lsp_diagnostics_wait: Duration::from_secs(5),
-                sandbox: crate::sandbox::Mode::Off,
+                sandbox: SandboxMode::Off,
                 sandbox_writable: Vec::new(),
                 sandbox_required: false,
             },
@@ -672,4 +731,18 @@ pub fn load(opts: &LoadOptions) -> Result<Loaded, ConfigError> {
         untrusted_project,
         ignored_keys,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    #[test]
+    fn modes_parse_and_name() {
+        for name in SandboxMode::NAMES {
+            assert_eq!(SandboxMode::parse(name).unwrap().name(), name);
+        }
+        assert_eq!(SandboxMode::parse("on"), None);
+    }
 }

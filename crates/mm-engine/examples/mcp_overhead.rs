@@ -13,15 +13,15 @@ use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 use async_trait::async_trait;
-use mm::config::{HooksConfig, McpServerConfig, McpTiming};
-use mm::event::{Event, Form, FormAnswer, Frontend, PermissionDecision, PermissionRequest};
-use mm::history::ToolCall;
-use mm::hooks::Hooks;
-use mm::mcp::{McpServers, SessionServers, spec};
-use mm::process::Supervisor;
-use mm::tools::Toolbox;
-use mm::tools::dispatch::{CallEnv, Gates, dispatch};
-use mm::tools::repeat::RepeatDetector;
+use mm_core::config::{HooksConfig, McpServerConfig, McpTiming};
+use mm_core::event::{Event, Form, FormAnswer, Frontend, PermissionDecision, PermissionRequest};
+use mm_core::history::ToolCall;
+use mm_tools::hooks::Hooks;
+use mm_tools::mcp::{McpServers, SessionServers, spec};
+use mm_tools::process::Supervisor;
+use mm_tools::tools::Toolbox;
+use mm_tools::tools::dispatch::{CallEnv, Gates, dispatch};
+use mm_tools::tools::repeat::RepeatDetector;
 use rmcp::ServiceExt;
 use rmcp::model::CallToolRequestParams;
 use serde_json::json;
@@ -56,7 +56,7 @@ async fn main() {
     let rest: Vec<String> = argv.collect();
     let fixture = concat!(
         env!("CARGO_MANIFEST_DIR"),
-        "/tests/fixtures/mcp/fake_mcp.py"
+        "/../mm/tests/fixtures/mcp/fake_mcp.py"
     );
     let (command, args) = match rest.split_first() {
         Some((c, a)) => (c.clone(), a.to_vec()),
@@ -122,7 +122,7 @@ async fn main() {
             tools: &tools,
             cwd: &cwd,
             session_id: "bench",
-            mode: mm::event::Mode::Yolo,
+            mode: mm_core::event::Mode::Yolo,
             max_output: 30_000,
             frontend: &Quiet,
             hooks: &hooks,

@@ -1,6 +1,7 @@
 //! The engine: sessions, turns, slash commands and compression. It knows nothing of ACP or the
 //! terminal: it reports [`Event`]s to a [`Frontend`] and asks it questions.
 
+mod builtin;
 mod commands;
 pub mod compact;
 mod controls;
@@ -9,6 +10,7 @@ mod mcp;
 mod store;
 mod turn;
 
+pub use builtin::{BUILTIN, builtin};
 pub use controls::Controls;
 pub use error::{LoadError, TurnError};
 
@@ -18,6 +20,12 @@ use std::sync::atomic::AtomicU64;
 use std::sync::{Arc, Mutex};
 
 use tokio_util::sync::CancellationToken;
+
+// The layers below under the names the modules of this crate use (`crate::config::…`); the
+// engine's own `mcp` module is a session's servers, mm-tools' `mcp` the client.
+use mm_core::{config, event, history, prompt, session, skills};
+use mm_model as model;
+use mm_tools::{hooks, lsp, process, sandbox, tools};
 
 use crate::config::Config;
 pub use crate::event::Recap;
@@ -107,7 +115,7 @@ pub struct Session {
     /// leads outside the cwd is refused, and nothing is saved).
     pub sessions_dir: Result<PathBuf, crate::session::OutsideProject>,
     /// The MCP servers the session uses; their tools join `tools` between turns.
-    pub mcp: crate::mcp::SessionServers,
+    pub mcp: mm_tools::mcp::SessionServers,
     /// `sessionStart` hooks still running: the first prompt waits for them.
     start_hooks: Option<tokio::task::JoinHandle<HookResult>>,
 }
@@ -156,7 +164,7 @@ pub struct Engine {
     known_model: Mutex<String>,
     pub hooks: Arc<Hooks>,
     /// The MCP servers of every session, one client per (name, command, args, env, cwd).
-    pub mcp: Arc<crate::mcp::McpServers>,
+    pub mcp: Arc<mm_tools::mcp::McpServers>,
     /// The model server was reported to a front end (once per process).
     model_announced: std::sync::atomic::AtomicBool,
     /// Skill catalogues per cwd, read once.
@@ -177,8 +185,12 @@ impl Engine {
         let processes = Supervisor::new();
         let hooks = Arc::new(Hooks::new(&config.hooks, Arc::clone(&processes)));
         let lsp = Arc::new(LspServers::new(&config, Arc::clone(&processes)));
-        let sandbox = Arc::new(Sandbox::new(&config, Places::default()));
-        let mcp = crate::mcp::McpServers::new(Arc::clone(&processes), config.mcp_timing);
+        let sandbox = Arc::new(Sandbox::new(
+            config.tools.sandbox,
+            config.tools.sandbox_writable.clone(),
+            Places::default(),
+        ));
+        let mcp = mm_tools::mcp::McpServers::new(Arc::clone(&processes), config.mcp_timing);
         Engine {
             config,
             model,
@@ -290,7 +302,7 @@ impl Engine {
             tools,
             warnings,
             sessions_dir,
-            mcp: crate::mcp::SessionServers::default(),
+            mcp: mm_tools::mcp::SessionServers::default(),
             start_hooks: None,
         };
         self.attach_configured_mcp(&mut s);
@@ -306,7 +318,7 @@ impl Engine {
         skills: &Arc<Catalogue>,
         plan: &Arc<Mutex<Option<Plan>>>,
     ) -> Toolbox {
-        crate::tools::builtin(&Setup {
+        builtin(&Setup {
             config: &self.config,
             session_id: id,
             cwd,
@@ -603,7 +615,7 @@ impl Engine {
     /// must have ended (the caller cancels it and waits for the session).
     pub fn close_session(&self, s: &mut Session) {
         s.tools.reset();
-        s.mcp = crate::mcp::SessionServers::default();
+        s.mcp = mm_tools::mcp::SessionServers::default();
         if let Some(hooks) = s.start_hooks.take() {
             hooks.abort();
         }

@@ -6,7 +6,7 @@ use tokio_util::sync::CancellationToken;
 use super::{Engine, Session};
 use crate::config::McpServerConfig;
 use crate::event::Frontend;
-use crate::mcp::{ServerReport, spec, unique_name};
+use mm_tools::mcp::{ServerReport, spec, unique_name};
 
 impl Engine {
     /// The configured servers (`mcp.servers`) join a new or loaded session; the front end starts

@@ -2,12 +2,14 @@
 //! chunks of the relay benchmark (`bench/acp.sh`), parsed by the stream accumulator with and
 //! without the detector. `cargo bench --bench repetition` prints the numbers; under `cargo test`
 //! it runs once, small, as a smoke test.
+// A benchmark reports on stdout.
+#![allow(clippy::print_stdout)]
 
 use std::time::{Duration, Instant};
 
-use mm::model::RepeatLimits;
-use mm::model::repetition::RepetitionDetector;
-use mm::model::sse::{ChunkAccumulator, SseEvent};
+use mm_core::config::RepeatLimits;
+use mm_model::repetition::RepetitionDetector;
+use mm_model::sse::{ChunkAccumulator, SseEvent};
 
 const CHUNKS: usize = 20_000;
 const ROUNDS: usize = 25;

@@ -10,8 +10,12 @@ use async_trait::async_trait;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
+// The vocabulary under the names the modules of this crate use (`crate::config::…`).
+use mm_core::{config, event};
+
 use crate::event::Usage;
-pub use repetition::{RepeatLimits, Repetition};
+use mm_core::config::RepeatLimits;
+pub use repetition::Repetition;
 
 /// One request to the model.
 #[derive(Debug, Clone, Default, PartialEq)]

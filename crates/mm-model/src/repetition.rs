@@ -19,22 +19,13 @@
 //! once it fills `count × span` characters, and a unit that holds a line break (whole lines
 //! repeated) never does; the answer cap (`model.maxTokens`) bounds those.
 
-/// The thresholds, from `[loop]`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct RepeatLimits {
-    /// The longest unit compared character by character (`loop.repeatSpan`).
-    pub span: usize,
-    /// How many times in a row a unit must come (`loop.repeatCount`).
-    pub count: usize,
-}
+use mm_core::config::RepeatLimits;
 
-/// The smallest span and count that make sense (and what `[loop]` accepts).
-pub const MIN_SPAN: usize = 8;
-pub const MIN_COUNT: usize = 2;
-/// The largest span accepted: the cost is linear in it.
-pub const MAX_SPAN: usize = 2000;
-/// The largest count accepted.
-pub const MAX_COUNT: usize = 1000;
+/// The bounds of the thresholds (`[loop]` accepts no others).
+const MIN_SPAN: usize = RepeatLimits::MIN_SPAN;
+const MIN_COUNT: usize = RepeatLimits::MIN_COUNT;
+const MAX_SPAN: usize = RepeatLimits::MAX_SPAN;
+const MAX_COUNT: usize = RepeatLimits::MAX_COUNT;
 
 /// How many times a passage of whole sentences must come in a row.
 const PASSAGE_TIMES: usize = 3;

@@ -6,10 +6,11 @@ use std::collections::BTreeMap;
 
 use serde_json::Value;
 
-use super::repetition::{Channel, RepeatLimits, Repetition, RepetitionDetector};
+use super::repetition::{Channel, Repetition, RepetitionDetector};
 use super::text_calls::{TextCallFilter, parse_text_calls};
 use super::{ModelError, ModelResponse, RawToolCall, StreamEvent};
 use crate::event::Usage;
+use mm_core::config::RepeatLimits;
 
 /// One complete server-sent event, as far as Chat Completions cares.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -710,7 +711,7 @@ mod tests {
     #[test]
     fn fixture_llamacpp_reasoning_and_a_fragmented_tool_call() {
         check_fixture(
-            include_bytes!("../../tests/fixtures/sse/llamacpp_reasoning_tool_call.sse"),
+            include_bytes!("../fixtures/sse/llamacpp_reasoning_tool_call.sse"),
             &["bash".to_string()],
             vec![
                 StreamEvent::Thought("The user wants the file list.".into()),
@@ -738,7 +739,7 @@ mod tests {
     #[test]
     fn fixture_ollama_crlf_two_calls_in_one_chunk_and_usage_chunk() {
         check_fixture(
-            include_bytes!("../../tests/fixtures/sse/ollama_two_tool_calls.sse"),
+            include_bytes!("../fixtures/sse/ollama_two_tool_calls.sse"),
             &[],
             vec![StreamEvent::Text("I will check both.".into())],
             ModelResponse {
@@ -770,7 +771,7 @@ mod tests {
     #[test]
     fn fixture_vllm_reasoning_field_and_detailed_usage() {
         check_fixture(
-            include_bytes!("../../tests/fixtures/sse/vllm_reasoning_usage.sse"),
+            include_bytes!("../fixtures/sse/vllm_reasoning_usage.sse"),
             &["bash".to_string()],
             vec![
                 StreamEvent::Thought("Simple arithmetic.".into()),
@@ -793,7 +794,7 @@ mod tests {
 
     #[test]
     fn fixture_lmstudio_think_tags_and_a_call_written_as_text() {
-        let bytes = include_bytes!("../../tests/fixtures/sse/lmstudio_think_text_call.sse");
+        let bytes = include_bytes!("../fixtures/sse/lmstudio_think_text_call.sse");
         check_fixture(
             bytes,
             &["bash".to_string()],

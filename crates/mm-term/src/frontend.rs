@@ -23,8 +23,9 @@ use super::style;
 use crate::event::{
     ContextUsage, Event, Form, FormAnswer, Frontend, PermissionDecision, PermissionRequest,
 };
-use crate::relay::{self, RelayedAnswer, RelayedForm, RelayedPermission};
+use crate::relay::{RelayedAnswer, RelayedForm, RelayedPermission};
 use crate::sanitize::visible;
+use mm_agents::relay;
 
 /// The note when a gated call cannot be asked about.
 pub const NO_TERMINAL_REJECTED: &str = "gated tool rejected: no terminal to ask (use --yolo)";

@@ -25,6 +25,14 @@ pub mod style;
 pub mod trust;
 pub mod wrap;
 
+// The layers below under the names the modules of this crate use (`crate::config::…`); the
+// terminal's own `history` (the prompt history) and `mcp` (`/mcp`) name theirs in full.
+use mm_agents::agent_client;
+use mm_core::{VERSION, config, event, paths, relay, sanitize, session, skills, writer};
+use mm_engine as engine;
+use mm_model as model;
+use mm_tools::{process, sandbox, tools};
+
 pub use banner::Banner;
 pub use frontend::{OneShotFrontend, TermFrontend};
 pub use repl::{TermOptions, Terminal, run_interactive};

@@ -1,8 +1,8 @@
 //! `/mcp`: the session's MCP servers, their state and their tools. Pure.
 
 use super::style;
-use crate::mcp::{Phase, ServerReport};
 use crate::sanitize::visible;
+use mm_tools::mcp::{Phase, ServerReport};
 
 /// Characters of a tool's description shown (its first line).
 const DESCRIPTION_CHARS: usize = 70;

@@ -7,8 +7,8 @@ use std::time::SystemTime;
 
 use super::style;
 use crate::engine::{Engine, Session};
-use crate::history::{Message, Role};
 use crate::sanitize::visible;
+use mm_core::history::{Message, Role};
 
 /// Lines of the last prompt and of the last answer shown when a session is reopened.
 const EXCHANGE_LINES: usize = 3;
@@ -137,7 +137,7 @@ pub fn summary(session: &Session, age: Option<String>) -> Reopened {
     Reopened {
         id: session.id.clone(),
         age,
-        messages: crate::history::count_without_system(messages),
+        messages: mm_core::history::count_without_system(messages),
         first_prompt: prompts
             .first()
             .map(|m| m.content.split_whitespace().collect::<Vec<_>>().join(" ")),

@@ -166,7 +166,7 @@ pub async fn offer(
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
-    use crate::term::keys::Key;
+    use crate::keys::Key;
     use async_trait::async_trait;
     use pretty_assertions::assert_eq;
     use std::path::PathBuf;

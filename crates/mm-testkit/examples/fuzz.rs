@@ -1,4 +1,4 @@
-//! The fuzz driver (bench/fuzz.sh): runs the targets of tests/common/fuzz.rs — the ACP line
+//! The fuzz driver (bench/fuzz.sh): runs the targets of mm-testkit's fuzz.rs — the ACP line
 //! reader, the SSE parser and stream accumulator, the text tool-call parser, the session-file
 //! loader, the configuration loader, skill front matter — on random and mutated inputs for a
 //! given time, and prints the inputs tried, the crashes and the peak RSS.
@@ -10,7 +10,7 @@
 //! was running to `DIR` from its SIGABRT handler, and the parent starts a new worker for the time
 //! left. A panic (a target's check failed, or the parser panicked) is caught in the worker, its
 //! input and message written to `DIR`, and fuzzing goes on. Every allocation is counted: a target
-//! that allocates beyond its bound panics (tests/common/fuzz.rs). A worker that reports no
+//! that allocates beyond its bound panics (mm-testkit's fuzz.rs). A worker that reports no
 //! progress for `--hang-seconds` (default 10; a round of every target takes milliseconds) is
 //! hung: the parent sends it SIGABRT, so its input is written like an abort's, and counts it.
 #![allow(
@@ -20,8 +20,7 @@
     clippy::disallowed_methods
 )]
 
-#[path = "../tests/common/fuzz.rs"]
-mod fuzz;
+use mm_testkit::fuzz;
 
 use std::ffi::CString;
 use std::io::{BufRead, BufReader, Write};
@@ -97,7 +96,7 @@ fn corpus(target: &str) -> Corpus {
             ],
         },
         "sse" => Corpus {
-            seeds: std::fs::read_dir(root.join("tests/fixtures/sse"))
+            seeds: std::fs::read_dir(root.join("../mm-model/fixtures/sse"))
                 .map(|d| {
                     d.filter_map(|e| std::fs::read(e.ok()?.path()).ok())
                         .collect()

@@ -8,9 +8,9 @@ use std::path::Path;
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
-use mm::acp::{AcpError, Logger, serve_io};
-use mm::config::Config;
-use mm::engine::Engine;
+use mm_acp::{AcpError, Logger, serve_io};
+use mm_core::config::Config;
+use mm_engine::Engine;
 use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
 use tokio::task::JoinHandle;
@@ -27,7 +27,7 @@ struct Schemas {
 fn schemas() -> &'static Schemas {
     static S: OnceLock<Schemas> = OnceLock::new();
     S.get_or_init(|| {
-        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/acp-schema");
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/acp-schema");
         let read = |f: &str| -> Value {
             serde_json::from_str(&std::fs::read_to_string(dir.join(f)).unwrap()).unwrap()
         };

@@ -19,7 +19,7 @@ use super::acp::TestClient;
 use super::mm_run::{self, Sandbox, finish};
 
 pub fn agents_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/agents")
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("agents")
 }
 
 /// Whether the ACP Python SDK is installed; when not, the calling test says it is skipped.
@@ -52,7 +52,7 @@ pub fn python_available() -> bool {
 /// Whether this kernel fences at all (Landlock); when not, mm says so in its banner, and the
 /// calling test says it is skipped: there is no fence to check.
 pub fn landlock_available() -> bool {
-    let abi = mm::sandbox::landlock_abi();
+    let abi = mm_tools::sandbox::landlock_abi();
     if abi == 0 {
         eprintln!("SKIPPED: this kernel has no Landlock: the asked agent's fence is not tested");
     }
@@ -61,7 +61,8 @@ pub fn landlock_available() -> bool {
 
 /// `PATH` with the directory of the `mm` under test first, so that `mm -acp` names it.
 pub fn path_with_mm() -> String {
-    let bin = Path::new(env!("CARGO_BIN_EXE_mm")).parent().unwrap();
+    let bin = super::mm_binary();
+    let bin = bin.parent().unwrap();
     let old = std::env::var("PATH").unwrap_or_default();
     format!("{}:{old}", bin.display())
 }
@@ -217,7 +218,7 @@ pub fn received(log: &Path) -> Vec<String> {
 /// A folder outside the temp folders (under cargo's target folder), which `workspace-write`
 /// does not open: what a write that must be refused aims at.
 pub fn outside() -> tempfile::TempDir {
-    let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let dir = tempfile::tempdir_in(super::target_tmpdir()).unwrap();
     assert!(
         !dir.path().canonicalize().unwrap().starts_with("/tmp"),
         "the target folder must not be under /tmp for these tests"

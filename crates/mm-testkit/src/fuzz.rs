@@ -12,10 +12,10 @@ use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
 use std::path::Path;
 
-use mm::acp::transport::{EXCERPT_BYTES, Line, for_sdk, read_line};
-use mm::model::StreamEvent;
-use mm::model::sse::{ChunkAccumulator, SseEvent, SseParser, parse_stream};
-use mm::model::text_calls::{TextCallFilter, parse_text_calls};
+use mm_acp::transport::{EXCERPT_BYTES, Line, for_sdk, read_line};
+use mm_model::StreamEvent;
+use mm_model::sse::{ChunkAccumulator, SseEvent, SseParser, parse_stream};
+use mm_model::text_calls::{TextCallFilter, parse_text_calls};
 
 // ------------------------------------------------------------------ counting allocator
 
@@ -291,8 +291,9 @@ pub fn text_calls(data: &[u8]) {
 pub fn session_file(data: &[u8]) {
     let path = Path::new("fuzz.json");
     bounded("session file", data.len(), linear(data.len(), 32), || {
-        if let Ok(file) = mm::session::parse(path, data) {
-            let again = mm::session::parse(path, &mm::session::encode(&file).unwrap()).unwrap();
+        if let Ok(file) = mm_core::session::parse(path, data) {
+            let again =
+                mm_core::session::parse(path, &mm_core::session::encode(&file).unwrap()).unwrap();
             assert_eq!(again, file);
         }
     });
@@ -304,10 +305,10 @@ pub fn config(data: &[u8]) {
     bounded(
         "config",
         data.len(),
-        // A hook's `match` pattern compiles to a regex of up to 1 MB (mm::config::hook_pattern),
+        // A hook's `match` pattern compiles to a regex of up to 1 MB (mm_core::config::hook_pattern),
         // and even a one-letter pattern costs the regex crate ~350 kB of tables.
         linear(data.len(), 64) + 3 * 1024 * 1024,
-        || match mm::config::from_text(Path::new("fuzz.toml"), &text) {
+        || match mm_core::config::from_text(Path::new("fuzz.toml"), &text) {
             Ok(c) => assert!(c.max_steps >= 1),
             Err(e) => assert!(!e.to_string().is_empty()),
         },
@@ -322,9 +323,9 @@ pub fn skill(data: &[u8]) {
         "skill",
         data.len(),
         linear(data.len(), 64),
-        || match mm::skills::parse_skill(&text, Path::new("/skills/fuzz"), "fuzz") {
+        || match mm_core::skills::parse_skill(&text, Path::new("/skills/fuzz"), "fuzz") {
             Ok(s) => {
-                assert!(mm::skills::valid_name(&s.name), "{s:?}");
+                assert!(mm_core::skills::valid_name(&s.name), "{s:?}");
                 assert!(!s.description.is_empty());
                 assert!(!s.description.contains('\n'));
             }

@@ -1,22 +1,31 @@
-//! The one test-support layer: `mod common;` in a test file, then `use common::*;` (or name what
-//! it uses).
+//! mm's test support (dev only): in a suite of crates/mm/tests, `use mm_testkit as common;`
+//! then `use common::*;` (or name what it uses).
 //!
 //! - the model: [`ScriptedModel`] in process (model.rs), or [`FakeServer`] over HTTP
 //!   (fake_server.rs and http.rs, answering from the script of script.rs); both check every
-//!   request's history with invariants.rs;
+//!   request's history with invariants.rs; the demo model's answers (demo.rs, also the
+//!   `mm-fake-server` binary);
 //! - the front end: [`Recorder`] (recorder.rs);
 //! - an engine over the scripted model in a sandbox: [`Rig`] (rig.rs);
 //! - the ACP test client and in-process server (acp.rs); stand-in language servers (lsp.rs);
-//! - asking other agents from the real binary: helpers and the agents of tests/agents/ (agents.rs);
+//! - asking other agents from the real binary: helpers and the agents of agents/ (agents.rs);
 //! - the `mm` binary run in a sandbox (mm_run.rs);
 //! - the fuzz targets and the counting allocator (fuzz.rs; also in examples/fuzz.rs).
 //!
-//! `src/bin/mm-fake-server.rs` includes fake_server.rs, http.rs, script.rs and invariants.rs by
-//! path: they use normal dependencies only, and nothing else of this folder.
-#![allow(dead_code, unused_imports)]
+//! It depends on the crates below the binary only (never on `mm`, whose suites use it), so a
+//! suite links one copy of each crate.
+// Test code: a failed step panics with its reason, and the fixtures write files directly.
+#![allow(
+    dead_code,
+    unused_imports,
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::disallowed_methods
+)]
 
 pub mod acp;
 pub mod agents;
+pub mod demo;
 pub mod fake_server;
 pub mod fuzz;
 pub mod http;
@@ -29,6 +38,7 @@ pub mod recorder;
 pub mod rig;
 pub mod script;
 
+use std::path::PathBuf;
 use std::time::Duration;
 
 pub use fake_server::{FakeServer, LastByte, Options, Received, Responder};
@@ -62,4 +72,35 @@ pub fn e2e_url(test: &str) -> Option<String> {
             None
         }
     }
+}
+
+/// The `mm` binary under test: `target/<profile>/mm`, beside the folder of the running test
+/// (`target/<profile>/deps/`). Cargo builds it before the suites of crates/mm/tests, the ones
+/// that run it; `CARGO_BIN_EXE_mm` names it for them but not for this library.
+pub fn mm_binary() -> PathBuf {
+    let exe = std::env::current_exe().expect("the running test's path");
+    let mut dir = exe.parent().expect("the test's folder").to_path_buf();
+    if dir.ends_with("deps") {
+        dir.pop();
+    }
+    let mm = dir.join("mm");
+    assert!(
+        mm.is_file(),
+        "{} is missing: the suites that run mm are those of crates/mm (cargo test -p mm)",
+        mm.display()
+    );
+    mm
+}
+
+/// A folder of cargo's target folder for the suites' temporary files (what `CARGO_TARGET_TMPDIR`
+/// names for a suite): `target/tmp`, beside the folder of the `mm` under test.
+pub fn target_tmpdir() -> PathBuf {
+    let bin = mm_binary();
+    let target = bin
+        .parent()
+        .and_then(|profile| profile.parent())
+        .expect("the target folder");
+    let tmp = target.join("tmp");
+    std::fs::create_dir_all(&tmp).expect("the target's tmp folder");
+    tmp
 }

@@ -89,7 +89,7 @@ impl Sandbox {
     /// `mm ARGS` in the sandbox, with `MM_MODEL_URL` = `url` when given; stdin is empty (not a
     /// terminal), stdout and stderr are captured, no colour.
     pub fn command(&self, url: Option<&str>, args: &[&str]) -> Command {
-        let mut c = Command::new(env!("CARGO_BIN_EXE_mm"));
+        let mut c = Command::new(super::mm_binary());
         c.args(args)
             .current_dir(self.cwd.path())
             .env("HOME", self.home.path())

@@ -9,8 +9,8 @@ use std::collections::VecDeque;
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use async_trait::async_trait;
-use mm::event::Usage;
-use mm::model::{
+use mm_core::event::Usage;
+use mm_model::{
     ChatRequest, ModelClient, ModelError, ModelInfo, ModelList, ModelResponse, RawToolCall,
     StreamEvent,
 };

@@ -72,7 +72,7 @@ impl PtyServer {
 /// `mm --url URL EXTRA…` in `cwd` with `home` as its home (state and configuration under it), a
 /// plain `xterm` without colour and nothing else of the test's environment but `PATH`.
 pub fn mm_command(home: &Path, cwd: &Path, url: &str, extra: &[&str]) -> Command {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_mm"));
+    let mut cmd = Command::new(super::mm_binary());
     cmd.args(["--url", url])
         .args(extra)
         .current_dir(cwd)
@@ -136,11 +136,9 @@ pub fn bash_reply(id: &str, command: &str) -> Reply {
 }
 
 /// Writes the user config of `home` (as [`mm_command`] sets it) with one agent, `name`, run as
-/// `python3 tests/agents/<script>`.
+/// `python3 crates/mm-testkit/agents/<script>`.
 pub fn python_agent_config(home: &Path, name: &str, script: &str) {
-    let agent = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/agents")
-        .join(script);
+    let agent = super::agents::agents_dir().join(script);
     let config = home.join("config/mm/config.toml");
     std::fs::create_dir_all(config.parent().unwrap()).unwrap();
     std::fs::write(

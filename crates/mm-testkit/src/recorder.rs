@@ -6,7 +6,7 @@ use std::collections::VecDeque;
 use std::sync::{Mutex, MutexGuard};
 
 use async_trait::async_trait;
-use mm::event::{Event, Form, FormAnswer, Frontend, PermissionDecision, PermissionRequest};
+use mm_core::event::{Event, Form, FormAnswer, Frontend, PermissionDecision, PermissionRequest};
 use tokio_util::sync::CancellationToken;
 
 /// What an unscripted form is answered with.

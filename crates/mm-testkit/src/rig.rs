@@ -11,9 +11,9 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
-use mm::config::{Config, HookConfig, Origin};
-use mm::engine::{Engine, Environment, PromptOutcome, Session};
-use mm::model::{ChatRequest, ModelClient};
+use mm_core::config::{Config, HookConfig, Origin};
+use mm_engine::{Engine, Environment, PromptOutcome, Session};
+use mm_model::{ChatRequest, ModelClient};
 use tokio_util::sync::CancellationToken;
 
 use super::recorder::Recorder;
@@ -97,7 +97,7 @@ pub fn contents(r: &ChatRequest) -> Vec<String> {
 /// The outcome line of a `/compact` prompt.
 pub fn compact_line(out: &PromptOutcome) -> Option<String> {
     match &out.command {
-        Some(mm::engine::Command::Compact(o)) => Some(o.line()),
+        Some(mm_engine::Command::Compact(o)) => Some(o.line()),
         _ => None,
     }
 }

@@ -320,12 +320,7 @@ fn chunk_json(model: &str, choices: Value) -> Value {
 }
 
 /// The payload of one `data:` line.
-pub(crate) fn sse_data(
-    chunk: &Chunk,
-    id: Option<String>,
-    model: &str,
-    first_delta: &mut bool,
-) -> String {
+pub fn sse_data(chunk: &Chunk, id: Option<String>, model: &str, first_delta: &mut bool) -> String {
     let mut delta = match chunk {
         Chunk::Text(t) => json!({"content": t}),
         Chunk::Reasoning(t) => json!({"reasoning_content": t}),

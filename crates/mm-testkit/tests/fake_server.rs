@@ -2,12 +2,12 @@
 //! the scripted model in process.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod common;
+use mm_testkit as common;
 
 use std::time::{Duration, Instant};
 
 use common::*;
-use mm::model::{ChatRequest, ModelClient, ModelError, StreamEvent};
+use mm_model::{ChatRequest, ModelClient, ModelError, StreamEvent};
 use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;

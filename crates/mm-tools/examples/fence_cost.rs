@@ -3,15 +3,15 @@
 //! 400 spawns, the modes taken twice in turn. The fence costs the difference with `off`.
 //!
 //!     cargo run --release --example fence_cost [spawns]
-// A benchmark sets up its folders directly, not through mm's writer.
-#![allow(clippy::disallowed_methods)]
+// A benchmark sets up its folders directly, not through mm's writer, and reports on stdout.
+#![allow(clippy::disallowed_methods, clippy::print_stdout)]
 
 use std::sync::Arc;
 use std::time::Instant;
 
-use mm::config::Config;
-use mm::process::{Group, Supervisor};
-use mm::sandbox::{Mode, Places, Sandbox};
+use mm_core::config::SandboxMode;
+use mm_tools::process::{Group, Supervisor};
+use mm_tools::sandbox::{Places, Sandbox};
 
 fn median(mut v: Vec<f64>) -> f64 {
     v.sort_by(f64::total_cmp);
@@ -34,11 +34,13 @@ async fn main() -> std::io::Result<()> {
         "{:<16} {:>10} {:>12}",
         "tools.sandbox", "build", "spawn+wait"
     );
-    let modes = [Mode::Off, Mode::ReadOnly, Mode::WorkspaceWrite];
+    let modes = [
+        SandboxMode::Off,
+        SandboxMode::ReadOnly,
+        SandboxMode::WorkspaceWrite,
+    ];
     for mode in modes.iter().chain(modes.iter()) {
-        let mut config = Config::default();
-        config.tools.sandbox = *mode;
-        let sandbox = Arc::new(Sandbox::new(&config, Places::default()));
+        let sandbox = Arc::new(Sandbox::new(*mode, Vec::new(), Places::default()));
         let (mut build, mut total) = (Vec::new(), Vec::new());
         for _ in 0..n {
             let start = Instant::now();

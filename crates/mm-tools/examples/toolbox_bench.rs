@@ -17,13 +17,13 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use async_trait::async_trait;
-use mm::config::Config;
-use mm::event::{Event, Form, FormAnswer, Frontend, PermissionDecision, PermissionRequest};
-use mm::lsp::{LspServers, Timeouts};
-use mm::process::Supervisor;
-use mm::tools::fetch_content::{FetchContent, FetchSettings};
-use mm::tools::lsp::Lsp;
-use mm::tools::{Call, Tool, ToolOutput};
+use mm_core::config::Config;
+use mm_core::event::{Event, Form, FormAnswer, Frontend, PermissionDecision, PermissionRequest};
+use mm_tools::lsp::{LspServers, Timeouts};
+use mm_tools::process::Supervisor;
+use mm_tools::tools::fetch_content::{FetchContent, FetchSettings};
+use mm_tools::tools::lsp::Lsp;
+use mm_tools::tools::{Call, Tool, ToolOutput};
 use serde_json::{Value, json};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio_util::sync::CancellationToken;
@@ -52,7 +52,7 @@ async fn run(tool: &dyn Tool, cwd: &Path, args: Value) -> ToolOutput {
         cwd,
         30_000,
         &cancel,
-        mm::event::Mode::Yolo,
+        mm_core::event::Mode::Yolo,
         &Quiet,
     );
     tool.run(args, &call).await

@@ -1,39 +1,19 @@
 //! mm: a bash-first coding agent for local language models.
 //!
-//! The engine (`engine`, `model`, `tools`, `history`) knows nothing of any front end: it reports
-//! what happens as [`event::Event`]s and asks its [`event::Frontend`] the questions it cannot
-//! answer. `term` and `acp` are the two front ends.
-#![deny(
-    clippy::print_stdout,
-    clippy::dbg_macro,
-    clippy::unwrap_used,
-    clippy::expect_used
-)]
+//! The binary's library: `mm doctor` ([`doctor`]), and the layers of the workspace under the
+//! names `main.rs` and the integration tests use (`mm::config`, `mm::engine`, `mm::term`, …).
+//! The engine (mm-engine, over mm-model, mm-tools and mm-core) knows nothing of any front end:
+//! it reports what happens as [`event::Event`]s and asks its [`event::Frontend`] the questions
+//! it cannot answer. mm-term and mm-acp are the two front ends (docs/architecture.md).
 
-pub mod config;
 pub mod doctor;
-pub mod engine;
-pub mod event;
-pub mod history;
-pub mod hooks;
-pub mod html_text;
-pub mod lsp;
-pub mod mcp;
-pub mod model;
-pub mod paths;
-pub mod process;
-pub mod prompt;
-pub mod relay;
-pub mod sandbox;
-pub mod sanitize;
-pub mod session;
-pub mod skills;
-pub mod tools;
-pub mod writer;
 
-pub mod acp;
-pub mod agent_client;
-pub mod term;
-
-/// The version string shown by `mm --version` and sent as ACP `agentInfo.version`.
-pub const VERSION: &str = concat!("v", env!("CARGO_PKG_VERSION"));
+pub use mm_acp as acp;
+pub use mm_agents::agent_client;
+pub use mm_core::{
+    VERSION, config, event, history, paths, prompt, relay, sanitize, session, skills, writer,
+};
+pub use mm_engine as engine;
+pub use mm_model as model;
+pub use mm_term as term;
+pub use mm_tools::{hooks, html_text, lsp, mcp, process, sandbox, tools};

@@ -1,5 +1,8 @@
 //! The `mm` binary: parses the command line, loads the configuration and hands over to a front
 //! end. Errors become exit codes here (and only here is `anyhow` used).
+// The binary prints to stdout where that is its output (`--version`, `mm config`, one-shot
+// answers); the workspace denies it everywhere else, since stdout is the protocol in ACP mode.
+#![allow(clippy::print_stdout)]
 
 use std::collections::BTreeMap;
 use std::io::{IsTerminal, Read};
@@ -48,7 +51,7 @@ struct Cli {
     #[arg(long = "no-yolo")]
     no_yolo: bool,
     /// Fence what the model runs: off, workspace-write or read-only (tools.sandbox).
-    #[arg(long, value_name = "MODE", value_parser = clap::builder::PossibleValuesParser::new(mm::sandbox::Mode::NAMES))]
+    #[arg(long, value_name = "MODE", value_parser = clap::builder::PossibleValuesParser::new(mm::config::SandboxMode::NAMES))]
     sandbox: Option<String>,
     /// Set any configuration key: -c context.keepLastTurns=4 (repeatable).
     #[arg(short = 'c', value_name = "KEY=VALUE")]
@@ -161,7 +164,7 @@ fn run() -> anyhow::Result<i32> {
     }
     // Before anything starts: with tools.sandboxRequired, a fence the kernel cannot enforce
     // whole is an error.
-    let sandbox = mm::sandbox::Sandbox::new(&loaded.config, sandbox_places(&cli, &cwd, &loaded));
+    let sandbox = sandbox_of(&cli, &cwd, &loaded);
     sandbox.require(loaded.config.tools.sandbox_required)?;
     let runtime = runtime()?;
     let result = runtime.block_on(async_main(cli, loaded, opts, cwd, sandbox));
@@ -182,10 +185,7 @@ fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
 /// `mm doctor [--json]`: what works and what to fix; exit 0 when everything mm needs works.
 fn doctor(cli: &Cli, opts: &LoadOptions, cwd: &std::path::Path) -> anyhow::Result<i32> {
     let loaded = config::load(opts);
-    let sandbox = loaded
-        .as_ref()
-        .ok()
-        .map(|l| mm::sandbox::Sandbox::new(&l.config, sandbox_places(cli, cwd, l)));
+    let sandbox = loaded.as_ref().ok().map(|l| sandbox_of(cli, cwd, l));
     let setup = mm::doctor::Setup {
         loaded: loaded.as_ref(),
         config_file: cli.config.as_deref(),
@@ -283,6 +283,16 @@ fn load_options(cli: &Cli, cwd: &std::path::Path) -> anyhow::Result<LoadOptions>
             sandbox: cli.sandbox.clone(),
         },
     })
+}
+
+/// The process's sandbox: `tools.sandbox` and `tools.sandboxWritable`, and the places below.
+fn sandbox_of(cli: &Cli, cwd: &std::path::Path, loaded: &Loaded) -> mm::sandbox::Sandbox {
+    let tools = &loaded.config.tools;
+    mm::sandbox::Sandbox::new(
+        tools.sandbox,
+        tools.sandbox_writable.clone(),
+        sandbox_places(cli, cwd, loaded),
+    )
 }
 
 /// The places the sandbox needs that the configuration does not hold: the temp folders, and

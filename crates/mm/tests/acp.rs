@@ -3,7 +3,7 @@
 //! the official schema (tests/fixtures/acp-schema) by the test client.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::disallowed_methods)]
 
-mod common;
+use mm_testkit as common;
 
 use std::path::Path;
 use std::process::Stdio;
@@ -98,7 +98,7 @@ async fn initialize_reflects_the_configuration() {
 #[tokio::test]
 async fn initialize_logs_the_sandbox_on_its_own_line_when_it_is_on() {
     let mut config = test_config();
-    config.tools.sandbox = mm::sandbox::Mode::ReadOnly;
+    config.tools.sandbox = mm::config::SandboxMode::ReadOnly;
     let mut h = Harness::start(config, ScriptedModel::new(vec![]));
     h.client.initialize(true).await;
     let lines = h.log_lines();

@@ -5,7 +5,7 @@
 //! schema. Skipped, with a message saying why, when acpx is not installed.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod common;
+use mm_testkit as common;
 
 use std::collections::HashMap;
 use std::process::Stdio;

@@ -5,6 +5,7 @@
 use std::path::Path;
 use std::process::Command;
 
+use mm_testkit::demo::DemoServer;
 use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
 
@@ -72,25 +73,16 @@ fn the_python_sdk_parses_everything_mm_sends() {
     );
 }
 
-/// The demo model server (`mm-fake-server`): its URL, and the process to kill afterwards.
-fn demo_server() -> (String, std::process::Child) {
+/// The demo model server (`mm-fake-server`'s answers, in this process): its URL, and the server
+/// to stop afterwards.
+fn demo_server() -> (String, DemoServer) {
     demo_server_with(&[])
 }
 
-fn demo_server_with(args: &[&str]) -> (String, std::process::Child) {
-    use std::io::BufRead;
-    let mut child = Command::new(env!("CARGO_BIN_EXE_mm-fake-server"))
-        .args(["--port", "0"])
-        .args(args)
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
-    let mut line = String::new();
-    std::io::BufReader::new(child.stdout.take().unwrap())
-        .read_line(&mut line)
-        .unwrap();
-    (line.trim().to_string(), child)
+/// The demo server with more models (`mm-fake-server --also-model M…`).
+fn demo_server_with(also_models: &[&str]) -> (String, DemoServer) {
+    let server = DemoServer::start(also_models);
+    (server.url(), server)
 }
 
 #[test]
@@ -101,7 +93,7 @@ fn the_python_sdk_completes_a_turn_with_a_tool_call_and_a_permission_request() {
         );
         return;
     }
-    let (url, mut server) = demo_server();
+    let (url, server) = demo_server();
     let cwd = tempfile::tempdir().unwrap();
     let home = tempfile::tempdir().unwrap();
     let cwd = cwd.path().canonicalize().unwrap();
@@ -118,7 +110,7 @@ fn the_python_sdk_completes_a_turn_with_a_tool_call_and_a_permission_request() {
         .env("MM_MODEL_URL", &url)
         .output()
         .unwrap();
-    let _ = server.kill();
+    drop(server);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "the Python client failed:\n{stderr}");
     let v: Value = serde_json::from_slice(&out.stdout).unwrap();
@@ -158,7 +150,7 @@ fn the_python_sdk_switches_models_and_modes_watches_a_build_and_reopens_the_sess
         );
         return;
     }
-    let (url, mut server) = demo_server_with(&["--also-model", "demo-large"]);
+    let (url, server) = demo_server_with(&["demo-large"]);
     let cwd = tempfile::tempdir().unwrap();
     let home = tempfile::tempdir().unwrap();
     let cwd = cwd.path().canonicalize().unwrap();
@@ -175,7 +167,7 @@ fn the_python_sdk_switches_models_and_modes_watches_a_build_and_reopens_the_sess
         .env("MM_MODEL_URL", &url)
         .output()
         .unwrap();
-    let _ = server.kill();
+    drop(server);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "the Python client failed:\n{stderr}");
     let v: Value = serde_json::from_slice(&out.stdout).unwrap();

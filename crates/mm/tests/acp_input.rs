@@ -5,7 +5,7 @@
 //! client had waited.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod common;
+use mm_testkit as common;
 
 use std::process::Stdio;
 use std::time::Duration;

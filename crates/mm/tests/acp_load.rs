@@ -4,7 +4,7 @@
 //! a session holds once idle.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod common;
+use mm_testkit as common;
 
 use std::collections::HashMap;
 use std::sync::Arc;

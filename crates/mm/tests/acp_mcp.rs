@@ -5,7 +5,7 @@
 //! (.ci/run installs it); without it those tests skip with a note.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod common;
+use mm_testkit as common;
 
 use std::path::Path;
 

@@ -6,7 +6,7 @@
 //! official schema by the test client.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::disallowed_methods)]
 
-mod common;
+use mm_testkit as common;
 
 use std::path::{Path, PathBuf};
 use std::process::Stdio;

@@ -4,7 +4,7 @@
 //! process left behind.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::disallowed_methods)]
 
-mod common;
+use mm_testkit as common;
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;

@@ -5,7 +5,7 @@
 //! the agent's commands could write) and on the wire (what the agent received).
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::disallowed_methods)]
 
-mod common;
+use mm_testkit as common;
 
 use common::acp::updates;
 use common::agents::*;

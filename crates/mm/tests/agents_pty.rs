@@ -3,7 +3,7 @@
 //! with another agent's permission request and form put to the user.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::disallowed_methods)]
 
-mod common;
+use mm_testkit as common;
 
 use std::path::Path;
 

@@ -4,7 +4,7 @@
 //! not. Every message mm writes is validated against the official ACP schema by the test client.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod common;
+use mm_testkit as common;
 
 use std::process::Stdio;
 

@@ -6,7 +6,7 @@
 //! (`server.violations()` is empty).
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::disallowed_methods)]
 
-mod common;
+use mm_testkit as common;
 
 use common::mm_run::{RUN_LIMIT, Run, Sandbox, assert_code, finish, finish_within, interrupt};
 use common::{Call, FakeServer, HANG_GUARD, Options, Reply};

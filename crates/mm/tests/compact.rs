@@ -1,7 +1,7 @@
 //! Compression: the range replaced, the transcript, the summary call and the outcome lines.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod common;
+use mm_testkit as common;
 
 use std::sync::Arc;
 

@@ -781,7 +781,7 @@ fn durations_are_written_in_seconds_whole_or_decimal() {
 
 #[test]
 fn the_sandbox_is_set_by_the_user_the_environment_and_flags() {
-    use mm::sandbox::Mode;
+    use mm::config::SandboxMode as Mode;
     let w = World::new();
     assert_eq!(w.load().config.tools.sandbox, Mode::Off);
     let user = w.write_user(
@@ -833,7 +833,7 @@ fn the_sandbox_is_set_by_the_user_the_environment_and_flags() {
 
 #[test]
 fn a_project_file_cannot_set_the_sandbox() {
-    use mm::sandbox::Mode;
+    use mm::config::SandboxMode as Mode;
     let w = World::new();
     w.write_user("[tools]\nsandbox = \"workspace-write\"\n");
     w.write_project(
@@ -946,7 +946,7 @@ fn bad_sandbox_values_are_errors() {
 
 #[test]
 fn the_table_of_harmless_keys_in_the_docs_is_the_allow_list() {
-    let docs = include_str!("../docs/config.md");
+    let docs = include_str!("../../../docs/config.md");
     let table = docs
         .split("| key | why it is harmless |\n|---|---|\n")
         .nth(1)

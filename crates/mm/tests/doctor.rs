@@ -3,7 +3,7 @@
 //! `--json`. The real llama.cpp server's report is in tests/e2e.rs.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::disallowed_methods)]
 
-mod common;
+use mm_testkit as common;
 
 use common::mm_run::{Run, Sandbox};
 use common::{Chunk, FakeServer, Options, Reply};

@@ -6,7 +6,7 @@
 //! answers short (`model.maxTokens`) and deterministic (`model.temperature=0`).
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod common;
+use mm_testkit as common;
 
 use std::time::{Duration, Instant};
 

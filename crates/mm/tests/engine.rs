@@ -1,7 +1,7 @@
 //! The turn loop through a recording front end and a scripted model.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::disallowed_methods)]
 
-mod common;
+use mm_testkit as common;
 
 use std::sync::Arc;
 

@@ -2,7 +2,7 @@
 //! `Config.hooks`, around real tools.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::disallowed_methods)]
 
-mod common;
+use mm_testkit as common;
 
 use std::path::Path;
 use std::time::Duration;

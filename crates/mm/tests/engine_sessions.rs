@@ -3,7 +3,7 @@
 //! `/compact`, automatic compression, the server's "context exceeded", and `load_session`.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::disallowed_methods)]
 
-mod common;
+use mm_testkit as common;
 
 use std::sync::Arc;
 

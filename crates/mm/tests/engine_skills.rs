@@ -2,7 +2,7 @@
 //! user's folders, the system prompt, `$skill`, `/skill`, `read_skill` and a skill's script.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::disallowed_methods)]
 
-mod common;
+use mm_testkit as common;
 
 use std::path::Path;
 

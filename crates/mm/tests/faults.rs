@@ -5,7 +5,7 @@
 //! intact and loadable, and the next turn working.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod common;
+use mm_testkit as common;
 
 use std::path::Path;
 use std::sync::Arc;

@@ -1,7 +1,7 @@
 //! Hooks with real scripts: decisions, context, failures, timeouts, matching, input.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::disallowed_methods)]
 
-mod common;
+use mm_testkit as common;
 
 use std::fs;
 use std::os::unix::fs::PermissionsExt;

@@ -4,7 +4,7 @@
 //! with a note when it is missing).
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod common;
+use mm_testkit as common;
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;

@@ -3,7 +3,7 @@
 //! outlives mm.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::disallowed_methods)]
 
-mod common;
+use mm_testkit as common;
 
 use std::time::Duration;
 

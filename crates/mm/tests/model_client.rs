@@ -1,7 +1,7 @@
 //! The OpenAI-compatible client and server detection against the fake model server.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod common;
+use mm_testkit as common;
 
 use std::sync::Mutex;
 use std::time::Duration;
@@ -18,7 +18,8 @@ use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
-const LLAMA_STREAM: &[u8] = include_bytes!("fixtures/sse/llamacpp_reasoning_tool_call.sse");
+const LLAMA_STREAM: &[u8] =
+    include_bytes!("../../mm-model/fixtures/sse/llamacpp_reasoning_tool_call.sse");
 
 fn config(url: &str, name: &str) -> ModelConfig {
     ModelConfig {

@@ -7,7 +7,7 @@
 //! failed would keep the test reading for seconds and the server would write them all.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod common;
+use mm_testkit as common;
 
 use std::sync::Arc;
 use std::time::Duration;

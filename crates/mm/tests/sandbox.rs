@@ -5,7 +5,7 @@
 //! `workspace-write` by design, so a decoy there would prove nothing.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::disallowed_methods)]
 
-mod common;
+use mm_testkit as common;
 
 use std::fs;
 use std::os::unix::fs::symlink;
@@ -15,9 +15,10 @@ use std::time::{Duration, Instant};
 
 use common::Recorder;
 use mm::config::Config;
+use mm::config::SandboxMode as Mode;
 use mm::event::ToolStatus;
 use mm::process::Supervisor;
-use mm::sandbox::{Mode, Places, Sandbox};
+use mm::sandbox::{Places, Sandbox};
 use mm::tools::bash::Bash;
 use mm::tools::edit_file::EditFile;
 use mm::tools::write_file::WriteFile;
@@ -88,7 +89,11 @@ impl Drop for RemoveOnDrop {
 fn sandbox(mode: Mode) -> Arc<Sandbox> {
     let mut config = Config::default();
     config.tools.sandbox = mode;
-    Arc::new(Sandbox::new(&config, Places::default()))
+    Arc::new(Sandbox::new(
+        config.tools.sandbox,
+        config.tools.sandbox_writable,
+        Places::default(),
+    ))
 }
 
 fn bash_in(sandbox: &Arc<Sandbox>) -> Bash {
@@ -482,7 +487,11 @@ async fn writable_paths_open_more_folders() {
     let mut config = Config::default();
     config.tools.sandbox = Mode::WorkspaceWrite;
     config.tools.sandbox_writable = vec![w.outside.join("decoy")];
-    let sb = Arc::new(Sandbox::new(&config, Places::default()));
+    let sb = Arc::new(Sandbox::new(
+        config.tools.sandbox,
+        config.tools.sandbox_writable,
+        Places::default(),
+    ));
     let bash = bash_in(&sb);
     let o = w.outside.display();
     let out = sh(

@@ -507,6 +507,8 @@ const READY: &str = "writer: saving";
 /// parent set the variable on the child's command.
 #[test]
 #[ignore = "the child process of a_writer_killed_at_any_moment_leaves_a_whole_file"]
+// It tells its parent on stdout that it has started saving.
+#[allow(clippy::print_stdout)]
 fn session_writer_child() {
     let Some(dir) = std::env::var_os(WRITER_DIR_ENV) else {
         return;

@@ -5,7 +5,7 @@
 //! prompt.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod common;
+use mm_testkit as common;
 
 use std::path::Path;
 use std::process::Stdio;

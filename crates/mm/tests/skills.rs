@@ -1,7 +1,7 @@
 //! The skill catalogue, the `$skill` notation, skills as slash commands, and `read_skill`.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::disallowed_methods)]
 
-mod common;
+use mm_testkit as common;
 
 use std::fs;
 use std::path::{Path, PathBuf};

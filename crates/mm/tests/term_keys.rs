@@ -8,7 +8,7 @@
 //! key shows as a wait that times out ([`WAIT`]).
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod common;
+use mm_testkit as common;
 
 use std::os::fd::{AsRawFd, BorrowedFd};
 use std::path::Path;

@@ -3,7 +3,7 @@
 //! answered each way, Ctrl-C during a slow stream, `/new`, the local commands, leaving.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod common;
+use mm_testkit as common;
 
 use std::time::Duration;
 

@@ -6,7 +6,7 @@
 //! ESC too, but never OSC, BEL, erase-line, RLO or a C1 control.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::disallowed_methods)]
 
-mod common;
+use mm_testkit as common;
 
 use std::path::Path;
 use std::process::{Command, Stdio};

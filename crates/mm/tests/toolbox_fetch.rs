@@ -2,7 +2,7 @@
 //! the tool as the dispatcher runs it, then through the engine over ACP.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod common;
+use mm_testkit as common;
 
 use std::path::Path;
 use std::sync::{Arc, Mutex};

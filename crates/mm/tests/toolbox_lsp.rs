@@ -584,7 +584,7 @@ async fn typescript_language_server_navigates_and_renames() {
 
 // ---------------------------------------------------------------- over ACP
 
-mod common;
+use mm_testkit as common;
 
 #[tokio::test]
 async fn over_acp_a_rename_asks_first_and_shows_one_diff_per_file() {

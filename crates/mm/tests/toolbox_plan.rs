@@ -3,7 +3,7 @@
 //! `session/load` replay and `/new`.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod common;
+use mm_testkit as common;
 
 use std::path::{Path, PathBuf};
 

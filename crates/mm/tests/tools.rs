@@ -1,7 +1,7 @@
 //! The four core tools, run as the dispatcher runs them.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::disallowed_methods)]
 
-mod common;
+use mm_testkit as common;
 
 use std::fs;
 use std::os::unix::fs::{OpenOptionsExt, PermissionsExt, symlink};

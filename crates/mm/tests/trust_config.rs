@@ -5,7 +5,7 @@
 //! Each test asserts on disk and on the wire.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::disallowed_methods)]
 
-mod common;
+use mm_testkit as common;
 
 use std::path::{Path, PathBuf};
 use std::process::Stdio;

@@ -9,7 +9,7 @@
 //! writable in `workspace-write` by design, so a decoy there would prove nothing.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::disallowed_methods)]
 
-mod common;
+use mm_testkit as common;
 
 use std::collections::{BTreeMap, HashSet};
 use std::os::unix::fs::symlink;
@@ -18,17 +18,19 @@ use std::sync::{Arc, Mutex};
 
 use common::mm_run::{RUN_LIMIT, Sandbox as Run};
 use common::{FakeServer, Recorder, Reply};
+use mm::config::SandboxMode as Mode;
 use mm::config::{AgentConfig, Config, LspServerConfig};
+use mm::engine::BUILTIN;
 use mm::event::{Mode as PermissionMode, ToolStatus};
 use mm::history::ToolCall;
 use mm::hooks::Hooks;
 use mm::lsp::LspServers;
 use mm::process::Supervisor;
-use mm::sandbox::{Mode, Places, Sandbox};
+use mm::sandbox::{Places, Sandbox};
 use mm::skills::{Catalogue, Skill};
 use mm::tools::dispatch::{CallEnv, Gates, dispatch};
 use mm::tools::repeat::RepeatDetector;
-use mm::tools::{BUILTIN, Call, Setup, Toolbox};
+use mm::tools::{Call, Setup, Toolbox};
 use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
@@ -186,7 +188,11 @@ struct Tools {
 
 impl Tools {
     fn new(config: &Config, cwd: &Path) -> Tools {
-        let sandbox = Arc::new(Sandbox::new(config, Places::default()));
+        let sandbox = Arc::new(Sandbox::new(
+            config.tools.sandbox,
+            config.tools.sandbox_writable.clone(),
+            Places::default(),
+        ));
         let processes = Supervisor::new();
         let lsp = Arc::new(LspServers::new(config, Arc::clone(&processes)));
         let skills = Arc::new(Catalogue {
@@ -197,7 +203,7 @@ impl Tools {
             }],
         });
         let plan = Arc::new(Mutex::new(None));
-        let toolbox = mm::tools::builtin(&Setup {
+        let toolbox = mm::engine::builtin(&Setup {
             config,
             session_id: "s1",
             cwd,

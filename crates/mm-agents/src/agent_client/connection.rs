@@ -22,8 +22,8 @@ use super::{
 };
 use crate::event::Mode;
 use crate::process::{Child, Group};
-use crate::relay::{RelayedAnswer, refusal_of};
 use crate::tools::Call;
+use mm_core::relay::{RelayedAnswer, refusal_of};
 
 /// How long a closed connection's process gets to exit on its own before it is stopped.
 const CLOSE_GRACE: Duration = Duration::from_millis(300);

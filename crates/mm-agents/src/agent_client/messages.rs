@@ -5,7 +5,7 @@ use agent_client_protocol::UntypedMessage;
 use agent_client_protocol::v1::Responder;
 use serde_json::Value;
 
-use crate::relay::{OptionKind, RelayedOption};
+use mm_core::relay::{OptionKind, RelayedOption};
 
 /// Bytes of an answer kept; the rest is dropped, and [`CUT`] says so.
 const MAX_ANSWER: usize = 8 << 20;

@@ -466,13 +466,23 @@ impl Resolver<'_> {
             if let Some(v) = self.boolean(l, "loop", "detectRepetition")? {
                 c.loop_.detect_repetition = v;
             }
-            use crate::model::repetition::{MAX_COUNT, MAX_SPAN, MIN_COUNT, MIN_SPAN};
-            if let Some(v) = self.uint(l, "loop", "repeatSpan", MIN_SPAN as u64, MAX_SPAN as u64)? {
+            use super::RepeatLimits as R;
+            if let Some(v) = self.uint(
+                l,
+                "loop",
+                "repeatSpan",
+                R::MIN_SPAN as u64,
+                R::MAX_SPAN as u64,
+            )? {
                 c.loop_.repeat_span = v as usize;
             }
-            if let Some(v) =
-                self.uint(l, "loop", "repeatCount", MIN_COUNT as u64, MAX_COUNT as u64)?
-            {
+            if let Some(v) = self.uint(
+                l,
+                "loop",
+                "repeatCount",
+                R::MIN_COUNT as u64,
+                R::MAX_COUNT as u64,
+            )? {
                 c.loop_.repeat_count = v as usize;
             }
         }
@@ -486,11 +496,9 @@ impl Resolver<'_> {
                 c.tools.bash_timeout = Duration::from_secs(v);
             }
             if let Some(v) = self.string(t, "tools", "sandbox")? {
-                c.tools.sandbox = crate::sandbox::Mode::parse(&v).ok_or_else(|| {
-                    let names: Vec<String> = crate::sandbox::Mode::NAMES
-                        .iter()
-                        .map(|n| quote(n))
-                        .collect();
+                c.tools.sandbox = super::SandboxMode::parse(&v).ok_or_else(|| {
+                    let names: Vec<String> =
+                        super::SandboxMode::NAMES.iter().map(|n| quote(n)).collect();
                     self.invalid(
                         "tools.sandbox",
                         format!("must be {}, got {}", or_list(&names), quote(&v)),

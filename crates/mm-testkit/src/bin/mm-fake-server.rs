@@ -8,24 +8,14 @@
 //! In bench mode, each time a response is complete it prints `last_byte_unix_ns=<nanoseconds>`
 //! on stderr: the wall-clock time the server wrote its last byte.
 
-// The fake server is test code: it lives in tests/common, and these four files are all of it.
-#[path = "../../tests/common/fake_server.rs"]
-mod fake_server;
-#[path = "../../tests/common/http.rs"]
-mod http;
-#[path = "../../tests/common/invariants.rs"]
-mod invariants;
-#[path = "../../tests/common/script.rs"]
-mod script;
-
 use std::io::Write;
 use std::sync::Arc;
 use std::time::Duration;
 
 use clap::Parser;
-use fake_server::{FakeServer, Options};
-use script::{Chunk, Reply};
-use serde_json::{Value, json};
+use mm_testkit::demo::{bench_reply, demo_reply};
+use mm_testkit::fake_server::{self, FakeServer, Options};
+use serde_json::Value;
 
 #[derive(Parser)]
 #[command(about = "A fake OpenAI-compatible model server (demo answers, or a streaming benchmark)")]
@@ -88,74 +78,4 @@ async fn main() -> std::io::Result<()> {
     }
     let _ = tokio::signal::ctrl_c().await;
     Ok(())
-}
-
-/// `tok0 `, `tok1 `, … then finish, usage and `[DONE]`.
-fn bench_reply(n: usize, interval: Duration) -> Reply {
-    let mut chunks: Vec<Chunk> = (0..n).map(|i| Chunk::Text(format!("t{i} "))).collect();
-    chunks.push(Chunk::finish("stop"));
-    chunks.push(Chunk::Usage {
-        prompt: 10,
-        completion: n as u64,
-    });
-    chunks.push(Chunk::Done);
-    Reply::chunks(chunks, interval)
-}
-
-/// What the demo's "build" runs: a line every quarter of a second for two seconds.
-const DEMO_BUILD: &str =
-    "for i in 1 2 3 4 5 6 7 8; do echo \"compiling unit $i/8\"; sleep 0.25; done; echo built";
-
-/// The canned demo model: `ls` when asked to list, a build that prints for two seconds when
-/// asked to build, a short report after a tool result, a friendly hint otherwise (which names
-/// the model it was asked of).
-fn demo_reply(request: &Value) -> Reply {
-    let messages: &[Value] = request
-        .get("messages")
-        .and_then(Value::as_array)
-        .map(Vec::as_slice)
-        .unwrap_or(&[]);
-    let prompt_tokens = (request.to_string().len() / 4) as u64;
-    let content = |m: &Value| {
-        m.get("content")
-            .and_then(Value::as_str)
-            .unwrap_or("")
-            .to_string()
-    };
-    let last = messages.last();
-    let reply = match last.and_then(|m| m.get("role")).and_then(Value::as_str) {
-        Some("tool") => {
-            let output = last.map(content).unwrap_or_default();
-            let lines = output.lines().filter(|l| !l.trim().is_empty()).count();
-            Reply::text(&format!(
-                "The command printed {lines} line{}. I am a demo model, so that is all I can \
-                 say about it.",
-                if lines == 1 { "" } else { "s" }
-            ))
-        }
-        _ => {
-            let asked = messages
-                .iter()
-                .rev()
-                .find(|m| m.get("role").and_then(Value::as_str) == Some("user"))
-                .map(content)
-                .unwrap_or_default()
-                .to_lowercase();
-            let words: Vec<&str> = asked.split(|c: char| !c.is_alphanumeric()).collect();
-            let model = request.get("model").and_then(Value::as_str).unwrap_or("");
-            if words.iter().any(|w| *w == "ls" || *w == "list") {
-                Reply::tool_call("bash", json!({"command": "ls"}))
-                    .with_text_before("Let me list the files.")
-            } else if words.contains(&"build") {
-                Reply::tool_call("bash", json!({"command": DEMO_BUILD}))
-                    .with_text_before("Building.")
-            } else {
-                Reply::text(&format!(
-                    "Hello from {model}! I am mm-fake-server, a canned demo model. Ask me to \
-                     \"list the files\" or to \"build\" and I will call the bash tool."
-                ))
-            }
-        }
-    };
-    reply.with_usage(prompt_tokens, 20).with_delay(15)
 }

@@ -8,51 +8,10 @@
 
 mod fence;
 
-use std::fmt;
 use std::path::{Path, PathBuf};
 
 pub use fence::{Fence, FenceError, landlock_abi, namespace_works};
-
-/// `tools.sandbox`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum Mode {
-    /// No fence (the default).
-    #[default]
-    Off,
-    /// Reads anywhere; writes only under the session's cwd, the temp folders and
-    /// `tools.sandboxWritable`.
-    WorkspaceWrite,
-    /// No writes at all (device files a shell needs aside).
-    ReadOnly,
-}
-
-impl Mode {
-    /// The names `tools.sandbox` and `--sandbox` take.
-    pub const NAMES: [&'static str; 3] = ["off", "workspace-write", "read-only"];
-
-    pub fn parse(name: &str) -> Option<Mode> {
-        match name {
-            "off" => Some(Mode::Off),
-            "workspace-write" => Some(Mode::WorkspaceWrite),
-            "read-only" => Some(Mode::ReadOnly),
-            _ => None,
-        }
-    }
-
-    pub fn name(self) -> &'static str {
-        match self {
-            Mode::Off => "off",
-            Mode::WorkspaceWrite => "workspace-write",
-            Mode::ReadOnly => "read-only",
-        }
-    }
-}
-
-impl fmt::Display for Mode {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name())
-    }
-}
+use mm_core::config::SandboxMode;
 
 /// Places outside the configuration that the sandbox needs, found by `main.rs` (the library
 /// does not read the environment).
@@ -96,7 +55,7 @@ pub struct NotEnforced(String);
 /// The process's sandbox: the mode, where commands may write, and what the kernel enforces.
 #[derive(Debug, Clone)]
 pub struct Sandbox {
-    mode: Mode,
+    mode: SandboxMode,
     /// `tools.sandboxWritable`.
     writable: Vec<PathBuf>,
     places: Places,
@@ -112,21 +71,20 @@ impl Default for Sandbox {
 impl Sandbox {
     /// The sandbox of a configuration. Asks the kernel what it enforces (once per process) when
     /// the mode is not `off`.
-    pub fn new(config: &crate::config::Config, places: Places) -> Sandbox {
-        let mode = config.tools.sandbox;
+    pub fn new(mode: SandboxMode, writable: Vec<PathBuf>, places: Places) -> Sandbox {
         let enforcement = match mode {
-            Mode::Off => Enforcement {
+            SandboxMode::Off => Enforcement {
                 abi: 0,
                 namespace: Err("the sandbox is off".into()),
             },
-            Mode::WorkspaceWrite | Mode::ReadOnly => {
+            SandboxMode::WorkspaceWrite | SandboxMode::ReadOnly => {
                 let abi = landlock_abi();
                 Enforcement {
                     abi,
                     namespace: match (mode, abi) {
                         // Nothing is writable to protect in read-only; nothing is fenced
                         // without Landlock.
-                        (Mode::ReadOnly, _) | (_, 0) => Ok(()),
+                        (SandboxMode::ReadOnly, _) | (_, 0) => Ok(()),
                         _ => namespace_works(),
                     },
                 }
@@ -134,7 +92,7 @@ impl Sandbox {
         };
         Sandbox {
             mode,
-            writable: config.tools.sandbox_writable.clone(),
+            writable,
             places,
             enforcement,
         }
@@ -143,7 +101,7 @@ impl Sandbox {
     /// No sandbox (tests and tools built without a configuration).
     pub fn off() -> Sandbox {
         Sandbox {
-            mode: Mode::Off,
+            mode: SandboxMode::Off,
             writable: Vec::new(),
             places: Places::default(),
             enforcement: Enforcement {
@@ -153,17 +111,17 @@ impl Sandbox {
         }
     }
 
-    pub fn mode(&self) -> Mode {
+    pub fn mode(&self) -> SandboxMode {
         self.mode
     }
 
     pub fn is_on(&self) -> bool {
-        self.mode != Mode::Off
+        self.mode != SandboxMode::Off
     }
 
     /// Whether the kernel fences commands (the mode is on and Landlock is there).
     fn fences_commands(&self) -> bool {
-        self.mode != Mode::Off && self.enforcement.abi > 0
+        self.mode != SandboxMode::Off && self.enforcement.abi > 0
     }
 
     pub fn enforcement(&self) -> &Enforcement {
@@ -174,7 +132,7 @@ impl Sandbox {
     /// `workspace-write (not enforced)` when the kernel has no Landlock.
     pub fn label(&self) -> String {
         match self.mode {
-            Mode::Off => "off".into(),
+            SandboxMode::Off => "off".into(),
             m if self.enforcement.abi == 0 => format!("{m} (not enforced)"),
             m => m.to_string(),
         }
@@ -183,7 +141,7 @@ impl Sandbox {
     /// What the kernel does not enforce of the fence, in one line; `None` when the sandbox is
     /// off or whole.
     pub fn note(&self) -> Option<String> {
-        if self.mode == Mode::Off {
+        if self.mode == SandboxMode::Off {
             return None;
         }
         let abi = self.enforcement.abi;
@@ -239,8 +197,8 @@ impl Sandbox {
     /// `extra` folders of one child's own (an asked agent's `sandboxWritable`).
     fn roots(&self, cwd: &Path, extra: &[PathBuf]) -> Vec<PathBuf> {
         match self.mode {
-            Mode::Off | Mode::ReadOnly => Vec::new(),
-            Mode::WorkspaceWrite => std::iter::once(cwd)
+            SandboxMode::Off | SandboxMode::ReadOnly => Vec::new(),
+            SandboxMode::WorkspaceWrite => std::iter::once(cwd)
                 .chain(self.places.temp.iter().map(PathBuf::as_path))
                 .chain(self.writable.iter().map(PathBuf::as_path))
                 .chain(extra.iter().map(PathBuf::as_path))
@@ -310,7 +268,7 @@ impl Sandbox {
     /// `[write outside the sandbox refused: <path> (tools.sandbox = <mode>)]`, naming the path
     /// where the write would land (symlinks followed).
     pub fn check_write(&self, cwd: &Path, path: &Path) -> Result<(), String> {
-        if self.mode == Mode::Off {
+        if self.mode == SandboxMode::Off {
             return Ok(());
         }
         let real = real_path(path);
@@ -334,12 +292,12 @@ impl Sandbox {
             return None;
         }
         match self.mode {
-            Mode::Off => None,
-            Mode::WorkspaceWrite => Some(
+            SandboxMode::Off => None,
+            SandboxMode::WorkspaceWrite => Some(
                 "[tools.sandbox = workspace-write: commands may write only in the working directory (not its .mm/), the temp folder and tools.sandboxWritable]"
                     .into(),
             ),
-            Mode::ReadOnly => {
+            SandboxMode::ReadOnly => {
                 Some("[tools.sandbox = read-only: commands may not write any file]".into())
             }
         }
@@ -351,12 +309,12 @@ impl Sandbox {
             return None;
         }
         match self.mode {
-            Mode::Off => None,
-            Mode::WorkspaceWrite => Some(
+            SandboxMode::Off => None,
+            SandboxMode::WorkspaceWrite => Some(
                 "Sandbox: commands and file tools may write only in the working directory (not .mm/) and the temp folder."
                     .into(),
             ),
-            Mode::ReadOnly => Some("Sandbox: commands and file tools may not write files.".into()),
+            SandboxMode::ReadOnly => Some("Sandbox: commands and file tools may not write files.".into()),
         }
     }
 }
@@ -412,15 +370,7 @@ pub fn real_path(path: &Path) -> PathBuf {
 mod tests {
     use super::*;
 
-    #[test]
-    fn modes_parse_and_name() {
-        for name in Mode::NAMES {
-            assert_eq!(Mode::parse(name).unwrap().name(), name);
-        }
-        assert_eq!(Mode::parse("on"), None);
-    }
-
-    fn with(mode: Mode, abi: i32, namespace: Result<(), String>) -> Sandbox {
+    fn with(mode: SandboxMode, abi: i32, namespace: Result<(), String>) -> Sandbox {
         Sandbox {
             mode,
             writable: Vec::new(),
@@ -431,12 +381,12 @@ mod tests {
 
     #[test]
     fn a_whole_fence_says_only_its_mode() {
-        let s = with(Mode::WorkspaceWrite, 7, Ok(()));
+        let s = with(SandboxMode::WorkspaceWrite, 7, Ok(()));
         assert_eq!(s.label(), "workspace-write");
         assert_eq!(s.note(), None);
         assert_eq!(s.log_line(), "[acp] sandbox: workspace-write");
         assert!(s.require(true).is_ok());
-        let off = with(Mode::Off, 0, Err("off".into()));
+        let off = with(SandboxMode::Off, 0, Err("off".into()));
         assert_eq!(off.note(), None);
         assert!(off.require(true).is_ok());
     }
@@ -444,7 +394,7 @@ mod tests {
     #[test]
     fn what_the_kernel_lacks_is_said_once_and_is_an_error_when_required() {
         let s = with(
-            Mode::WorkspaceWrite,
+            SandboxMode::WorkspaceWrite,
             3,
             Err("Operation not permitted (os error 1)".into()),
         );
@@ -465,7 +415,7 @@ mod tests {
                 "tools.sandboxRequired = true, but tools.sandbox = workspace-write is not enforced whole: {note}"
             )
         );
-        let none = with(Mode::ReadOnly, 0, Ok(()));
+        let none = with(SandboxMode::ReadOnly, 0, Ok(()));
         assert_eq!(none.label(), "read-only (not enforced)");
         // Nothing claimed for commands: no fence to enter, no hint, nothing in the prompt.
         assert!(none.fence(Path::new("/")).unwrap().is_none());
@@ -477,7 +427,7 @@ mod tests {
                 "not enforced: this kernel has no Landlock (Linux 5.13 or later, with landlock among its LSMs); the file tools still refuse writes outside it"
             )
         );
-        let old = with(Mode::ReadOnly, 1, Ok(()));
+        let old = with(SandboxMode::ReadOnly, 1, Ok(()));
         assert_eq!(
             old.note().as_deref(),
             Some(

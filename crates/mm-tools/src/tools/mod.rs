@@ -1,6 +1,5 @@
 //! Tools: one trait, one file per tool, one dispatcher that runs the gates.
 
-pub mod ask_agent;
 pub mod ask_user;
 pub mod bash;
 pub mod dispatch;
@@ -55,28 +54,9 @@ pub struct Setup<'a> {
     pub sandbox: &'a Arc<Sandbox>,
 }
 
-/// Builds a tool for a session; `None` when the tool is not offered (nothing to do for it).
+/// Builds a tool for a session; `None` when the tool is not offered (nothing to do for it). The
+/// engine lists the built-in builders (`mm_engine::BUILTIN`: these tools and `ask_agent`).
 pub type Builder = fn(&Setup<'_>) -> Option<Arc<dyn Tool>>;
-
-/// The built-in tools, in the order they are offered. Adding a tool is one file and one line
-/// here (docs/architecture.md, "Adding a tool").
-pub const BUILTIN: &[Builder] = &[
-    bash::tool,
-    read_file::tool,
-    write_file::tool,
-    edit_file::tool,
-    read_skill::tool,
-    fetch_content::tool,
-    plan::tool,
-    lsp::tool,
-    ask_user::tool,
-    ask_agent::tool,
-];
-
-/// The built-in tools of a session.
-pub fn builtin(setup: &Setup<'_>) -> Toolbox {
-    Toolbox::new(BUILTIN.iter().filter_map(|build| build(setup)).collect())
-}
 
 /// The narrow handle a running call gets: who it is, where it runs, its cancellation, and the
 /// three things it may ask of the front end (show progress, ask the user, see the cap).
