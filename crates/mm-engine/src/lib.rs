@@ -13,6 +13,7 @@ mod turn;
 pub use builtin::{BUILTIN, builtin};
 pub use controls::Controls;
 pub use error::{LoadError, TurnError};
+pub use mcp::{ServerReport, SessionServers};
 
 use std::collections::{HashMap, HashSet};
 use std::path::PathBuf;
@@ -115,7 +116,7 @@ pub struct Session {
     /// leads outside the cwd is refused, and nothing is saved).
     pub sessions_dir: Result<PathBuf, crate::session::OutsideProject>,
     /// The MCP servers the session uses; their tools join `tools` between turns.
-    pub mcp: mm_tools::mcp::SessionServers,
+    pub mcp: SessionServers,
     /// `sessionStart` hooks still running: the first prompt waits for them.
     start_hooks: Option<tokio::task::JoinHandle<HookResult>>,
 }
@@ -302,7 +303,7 @@ impl Engine {
             tools,
             warnings,
             sessions_dir,
-            mcp: mm_tools::mcp::SessionServers::default(),
+            mcp: SessionServers::default(),
             start_hooks: None,
         };
         self.attach_configured_mcp(&mut s);
@@ -615,7 +616,7 @@ impl Engine {
     /// must have ended (the caller cancels it and waits for the session).
     pub fn close_session(&self, s: &mut Session) {
         s.tools.reset();
-        s.mcp = mm_tools::mcp::SessionServers::default();
+        s.mcp = SessionServers::default();
         if let Some(hooks) = s.start_hooks.take() {
             hooks.abort();
         }

@@ -1,12 +1,20 @@
 //! A session's MCP servers: started in the background when the session opens, their tools
-//! joined to the session's toolbox at the start of each turn (docs/tools.md, "MCP tools").
+//! joined to the session's toolbox at the start of each turn (docs/tools.md, "MCP tools"). The
+//! client, one per server and shared by the sessions, is mm-tools' `mcp`; the `Tool` is
+//! mm-tools' `tools/mcp.rs`.
+
+use std::sync::Arc;
 
 use tokio_util::sync::CancellationToken;
 
 use super::{Engine, Session};
 use crate::config::McpServerConfig;
-use crate::event::Frontend;
-use mm_tools::mcp::{ServerReport, spec, unique_name};
+use crate::event::{Event, Frontend};
+use crate::tools::mcp::McpTool;
+use crate::tools::{Tool, Toolbox};
+use mm_tools::mcp::{
+    McpServers, Phase, Server, ServerSpec, Snapshot, ToolInfo, names, spec, unique_name, warning,
+};
 
 impl Engine {
     /// The configured servers (`mcp.servers`) join a new or loaded session; the front end starts
@@ -63,5 +71,167 @@ impl Engine {
     /// The session's MCP servers, their state and tools (the terminal's `/mcp`).
     pub fn mcp_report(&self, s: &Session) -> Vec<ServerReport> {
         s.mcp.report(&s.tools)
+    }
+}
+
+/// A server as `/mcp` shows it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ServerReport {
+    pub name: String,
+    pub phase: Phase,
+    /// `(offered name, description)` of each tool, in order.
+    pub tools: Vec<(String, String)>,
+}
+
+struct Attached {
+    spec: ServerSpec,
+    server: Arc<Server>,
+    /// Faults of the server this session has been told of.
+    seen_faults: u64,
+}
+
+/// The MCP servers a session uses, and what of them its toolbox holds.
+#[derive(Default)]
+pub struct SessionServers {
+    attached: Vec<Attached>,
+    /// The names of the MCP tools in the session's toolbox.
+    offered: Vec<String>,
+    /// The list versions those tools came from, per server (`None`: none offered yet).
+    signature: Option<Vec<u64>>,
+}
+
+impl SessionServers {
+    /// Adds a server to the session; [`SessionServers::start`] starts it (else the session's
+    /// first turn does).
+    pub fn attach(&mut self, mcp: &McpServers, spec: ServerSpec) {
+        let server = mcp.server(spec.key.clone());
+        self.attached.push(Attached {
+            spec,
+            server,
+            seen_faults: 0,
+        });
+        // Offered in the order of their names, so the tool list is the same every turn.
+        self.attached
+            .sort_by(|a, b| a.spec.key.name.cmp(&b.spec.key.name));
+    }
+
+    /// Starts the session's servers that are not running yet, in the background: nothing
+    /// waits. Front ends call it once the session is shown (ACP: after the `session/new`
+    /// answer), so that the children's start does not compete with that answer.
+    pub fn start(&self) {
+        for a in &self.attached {
+            a.server.wake();
+        }
+    }
+
+    /// The session's servers (to start them once the session is registered elsewhere).
+    pub fn servers(&self) -> Vec<Arc<Server>> {
+        self.attached.iter().map(|a| a.server.clone()).collect()
+    }
+
+    /// The names of the session's servers.
+    pub fn names(&self) -> Vec<String> {
+        self.attached
+            .iter()
+            .map(|a| a.spec.key.name.clone())
+            .collect()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.attached.is_empty()
+    }
+
+    /// Before a turn: servers that failed long enough ago start again, the lists still coming
+    /// are awaited (bounded), and each new fault is reported once as a warning.
+    pub async fn prepare(
+        &mut self,
+        mcp: &McpServers,
+        frontend: &dyn Frontend,
+        cancel: &CancellationToken,
+    ) {
+        if self.attached.is_empty() {
+            return;
+        }
+        for a in &self.attached {
+            a.server.wake();
+        }
+        let servers: Vec<Arc<Server>> = self.attached.iter().map(|a| a.server.clone()).collect();
+        mcp.wait_lists(&servers, cancel).await;
+        for a in &mut self.attached {
+            let snap = a.server.snapshot();
+            if snap.faults > a.seen_faults {
+                a.seen_faults = snap.faults;
+                if let (Phase::Failed(why), true) = (&snap.phase, snap.faults > 0) {
+                    frontend.emit(Event::Warning(warning(&a.spec.key.name, why)));
+                }
+            }
+        }
+    }
+
+    /// The session's toolbox with the MCP tools as the servers list them now, or `None` when
+    /// nothing changed since the last call (the toolbox, and the request prefix, stay as they
+    /// are).
+    pub fn toolbox(&mut self, current: &Toolbox) -> Option<Toolbox> {
+        let snaps: Vec<Snapshot> = self.attached.iter().map(|a| a.server.snapshot()).collect();
+        let signature: Vec<u64> = snaps.iter().map(|s| s.version).collect();
+        if self.signature.as_ref() == Some(&signature) {
+            return None;
+        }
+        let base = current.without(&self.offered);
+        let taken = base.names();
+        let pairs: Vec<(&str, &ToolInfo)> = self
+            .attached
+            .iter()
+            .zip(&snaps)
+            .flat_map(|(a, s)| s.tools.iter().map(|t| (a.spec.key.name.as_str(), t)))
+            .collect();
+        let plain: Vec<(&str, &str)> = pairs.iter().map(|(s, t)| (*s, t.name.as_str())).collect();
+        let offered = names::assign(&plain, &taken);
+        let mut tools: Vec<Arc<dyn Tool>> = Vec::with_capacity(offered.len());
+        let mut k = 0;
+        for (a, s) in self.attached.iter().zip(&snaps) {
+            for info in s.tools.iter() {
+                tools.push(Arc::new(McpTool::new(
+                    a.server.clone(),
+                    &a.spec,
+                    info.clone(),
+                    offered[k].clone(),
+                )));
+                k += 1;
+            }
+        }
+        self.offered = offered;
+        self.signature = Some(signature);
+        Some(base.with(tools))
+    }
+
+    /// Each server, its state and the tools it offers, for `/mcp`.
+    pub fn report(&self, toolbox: &Toolbox) -> Vec<ServerReport> {
+        let taken = toolbox.without(&self.offered).names();
+        let snaps: Vec<Snapshot> = self.attached.iter().map(|a| a.server.snapshot()).collect();
+        let plain: Vec<(&str, &str)> = self
+            .attached
+            .iter()
+            .zip(&snaps)
+            .flat_map(|(a, s)| {
+                s.tools
+                    .iter()
+                    .map(|t| (a.spec.key.name.as_str(), t.name.as_str()))
+            })
+            .collect();
+        let mut offered = names::assign(&plain, &taken).into_iter();
+        self.attached
+            .iter()
+            .zip(snaps)
+            .map(|(a, s)| ServerReport {
+                name: a.spec.key.name.clone(),
+                tools: s
+                    .tools
+                    .iter()
+                    .map(|t| (offered.next().unwrap_or_default(), t.description.clone()))
+                    .collect(),
+                phase: s.phase,
+            })
+            .collect()
     }
 }

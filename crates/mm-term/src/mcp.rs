@@ -2,7 +2,8 @@
 
 use super::style;
 use crate::sanitize::visible;
-use mm_tools::mcp::{Phase, ServerReport};
+use mm_engine::ServerReport;
+use mm_tools::mcp::Phase;
 
 /// Characters of a tool's description shown (its first line).
 const DESCRIPTION_CHARS: usize = 70;

@@ -1,7 +1,7 @@
 //! A tool of an MCP server (docs/tools.md, "MCP tools"): offered as `<server>__<tool>` with the
 //! server's own schema, kind `execute`, title `<server>: <tool>`; gated when `yolo = false` or
 //! the server's `permissions = "ask"`. Not in `BUILTIN`: a session's MCP tools join its toolbox
-//! between turns (`mcp::SessionServers::toolbox`).
+//! between turns (`mm_engine::SessionServers::toolbox`).
 
 use std::sync::Arc;
 
