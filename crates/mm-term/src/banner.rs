@@ -2,7 +2,7 @@
 //! lines out. The model line comes later, when detection completes ([`model_line`]), so the prompt
 //! is never delayed.
 
-use super::render::window;
+use super::numbers::window;
 use super::style;
 use crate::config::Config;
 use crate::event::{ContextUsage, Mode};

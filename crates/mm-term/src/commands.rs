@@ -4,7 +4,7 @@
 use tokio_util::sync::CancellationToken;
 
 use super::input::{self, Local};
-use super::render;
+use super::numbers;
 use super::sessions;
 use super::style;
 use crate::engine::{Engine, Session};
@@ -53,7 +53,7 @@ async fn model_lines(engine: &Engine, session: &Session, color: bool) -> Vec<Str
         known => known,
     };
     let window = if window > 0 {
-        render::window(window)
+        numbers::window(window)
     } else {
         "unknown".to_string()
     };

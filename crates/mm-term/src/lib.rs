@@ -1,6 +1,6 @@
 //! The terminal front end: the interactive session (`mm`), one-shot mode (`mm -p`) and the
-//! banner. `render`, `banner`, `editor`, `layout`, `keys`, `wrap` and `input` are pure and tested on their
-//! own; `raw`, `keyboard`, `screen`, `frontend` and `repl` do the I/O.
+//! banner. `render`, `banner`, `numbers`, `editor`, `layout`, `keys`, `wrap` and `input` are pure
+//! and tested on their own; `raw`, `keyboard`, `screen`, `frontend` and `repl` do the I/O.
 
 pub mod ask;
 pub mod banner;
@@ -15,6 +15,7 @@ pub mod keys;
 pub mod layout;
 pub mod markdown;
 pub mod mcp;
+pub mod numbers;
 pub mod permission;
 pub mod raw;
 pub mod render;

@@ -11,6 +11,7 @@ use std::time::Duration;
 use similar::{ChangeTag, TextDiff};
 
 use super::markdown::MarkdownStream;
+use super::numbers::{count, window};
 use super::style::{self, GREEN, RED};
 use super::wrap::Wrap;
 use crate::engine::Recap;
@@ -581,28 +582,6 @@ pub fn recap_line(summary: &TurnSummary, color: bool) -> String {
         parts.push(format!("mode {}", mode.id()));
     }
     style::dim(color, &parts.join(" · "))
-}
-
-/// A token count: `340`, `1.2k`, `12k`, `1.3M`.
-pub fn count(n: u64) -> String {
-    if n < 1000 {
-        n.to_string()
-    } else if n < 10_000 {
-        format!("{:.1}k", n as f64 / 1000.0)
-    } else if n < 1_000_000 {
-        format!("{}k", (n as f64 / 1000.0).round() as u64)
-    } else {
-        format!("{:.1}M", n as f64 / 1_000_000.0)
-    }
-}
-
-/// A context window: `32k` for 32768 (windows are usually multiples of 1024), else as a count.
-pub fn window(n: u64) -> String {
-    if n >= 1024 && n.is_multiple_of(1024) {
-        format!("{}k", n / 1024)
-    } else {
-        count(n)
-    }
 }
 
 fn percent(part: u64, whole: u64) -> u64 {

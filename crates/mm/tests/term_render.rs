@@ -11,6 +11,7 @@ use mm::event::{
 };
 use mm::term::banner::{self, Banner};
 use mm::term::markdown::MarkdownStream;
+use mm::term::numbers;
 use mm::term::permission;
 use mm::term::render::{self, Layout, Out, Renderer, Target, TurnSummary};
 use pretty_assertions::assert_eq;
@@ -374,13 +375,13 @@ fn recap_lines() {
 
 #[test]
 fn counts_and_windows() {
-    assert_eq!(render::count(999), "999");
-    assert_eq!(render::count(1_234), "1.2k");
-    assert_eq!(render::count(123_456), "123k");
-    assert_eq!(render::count(1_500_000), "1.5M");
-    assert_eq!(render::window(32_768), "32k");
-    assert_eq!(render::window(131_072), "128k");
-    assert_eq!(render::window(8_000), "8.0k");
+    assert_eq!(numbers::count(999), "999");
+    assert_eq!(numbers::count(1_234), "1.2k");
+    assert_eq!(numbers::count(123_456), "123k");
+    assert_eq!(numbers::count(1_500_000), "1.5M");
+    assert_eq!(numbers::window(32_768), "32k");
+    assert_eq!(numbers::window(131_072), "128k");
+    assert_eq!(numbers::window(8_000), "8.0k");
 }
 
 fn markdown(chunks: &[&str]) -> String {
