@@ -5,11 +5,11 @@
 //! (the SDK drops its own spawned tasks at EOF), so that at EOF or on a signal they can be
 //! cancelled and awaited.
 
-pub mod convert;
-pub mod frontend;
-pub mod prompt;
+mod convert;
+mod frontend;
+mod prompt;
 mod sessions;
-pub mod stdout;
+mod stdout;
 pub mod transport;
 
 use std::collections::HashMap;

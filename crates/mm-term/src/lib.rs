@@ -4,27 +4,27 @@
 
 pub mod ask;
 pub mod banner;
-pub mod commands;
-pub mod editor;
-pub mod forms;
-pub mod frontend;
-pub mod history;
+mod commands;
+mod editor;
+mod forms;
+mod frontend;
+mod history;
 pub mod input;
-pub mod keyboard;
-pub mod keys;
-pub mod layout;
+mod keyboard;
+mod keys;
+mod layout;
 pub mod markdown;
-pub mod mcp;
+mod mcp;
 pub mod numbers;
 pub mod permission;
-pub mod raw;
+mod raw;
 pub mod render;
 pub mod repl;
-pub mod screen;
+mod screen;
 pub mod sessions;
 pub mod style;
 pub mod trust;
-pub mod wrap;
+mod wrap;
 
 // The layers below under the names the modules of this crate use (`crate::config::…`); the
 // terminal's own `history` (the prompt history) and `mcp` (`/mcp`) name theirs in full.

@@ -23,16 +23,15 @@ pub use permission::{permission_decision, permission_request};
 pub use relay::{
     relayed_answer, relayed_choice, relayed_elicitation_request, relayed_permission_request,
 };
-pub use replay::{notification_line, replay_lines};
+pub use replay::replay_lines;
 pub use response::{
     RequestError, load_error, prompt_usage, request_error, stop_reason, turn_error,
 };
 pub use session::{
-    BadCursor, LIST_PAGE, Listed, MODE_OPTION, MODEL_OPTION, config_option_update, config_options,
-    current_mode_update, log_closed, log_deleted, log_mode, log_model, log_resumed, log_unlisted,
-    modes, page, session_info as listed_info,
+    Listed, MODE_OPTION, MODEL_OPTION, config_option_update, config_options, current_mode_update,
+    log_closed, log_deleted, log_mode, log_model, log_resumed, log_unlisted, modes, page,
+    session_info as listed_info,
 };
 pub use updates::{
-    Output, SKILL_HINT, available_commands, chunk, kind_name, notification, plan_update,
-    session_info, tool_call, tool_call_finished, translate, usage_update,
+    Output, available_commands, notification, plan_update, session_info, translate, usage_update,
 };
