@@ -1,5 +1,5 @@
 #!/bin/sh
-# The fuzz driver (examples/fuzz.rs): the parsers of outside input on random and mutated inputs
+# The fuzz driver (crates/mm-testkit/examples/fuzz.rs): the parsers of outside input on random and mutated inputs
 # for a given time; prints the inputs tried per target, the crashes and the peak RSS of a worker,
 # and exits 1 if anything crashed or hung (no progress for 10 s). Crashing and hanging inputs are
 # written to target/fuzz-crashes/.

@@ -5,7 +5,7 @@
 # alternating so that the machine's load falls on both alike. The difference of the medians is
 # the fence's cost: building the Landlock ruleset in mm, the private mount namespace that keeps
 # .mm/ read-only, and restrict_self in the child. On a loaded machine the end-to-end medians move
-# by more than the fence costs, so the fence alone is measured first (examples/fence_cost.rs:
+# by more than the fence costs, so the fence alone is measured first (crates/mm-tools/examples/fence_cost.rs:
 # spawning /bin/true in it, when cargo is there).
 #
 #   bench/sandbox.sh [path/to/mm] [calls per run] [runs per mode]

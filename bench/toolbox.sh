@@ -1,5 +1,5 @@
 #!/bin/sh
-# Benchmarks of the fetch_content and lsp tools (examples/toolbox_bench.rs), release build:
+# Benchmarks of the fetch_content and lsp tools (crates/mm-tools/examples/toolbox_bench.rs), release build:
 #   fetch_content of a 10 MB HTML page from a local server: converted and cut in < 1 s, with the
 #     growth of the process's peak RSS under 3x the page (three runs, one process each);
 #   lsp definition on a warm pylsp: median < 100 ms from the call to its result, of which mm's

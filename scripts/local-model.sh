@@ -6,7 +6,7 @@
 # Building needs cmake and a C++ compiler (installed with apt-get when missing). It happens once
 # (the binary is cached in the home folder): a first start with empty caches took about five
 # minutes on two idle cores, up to half an hour while other builds shared them. mm finds the
-# server on the default port 8089 with nothing to configure (src/model/detect.rs probes it after
+# server on the default port 8089 with nothing to configure (crates/mm-model/src/detect.rs probes it after
 # the usual ports, so a server of the user's own on one of those wins).
 #
 #   scripts/local-model.sh start  [PORT]   install what is missing, start in the background, wait

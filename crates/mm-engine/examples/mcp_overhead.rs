@@ -3,7 +3,7 @@
 //!
 //!     cargo run --release --example mcp_overhead -- [CALLS] [COMMAND ARGS…]
 //!
-//! Default server: tests/fixtures/mcp/fake_mcp.py (`echo`); with `mcp-server-everything stdio`
+//! Default server: crates/mm/tests/fixtures/mcp/fake_mcp.py (`echo`); with `mcp-server-everything stdio`
 //! its `echo` is called instead. Calls alternate between the two paths so that both see the
 //! same machine; the overhead is the median of mm's times minus the median of the direct ones.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::print_stdout)]

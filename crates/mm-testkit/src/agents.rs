@@ -1,6 +1,6 @@
-//! Asking other agents from the real binary (tests/agents*.rs): `mm` in a sandbox with `mm` on its
+//! Asking other agents from the real binary (crates/mm/tests/agents*.rs): `mm` in a sandbox with `mm` on its
 //! `PATH` (so an agent configured as `mm -acp` is the mm under test), the agents of
-//! `tests/agents/`, an `mm -acp` driven by the ACP test client, the tool results the model
+//! `agents/` of this crate, an `mm -acp` driven by the ACP test client, the tool results the model
 //! server saw, and the processes a test left in its folder.
 #![allow(
     dead_code,
@@ -181,7 +181,7 @@ impl Acp {
     }
 }
 
-/// The `[agents.<name>]` entry of the recording agent (tests/agents/mode_agent.py): it appends
+/// The `[agents.<name>]` entry of the recording agent (agents/mode_agent.py): it appends
 /// every message it receives to `log` and offers the modes `modes` (comma-separated ids, or
 /// `none`).
 pub fn mode_agent(name: &str, log: &Path, modes: &str) -> String {

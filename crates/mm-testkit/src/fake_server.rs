@@ -7,9 +7,8 @@
 //! 417 with an explanation, so the failure shows up in the agent's own error output.
 //!
 //! Plain HTTP/1.1 over `tokio::net::TcpListener` with keep-alive (reqwest reuses connections);
-//! streamed answers use chunked transfer encoding. Only normal dependencies of the crate are used
-//! (tokio, tokio-util, serde_json), because `src/bin/mm-fake-server.rs` includes this file and
-//! its three siblings (`http.rs`, `script.rs`, `invariants.rs`) too.
+//! streamed answers use chunked transfer encoding. It and its three siblings (`http.rs`,
+//! `script.rs`, `invariants.rs`) use no crate of mm: they are the `mm-fake-server` binary too.
 #![allow(dead_code)]
 
 use std::collections::{HashMap, VecDeque};

@@ -1,11 +1,11 @@
 //! Fuzz targets over mm's parsers of outside input, shared by the property tests
-//! (tests/fuzz_props.rs) and the fuzz driver (examples/fuzz.rs, bench/fuzz.sh): each takes any
-//! bytes, must not panic, and checks what holds for every input — an oracle or an invariant, and
+//! (crates/mm/tests/fuzz_props.rs) and the fuzz driver (examples/fuzz.rs, bench/fuzz.sh): each
+//! takes any bytes, must not panic, and checks what holds for every input — an oracle or an invariant, and
 //! a bound on the memory it allocates. The bound is measured by [`Counting`], which a binary
 //! installs as its global allocator (elsewhere [`peak_during`] measures nothing and every bound
 //! holds).
 //!
-//! Uses mm's public API and normal dependencies only: the driver includes this file by path.
+//! Uses the public API of mm's crates only.
 #![allow(dead_code, clippy::unwrap_used, clippy::expect_used)]
 
 use std::alloc::{GlobalAlloc, Layout, System};

@@ -174,7 +174,7 @@ impl Reply {
     }
 
     /// An event stream as recorded from a real server (`data: …` events, each followed by a blank
-    /// line, as in tests/fixtures/sse), sent byte for byte, whatever its events say.
+    /// line, as in mm-model's fixtures/sse), sent byte for byte, whatever its events say.
     pub fn sse(recorded: &str) -> Self {
         let chunks = recorded
             .split_terminator("\n\n")

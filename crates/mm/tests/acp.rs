@@ -1,6 +1,6 @@
 //! `mm -acp` against docs/acp-reference.md, row by row: in-process over duplex pipes with a
 //! scripted model, and a few through the built binary. Every message mm writes is validated against
-//! the official schema (tests/fixtures/acp-schema) by the test client.
+//! the official schema (mm-testkit's fixtures/acp-schema) by the test client.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::disallowed_methods)]
 
 use mm_testkit as common;

@@ -1,7 +1,7 @@
 //! Asked agents inherit the asking session (agents.md, "The asking session's fence and mode"),
 //! tried as a hostile model would: the fake model server scripts the outer mm and the asked one
 //! (`mm -acp` itself, on the same server, in the test's home), or the recording agent of
-//! tests/agents/mode_agent.py stands for a third-party agent. Each test asserts on disk (what
+//! mm-testkit's agents/mode_agent.py stands for a third-party agent. Each test asserts on disk (what
 //! the agent's commands could write) and on the wire (what the agent received).
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::disallowed_methods)]
 

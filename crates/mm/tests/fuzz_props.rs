@@ -1,4 +1,4 @@
-//! Property tests of mm's parsers of outside input (the targets of tests/common/fuzz.rs, which
+//! Property tests of mm's parsers of outside input (the targets of mm-testkit's fuzz.rs, which
 //! bench/fuzz.sh also runs for millions of inputs): the ACP line reader, the SSE parser and the
 //! stream accumulator, the text tool-call parser, the session-file loader, the configuration
 //! loader and skill front matter. Any bytes: no panic, memory bounded (this binary counts every

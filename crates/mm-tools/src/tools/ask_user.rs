@@ -18,7 +18,7 @@ pub const CANCELLED: &str = "[the question was cancelled]";
 
 pub struct AskUser;
 
-/// The registration (tools/mod.rs).
+/// The registration (`mm_engine::BUILTIN`).
 pub fn tool(_setup: &Setup<'_>) -> Option<Arc<dyn Tool>> {
     Some(Arc::new(AskUser))
 }

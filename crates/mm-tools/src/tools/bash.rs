@@ -42,7 +42,7 @@ pub struct Bash {
     pub sandbox: Arc<Sandbox>,
 }
 
-/// The registration (tools/mod.rs).
+/// The registration (`mm_engine::BUILTIN`).
 pub fn tool(setup: &Setup<'_>) -> Option<Arc<dyn Tool>> {
     Some(Arc::new(Bash {
         timeout: setup.config.tools.bash_timeout,

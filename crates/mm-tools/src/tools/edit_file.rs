@@ -28,7 +28,7 @@ pub struct EditFile {
     pub sandbox: Arc<Sandbox>,
 }
 
-/// The registration (tools/mod.rs).
+/// The registration (`mm_engine::BUILTIN`).
 pub fn tool(setup: &Setup<'_>) -> Option<Arc<dyn Tool>> {
     Some(Arc::new(EditFile {
         sandbox: Arc::clone(setup.sandbox),

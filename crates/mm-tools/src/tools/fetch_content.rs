@@ -56,7 +56,7 @@ pub struct FetchContent {
     pub sandbox: Arc<Sandbox>,
 }
 
-/// The registration (tools/mod.rs).
+/// The registration (`mm_engine::BUILTIN`).
 pub fn tool(setup: &Setup<'_>) -> Option<Arc<dyn Tool>> {
     Some(Arc::new(FetchContent {
         settings: FetchSettings {

@@ -41,7 +41,7 @@ pub struct Lsp {
     pub sandbox: Arc<Sandbox>,
 }
 
-/// The registration (tools/mod.rs).
+/// The registration (`mm_engine::BUILTIN`).
 pub fn tool(setup: &Setup<'_>) -> Option<Arc<dyn Tool>> {
     Some(Arc::new(Lsp {
         servers: Arc::clone(setup.lsp),

@@ -20,7 +20,7 @@ pub struct PlanTool {
     pub plan: Arc<Mutex<Option<Plan>>>,
 }
 
-/// The registration (tools/mod.rs).
+/// The registration (`mm_engine::BUILTIN`).
 pub fn tool(setup: &Setup<'_>) -> Option<Arc<dyn Tool>> {
     Some(Arc::new(PlanTool {
         plan: Arc::clone(setup.plan),

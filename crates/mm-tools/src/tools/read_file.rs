@@ -24,7 +24,7 @@ const BINARY_SNIFF: usize = 8 * 1024;
 
 pub struct ReadFile;
 
-/// The registration (tools/mod.rs).
+/// The registration (`mm_engine::BUILTIN`).
 pub fn tool(_setup: &Setup<'_>) -> Option<Arc<dyn Tool>> {
     Some(Arc::new(ReadFile))
 }

@@ -23,7 +23,7 @@ pub struct ReadSkill {
     pub skills: Arc<Catalogue>,
 }
 
-/// The registration (tools/mod.rs): only when the session has skills, since the model could
+/// The registration (`mm_engine::BUILTIN`): only when the session has skills, since the model could
 /// not name one otherwise and the schema is paid for on every request.
 pub fn tool(setup: &Setup<'_>) -> Option<Arc<dyn Tool>> {
     if setup.skills.is_empty() {

@@ -23,7 +23,7 @@ pub struct WriteFile {
     pub sandbox: Arc<Sandbox>,
 }
 
-/// The registration (tools/mod.rs).
+/// The registration (`mm_engine::BUILTIN`).
 pub fn tool(setup: &Setup<'_>) -> Option<Arc<dyn Tool>> {
     Some(Arc::new(WriteFile {
         sandbox: Arc::clone(setup.sandbox),
