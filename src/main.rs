@@ -295,6 +295,10 @@ fn sandbox_places(cli: &Cli, cwd: &std::path::Path, loaded: &Loaded) -> mm::sand
     if let Some(file) = &cli.config {
         places.protected_files.push(cwd.join(file));
     }
+    places.home = mm::paths::home();
+    places.outer_fence = std::env::var(mm::sandbox::FENCED_VAR)
+        .ok()
+        .filter(|v| !v.is_empty());
     places
 }
 
@@ -395,7 +399,7 @@ async fn front_end(
         // The banner goes to stderr in ACP mode too: stdout carries JSON-RPC only. It speaks of
         // the skills of the process's folder (each session reads those of its own cwd).
         let (skills, warnings) = engine.skills_for(&cwd);
-        let banner = banner_of(&engine, &skills, &warnings);
+        let banner = banner_of(&engine, &cwd, &skills, &warnings);
         for line in mm::term::banner::banner_lines(&banner, false) {
             eprintln!("{line}");
         }
@@ -556,7 +560,7 @@ async fn open_session(
 }
 
 fn banner_for(engine: &Engine, session: &Session) -> Banner {
-    let mut banner = banner_of(engine, &session.skills, &session.warnings);
+    let mut banner = banner_of(engine, &session.cwd, &session.skills, &session.warnings);
     // A reopened session may hold back more than the configuration says.
     banner.mode = session.controls.mode();
     banner
@@ -564,12 +568,17 @@ fn banner_for(engine: &Engine, session: &Session) -> Banner {
 
 /// The banner for a folder's skills: their count, the warnings found reading them, and those a
 /// command shadows.
-fn banner_of(engine: &Engine, skills: &mm::skills::Catalogue, warnings: &[String]) -> Banner {
+fn banner_of(
+    engine: &Engine,
+    cwd: &std::path::Path,
+    skills: &mm::skills::Catalogue,
+    warnings: &[String],
+) -> Banner {
     let mut banner = Banner::new(&engine.config, skills);
     if engine.sandbox.is_on() {
         banner.sandbox = Some(engine.sandbox.label());
     }
-    banner.warnings.extend(engine.sandbox.warning());
+    banner.warnings.extend(engine.sandbox.warnings(cwd));
     banner
         .warnings
         .extend(engine.hooks.warnings().iter().cloned());
