@@ -7,7 +7,7 @@
 //! - the front end: [`Recorder`] (recorder.rs);
 //! - an engine over the scripted model in a sandbox: [`Rig`] (rig.rs);
 //! - the ACP test client and in-process server (acp.rs);
-//! - the `mm` binary run in a sandbox (mm_run.rs);
+//! - the `mm` binary run in a sandbox (mm_run.rs), as root or as a plain user (as_user.rs);
 //! - the fuzz targets and the counting allocator (fuzz.rs; also in examples/fuzz.rs).
 //!
 //! `src/bin/mm-fake-server.rs` includes fake_server.rs, http.rs, script.rs and invariants.rs by
@@ -15,6 +15,7 @@
 #![allow(dead_code, unused_imports)]
 
 pub mod acp;
+pub mod as_user;
 pub mod fake_server;
 pub mod fuzz;
 pub mod http;
