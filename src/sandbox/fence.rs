@@ -11,7 +11,7 @@ use std::ffi::CStr;
 use std::io;
 use std::os::fd::{AsRawFd, OwnedFd};
 use std::path::{Path, PathBuf};
-use std::sync::OnceLock;
+use std::sync::{Arc, OnceLock};
 
 use landlock::{
     ABI, Access, AccessFs, BitFlags, CompatLevel, Compatible, PathBeneath, PathFd, Ruleset,
@@ -19,7 +19,7 @@ use landlock::{
 };
 
 use super::Mode;
-use super::linux::namespace::{self, Namespace};
+use super::linux::namespace::{self, Joined};
 use super::linux::{Held, caps, check, devpts, seccomp};
 
 /// The newest Landlock ABI whose write rights the fence handles (`Refer` came with 2,
@@ -58,6 +58,8 @@ pub enum FenceError {
     Ruleset(#[from] landlock::RulesetError),
     #[error("cannot open {}: {source}", path.display())]
     Open { path: PathBuf, source: io::Error },
+    #[error("cannot make the private mount namespace: {0}")]
+    Namespace(io::Error),
 }
 
 /// Where a fenced command's terminals come from.
@@ -81,9 +83,9 @@ pub struct Fence {
     /// The rights of the rule the child adds for its private `devpts` (as the kernel knows
     /// them: within what the ruleset handles).
     pts_rights: u64,
-    /// A private mount namespace; `None` when there is nothing to mount or the kernel does not
-    /// let mm make one.
-    namespace: Option<Namespace>,
+    /// The private mount namespace the child joins; `None` when there is nothing to mount or
+    /// the kernel does not let mm make one.
+    namespace: Option<Arc<Joined>>,
     /// Root's capabilities, cut after the mounts; `None` when mm is not root.
     caps: Option<caps::Cut>,
     /// The seccomp filter; `None` where there is none for the architecture.
@@ -121,12 +123,8 @@ pub(super) struct Plan<'a> {
     pub writable: &'a [PathBuf],
     /// The same, opened at start.
     pub held: &'a [&'a Held],
-    /// Paths under a writable root kept read-only (they exist).
-    pub readonly: &'a [PathBuf],
-    /// Folders between a writable root and a protected path, kept in place (they exist).
-    pub pins: &'a [PathBuf],
-    /// Make a private mount namespace.
-    pub namespace: bool,
+    /// The private mount namespace to join (made by the sandbox, once per plan).
+    pub namespace: Option<Arc<Joined>>,
     pub pts: Pts,
 }
 
@@ -162,20 +160,11 @@ impl Fence {
         } else {
             None
         };
-        let namespace = if plan.namespace {
-            Some(Namespace::new(
-                plan.readonly,
-                plan.pins,
-                plan.pts == Pts::Private,
-            )?)
-        } else {
-            None
-        };
         Ok(Fence {
             mode: plan.mode,
             ruleset,
             pts_rights: (file_write_rights() & AccessFs::from_all(ABI::from(abi))).bits(),
-            namespace,
+            namespace: plan.namespace.clone(),
             caps: caps::Cut::for_this_process(),
             seccomp: seccomp::filter().ok(),
         })
@@ -186,7 +175,7 @@ impl Fence {
         self.mode.name()
     }
 
-    /// Enters the fence: the private mount namespace and its mounts, root's capability cut
+    /// Enters the fence: the private mount namespace with its mounts, root's capability cut
     /// (after the mounts, which need `CAP_SYS_ADMIN`), `no_new_privs`, the Landlock ruleset
     /// (after the mounts: Landlock forbids mounting), and the seccomp filter.
     /// Runs in the child between `fork` and `exec`: system calls only, on memory prepared by
@@ -202,7 +191,7 @@ impl Fence {
             }
             check(libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0))?;
             if let Some(fd) = &self.ruleset {
-                if self.namespace.as_ref().is_some_and(Namespace::devpts) {
+                if self.namespace.as_deref().is_some_and(Joined::devpts) {
                     add_rule_here(fd, devpts::PTS, self.pts_rights)?;
                 }
                 check(

@@ -11,13 +11,16 @@
 mod fence;
 mod linux;
 
+use std::collections::HashMap;
 use std::fmt;
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
 
 pub use fence::{Fence, FenceError, landlock_abi, namespace_works};
 use linux::Held;
 pub use linux::caps::KEPT as ROOT_CAPABILITIES;
 pub use linux::fd_path;
+use linux::namespace::{Joined, Namespace};
 
 /// The variable a fenced child finds in its environment, set to the mode
 /// (`workspace-write`, `read-only`): a nested mm reads it (through `main.rs`, into
@@ -183,7 +186,13 @@ pub struct Sandbox {
     home: Option<PathBuf>,
     places: Places,
     enforcement: Enforcement,
+    /// The private mount namespaces made so far, by what they mount, joined by every call
+    /// that needs the same.
+    namespaces: Arc<Mutex<HashMap<NamespaceKey, Arc<Joined>>>>,
 }
+
+/// What a namespace mounts: the read-only paths, the pinned folders, a private `devpts`.
+type NamespaceKey = (Vec<PathBuf>, Vec<PathBuf>, bool);
 
 /// Where commands of one session may write, as each call finds it.
 struct Roots<'a> {
@@ -255,6 +264,7 @@ impl Sandbox {
                 .and_then(|h| std::fs::canonicalize(h).ok()),
             places,
             enforcement,
+            namespaces: Arc::default(),
         }
     }
 
@@ -267,6 +277,7 @@ impl Sandbox {
             home: None,
             places: Places::default(),
             enforcement: Enforcement::off(),
+            namespaces: Arc::default(),
         }
     }
 
@@ -510,16 +521,37 @@ impl Sandbox {
         };
         let cwd_root: Vec<PathBuf> = roots.cwd.iter().cloned().collect();
         let held: Vec<&Held> = roots.held.iter().map(|(h, _)| *h).collect();
+        let devpts = pts == fence::Pts::Private;
+        let namespace = match can_mount && (devpts || !readonly.is_empty()) {
+            true => Some(self.namespace((readonly, pins, devpts))?),
+            false => None,
+        };
         Fence::build(&fence::Plan {
             mode: self.mode,
             writable: &cwd_root,
             held: &held,
-            readonly: &readonly,
-            pins: &pins,
-            namespace: can_mount && (pts == fence::Pts::Private || !readonly.is_empty()),
+            namespace,
             pts,
         })
         .map(Some)
+    }
+
+    /// The namespace that mounts `key`, made the first time it is asked for.
+    fn namespace(&self, key: NamespaceKey) -> Result<Arc<Joined>, FenceError> {
+        let mut made = self
+            .namespaces
+            .lock()
+            .map_err(|_| FenceError::Namespace(std::io::Error::other("a lock was poisoned")))?;
+        if let Some(ns) = made.get(&key) {
+            return Ok(Arc::clone(ns));
+        }
+        let ns = Arc::new(
+            Namespace::new(&key.0, &key.1, key.2)?
+                .make()
+                .map_err(FenceError::Namespace)?,
+        );
+        made.insert(key, Arc::clone(&ns));
+        Ok(ns)
     }
 
     /// Checks a write by mm itself on behalf of a tool (`write_file`, `edit_file`, …) against
@@ -674,6 +706,7 @@ mod tests {
             skipped: Vec::new(),
             home: None,
             places: Places::default(),
+            namespaces: Arc::default(),
             enforcement: Enforcement {
                 abi,
                 devpts: namespace.clone(),

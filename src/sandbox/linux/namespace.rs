@@ -2,11 +2,17 @@
 //! protected paths mounted read-only onto themselves, the folders between a writable root and a
 //! protected path bound onto themselves so that they cannot be renamed or removed (a mount
 //! point answers EBUSY), and a private `devpts`. Landlock, entered afterwards, forbids mounting,
-//! so the command cannot undo any of it, and the mounts exist only in the command's namespace.
+//! so the command cannot undo any of it, and the mounts exist only in the fenced namespace.
+//!
+//! Making a mount namespace and tearing it down costs most of the fence (a copy of the mount
+//! table, and a wait for the kernel's RCU when the last process leaves it), so a namespace is
+//! made once per plan ([`Namespace::make`]: in a helper child, then held by descriptor) and each
+//! fenced child joins it ([`Joined::enter`]).
 
 use std::collections::BTreeMap;
 use std::ffi::CString;
 use std::io;
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::os::unix::ffi::OsStrExt;
 use std::path::PathBuf;
 use std::sync::OnceLock;
@@ -84,12 +90,75 @@ impl Namespace {
         })
     }
 
-    /// Whether the child mounts a private `devpts`.
-    pub fn devpts(&self) -> bool {
-        self.devpts
+    /// Makes the namespace in a helper child (forked, never running a program) and holds it by
+    /// descriptor.
+    pub fn make(&self) -> io::Result<Joined> {
+        // Close-on-exec: a child spawned meanwhile by another thread must not hold them open.
+        let pipe = || nix::unistd::pipe2(nix::fcntl::OFlag::O_CLOEXEC).map_err(io::Error::from);
+        let (ready_r, ready_w) = pipe()?;
+        let (done_r, done_w) = pipe()?;
+        // SAFETY: the child only makes async-signal-safe system calls on memory prepared here
+        // (`enter`, write, read, `_exit`), as the child of a multi-threaded process must.
+        let pid = match unsafe { nix::unistd::fork() }.map_err(io::Error::from)? {
+            nix::unistd::ForkResult::Child => unsafe {
+                // Keep only its own two pipes: another thread's helper must not wait on an
+                // end this one holds.
+                let (lo, hi) = {
+                    let (a, b) = (ready_w.as_raw_fd(), done_r.as_raw_fd());
+                    (a.min(b) as libc::c_uint, a.max(b) as libc::c_uint)
+                };
+                for (first, last) in [(3, lo.wrapping_sub(1)), (lo + 1, hi - 1), (hi + 1, !0)] {
+                    if first <= last {
+                        libc::syscall(libc::SYS_close_range, first, last, 0u32);
+                    }
+                }
+                let ok: u8 = if self.enter().is_ok() { 1 } else { 0 };
+                libc::write(ready_w.as_raw_fd(), (&ok as *const u8).cast(), 1);
+                let mut byte = 0u8;
+                libc::read(done_r.as_raw_fd(), (&mut byte as *mut u8).cast(), 1);
+                libc::_exit(0)
+            },
+            nix::unistd::ForkResult::Parent { child } => child,
+        };
+        drop(ready_w);
+        drop(done_r);
+        let mut ok = [0u8; 1];
+        let held = match nix::unistd::read(&ready_r, &mut ok) {
+            Ok(1) if ok[0] == 1 => self.hold(pid),
+            Ok(_) => Err(io::Error::other("the namespace could not be made")),
+            Err(e) => Err(io::Error::from(e)),
+        };
+        // The helper's end: it exits, the namespace lives on in the descriptors. A byte, not
+        // the pipe's end: a process forked meanwhile may hold a copy of this end.
+        let _ = nix::unistd::write(&done_w, b"x");
+        drop(done_w);
+        let _ = nix::sys::wait::waitpid(pid, None);
+        held
     }
 
-    /// Enters the namespace and makes its mounts.
+    fn hold(&self, pid: nix::unistd::Pid) -> io::Result<Joined> {
+        let open = |name: &str| -> io::Result<OwnedFd> {
+            let path = CString::new(format!("/proc/{pid}/ns/{name}"))
+                .map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e))?;
+            // SAFETY: a NUL-terminated path; the descriptor is owned at once.
+            let fd = unsafe { libc::open(path.as_ptr(), libc::O_RDONLY | libc::O_CLOEXEC) };
+            if fd < 0 {
+                return Err(io::Error::last_os_error());
+            }
+            // SAFETY: `fd` was just opened and is owned by nothing else.
+            Ok(unsafe { OwnedFd::from_raw_fd(fd) })
+        };
+        Ok(Joined {
+            user: match self.user {
+                Some(_) => Some(open("user")?),
+                None => None,
+            },
+            mnt: open("mnt")?,
+            devpts: self.devpts,
+        })
+    }
+
+    /// Enters a new namespace and makes its mounts.
     ///
     /// # Safety
     /// Async-signal-safe: system calls on memory prepared by [`Namespace::new`] and the stack
@@ -153,6 +222,43 @@ impl Namespace {
                 }
                 check(libc::chdir(buf.as_ptr().cast()))?;
             }
+        }
+        Ok(())
+    }
+}
+
+/// A namespace made once ([`Namespace::make`]), that fenced children join.
+#[derive(Debug)]
+pub struct Joined {
+    /// The user namespace it belongs to when mm is not root.
+    user: Option<OwnedFd>,
+    mnt: OwnedFd,
+    devpts: bool,
+}
+
+impl Joined {
+    /// Whether it holds a private `devpts`.
+    pub fn devpts(&self) -> bool {
+        self.devpts
+    }
+
+    /// Joins the namespace, and enters the cwd again (joining a mount namespace moves the
+    /// caller to its root) through its mounts.
+    ///
+    /// # Safety
+    /// Async-signal-safe: system calls on descriptors held by `self` and the stack only.
+    pub unsafe fn enter(&self) -> io::Result<()> {
+        // SAFETY: plain system calls; `buf` lives on the stack for them.
+        unsafe {
+            let mut buf = [0u8; libc::PATH_MAX as usize];
+            if libc::getcwd(buf.as_mut_ptr().cast(), buf.len()).is_null() {
+                return Err(io::Error::last_os_error());
+            }
+            if let Some(user) = &self.user {
+                check(libc::setns(user.as_raw_fd(), libc::CLONE_NEWUSER))?;
+            }
+            check(libc::setns(self.mnt.as_raw_fd(), libc::CLONE_NEWNS))?;
+            check(libc::chdir(buf.as_ptr().cast()))?;
         }
         Ok(())
     }
