@@ -15,7 +15,7 @@ use std::path::{Path, PathBuf};
 
 use common::as_user::{self, Who};
 use common::mm_run::{RUN_LIMIT, Run, Sandbox as Dirs, finish_within};
-use common::{FakeServer, Reply};
+use common::{FakeServer, Reply, tool_results};
 use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
 
@@ -137,16 +137,6 @@ impl Scene {
 
 fn bash(command: &str) -> (&'static str, Value) {
     ("bash", json!({ "command": command }))
-}
-
-fn tool_results(request: &Value) -> Vec<String> {
-    request["messages"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|m| m["role"] == "tool")
-        .map(|m| m["content"].as_str().unwrap().to_string())
-        .collect()
 }
 
 /// The scene for a variant, or `None` (said on stderr) when it cannot run here: no Landlock,

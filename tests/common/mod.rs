@@ -42,6 +42,17 @@ pub use script::{Call, Chunk, Reply};
 /// these things really are is measured by the scripts in bench/.
 pub const HANG_GUARD: Duration = Duration::from_secs(10);
 
+/// The content of the `tool` messages of a chat request, in order.
+pub fn tool_results(request: &serde_json::Value) -> Vec<String> {
+    request["messages"]
+        .as_array()
+        .expect("a request with messages")
+        .iter()
+        .filter(|m| m["role"] == "tool")
+        .map(|m| m["content"].as_str().unwrap_or_default().to_string())
+        .collect()
+}
+
 /// A port on 127.0.0.1 that was free a moment ago and has no listener now: connecting to it is
 /// refused.
 pub fn refused_port() -> u16 {
