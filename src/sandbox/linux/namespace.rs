@@ -158,7 +158,8 @@ impl Namespace {
         })
     }
 
-    /// Enters a new namespace and makes its mounts.
+    /// Enters a new namespace and makes its mounts (in the helper of [`Namespace::make`], and
+    /// in the probe; fenced children join the result).
     ///
     /// # Safety
     /// Async-signal-safe: system calls on memory prepared by [`Namespace::new`] and the stack
@@ -212,15 +213,6 @@ impl Namespace {
             }
             if self.devpts {
                 devpts::mount_private()?;
-            }
-            if !self.mounts.is_empty() {
-                // The child entered its cwd before these mounts, so its cwd still lies in the
-                // mounts they cover, where a relative path would bypass them: enter it again.
-                let mut buf = [0u8; libc::PATH_MAX as usize];
-                if libc::getcwd(buf.as_mut_ptr().cast(), buf.len()).is_null() {
-                    return Err(io::Error::last_os_error());
-                }
-                check(libc::chdir(buf.as_ptr().cast()))?;
             }
         }
         Ok(())
