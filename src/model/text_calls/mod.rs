@@ -1,0 +1,672 @@
+//! Tool calls that models write as text (docs/engine.md), in every format of today's open models
+//! (one file each) and their usual drifts. While the answer streams, [`TextCallFilter`] holds
+//! text back from the first possible opener of any format, and lets it go as soon as it cannot
+//! be a call; at the end, [`recover`] reads the held text into calls and the prose around them.
+//!
+//! Each format gives an `open` (does a call start here? the whole opener, a cut one, or not)
+//! and a `parse` that says, of a text cut anywhere, whether it is a call, still may become one
+//! (`Stop::More`), or cannot (`Stop::Bad`): the same parse decides while streaming and at the
+//! end.
+
+mod bare;
+mod command_r;
+mod deepseek;
+mod family;
+mod functionary;
+mod gemma;
+mod glm;
+mod harmony;
+mod hermes;
+mod json_calls;
+mod kimi;
+mod llama;
+mod minimax;
+mod mistral;
+mod pythonic;
+mod scan;
+mod tools;
+mod value;
+mod wrapped;
+mod xml;
+
+pub use family::{Family, Format};
+pub use tools::Tools;
+
+use scan::{Cur, Marker, Step, Stop};
+use tools::Call;
+
+use super::RawToolCall;
+
+/// What text-call recovery knows of the session: the tools it offers, and the model's family
+/// when the server or the model's name tells it.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct TextCalls {
+    pub tools: Tools,
+    pub family: Option<Family>,
+}
+
+impl TextCalls {
+    /// These tool names, no schemas, no family.
+    pub fn names(names: &[String]) -> Self {
+        Self {
+            tools: Tools::names(names),
+            family: None,
+        }
+    }
+
+    /// The most text (in bytes) the filter holds back before it has seen a whole opener: the
+    /// longest opener of any format (`<|tool_calls_section_begin|>`, a JSON list's
+    /// `[{"function_name"` with the blank space it may hold, `[NAME(` for the longest tool
+    /// name). Prose is never delayed by more: its first character that no opener continues
+    /// releases it.
+    pub fn opener_budget(&self) -> usize {
+        let longest_name = if self.tools.is_listed() {
+            self.tools.listed_names().map(str::len).max().unwrap_or(0)
+        } else {
+            bare::MAX_NAME
+        };
+        LONGEST_LITERAL_OPENER
+            .max(bare::LONGEST_JSON_OPENER)
+            .max(longest_name + bare::MAX_GAP + 2)
+    }
+}
+
+/// `<|tool_calls_section_begin|>`, in bytes.
+const LONGEST_LITERAL_OPENER: usize = 28;
+
+/// Calls read from text, and the text around them.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Recovered {
+    pub calls: Vec<RawToolCall>,
+    /// The text without the calls (prose before, between and after them).
+    pub text: String,
+    /// The format of the first call.
+    pub format: Format,
+}
+
+/// Where an opener is being looked for.
+pub(crate) struct Open<'a> {
+    /// Only blank space precedes it on its line.
+    pub line_start: bool,
+    pub tools: &'a Tools,
+    pub family: Option<Family>,
+}
+
+impl Open<'_> {
+    /// Whether the model's family writes `format`.
+    pub fn writes(&self, format: Format) -> bool {
+        self.family.is_some_and(|f| f.writes(format))
+    }
+}
+
+/// What a parse knows.
+pub(crate) struct Ctx<'a> {
+    pub tools: &'a Tools,
+    /// The text is the whole rest of the answer.
+    pub end: bool,
+}
+
+/// Calls parsed from the start of a text.
+pub(crate) struct Parsed {
+    pub calls: Vec<Call>,
+    /// Bytes taken from the text.
+    pub len: usize,
+    pub format: Format,
+    /// Text a format carries between its calls (harmony's `final`, Functionary's `all`).
+    pub text: String,
+}
+
+impl Parsed {
+    pub fn calls(calls: Vec<Call>, len: usize, format: Format) -> Self {
+        Self {
+            calls,
+            len,
+            format,
+            text: String::new(),
+        }
+    }
+}
+
+/// One way calls start in text.
+struct Kind {
+    /// The format named when its calls cannot be read (`mm doctor`).
+    format: Format,
+    /// Without a marker of its own: read only under the strict rules (bare.rs).
+    markerless: bool,
+    open: fn(&str, &Open) -> Marker,
+    parse: fn(&str, &Ctx) -> Step<Parsed>,
+}
+
+/// Every format, in the order tried where two could open at the same place.
+const KINDS: &[Kind] = &[
+    Kind {
+        format: Format::Hermes,
+        markerless: false,
+        open: hermes::open,
+        parse: hermes::parse,
+    },
+    Kind {
+        format: Format::QwenXml,
+        markerless: false,
+        open: xml::open,
+        parse: xml::parse,
+    },
+    Kind {
+        format: Format::MiniMax,
+        markerless: false,
+        open: minimax::open,
+        parse: minimax::parse,
+    },
+    Kind {
+        format: Format::DeepSeek,
+        markerless: false,
+        open: deepseek::open,
+        parse: deepseek::parse,
+    },
+    Kind {
+        format: Format::Kimi,
+        markerless: false,
+        open: kimi::open,
+        parse: kimi::parse,
+    },
+    Kind {
+        format: Format::Harmony,
+        markerless: false,
+        open: harmony::open,
+        parse: harmony::parse,
+    },
+    Kind {
+        format: Format::Gemma,
+        markerless: false,
+        open: gemma::open,
+        parse: gemma::parse,
+    },
+    Kind {
+        format: Format::Lfm2,
+        markerless: false,
+        open: pythonic::lfm2_open,
+        parse: pythonic::lfm2_parse,
+    },
+    Kind {
+        format: Format::Llama,
+        markerless: false,
+        open: llama::open,
+        parse: llama::parse,
+    },
+    Kind {
+        format: Format::Mistral,
+        markerless: false,
+        open: mistral::open,
+        parse: mistral::parse,
+    },
+    Kind {
+        format: Format::Granite,
+        markerless: false,
+        open: wrapped::open,
+        parse: wrapped::parse,
+    },
+    Kind {
+        format: Format::CommandR,
+        markerless: false,
+        open: command_r::open,
+        parse: command_r::parse,
+    },
+    Kind {
+        format: Format::Functionary,
+        markerless: false,
+        open: functionary::open,
+        parse: functionary::parse,
+    },
+    Kind {
+        format: Format::BareJson,
+        markerless: true,
+        open: bare::open,
+        parse: bare::parse,
+    },
+];
+
+/// The markerless formats, which a family may write.
+const MARKERLESS: &[Format] = &[
+    Format::BareJson,
+    Format::Fenced,
+    Format::Xlam,
+    Format::Pythonic,
+];
+
+/// Characters that may start an opener anywhere in a line (letters start one only at the
+/// start of a line, and only for the formats a family enables).
+fn may_open(c: char) -> bool {
+    matches!(c, '<' | '[' | '{' | '`' | '>' | 'f' | 'A')
+}
+
+/// Phrases that, just before a call-shaped text, say it is shown, not made.
+const CUES: &[&str] = &[
+    "not a tool call",
+    "not a call",
+    "not a real call",
+    "for example",
+    "example of",
+    "example:",
+    "e.g.",
+    "for instance",
+    "would look like",
+    "looks like this",
+    "look like this",
+    "the syntax",
+    "syntax is",
+    "the format is",
+    "format would be",
+    "is formatted as",
+    "do not call",
+    "don't call",
+    "won't call",
+    "never call",
+    "without calling",
+];
+
+/// How much of the released text is kept for [`CUES`].
+const RECENT: usize = 400;
+
+/// The last `max` bytes of `text` (on a character boundary).
+fn tail(text: &str, max: usize) -> &str {
+    let mut at = text.len().saturating_sub(max);
+    while !text.is_char_boundary(at) {
+        at += 1;
+    }
+    &text[at..]
+}
+
+/// Whether the text before an opener says that what follows is an example, not a call: a cue
+/// on the opener's own line, or on the line above when the opener starts its line and that
+/// line ends with `:`.
+fn cue_before(recent: &str, before: &str) -> bool {
+    let before = tail(before, RECENT);
+    let joined;
+    let text = if before.len() >= RECENT || before.contains('\n') {
+        before
+    } else {
+        joined = format!("{recent}{before}");
+        &joined
+    };
+    let mut lines = text.rsplit('\n');
+    let current = lines.next().unwrap_or("");
+    let line = if current.trim().is_empty() {
+        match lines.find(|l| !l.trim().is_empty()) {
+            Some(above) if above.trim_end().ends_with(':') => above,
+            _ => return false,
+        }
+    } else {
+        current
+    };
+    let line = line.to_lowercase();
+    CUES.iter().any(|cue| line.contains(cue))
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Pass {
+    /// Formats with a marker, and the markerless ones of the model's family.
+    Markers,
+    All,
+}
+
+enum Found {
+    None,
+    /// The text ends inside what may be an opener, from here.
+    Partial(usize),
+    /// Whole openers here: the kinds (bits of [`KINDS`]) they open.
+    Full(usize, Kinds),
+}
+
+/// A set of [`KINDS`], as bits: where openers of several formats look alike
+/// (`<|tool_call_begin|>` is Kimi's, and DeepSeek's in a distilled model's spelling), each is
+/// tried.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Kinds(u32);
+
+impl Kinds {
+    fn iter(self) -> impl Iterator<Item = &'static Kind> {
+        KINDS
+            .iter()
+            .enumerate()
+            .filter(move |(i, _)| self.0 & (1 << i) != 0)
+            .map(|(_, k)| k)
+    }
+
+    fn is_empty(self) -> bool {
+        self.0 == 0
+    }
+}
+
+/// Whether only blank space precedes `at` on its line (`blank_before`: the same of the text
+/// before `text`).
+fn line_start_at(text: &str, at: usize, blank_before: bool) -> bool {
+    let before = &text[..at];
+    match before.rfind('\n') {
+        Some(nl) => before[nl + 1..].trim().is_empty(),
+        None => blank_before && before.trim().is_empty(),
+    }
+}
+
+/// The first opener of `text` from `from` on.
+fn find_opener(
+    text: &str,
+    from: usize,
+    blank_before: bool,
+    recent: &str,
+    setup: &TextCalls,
+    pass: Pass,
+) -> Found {
+    let family_markerless = setup
+        .family
+        .is_some_and(|f| MARKERLESS.iter().any(|m| f.writes(*m)));
+    let letters = setup.tools.is_listed()
+        && setup.family.is_some_and(|f| {
+            [Format::Functionary, Format::Glm, Format::Pythonic]
+                .iter()
+                .any(|m| f.writes(*m))
+        });
+    let mut line_start = line_start_at(text, from, blank_before);
+    for (offset, c) in text[from..].char_indices() {
+        let at = from + offset;
+        if may_open(c) || (letters && line_start && scan::is_name_start(c)) {
+            let open = Open {
+                line_start,
+                tools: &setup.tools,
+                family: setup.family,
+            };
+            let mut partial = false;
+            let mut full = Kinds(0);
+            for (i, kind) in KINDS.iter().enumerate() {
+                if pass == Pass::Markers && kind.markerless && !family_markerless {
+                    continue;
+                }
+                match (kind.open)(&text[at..], &open) {
+                    Marker::Full(_) => full.0 |= 1 << i,
+                    Marker::Partial => partial = true,
+                    Marker::No => {}
+                }
+            }
+            if !full.is_empty() {
+                if !cue_before(recent, &text[..at]) {
+                    return Found::Full(at, full);
+                }
+            } else if partial {
+                return Found::Partial(at);
+            }
+        }
+        if c == '\n' {
+            line_start = true;
+        } else if !c.is_whitespace() {
+            line_start = false;
+        }
+    }
+    Found::None
+}
+
+fn first_char_len(text: &str) -> usize {
+    text.chars().next().map_or(0, char::len_utf8)
+}
+
+/// Reads calls from `text`, the end of an answer (`blank_before`, `recent`: what came before
+/// it). Formats with a marker are tried first; the markerless ones only when those give none.
+fn recover_after(
+    text: &str,
+    blank_before: bool,
+    recent: &str,
+    setup: &TextCalls,
+) -> Option<Recovered> {
+    let ctx = Ctx {
+        tools: &setup.tools,
+        end: true,
+    };
+    for pass in [Pass::Markers, Pass::All] {
+        let mut pos = 0;
+        let mut calls = Vec::new();
+        let mut prose = String::new();
+        let mut format = None;
+        loop {
+            let Found::Full(at, kinds) = find_opener(text, pos, blank_before, recent, setup, pass)
+            else {
+                prose.push_str(&text[pos..]);
+                break;
+            };
+            let parsed = kinds
+                .iter()
+                .find_map(|kind| (kind.parse)(&text[at..], &ctx).ok())
+                .filter(|parsed| !parsed.calls.is_empty());
+            match parsed {
+                Some(parsed) => {
+                    prose.push_str(&text[pos..at]);
+                    prose.push_str(&parsed.text);
+                    format.get_or_insert(parsed.format);
+                    calls.extend(parsed.calls.into_iter().map(|c| setup.tools.finish(c)));
+                    let mut cur = Cur::new(&text[at + parsed.len..], true);
+                    cur.ws_and_ends();
+                    pos = at + parsed.len + cur.pos;
+                }
+                None => {
+                    let next = at + first_char_len(&text[at..]);
+                    prose.push_str(&text[pos..next]);
+                    pos = next;
+                }
+            }
+        }
+        if let Some(format) = format {
+            return Some(Recovered {
+                calls,
+                text: prose,
+                format,
+            });
+        }
+    }
+    None
+}
+
+/// Reads the calls written in a whole answer's text, and the text around them; `None` when it
+/// holds none.
+pub fn recover(text: &str, setup: &TextCalls) -> Option<Recovered> {
+    recover_after(text, true, "", setup)
+}
+
+/// The format a text opens a call in, whether or not the call can be read (`mm doctor`).
+pub fn written_format(text: &str, setup: &TextCalls) -> Option<Format> {
+    let ctx = Ctx {
+        tools: &setup.tools,
+        end: true,
+    };
+    let mut pos = 0;
+    loop {
+        let Found::Full(at, kinds) = find_opener(text, pos, true, "", setup, Pass::All) else {
+            return None;
+        };
+        if let Some(parsed) = kinds.iter().find_map(|k| (k.parse)(&text[at..], &ctx).ok()) {
+            return Some(parsed.format);
+        }
+        // A markerless shape that is no call says nothing about the format.
+        match kinds.iter().find(|k| !k.markerless) {
+            Some(kind) => return Some(kind.format),
+            None => pos = at + first_char_len(&text[at..]),
+        }
+    }
+}
+
+/// Calls written as text in `held` (text from the first possible marker on) for these tool
+/// names: the calls and the text left, or `None` when there is no call.
+pub fn parse_text_calls(held: &str, known_tools: &[String]) -> Option<(Vec<RawToolCall>, String)> {
+    recover(held, &TextCalls::names(known_tools)).map(|r| (r.calls, r.text))
+}
+
+/// Text of a held opener is checked again on every piece while it is short; after that only
+/// when it has doubled, so a long call costs linear time.
+const CHECK_EVERY_PIECE: usize = 2048;
+
+struct Hold {
+    /// The kinds it may still be.
+    kinds: Kinds,
+    /// The held length when last checked.
+    checked: usize,
+}
+
+/// The end of an answer's text, as the filter saw it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Ending {
+    /// Text never held (a cut opener at the very end): to show as it is.
+    pub pending: String,
+    /// Text held from the first opener on.
+    pub held: String,
+    /// The calls in `held`, and the text around them.
+    pub recovered: Option<Recovered>,
+}
+
+/// The streaming filter: text goes in, the part that cannot start a call comes out at once.
+pub struct TextCallFilter {
+    setup: TextCalls,
+    /// Text not given out yet: a cut opener, or everything from a whole one on.
+    buf: String,
+    hold: Option<Hold>,
+    /// The text given out so far ends in a blank line (or nothing).
+    line_blank: bool,
+    /// The end of the text given out (for [`CUES`]).
+    recent: String,
+}
+
+impl std::fmt::Debug for TextCallFilter {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TextCallFilter")
+            .field("buf", &self.buf)
+            .field("holding", &self.hold.is_some())
+            .finish_non_exhaustive()
+    }
+}
+
+impl Default for TextCallFilter {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl TextCallFilter {
+    /// Without names: every name may be a tool's (the names decide at the end).
+    pub fn new() -> Self {
+        Self::with(TextCalls::default())
+    }
+
+    pub fn with(setup: TextCalls) -> Self {
+        Self {
+            setup,
+            buf: String::new(),
+            hold: None,
+            line_blank: true,
+            recent: String::new(),
+        }
+    }
+
+    /// Moves the first `len` bytes of the buffer to `out`.
+    fn release(&mut self, len: usize, out: &mut String) {
+        if len == 0 {
+            return;
+        }
+        let piece: String = self.buf.drain(..len).collect();
+        self.line_blank = match piece.rfind('\n') {
+            Some(nl) => piece[nl + 1..].trim().is_empty(),
+            None => self.line_blank && piece.trim().is_empty(),
+        };
+        self.recent.push_str(&piece);
+        if self.recent.len() > 2 * RECENT {
+            self.recent = tail(&self.recent, RECENT).to_string();
+        }
+        out.push_str(&piece);
+    }
+
+    /// Takes a piece of text; returns what can be shown now.
+    pub fn push(&mut self, text: &str) -> String {
+        self.buf.push_str(text);
+        let mut out = String::new();
+        loop {
+            if let Some(hold) = &mut self.hold {
+                let len = self.buf.len();
+                let due = len > hold.checked
+                    && (len <= CHECK_EVERY_PIECE || len >= hold.checked.saturating_mul(2));
+                if !due {
+                    break;
+                }
+                hold.checked = len;
+                let ctx = Ctx {
+                    tools: &self.setup.tools,
+                    end: false,
+                };
+                let buf = &self.buf;
+                let mut kept = Kinds(0);
+                for (i, kind) in KINDS.iter().enumerate() {
+                    if hold.kinds.0 & (1 << i) != 0
+                        && (kind.parse)(buf, &ctx).err() != Some(Stop::Bad)
+                    {
+                        kept.0 |= 1 << i;
+                    }
+                }
+                hold.kinds = kept;
+                if !kept.is_empty() {
+                    break;
+                }
+                // Not a call after all: its first character goes, the rest is looked at again.
+                self.hold = None;
+                let first = first_char_len(&self.buf);
+                self.release(first, &mut out);
+            }
+            match find_opener(
+                &self.buf,
+                0,
+                self.line_blank,
+                &self.recent,
+                &self.setup,
+                Pass::All,
+            ) {
+                Found::None => {
+                    let all = self.buf.len();
+                    self.release(all, &mut out);
+                    break;
+                }
+                Found::Partial(at) => {
+                    self.release(at, &mut out);
+                    break;
+                }
+                Found::Full(at, kinds) => {
+                    self.release(at, &mut out);
+                    self.hold = Some(Hold { kinds, checked: 0 });
+                }
+            }
+        }
+        out
+    }
+
+    /// Whether text is held from an opener on (a call is being written).
+    pub fn is_holding(&self) -> bool {
+        self.hold.is_some()
+    }
+
+    /// The end of the answer: (text still pending that is no call, text held from an opener on).
+    pub fn finish(self) -> (String, String) {
+        if self.hold.is_some() {
+            (String::new(), self.buf)
+        } else {
+            (self.buf, String::new())
+        }
+    }
+
+    /// The end of the answer, with the held text read into calls.
+    pub fn end(self) -> Ending {
+        if self.hold.is_none() {
+            return Ending {
+                pending: self.buf,
+                held: String::new(),
+                recovered: None,
+            };
+        }
+        let recovered = recover_after(&self.buf, self.line_blank, &self.recent, &self.setup);
+        Ending {
+            pending: String::new(),
+            held: self.buf,
+            recovered,
+        }
+    }
+}
