@@ -23,9 +23,38 @@ const CALL_TARGET_MS: f64 = 5.0;
 /// characters that may start an opener.
 fn prose(n: usize) -> Vec<String> {
     const WORDS: &[&str] = &[
-        " the", " file", " is", " a", " `main`", ".", ",", "\n", "\n\n", " <", " >", " [0]",
-        " {x}", " if", " a < b", " list[i]", " fn", "()", " {", " }", " [link](url)", " and",
-        " we", " call", " it", " with", " `x`", "\n- ", " error", " Action", " for", " fix",
+        " the",
+        " file",
+        " is",
+        " a",
+        " `main`",
+        ".",
+        ",",
+        "\n",
+        "\n\n",
+        " <",
+        " >",
+        " [0]",
+        " {x}",
+        " if",
+        " a < b",
+        " list[i]",
+        " fn",
+        "()",
+        " {",
+        " }",
+        " [link](url)",
+        " and",
+        " we",
+        " call",
+        " it",
+        " with",
+        " `x`",
+        "\n- ",
+        " error",
+        " Action",
+        " for",
+        " fix",
     ];
     let mut state: u64 = 0x2545_f491_4f6c_dd1d;
     (0..n)
@@ -78,9 +107,7 @@ fn events(pieces: &[String]) -> Vec<SseEvent> {
 }
 
 fn setup() -> TextCalls {
-    let tool = |name: &str, props: Value| {
-        json!({"type": "function", "function": {"name": name, "parameters": {"type": "object", "properties": props}}})
-    };
+    let tool = |name: &str, props: Value| json!({"type": "function", "function": {"name": name, "parameters": {"type": "object", "properties": props}}});
     let defs = vec![
         tool("bash", json!({"command": {"type": "string"}})),
         tool(

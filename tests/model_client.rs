@@ -676,8 +676,7 @@ async fn the_chat_template_from_props_lets_the_model_write_its_own_form() {
     // Llama 3.2 may write a bare pythonic call; mm reads that only when the family is known,
     // here from the template llama.cpp reports (it does without --jinja too).
     let written = "bash(command=\"ls\", timeout=\"30\")";
-    let server =
-        FakeServer::start(vec![content_stream(written), content_stream(written)]).await;
+    let server = FakeServer::start(vec![content_stream(written), content_stream(written)]).await;
     server.route(
         "GET /props",
         vec![Reply::json(json!({
@@ -705,7 +704,10 @@ async fn the_chat_template_from_props_lets_the_model_write_its_own_form() {
     let client = self::client(&config(&plain.url(), "model.gguf"));
     let (_, result) = chat(&client, &req).await;
     let response = result.unwrap();
-    assert_eq!((response.text.as_str(), response.tool_calls.len()), (written, 0));
+    assert_eq!(
+        (response.text.as_str(), response.tool_calls.len()),
+        (written, 0)
+    );
 }
 
 #[tokio::test]
@@ -714,13 +716,20 @@ async fn ollamas_show_gives_the_family_and_a_chosen_model_its_own() {
     let server = FakeServer::start(vec![content_stream(written), content_stream(written)]).await;
     server.route(
         "GET /v1/models",
-        vec![Reply::json(json!({"object": "list", "data": [{"id": "my-tuned:latest"}, {"id": "qwen3:8b"}]}))],
+        vec![Reply::json(
+            json!({"object": "list", "data": [{"id": "my-tuned:latest"}, {"id": "qwen3:8b"}]}),
+        )],
     );
-    server.route("GET /api/version", vec![Reply::json(json!({"version": "0.12.0"}))]);
+    server.route(
+        "GET /api/version",
+        vec![Reply::json(json!({"version": "0.12.0"}))],
+    );
     server.route(
         "POST /api/show",
-        vec![Reply::json(json!({"template": "{{ .Prompt }}", "details": {"family": "llama"},
-            "model_info": {"general.architecture": "llama", "llama.context_length": 8192}}))],
+        vec![Reply::json(
+            json!({"template": "{{ .Prompt }}", "details": {"family": "llama"},
+            "model_info": {"general.architecture": "llama", "llama.context_length": 8192}}),
+        )],
     );
     let options = fast_options(vec![(ServerKind::Ollama, server.url())]);
     let client = OpenAiClient::with_options(&config("", "my-tuned:latest"), 0, options);
@@ -736,5 +745,8 @@ async fn ollamas_show_gives_the_family_and_a_chosen_model_its_own() {
     req.model = Some("qwen3:8b".into());
     let (_, result) = chat(&client, &req).await;
     let response = result.unwrap();
-    assert_eq!((response.text.as_str(), response.tool_calls.len()), (written, 0));
+    assert_eq!(
+        (response.text.as_str(), response.tool_calls.len()),
+        (written, 0)
+    );
 }

@@ -443,7 +443,11 @@ fn probe_setup(family: Option<Family>) -> TextCalls {
 fn text_call(text: &str, family: Option<Family>) -> Option<(RawToolCall, Format)> {
     let recovered = recover(text, &probe_setup(family))?;
     let format = recovered.format;
-    recovered.calls.into_iter().next().map(|call| (call, format))
+    recovered
+        .calls
+        .into_iter()
+        .next()
+        .map(|call| (call, format))
 }
 
 fn clip(text: &str) -> String {
