@@ -113,7 +113,7 @@ fn json_open(text: &str) -> Marker {
 }
 
 /// `NAME` then `after`, NAME an offered tool when names are known.
-fn named_open(text: &str, tools: &Tools, after: &str) -> Marker {
+pub(crate) fn named_open(text: &str, tools: &Tools, after: &str) -> Marker {
     let len = text.find(|c: char| !is_name_char(c)).unwrap_or(text.len());
     let name = &text[..len];
     if len > MAX_NAME || !name.chars().next().is_some_and(is_name_start) {

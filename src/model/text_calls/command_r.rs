@@ -1,14 +1,19 @@
 //! Command-R: `Action: ```json [{"tool_name": …, "parameters": {…}}] ```` at the start of a
 //! line (Command-R+), and `<|START_ACTION|>[…]<|END_ACTION|>` (Command R7B). Its
-//! `directly_answer` is no call: the model means to answer in text.
+//! `directly_answer` is no call: the model means to answer in text. The same `Action:` starts
+//! the ReAct form many small models learnt (`Action: NAME` then `Action Input: {…}` on the next
+//! line), read for an offered tool's name only.
 
-use super::json_calls::{Reading, json_calls};
+use super::json_calls::{Reading, json_calls, sole_argument};
 use super::scan::{Cur, Marker, Step, Stop, literal};
-use super::{Ctx, Format, Open, Parsed};
+use super::tools::{Args, Call};
+use super::value::value;
+use super::{Ctx, Format, Open, Parsed, bare};
 
 const ACTION: &str = "Action:";
 const START: &str = "<|START_ACTION|>";
 const END: &str = "<|END_ACTION|>";
+const INPUT: &str = "Action Input:";
 
 pub(crate) fn open(text: &str, open: &Open) -> Marker {
     if text.starts_with('<') {
@@ -24,11 +29,15 @@ pub(crate) fn open(text: &str, open: &Open) -> Marker {
             if blank > 4 {
                 return Marker::No;
             }
-            match literal(&rest[blank..], "```") {
-                Marker::Full(f) => Marker::Full(n + blank + f),
-                Marker::Partial => Marker::Partial,
-                Marker::No if rest[blank..].is_empty() => Marker::Partial,
-                Marker::No => Marker::No,
+            let after = &rest[blank..];
+            match (
+                literal(after, "```"),
+                bare::named_open(after, open.tools, "\n"),
+            ) {
+                (Marker::Full(f), _) | (_, Marker::Full(f)) => Marker::Full(n + blank + f),
+                (Marker::Partial, _) | (_, Marker::Partial) => Marker::Partial,
+                (Marker::No, Marker::No) if after.is_empty() => Marker::Partial,
+                (Marker::No, Marker::No) => Marker::No,
             }
         }
         other => other,
@@ -43,6 +52,9 @@ pub(crate) fn parse(text: &str, ctx: &Ctx) -> Step<Parsed> {
         None => return Err(Stop::Bad),
     };
     cur.ws();
+    if !tagged && !cur.rest().starts_with('`') {
+        return react(&mut cur, ctx);
+    }
     let calls = json_calls(&mut cur, ctx.tools, Reading::Lenient)?;
     if tagged {
         cur.ws();
@@ -56,4 +68,27 @@ pub(crate) fn parse(text: &str, ctx: &Ctx) -> Step<Parsed> {
         return Err(Stop::Bad);
     }
     Ok(Parsed::calls(calls, cur.pos, Format::CommandR))
+}
+
+/// `NAME` then, on the next line, `Action Input:` and the arguments (an object, or one value
+/// for the tool's only parameter).
+fn react(cur: &mut Cur, ctx: &Ctx) -> Step<Parsed> {
+    let name = cur.name()?.to_string();
+    if ctx.tools.offered(&name).is_none() {
+        return Err(Stop::Bad);
+    }
+    cur.ws();
+    cur.lit(INPUT)?;
+    let args = match value(cur, &[])? {
+        serde_json::Value::Object(map) => Args::Object(map),
+        other => {
+            let tool = ctx.tools.offered(&name).unwrap_or(&name).to_string();
+            sole_argument(ctx.tools, &tool, other)
+        }
+    };
+    Ok(Parsed::calls(
+        vec![Call { name, args }],
+        cur.pos,
+        Format::React,
+    ))
 }

@@ -34,6 +34,8 @@ pub enum Format {
     Granite,
     /// `Action: ```json [{"tool_name": …, "parameters": …}]```` and `<|START_ACTION|>` (Command-R).
     CommandR,
+    /// `Action: NAME` and `Action Input: {…}` on the next line (ReAct).
+    React,
     /// `<function=NAME>{…}</function>` and `>>>NAME\n{…}` (Functionary v3.1, v3.2).
     Functionary,
     /// `functools[…]` (Firefunction v2, Phi-4-mini).
@@ -48,7 +50,10 @@ pub enum Format {
     LmStudio,
     /// `<TOOLCALL>[…]</TOOLCALL>` (Nemotron Nano 2).
     Nemotron,
-    /// `<tool_calls>[…]</tool_calls>` (Hunyuan, Jamba).
+    /// `<|action_start|><|plugin|>{…}<|action_end|>` (InternLM 2).
+    InternLm,
+    /// `<tool_calls>[…]</tool_calls>` (Hunyuan, Jamba), `<functioncall>` (Glaive),
+    /// `<function_call>`.
     ToolCallsTag,
     /// A JSON object `{"name": …, "arguments": …}` alone (Llama 3.x with `parameters`, and
     /// models without a format of their own).
@@ -77,6 +82,7 @@ impl Format {
             Format::FunctionGemma => "FunctionGemma <start_function_call>",
             Format::Granite => "Granite <|tool_call|>",
             Format::CommandR => "Command-R Action: / <|START_ACTION|>",
+            Format::React => "ReAct Action: / Action Input:",
             Format::Functionary => "Functionary <function=…> / >>>",
             Format::Functools => "Firefunction functools[…]",
             Format::Xlam => "xLAM JSON list [{\"name\": …}]",
@@ -84,7 +90,8 @@ impl Format {
             Format::Apertus => "Apertus <|tools_prefix|>",
             Format::LmStudio => "LM Studio [TOOL_REQUEST]",
             Format::Nemotron => "Nemotron <TOOLCALL>",
-            Format::ToolCallsTag => "<tool_calls> JSON",
+            Format::InternLm => "InternLM <|action_start|><|plugin|>",
+            Format::ToolCallsTag => "tagged JSON (<tool_calls>, <functioncall>)",
             Format::BareJson => "JSON object {\"name\": …, \"arguments\": …}",
             Format::Fenced => "fenced call (```json)",
         }
@@ -108,6 +115,7 @@ impl Format {
             Format::FunctionGemma => "function-gemma",
             Format::Granite => "granite",
             Format::CommandR => "command-r",
+            Format::React => "react",
             Format::Functionary => "functionary",
             Format::Functools => "functools",
             Format::Xlam => "xlam",
@@ -115,6 +123,7 @@ impl Format {
             Format::Apertus => "apertus",
             Format::LmStudio => "lm-studio",
             Format::Nemotron => "nemotron",
+            Format::InternLm => "internlm",
             Format::ToolCallsTag => "tool-calls-tag",
             Format::BareJson => "json",
             Format::Fenced => "fenced",

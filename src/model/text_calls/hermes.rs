@@ -3,7 +3,7 @@
 //! XML (`<function=…>`), GLM its `NAME<arg_key>…`. Several blocks in a row; the last closing tag
 //! may be missing.
 
-use super::json_calls::{Reading, json_calls};
+use super::json_calls::{Reading, json_calls_until};
 use super::scan::{Cur, Marker, Step, Stop, any_literal, is_name_start, literal};
 use super::tools::Call;
 use super::{Ctx, Format, Open, Parsed, glm, minimax, xml};
@@ -44,9 +44,8 @@ pub(crate) fn parse(text: &str, ctx: &Ctx) -> Step<Parsed> {
 fn body(cur: &mut Cur, ctx: &Ctx) -> Step<(Vec<Call>, Format)> {
     match cur.peek() {
         None => Err(cur.out()),
-        Some('{' | '[' | '`') => {
-            json_calls(cur, ctx.tools, Reading::Lenient).map(|calls| (calls, Format::Hermes))
-        }
+        Some('{' | '[' | '`') => json_calls_until(cur, ctx.tools, Reading::Lenient, &[CLOSE, OPEN])
+            .map(|calls| (calls, Format::Hermes)),
         Some('<') => match any_literal(cur.rest(), &[xml::FUNCTION, minimax::INVOKE]) {
             Marker::Full(_) if cur.rest().starts_with(xml::FUNCTION) => xml::functions(cur, ctx),
             Marker::Full(_) => minimax::invokes(cur, ctx, "").map(|c| (c, Format::MiniMax)),

@@ -1,10 +1,12 @@
 //! `<invoke name="NAME"><parameter name="KEY">value</parameter></invoke>`: MiniMax M2 inside
 //! `<minimax:tool_call>`, the same inside `<function_calls>`, and DeepSeek V3.2's DSML, whose
 //! tags carry a `｜DSML｜` prefix and say whether a value is a string (`string="false"`: JSON).
+//! Olmo 3 puts Python calls inside `<function_calls>`, one per line.
 
 use serde_json::{Map, Value};
 
-use super::json_calls::clean_name;
+use super::json_calls::{Reading, clean_name};
+use super::pythonic;
 use super::scan::{Cur, Marker, Step, Stop, any_literal};
 use super::tools::Call;
 use super::value::whole_value;
@@ -34,11 +36,17 @@ pub(crate) fn parse(text: &str, ctx: &Ctx) -> Step<Parsed> {
     let mut cur = Cur::new(text, ctx.end);
     let opens: Vec<&str> = WRAPPERS.iter().map(|w| w.0).collect();
     let mut calls = Vec::new();
+    let mut format = Format::MiniMax;
     loop {
         let wrapper = cur.eat_any(&opens)?;
         let prefix = wrapper.map_or("", |i| WRAPPERS[i].2);
         cur.ws();
-        calls.extend(invokes(&mut cur, ctx, prefix)?);
+        if wrapper == Some(1) && !cur.rest().starts_with('<') {
+            calls.extend(python_lines(&mut cur, ctx)?);
+            format = Format::Pythonic;
+        } else {
+            calls.extend(invokes(&mut cur, ctx, prefix)?);
+        }
         let Some(i) = wrapper else { break };
         cur.ws();
         cur.eat(WRAPPERS[i].1)?;
@@ -49,7 +57,25 @@ pub(crate) fn parse(text: &str, ctx: &Ctx) -> Step<Parsed> {
             break;
         }
     }
-    Ok(Parsed::calls(calls, cur.pos, Format::MiniMax))
+    Ok(Parsed::calls(calls, cur.pos, format))
+}
+
+/// Olmo 3: Python calls, one per line (or separated by commas), up to `</function_calls>`.
+fn python_lines(cur: &mut Cur, ctx: &Ctx) -> Step<Vec<super::tools::Call>> {
+    let mut calls = Vec::new();
+    loop {
+        cur.ws();
+        if cur.rest().starts_with('<') || (cur.is_empty() && cur.end) {
+            return if calls.is_empty() {
+                Err(Stop::Bad)
+            } else {
+                Ok(calls)
+            };
+        }
+        calls.push(pythonic::call(cur, ctx.tools, Reading::Lenient)?);
+        cur.ws();
+        cur.eat(",")?;
+    }
 }
 
 /// An attribute's value: quoted with `"` or `'`, or bare up to blank space or `>`.

@@ -1,27 +1,35 @@
 //! Calls written as Python: `[bash(command="ls"), read_file(path='a.txt')]` (Llama 3.2 and 4,
-//! LFM2 between `<|tool_call_start|>` and `<|tool_call_end|>`), values as Python literals
-//! (`True`, `None`, lists, dicts), `name.call(…)` for Llama's built-in tools.
+//! LFM2 between `<|tool_call_start|>` and `<|tool_call_end|>`, Llama 4 between
+//! `<|python_start|>` and `<|python_end|>`), values as Python literals (`True`, `None`, lists,
+//! dicts), `name.call(…)` for Llama's built-in tools.
 
 use serde_json::Map;
 
 use super::json_calls::{Reading, clean_name, json_calls, sole_argument};
-use super::scan::{Cur, Marker, Step, Stop, literal};
+use super::scan::{Cur, Marker, Step, Stop, any_literal, literal};
 use super::tools::{Call, Tools};
 use super::value::value;
 use super::{Ctx, Format, Open, Parsed};
 
-const LFM2_OPEN: &str = "<|tool_call_start|>";
-const LFM2_CLOSE: &str = "<|tool_call_end|>";
+/// The pairs of markers around a list, and the format each is.
+const MARKERS: &[(&str, &str, Format)] = &[
+    ("<|tool_call_start|>", "<|tool_call_end|>", Format::Lfm2),
+    ("<|python_start|>", "<|python_end|>", Format::Pythonic),
+];
 
 pub(crate) fn lfm2_open(text: &str, _: &Open) -> Marker {
-    literal(text, LFM2_OPEN)
+    any_literal(text, &[MARKERS[0].0, MARKERS[1].0])
 }
 
-/// `<|tool_call_start|>[…]<|tool_call_end|>`, repeated; LFM2 may also put JSON inside.
+/// `<|tool_call_start|>[…]<|tool_call_end|>` (or Llama 4's pair), repeated; LFM2 may also put
+/// JSON inside.
 pub(crate) fn lfm2_parse(text: &str, ctx: &Ctx) -> Step<Parsed> {
+    let Some(&(open, close, format)) = MARKERS.iter().find(|m| text.starts_with(m.0)) else {
+        return Err(Stop::Bad);
+    };
     let mut cur = Cur::new(text, ctx.end);
     let mut calls = Vec::new();
-    while cur.eat(LFM2_OPEN)? {
+    while cur.eat(open)? {
         cur.ws();
         let found = match cur.peek() {
             Some('[') if !cur.rest()[1..].trim_start().starts_with(['{', '[']) => {
@@ -32,10 +40,10 @@ pub(crate) fn lfm2_parse(text: &str, ctx: &Ctx) -> Step<Parsed> {
         };
         calls.extend(found);
         cur.ws();
-        cur.eat(LFM2_CLOSE)?;
+        cur.eat(close)?;
         let after = cur.pos;
         cur.ws_and_ends();
-        if literal(cur.rest(), LFM2_OPEN) != Marker::Full(LFM2_OPEN.len()) {
+        if literal(cur.rest(), open) != Marker::Full(open.len()) {
             cur.pos = after;
             break;
         }
@@ -43,7 +51,7 @@ pub(crate) fn lfm2_parse(text: &str, ctx: &Ctx) -> Step<Parsed> {
     if calls.is_empty() {
         return Err(Stop::Bad);
     }
-    Ok(Parsed::calls(calls, cur.pos, Format::Lfm2))
+    Ok(Parsed::calls(calls, cur.pos, format))
 }
 
 /// `[call, call, …]` at the cursor.

@@ -1,12 +1,13 @@
 //! JSON calls between a pair of markers of their own: Qwen2.5-Coder `<tools>…</tools>`, Granite
 //! and Phi-4-mini `<|tool_call|>[…]`, Firefunction `functools[…]`, Nemotron Nano 2
-//! `<TOOLCALL>[…]</TOOLCALL>`, `<tool_calls>[…]</tool_calls>`, LM Studio
+//! `<TOOLCALL>[…]</TOOLCALL>`, `<tool_calls>[…]</tool_calls>`, Glaive's `<functioncall>`,
+//! `<function_call>`, InternLM `<|action_start|><|plugin|>…<|action_end|>`, LM Studio
 //! `[TOOL_REQUEST]{…}[END_TOOL_REQUEST]`, and Apertus `<|tools_prefix|>[{"NAME": {…}}]<|tools_suffix|>`.
 //! The closing marker may be missing.
 
 use serde_json::Value;
 
-use super::json_calls::{Reading, json_calls, keyed_call};
+use super::json_calls::{Reading, json_calls_until, keyed_call};
 use super::scan::{Cur, Marker, Step, Stop, literal};
 use super::tools::{Call, Tools};
 use super::value::value;
@@ -51,6 +52,24 @@ const WRAPPERS: &[Wrapper] = &[
         marker: 12,
         close: &["</tool_calls>"],
         format: Format::ToolCallsTag,
+    },
+    Wrapper {
+        open: "<functioncall>",
+        marker: 14,
+        close: &["</functioncall>"],
+        format: Format::ToolCallsTag,
+    },
+    Wrapper {
+        open: "<function_call>",
+        marker: 15,
+        close: &["</function_call>"],
+        format: Format::ToolCallsTag,
+    },
+    Wrapper {
+        open: "<|action_start|><|plugin|>",
+        marker: 26,
+        close: &["<|action_end|>"],
+        format: Format::InternLm,
     },
     Wrapper {
         open: "[TOOL_REQUEST]",
@@ -106,7 +125,7 @@ pub(crate) fn parse(text: &str, ctx: &Ctx) -> Step<Parsed> {
         let found = if wrapper.format == Format::Apertus {
             keyed_calls(&mut cur)?
         } else {
-            json_calls(&mut cur, ctx.tools, Reading::Lenient)?
+            json_calls_until(&mut cur, ctx.tools, Reading::Lenient, wrapper.close)?
         };
         calls.extend(found);
         cur.ws();
