@@ -6,6 +6,8 @@
 //! added per 1 000 chunks (the least disturbed round) is over its target; under `cargo test` it
 //! runs once, small, as a smoke test.
 
+mod common;
+
 use std::time::{Duration, Instant};
 
 use mm::model::sse::{ChunkAccumulator, SseEvent};
@@ -56,14 +58,9 @@ fn prose(n: usize) -> Vec<String> {
         " for",
         " fix",
     ];
-    let mut state: u64 = 0x2545_f491_4f6c_dd1d;
-    (0..n)
-        .map(|_| {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            WORDS[(state % WORDS.len() as u64) as usize].to_string()
-        })
+    common::pick(WORDS, n)
+        .into_iter()
+        .map(str::to_string)
         .collect()
 }
 

@@ -137,7 +137,7 @@ pub(crate) fn named_open(text: &str, tools: &Tools, after: &str) -> Marker {
         };
     }
     let name = name.strip_suffix(".call").unwrap_or(name);
-    if !(tools.offered(name).is_some() || !tools.is_listed()) {
+    if tools.offered(name).is_none() && tools.is_listed() {
         return Marker::No;
     }
     match literal(&text[len..], after) {

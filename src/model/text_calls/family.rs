@@ -247,9 +247,7 @@ impl Family {
             Family::Qwen3Coder
         } else if has("functools[") {
             Family::Firefunction
-        } else if has(">>>") && (has("all\n") || has("'all'")) {
-            Family::Functionary
-        } else if has("<function=") {
+        } else if has("<function=") || (has(">>>") && (has("all\n") || has("'all'"))) {
             Family::Functionary
         } else if has("<TOOLCALL>") {
             Family::Nemotron
@@ -279,9 +277,16 @@ impl Family {
             Family::MiniMax
         } else if has("glm") {
             Family::Glm
-        } else if has("qwen3-coder") || has("qwen3coder") || has("seed-oss") {
-            Family::Qwen3Coder
-        } else if has("nemotron-3") || has("nemotron3") {
+        } else if [
+            "qwen3-coder",
+            "qwen3coder",
+            "seed-oss",
+            "nemotron-3",
+            "nemotron3",
+        ]
+        .iter()
+        .any(|m| has(m))
+        {
             Family::Qwen3Coder
         } else if has("nemotron") && has("nano") {
             Family::Nemotron

@@ -45,10 +45,7 @@ pub(crate) fn parse(text: &str, ctx: &Ctx) -> Step<Parsed> {
             }
         }
         cur.eat_any(CLOSES)?;
-        let after = cur.pos;
-        cur.ws_and_ends();
-        if !matches!(any_literal(cur.rest(), OPENS), Marker::Full(_)) {
-            cur.pos = after;
+        if !cur.followed_by(OPENS) {
             break;
         }
     }

@@ -19,18 +19,15 @@ pub(crate) fn parse(text: &str, ctx: &Ctx) -> Step<Parsed> {
     let mut cur = Cur::new(text, ctx.end);
     let mut calls = Vec::new();
     let mut format = None;
-    cur.lit(OPEN)?;
     loop {
+        cur.lit(OPEN)?;
         cur.ws();
         let (found, kind) = body(&mut cur, ctx)?;
         format.get_or_insert(kind);
         calls.extend(found);
         cur.ws();
         cur.eat(CLOSE)?;
-        let after = cur.pos;
-        cur.ws_and_ends();
-        if !cur.eat(OPEN)? {
-            cur.pos = after;
+        if !cur.followed_by(&[OPEN]) {
             break;
         }
     }

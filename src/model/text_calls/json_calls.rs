@@ -208,6 +208,46 @@ pub(crate) fn json_calls(cur: &mut Cur, tools: &Tools, reading: Reading) -> Step
     }
 }
 
+/// [`json_calls`] inside a pair of markers: a value that lacks its last brackets before the
+/// closing marker is read with them (a whole call cut by the end of the answer is not: it is a
+/// truncated call), and stray closing brackets after it are skipped.
+pub(crate) fn json_calls_until(
+    cur: &mut Cur,
+    tools: &Tools,
+    reading: Reading,
+    closers: &[&str],
+) -> Step<Vec<Call>> {
+    let start = cur.pos;
+    let calls = match json_calls(cur, tools, reading) {
+        Ok(calls) => calls,
+        Err(Stop::Bad) => {
+            cur.pos = start;
+            cur.ws();
+            if closers.is_empty() || !cur.rest().starts_with(['{', '[']) {
+                return Err(Stop::Bad);
+            }
+            let rest = cur.rest();
+            let Some(at) = closers.iter().filter_map(|c| rest.find(c)).min() else {
+                return Err(cur.out());
+            };
+            let whole = close_brackets(&rest[..at])
+                .and_then(|text| whole_value(&text))
+                .ok_or(Stop::Bad)?;
+            let calls = calls_of(&whole, tools, reading).ok_or(Stop::Bad)?;
+            cur.bump(at);
+            calls
+        }
+        Err(Stop::More) => return Err(Stop::More),
+    };
+    loop {
+        cur.ws();
+        match cur.peek() {
+            Some('}' | ']') => cur.bump(1),
+            _ => return Ok(calls),
+        }
+    }
+}
+
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod tests {
@@ -268,45 +308,5 @@ mod tests {
             read(json!({"bash": {"command": "ls"}}), Reading::Lenient),
             Some(vec![("bash".to_string(), json!({"command": "ls"}))])
         );
-    }
-}
-
-/// [`json_calls`] inside a pair of markers: a value that lacks its last brackets before the
-/// closing marker is read with them (a whole call cut by the end of the answer is not: it is a
-/// truncated call), and stray closing brackets after it are skipped.
-pub(crate) fn json_calls_until(
-    cur: &mut Cur,
-    tools: &Tools,
-    reading: Reading,
-    closers: &[&str],
-) -> Step<Vec<Call>> {
-    let start = cur.pos;
-    let calls = match json_calls(cur, tools, reading) {
-        Ok(calls) => calls,
-        Err(Stop::Bad) => {
-            cur.pos = start;
-            cur.ws();
-            if closers.is_empty() || !cur.rest().starts_with(['{', '[']) {
-                return Err(Stop::Bad);
-            }
-            let rest = cur.rest();
-            let Some(at) = closers.iter().filter_map(|c| rest.find(c)).min() else {
-                return Err(cur.out());
-            };
-            let whole = close_brackets(&rest[..at])
-                .and_then(|text| whole_value(&text))
-                .ok_or(Stop::Bad)?;
-            let calls = calls_of(&whole, tools, reading).ok_or(Stop::Bad)?;
-            cur.bump(at);
-            calls
-        }
-        Err(Stop::More) => return Err(Stop::More),
-    };
-    loop {
-        cur.ws();
-        match cur.peek() {
-            Some('}' | ']') => cur.bump(1),
-            _ => return Ok(calls),
-        }
     }
 }

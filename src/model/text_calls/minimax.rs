@@ -50,10 +50,7 @@ pub(crate) fn parse(text: &str, ctx: &Ctx) -> Step<Parsed> {
         let Some(i) = wrapper else { break };
         cur.ws();
         cur.eat(WRAPPERS[i].1)?;
-        let after = cur.pos;
-        cur.ws_and_ends();
-        if !matches!(any_literal(cur.rest(), &opens), Marker::Full(_)) {
-            cur.pos = after;
+        if !cur.followed_by(&opens) {
             break;
         }
     }

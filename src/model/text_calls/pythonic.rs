@@ -6,7 +6,7 @@
 use serde_json::Map;
 
 use super::json_calls::{Reading, clean_name, json_calls, sole_argument};
-use super::scan::{Cur, Marker, Step, Stop, any_literal, literal};
+use super::scan::{Cur, Marker, Step, Stop, any_literal};
 use super::tools::{Call, Tools};
 use super::value::value;
 use super::{Ctx, Format, Open, Parsed};
@@ -41,10 +41,7 @@ pub(crate) fn lfm2_parse(text: &str, ctx: &Ctx) -> Step<Parsed> {
         calls.extend(found);
         cur.ws();
         cur.eat(close)?;
-        let after = cur.pos;
-        cur.ws_and_ends();
-        if literal(cur.rest(), open) != Marker::Full(open.len()) {
-            cur.pos = after;
+        if !cur.followed_by(&[open]) {
             break;
         }
     }

@@ -109,6 +109,18 @@ impl<'a> Cur<'a> {
         }
     }
 
+    /// Whether another block follows (one of `markers`, after blank space and end-of-turn
+    /// tokens): the cursor then stands on it; otherwise it does not move.
+    pub fn followed_by(&mut self, markers: &[&str]) -> bool {
+        let start = self.pos;
+        self.ws_and_ends();
+        if matches!(any_literal(self.rest(), markers), Marker::Full(_)) {
+            return true;
+        }
+        self.pos = start;
+        false
+    }
+
     /// Requires `marker` here.
     pub fn lit(&mut self, marker: &str) -> Step<()> {
         match literal(self.rest(), marker) {

@@ -132,10 +132,7 @@ pub(crate) fn parse(text: &str, ctx: &Ctx) -> Step<Parsed> {
         if !wrapper.close.is_empty() {
             cur.eat_any(wrapper.close)?;
         }
-        let after = cur.pos;
-        cur.ws_and_ends();
-        if literal(cur.rest(), wrapper.open) != Marker::Full(wrapper.open.len()) {
-            cur.pos = after;
+        if !cur.followed_by(&[wrapper.open]) {
             break;
         }
     }

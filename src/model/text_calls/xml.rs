@@ -36,10 +36,7 @@ pub(crate) fn parse(text: &str, ctx: &Ctx) -> Step<Parsed> {
             cur.ws();
             cur.eat(SEED_CLOSE)?;
         }
-        let after = cur.pos;
-        cur.ws_and_ends();
-        if !seed || literal(cur.rest(), SEED_OPEN) != Marker::Full(SEED_OPEN.len()) {
-            cur.pos = after;
+        if !seed || !cur.followed_by(&[SEED_OPEN]) {
             break;
         }
     }
