@@ -26,11 +26,20 @@ const CALL_KEYS: &[&str] = &[
     "type",
     "tool_calls",
     "tool_call",
+    "function_call",
+    "action",
     "arguments",
     "parameters",
 ];
 /// Keys whose string value is the tool's name.
-const NAME_KEYS: &[&str] = &["name", "tool", "tool_name", "function", "function_name"];
+const NAME_KEYS: &[&str] = &[
+    "name",
+    "tool",
+    "tool_name",
+    "function",
+    "function_name",
+    "action",
+];
 const FENCE: &str = "```";
 const FENCE_JSON: &[&str] = &["", "json", "json5", "tool_call", "tool_calls", "tool"];
 const FENCE_PYTHON: &[&str] = &["tool_code", "python", "py"];

@@ -1,7 +1,8 @@
 //! A JSON value as one or more calls, in the shapes models give them: `{name, arguments}` and
-//! its synonyms (`parameters`, `args`, `tool`, `tool_name`, `function`), an OpenAI-style
-//! `function` wrapper, `tool_calls` lists, arguments as a JSON string, arguments spread over the
-//! object beside the name, and Apertus's `{NAME: {…}}`.
+//! its synonyms (`parameters`, `args`, `tool`, `tool_name`, `function`, LangChain's `action` and
+//! `action_input`), an OpenAI-style `function` wrapper, `tool_calls` lists, `function_call`,
+//! arguments as a JSON string, arguments spread over the object beside the name, and Apertus's
+//! `{NAME: {…}}`.
 
 use serde_json::{Map, Value};
 
@@ -16,6 +17,7 @@ const NAME_KEYS: &[&str] = &[
     "function_name",
     "function",
     "recipient_name",
+    "action",
 ];
 const ARGS_KEYS: &[&str] = &[
     "arguments",
@@ -64,8 +66,10 @@ pub(crate) fn calls_of(value: &Value, tools: &Tools, reading: Reading) -> Option
             if let Some(list) = map.get("tool_calls") {
                 return calls_of(list, tools, reading);
             }
-            if let Some(one) = map.get("tool_call").filter(|v| v.is_object()) {
-                return calls_of(one, tools, reading);
+            for wrapper in ["tool_call", "function_call"] {
+                if let Some(one) = map.get(wrapper).filter(|v| v.is_object()) {
+                    return calls_of(one, tools, reading);
+                }
             }
             call_of(map, tools, reading).map(|call| vec![call])
         }
