@@ -402,3 +402,24 @@ fn formats_with_markers_are_preferred_to_markerless_ones() {
         "{\"name\": \"bash\", \"arguments\": {\"command\": \"rm -rf /\"}}\n"
     );
 }
+
+#[test]
+fn nothing_inside_reasoning_is_a_call_in_a_whole_answer() {
+    let names = vec!["bash".to_string()];
+    let call = "<tool_call>{\"name\": \"bash\", \"arguments\": {\"command\": \"ls\"}}</tool_call>";
+    let thought = format!("<think>I could write {call} here.</think>Done.");
+    assert_eq!(
+        mm::model::text_calls::parse_text_calls(&thought, &names),
+        None
+    );
+    // The template opened the reasoning: only its end is in the text.
+    let opened = format!("Let me list.</think>\n{call}");
+    let (calls, text) = mm::model::text_calls::parse_text_calls(&opened, &names).unwrap();
+    assert_eq!(calls.len(), 1);
+    assert_eq!(text, "Let me list.</think>\n");
+    let unclosed = format!("<think>maybe {call}");
+    assert_eq!(
+        mm::model::text_calls::parse_text_calls(&unclosed, &names),
+        None
+    );
+}

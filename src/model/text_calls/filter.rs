@@ -174,7 +174,7 @@ impl TextCallFilter {
                 recovered: None,
             };
         }
-        let recovered = recover_after(&self.buf, self.line_blank, &self.recent, &self.setup);
+        let recovered = recover_after(&self.buf, self.line_blank, &self.recent, &self.setup, false);
         Ending {
             pending: String::new(),
             held: self.buf,

@@ -409,18 +409,48 @@ fn first_char_len(text: &str) -> usize {
     text.chars().next().map_or(0, char::len_utf8)
 }
 
+/// Where `text` holds reasoning: `<think>…</think>` (to the end when unclosed), and before a
+/// `</think>` that no `<think>` opens (the chat template opened it). The stream's own split
+/// takes reasoning out before the filter sees it; a whole answer given to [`recover`] may
+/// still hold it.
+fn thoughts(text: &str) -> Vec<(usize, usize)> {
+    const OPEN: &str = "<think>";
+    const CLOSE: &str = "</think>";
+    let mut regions = Vec::new();
+    let mut from = 0;
+    if let Some(close) = text.find(CLOSE)
+        && !text[..close].contains(OPEN)
+    {
+        from = close + CLOSE.len();
+        regions.push((0, from));
+    }
+    while let Some(open) = text[from..].find(OPEN) {
+        let start = from + open;
+        let end = text[start..]
+            .find(CLOSE)
+            .map_or(text.len(), |c| start + c + CLOSE.len());
+        regions.push((start, end));
+        from = end;
+    }
+    regions
+}
+
 /// Reads calls from `text`, the end of an answer (`blank_before`, `recent`: what came before
 /// it). Formats with a marker are tried first; the markerless ones only when those give none.
+/// `whole`: the text is a whole answer, whose reasoning may still be in it; nothing inside
+/// reasoning is a call.
 fn recover_after(
     text: &str,
     blank_before: bool,
     recent: &str,
     setup: &TextCalls,
+    whole: bool,
 ) -> Option<Recovered> {
     let ctx = Ctx {
         tools: &setup.tools,
         end: true,
     };
+    let thoughts = if whole { thoughts(text) } else { Vec::new() };
     for pass in [Pass::Markers, Pass::All] {
         let mut pos = 0;
         let mut calls = Vec::new();
@@ -432,6 +462,14 @@ fn recover_after(
                 prose.push_str(&text[pos..]);
                 break;
             };
+            if let Some(&(_, end)) = thoughts
+                .iter()
+                .find(|(from, to)| (*from..*to).contains(&at))
+            {
+                prose.push_str(&text[pos..end]);
+                pos = end;
+                continue;
+            }
             let parsed = kinds
                 .iter()
                 .find_map(|kind| (kind.parse)(&text[at..], &ctx).ok())
@@ -465,9 +503,10 @@ fn recover_after(
 }
 
 /// Reads the calls written in a whole answer's text, and the text around them; `None` when it
-/// holds none.
+/// holds none. Reasoning left in the text (`<think>…</think>`, or up to a `</think>` the chat
+/// template opened) holds no call.
 pub fn recover(text: &str, setup: &TextCalls) -> Option<Recovered> {
-    recover_after(text, true, "", setup)
+    recover_after(text, true, "", setup, true)
 }
 
 /// The format a text opens a call in, whether or not the call can be read (`mm doctor`).
