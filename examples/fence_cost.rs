@@ -3,6 +3,8 @@
 //! 400 spawns, the modes taken twice in turn. The fence costs the difference with `off`.
 //!
 //!     cargo run --release --example fence_cost [spawns]
+// A benchmark sets up its folders directly, not through mm's writer.
+#![allow(clippy::disallowed_methods)]
 
 use std::sync::Arc;
 use std::time::Instant;

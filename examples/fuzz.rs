@@ -13,7 +13,12 @@
 //! that allocates beyond its bound panics (tests/common/fuzz.rs). A worker that reports no
 //! progress for `--hang-seconds` (default 10; a round of every target takes milliseconds) is
 //! hung: the parent sends it SIGABRT, so its input is written like an abort's, and counts it.
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::print_stdout)]
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::print_stdout,
+    clippy::disallowed_methods
+)]
 
 #[path = "../tests/common/fuzz.rs"]
 mod fuzz;

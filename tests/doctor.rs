@@ -1,7 +1,7 @@
 //! `mm doctor` against the fake model server in the modes that matter — tool calls structured,
 //! tool calls only as text, no tool support, a tiny window, no server — line by line, and its
 //! `--json`. The real llama.cpp server's report is in tests/e2e.rs.
-#![allow(clippy::unwrap_used, clippy::expect_used)]
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::disallowed_methods)]
 
 mod common;
 
@@ -458,13 +458,13 @@ async fn json_reports_every_check_for_scripts() {
 #[tokio::test]
 async fn a_configuration_that_does_not_load_is_the_one_failed_line() {
     let sb = Sandbox::new();
-    sb.write(".mm/config.toml", "yolo = \"maybe\"\n");
+    sb.write(".mm/config.toml", "contextWindow = \"big\"\n");
     let run = sb.run(None, &["doctor"]).await;
     assert_eq!(
         run.stdout,
         format!(
             "mm doctor v0.1.0
-✗ config: {}/.mm/config.toml: yolo must be a boolean, got a string
+✗ config: {}/.mm/config.toml: contextWindow must be an integer, got a string
   fix: correct the file or the value it names; nothing else was checked
 mm needs a fix: config
 ",

@@ -369,10 +369,21 @@ impl Inner {
         })
     }
 
+    /// `model.apiKey`, for the configured `model.url` only: a server found on the usual ports
+    /// (one the model left listening on 8080, say) is not the one the user gave the key for.
+    /// A project's file sets neither (config/trust.rs), so both come from the user's layers.
+    fn api_key(&self) -> &str {
+        if self.config.url.trim().is_empty() {
+            ""
+        } else {
+            &self.config.api_key
+        }
+    }
+
     fn prober(&self) -> Result<Prober, ModelError> {
         Ok(Prober {
             http: self.http()?.clone(),
-            api_key: self.config.api_key.clone(),
+            api_key: self.api_key().to_string(),
             timeout: self.options.probe_timeout,
         })
     }
@@ -469,8 +480,8 @@ impl Inner {
         loop {
             tries += 1;
             let mut request = http.post(&url).json(body);
-            if !self.config.api_key.is_empty() {
-                request = request.bearer_auth(&self.config.api_key);
+            if !self.api_key().is_empty() {
+                request = request.bearer_auth(self.api_key());
             }
             let sent = or_cancel(cancel, tokio::time::timeout(self.idle(), request.send())).await?;
             let (error, wait) = match sent {

@@ -235,13 +235,15 @@ impl Sandbox {
         }
     }
 
-    /// Where commands of a session in `cwd` may write (canonical; those that exist).
-    fn roots(&self, cwd: &Path) -> Vec<PathBuf> {
+    /// Where commands of a session in `cwd` may write (canonical; those that exist), with
+    /// `extra` folders of one child's own (an asked agent's `sandboxWritable`).
+    fn roots(&self, cwd: &Path, extra: &[PathBuf]) -> Vec<PathBuf> {
         match self.mode {
             Mode::Off | Mode::ReadOnly => Vec::new(),
             Mode::WorkspaceWrite => std::iter::once(cwd)
                 .chain(self.places.temp.iter().map(PathBuf::as_path))
                 .chain(self.writable.iter().map(PathBuf::as_path))
+                .chain(extra.iter().map(PathBuf::as_path))
                 .filter_map(|p| std::fs::canonicalize(p).ok())
                 .collect(),
         }
@@ -267,10 +269,17 @@ impl Sandbox {
     /// A protected folder that a command could otherwise create first (the session's `.mm/`)
     /// is created, so that it exists to be kept read-only.
     pub fn fence(&self, cwd: &Path) -> Result<Option<Fence>, FenceError> {
+        self.fence_with(cwd, &[])
+    }
+
+    /// [`Sandbox::fence`] that also lets the child write under `extra` in `workspace-write`
+    /// (never in `read-only`): an asked agent's own `agents.<name>.sandboxWritable`, for its
+    /// fence only.
+    pub fn fence_with(&self, cwd: &Path, extra: &[PathBuf]) -> Result<Option<Fence>, FenceError> {
         if !self.fences_commands() {
             return Ok(None);
         }
-        let roots = self.roots(cwd);
+        let roots = self.roots(cwd, extra);
         let namespace = self.enforcement.namespace.is_ok();
         let mut readonly: Vec<PathBuf> = Vec::new();
         if namespace {
@@ -279,7 +288,9 @@ impl Sandbox {
                     continue;
                 }
                 if folder && !p.exists() {
-                    let _ = std::fs::create_dir_all(&p);
+                    let shown = p.display().to_string();
+                    let _ =
+                        crate::writer::create_dir_all(&p, &shown, crate::writer::Check::Anywhere);
                 }
                 if p.exists() {
                     readonly.push(p);
@@ -303,7 +314,7 @@ impl Sandbox {
             return Ok(());
         }
         let real = real_path(path);
-        let inside = self.roots(cwd).iter().any(|r| real.starts_with(r))
+        let inside = self.roots(cwd, &[]).iter().any(|r| real.starts_with(r))
             && !self.protected(cwd).iter().any(|(p, _)| real.starts_with(p));
         if inside {
             Ok(())
@@ -397,7 +408,7 @@ pub fn real_path(path: &Path) -> PathBuf {
 }
 
 #[cfg(test)]
-#[allow(clippy::unwrap_used)]
+#[allow(clippy::unwrap_used, clippy::disallowed_methods)]
 mod tests {
     use super::*;
 
