@@ -3,6 +3,8 @@
 //! without the detector. `cargo bench --bench repetition` prints the numbers; under `cargo test`
 //! it runs once, small, as a smoke test.
 
+mod common;
+
 use std::time::{Duration, Instant};
 
 use mm::model::RepeatLimits;
@@ -54,15 +56,7 @@ fn words(n: usize) -> Vec<&'static str> {
         "::",
         "()",
     ];
-    let mut state: u64 = 0x2545_f491_4f6c_dd1d;
-    (0..n)
-        .map(|_| {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            WORDS[(state % WORDS.len() as u64) as usize]
-        })
-        .collect()
+    common::pick(WORDS, n)
 }
 
 fn chunks(words: &[&str]) -> Vec<SseEvent> {

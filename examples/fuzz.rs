@@ -13,7 +13,12 @@
 //! that allocates beyond its bound panics (tests/common/fuzz.rs). A worker that reports no
 //! progress for `--hang-seconds` (default 10; a round of every target takes milliseconds) is
 //! hung: the parent sends it SIGABRT, so its input is written like an abort's, and counts it.
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::print_stdout)]
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::print_stdout,
+    clippy::disallowed_methods
+)]
 
 #[path = "../tests/common/fuzz.rs"]
 mod fuzz;
@@ -120,28 +125,129 @@ fn corpus(target: &str) -> Corpus {
             ],
         },
         "text-calls" => Corpus {
+            // A seed per format mm reads (src/model/text_calls/), with prose around some.
             seeds: vec![
                 s(
                     "Let me look.\n<tool_call>{\"name\": \"bash\", \"arguments\": {\"command\": \"ls\"}}</tool_call>",
                 ),
+                s("<tool_call>\n{'name': 'bash', 'arguments': {'command': 'ls',},}\n"),
+                s("<tools>\n{\"name\": \"read_file\", \"arguments\": {\"path\": \"a\"}}\n</tools>"),
+                s(
+                    "<tool_call>\n<function=bash>\n<parameter=command>\nls\n</parameter>\n<parameter=timeout>\n5\n</parameter>\n</function>\n</tool_call>",
+                ),
+                s(
+                    "<tool_call>read_file<arg_key>path</arg_key><arg_value>a</arg_value><arg_key>all</arg_key><arg_value>true</arg_value></tool_call>",
+                ),
+                s("{\"name\": \"bash\", \"parameters\": {\"command\": \"pwd\"}}<|eot_id|>"),
+                s(
+                    "<|python_tag|>bash.call(command=\"ls\"); {\"name\": \"read_file\", \"parameters\": {\"path\": \"x\"}}",
+                ),
+                s("[bash(command=\"ls\", timeout=3), read_file(path='a', all=True)]"),
+                s("Checking.<|tool_call_start|>[bash(command='ls')]<|tool_call_end|>"),
                 s("[TOOL_CALLS][{\"name\": \"read_file\", \"arguments\": {\"path\": \"a.txt\"}}]"),
-                s("[TOOL_CALLS]bash[ARGS]{\"command\": \"pwd\"}"),
+                s(
+                    "[TOOL_CALLS]bash[CALL_ID]abc123def[ARGS]{\"command\": \"pwd\"}[TOOL_CALLS]read_file{\"path\": \"b\"}",
+                ),
+                s(
+                    "<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>function<｜tool▁sep｜>bash\n```json\n{\"command\": \"ls\"}\n```<｜tool▁call▁end｜><｜tool▁calls▁end｜>",
+                ),
+                s(
+                    "<|tool_calls_begin|><|tool_call_begin|>bash<|tool_sep|>{\"command\": \"ls\"}<|tool_call_end|>",
+                ),
+                s(
+                    "<|tool_calls_section_begin|><|tool_call_begin|>functions.bash:0<|tool_call_argument_begin|>{\"command\": \"ls\"}<|tool_call_end|><|tool_calls_section_end|>",
+                ),
+                s(
+                    "<|channel|>analysis<|message|>Think.<|end|><|start|>assistant<|channel|>commentary to=functions.bash <|constrain|>json<|message|>{\"command\": \"ls\"}<|call|>",
+                ),
+                s("<|tool_call>call:bash{command:<|\"|>ls -la<|\"|>,timeout:3}<tool_call|>"),
+                s("<start_function_call>call:read_file{path:<escape>a<escape>}<end_function_call>"),
+                s(
+                    "<|tool_call|>[{\"name\": \"bash\", \"arguments\": {\"command\": \"ls\"}}]<|/tool_call|>",
+                ),
+                s(
+                    "Action: ```json\n[{\"tool_name\": \"bash\", \"parameters\": {\"command\": \"ls\"}}]\n```",
+                ),
+                s(
+                    "<|START_ACTION|>[{\"tool_call_id\": \"0\", \"tool_name\": \"bash\", \"parameters\": {}}]<|END_ACTION|>",
+                ),
+                s("<function=bash>{\"command\": \"ls\"}</function>"),
+                s(">>>all\nLooking.>>>bash\n{\"command\": \"ls\"}"),
+                s("bash\n{\"command\": \"ls\"}"),
+                s(" functools[{\"name\": \"bash\", \"arguments\": {\"command\": \"ls\"}}]"),
+                s(
+                    "[{\"name\": \"read_file\", \"arguments\": {\"path\": \"a\"}}, {\"name\": \"bash\", \"arguments\": {}}]",
+                ),
+                s(
+                    "<minimax:tool_call>\n<invoke name=\"bash\">\n<parameter name=\"command\">ls</parameter>\n</invoke>\n</minimax:tool_call>",
+                ),
+                s(
+                    "<｜DSML｜function_calls><｜DSML｜invoke name=\"bash\"><｜DSML｜parameter name=\"timeout\" string=\"false\">3</｜DSML｜parameter></｜DSML｜invoke></｜DSML｜function_calls>",
+                ),
+                s("<|tools_prefix|>[{\"bash\": {\"command\": \"ls\"}}]<|tools_suffix|>"),
+                s(
+                    "[TOOL_REQUEST]{\"name\": \"bash\", \"arguments\": {\"command\": \"ls\"}}[END_TOOL_REQUEST]",
+                ),
+                s(
+                    "<TOOLCALL>[{\"name\": \"bash\", \"arguments\": {\"command\": \"ls\"}}]</TOOLCALL>",
+                ),
                 s("```json\n{\"name\": \"bash\", \"arguments\": {\"command\": \"echo hi\"}}\n```"),
-                s("Plain text with < and [ and ` marks."),
+                s("```tool_code\nprint(bash(command=\"ls\"))\n```"),
+                s(
+                    "{\"tool_calls\": [{\"function\": {\"name\": \"bash\", \"arguments\": \"{\\\"command\\\": \\\"ls\\\"}\"}}]}",
+                ),
+                s("Plain text with < and [ and ` marks, {json} and >>> prompts."),
+                s("<think><tool_call>{\"name\": \"bash\"}</tool_call></think>Done."),
             ],
             tokens: vec![
                 b"<tool_call>",
                 b"</tool_call>",
+                b"<tools>",
+                b"<function=",
+                b"<parameter=",
+                b"</parameter>",
+                b"</function>",
+                b"<arg_key>",
+                b"<arg_value>",
+                b"<|python_tag|>",
+                b"<|tool_call_start|>",
                 b"[TOOL_CALLS]",
                 b"[ARGS]",
+                b"[CALL_ID]",
+                "<｜tool▁calls▁begin｜>".as_bytes(),
+                "<｜tool▁call▁begin｜>".as_bytes(),
+                "<｜tool▁sep｜>".as_bytes(),
+                b"<|tool_call_begin|>",
+                b"<|tool_call_argument_begin|>",
+                b"<|channel|>",
+                b"<|message|>",
+                b" to=functions.",
+                b"<|tool_call>",
+                b"<|\"|>",
+                b"<|tool_call|>",
+                b"Action: ```json\n",
+                b">>>",
+                b"functools[",
+                b"<invoke name=\"",
+                b"<|tools_prefix|>",
+                b"[TOOL_REQUEST]",
                 b"```",
                 b"```json\n",
                 b"{",
                 b"}",
+                b"[",
+                b"]",
+                b"(",
+                b"=",
+                b"'",
+                b"\\u",
                 b"\"name\"",
                 b"\"arguments\"",
                 b"\"function\"",
                 b"\"parameters\"",
+                b"bash",
+                b"True",
+                b"\n",
             ],
         },
         "session-file" => Corpus {

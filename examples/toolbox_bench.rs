@@ -5,7 +5,12 @@
 //! - `lsp`: `definition` on a warm `pylsp`: the median time from the call to its result, and
 //!   mm's own share of it (the call's time minus the server's, from writing the request to
 //!   reading the answer).
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::print_stdout)]
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::print_stdout,
+    clippy::disallowed_methods
+)]
 
 use std::path::Path;
 use std::sync::Arc;
@@ -42,7 +47,14 @@ impl Frontend for Quiet {
 
 async fn run(tool: &dyn Tool, cwd: &Path, args: Value) -> ToolOutput {
     let cancel = CancellationToken::new();
-    let call = Call::new("call_1", cwd, 30_000, &cancel, &Quiet);
+    let call = Call::new(
+        "call_1",
+        cwd,
+        30_000,
+        &cancel,
+        mm::event::Mode::Yolo,
+        &Quiet,
+    );
     tool.run(args, &call).await
 }
 
@@ -119,6 +131,7 @@ async fn fetch_bench() {
     let url = serve(Arc::clone(&page)).await;
     let tool = FetchContent {
         settings: FetchSettings::default(),
+        sandbox: Default::default(),
     };
     let dir = std::env::temp_dir();
     let before = peak_rss();
@@ -171,6 +184,7 @@ async fn lsp_bench() {
             request: Duration::from_secs(30),
             diagnostics: Duration::from_secs(10),
         },
+        sandbox: Default::default(),
     };
     let args = json!({"action": "definition", "path": "main.py", "line": 102, "symbol": "add_one"});
     let started = Instant::now();

@@ -8,6 +8,7 @@ pub mod edit;
 mod raw;
 mod report;
 mod resolve;
+mod trust;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -17,6 +18,7 @@ pub use raw::Source;
 use raw::{
     Layer, env_layers, flag_layers, merge, override_layer, parse_text, read_file, unknown_keys,
 };
+pub use trust::{AGENT_SANDBOX_KEY, HARMLESS_KEYS, IgnoredKeys, UntrustedProject};
 
 /// The effective configuration.
 #[derive(Debug, Clone, PartialEq)]
@@ -82,6 +84,10 @@ pub struct SessionsConfig {
     pub enabled: bool,
     /// Relative to the session's cwd.
     pub dir: PathBuf,
+    /// `dir` was set by the user's own layers (user file, `--config`, environment, flags): it
+    /// may lead outside the session's cwd, which a project's `dir` (or the default's symlink)
+    /// may not (`session::resolve_dir`).
+    pub user_dir: bool,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -193,6 +199,9 @@ pub struct AgentConfig {
     pub command: String,
     pub args: Vec<String>,
     pub env: BTreeMap<String, String>,
+    /// `agents.<name>.sandboxWritable`: folders this agent's fence (only) lets it write in — its
+    /// own state (`~/.codex`); absolute, `~/` expanded; user layers only, like the sandbox keys.
+    pub sandbox_writable: Vec<PathBuf>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -289,6 +298,7 @@ impl Default for Config {
             sessions: SessionsConfig {
                 enabled: false,
                 dir: PathBuf::from(".mm/sessions"),
+                user_dir: false,
             },
             context: ContextConfig {
                 threshold: 0.8,
@@ -378,24 +388,6 @@ pub struct Flags {
     pub sandbox: Option<String>,
 }
 
-/// A project whose own commands were not loaded because it is not trusted.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct UntrustedProject {
-    /// The cwd, canonicalised: what to add to `trustedProjects`.
-    pub path: PathBuf,
-    pub hooks: usize,
-    pub mcp_servers: usize,
-    /// The names of the MCP servers ignored, in order.
-    pub mcp_names: Vec<String>,
-    pub lsp_servers: usize,
-    pub agents: usize,
-    /// What each ignored entry would run, one line each (`hook preToolCall: guard.sh`, `MCP
-    /// server files: npx -y server .`), for the question that offers to trust the project.
-    pub commands: Vec<String>,
-    /// Listed in `distrustedProjects` (the user answered "never"): not offered again.
-    pub distrusted: bool,
-}
-
 /// The loaded configuration and where each value came from.
 #[derive(Debug, Clone)]
 pub struct Loaded {
@@ -408,6 +400,9 @@ pub struct Loaded {
     /// Set when the project defined commands that were ignored (the interactive session offers
     /// to trust it).
     pub untrusted_project: Option<UntrustedProject>,
+    /// Set when an untrusted project's file set keys beyond [`HARMLESS_KEYS`], which were
+    /// ignored.
+    pub ignored_keys: Option<IgnoredKeys>,
 }
 
 impl Loaded {
@@ -506,142 +501,17 @@ fn canonical(path: &Path) -> PathBuf {
     std::fs::canonicalize(path).unwrap_or_else(|_| crate::paths::normalize(path))
 }
 
+/// The variable `model.apiKey` is read from.
+pub const API_KEY_VAR: &str = "MM_API_KEY";
+
+/// Every variable mm reads the model server's key from: no child inherits them
+/// (`process::Supervisor`).
+pub const KEY_VARS: [&str; 1] = [API_KEY_VAR];
+
 /// The projects whose own commands run (user layers only).
 pub const TRUSTED_KEY: &str = "trustedProjects";
 /// The projects the user answered "never" for at the trust prompt (user layers only).
 pub const DISTRUSTED_KEY: &str = "distrustedProjects";
-
-/// The keys of the sandbox (`tools.sandbox…`), which only the user's layers set.
-pub const SANDBOX_KEYS: [&str; 3] = ["sandbox", "sandboxWritable", "sandboxRequired"];
-
-/// Removes the sandbox keys from a layer; returns their dotted names.
-fn strip_sandbox(table: &mut toml::Table) -> Vec<String> {
-    let Some(toml::Value::Table(tools)) = table.get_mut("tools") else {
-        return Vec::new();
-    };
-    SANDBOX_KEYS
-        .iter()
-        .filter(|k| tools.remove(**k).is_some())
-        .map(|k| format!("tools.{k}"))
-        .collect()
-}
-
-/// Removes the command-defining parts of an untrusted project's layer, counting them and saying
-/// what each would run.
-fn strip_commands(table: &mut toml::Table, path: PathBuf) -> UntrustedProject {
-    let mut commands = Vec::new();
-    let hooks = match table.remove("hooks") {
-        Some(toml::Value::Table(events)) => {
-            let mut n = 0;
-            for (event, entries) in &events {
-                let entries = match entries {
-                    toml::Value::Array(items) => items.iter().collect(),
-                    other => vec![other],
-                };
-                for entry in entries {
-                    n += 1;
-                    // A hook's command is a line for `sh -c`: shown as written.
-                    let line = match entry.get("command").and_then(toml::Value::as_str) {
-                        Some(command) => command.to_string(),
-                        None => entry.to_string(),
-                    };
-                    commands.push(format!("hook {event}: {line}"));
-                }
-            }
-            n
-        }
-        Some(other) => {
-            commands.push(format!("hooks: {other}"));
-            1
-        }
-        None => 0,
-    };
-    let named = |removed: Option<toml::Value>, what: &str, commands: &mut Vec<String>| {
-        let Some(toml::Value::Table(entries)) = removed else {
-            return Vec::new();
-        };
-        for (name, entry) in &entries {
-            commands.push(format!("{what} {name}: {}", command_line(entry)));
-        }
-        entries.keys().cloned().collect::<Vec<String>>()
-    };
-    let servers = |table: &mut toml::Table, key: &str| match table.get_mut(key) {
-        Some(toml::Value::Table(t)) => t.remove("servers"),
-        _ => None,
-    };
-    let mcp = servers(table, "mcp");
-    let mcp_names = named(mcp, "MCP server", &mut commands);
-    let lsp = servers(table, "lsp");
-    let lsp_servers = named(lsp, "language server", &mut commands).len();
-    let agents = named(table.remove("agents"), "agent", &mut commands).len();
-    UntrustedProject {
-        path,
-        hooks,
-        mcp_servers: mcp_names.len(),
-        mcp_names,
-        lsp_servers,
-        agents,
-        commands,
-        distrusted: false,
-    }
-}
-
-/// What a server or agent entry would run: its `command` and `args`, as a shell would read them
-/// (a value of the wrong shape is shown as it is written).
-fn command_line(entry: &toml::Value) -> String {
-    let Some(command) = entry.get("command").and_then(toml::Value::as_str) else {
-        return entry.to_string();
-    };
-    let mut words = vec![crate::paths::shell_quote(command)];
-    if let Some(args) = entry.get("args").and_then(toml::Value::as_array) {
-        words.extend(args.iter().map(|a| match a.as_str() {
-            Some(s) => crate::paths::shell_quote(s),
-            None => a.to_string(),
-        }));
-    }
-    words.join(" ")
-}
-
-impl UntrustedProject {
-    /// The warning that says what was ignored and how to trust the project.
-    pub fn warning(&self, user_file: Option<&Path>, home: Option<&Path>) -> String {
-        untrusted_warning(self, user_file, home)
-    }
-}
-
-fn untrusted_warning(
-    u: &UntrustedProject,
-    user_file: Option<&Path>,
-    home: Option<&Path>,
-) -> String {
-    // The MCP servers are named: their tools are what the user will miss.
-    let mcp = if u.mcp_names.is_empty() {
-        "MCP server(s)".to_string()
-    } else {
-        format!("MCP server(s) ({})", u.mcp_names.join(", "))
-    };
-    let parts: Vec<String> = [
-        (u.hooks, "hook(s)"),
-        (u.mcp_servers, mcp.as_str()),
-        (u.lsp_servers, "language server(s)"),
-        (u.agents, "agent(s)"),
-    ]
-    .iter()
-    .filter(|(n, _)| *n > 0)
-    .map(|(n, what)| format!("{n} {what}"))
-    .collect();
-    let why = if u.distrusted {
-        format!(" (distrustedProjects in {})", shown_file(user_file, home))
-    } else {
-        String::new()
-    };
-    format!(
-        "project {} is not trusted{why}: ignored its {}; trust it with: mm trust {}",
-        u.path.display(),
-        parts.join(", "),
-        crate::paths::shell_quote(&u.path.to_string_lossy())
-    )
-}
 
 /// The user's config file as messages name it: `~/…` under the home folder.
 pub fn shown_file(user_file: Option<&Path>, home: Option<&Path>) -> String {
@@ -714,13 +584,18 @@ pub fn load(opts: &LoadOptions) -> Result<Loaded, ConfigError> {
     }
 
     let mut warnings = Vec::new();
+    let mut project_unknown = Vec::new();
     for layer in &layers {
-        for key in unknown_keys(&layer.table) {
+        let unknown = unknown_keys(&layer.table);
+        for key in &unknown {
             warnings.push(format!(
                 "unknown key {} in {}",
-                raw::quote(&key),
+                raw::quote(key),
                 layer.source
             ));
+        }
+        if matches!(layer.source, Source::ProjectFile(_)) {
+            project_unknown = unknown;
         }
     }
 
@@ -759,38 +634,23 @@ pub fn load(opts: &LoadOptions) -> Result<Loaded, ConfigError> {
             }
         }
     }
-    // The sandbox is the user's: the model, which can write the project's files, must not be
-    // able to switch it off for the next run.
-    for layer in &mut layers {
-        if !matches!(layer.source, Source::ProjectFile(_)) {
-            continue;
-        }
-        let removed = strip_sandbox(&mut layer.table);
-        if !removed.is_empty() {
-            warnings.push(format!(
-                "{} {} ignored in project files ({}): only the user's config, --config, the environment and flags set the sandbox",
-                removed.join(", "),
-                if removed.len() == 1 { "is" } else { "are" },
-                layer.source
-            ));
-        }
-    }
     let project = canonical(&opts.cwd);
-    let is_trusted = trusted.iter().any(|p| canonical(p) == project);
-    let is_distrusted = distrusted.iter().any(|p| canonical(p) == project);
+    let standing = trust::Standing {
+        trusted: trusted.iter().any(|p| canonical(p) == project),
+        distrusted: distrusted.iter().any(|p| canonical(p) == project),
+        path: project,
+        user_file: user_file.as_deref(),
+        home,
+    };
     let mut untrusted_project = None;
-    if !is_trusted {
-        for layer in &mut layers {
-            if matches!(layer.source, Source::ProjectFile(_)) {
-                let mut stripped = strip_commands(&mut layer.table, project.clone());
-                stripped.distrusted = is_distrusted;
-                if stripped.hooks + stripped.mcp_servers + stripped.lsp_servers + stripped.agents
-                    > 0
-                {
-                    warnings.push(untrusted_warning(&stripped, user_file.as_deref(), home));
-                    untrusted_project = Some(stripped);
-                }
-            }
+    let mut ignored_keys = None;
+    for layer in &mut layers {
+        if matches!(layer.source, Source::ProjectFile(_)) {
+            let filtered =
+                trust::filter_project(&mut layer.table, &layer.source, &standing, &project_unknown);
+            warnings.extend(filtered.warnings);
+            untrusted_project = filtered.untrusted;
+            ignored_keys = filtered.ignored;
         }
     }
 
@@ -810,5 +670,6 @@ pub fn load(opts: &LoadOptions) -> Result<Loaded, ConfigError> {
         sources,
         user_file,
         untrusted_project,
+        ignored_keys,
     })
 }

@@ -25,9 +25,11 @@ pub mod process;
 pub mod prompt;
 pub mod relay;
 pub mod sandbox;
+pub mod sanitize;
 pub mod session;
 pub mod skills;
 pub mod tools;
+pub mod writer;
 
 pub mod acp;
 pub mod agent_client;

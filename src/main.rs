@@ -12,6 +12,7 @@ use mm::config::{self, Flags, LoadOptions, Loaded};
 use mm::engine::{Engine, Environment, Session, StopReason};
 use mm::event::Frontend;
 use mm::model::openai::OpenAiClient;
+use mm::sanitize::visible;
 use mm::term::{Banner, OneShotFrontend, TermOptions};
 use tokio_util::sync::CancellationToken;
 
@@ -97,7 +98,8 @@ fn main() {
     let code = match run() {
         Ok(code) => code,
         Err(e) => {
-            eprintln!("mm: {}", one_line(&e));
+            // Errors may carry a server's or a file's text: shown visibly.
+            eprintln!("mm: {}", visible(&one_line(&e)));
             1
         }
     };
@@ -150,7 +152,8 @@ fn run() -> anyhow::Result<i32> {
     let loaded = config::load(&opts)?;
     match subcommand(&cli) {
         Some(Subcommand::Config) => {
-            print!("{}", loaded.report());
+            // Values may come from a project's file: shown visibly.
+            print!("{}", visible(&loaded.report()));
             return Ok(0);
         }
         Some(Subcommand::Trust(dir)) => return trust(&opts, &loaded, &cwd, dir),
@@ -226,16 +229,17 @@ fn trust(
     let user_file = loaded.user_file.as_deref();
     let shown = config::shown_file(user_file, home);
     let outcome = config::edit::trust(user_file, home, &path).context("trust")?;
-    match outcome {
-        config::edit::Outcome::Changed => println!(
+    let line = match outcome {
+        config::edit::Outcome::Changed => format!(
             "trusted {}: its own hooks, MCP servers, language servers and agents run from now on (trustedProjects in {shown})",
             path.display()
         ),
-        config::edit::Outcome::Already => println!(
+        config::edit::Outcome::Already => format!(
             "{} is already trusted (trustedProjects in {shown})",
             path.display()
         ),
-    }
+    };
+    println!("{}", visible(&line));
     Ok(0)
 }
 
@@ -513,7 +517,11 @@ async fn ask_agent(
     let setup = mm::term::ask::AskSetup {
         config,
         processes: &engine.processes,
+        sandbox: &engine.sandbox,
         cwd,
+        // No session: the configuration's mode (`yolo`); `mm --ask` cannot ask, so in `ask`
+        // the agent's permission requests get its own refusal.
+        mode: engine.configured_mode(),
         depth: engine.ask_depth(),
     };
     let color = TermOptions::from_env().color_stderr;
@@ -535,7 +543,7 @@ async fn open_session(
     let id = if let Some(id) = &cli.resume {
         Some(id.clone())
     } else if cli.continue_ {
-        let dir = engine.sessions_dir(&cwd);
+        let dir = engine.sessions_dir(&cwd)?;
         match mm::session::latest(&dir) {
             Some(s) => Some(s.id),
             None => anyhow::bail!("--continue: no saved session in {}", dir.display()),
@@ -603,7 +611,9 @@ async fn one_shot(
 ) -> anyhow::Result<i32> {
     let quiet = cli.quiet;
     let color = options.color_stderr;
-    let frontend = OneShotFrontend::new(color, stdin_terminal).quiet(quiet);
+    let frontend = OneShotFrontend::new(color, stdin_terminal)
+        .quiet(quiet)
+        .raw_answer(!options.stdout_terminal);
     let mut session = open_session(&engine, &config, cwd, cli, &frontend).await?;
     let banner = banner_for(&engine, &session);
     frontend.banner_model(banner.model_named());
@@ -663,7 +673,7 @@ async fn one_shot(
         }
     } else if let Err(e) = &outcome.stop {
         // The engine's error line went to the front end, which -q keeps quiet.
-        eprintln!("[error: {e}]");
+        eprintln!("[error: {}]", visible(&e.to_string()));
     }
     Ok(match outcome.stop {
         Ok(StopReason::EndTurn) => 0,
@@ -681,7 +691,7 @@ struct QuietFrontend;
 impl Frontend for QuietFrontend {
     fn emit(&self, event: mm::event::Event) {
         if let mm::event::Event::Warning(w) = event {
-            eprintln!("{w}");
+            eprintln!("{}", visible(&w));
         }
     }
     async fn ask_permission(

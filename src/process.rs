@@ -95,6 +95,7 @@ impl Supervisor {
                 }
             }
         }
+        without_keys(cmd);
         if let Some(fence) = fence {
             cmd.env(crate::sandbox::FENCED_VAR, fence.marker());
             // SAFETY: `Fence::enter` only makes system calls on memory prepared before the
@@ -190,6 +191,21 @@ impl Supervisor {
         let _ = tokio::time::timeout(self.grace, self.stopping.wait()).await;
         if let Ok(mut g) = self.groups.lock() {
             g.clear();
+        }
+    }
+}
+
+/// No child inherits the model server's key (`config::KEY_VARS`): bash, hooks, MCP and
+/// language servers, asked agents. A value set on the command itself stays: the user wrote it in
+/// that server's or agent's own `env`.
+fn without_keys(cmd: &mut Command) {
+    for var in crate::config::KEY_VARS {
+        let set_here = cmd
+            .as_std()
+            .get_envs()
+            .any(|(name, value)| name == var && value.is_some());
+        if !set_here {
+            cmd.env_remove(var);
         }
     }
 }

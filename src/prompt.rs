@@ -100,7 +100,7 @@ pub fn attachment_line(path: &Path, is_dir: bool) -> String {
 
 #[cfg(test)]
 mod tests {
-    #![allow(clippy::unwrap_used)]
+    #![allow(clippy::unwrap_used, clippy::disallowed_methods)]
     use super::*;
 
     #[test]

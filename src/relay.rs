@@ -64,11 +64,16 @@ impl RelayedPermission {
     /// The answer of a front end that cannot ask: the agent's own `reject_once` option, else
     /// `None` (cancelled).
     pub fn refusal(&self) -> Option<String> {
-        self.options
-            .iter()
-            .find(|o| o.kind == OptionKind::RejectOnce)
-            .map(|o| o.id.clone())
+        refusal_of(&self.options)
     }
+}
+
+/// The asked agent's own refusal among its options: its `reject_once`, else `None` (cancelled).
+pub fn refusal_of(options: &[RelayedOption]) -> Option<String> {
+    options
+        .iter()
+        .find(|o| o.kind == OptionKind::RejectOnce)
+        .map(|o| o.id.clone())
 }
 
 /// The asked agent's form (`elicitation/create` in form mode).

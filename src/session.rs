@@ -1,13 +1,12 @@
 //! Session files on disk (docs/sessions.md): ids, the file format, atomic saves, loading, listing.
 //!
-//! A file is always written to a temporary file in the same folder, flushed, then renamed over
-//! the old one, so a process killed at any moment leaves the old or the new file whole. Two
-//! processes writing one session: the last writer wins.
+//! A file is always written through `crate::writer` (a temporary file in the same folder,
+//! fsynced, then renamed over the old one), so a process killed at any moment leaves the old or
+//! the new file whole. Two processes writing one session: the last writer wins.
 
 use std::fmt;
-use std::fs::{self, DirBuilder, File, OpenOptions};
-use std::io::{self, Write};
-use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
+use std::fs::{self, File};
+use std::io;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
 
@@ -16,6 +15,10 @@ use serde::{Deserialize, Serialize};
 
 use crate::event::{Mode, Plan, Usage};
 use crate::history::{Message, count_without_system};
+use crate::writer::{self, Check, FileKind, WriteError};
+
+mod folder;
+pub use folder::{OutsideProject, resolve_dir};
 
 /// The format version this mm writes and reads.
 pub const VERSION: u32 = 1;
@@ -142,51 +145,16 @@ pub fn encode(file: &SessionFile) -> serde_json::Result<Vec<u8>> {
     Ok(bytes)
 }
 
-/// Writes `<dir>/<id>.json` atomically (temporary file in the same folder, fsync, rename, fsync
-/// of the folder), creating the folder (0700) if needed. The file is 0600.
+/// Writes `<dir>/<id>.json` atomically (crate::writer: temporary file in the same folder, fsync,
+/// rename, fsync of the folder), creating the folder (0700) if needed. The file is 0600.
 pub fn save(dir: &Path, file: &SessionFile) -> io::Result<PathBuf> {
     validate_id(&file.id).map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e))?;
-    ensure_dir(dir)?;
     let bytes = encode(file).map_err(io::Error::other)?;
-
     let target = file_path(dir, &file.id);
-    let tmp = dir.join(format!(".{}.json.tmp{:08x}", file.id, random_u32()));
-    let written = write_new(&tmp, &bytes).and_then(|()| fs::rename(&tmp, &target));
-    if let Err(e) = written {
-        let _ = fs::remove_file(&tmp);
-        return Err(e);
-    }
-    // Makes the rename itself durable. Some file systems refuse to sync a directory; the file is
-    // whole either way, so that is not worth failing the save.
-    if let Ok(d) = File::open(dir) {
-        let _ = d.sync_all();
-    }
+    let shown = target.display().to_string();
+    writer::write(&target, &shown, &bytes, FileKind::Private, Check::Anywhere)
+        .map_err(WriteError::into_io)?;
     Ok(target)
-}
-
-fn ensure_dir(dir: &Path) -> io::Result<()> {
-    if dir.is_dir() {
-        return Ok(());
-    }
-    // Parents (`.mm`) get the usual mode; only the sessions folder itself is private.
-    if let Some(parent) = dir.parent().filter(|p| !p.as_os_str().is_empty()) {
-        fs::create_dir_all(parent)?;
-    }
-    match DirBuilder::new().mode(0o700).create(dir) {
-        Err(e) if e.kind() == io::ErrorKind::AlreadyExists && dir.is_dir() => Ok(()),
-        other => other,
-    }
-}
-
-fn write_new(path: &Path, bytes: &[u8]) -> io::Result<()> {
-    let mut f = OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .mode(0o600)
-        .open(path)?;
-    f.write_all(bytes)?;
-    f.flush()?;
-    f.sync_all()
 }
 
 /// Why a session file could not be loaded; `Display` names the file and the problem.

@@ -1,7 +1,7 @@
 //! `mm -acp` against docs/acp-reference.md, row by row: in-process over duplex pipes with a
 //! scripted model, and a few through the built binary. Every message mm writes is validated against
 //! the official schema (tests/fixtures/acp-schema) by the test client.
-#![allow(clippy::unwrap_used, clippy::expect_used)]
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::disallowed_methods)]
 
 mod common;
 
@@ -567,6 +567,44 @@ async fn permission_requests_offer_the_four_options_and_are_obeyed() {
 }
 
 #[tokio::test]
+async fn a_permission_request_carries_the_whole_command() {
+    // Over ACP the title is acp.md's `bash: <command>`, every line of it, and `rawInput` the
+    // whole arguments: the editor shows them (the terminal folds them itself).
+    let dir = tmp();
+    let cwd = canonical(dir.path());
+    let mut config = test_config();
+    config.yolo = false;
+    let command = format!("echo ok\nrm -rf ~ {}", "x".repeat(300));
+    let model = ScriptedModel::new(vec![
+        Answer::call("bash", json!({ "command": command })).without_usage(),
+        Answer::text("end").without_usage(),
+    ]);
+    let mut h = Harness::start(config, model);
+    h.client.initialize(false).await;
+    let (id, _) = h.client.new_session(&cwd).await;
+    let pid = h
+        .client
+        .request(
+            "session/prompt",
+            json!({"sessionId": id, "prompt": [{"type": "text", "text": "go"}]}),
+        )
+        .await;
+    let (_, req) = h.client.until_request("session/request_permission").await;
+    let call = &req["params"]["toolCall"];
+    assert_eq!(call["title"], json!(format!("bash: {command}")));
+    assert_eq!(call["rawInput"], json!({ "command": command }));
+    h.client
+        .respond(
+            &req["id"],
+            json!({"outcome": {"outcome": "selected", "optionId": "reject"}}),
+        )
+        .await;
+    let (_, r) = h.client.until_response(pid).await;
+    assert_eq!(r["result"]["stopReason"], "end_turn");
+    h.finish().await.unwrap();
+}
+
+#[tokio::test]
 async fn a_permission_request_carries_the_change_the_call_would_make() {
     let dir = tmp();
     let cwd = canonical(dir.path());
@@ -1086,7 +1124,13 @@ async fn the_binary_replays_a_loaded_session_before_its_response() {
     let home = tmp();
     let cwd = canonical(dir.path());
     std::fs::create_dir_all(cwd.join(".mm/sessions")).unwrap();
-    std::fs::write(cwd.join(".mm/config.toml"), "[sessions]\nenabled = true\n").unwrap();
+    // The user's choice: a project's own file does not switch sessions on unless trusted.
+    std::fs::create_dir_all(home.path().join(".config/mm")).unwrap();
+    std::fs::write(
+        home.path().join(".config/mm/config.toml"),
+        "[sessions]\nenabled = true\n",
+    )
+    .unwrap();
     let id = "20260101-000000-0badcafe";
     let mut messages = vec![json!({"role": "system", "content": "old"})];
     for i in 0..50 {

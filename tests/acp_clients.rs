@@ -1,6 +1,6 @@
 //! Third-party clients drive `mm -acp`: the official Python SDK (tests/acp_clients/). Skipped,
 //! with a message saying why, when the SDK is not installed.
-#![allow(clippy::unwrap_used, clippy::expect_used)]
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::disallowed_methods)]
 
 use std::path::Path;
 use std::process::Command;

@@ -2,7 +2,7 @@
 //! of acp.md"): each test here failed before its fix. In-process with the scripted model, every
 //! message validated against the official schema by the test client; one test through the
 //! binary.
-#![allow(clippy::unwrap_used, clippy::expect_used)]
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::disallowed_methods)]
 
 mod common;
 

@@ -4,7 +4,7 @@
 //! `compaction_update`. In process over duplex pipes with a scripted model, and through the built
 //! binary against the fake model server; every message mm writes is validated against the
 //! official schema by the test client.
-#![allow(clippy::unwrap_used, clippy::expect_used)]
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::disallowed_methods)]
 
 mod common;
 

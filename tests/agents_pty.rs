@@ -1,31 +1,19 @@
 //! Asking in the interactive terminal (the real binary in a pseudo-terminal, the fake model
 //! server): `ask_user`'s forms, Ctrl-C on a question cancelling only the question, and `/ask`
 //! with another agent's permission request and form put to the user.
-#![allow(clippy::unwrap_used, clippy::expect_used)]
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::disallowed_methods)]
 
 mod common;
 
 use std::path::Path;
-use std::process::Command;
 
 use common::Reply;
+use common::agents::{
+    landlock_available, mode_agent, python_available, python_sdk_available, received,
+};
 use common::pty::{PtyServer as Server, spawn_mm};
 use expectrl::{Eof, Expect};
-use serde_json::{Value, json};
-
-/// The tool results of the last request the model server received.
-fn tool_results(server: &Server) -> Vec<String> {
-    let requests: Vec<Value> = server.requests();
-    let last = requests.last().cloned().unwrap_or_default();
-    last["messages"]
-        .as_array()
-        .cloned()
-        .unwrap_or_default()
-        .iter()
-        .filter(|m| m["role"] == "tool")
-        .map(|m| m["content"].as_str().unwrap_or("").to_string())
-        .collect()
-}
+use serde_json::json;
 
 #[test]
 fn ask_user_in_the_terminal_and_ctrl_c_cancels_only_the_question() {
@@ -51,7 +39,7 @@ fn ask_user_in_the_terminal_and_ctrl_c_cancels_only_the_question() {
     mm.send("2\r").unwrap();
     mm.expect("You chose.").unwrap();
     mm.expect("> ").unwrap();
-    assert_eq!(tool_results(&server), ["Colour? → blue"]);
+    assert_eq!(server.tool_results(), ["Colour? → blue"]);
 
     mm.send_line("again").unwrap();
     mm.expect("? Name?").unwrap();
@@ -60,7 +48,7 @@ fn ask_user_in_the_terminal_and_ctrl_c_cancels_only_the_question() {
     mm.expect("Moving on.").unwrap();
     mm.expect("> ").unwrap();
     assert_eq!(
-        tool_results(&server),
+        server.tool_results(),
         ["Colour? → blue", "[the question was cancelled]"]
     );
     mm.send("\x04").unwrap();
@@ -70,29 +58,12 @@ fn ask_user_in_the_terminal_and_ctrl_c_cancels_only_the_question() {
 
 #[test]
 fn slash_ask_puts_the_agents_questions_to_the_terminal() {
-    let sdk = Command::new("python3")
-        .args(["-c", "import acp.stdio"])
-        .output()
-        .is_ok_and(|o| o.status.success());
-    if !sdk {
-        eprintln!(
-            "SKIPPED: the ACP Python SDK is not installed (pip install agent-client-protocol==0.12.1)"
-        );
+    if !python_sdk_available() {
         return;
     }
     let (_server, url) = Server::start(vec![]);
     let home = tempfile::tempdir().unwrap();
-    let agent = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/agents/python_agent.py");
-    let config = home.path().join("config/mm/config.toml");
-    std::fs::create_dir_all(config.parent().unwrap()).unwrap();
-    std::fs::write(
-        &config,
-        format!(
-            "[agents.py]\ncommand = \"python3\"\nargs = [{:?}]\n",
-            agent.display().to_string()
-        ),
-    )
-    .unwrap();
+    common::pty::python_agent_config(home.path(), "py", "python_agent.py");
     let mut mm = spawn_mm(home.path(), &url, &[]);
     mm.expect("> ").unwrap();
     mm.send_line("/ask py go").unwrap();
@@ -112,4 +83,122 @@ fn slash_ask_puts_the_agents_questions_to_the_terminal() {
     mm.expect("> ").unwrap();
     mm.send("\x04").unwrap();
     mm.expect(Eof).unwrap();
+}
+
+fn write_config(home: &Path, toml: &str) {
+    let config = home.join("config/mm/config.toml");
+    std::fs::create_dir_all(config.parent().unwrap()).unwrap();
+    std::fs::write(&config, toml).unwrap();
+}
+
+#[test]
+fn slash_mode_reaches_the_asked_agent_before_each_question() {
+    if !python_available() {
+        return;
+    }
+    let ask = |agent: &str, question: &str| {
+        Reply::tool_call("ask_agent", json!({"agent": agent, "question": question}))
+    };
+    let (server, url) = Server::start(vec![
+        ask("rec", "first"),
+        Reply::text("asked once."),
+        ask("rec", "second"),
+        Reply::text("asked twice."),
+    ]);
+    let home = tempfile::tempdir().unwrap();
+    write_config(
+        home.path(),
+        &format!(
+            "{}{}",
+            mode_agent("rec", &home.path().join("rec.log"), "ask,yolo,read-only"),
+            mode_agent("bare", &home.path().join("bare.log"), "none")
+        ),
+    );
+    let mut mm = spawn_mm(home.path(), &url, &[]);
+    mm.expect("> ").unwrap();
+    mm.send_line("/mode read-only").unwrap();
+    mm.expect("mode read-only: ").unwrap();
+    mm.send_line("go").unwrap();
+    mm.expect("asked once.").unwrap();
+    mm.expect("> ").unwrap();
+    assert_eq!(server.tool_results(), ["mode=read-only"]);
+    // The kept agent gets the new mode with the next question.
+    mm.send_line("/mode yolo").unwrap();
+    mm.expect("mode yolo: ").unwrap();
+    mm.send_line("again").unwrap();
+    mm.expect("asked twice.").unwrap();
+    mm.expect("> ").unwrap();
+    assert_eq!(server.tool_results(), ["mode=read-only", "mode=yolo"]);
+    assert_eq!(
+        received(&home.path().join("rec.log")),
+        [
+            "initialize",
+            "session/new",
+            "session/set_mode read-only",
+            "session/prompt",
+            "session/set_mode yolo",
+            "session/prompt",
+        ]
+    );
+    // `/ask` puts the agent in the session's mode too, and refuses one that has no read-only.
+    mm.send_line("/mode read-only").unwrap();
+    mm.expect("mode read-only: ").unwrap();
+    mm.send_line("/ask bare hello").unwrap();
+    mm.expect(
+        "[agent bare failed: the session is in read-only mode and it offers no read-only mode]",
+    )
+    .unwrap();
+    mm.expect("> ").unwrap();
+    assert_eq!(
+        received(&home.path().join("bare.log")),
+        ["initialize", "session/new"]
+    );
+    mm.send("\x04").unwrap();
+    mm.expect(Eof).unwrap();
+    server.assert_valid();
+}
+
+#[test]
+fn slash_ask_runs_the_agent_inside_the_fence() {
+    if !landlock_available() {
+        return;
+    }
+    let home = tempfile::tempdir().unwrap();
+    let file = home.path().join("from-the-agent.txt");
+    let (server, url) = Server::start(vec![
+        Reply::tool_call(
+            "bash",
+            json!({"command": format!("touch {}", file.display())}),
+        ),
+        Reply::text("the agent is done"),
+    ]);
+    // The asked mm reaches the same server through the shared configuration.
+    write_config(
+        home.path(),
+        &format!(
+            "[model]\nurl = {url:?}\n[agents.second]\ncommand = {:?}\nargs = [\"-acp\", \"--yolo\"]\n",
+            env!("CARGO_BIN_EXE_mm")
+        ),
+    );
+    let mut mm = spawn_mm(home.path(), &url, &["--sandbox", "read-only"]);
+    mm.expect("> ").unwrap();
+    mm.send_line("/ask second write it").unwrap();
+    mm.expect("the agent is done").unwrap();
+    mm.expect("> ").unwrap();
+    assert!(!file.exists(), "/ask's agent wrote under read-only");
+    let requests = server.requests();
+    let result = requests[1]["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["role"] == "tool")
+        .unwrap()["content"]
+        .clone();
+    assert!(
+        result.as_str().unwrap().contains("Permission denied"),
+        "{result}"
+    );
+    mm.send("\x04").unwrap();
+    mm.expect(Eof).unwrap();
+    server.assert_valid();
 }

@@ -4,11 +4,11 @@
 //!
 //! Every test checks that the requests mm sent kept the history invariants real servers enforce
 //! (`server.violations()` is empty).
-#![allow(clippy::unwrap_used, clippy::expect_used)]
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::disallowed_methods)]
 
 mod common;
 
-use common::mm_run::{RUN_LIMIT, Run, Sandbox, finish, finish_within, interrupt};
+use common::mm_run::{RUN_LIMIT, Run, Sandbox, assert_code, finish, finish_within, interrupt};
 use common::{Call, FakeServer, HANG_GUARD, Options, Reply};
 use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
@@ -36,16 +36,6 @@ fn tool_results(server: &FakeServer, n: usize) -> Vec<String> {
 
 fn no_violations(server: &FakeServer) {
     assert_eq!(server.violations(), Vec::<String>::new());
-}
-
-fn assert_code(run: &Run, code: i32) {
-    assert_eq!(
-        run.code,
-        Some(code),
-        "stdout:\n{}\nstderr:\n{}",
-        run.stdout,
-        run.stderr
-    );
 }
 
 /// The line that ends a turn that did not fail: `1.2k in / 34 out · ctx 4% of 32k · 0.4s`.

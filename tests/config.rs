@@ -1,5 +1,5 @@
 //! Configuration layers, resolution, trust and the `mm config` report (docs/config.md).
-#![allow(clippy::unwrap_used, clippy::expect_used)]
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::disallowed_methods)]
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -105,12 +105,10 @@ fn no_files_gives_the_defaults() {
 #[test]
 fn each_layer_overrides_the_previous_key_by_key() {
     let w = World::new();
-    let user = w.write_user(
+    let user = w.trust_project(
         "maxSteps = 10\nsystemPrompt = \"user\"\n[model]\nname = \"u\"\nurl = \"http://u\"\ntemperature = 0.5\n[acp]\nname = \"u\"\n",
     );
-    let project = w.write_project(
-        "maxSteps = 20\n[model]\nname = \"p\"\nurl = \"http://p\"\n[acp]\ntitle = \"P\"\n",
-    );
+    let project = w.write_project("maxSteps = 20\n[model]\nname = \"p\"\n[acp]\ntitle = \"P\"\n");
     let file = write(
         &w.cwd().join("extra.toml"),
         "maxSteps = 30\n[model]\nname = \"f\"\n",
@@ -385,11 +383,11 @@ fn unknown_keys_are_warnings_naming_key_and_file() {
 #[test]
 fn wrong_types_are_errors_naming_key_file_and_type() {
     let w = World::new();
-    let project = w.write_project("maxSteps = \"ten\"\n");
+    let project = w.write_project("contextWindow = \"ten\"\n");
     assert_eq!(
         error(&w.opts()),
         format!(
-            "{}: maxSteps must be an integer, got a string",
+            "{}: contextWindow must be an integer, got a string",
             project.display()
         )
     );
@@ -536,7 +534,10 @@ fn an_untrusted_project_runs_none_of_its_commands() {
     ));
     let loaded = w.load();
     let c = &loaded.config;
-    assert_eq!(c.max_steps, 7, "the project's other keys still apply");
+    assert_eq!(
+        c.max_steps, 50,
+        "an untrusted project sets only harmless keys"
+    );
     assert_eq!(c.hooks, Default::default());
     assert_eq!(c.mcp_servers.keys().collect::<Vec<_>>(), vec!["mine"]);
     assert!(c.lsp_servers.is_empty());
@@ -551,6 +552,11 @@ fn an_untrusted_project_runs_none_of_its_commands() {
             ),
             format!(
                 "project {} is not trusted: ignored its 2 hook(s), 1 MCP server(s) (files), 1 language server(s), 1 agent(s); trust it with: mm trust {}",
+                w.cwd().display(),
+                w.cwd().display()
+            ),
+            format!(
+                "project {} is not trusted: ignored its keys maxSteps; trust it with: mm trust {}",
                 w.cwd().display(),
                 w.cwd().display()
             ),
@@ -831,10 +837,10 @@ fn a_project_file_cannot_set_the_sandbox() {
     let w = World::new();
     w.write_user("[tools]\nsandbox = \"workspace-write\"\n");
     w.write_project(
-        "maxSteps = 7\n[tools]\nsandbox = \"off\"\nsandboxWritable = [\"/\"]\nsandboxRequired = false\n",
+        "contextWindow = 7\n[tools]\nsandbox = \"off\"\nsandboxWritable = [\"/\"]\nsandboxRequired = false\n",
     );
     let c = w.load().config;
-    assert_eq!(c.max_steps, 7);
+    assert_eq!(c.context_window, 7);
     assert_eq!(c.tools.sandbox, Mode::WorkspaceWrite);
     assert_eq!(c.tools.sandbox_writable, Vec::<PathBuf>::new());
     assert_eq!(
@@ -856,6 +862,56 @@ fn a_project_file_cannot_set_the_sandbox() {
             "tools.sandbox is ignored in project files ({}): only the user's config, --config, the environment and flags set the sandbox",
             w.project_file().display()
         )]
+    );
+}
+
+#[test]
+fn an_agents_sandbox_writable_is_the_users_own() {
+    let w = World::new();
+    // The user's entry: `~/` expanded, shown by `mm config`.
+    w.trust_project("[agents.codex]\ncommand = \"codex-acp\"\nsandboxWritable = [\"~/.codex\"]\n");
+    // A trusted project's agent runs, but cannot open its fence, nor widen the user's agent.
+    w.write_project(
+        "[agents.proj]\ncommand = \"mm\"\nsandboxWritable = [\"/\"]\n[agents.codex]\nsandboxWritable = [\"/etc\"]\n",
+    );
+    let loaded = w.load();
+    let c = &loaded.config;
+    assert_eq!(
+        c.agents["codex"].sandbox_writable,
+        vec![w.home().join(".codex")]
+    );
+    assert_eq!(c.agents["proj"].command, "mm");
+    assert_eq!(c.agents["proj"].sandbox_writable, Vec::<PathBuf>::new());
+    assert_eq!(
+        c.warnings,
+        vec![format!(
+            "agents.codex.sandboxWritable, agents.proj.sandboxWritable are ignored in project files ({}): only the user's config, --config, the environment and flags set the sandbox",
+            w.project_file().display()
+        )]
+    );
+    let report = loaded.report();
+    let line = report
+        .lines()
+        .find(|l| l.starts_with("agents.codex.sandboxWritable "))
+        .unwrap();
+    assert_eq!(
+        line.split_whitespace().collect::<Vec<_>>(),
+        [
+            "agents.codex.sandboxWritable",
+            "=",
+            &format!("[{:?}]", w.home().join(".codex").display().to_string()),
+            "#",
+            &w.user_file().display().to_string()
+        ]
+    );
+    let user =
+        w.write_user("[agents.codex]\ncommand = \"codex-acp\"\nsandboxWritable = [\"state\"]\n");
+    assert_eq!(
+        load(&w.opts()).unwrap_err().to_string(),
+        format!(
+            "{}: agents.codex.sandboxWritable[0] must be an absolute path (or ~/…), got \"state\"",
+            user.display()
+        )
     );
 }
 
@@ -886,4 +942,27 @@ fn bad_sandbox_values_are_errors() {
             user.display()
         )
     );
+}
+
+#[test]
+fn the_table_of_harmless_keys_in_the_docs_is_the_allow_list() {
+    let docs = include_str!("../docs/config.md");
+    let table = docs
+        .split("| key | why it is harmless |\n|---|---|\n")
+        .nth(1)
+        .and_then(|rest| rest.split("\n\n").next())
+        .expect("docs/config.md has the table of harmless keys");
+    let mut listed: Vec<String> = Vec::new();
+    for row in table.lines() {
+        let first = row.split('|').nth(1).unwrap();
+        listed.extend(first.split('`').skip(1).step_by(2).map(str::to_string));
+    }
+    let mut expected: Vec<String> = mm::config::HARMLESS_KEYS
+        .iter()
+        .map(|k| k.to_string())
+        .collect();
+    expected.push("yolo = false".to_string());
+    listed.sort();
+    expected.sort();
+    assert_eq!(listed, expected);
 }

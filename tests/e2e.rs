@@ -10,7 +10,7 @@ mod common;
 
 use std::time::{Duration, Instant};
 
-use common::mm_run::{Run, Sandbox, finish, finish_within, interrupt, read_json};
+use common::mm_run::{Run, Sandbox, assert_code, finish, finish_within, interrupt, read_json};
 use serde_json::Value;
 use tokio::io::AsyncReadExt;
 
@@ -31,16 +31,6 @@ fn args<'a>(extra: &[&'a str]) -> Vec<&'a str> {
     let mut all: Vec<&str> = QUICK.to_vec();
     all.extend_from_slice(extra);
     all
-}
-
-fn assert_code(run: &Run, code: i32) {
-    assert_eq!(
-        run.code,
-        Some(code),
-        "stdout:\n{}\nstderr:\n{}",
-        run.stdout,
-        run.stderr
-    );
 }
 
 /// The turn ended by itself: 0 (`end_turn`), or 2 (`max_tokens`: the tiny model's answer went

@@ -1,5 +1,5 @@
 //! The turn loop through a recording front end and a scripted model.
-#![allow(clippy::unwrap_used, clippy::expect_used)]
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::disallowed_methods)]
 
 mod common;
 
@@ -379,6 +379,7 @@ async fn the_system_prompt_speaks_only_of_tools_that_exist() {
                 command: "mm".into(),
                 args: vec!["-acp".into()],
                 env: Default::default(),
+                sandbox_writable: Vec::new(),
             },
         );
     });

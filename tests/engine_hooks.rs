@@ -1,6 +1,6 @@
 //! Hooks end to end through the engine (hooks.md): real scripts in tempdirs, configured through
 //! `Config.hooks`, around real tools.
-#![allow(clippy::unwrap_used, clippy::expect_used)]
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::disallowed_methods)]
 
 mod common;
 

@@ -2,7 +2,7 @@
 //! commands were skipped (answered each way, in a pseudo-terminal; the user's file kept byte for
 //! byte), `mm trust`, what `mm -p` and `mm -acp` say instead of asking, and how `mm -p` reports
 //! its turn (the recap line, `-q`).
-#![allow(clippy::unwrap_used, clippy::expect_used)]
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::disallowed_methods)]
 
 mod common;
 

@@ -1,5 +1,5 @@
 //! Hooks with real scripts: decisions, context, failures, timeouts, matching, input.
-#![allow(clippy::unwrap_used, clippy::expect_used)]
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::disallowed_methods)]
 
 mod common;
 

@@ -19,6 +19,20 @@ fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
     }
 }
 
+/// `<file> mentions <word>` for each of `words` a file mentions.
+fn mentions(files: &[PathBuf], words: &[&str]) -> Vec<String> {
+    let mut offenders = Vec::new();
+    for f in files {
+        let text = std::fs::read_to_string(f).unwrap_or_default();
+        for word in words {
+            if text.contains(word) {
+                offenders.push(format!("{} mentions {word}", f.display()));
+            }
+        }
+    }
+    offenders
+}
+
 /// Every file below the front ends.
 fn below_the_front_ends() -> Vec<PathBuf> {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
@@ -68,16 +82,7 @@ fn no_module_below_the_front_ends_knows_them() {
         "mm::acp",
         "mm::term",
     ];
-    let mut offenders = Vec::new();
-    for f in &files {
-        let text = std::fs::read_to_string(f).unwrap_or_default();
-        for word in forbidden {
-            if text.contains(word) {
-                offenders.push(format!("{} mentions {word}", f.display()));
-            }
-        }
-    }
-    assert_eq!(offenders, Vec::<String>::new());
+    assert_eq!(mentions(&files, &forbidden), Vec::<String>::new());
 }
 
 /// The ACP client speaks the protocol but knows neither front end.
@@ -87,14 +92,29 @@ fn the_acp_client_knows_no_front_end() {
     let mut files = Vec::new();
     rust_files(&root, &mut files);
     assert!(!files.is_empty(), "src/agent_client holds no file");
-    let mut offenders = Vec::new();
-    for f in &files {
-        let text = std::fs::read_to_string(f).unwrap_or_default();
-        for word in ["crate::acp", "crate::term"] {
-            if text.contains(word) {
-                offenders.push(format!("{} mentions {word}", f.display()));
-            }
-        }
-    }
-    assert_eq!(offenders, Vec::<String>::new());
+    assert_eq!(
+        mentions(&files, &["crate::acp", "crate::term"]),
+        Vec::<String>::new()
+    );
+}
+
+/// The one checked writer stands below the tools (the core of the next layout): it knows no
+/// tool, no engine, no sandbox (the check is a closure) and no front end.
+#[test]
+fn the_writer_knows_neither_the_tools_nor_the_sandbox() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/writer");
+    let mut files = Vec::new();
+    rust_files(&root, &mut files);
+    assert!(files.len() >= 2, "src/writer holds {files:?}");
+    let forbidden = [
+        "crate::tools",
+        "crate::engine",
+        "crate::sandbox",
+        "crate::lsp",
+        "crate::mcp",
+        "crate::acp",
+        "crate::term",
+        "crate::agent_client",
+    ];
+    assert_eq!(mentions(&files, &forbidden), Vec::<String>::new());
 }

@@ -13,7 +13,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use common::acp::{TestClient, agent_text, updates};
-use common::mm_run::{Run, Sandbox};
+use common::mm_run::{Run, Sandbox, assert_code};
 use common::{Call, Chunk, FakeServer, Options, Reply};
 use expectrl::{Eof, Expect};
 use mm::acp::{Logger, serve_io};
@@ -30,16 +30,6 @@ const PHRASE: &str = "of the vastness ";
 /// Chunks of a runaway stream; at one a millisecond, three seconds if nobody stops it.
 const RUNAWAY: usize = 3000;
 const PACE: Duration = Duration::from_millis(1);
-
-fn assert_code(run: &Run, code: i32) {
-    assert_eq!(
-        run.code,
-        Some(code),
-        "stdout:\n{}\nstderr:\n{}",
-        run.stdout,
-        run.stderr
-    );
-}
 
 /// `Hello! ` then the phrase again and again, never finished.
 fn text_loop() -> Reply {

@@ -3,7 +3,7 @@
 //!
 //! Every folder here lies under cargo's target folder, not /tmp: the temp folder is writable in
 //! `workspace-write` by design, so a decoy there would prove nothing.
-#![allow(clippy::unwrap_used, clippy::expect_used)]
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::disallowed_methods)]
 
 mod common;
 
@@ -102,7 +102,14 @@ fn bash_in(sandbox: &Arc<Sandbox>) -> Bash {
 async fn run(tool: &dyn Tool, cwd: &Path, args: Value) -> ToolOutput {
     let frontend = Recorder::new();
     let cancel = CancellationToken::new();
-    let call = Call::new("call_1", cwd, 30_000, &cancel, &frontend);
+    let call = Call::new(
+        "call_1",
+        cwd,
+        30_000,
+        &cancel,
+        mm::event::Mode::Yolo,
+        &frontend,
+    );
     tool.run(args, &call).await
 }
 
@@ -633,16 +640,9 @@ async fn a_hostile_model_cannot_get_out_nor_switch_the_fence_off() {
     assert_eq!(fs::read_to_string(run.user_config()).unwrap(), user_config);
 
     // The next run is fenced just the same.
-    let report = run.run(None, &["config"]).await;
-    let line = report
-        .stdout
-        .lines()
-        .find(|l| l.starts_with("tools.sandbox "))
-        .unwrap()
-        .to_string();
     assert_eq!(
-        line.split_whitespace().collect::<Vec<_>>()[..3],
-        ["tools.sandbox", "=", "\"workspace-write\""]
+        run.config_value("tools.sandbox").await,
+        "\"workspace-write\""
     );
 }
 
@@ -706,16 +706,25 @@ async fn the_sandbox_flag_fences_a_one_shot_run() {
 
 #[test]
 fn the_file_tools_check_the_folder_they_opened_before_creating_anything() {
-    use mm::tools::write_file::{WriteError, write_atomic_checked};
+    use mm::writer::{self, Check, FileKind, WriteError};
     let w = World::new();
     symlink(&w.outside, w.cwd.join("link")).unwrap();
     let seen = std::sync::Mutex::new(Vec::new());
-    let r = write_atomic_checked(&w.cwd.join("link/new/deeper/f.txt"), "f", b"x", |p| {
+    let check = |p: &Path| {
         seen.lock().unwrap().push(p.to_path_buf());
-        Err("refused".into())
-    });
+        Err("refused".to_string())
+    };
+    let target = w.cwd.join("link/new/deeper/f.txt");
+    let r = writer::write(
+        &target,
+        "f",
+        b"x",
+        FileKind::Ordinary,
+        Check::Fenced(&check),
+    );
     assert!(matches!(r, Err(WriteError::Refused(t)) if t == "refused"));
-    assert_eq!(*seen.lock().unwrap(), [w.outside.join("new/deeper/f.txt")]);
+    // The first folder to create is where it stops: nothing was made.
+    assert_eq!(*seen.lock().unwrap(), [w.outside.join("new")]);
     // Refused before any folder was made.
     assert!(!w.outside.join("new").exists());
 }

@@ -1,6 +1,6 @@
 //! Session files on disk: format, ids, atomic saves, load errors, listings, and a writer killed
 //! at random moments.
-#![allow(clippy::unwrap_used, clippy::expect_used)]
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::disallowed_methods)]
 
 use std::fs;
 use std::io::{BufRead, BufReader};

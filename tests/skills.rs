@@ -1,5 +1,5 @@
 //! The skill catalogue, the `$skill` notation, skills as slash commands, and `read_skill`.
-#![allow(clippy::unwrap_used, clippy::expect_used)]
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::disallowed_methods)]
 
 mod common;
 
@@ -450,7 +450,14 @@ async fn call(cat: &Catalogue, cwd: &Path, args: serde_json::Value) -> mm::tools
     };
     let cancel = CancellationToken::new();
     let frontend = Recorder::new();
-    let handle = Call::new("call_1", cwd, 30_000, &cancel, &frontend);
+    let handle = Call::new(
+        "call_1",
+        cwd,
+        30_000,
+        &cancel,
+        mm::event::Mode::Yolo,
+        &frontend,
+    );
     tool.run(args, &handle).await
 }
 

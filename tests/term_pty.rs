@@ -7,32 +7,11 @@ mod common;
 
 use std::time::Duration;
 
-use common::pty::{PtyServer as Server, answer_with_usage, spawn_mm};
+use common::pty::{PtyServer as Server, answer_with_usage, bash_reply, spawn_mm};
 use common::{Chunk, Reply};
 use expectrl::session::OsSession;
 use expectrl::{Eof, Expect, Session};
 use serde_json::{Value, json};
-
-/// One `bash` call with usage.
-fn bash_reply(id: &str, command: &str) -> Reply {
-    Reply::chunks(
-        vec![
-            Chunk::ToolCall {
-                index: 0,
-                id: Some(id.to_string()),
-                name: Some("bash".to_string()),
-                arguments: json!({ "command": command }).to_string(),
-            },
-            Chunk::finish("tool_calls"),
-            Chunk::Usage {
-                prompt: 1000,
-                completion: 20,
-            },
-            Chunk::Done,
-        ],
-        Duration::ZERO,
-    )
-}
 
 /// Many words, slowly: cancelled long before the end.
 fn slow_reply() -> Reply {

@@ -11,6 +11,7 @@ use mm::event::{
 };
 use mm::term::banner::{self, Banner};
 use mm::term::markdown::MarkdownStream;
+use mm::term::permission;
 use mm::term::render::{self, Layout, Out, Renderer, Target, TurnSummary};
 use pretty_assertions::assert_eq;
 use serde_json::json;
@@ -66,6 +67,14 @@ fn run(layout: Layout, color: bool, events: &[Event]) -> String {
     }
     pieces.extend(r.finish());
     show(&pieces)
+}
+
+/// A permission request for `call`, with no change to show.
+fn asked(call: ToolCallStart) -> mm::event::PermissionRequest {
+    mm::event::PermissionRequest {
+        call,
+        preview: vec![],
+    }
 }
 
 fn bash(id: &str, command: &str) -> ToolCallStart {
@@ -277,7 +286,11 @@ fn preview_counts_the_rest() {
         vec!["a", "b", "c", "d", "… 1 more line"]
     );
     assert_eq!(render::preview("\n  \n"), Vec::<String>::new());
-    assert_eq!(render::preview("\x1b[31mred\x1b[0m\tx\r"), vec!["red    x"]);
+    // A tool's escapes are shown, never acted on (its colours included).
+    assert_eq!(
+        render::preview("\x1b[31mred\x1b[0m\tx\r"),
+        vec!["^[[31mred^[[0m    x"]
+    );
 }
 
 #[test]
@@ -313,7 +326,7 @@ fn tool_icons_per_kind() {
 #[test]
 fn permission_prompt_is_exact() {
     assert_eq!(
-        render::permission_prompt(&bash("call_1", "rm -rf build"), false),
+        permission::question(&asked(bash("call_1", "rm -rf build")), 80, false).prompt,
         "Allow bash: rm -rf build?  [y]es  [a]lways for bash this session  [n]o  ne[v]er"
     );
 }
@@ -662,7 +675,7 @@ fn the_proposed_change_is_shown_before_the_question_and_not_again_after() {
         locations: vec![],
     };
     assert_eq!(
-        render::permission_prompt(&start, false),
+        permission::question(&asked(start.clone()), 80, false).prompt,
         "Allow write_file: out.txt?  [y]es  [a]lways for write_file this session  [n]o  ne[v]er"
     );
     let mut r = Renderer::new(Layout::Interactive, false);
@@ -676,4 +689,212 @@ fn the_proposed_change_is_shown_before_the_question_and_not_again_after() {
         title: None,
     }));
     assert_eq!(merged(&after), "[out]  wrote 200 bytes to out.txt\n");
+}
+
+/// What a hostile model, tool or server slips into its text: OSC 52 (writes the clipboard),
+/// erase-the-line-and-return, OSC 0 (the window's title), RLO (reverses what follows) and the
+/// one-byte CSI.
+const INJECTED: &str = "a\x1b]52;c;SGVsbG8=\x07b\x1b[2K\rc\x1b]0;title\x07d\u{202e}e\u{9b}2Jf";
+/// The same, as the terminal must show it.
+const SHOWN: &str = "a^[]52;c;SGVsbG8=^Gb^[[2K^Mc^[]0;title^Gd<U+202E>e<U+009B>2Jf";
+
+/// The text without mm's own styling (SGR sequences: `ESC [ digits ; … m`).
+fn without_sgr(text: &str) -> String {
+    let mut out = String::new();
+    let mut rest = text;
+    while let Some(at) = rest.find("\x1b[") {
+        out.push_str(&rest[..at]);
+        let after = &rest[at + 2..];
+        let params = after
+            .find(|c: char| !(c.is_ascii_digit() || c == ';'))
+            .unwrap_or(after.len());
+        if after[params..].starts_with('m') {
+            rest = &after[params + 1..];
+        } else {
+            out.push_str("\x1b[");
+            rest = after;
+        }
+    }
+    out.push_str(rest);
+    out
+}
+
+/// Nothing in `text` acts on the terminal but mm's own styling, and the injection shows.
+fn assert_shown_visibly(text: &str, what: &str) {
+    let bare = without_sgr(text);
+    for raw in ['\x1b', '\x07', '\r', '\u{202e}', '\u{9b}'] {
+        assert!(
+            !bare.contains(raw),
+            "{what}: {raw:?} reached the terminal in {text:?}"
+        );
+    }
+    assert!(
+        bare.contains(SHOWN),
+        "{what}: not shown visibly in {bare:?}"
+    );
+}
+
+#[test]
+fn text_from_outside_is_shown_visibly_in_every_event() {
+    let hostile_diff = FileDiff {
+        path: PathBuf::from(format!("/p/{INJECTED}")),
+        old_text: Some(format!("{INJECTED}\n")),
+        new_text: format!("x{INJECTED}\n"),
+    };
+    let events = vec![
+        ("text", vec![Event::Text(INJECTED.into())]),
+        ("thought", vec![Event::Thought(INJECTED.into())]),
+        ("notice", vec![Event::Notice(INJECTED.into())]),
+        ("warning", vec![Event::Warning(INJECTED.into())]),
+        (
+            "tool title",
+            vec![Event::ToolCallStarted(bash("call_1", INJECTED))],
+        ),
+        (
+            "tool progress",
+            vec![Event::ToolCallProgress {
+                id: "call_1".into(),
+                text: INJECTED.into(),
+            }],
+        ),
+        (
+            "tool output",
+            vec![finished("call_1", ToolStatus::Completed, INJECTED)],
+        ),
+        (
+            "failed tool output",
+            vec![finished("call_1", ToolStatus::Failed, INJECTED)],
+        ),
+        (
+            "new title",
+            vec![Event::ToolCallFinished(ToolCallEnd {
+                id: "call_1".into(),
+                status: ToolStatus::Completed,
+                output: String::new(),
+                diffs: vec![],
+                title: Some(INJECTED.into()),
+            })],
+        ),
+        (
+            "diff",
+            vec![Event::ToolCallFinished(ToolCallEnd {
+                id: "call_1".into(),
+                status: ToolStatus::Completed,
+                output: String::new(),
+                diffs: vec![hostile_diff],
+                title: None,
+            })],
+        ),
+        (
+            "plan",
+            vec![Event::Plan(Plan {
+                title: INJECTED.into(),
+                steps: vec![PlanStep {
+                    content: INJECTED.into(),
+                    status: PlanStatus::InProgress,
+                    note: Some(INJECTED.into()),
+                }],
+            })],
+        ),
+        (
+            "model line",
+            vec![Event::ModelDetected {
+                name: INJECTED.into(),
+                url: INJECTED.into(),
+                context_window: Some(32768),
+            }],
+        ),
+        (
+            "compaction",
+            vec![Event::AutoCompacted(CompactOutcome::Failed(
+                INJECTED.into(),
+            ))],
+        ),
+        ("attached", vec![Event::Attached(PathBuf::from(INJECTED))]),
+    ];
+    for (what, events) in events {
+        for layout in [Layout::Interactive, Layout::OneShot] {
+            for color in [false, true] {
+                let mut r = Renderer::new(layout, color);
+                let mut text = String::new();
+                for e in &events {
+                    text.extend(r.event(e).into_iter().map(|p| p.text));
+                }
+                text.extend(r.finish().into_iter().map(|p| p.text));
+                assert_shown_visibly(&text, &format!("{what} ({layout:?}, colour {color})"));
+            }
+        }
+    }
+    // Every field of the plan: its title, the step and the step's note.
+    let plan = plan_lines_of(INJECTED).join("\n");
+    assert_eq!(plan.matches(SHOWN).count(), 3, "{plan}");
+}
+
+fn plan_lines_of(text: &str) -> Vec<String> {
+    render::plan_lines(
+        &Plan {
+            title: text.into(),
+            steps: vec![PlanStep {
+                content: text.into(),
+                status: PlanStatus::Pending,
+                note: Some(text.into()),
+            }],
+        },
+        true,
+    )
+}
+
+#[test]
+fn a_streamed_answer_split_inside_a_sequence_is_shown_the_same() {
+    // The Markdown renderer never joins two pieces back into a sequence.
+    for color in [false, true] {
+        let mut r = Renderer::new(Layout::Interactive, color);
+        let mut text = String::new();
+        for c in INJECTED.chars() {
+            text.extend(
+                r.event(&Event::Text(c.to_string()))
+                    .into_iter()
+                    .map(|p| p.text),
+            );
+        }
+        text.extend(r.finish().into_iter().map(|p| p.text));
+        assert_shown_visibly(&text, &format!("by character, colour {color}"));
+    }
+}
+
+#[test]
+fn the_answer_is_byte_for_byte_when_stdout_is_not_a_terminal() {
+    let mut r = Renderer::new(Layout::OneShot, true).raw_answer(true);
+    let mut pieces = r.event(&Event::Thought(INJECTED.into()));
+    pieces.extend(r.event(&Event::Text(INJECTED.into())));
+    pieces.extend(r.event(&Event::Notice(INJECTED.into())));
+    pieces.extend(r.finish());
+    let of = |target| -> String {
+        pieces
+            .iter()
+            .filter(|p| p.target == target)
+            .map(|p| p.text.as_str())
+            .collect()
+    };
+    assert_eq!(of(Target::Stdout), format!("{INJECTED}\n"));
+    // Activity on stderr is shown visibly all the same.
+    assert_shown_visibly(&of(Target::Stderr), "stderr");
+}
+
+#[test]
+fn the_banner_shows_names_from_outside_visibly() {
+    let b = Banner {
+        version: "v0.1.0".into(),
+        url: format!("http://h/{INJECTED}"),
+        model: INJECTED.into(),
+        mcp_servers: vec![INJECTED.into()],
+        agents: vec![INJECTED.into()],
+        warnings: vec![INJECTED.into()],
+        ..Banner::default()
+    };
+    for color in [false, true] {
+        let text = banner::banner_lines(&b, color).join("\n");
+        assert_shown_visibly(&text, "banner");
+        assert_eq!(without_sgr(&text).matches(SHOWN).count(), 5, "{text}");
+    }
 }

@@ -232,6 +232,7 @@ fn tool(timeout: Duration) -> FetchContent {
             timeout,
             ..FetchSettings::default()
         },
+        sandbox: Default::default(),
     }
 }
 
@@ -242,7 +243,14 @@ async fn fetch_with(
     cancel: &CancellationToken,
 ) -> ToolOutput {
     let frontend = NoFrontend;
-    let call = Call::new("call_1", cwd, 30_000, cancel, &frontend);
+    let call = Call::new(
+        "call_1",
+        cwd,
+        30_000,
+        cancel,
+        mm::event::Mode::Yolo,
+        &frontend,
+    );
     t.run(args, &call).await
 }
 

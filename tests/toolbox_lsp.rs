@@ -1,7 +1,7 @@
 //! The `lsp` tool against real language servers (`pylsp`, `pyright-langserver`,
 //! `typescript-language-server`, installed by `.ci/run`; a test whose server is missing skips
 //! with a note on stderr), and its failure lines against stand-in servers made of `sh`.
-#![allow(clippy::unwrap_used, clippy::expect_used)]
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::disallowed_methods)]
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -101,6 +101,7 @@ impl Fixture {
                 request,
                 diagnostics: Duration::from_secs(10),
             },
+            sandbox: Default::default(),
         };
         Fixture {
             _dir: dir,
@@ -123,7 +124,14 @@ impl Fixture {
     async fn run(&self, args: Value) -> ToolOutput {
         let frontend = NoFrontend;
         let cancel = CancellationToken::new();
-        let call = Call::new("call_1", &self.cwd, 30_000, &cancel, &frontend);
+        let call = Call::new(
+            "call_1",
+            &self.cwd,
+            30_000,
+            &cancel,
+            mm::event::Mode::Yolo,
+            &frontend,
+        );
         self.tool.run(args, &call).await
     }
 
@@ -327,28 +335,10 @@ async fn pyright_offers_workspace_symbols() {
 
 // ---------------------------------------------------------------- failure lines
 
-/// A stand-in language server in Python: answers `initialize` (with a definition provider),
+/// A stand-in language server (common::lsp): answers `initialize` (with a definition provider),
 /// then on `textDocument/definition` does what `mode` says: `hang` or `crash`.
 const FAKE_SERVER: &str = r#"
-import json, sys
 mode = sys.argv[1]
-def read():
-    length = None
-    while True:
-        line = sys.stdin.buffer.readline()
-        if not line:
-            sys.exit(0)
-        line = line.strip()
-        if not line:
-            break
-        k, v = line.split(b":", 1)
-        if k.lower() == b"content-length":
-            length = int(v)
-    return json.loads(sys.stdin.buffer.read(length))
-def send(msg):
-    body = json.dumps(msg).encode()
-    sys.stdout.buffer.write(b"Content-Length: %d\r\n\r\n" % len(body) + body)
-    sys.stdout.buffer.flush()
 while True:
     msg = read()
     if msg.get("method") == "initialize":
@@ -487,7 +477,7 @@ async fn a_server_that_hangs_or_crashes_on_a_request_is_one_line_and_starts_agai
             &[("python", "python3", &["fake_server.py", mode], &[".py"])],
             Duration::from_millis(500),
         );
-        f.write("fake_server.py", FAKE_SERVER);
+        f.write("fake_server.py", &common::lsp::stand_in(FAKE_SERVER));
         f.write("a.py", "x = 1\n");
         let args = json!({"action": "definition", "path": "a.py", "line": 1, "column": 1});
         let out = f.run(args.clone()).await;

@@ -1,5 +1,5 @@
 //! The four core tools, run as the dispatcher runs them.
-#![allow(clippy::unwrap_used, clippy::expect_used)]
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::disallowed_methods)]
 
 mod common;
 
@@ -47,7 +47,14 @@ async fn run_with(
     cancel: &CancellationToken,
 ) -> ToolOutput {
     let frontend = Recorder::new();
-    let call = Call::new("call_1", cwd, opts.max_output, cancel, &frontend);
+    let call = Call::new(
+        "call_1",
+        cwd,
+        opts.max_output,
+        cancel,
+        mm::event::Mode::Yolo,
+        &frontend,
+    );
     tool.run(args, &call).await
 }
 

@@ -4,7 +4,7 @@
 //! disk, on the test's own terminal and on its own socket that nothing got through.
 //!
 //! Every folder lies outside the temp folders (which the fence lets commands write).
-#![allow(clippy::unwrap_used, clippy::expect_used)]
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::disallowed_methods)]
 
 mod common;
 

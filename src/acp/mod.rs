@@ -609,7 +609,8 @@ impl Server {
         }
         frontend.update(convert::usage_update(self.engine.context_usage(&session)));
         frontend.update(self.commands_update(&session.skills));
-        let dir: PathBuf = cwd.join(&self.config.sessions.dir);
+        // Loaded from it, so resolved and inside.
+        let dir: PathBuf = session.sessions_dir.clone().unwrap_or_default();
         let replayed = crate::history::count_without_system(&session.history);
         let mcp = session.mcp.servers();
         let title = session.title.clone();

@@ -233,9 +233,16 @@ impl Server {
             }
             None => self.live_cwds(),
         };
-        let dir = self.config.sessions.dir.clone();
+        let shared = self.config.sessions.dir.is_absolute();
+        let dirs: Vec<_> = cwds
+            .into_iter()
+            .map(|cwd| {
+                let dir = self.engine.sessions_dir(&cwd);
+                (cwd, dir)
+            })
+            .collect();
         // A list reads a few kilobytes of each file: off the runtime's threads all the same.
-        let read = tokio::task::spawn_blocking(move || read_lists(&cwds, &dir)).await;
+        let read = tokio::task::spawn_blocking(move || read_lists(&dirs, shared)).await;
         let (found, skipped) = read.unwrap_or_default();
         for why in &skipped {
             self.log.line(&convert::log_unlisted(why));
@@ -270,7 +277,8 @@ impl Server {
                 return;
             }
         };
-        let dir = self.engine.sessions_dir(&session.cwd);
+        // Loaded from it, so resolved and inside.
+        let dir = session.sessions_dir.clone().unwrap_or_default();
         let messages = crate::history::count_without_system(&session.history);
         let commands = self.commands_update(&session.skills);
         let plan = session.plan.lock().ok().and_then(|p| p.clone());
@@ -332,7 +340,11 @@ impl Server {
                 dedup(cwds)
             }
         };
-        let dirs: Vec<PathBuf> = cwds.iter().map(|c| self.engine.sessions_dir(c)).collect();
+        // A folder that leads outside the cwd holds nothing of this project's to delete.
+        let dirs: Vec<PathBuf> = cwds
+            .iter()
+            .filter_map(|c| self.engine.sessions_dir(c).ok())
+            .collect();
         for dir in &dirs {
             if !crate::session::file_path(dir, &id).is_file() {
                 continue;
@@ -367,31 +379,47 @@ fn dedup(paths: Vec<PathBuf>) -> Vec<PathBuf> {
     out
 }
 
-/// The saved sessions of these cwds (in `<cwd>/<dir>`, each file read up to its messages), and
-/// the files that could not be read. A folder every cwd shares (an absolute `dir`) is read once,
-/// and lists for each cwd the sessions that were last in it.
-fn read_lists(cwds: &[PathBuf], dir: &Path) -> (Vec<convert::Listed>, Vec<String>) {
+/// The saved sessions of these cwds (each in its resolved folder, each file read up to its
+/// messages), and the files that could not be read (a refused folder among them). A folder every
+/// cwd shares (`shared`: an absolute `sessions.dir`) is read once, and lists for each cwd the
+/// sessions that were last in it.
+fn read_lists(
+    dirs: &[(PathBuf, Result<PathBuf, crate::session::OutsideProject>)],
+    shared: bool,
+) -> (Vec<convert::Listed>, Vec<String>) {
     let listed = |cwd: &Path, h: crate::session::SessionHeader| convert::Listed {
         id: h.id,
         cwd: cwd.to_path_buf(),
         title: h.title,
         updated_at: h.updated_at,
     };
-    if dir.is_absolute() {
-        let (headers, skipped) = crate::session::headers(dir);
-        let found = headers
-            .into_iter()
-            .filter(|h| cwds.contains(&h.cwd))
-            .map(|h| listed(&h.cwd.clone(), h))
-            .collect();
-        return (found, skipped);
-    }
     let mut found = Vec::new();
     let mut skipped = Vec::new();
-    for cwd in cwds {
-        let (headers, unreadable) = crate::session::headers(&cwd.join(dir));
-        found.extend(headers.into_iter().map(|h| listed(cwd, h)));
-        skipped.extend(unreadable);
+    let mut read: Vec<&Path> = Vec::new();
+    let cwds: Vec<&PathBuf> = dirs.iter().map(|(cwd, _)| cwd).collect();
+    for (cwd, dir) in dirs {
+        let dir = match dir {
+            Ok(dir) => dir,
+            Err(outside) => {
+                skipped.push(outside.to_string());
+                continue;
+            }
+        };
+        if !shared {
+            let (headers, unreadable) = crate::session::headers(dir);
+            found.extend(headers.into_iter().map(|h| listed(cwd, h)));
+            skipped.extend(unreadable);
+        } else if !read.contains(&dir.as_path()) {
+            read.push(dir);
+            let (headers, unreadable) = crate::session::headers(dir);
+            found.extend(
+                headers
+                    .into_iter()
+                    .filter(|h| cwds.contains(&&h.cwd))
+                    .map(|h| listed(&h.cwd.clone(), h)),
+            );
+            skipped.extend(unreadable);
+        }
     }
     (found, skipped)
 }

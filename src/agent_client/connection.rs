@@ -13,13 +13,16 @@ use tokio::sync::{mpsc, oneshot, watch};
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
-use super::messages::{error_text, permission_of, refuse, started_tool_call, update_text};
+use super::messages::{
+    error_text, mode_ids, permission_of, refuse, started_tool_call, update_text,
+};
 use super::transport::{self, End};
 use super::{
     AgentCommand, AgentError, AgentStop, Answer, CANCEL_GRACE, DEPTH_VAR, MAX_DEPTH, StartOptions,
 };
+use crate::event::Mode;
 use crate::process::{Child, Group};
-use crate::relay::RelayedAnswer;
+use crate::relay::{RelayedAnswer, refusal_of};
 use crate::tools::Call;
 
 /// How long a closed connection's process gets to exit on its own before it is stopped.
@@ -53,6 +56,8 @@ pub struct Connection {
     name: String,
     cx: ConnectionTo<Agent>,
     session_id: String,
+    /// The ids of the modes its session offers (`session/new`'s `modes.availableModes`).
+    modes: Vec<String>,
     incoming: mpsc::UnboundedReceiver<Incoming>,
     end: watch::Receiver<Option<End>>,
     child: Option<Child>,
@@ -82,9 +87,18 @@ impl Connection {
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped());
+        // The asking session's fence: what the agent runs may write no more than our own
+        // commands may (plus the agent's own state folders).
+        let fence = opts
+            .sandbox
+            .fence_with(opts.cwd, &cmd.sandbox_writable)
+            .map_err(|e| AgentError::Start {
+                program: cmd.program.clone(),
+                error: format!("the sandbox: {e}"),
+            })?;
         let mut child = opts
             .processes
-            .spawn(&mut command, Group::Own)
+            .spawn_fenced(&mut command, Group::Own, fence)
             .map_err(|e| match e.kind() {
                 std::io::ErrorKind::NotFound => AgentError::NotFound(cmd.program.clone()),
                 _ => AgentError::Start {
@@ -145,6 +159,7 @@ impl Connection {
             name: cmd.name.clone(),
             cx,
             session_id: String::new(),
+            modes: Vec::new(),
             incoming,
             end,
             child: Some(child),
@@ -160,6 +175,7 @@ impl Connection {
         conn.exchange("initialize", init, call, None).await?;
         let new = json!({"cwd": opts.cwd, "mcpServers": []});
         let r = conn.exchange("session/new", new, call, None).await?;
+        conn.modes = mode_ids(&r);
         match r.get("sessionId").and_then(Value::as_str) {
             Some(id) => conn.session_id = id.to_string(),
             None => {
@@ -182,8 +198,10 @@ impl Connection {
         running && !self.broken && self.end.borrow().is_none()
     }
 
-    /// Asks one question in the connection's session: its answer, or why there is none.
+    /// Asks one question in the connection's session, in our session's mode (`call.mode`): its
+    /// answer, or why there is none.
     pub async fn ask(&mut self, question: &str, call: &Call<'_>) -> Result<Answer, AgentError> {
+        self.put_in_mode(call).await?;
         let params = json!({
             "sessionId": self.session_id,
             "prompt": [{"type": "text", "text": question}],
@@ -205,6 +223,24 @@ impl Connection {
                     detail: "no known stopReason".into(),
                 })
             }
+        }
+    }
+
+    /// Puts the agent's session in our session's mode, before every question: a kept agent
+    /// outlives `/mode` switches (and may have switched itself). An agent that does not offer
+    /// the mode keeps its own for `ask` and `yolo` (its permission requests still come to our
+    /// user), and is not asked at all in `read-only`.
+    async fn put_in_mode(&mut self, call: &Call<'_>) -> Result<(), AgentError> {
+        let mode = call.mode;
+        if self.modes.iter().any(|m| m == mode.id()) {
+            let params = json!({"sessionId": self.session_id, "modeId": mode.id()});
+            self.exchange("session/set_mode", params, call, None)
+                .await?;
+            return Ok(());
+        }
+        match mode {
+            Mode::ReadOnly => Err(AgentError::NoReadOnlyMode),
+            Mode::Ask | Mode::Yolo => Ok(()),
         }
     }
 
@@ -344,12 +380,16 @@ impl Connection {
         let params = req.params();
         match req.method() {
             "session/request_permission" => {
-                let chosen = if cancelling {
-                    None
-                } else {
-                    let (title, options) = permission_of(params);
-                    call.ask_relayed_permission(format!("{}: {title}", self.name), options)
-                        .await
+                let (title, options) = permission_of(params);
+                let chosen = match call.mode {
+                    _ if cancelling => None,
+                    // Nothing runs in read-only mode, whoever asks: refused as our own gate
+                    // refuses, without asking our user (an agent that ignored set_mode).
+                    Mode::ReadOnly => refusal_of(&options),
+                    Mode::Ask | Mode::Yolo => {
+                        call.ask_relayed_permission(format!("{}: {title}", self.name), options)
+                            .await
+                    }
                 };
                 let outcome = match chosen {
                     Some(id) => json!({"outcome": {"outcome": "selected", "optionId": id}}),

@@ -92,6 +92,20 @@ pub(super) fn permission_of(params: &Value) -> (String, Vec<RelayedOption>) {
     (title, options)
 }
 
+/// The ids of the modes a `session/new` result offers (`modes.availableModes[].id`).
+pub(super) fn mode_ids(result: &Value) -> Vec<String> {
+    result
+        .pointer("/modes/availableModes")
+        .and_then(Value::as_array)
+        .map(|modes| {
+            modes
+                .iter()
+                .filter_map(|m| m.get("id").and_then(Value::as_str).map(str::to_string))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
 #[cfg(test)]
 mod tests {
     #![allow(clippy::unwrap_used)]
@@ -162,6 +176,15 @@ mod tests {
                 },
             ]
         );
+    }
+
+    #[test]
+    fn the_offered_modes_are_read_as_written() {
+        let r = json!({"sessionId": "S", "modes": {"currentModeId": "default", "availableModes": [
+            {"id": "default", "name": "Default"}, {"id": "read-only", "name": "Read only"},
+            {"name": "no id"}]}});
+        assert_eq!(mode_ids(&r), ["default", "read-only"]);
+        assert_eq!(mode_ids(&json!({"sessionId": "S"})), Vec::<String>::new());
     }
 
     #[test]

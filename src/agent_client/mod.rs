@@ -10,6 +10,10 @@
 //! (the typed schema sorts its properties), and an agent on a newer schema must not fail
 //! parsing over an update mm ignores anyway.
 //!
+//! The asked agent inherits the asking session: it starts inside the session's fence (with its
+//! own `sandboxWritable` folders), and before each question it is put in the session's mode by
+//! `session/set_mode` with the same id (agents.md, "The asking session's fence and mode").
+//!
 //! Every wait is bounded: a request unanswered with no message for the silence limit
 //! (`model.requestTimeout`) fails, a cancelled prompt gets [`CANCEL_GRACE`] to answer, and a
 //! failed connection is never reused; dropping a [`Connection`] stops the process group.
@@ -23,12 +27,13 @@ pub use connection::Connection;
 pub use words::{split_command_line, split_first_word};
 
 use std::collections::BTreeMap;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
 use crate::config::AgentConfig;
 use crate::process::Supervisor;
+use crate::sandbox::Sandbox;
 use crate::tools::Call;
 
 /// The environment variable that carries the asking depth to an asked agent.
@@ -66,6 +71,10 @@ pub enum AgentError {
     NotAcp { method: String, detail: String },
     #[error("it sent nothing for {0} s (model.requestTimeout)")]
     Silent(u64),
+    /// Our session is in read-only mode and the agent cannot be put in one: it is not asked
+    /// (`ask_agent` answers the model `[ask_agent refused: read-only mode]`).
+    #[error("the session is in read-only mode and it offers no read-only mode")]
+    NoReadOnlyMode,
     /// Our user cancelled: not a failure line, each door says it its own way.
     #[error("cancelled")]
     Cancelled,
@@ -86,6 +95,8 @@ pub struct AgentCommand {
     pub program: String,
     pub args: Vec<String>,
     pub env: BTreeMap<String, String>,
+    /// Folders its fence (only) lets it write in (`agents.<name>.sandboxWritable`).
+    pub sandbox_writable: Vec<PathBuf>,
 }
 
 impl AgentCommand {
@@ -95,6 +106,7 @@ impl AgentCommand {
             program: agent.command.clone(),
             args: agent.args.clone(),
             env: agent.env.clone(),
+            sandbox_writable: agent.sandbox_writable.clone(),
         }
     }
 
@@ -128,6 +140,7 @@ impl AgentCommand {
             program,
             args: words.collect(),
             env: BTreeMap::new(),
+            sandbox_writable: Vec::new(),
         })
     }
 }
@@ -137,6 +150,8 @@ pub struct StartOptions<'a> {
     /// The asked agent's session cwd (ours).
     pub cwd: &'a Path,
     pub processes: &'a Arc<Supervisor>,
+    /// The asking session's sandbox: the agent runs inside its fence for `cwd`.
+    pub sandbox: &'a Sandbox,
     /// Our own asking depth (0: nobody asked us).
     pub depth: u32,
     /// How long the agent may send nothing while we wait for an answer.
@@ -236,6 +251,10 @@ mod tests {
                 AgentError::Silent(1),
                 "it sent nothing for 1 s (model.requestTimeout)",
             ),
+            (
+                AgentError::NoReadOnlyMode,
+                "the session is in read-only mode and it offers no read-only mode",
+            ),
         ];
         for (e, text) in cases {
             assert_eq!(e.line("rev"), format!("[agent rev failed: {text}]"));
@@ -251,6 +270,7 @@ mod tests {
                 command: "mm".into(),
                 args: vec!["-acp".into()],
                 env: BTreeMap::new(),
+                sandbox_writable: Vec::new(),
             },
         );
         assert_eq!(

@@ -1,14 +1,15 @@
 //! Changing the user's config file for `mm trust` and the trust prompt: one list of projects is
 //! edited with `toml_edit`, so every other byte of the file (comments, order, spacing, other
-//! keys) stays as the user wrote it, and the file is replaced atomically (a temporary file in the
-//! same folder, renamed over it), through a symlink to where it really lives.
+//! keys) stays as the user wrote it, and the file is replaced atomically through `crate::writer`
+//! (a temporary file in the same folder, renamed over it), through a symlink to where it really
+//! lives.
 
-use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use toml_edit::{DocumentMut, Item, Value};
 
 use super::{DISTRUSTED_KEY, TRUSTED_KEY, canonical};
+use crate::writer::{self, Check, FileKind};
 
 /// Why the user's file could not be changed; `Display` is the line users see.
 #[derive(Debug, thiserror::Error)]
@@ -91,9 +92,19 @@ fn edit(
     if !change(&mut doc, &path, home)? {
         return Ok(Outcome::Already);
     }
-    write_atomic(&path, doc.to_string().as_bytes()).map_err(|err| EditError::Write {
+    // The old file's mode is kept: a config holding an API key may be private.
+    let shown = path.display().to_string();
+    let bytes = doc.to_string();
+    writer::write(
+        &path,
+        &shown,
+        bytes.as_bytes(),
+        FileKind::Ordinary,
+        Check::Anywhere,
+    )
+    .map_err(|e| EditError::Write {
         path: path.clone(),
-        err,
+        err: e.into_io(),
     })?;
     Ok(Outcome::Changed)
 }
@@ -189,33 +200,8 @@ fn remove(
     Ok(array.len() != before)
 }
 
-/// Writes `bytes` to a temporary file next to `path` and renames it over `path`, keeping the
-/// old file's permissions (a config holding an API key may be private).
-fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    let dir = path.parent().unwrap_or(Path::new("."));
-    std::fs::create_dir_all(dir)?;
-    let name = path
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let tmp = dir.join(format!(".{name}.mm-{}.tmp", std::process::id()));
-    let written = (|| {
-        let mut file = std::fs::File::create(&tmp)?;
-        file.write_all(bytes)?;
-        if let Ok(meta) = std::fs::metadata(path) {
-            file.set_permissions(meta.permissions())?;
-        }
-        file.sync_all()?;
-        std::fs::rename(&tmp, path)
-    })();
-    if written.is_err() {
-        let _ = std::fs::remove_file(&tmp);
-    }
-    written
-}
-
 #[cfg(test)]
-#[allow(clippy::unwrap_used)]
+#[allow(clippy::unwrap_used, clippy::disallowed_methods)]
 mod tests {
     use super::*;
     use pretty_assertions::assert_eq;

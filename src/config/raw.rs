@@ -171,6 +171,7 @@ const ROOT: Shape = Shape::Table(&[
             ("command", Shape::Str),
             ("args", Shape::Leaf),
             ("env", STRING_MAP),
+            ("sandboxWritable", Shape::Leaf),
         ])),
     ),
     (
@@ -271,7 +272,7 @@ fn walk(value: &Value, shape: Shape, path: &str, out: &mut Vec<String>) {
 }
 
 /// Every leaf under an unknown key, so that `[modle] url = …` warns about `modle.url`.
-fn leaves(value: &Value, path: &str, out: &mut Vec<String>) {
+pub(super) fn leaves(value: &Value, path: &str, out: &mut Vec<String>) {
     match value {
         Value::Table(t) if !t.is_empty() => {
             for (k, v) in t {
@@ -392,9 +393,9 @@ pub(super) fn env_layers(env: &BTreeMap<String, String>) -> Result<Vec<Layer>, C
     if let Some(name) = get("MM_MODEL") {
         push("MM_MODEL", &["model", "name"], Value::String(name.clone()));
     }
-    if let Some(key) = get("MM_API_KEY") {
+    if let Some(key) = get(super::API_KEY_VAR) {
         push(
-            "MM_API_KEY",
+            super::API_KEY_VAR,
             &["model", "apiKey"],
             Value::String(key.clone()),
         );

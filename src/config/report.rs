@@ -233,6 +233,11 @@ pub(super) fn report(loaded: &Loaded) -> String {
         add(&mut lines, &join(&p, "command"), quote(&agent.command));
         add(&mut lines, &join(&p, "args"), strings(&agent.args));
         env(&mut lines, &p, &agent.env);
+        add(
+            &mut lines,
+            &join(&p, "sandboxWritable"),
+            paths(&agent.sandbox_writable),
+        );
     }
     if c.mcp_servers.is_empty() {
         add(&mut lines, "mcp.servers", "{}".into());

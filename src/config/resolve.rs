@@ -197,6 +197,29 @@ impl Resolver<'_> {
             .map(|list| list.iter().map(|p| self.expand(p)).collect()))
     }
 
+    /// A list of folders that must be absolute (after `~/` expansion): `tools.sandboxWritable`,
+    /// `agents.<name>.sandboxWritable`. Missing: empty.
+    fn absolute_paths(
+        &self,
+        t: &Table,
+        prefix: &str,
+        key: &str,
+    ) -> Result<Vec<PathBuf>, ConfigError> {
+        let list = self.paths(t, prefix, key)?.unwrap_or_default();
+        for (i, path) in list.iter().enumerate() {
+            if !path.is_absolute() {
+                return Err(self.invalid(
+                    &format!("{}[{i}]", join(prefix, key)),
+                    format!(
+                        "must be an absolute path (or ~/…), got {}",
+                        quote(&path.to_string_lossy())
+                    ),
+                ));
+            }
+        }
+        Ok(list)
+    }
+
     /// `trustedProjects`, `distrustedProjects`: absolute paths (after `~/` expansion).
     pub(super) fn projects(&self, root: &Table, key: &str) -> Result<Vec<PathBuf>, ConfigError> {
         let list = self.paths(root, "", key)?.unwrap_or_default();
@@ -304,6 +327,7 @@ impl Resolver<'_> {
                 command: self.required_string(t, &p, "command")?,
                 args: self.strings(t, &p, "args")?.unwrap_or_default(),
                 env: self.string_map(t, &p, "env")?,
+                sandbox_writable: self.absolute_paths(t, &p, super::AGENT_SANDBOX_KEY)?,
             };
             c.agents.insert(name, agent);
         }
@@ -413,6 +437,13 @@ impl Resolver<'_> {
             }
             if let Some(v) = self.string(s, "sessions", "dir")? {
                 c.sessions.dir = self.expand(&v);
+                c.sessions.user_dir = match source_of(self.sources, "sessions.dir") {
+                    Source::UserFile(_)
+                    | Source::ConfigFile(_)
+                    | Source::Env(_)
+                    | Source::Flag(_) => true,
+                    Source::Default | Source::ProjectFile(_) => false,
+                };
             }
         }
         if let Some(x) = self.table(root, "", "context")? {
@@ -466,19 +497,8 @@ impl Resolver<'_> {
                     )
                 })?;
             }
-            if let Some(list) = self.paths(t, "tools", "sandboxWritable")? {
-                for (i, path) in list.iter().enumerate() {
-                    if !path.is_absolute() {
-                        return Err(self.invalid(
-                            &format!("tools.sandboxWritable[{i}]"),
-                            format!(
-                                "must be an absolute path (or ~/…), got {}",
-                                quote(&path.to_string_lossy())
-                            ),
-                        ));
-                    }
-                }
-                c.tools.sandbox_writable = list;
+            if t.contains_key("sandboxWritable") {
+                c.tools.sandbox_writable = self.absolute_paths(t, "tools", "sandboxWritable")?;
             }
             if let Some(v) = self.boolean(t, "tools", "sandboxRequired")? {
                 c.tools.sandbox_required = v;

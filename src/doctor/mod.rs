@@ -155,11 +155,14 @@ impl Check {
 
     /// The check's lines: `✓ server: …`, then its notes and its fix, indented.
     pub fn lines(&self, color: bool) -> Vec<String> {
+        // Summaries and notes quote servers and files: shown visibly.
+        use crate::sanitize::visible;
         let mark = paint(color, self.status.color(), self.status.mark());
-        let mut lines = vec![format!("{mark} {}: {}", self.topic.label(), self.summary)];
-        lines.extend(self.notes.iter().map(|n| format!("  {n}")));
+        let summary = visible(&self.summary);
+        let mut lines = vec![format!("{mark} {}: {summary}", self.topic.label())];
+        lines.extend(self.notes.iter().map(|n| format!("  {}", visible(n))));
         if let Some(fix) = &self.fix {
-            lines.push(format!("  fix: {fix}"));
+            lines.push(format!("  fix: {}", visible(fix)));
         }
         lines
     }
@@ -328,15 +331,22 @@ fn config_check(setup: &Setup<'_>, loaded: &Loaded) -> Check {
         read.join(", ")
     };
     // The untrusted project has a line of its own.
-    let skipped = loaded
-        .untrusted_project
-        .as_ref()
-        .map(|u| u.warning(loaded.user_file.as_deref(), setup.home));
+    let user_file = loaded.user_file.as_deref();
+    let skipped = [
+        loaded
+            .untrusted_project
+            .as_ref()
+            .map(|u| u.warning(user_file, setup.home)),
+        loaded
+            .ignored_keys
+            .as_ref()
+            .map(|k| k.warning(user_file, setup.home)),
+    ];
     let warnings: Vec<String> = loaded
         .config
         .warnings
         .iter()
-        .filter(|w| Some(*w) != skipped.as_ref())
+        .filter(|w| !skipped.iter().flatten().any(|s| s == *w))
         .cloned()
         .collect();
     let details = json!({"files": files, "warnings": warnings});
@@ -358,21 +368,40 @@ fn project_check(setup: &Setup<'_>, loaded: &Loaded) -> Check {
     let shown_cwd = cwd.display().to_string();
     let quoted = crate::paths::shell_quote(&shown_cwd);
     let config = &loaded.config;
-    if let Some(u) = &loaded.untrusted_project {
-        let what = u.commands.len();
-        let summary = if u.distrusted {
-            format!(
-                "{shown_cwd} is not trusted (you answered never): its {what} command(s) in .mm/config.toml do not run"
-            )
+    let commands = loaded.untrusted_project.as_ref().map(|u| &u.commands);
+    let keys = loaded.ignored_keys.as_ref().map(|k| &k.keys);
+    if commands.is_some() || keys.is_some() {
+        let distrusted = loaded
+            .untrusted_project
+            .as_ref()
+            .is_some_and(|u| u.distrusted)
+            || loaded.ignored_keys.as_ref().is_some_and(|k| k.distrusted);
+        let why = if distrusted {
+            " (you answered never)"
         } else {
-            format!(
-                "{shown_cwd} is not trusted: its {what} command(s) in .mm/config.toml do not run"
-            )
+            ""
+        };
+        let summary = match (commands, keys) {
+            (Some(commands), _) => format!(
+                "{shown_cwd} is not trusted{why}: its {} command(s) in .mm/config.toml do not run",
+                commands.len()
+            ),
+            (None, keys) => format!(
+                "{shown_cwd} is not trusted{why}: its keys {} in .mm/config.toml are ignored",
+                keys.map(|k| k.join(", ")).unwrap_or_default()
+            ),
         };
         let mut check = Check::new(Topic::Project, Status::Warn, summary)
             .fix(format!("mm trust {quoted} (or answer the question mm asks at start)"))
-            .details(json!({"path": cwd, "trusted": false, "distrusted": u.distrusted, "ignored": u.commands}));
-        check.notes = u.commands.clone();
+            .details(json!({"path": cwd, "trusted": false, "distrusted": distrusted, "ignored": commands.cloned().unwrap_or_default(), "ignoredKeys": keys.cloned().unwrap_or_default()}));
+        check.notes = commands.cloned().unwrap_or_default();
+        // The banner's line, as it says it.
+        check.notes.extend(
+            loaded
+                .ignored_keys
+                .as_ref()
+                .map(|k| k.warning(loaded.user_file.as_deref(), setup.home)),
+        );
         return check;
     }
     let trusted = config
@@ -454,7 +483,14 @@ fn sessions_check(setup: &Setup<'_>, loaded: &Loaded) -> Check {
         )
         .details(json!({"enabled": false}));
     }
-    let dir = setup.cwd.join(&config.sessions.dir);
+    let dir = match crate::session::resolve_dir(setup.cwd, &config.sessions) {
+        Ok(dir) => dir,
+        Err(outside) => {
+            return Check::new(Topic::Sessions, Status::Warn, outside.to_string())
+                .fix("remove the link, or set sessions.dir in ~/.config/mm/config.toml")
+                .details(json!({"enabled": true, "dir": outside.target, "refused": true}));
+        }
+    };
     let shown_dir = shown(&dir, setup.home);
     let saved = crate::session::list(&dir).len();
     let details = json!({"enabled": true, "dir": dir, "saved": saved});

@@ -28,4 +28,7 @@ pub enum LoadError {
     /// The file is missing, unreadable or not a session.
     #[error(transparent)]
     File(#[from] crate::session::LoadError),
+    /// The session folder leads outside the cwd: nothing is read there.
+    #[error(transparent)]
+    Outside(#[from] crate::session::OutsideProject),
 }

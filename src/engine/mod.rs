@@ -100,8 +100,12 @@ pub struct Session {
     pub skills: Arc<Catalogue>,
     /// The session's tools (built-ins, and whatever the session adds later).
     pub tools: Toolbox,
-    /// Warnings about the session's skills (front ends log them with the session id).
+    /// Warnings about the session's skills and its session folder (front ends log them with
+    /// the session id).
     pub warnings: Vec<String>,
+    /// Where its file is saved: `sessions.dir` resolved once when it opened (a folder that
+    /// leads outside the cwd is refused, and nothing is saved).
+    pub sessions_dir: Result<PathBuf, crate::session::OutsideProject>,
     /// The MCP servers the session uses; their tools join `tools` between turns.
     pub mcp: crate::mcp::SessionServers,
     /// `sessionStart` hooks still running: the first prompt waits for them.
@@ -226,6 +230,7 @@ impl Engine {
         let s = self.open_session(
             Opening {
                 id: crate::session::new_id(now),
+                sessions_dir: self.sessions_dir(&cwd),
                 cwd,
                 created_at: crate::session::timestamp(now),
                 title: None,
@@ -251,11 +256,15 @@ impl Engine {
         let Opening {
             id,
             cwd,
+            sessions_dir,
             created_at,
             title,
             mode,
         } = opening;
-        let (skills, warnings) = self.skills_for(&cwd);
+        let (skills, mut warnings) = self.skills_for(&cwd);
+        if let (true, Err(outside)) = (self.config.sessions.enabled, &sessions_dir) {
+            warnings.push(outside.to_string());
+        }
         let plan = Arc::new(Mutex::new(plan));
         let tools = self.tools_for(&id, &cwd, &skills, &plan);
         let mut history = Vec::with_capacity(messages.len() + 1);
@@ -280,6 +289,7 @@ impl Engine {
             skills,
             tools,
             warnings,
+            sessions_dir,
             mcp: crate::mcp::SessionServers::default(),
             start_hooks: None,
         };
@@ -665,6 +675,8 @@ impl Engine {
 struct Opening {
     id: String,
     cwd: PathBuf,
+    /// Resolved before (a saved session is read from it).
+    sessions_dir: Result<PathBuf, crate::session::OutsideProject>,
     created_at: String,
     title: Option<String>,
     mode: Mode,

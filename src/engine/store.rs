@@ -9,9 +9,10 @@ use crate::history::Role;
 use crate::session::{self, SessionFile};
 
 impl Engine {
-    /// The folder of a cwd's session files.
-    pub fn sessions_dir(&self, cwd: &Path) -> PathBuf {
-        cwd.join(&self.config.sessions.dir)
+    /// The folder of a cwd's session files, canonical; refused when it leads outside the cwd
+    /// and the user's own configuration did not choose it (`session::resolve_dir`).
+    pub fn sessions_dir(&self, cwd: &Path) -> Result<PathBuf, session::OutsideProject> {
+        session::resolve_dir(cwd, &self.config.sessions)
     }
 
     /// The session as its file holds it.
@@ -44,12 +45,15 @@ impl Engine {
         if !self.config.sessions.enabled {
             return;
         }
-        self.write_file(&self.session_file(s), &s.cwd, frontend);
+        self.write_file(&self.session_file(s), s, frontend);
     }
 
-    fn write_file(&self, file: &SessionFile, cwd: &Path, frontend: &dyn Frontend) -> bool {
-        let dir = self.sessions_dir(cwd);
-        match session::save(&dir, file) {
+    fn write_file(&self, file: &SessionFile, s: &Session, frontend: &dyn Frontend) -> bool {
+        // A refused folder was said once, when the session opened.
+        let Ok(dir) = &s.sessions_dir else {
+            return false;
+        };
+        match session::save(dir, file) {
             Ok(_) => true,
             Err(e) => {
                 frontend.emit(Event::Warning(format!(
@@ -70,7 +74,7 @@ impl Engine {
         }
         let mut file = self.session_file(s);
         file.id = session::new_id(chrono::Local::now());
-        self.write_file(&file, &s.cwd, frontend).then_some(file.id)
+        self.write_file(&file, s, frontend).then_some(file.id)
     }
 
     /// Loads a saved session (`session/load`, `mm --resume`): validates the id, reads
@@ -84,7 +88,7 @@ impl Engine {
         frontend: &dyn Frontend,
     ) -> Result<Session, LoadError> {
         session::validate_id(id)?;
-        let dir = self.sessions_dir(&cwd);
+        let dir = self.sessions_dir(&cwd)?;
         let file = session::load(&dir, id)?;
         let moved = file.cwd != cwd;
         let highest = file
@@ -111,6 +115,7 @@ impl Engine {
             super::Opening {
                 id: file.id,
                 cwd,
+                sessions_dir: Ok(dir),
                 created_at: file.created_at,
                 title: file.title,
                 mode,

@@ -179,6 +179,10 @@ pub struct Sandbox {
     /// resolved once at start and held open: a symlink put later where one was, or where a
     /// missing one would be, opens nothing.
     held: Vec<Held>,
+    /// The asked agents' own `agents.<name>.sandboxWritable` entries, as configured, held
+    /// open the same way; each opens only for a fence asked for with it
+    /// ([`Sandbox::fence_with`]).
+    agent_held: Vec<(PathBuf, Held)>,
     /// Why each `tools.sandboxWritable` entry skipped for this run was (it did not exist at
     /// start, or it goes through a symlink a command could have made).
     skipped: Vec<String>,
@@ -237,26 +241,29 @@ impl Sandbox {
             held.extend(places.temp.iter().filter_map(|t| Held::open(t).ok()));
             let writable = plain_places(&places.temp, &config.tools.sandbox_writable);
             for entry in &config.tools.sandbox_writable {
-                if let Some(link) = link_in(entry, &writable) {
-                    skipped.push(format!(
-                        "tools.sandboxWritable {} goes through the symlink {}, which lies where commands may write, so it is skipped (remove the link if you did not make it)",
-                        entry.display(),
-                        link.display()
-                    ));
-                    continue;
-                }
-                match Held::open(entry) {
+                match hold(entry, &writable) {
                     Ok(h) => held.push(h),
-                    Err(_) => skipped.push(format!(
-                        "tools.sandboxWritable {} does not exist, so it is not writable in this run (make it, then start mm again)",
-                        entry.display()
-                    )),
+                    Err(why) => skipped.push(why.line("tools.sandboxWritable", entry)),
+                }
+            }
+        }
+        let mut agent_held = Vec::new();
+        if mode == Mode::WorkspaceWrite {
+            let writable = plain_places(&places.temp, &config.tools.sandbox_writable);
+            for (name, agent) in &config.agents {
+                for entry in &agent.sandbox_writable {
+                    let key = format!("agents.{name}.sandboxWritable");
+                    match hold(entry, &writable) {
+                        Ok(h) => agent_held.push((entry.clone(), h)),
+                        Err(why) => skipped.push(why.line(&key, entry)),
+                    }
                 }
             }
         }
         Sandbox {
             mode,
             held,
+            agent_held,
             skipped,
             home: places
                 .home
@@ -273,6 +280,7 @@ impl Sandbox {
         Sandbox {
             mode: Mode::Off,
             held: Vec::new(),
+            agent_held: Vec::new(),
             skipped: Vec::new(),
             home: None,
             places: Places::default(),
@@ -437,8 +445,10 @@ impl Sandbox {
         }
     }
 
-    /// Where commands of a session in `cwd` may write (those that exist).
-    fn roots(&self, cwd: &Path) -> Roots<'_> {
+    /// Where commands of a session in `cwd` may write (those that exist), with the folders
+    /// of `extra` that were held at start for one child of its own (an asked agent's
+    /// `agents.<name>.sandboxWritable`).
+    fn roots(&self, cwd: &Path, extra: &[PathBuf]) -> Roots<'_> {
         match self.mode {
             Mode::Off | Mode::ReadOnly => Roots {
                 cwd: None,
@@ -451,6 +461,12 @@ impl Sandbox {
                 held: self
                     .held
                     .iter()
+                    .chain(
+                        self.agent_held
+                            .iter()
+                            .filter(|(entry, _)| extra.contains(entry))
+                            .map(|(_, h)| h),
+                    )
                     .filter_map(|h| h.path().map(|p| (h, p)))
                     .collect(),
             },
@@ -480,10 +496,17 @@ impl Sandbox {
     /// command's namespace, so that no command can rename them away and put a folder of its
     /// own in their place.
     pub fn fence(&self, cwd: &Path) -> Result<Option<Fence>, FenceError> {
+        self.fence_with(cwd, &[])
+    }
+
+    /// [`Sandbox::fence`] that also lets the child write under `extra` in `workspace-write`
+    /// (never in `read-only`): an asked agent's own `agents.<name>.sandboxWritable`, for its
+    /// fence only.
+    pub fn fence_with(&self, cwd: &Path, extra: &[PathBuf]) -> Result<Option<Fence>, FenceError> {
         if !self.fences_commands() {
             return Ok(None);
         }
-        let roots = self.roots(cwd);
+        let roots = self.roots(cwd, extra);
         let can_mount = self.enforcement.namespace.is_ok();
         let (mut readonly, mut pins): (Vec<PathBuf>, Vec<PathBuf>) = (Vec::new(), Vec::new());
         if can_mount {
@@ -500,7 +523,9 @@ impl Sandbox {
                     continue;
                 }
                 if folder && !p.exists() {
-                    let _ = std::fs::create_dir_all(&p);
+                    let shown = p.display().to_string();
+                    let _ =
+                        crate::writer::create_dir_all(&p, &shown, crate::writer::Check::Anywhere);
                 }
                 if !p.exists() {
                     continue;
@@ -563,7 +588,7 @@ impl Sandbox {
             return Ok(());
         }
         let real = real_path(path);
-        let inside = self.roots(cwd).paths().any(|r| real.starts_with(r))
+        let inside = self.roots(cwd, &[]).paths().any(|r| real.starts_with(r))
             && !self.protected(cwd).iter().any(|(p, _)| real.starts_with(p));
         if inside {
             Ok(())
@@ -629,6 +654,37 @@ fn plain_places(temp: &[PathBuf], entries: &[PathBuf]) -> Vec<PathBuf> {
 /// The first symlink on `entry`'s path that lies in one of `writable` (so that a fenced
 /// command could have made it, as `ln -s / <missing entry>`); `None` when every symlink on it
 /// is where commands cannot write (the user's own).
+/// Why a writable entry is skipped for the run.
+enum Skipped {
+    /// It goes through this symlink, which lies where commands may write.
+    Link(PathBuf),
+    Missing,
+}
+
+impl Skipped {
+    fn line(&self, key: &str, entry: &Path) -> String {
+        match self {
+            Skipped::Link(link) => format!(
+                "{key} {} goes through the symlink {}, which lies where commands may write, so it is skipped (remove the link if you did not make it)",
+                entry.display(),
+                link.display()
+            ),
+            Skipped::Missing => format!(
+                "{key} {} does not exist, so it is not writable in this run (make it, then start mm again)",
+                entry.display()
+            ),
+        }
+    }
+}
+
+/// A writable entry resolved and held open, once, at start.
+fn hold(entry: &Path, writable: &[PathBuf]) -> Result<Held, Skipped> {
+    if let Some(link) = link_in(entry, writable) {
+        return Err(Skipped::Link(link));
+    }
+    Held::open(entry).map_err(|_| Skipped::Missing)
+}
+
 fn link_in(entry: &Path, writable: &[PathBuf]) -> Option<PathBuf> {
     let entry = crate::paths::normalize(entry);
     let mut prefixes: Vec<&Path> = entry.ancestors().collect();
@@ -687,7 +743,7 @@ pub fn real_path(path: &Path) -> PathBuf {
 }
 
 #[cfg(test)]
-#[allow(clippy::unwrap_used)]
+#[allow(clippy::unwrap_used, clippy::disallowed_methods)]
 mod tests {
     use super::*;
 
@@ -703,6 +759,7 @@ mod tests {
         Sandbox {
             mode,
             held: Vec::new(),
+            agent_held: Vec::new(),
             skipped: Vec::new(),
             home: None,
             places: Places::default(),

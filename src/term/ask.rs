@@ -2,7 +2,7 @@
 //! asks: the answer on stdout) and `/ask AGENT question` in the interactive session. AGENT is a
 //! configured name or a command line. Both start the agent, ask once and stop it.
 
-use std::io::Write;
+use std::io::{IsTerminal, Write};
 use std::path::Path;
 use std::sync::{Arc, Mutex};
 
@@ -12,9 +12,13 @@ use tokio_util::sync::CancellationToken;
 use super::render::{Layout, Renderer};
 use crate::agent_client::{self, AgentCommand, AgentError, AgentStop, Answer, StartOptions};
 use crate::config::Config;
-use crate::event::{Event, Form, FormAnswer, Frontend, PermissionDecision, PermissionRequest};
+use crate::event::{
+    Event, Form, FormAnswer, Frontend, Mode, PermissionDecision, PermissionRequest,
+};
 use crate::process::Supervisor;
 use crate::relay::CANNOT_ASK;
+use crate::sandbox::Sandbox;
+use crate::sanitize::visible;
 use crate::tools::Call;
 
 /// The `toolCallId`-like ref the doors use for the asked agent's progress and questions.
@@ -24,7 +28,11 @@ const ASK_REF: &str = "ask";
 pub struct AskSetup<'a> {
     pub config: &'a Config,
     pub processes: &'a Arc<Supervisor>,
+    /// The agent runs inside its fence.
+    pub sandbox: &'a Sandbox,
     pub cwd: &'a Path,
+    /// The mode the agent is put in: the session's (`/ask`), the configuration's (`mm --ask`).
+    pub mode: Mode,
     /// Our own asking depth.
     pub depth: u32,
 }
@@ -44,11 +52,13 @@ pub async fn ask(
         setup.cwd,
         setup.config.tools.max_output,
         cancel,
+        setup.mode,
         frontend,
     );
     let opts = StartOptions {
         cwd: setup.cwd,
         processes: setup.processes,
+        sandbox: setup.sandbox,
         depth: setup.depth,
         silence: setup.config.model.request_timeout,
     };
@@ -74,8 +84,13 @@ pub async fn run_ask(
     let mut err = std::io::stderr();
     match outcome {
         Ok(answer) => {
+            // Byte for byte to a script; shown visibly on a terminal.
+            let text = match std::io::stdout().is_terminal() {
+                true => visible(&answer.text),
+                false => std::borrow::Cow::Borrowed(answer.text.as_str()),
+            };
             let mut out = std::io::stdout().lock();
-            let _ = out.write_all(answer.text.as_bytes());
+            let _ = out.write_all(text.as_bytes());
             if !answer.text.is_empty() && !answer.text.ends_with('\n') {
                 let _ = out.write_all(b"\n");
             }
@@ -95,7 +110,7 @@ pub async fn run_ask(
         }
         Err(AgentError::Cancelled) => 130,
         Err(e) => {
-            let _ = writeln!(err, "{}", e.line(shown_name(agent)));
+            let _ = writeln!(err, "{}", visible(&e.line(shown_name(agent))));
             1
         }
     }

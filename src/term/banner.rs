@@ -7,6 +7,7 @@ use super::style;
 use crate::config::Config;
 use crate::event::{ContextUsage, Mode};
 use crate::model::detect::{self, ServerKind};
+use crate::sanitize::visible;
 use crate::skills::Catalogue;
 
 /// What the banner says.
@@ -94,7 +95,8 @@ fn plural(n: usize, one: &str, many: &str) -> String {
     }
 }
 
-/// The banner's lines, for stderr.
+/// The banner's lines, for stderr. Names, URLs and warnings come from configuration files,
+/// servers and a project's skills: shown visibly.
 pub fn banner_lines(banner: &Banner, color: bool) -> Vec<String> {
     let mut lines = vec![format!("{} {}", style::bold(color, "mm"), banner.version)];
     let server = if banner.url.is_empty() {
@@ -104,7 +106,7 @@ pub fn banner_lines(banner: &Banner, color: bool) -> Vec<String> {
     } else {
         format!("model {} at {}", banner.model, banner.url)
     };
-    lines.push(style::dim(color, &server));
+    lines.push(style::dim(color, &visible(&server)));
     let mut facts = vec![
         format!("sessions {}", on_off(banner.sessions)),
         format!("mode {}", banner.mode.id()),
@@ -122,9 +124,12 @@ pub fn banner_lines(banner: &Banner, color: bool) -> Vec<String> {
     if !banner.agents.is_empty() {
         facts.push(format!("agents: {}", banner.agents.join(", ")));
     }
-    lines.push(style::dim(color, &facts.join(" · ")));
+    lines.push(style::dim(color, &visible(&facts.join(" · "))));
     for warning in &banner.warnings {
-        lines.push(style::yellow(color, &format!("warning: {warning}")));
+        lines.push(style::yellow(
+            color,
+            &format!("warning: {}", visible(warning)),
+        ));
     }
     lines
 }
@@ -155,7 +160,7 @@ pub fn model_line(
         Some((n, u)) if n == name && same(u, url) => format!("context window {ctx}"),
         _ => format!("model {name} at {url} · context window {ctx}"),
     };
-    style::dim(color, &text)
+    style::dim(color, &visible(&text))
 }
 
 /// The warning that a small window is filling up: once a turn has used more than half of a
@@ -182,5 +187,5 @@ pub fn small_window_filling(context: ContextUsage) -> bool {
 
 /// The line when detection failed (the server is unreachable or nothing was found).
 pub fn detection_failed(error: &str, color: bool) -> String {
-    style::yellow(color, &format!("warning: {error}"))
+    style::yellow(color, &format!("warning: {}", visible(error)))
 }

@@ -9,6 +9,7 @@ use super::sessions;
 use super::style;
 use crate::engine::{Engine, Session};
 use crate::event::{Frontend, Mode};
+use crate::sanitize::visible;
 
 /// Runs a local command (not `/quit`, which the loop handles) and returns its lines.
 pub async fn run(
@@ -38,7 +39,7 @@ async fn model_lines(engine: &Engine, session: &Session, color: bool) -> Vec<Str
     let cancel = CancellationToken::new();
     let info = match engine.model.info(&cancel).await {
         Ok(info) => info,
-        Err(e) => return vec![style::red(color, &e.to_string())],
+        Err(e) => return vec![style::red(color, &visible(&e.to_string()))],
     };
     let current = engine.model_of(session);
     let current = if current.is_empty() {
@@ -57,8 +58,8 @@ async fn model_lines(engine: &Engine, session: &Session, color: bool) -> Vec<Str
         "unknown".to_string()
     };
     let mut lines = vec![
-        format!("model           {current}"),
-        format!("server          {}", info.url),
+        format!("model           {}", visible(&current)),
+        format!("server          {}", visible(&info.url)),
         format!("context window  {window}"),
     ];
     let others: Vec<String> = match engine.model.models(&cancel).await {
@@ -66,7 +67,7 @@ async fn model_lines(engine: &Engine, session: &Session, color: bool) -> Vec<Str
         Err(_) => Vec::new(),
     };
     if !others.is_empty() {
-        lines.push(format!("also served     {}", others.join(", ")));
+        lines.push(format!("also served     {}", visible(&others.join(", "))));
         lines.push(style::dim(
             color,
             "/model NAME switches, from the next turn",
@@ -84,7 +85,7 @@ async fn switch_model(
 ) -> Vec<String> {
     let listed = match engine.model.models(&CancellationToken::new()).await {
         Ok(list) => list.models,
-        Err(e) => return vec![style::red(color, &e.to_string())],
+        Err(e) => return vec![style::red(color, &visible(&e.to_string()))],
     };
     if !listed.iter().any(|m| m == name) {
         let served = if listed.is_empty() {
@@ -92,7 +93,8 @@ async fn switch_model(
         } else {
             format!("the server has {}", listed.join(", "))
         };
-        return vec![style::yellow(color, &format!("no model {name}: {served}"))];
+        let line = format!("no model {name}: {served}");
+        return vec![style::yellow(color, &visible(&line))];
     }
     session.controls.set_model(name);
     vec![format!("model {name} from the next turn")]
@@ -150,8 +152,8 @@ pub fn help_lines(session: &Session, color: bool) -> Vec<String> {
         for skill in &session.skills.skills {
             lines.push(format!(
                 "  /{:<12} {}",
-                skill.name,
-                style::dim(color, &skill.description)
+                visible(&skill.name),
+                style::dim(color, &visible(&skill.description))
             ));
         }
     }
@@ -185,10 +187,11 @@ pub fn skills_lines(session: &Session, color: bool) -> Vec<String> {
     for skill in &session.skills.skills {
         lines.push(format!(
             "{} — {}",
-            style::bold(color, &skill.name),
-            skill.description
+            style::bold(color, &visible(&skill.name)),
+            visible(&skill.description)
         ));
-        lines.push(style::dim(color, &format!("  {}", skill.dir.display())));
+        let dir = skill.dir.display().to_string();
+        lines.push(style::dim(color, &format!("  {}", visible(&dir))));
     }
     lines
 }

@@ -9,10 +9,12 @@ use async_trait::async_trait;
 
 use super::keyboard::Asking;
 use super::keys::{Decoder, Key};
+use super::permission::inline;
 use super::raw;
 use super::style;
 use crate::event::{AnswerValue, Form, FormAnswer, PermissionDecision, Question, QuestionKind};
 use crate::relay::{RelayedOption, RelayedPermission};
+use crate::sanitize::visible;
 
 /// Where a question's keys come from.
 #[async_trait]
@@ -90,33 +92,7 @@ pub async fn permission_key(keys: &mut dyn Keys, out: Out<'_>) -> (PermissionDec
     (decision, interrupted)
 }
 
-/// The question for another agent's permission request: `Allow <agent>: <title>?` and its own
-/// options, numbered (at most nine can be picked).
-pub fn relayed_prompt(request: &RelayedPermission, color: bool) -> String {
-    let question = format!(
-        "Allow {}?",
-        request.title.lines().next().unwrap_or_default()
-    );
-    let keys: Vec<String> = request
-        .options
-        .iter()
-        .take(9)
-        .enumerate()
-        .map(|(i, o)| format!("[{}] {}", i + 1, o.name))
-        .collect();
-    let keys = format!("  {}", keys.join("  "));
-    if color {
-        format!(
-            "{}{}",
-            style::bold(true, &question),
-            style::dim(true, &keys)
-        )
-    } else {
-        format!("{question}{keys}")
-    }
-}
-
-/// Reads the answer to [`relayed_prompt`] (already written): the chosen option's id; Escape or
+/// Reads the answer to [`super::permission::relayed_question`] (already written): the chosen option's id; Escape or
 /// the end of input picks the agent's `reject_once` option; `interrupted` is true on Ctrl-C (the
 /// turn is to be cancelled, and the answer is cancelled).
 pub async fn relayed_key(
@@ -133,7 +109,7 @@ pub async fn relayed_key(
         Choice::Key(k) => {
             let index = k.to_digit(10).map_or(0, |d| d as usize).saturating_sub(1);
             match options.get(index) {
-                Some(o) => (Some(o.id.clone()), o.name.clone(), false),
+                Some(o) => (Some(o.id.clone()), inline(&o.name), false),
                 None => (request.refusal(), "no".to_string(), false),
             }
         }
@@ -173,7 +149,7 @@ async fn ask_question(
     let _ = writeln!(
         out,
         "{}",
-        style::bold(color, &format!("? {}", question.question))
+        style::bold(color, &format!("? {}", visible(&question.question)))
     );
     match &question.kind {
         QuestionKind::Confirm { default } => {
@@ -217,7 +193,7 @@ async fn ask_question(
         }
         QuestionKind::Text { default } => {
             let prompt = match default {
-                Some(d) => format!("[{d}]>"),
+                Some(d) => format!("[{}]>", inline(d)),
                 None => ">".to_string(),
             };
             let _ = write!(out, "{} ", style::dim(color, &prompt));
@@ -262,7 +238,7 @@ fn list_options(options: &[String], defaults: &[String], out: Out<'_>, color: bo
         } else {
             String::new()
         };
-        let _ = writeln!(out, "  {}. {option}{mark}", i + 1);
+        let _ = writeln!(out, "  {}. {}{mark}", i + 1, inline(option));
     }
 }
 
@@ -287,7 +263,7 @@ pub async fn read_line(keys: &mut dyn Keys, out: Out<'_>) -> LineEnd {
             Key::Paste(text) => {
                 let one_line: String = text.chars().filter(|c| !c.is_control()).collect();
                 line.push_str(&one_line);
-                let _ = write!(out, "{one_line}");
+                let _ = write!(out, "{}", visible(&one_line));
             }
             Key::Backspace => {
                 if line.pop().is_some() {

@@ -16,13 +16,15 @@ use tokio_util::sync::CancellationToken;
 
 use super::forms::{self, OneShotKeys};
 use super::keyboard::Keyboard;
-use super::render::{self, Layout, Out, Renderer, Target};
+use super::permission;
+use super::render::{Layout, Out, Renderer, Target};
 use super::screen::Screen;
 use super::style;
 use crate::event::{
     ContextUsage, Event, Form, FormAnswer, Frontend, PermissionDecision, PermissionRequest,
 };
 use crate::relay::{self, RelayedAnswer, RelayedForm, RelayedPermission};
+use crate::sanitize::visible;
 
 /// The note when a gated call cannot be asked about.
 pub const NO_TERMINAL_REJECTED: &str = "gated tool rejected: no terminal to ask (use --yolo)";
@@ -79,6 +81,19 @@ impl OneShotFrontend {
     pub fn quiet(mut self, quiet: bool) -> Self {
         self.quiet = quiet;
         self
+    }
+
+    /// The answer goes to stdout byte for byte, as the model sent it (stdout is not a
+    /// terminal); on a terminal it is shown visibly, as everything else from outside mm is.
+    pub fn raw_answer(self, raw: bool) -> Self {
+        let renderer = self
+            .renderer
+            .into_inner()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        OneShotFrontend {
+            renderer: Mutex::new(renderer.raw_answer(raw)),
+            ..self
+        }
     }
 
     /// Writes rendered activity: all of it, or with `-q` the answer alone.
@@ -142,24 +157,18 @@ impl Frontend for OneShotFrontend {
         }
         // Raw mode and what was typed before discarded, then the question.
         let mut keys = OneShotKeys::enter();
+        let width = super::raw::stderr_width().unwrap_or(permission::DEFAULT_WIDTH);
+        let question = permission::question(&request, width, self.color);
         let pieces = {
             let mut r = lock(&self.renderer);
             let mut pieces = r.finish();
-            r.lines(
-                &mut pieces,
-                Target::Stderr,
-                render::proposed_lines(&request.preview, self.color),
-            );
+            r.lines(&mut pieces, Target::Stderr, question.lines);
             r.previewed(&request.call.id, request.preview.clone());
             pieces
         };
         write_out(&pieces);
         let mut err = io::stderr();
-        let _ = write!(
-            err,
-            "{}",
-            render::permission_prompt(&request.call, self.color)
-        );
+        let _ = write!(err, "{}", question.prompt);
         let (decision, interrupted) = tokio::select! {
             asked = forms::permission_key(&mut keys, &mut err) => asked,
             () = cancel.cancelled() => {
@@ -203,10 +212,17 @@ impl Frontend for OneShotFrontend {
             return None;
         }
         let mut keys = OneShotKeys::enter();
-        let pieces = lock(&self.renderer).finish();
+        let width = super::raw::stderr_width().unwrap_or(permission::DEFAULT_WIDTH);
+        let question = permission::relayed_question(&request, width, self.color);
+        let pieces = {
+            let mut r = lock(&self.renderer);
+            let mut pieces = r.finish();
+            r.lines(&mut pieces, Target::Stderr, question.lines);
+            pieces
+        };
         write_out(&pieces);
         let mut err = io::stderr();
-        let _ = write!(err, "{}", forms::relayed_prompt(&request, self.color));
+        let _ = write!(err, "{}", question.prompt);
         let (chosen, interrupted) = tokio::select! {
             asked = forms::relayed_key(&request, &mut keys, &mut err) => asked,
             () = cancel.cancelled() => {
@@ -252,7 +268,11 @@ async fn ask_relayed_form(
         tool_call_id: form.tool_call_id.clone(),
         questions: fields.into_iter().map(|(_, q)| q).collect(),
     };
-    let header = format!("{} asks: {}", form.agent, form.message);
+    let header = format!(
+        "{} asks: {}",
+        permission::inline(&form.agent),
+        visible(&form.message)
+    );
     let _ = writeln!(out, "{}", style::bold(color, &header));
     let answer = tokio::select! {
         answer = forms::ask_form(&ours, keys, out, color) => answer,
@@ -295,14 +315,17 @@ pub struct TermFrontend {
 const FRAMES: [&str; 10] = ["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"];
 
 impl TermFrontend {
+    /// `raw_answer`: stdout is not a terminal, the answer goes to it byte for byte
+    /// ([`Renderer::raw_answer`]).
     pub fn new(
         color: bool,
         spinner_enabled: bool,
+        raw_answer: bool,
         keyboard: Arc<Keyboard>,
         screen: Arc<Screen>,
     ) -> Arc<Self> {
         let frontend = Arc::new(TermFrontend {
-            renderer: Mutex::new(Renderer::new(Layout::Interactive, color)),
+            renderer: Mutex::new(Renderer::new(Layout::Interactive, color).raw_answer(raw_answer)),
             color,
             spinner_enabled,
             spinner: Arc::new(Mutex::new(SpinnerState::default())),
@@ -484,14 +507,12 @@ impl Frontend for TermFrontend {
         let _one = self.asking.lock().await;
         // Keys typed until now are set aside before the question shows: they never answer it.
         let mut keys = self.keyboard.question().await;
-        self.settle(render::proposed_lines(&request.preview, self.color));
+        let width = super::raw::width().unwrap_or(permission::DEFAULT_WIDTH);
+        let question = permission::question(&request, width, self.color);
+        self.settle(question.lines);
         lock(&self.renderer).previewed(&request.call.id, request.preview.clone());
         let mut out = io::stdout();
-        let _ = write!(
-            out,
-            "{}",
-            render::permission_prompt(&request.call, self.color)
-        );
+        let _ = write!(out, "{}", question.prompt);
         let (decision, interrupted) = tokio::select! {
             asked = forms::permission_key(&mut keys, &mut out) => asked,
             () = cancel.cancelled() => {
@@ -537,9 +558,11 @@ impl Frontend for TermFrontend {
         let _one = self.asking.lock().await;
         // Keys typed until now are set aside before the question shows: they never answer it.
         let mut keys = self.keyboard.question().await;
-        self.settle(Vec::new());
+        let width = super::raw::width().unwrap_or(permission::DEFAULT_WIDTH);
+        let question = permission::relayed_question(&request, width, self.color);
+        self.settle(question.lines);
         let mut out = io::stdout();
-        let _ = write!(out, "{}", forms::relayed_prompt(&request, self.color));
+        let _ = write!(out, "{}", question.prompt);
         let (chosen, interrupted) = tokio::select! {
             asked = forms::relayed_key(&request, &mut keys, &mut out) => asked,
             () = cancel.cancelled() => {

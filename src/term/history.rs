@@ -3,9 +3,10 @@
 //! rustyline wrote (`#V2`, then one entry per line with `\n` and `\` escaped), so the history of
 //! earlier versions carries over.
 
-use std::fs::{self, OpenOptions};
-use std::io::Write;
+use std::fs;
 use std::path::{Path, PathBuf};
+
+use crate::writer::{self, Check, FileKind, WriteError};
 
 pub const MAX_ENTRIES: usize = 1000;
 const HEADER: &str = "#V2";
@@ -94,19 +95,17 @@ pub fn unescape(line: &str) -> String {
 }
 
 fn append(path: &Path, entry: &str) -> std::io::Result<()> {
-    if let Some(dir) = path.parent() {
-        fs::create_dir_all(dir)?;
-    }
-    let new = !path.exists();
-    let mut file = OpenOptions::new().create(true).append(true).open(path)?;
-    let mut text = String::new();
-    if new {
-        text.push_str(HEADER);
-        text.push('\n');
-    }
-    text.push_str(&escape(entry));
-    text.push('\n');
-    file.write_all(text.as_bytes())
+    let line = format!("{}\n", escape(entry));
+    let header = format!("{HEADER}\n");
+    let shown = path.display().to_string();
+    writer::append(
+        path,
+        &shown,
+        header.as_bytes(),
+        line.as_bytes(),
+        Check::Anywhere,
+    )
+    .map_err(WriteError::into_io)
 }
 
 fn rewrite(path: &Path, entries: &[String]) -> std::io::Result<()> {
@@ -115,12 +114,19 @@ fn rewrite(path: &Path, entries: &[String]) -> std::io::Result<()> {
         text.push_str(&escape(e));
         text.push('\n');
     }
-    crate::tools::write_file::write_atomic(path, &path.display().to_string(), text.as_bytes())
-        .map_err(std::io::Error::other)
+    let shown = path.display().to_string();
+    writer::write(
+        path,
+        &shown,
+        text.as_bytes(),
+        FileKind::Ordinary,
+        Check::Anywhere,
+    )
+    .map_err(WriteError::into_io)
 }
 
 #[cfg(test)]
-#[allow(clippy::unwrap_used)]
+#[allow(clippy::unwrap_used, clippy::disallowed_methods)]
 mod tests {
     use super::*;
     use pretty_assertions::assert_eq;

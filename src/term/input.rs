@@ -178,7 +178,11 @@ pub fn unresolved(text: &str, cwd: &Path, skills: &[String]) -> Vec<String> {
     for word in text.split_whitespace() {
         if let Some(path) = word.strip_prefix('@') {
             let path = path.trim_end_matches(trailing);
-            let line = format!("@{path}: no such file or folder, not attached");
+            // The prompt may come from a file (`mm < notes.txt`): shown visibly.
+            let line = format!(
+                "@{}: no such file or folder, not attached",
+                crate::sanitize::visible(path)
+            );
             if !path.is_empty()
                 && !crate::paths::resolve(cwd, path).exists()
                 && !notices.contains(&line)
@@ -245,7 +249,7 @@ pub fn history_path(xdg_state_home: Option<&Path>, home: Option<&Path>) -> Optio
 }
 
 #[cfg(test)]
-#[allow(clippy::unwrap_used)]
+#[allow(clippy::unwrap_used, clippy::disallowed_methods)]
 mod tests {
     use super::*;
     use pretty_assertions::assert_eq;

@@ -3,13 +3,29 @@
 
 use unicode_width::UnicodeWidthChar;
 
-/// How a character is shown in the prompt, and its width.
+/// How a character is shown in the prompt (the line may hold a pasted or completed name with
+/// escapes in it: shown visibly, sanitize.rs), and its width.
 fn shown(c: char) -> (String, usize) {
     match c {
         '\t' => ("    ".to_string(), 4),
-        c if c.is_control() => (format!("^{}", char::from((c as u8 & 0x1f) + b'@')), 2),
+        c if crate::sanitize::escaped(c) => {
+            let mut s = String::new();
+            crate::sanitize::push_visible(c, &mut s);
+            let w = s.len();
+            (s, w)
+        }
         c => (c.to_string(), c.width().unwrap_or(0)),
     }
+}
+
+/// A candidate as [`columns`] shows it, and its width.
+fn shown_item(item: &str) -> (String, usize) {
+    item.chars()
+        .map(shown)
+        .fold((String::new(), 0), |(mut s, w), (c, cw)| {
+            s.push_str(&c);
+            (s, w + cw)
+        })
 }
 
 /// A prompt laid out for a window `width` columns wide: the text to write (lines separated by
@@ -136,20 +152,15 @@ pub fn leave(cursor_row: usize, frame: &Frame, mark: &str) -> String {
 
 /// Candidates in columns, as many as fit in `width`.
 pub fn columns(items: &[String], width: usize) -> Vec<String> {
-    let widest = items
-        .iter()
-        .map(|s| s.chars().map(|c| shown(c).1).sum::<usize>())
-        .max()
-        .unwrap_or(0)
-        + 2;
+    let items: Vec<(String, usize)> = items.iter().map(|i| shown_item(i)).collect();
+    let widest = items.iter().map(|(_, w)| *w).max().unwrap_or(0) + 2;
     let per_row = (width / widest.max(1)).max(1);
     let rows = items.len().div_ceil(per_row);
     (0..rows)
         .map(|r| {
             let mut line = String::new();
             for c in 0..per_row {
-                if let Some(item) = items.get(c * rows + r) {
-                    let w: usize = item.chars().map(|ch| shown(ch).1).sum();
+                if let Some((item, w)) = items.get(c * rows + r) {
                     line.push_str(item);
                     line.push_str(&" ".repeat(widest - w));
                 }
@@ -205,5 +216,8 @@ mod tests {
             .map(|s| s.to_string())
             .collect();
         assert_eq!(columns(&items, 10), vec!["a    ccc", "bb   d"]);
+        // A file named with an escape in it is listed, not acted on.
+        let items = vec!["\x1b]0;x\x07.txt".to_string(), "b".to_string()];
+        assert_eq!(columns(&items, 40), vec!["^[]0;x^G.txt  b"]);
     }
 }

@@ -2,6 +2,7 @@
 
 use super::style;
 use crate::mcp::{Phase, ServerReport};
+use crate::sanitize::visible;
 
 /// Characters of a tool's description shown (its first line).
 const DESCRIPTION_CHARS: usize = 70;
@@ -15,6 +16,7 @@ fn tools(n: usize) -> String {
 }
 
 fn short(description: &str) -> String {
+    let description = visible(description);
     let first = description.lines().next().unwrap_or("").trim();
     if first.chars().count() <= DESCRIPTION_CHARS {
         return first.to_string();
@@ -42,11 +44,15 @@ pub fn mcp_lines(servers: &[ServerReport], color: bool) -> Vec<String> {
                 "idle, {} (stopped after a while without a call; the next call starts it)",
                 tools(s.tools.len())
             ),
-            Phase::Failed(why) => style::red(color, &format!("failed: {why}")),
+            Phase::Failed(why) => style::red(color, &format!("failed: {}", visible(why))),
         };
-        lines.push(format!("{} — {state}", style::bold(color, &s.name)));
-        let width = s.tools.iter().map(|(n, _)| n.len()).max().unwrap_or(0);
-        for (name, description) in &s.tools {
+        lines.push(format!(
+            "{} — {state}",
+            style::bold(color, &visible(&s.name))
+        ));
+        let names: Vec<_> = s.tools.iter().map(|(n, _)| visible(n)).collect();
+        let width = names.iter().map(|n| n.chars().count()).max().unwrap_or(0);
+        for (name, (_, description)) in names.iter().zip(&s.tools) {
             lines.push(format!(
                 "  {name:<width$}  {}",
                 style::dim(color, &short(description))
@@ -105,6 +111,21 @@ mod tests {
                 "lazy — idle, 1 tool (stopped after a while without a call; the next call starts it)",
                 "  lazy__t  A tool",
             ]
+        );
+        // A server's tool names, descriptions and errors are shown visibly.
+        let hostile = report(
+            "files",
+            Phase::Failed("boom\x1b]52;c;SGVsbG8=\x07".into()),
+            &[("files__\x1b[2Kx", "read \u{202e}this")],
+        );
+        assert_eq!(
+            mcp_lines(&[hostile], true)
+                .join("\n")
+                .replace("\x1b[1m", "")
+                .replace("\x1b[2m", "")
+                .replace("\x1b[31m", "")
+                .replace("\x1b[0m", ""),
+            "files — failed: boom^[]52;c;SGVsbG8=^G\n  files__^[[2Kx  read <U+202E>this"
         );
         assert_eq!(
             mcp_lines(&[], false),

@@ -15,6 +15,7 @@ pub mod keys;
 pub mod layout;
 pub mod markdown;
 pub mod mcp;
+pub mod permission;
 pub mod raw;
 pub mod render;
 pub mod repl;

@@ -125,6 +125,15 @@ nix::ioctl_read_bad!(window_size, nix::libc::TIOCGWINSZ, nix::libc::winsize);
 
 /// The width of the terminal on stdout, in columns; `None` when stdout is not a terminal.
 pub fn width() -> Option<usize> {
+    width_of(io::stdout().as_raw_fd())
+}
+
+/// The width of the terminal on stderr (where `mm -p` asks its questions).
+pub fn stderr_width() -> Option<usize> {
+    width_of(io::stderr().as_raw_fd())
+}
+
+fn width_of(fd: std::os::fd::RawFd) -> Option<usize> {
     let mut size = nix::libc::winsize {
         ws_row: 0,
         ws_col: 0,
@@ -132,8 +141,8 @@ pub fn width() -> Option<usize> {
         ws_ypixel: 0,
     };
     // SAFETY: TIOCGWINSZ writes one `winsize` into `size`, which outlives the call; the fd is
-    // stdout's, open for the life of the process.
-    let done = unsafe { window_size(io::stdout().as_raw_fd(), &mut size) };
+    // stdout's or stderr's, open for the life of the process.
+    let done = unsafe { window_size(fd, &mut size) };
     match done {
         Ok(_) if size.ws_col > 0 => Some(usize::from(size.ws_col)),
         _ => None,

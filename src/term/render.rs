@@ -4,6 +4,7 @@
 //! interactive layout shows everything on the terminal (warnings on stderr); the one-shot layout
 //! (`mm -p`) keeps stdout for the answer's text alone and sends all activity to stderr.
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 use std::time::Duration;
 
@@ -17,6 +18,7 @@ use crate::event::{
     ContextUsage, Event, FileDiff, Mode, Plan, PlanStatus, ToolCallEnd, ToolCallStart, ToolKind,
     ToolStatus, Usage,
 };
+use crate::sanitize::visible;
 
 /// Lines of a tool's output shown under its line.
 pub const PREVIEW_LINES: usize = 4;
@@ -86,6 +88,8 @@ pub struct Renderer {
     /// The model and server the banner named (the detected model line then says only what it
     /// adds).
     banner_model: Option<(String, String)>,
+    /// The answer goes out byte for byte (stdout is not a terminal: a script reads it).
+    raw_answer: bool,
 }
 
 impl Renderer {
@@ -108,7 +112,16 @@ impl Renderer {
             previewed: HashMap::new(),
             last_failed: None,
             banner_model: None,
+            raw_answer: false,
         }
+    }
+
+    /// The answer's text goes out as the model sent it, not shown visibly: for a stdout that is
+    /// not a terminal (everything else from outside mm is still shown visibly, and so is the
+    /// answer on a terminal).
+    pub fn raw_answer(mut self, raw: bool) -> Self {
+        self.raw_answer = raw;
+        self
     }
 
     /// Wraps the answer and the reasoning at word boundaries for a window this wide (`None`:
@@ -156,7 +169,12 @@ impl Renderer {
                     self.end_thought(&mut out);
                 }
                 self.stream = Stream::Text;
-                let rendered = self.md.push(text);
+                // Shown visibly before the Markdown renderer adds mm's own styling.
+                let text = match self.raw_answer {
+                    true => Cow::Borrowed(text.as_str()),
+                    false => visible(text),
+                };
+                let rendered = self.md.push(&text);
                 let rendered = match &mut self.wrap_text {
                     Some(w) => w.push(&rendered),
                     None => rendered,
@@ -171,7 +189,7 @@ impl Renderer {
                     self.thought_line_start = true;
                 }
                 self.stream = Stream::Thought;
-                let marked = self.mark_thought(text);
+                let marked = self.mark_thought(&visible(text));
                 let rendered = style::dim(self.color, &marked);
                 let rendered = match &mut self.wrap_thought {
                     Some(w) => w.push(&rendered),
@@ -183,7 +201,12 @@ impl Renderer {
                 // The loop detector's stop is the refused call's output too: one line of it.
                 if last_failed.as_deref() != Some(line.as_str()) {
                     let target = self.activity();
-                    self.lines(&mut out, target, line.lines().map(str::to_string).collect());
+                    let shown = visible(line);
+                    self.lines(
+                        &mut out,
+                        target,
+                        shown.lines().map(str::to_string).collect(),
+                    );
                 }
             }
             Event::ToolCallStarted(call) => {
@@ -253,17 +276,18 @@ impl Renderer {
                 self.lines(&mut out, Target::Stderr, vec![line]);
             }
             Event::AutoCompacted(outcome) => {
-                let line = style::dim(self.color, &outcome.line());
+                let line = style::dim(self.color, &visible(&outcome.line()));
                 self.lines(&mut out, Target::Stderr, vec![line]);
             }
             Event::Attached(path) => {
-                let line = style::dim(self.color, &format!("📎 attached {}", path.display()));
+                let path = path.display().to_string();
+                let line = style::dim(self.color, &format!("📎 attached {}", visible(&path)));
                 let target = self.activity();
                 self.lines(&mut out, target, vec![line]);
             }
             Event::Warning(text) => {
                 // Warnings are whole lines already (hook failures have their exact form).
-                let line = style::yellow(self.color, text);
+                let line = style::yellow(self.color, &visible(text));
                 self.lines(&mut out, Target::Stderr, vec![line]);
             }
             // Session lists and editors show these; the terminal has the outcome lines.
@@ -468,10 +492,11 @@ fn diff_lines_cut(diff: &FileDiff, color: bool, max: usize) -> Vec<String> {
             body.push(line);
         }
     }
+    let path = diff.path.display().to_string();
     let name = if diff.old_text.is_none() {
-        format!("  new file {}", diff.path.display())
+        format!("  new file {}", visible(&path))
     } else {
-        format!("  {}", diff.path.display())
+        format!("  {}", visible(&path))
     };
     let mut lines = vec![style::dim(color, &name)];
     let total = body.len();
@@ -482,19 +507,20 @@ fn diff_lines_cut(diff: &FileDiff, color: bool, max: usize) -> Vec<String> {
     lines
 }
 
-/// The plan: its title, then one line per step.
+/// The plan: its title, then one line per step (the model's text shown visibly).
 pub fn plan_lines(plan: &Plan, color: bool) -> Vec<String> {
-    let mut lines = vec![style::bold(color, &format!("📋 {}", plan.title))];
+    let mut lines = vec![style::bold(color, &format!("📋 {}", visible(&plan.title)))];
     for step in &plan.steps {
+        let content = visible(&step.content);
         let (mark, text) = match step.status {
-            PlanStatus::Completed => ("✓", style::dim(color, &step.content)),
-            PlanStatus::InProgress => ("▸", style::bold(color, &step.content)),
-            PlanStatus::Pending => ("○", step.content.clone()),
-            PlanStatus::Skipped => ("–", style::dim(color, &step.content)),
+            PlanStatus::Completed => ("✓", style::dim(color, &content)),
+            PlanStatus::InProgress => ("▸", style::bold(color, &content)),
+            PlanStatus::Pending => ("○", content.into_owned()),
+            PlanStatus::Skipped => ("–", style::dim(color, &content)),
         };
         let mut line = format!("  {mark} {text}");
         if let Some(note) = &step.note {
-            line.push_str(&style::dim(color, &format!(" — {note}")));
+            line.push_str(&style::dim(color, &format!(" — {}", visible(note))));
         }
         lines.push(line);
     }
@@ -557,21 +583,6 @@ pub fn recap_line(summary: &TurnSummary, color: bool) -> String {
     style::dim(color, &parts.join(" · "))
 }
 
-/// The question of the permission gate; "always" and "never" hold for the tool, this session.
-pub fn permission_prompt(call: &ToolCallStart, color: bool) -> String {
-    let question = format!("Allow {}?", one_line(&call.title));
-    let keys = format!(
-        "  [y]es  [a]lways for {} this session  [n]o  ne[v]er",
-        one_line(&call.name)
-    );
-    let keys = keys.as_str();
-    if color {
-        format!("{}{}", style::bold(true, &question), style::dim(true, keys))
-    } else {
-        format!("{question}{keys}")
-    }
-}
-
 /// A token count: `340`, `1.2k`, `12k`, `1.3M`.
 pub fn count(n: u64) -> String {
     if n < 1000 {
@@ -622,26 +633,9 @@ fn clip(line: &str) -> String {
     }
 }
 
-/// Removes escape sequences and control characters a tool's output may carry, so a preview
-/// never changes the terminal's state.
+/// A line of a tool's output (or any outside text shown on one line of a preview) as the
+/// terminal shows it: escape sequences and control characters visible (never acted on), tabs
+/// as four spaces.
 pub fn clean(line: &str) -> String {
-    let mut out = String::with_capacity(line.len());
-    let mut chars = line.chars().peekable();
-    while let Some(c) = chars.next() {
-        if c == '\x1b' {
-            if chars.peek() == Some(&'[') {
-                chars.next();
-                for n in chars.by_ref() {
-                    if ('@'..='~').contains(&n) {
-                        break;
-                    }
-                }
-            }
-        } else if c == '\t' {
-            out.push_str("    ");
-        } else if !c.is_control() {
-            out.push(c);
-        }
-    }
-    out
+    visible(line).replace('\t', "    ")
 }

@@ -40,6 +40,8 @@ pub struct TermOptions {
     pub color_stderr: bool,
     /// The spinner (stderr is a terminal).
     pub spinner: bool,
+    /// stdout is a terminal: the answer is shown visibly there; elsewhere it goes byte for byte.
+    pub stdout_terminal: bool,
     /// The session was reopened (`--continue`, `--resume`): the banner says what it holds.
     pub reopened: bool,
 }
@@ -56,6 +58,7 @@ impl TermOptions {
             color: !no_color && std::io::stdout().is_terminal(),
             color_stderr: !no_color && std::io::stderr().is_terminal(),
             spinner: std::io::stderr().is_terminal(),
+            stdout_terminal: std::io::stdout().is_terminal(),
             reopened: false,
         }
     }
@@ -118,6 +121,7 @@ pub async fn run_interactive(
     let frontend = TermFrontend::new(
         options.color,
         options.spinner,
+        !options.stdout_terminal,
         Arc::clone(&keyboard),
         Arc::clone(&screen),
     );
@@ -150,7 +154,8 @@ pub async fn run_interactive(
             .config
             .sessions
             .enabled
-            .then(|| engine.sessions_dir(&session.cwd)),
+            .then(|| session.sessions_dir.clone().ok())
+            .flatten(),
     };
     let mut editor = Editor::new(History::load(options.history_path.clone()));
     let color = options.color;
@@ -302,7 +307,8 @@ async fn ask_command(
         }
         Err(e) => {
             let line = e.line(rest.trim());
-            frontend.lines(Target::Stdout, vec![style::red(color, &line)]);
+            let line = style::red(color, &crate::sanitize::visible(&line));
+            frontend.lines(Target::Stdout, vec![line]);
             return;
         }
     };
@@ -313,7 +319,9 @@ async fn ask_command(
     let setup = super::ask::AskSetup {
         config: &engine.config,
         processes: &engine.processes,
+        sandbox: &engine.sandbox,
         cwd: &session.cwd,
+        mode: session.controls.mode(),
         depth: engine.ask_depth(),
     };
     let outcome = super::ask::ask(&setup, &agent, &question, frontend.as_ref(), &cancel).await;
@@ -339,7 +347,10 @@ async fn ask_command(
         Err(crate::agent_client::AgentError::Cancelled) => {
             lines.push(style::yellow(color, "cancelled"));
         }
-        Err(e) => lines.push(style::red(color, &e.line(super::ask::shown_name(&agent)))),
+        Err(e) => {
+            let line = e.line(super::ask::shown_name(&agent));
+            lines.push(style::red(color, &crate::sanitize::visible(&line)));
+        }
     }
     frontend.end_turn();
     frontend.lines(Target::Stdout, lines);

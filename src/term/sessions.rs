@@ -8,6 +8,7 @@ use std::time::SystemTime;
 use super::style;
 use crate::engine::{Engine, Session};
 use crate::history::{Message, Role};
+use crate::sanitize::visible;
 
 /// Lines of the last prompt and of the last answer shown when a session is reopened.
 const EXCHANGE_LINES: usize = 3;
@@ -21,12 +22,15 @@ pub fn sessions_lines(engine: &Engine, session: &Session, color: bool) -> Vec<St
     if !engine.config.sessions.enabled {
         return vec![style::yellow(color, SESSIONS_OFF)];
     }
-    let dir = engine.sessions_dir(&session.cwd);
-    let list = crate::session::list(&dir);
+    let dir = match &session.sessions_dir {
+        Ok(dir) => dir,
+        Err(outside) => return vec![style::yellow(color, &outside.to_string())],
+    };
+    let list = crate::session::list(dir);
     if list.is_empty() {
         return vec![style::dim(
             color,
-            &format!("no saved session in {}", dir.display()),
+            &visible(&format!("no saved session in {}", dir.display())),
         )];
     }
     let mut lines: Vec<String> = list
@@ -41,10 +45,11 @@ pub fn sessions_lines(engine: &Engine, session: &Session, color: bool) -> Vec<St
             } else {
                 format!("{} B", s.size)
             };
-            let prompt = s.first_prompt.as_deref().unwrap_or("(no prompt)");
+            let prompt = super::render::clean(s.first_prompt.as_deref().unwrap_or("(no prompt)"));
             format!(
                 "{mark}{}  {age:>8}  {:>4} msg  {size:>7}  {prompt}",
-                s.id, s.messages
+                visible(&s.id),
+                s.messages
             )
         })
         .collect();
@@ -84,7 +89,7 @@ pub async fn load(
             *session = loaded;
             reopened_lines(&summary(session, saved), color)
         }
-        Err(e) => vec![style::red(color, &format!("/load: {e}"))],
+        Err(e) => vec![style::red(color, &visible(&format!("/load: {e}")))],
     }
 }
 
@@ -96,7 +101,7 @@ pub fn reopened(engine: &Engine, session: &Session, color: bool) -> Vec<String> 
 
 /// How long ago the session file `id` of `cwd` was written.
 pub fn saved_age(engine: &Engine, cwd: &Path, id: &str) -> Option<String> {
-    let file = engine.sessions_dir(cwd).join(format!("{id}.json"));
+    let file = engine.sessions_dir(cwd).ok()?.join(format!("{id}.json"));
     let modified = std::fs::metadata(file).and_then(|m| m.modified()).ok()?;
     let elapsed = SystemTime::now()
         .duration_since(modified)
@@ -144,13 +149,14 @@ pub fn summary(session: &Session, age: Option<String>) -> Reopened {
 /// `session <id> · saved 2h ago · 12 message(s) · first prompt: …`, then the last exchange,
 /// dimmed: the last prompt (`> …`) and the answer to it, a few lines of each.
 pub fn reopened_lines(r: &Reopened, color: bool) -> Vec<String> {
-    let mut head = format!("session {}", r.id);
+    let mut head = format!("session {}", visible(&r.id));
     if let Some(age) = &r.age {
         head.push_str(&format!(" · saved {age}"));
     }
     head.push_str(&format!(" · {} message(s)", r.messages));
     if let Some(first) = &r.first_prompt {
-        head.push_str(&format!(" · first prompt: {}", clip(first, 60)));
+        let first = super::render::clean(first);
+        head.push_str(&format!(" · first prompt: {}", clip(&first, 60)));
     }
     let mut lines = vec![head];
     if let Some(prompt) = &r.last_prompt {

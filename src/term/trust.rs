@@ -14,6 +14,7 @@ use super::repl::Terminal;
 use super::style;
 use crate::config::edit;
 use crate::config::{self, LoadOptions, Loaded, UntrustedProject};
+use crate::sanitize::visible;
 
 /// How the user answered.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -33,7 +34,7 @@ pub fn question(u: &UntrustedProject, color: bool) -> (Vec<String>, String) {
         color,
         &format!(
             "{} has commands of its own (.mm/config.toml), which mm runs only in projects you trust:",
-            u.path.display()
+            visible(&u.path.display().to_string())
         ),
     )];
     for command in &u.commands {
@@ -45,7 +46,7 @@ pub fn question(u: &UntrustedProject, color: bool) -> (Vec<String>, String) {
         };
         lines.push(format!("  {}", super::render::clean(&shown)));
     }
-    let ask = format!("Trust {}?", u.path.display());
+    let ask = format!("Trust {}?", visible(&u.path.display().to_string()));
     let keys = "  [t]rust  [n]ot now  ne[v]er for this project";
     let prompt = if color {
         format!("{}{}", style::bold(true, &ask), style::dim(true, keys))
@@ -122,39 +123,39 @@ pub async fn offer(
     };
     if let Err(e) = written {
         let line = format!("error: cannot save the answer: {e}");
-        terminal.print_lines(&[style::red(color, &line)]);
+        terminal.print_lines(&[style::red(color, &visible(&line))]);
         return loaded;
     }
     let reloaded = match config::load(opts) {
         Ok(reloaded) => reloaded,
         Err(e) => {
             let line = format!("error: cannot load the configuration again: {e}");
-            terminal.print_lines(&[style::red(color, &line)]);
+            terminal.print_lines(&[style::red(color, &visible(&line))]);
             return loaded;
         }
     };
     let line = match (chosen, &reloaded.untrusted_project) {
         (TrustAnswer::Trust, None) => style::dim(
             color,
-            &format!(
+            &visible(&format!(
                 "trusted {}: its commands run from now on (trustedProjects in {shown})",
                 path.display()
-            ),
+            )),
         ),
         // A later layer (`--config`, `-c`) sets trustedProjects for this run.
         (TrustAnswer::Trust, Some(_)) => style::yellow(
             color,
-            &format!(
+            &visible(&format!(
                 "warning: {shown} now trusts {}, but --config or -c sets trustedProjects for this run: its commands do not run now",
                 path.display()
-            ),
+            )),
         ),
         (TrustAnswer::Never | TrustAnswer::NotNow, _) => style::dim(
             color,
-            &format!(
+            &visible(&format!(
                 "mm will not ask again for {} (distrustedProjects in {shown}; mm trust {quoted} trusts it)",
                 path.display()
-            ),
+            )),
         ),
     };
     terminal.print_lines(&[line]);

@@ -250,6 +250,28 @@ impl Wrap {
     }
 }
 
+/// Cuts one line (no newline in it, no escape sequence) into rows of at most `width` columns,
+/// keeping every character: for text that must be shown whole, such as a command to allow,
+/// where a break at a space would hide whether the space was there. A wide character that
+/// would cross the edge starts the next row.
+pub fn fold(line: &str, width: usize) -> Vec<String> {
+    let width = width.max(2);
+    let mut rows = vec![String::new()];
+    let mut col = 0;
+    for c in line.chars() {
+        let w = c.width().unwrap_or(0);
+        if w > 0 && col + w > width {
+            rows.push(String::new());
+            col = 0;
+        }
+        if let Some(row) = rows.last_mut() {
+            row.push(c);
+        }
+        col += w;
+    }
+    rows
+}
+
 /// The text without escape sequences.
 fn strip_escapes(s: &str) -> String {
     let mut out = String::new();
@@ -330,6 +352,16 @@ mod tests {
             wrap(10, &["```\nlet x = 1 + 2 + 3;\n```\nafter the fence\n"]),
             "```\nlet x = 1 + 2 + 3;\n```\nafter the\nfence\n"
         );
+    }
+
+    #[test]
+    fn folding_keeps_every_character() {
+        assert_eq!(fold("abcdefgh", 3), vec!["abc", "def", "gh"]);
+        assert_eq!(fold("a b  c", 2), vec!["a ", "b ", " c"]);
+        assert_eq!(fold("", 5), vec![""]);
+        // A wide character does not straddle the edge; a combining one stays with its letter.
+        assert_eq!(fold("ab界c", 3), vec!["ab", "界c"]);
+        assert_eq!(fold("ae\u{301}b", 2), vec!["ae\u{301}", "b"]);
     }
 
     #[test]

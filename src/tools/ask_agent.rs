@@ -13,11 +13,13 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::Value;
 
+use super::dispatch::read_only_refusal;
 use super::{Call, Setup, Tool, ToolOutput, parse_args, schema_of};
 use crate::agent_client::{AgentCommand, AgentError, AgentStop, Connection, StartOptions};
 use crate::config::AgentConfig;
 use crate::event::ToolKind;
 use crate::process::Supervisor;
+use crate::sandbox::Sandbox;
 
 /// How long a kept agent waits for a follow-up before it is stopped.
 pub const IDLE: Duration = Duration::from_secs(600);
@@ -28,6 +30,8 @@ pub struct AskAgent {
     agents: BTreeMap<String, AgentConfig>,
     cwd: PathBuf,
     processes: Arc<Supervisor>,
+    /// The session's sandbox: the agents it starts run inside its fence.
+    sandbox: Arc<Sandbox>,
     depth: u32,
     silence: Duration,
     kept: Pool<Connection>,
@@ -42,6 +46,7 @@ pub fn tool(setup: &Setup<'_>) -> Option<Arc<dyn Tool>> {
         agents: setup.config.agents.clone(),
         cwd: setup.cwd.to_path_buf(),
         processes: Arc::clone(setup.processes),
+        sandbox: Arc::clone(setup.sandbox),
         depth: setup.ask_depth,
         silence: setup.config.model.request_timeout,
         kept: Pool::new(IDLE),
@@ -75,7 +80,8 @@ impl Tool for AskAgent {
             None => "ask_agent".into(),
         }
     }
-    /// Not gated: it reaches configured agents only, which ask their own permissions (relayed).
+    /// Not gated: it reaches configured agents only, which run inside the session's fence and
+    /// are put in its mode before each question; they ask their own permissions (relayed).
     fn gated(&self, _args: &Value) -> bool {
         false
     }
@@ -109,6 +115,7 @@ impl Tool for AskAgent {
                 let opts = StartOptions {
                     cwd: &self.cwd,
                     processes: &self.processes,
+                    sandbox: &self.sandbox,
                     depth: self.depth,
                     silence: self.silence,
                 };
@@ -126,6 +133,9 @@ impl Tool for AskAgent {
         match answer {
             Ok(a) => ToolOutput::completed(answer_text(&a.text, a.stop)),
             Err(AgentError::Cancelled) => ToolOutput::stopped("[cancelled]"),
+            // The words of the dispatcher's own read-only refusal: the model learns the same
+            // thing either way.
+            Err(AgentError::NoReadOnlyMode) => ToolOutput::failed(read_only_refusal(self.name())),
             Err(e) => ToolOutput::failed(e.line(&args.agent)),
         }
     }

@@ -151,7 +151,14 @@ pub async fn dispatch(
     env.frontend.emit(Event::ToolCallRunning {
         id: call.ref_.clone(),
     });
-    let handle = Call::new(&call.ref_, env.cwd, env.max_output, cancel, env.frontend);
+    let handle = Call::new(
+        &call.ref_,
+        env.cwd,
+        env.max_output,
+        cancel,
+        env.mode,
+        env.frontend,
+    );
     // The hooks after the call see the arguments it ran with.
     let args_for_hooks = if env.hooks.any(HookEvent::PostToolCall, Some(&call.name)) {
         args.clone()

@@ -11,11 +11,12 @@ use async_trait::async_trait;
 use serde::Deserialize;
 use serde_json::Value;
 
-use super::write_file::{path_location, path_title, write_atomic_checked};
+use super::write_file::{path_location, path_title};
 use super::{Call, Setup, Tool, ToolOutput, parse_args, schema_of};
 use crate::event::{FileDiff, Tally, ToolKind};
 use crate::paths;
 use crate::sandbox::Sandbox;
+use crate::writer::{self, Check, FileKind};
 
 pub const NAME: &str = "edit_file";
 /// Lines of context shown around the closest match when nothing matches.
@@ -95,7 +96,14 @@ impl Tool for EditFile {
             Err(out) => return out,
         };
         let check = |p: &Path| self.sandbox.check_write(call.cwd, p);
-        if let Err(e) = write_atomic_checked(&diff.path, shown, diff.new_text.as_bytes(), check) {
+        let bytes = diff.new_text.as_bytes();
+        if let Err(e) = writer::write(
+            &diff.path,
+            shown,
+            bytes,
+            FileKind::Ordinary,
+            Check::Fenced(&check),
+        ) {
             return ToolOutput::failed(e.to_string());
         }
         let mut out = ToolOutput::completed(format!("edited {shown}: {summary}"));

@@ -19,6 +19,8 @@ use super::{Call, Setup, Tool, ToolOutput, compact_schema, parse_args, schema_of
 use crate::event::ToolKind;
 use crate::html_text::{Capture, HtmlText};
 use crate::paths;
+use crate::sandbox::Sandbox;
+use crate::writer::{self, Check, FileKind};
 
 pub const NAME: &str = "fetch_content";
 /// The body read at most (10 MB).
@@ -50,6 +52,8 @@ impl Default for FetchSettings {
 
 pub struct FetchContent {
     pub settings: FetchSettings,
+    /// Saving to a file (`output`) outside it is refused (docs/sandbox.md).
+    pub sandbox: Arc<Sandbox>,
 }
 
 /// The registration (tools/mod.rs).
@@ -59,6 +63,7 @@ pub fn tool(setup: &Setup<'_>) -> Option<Arc<dyn Tool>> {
             timeout: setup.config.tools.fetch_timeout,
             max_body: MAX_BODY,
         },
+        sandbox: Arc::clone(setup.sandbox),
     }))
 }
 
@@ -120,6 +125,7 @@ impl Tool for FetchContent {
             deadline: Instant::now() + self.settings.timeout,
             url: &url,
             call,
+            sandbox: &self.sandbox,
         };
         let result = match output {
             Some(path) => fetch.save(path).await,
@@ -128,6 +134,7 @@ impl Tool for FetchContent {
         match result {
             Ok(out) => out,
             Err(Stop::Cancelled) => ToolOutput::stopped("[cancelled]"),
+            Err(Stop::Refused(text)) => ToolOutput::failed(text),
             Err(Stop::Failed(line)) => ToolOutput::failed(format!("[{NAME}: {line}]")),
             Err(Stop::Status { line, body }) if body.is_empty() => {
                 ToolOutput::failed(format!("[{NAME}: {line}]"))
@@ -167,6 +174,8 @@ fn check_url(raw: &str) -> Result<url::Url, String> {
 /// Why a fetch gave no result.
 enum Stop {
     Cancelled,
+    /// The sandbox refused the file `output` names: its own text.
+    Refused(String),
     /// The line for the model (without the `[fetch_content: …]` frame).
     Failed(String),
     /// An error status: its line, then the start of the page.
@@ -302,6 +311,7 @@ struct Fetch<'a> {
     deadline: Instant,
     url: &'a url::Url,
     call: &'a Call<'a>,
+    sandbox: &'a Sandbox,
 }
 
 impl Fetch<'_> {
@@ -340,7 +350,9 @@ impl Fetch<'_> {
                 match self.bounded(resp.chunk()).await {
                     Ok(Ok(Some(c))) => start.extend_from_slice(&c),
                     Err(Stop::Cancelled) => return Err(Stop::Cancelled),
-                    Ok(Ok(None)) | Ok(Err(_)) | Err(Stop::Failed(_) | Stop::Status { .. }) => {
+                    Ok(Ok(None))
+                    | Ok(Err(_))
+                    | Err(Stop::Failed(_) | Stop::Refused(_) | Stop::Status { .. }) => {
                         break;
                     }
                 }
@@ -531,37 +543,28 @@ impl Fetch<'_> {
         Ok((text, cut))
     }
 
-    /// Writes the raw body to `path` (through a temporary file: a body over the cap, a broken
-    /// download or a cancellation leave nothing behind).
+    /// Writes the raw body to `path` as it downloads, through the checked writer (a temporary
+    /// file beside it: a body over the cap, a broken download or a cancellation leave nothing
+    /// behind). The sandbox is asked before anything is fetched.
     async fn save(&self, shown: &str) -> Result<ToolOutput, Stop> {
         let path = paths::resolve(self.call.cwd, shown);
+        let cwd = self.call.cwd;
+        self.sandbox
+            .check_write(cwd, &path)
+            .map_err(Stop::Refused)?;
         if path.is_dir() {
             return Err(Stop::Failed(format!("{shown} is a directory, not a file")));
         }
         let mut resp = self.response().await?;
         let ct = content_type(&resp);
-        let parent = path.parent().map(Path::to_path_buf).unwrap_or_default();
-        let write_err = |e: std::io::Error| Stop::Failed(format!("could not write {shown}: {e}"));
-        tokio::fs::create_dir_all(&parent)
-            .await
-            .map_err(write_err)?;
-        let tmp = parent.join(format!(
-            ".{}.tmp-{}",
-            path.file_name().unwrap_or_default().to_string_lossy(),
-            std::process::id()
-        ));
-        let result = self.download(&mut resp, &tmp).await;
-        let n = match result {
-            Ok(n) => n,
-            Err(stop) => {
-                let _ = tokio::fs::remove_file(&tmp).await;
-                return Err(stop);
-            }
-        };
-        if let Err(e) = tokio::fs::rename(&tmp, &path).await {
-            let _ = tokio::fs::remove_file(&tmp).await;
-            return Err(write_err(e));
-        }
+        let check = |p: &Path| self.sandbox.check_write(cwd, p);
+        let staged = writer::stage(&path, shown, FileKind::Ordinary, Check::Fenced(&check))
+            .map_err(|e| match e {
+                writer::WriteError::Refused(text) => Stop::Refused(text),
+                other => Stop::Failed(other.to_string()),
+            })?;
+        let n = self.download(&mut resp, &staged).await?;
+        staged.commit().map_err(|e| Stop::Failed(e.to_string()))?;
         let ct = ct
             .map(|c| c.split(';').next().unwrap_or("").trim().to_string())
             .filter(|c| !c.is_empty())
@@ -571,11 +574,15 @@ impl Fetch<'_> {
         )))
     }
 
-    async fn download(&self, resp: &mut reqwest::Response, tmp: &Path) -> Result<usize, Stop> {
-        let shown = tmp.display();
-        let mut file = tokio::fs::File::create(tmp)
-            .await
-            .map_err(|e| Stop::Failed(format!("could not write {shown}: {e}")))?;
+    /// Streams the body into the staged file; an error leaves it uncommitted (removed when
+    /// dropped).
+    async fn download(
+        &self,
+        resp: &mut reqwest::Response,
+        staged: &writer::Staged,
+    ) -> Result<usize, Stop> {
+        let write_err = |e: std::io::Error| Stop::Failed(staged.error(e).to_string());
+        let mut file = tokio::fs::File::from_std(staged.file().try_clone().map_err(write_err)?);
         let mut n = 0usize;
         while let Some(c) = self.chunk(resp).await? {
             n += c.len();
@@ -585,13 +592,9 @@ impl Fetch<'_> {
                     size(self.settings.max_body)
                 )));
             }
-            file.write_all(&c)
-                .await
-                .map_err(|e| Stop::Failed(format!("could not write {shown}: {e}")))?;
+            file.write_all(&c).await.map_err(write_err)?;
         }
-        file.flush()
-            .await
-            .map_err(|e| Stop::Failed(format!("could not write {shown}: {e}")))?;
+        file.flush().await.map_err(write_err)?;
         Ok(n)
     }
 }

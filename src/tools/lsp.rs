@@ -17,12 +17,14 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::write_file::{path_location, write_atomic};
+use super::write_file::path_location;
 use super::{Call, Setup, Tool, ToolOutput, compact_schema, parse_args, schema_of};
 use crate::event::{FileDiff, ToolKind};
 use crate::lsp::text::{self, lines};
 use crate::lsp::{LspError, LspServers, ServerHandle, Timeouts, seconds};
 use crate::paths;
+use crate::sandbox::Sandbox;
+use crate::writer::{self, Check, FileKind};
 
 pub const NAME: &str = "lsp";
 /// Places listed at most in one result.
@@ -35,6 +37,8 @@ const LINE_CHARS: usize = 160;
 pub struct Lsp {
     pub servers: Arc<LspServers>,
     pub timeouts: Timeouts,
+    /// A rename's writes outside it are refused (docs/sandbox.md).
+    pub sandbox: Arc<Sandbox>,
 }
 
 /// The registration (tools/mod.rs).
@@ -46,6 +50,7 @@ pub fn tool(setup: &Setup<'_>) -> Option<Arc<dyn Tool>> {
             request: setup.config.tools.lsp_timeout,
             diagnostics: setup.config.tools.lsp_diagnostics_wait,
         },
+        sandbox: Arc::clone(setup.sandbox),
     }))
 }
 
@@ -438,7 +443,7 @@ impl Lsp {
                 let v =
                     request(&mut server, "textDocument/rename", action, params, t, call).await?;
                 let edit = parse::<Option<WorkspaceEdit>>(&server, action, v)?.unwrap_or_default();
-                let mut out = rename(edit, &new_name, call.cwd, &here())?;
+                let mut out = rename(edit, &new_name, call.cwd, &self.sandbox, &here())?;
                 if let Some(note) = server.note.take() {
                     out.text = format!("[lsp: {note}]\n{}", out.text);
                 }
@@ -749,11 +754,14 @@ fn diagnostic_line(files: &mut Files, uri: &str, d: &lsp_types::Diagnostic) -> S
     )
 }
 
-/// Applies a rename's workspace edit to the files, one diff per file.
+/// Applies a rename's workspace edit to the files, one diff per file. Every file is checked
+/// against the sandbox first (a server may edit through a symlink, or a definition it found
+/// outside the project): when one is refused, nothing is written and each refusal is said.
 fn rename(
     edit: WorkspaceEdit,
     new_name: &str,
     cwd: &Path,
+    sandbox: &Sandbox,
     here: &str,
 ) -> Result<ToolOutput, Failure> {
     let mut per_file: Vec<(String, Vec<TextEdit>)> = Vec::new();
@@ -812,15 +820,40 @@ fn rename(
             .map_err(|e| Failure::During(format!("{e} for {}", path.display())))?;
         planned.push((path, old, new, edits.len()));
     }
+    let shown_of = |path: &Path| match path.strip_prefix(cwd) {
+        Ok(rel) => rel.display().to_string(),
+        Err(_) => path.display().to_string(),
+    };
+    let refusals: Vec<String> = planned
+        .iter()
+        .filter_map(|(path, ..)| {
+            let refused = sandbox.check_write(cwd, path).err()?;
+            Some(format!("{}: {refused}", shown_of(path)))
+        })
+        .collect();
+    if !refusals.is_empty() {
+        return Ok(ToolOutput::failed(format!(
+            "[lsp: the rename to {new_name} was not done, nothing was written: the sandbox refuses {} of its {} file{}]\n{}",
+            refusals.len(),
+            planned.len(),
+            if planned.len() == 1 { "" } else { "s" },
+            refusals.join("\n")
+        )));
+    }
+    let check = |p: &Path| sandbox.check_write(cwd, p);
     let mut diffs = Vec::new();
     let mut lines_out = Vec::new();
     let total: usize = planned.iter().map(|p| p.3).sum();
     for (path, old, new, n) in planned {
-        let shown = match path.strip_prefix(cwd) {
-            Ok(rel) => rel.display().to_string(),
-            Err(_) => path.display().to_string(),
-        };
-        if let Err(e) = write_atomic(&path, &shown, new.as_bytes()) {
+        let shown = shown_of(&path);
+        let written = writer::write(
+            &path,
+            &shown,
+            new.as_bytes(),
+            FileKind::Ordinary,
+            Check::Fenced(&check),
+        );
+        if let Err(e) = written {
             return Err(Failure::During(format!(
                 "{e}; files written before it: {}",
                 if lines_out.is_empty() {
@@ -894,6 +927,7 @@ mod tests {
                 request: std::time::Duration::from_secs(1),
                 diagnostics: std::time::Duration::from_secs(1),
             },
+            sandbox: Arc::default(),
         };
         let title = |v: Value| t.title(&v);
         assert_eq!(

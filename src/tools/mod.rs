@@ -26,8 +26,8 @@ use tokio_util::sync::CancellationToken;
 
 use crate::config::Config;
 use crate::event::{
-    Event, FileDiff, Form, FormAnswer, Frontend, Plan, Question, Tally, ToolCallStart, ToolKind,
-    ToolStatus,
+    Event, FileDiff, Form, FormAnswer, Frontend, Mode, Plan, Question, Tally, ToolCallStart,
+    ToolKind, ToolStatus,
 };
 use crate::lsp::LspServers;
 use crate::process::Supervisor;
@@ -90,6 +90,9 @@ pub struct Call<'a> {
     pub max_output: usize,
     /// Fires when the turn is cancelled.
     pub cancel: &'a CancellationToken,
+    /// The session's mode at this call (the one the dispatcher gated it with): what a tool that
+    /// hands work on (`ask_agent`) passes along.
+    pub mode: Mode,
     frontend: &'a dyn Frontend,
 }
 
@@ -99,6 +102,7 @@ impl<'a> Call<'a> {
         cwd: &'a Path,
         max_output: usize,
         cancel: &'a CancellationToken,
+        mode: Mode,
         frontend: &'a dyn Frontend,
     ) -> Self {
         Call {
@@ -106,6 +110,7 @@ impl<'a> Call<'a> {
             cwd,
             max_output,
             cancel,
+            mode,
             frontend,
         }
     }

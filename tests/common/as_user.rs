@@ -4,7 +4,12 @@
 //! folder may lie under `/root`, mode 0700); as a user already, the binary as it is.
 //!
 //! [`Who::get`] says why a variant cannot run here (on stderr) and the test returns early.
-#![allow(dead_code, clippy::unwrap_used, clippy::expect_used)]
+#![allow(
+    dead_code,
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::disallowed_methods
+)]
 
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};

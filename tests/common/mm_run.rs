@@ -2,7 +2,12 @@
 //! and a temporary home (`HOME`, `XDG_CONFIG_HOME`), set on the child only. The `MM_*`
 //! variables of the test process are removed from the child so that a developer's own settings
 //! cannot change what a test sees.
-#![allow(dead_code, clippy::unwrap_used, clippy::expect_used)]
+#![allow(
+    dead_code,
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::disallowed_methods
+)]
 
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
@@ -140,6 +145,21 @@ impl Sandbox {
         finish_within(child, self.limit).await
     }
 
+    /// The value `mm config` reports for `key` (as TOML: `"workspace-write"`).
+    pub async fn config_value(&self, key: &str) -> String {
+        let report = self.run(None, &["config"]).await;
+        let prefix = format!("{key} = ");
+        let line = report
+            .stdout
+            .lines()
+            .find_map(|l| l.strip_prefix(&prefix))
+            .unwrap_or_else(|| panic!("mm config shows no {key}: {}", report.stdout));
+        line.split_whitespace()
+            .next()
+            .unwrap_or_default()
+            .to_string()
+    }
+
     /// The session files saved in the sandbox's folder (`.mm/sessions/*.json`), oldest first.
     pub fn session_files(&self) -> Vec<PathBuf> {
         let dir = self.path(".mm/sessions");
@@ -160,6 +180,17 @@ impl Sandbox {
         assert_eq!(files.len(), 1, "expected one session file, found {files:?}");
         read_json(&files[0])
     }
+}
+
+/// Asserts the run's exit code, showing both streams when it differs.
+pub fn assert_code(run: &Run, code: i32) {
+    assert_eq!(
+        run.code,
+        Some(code),
+        "stdout:\n{}\nstderr:\n{}",
+        run.stdout,
+        run.stderr
+    );
 }
 
 pub fn read_json(path: &Path) -> serde_json::Value {

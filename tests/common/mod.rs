@@ -6,7 +6,8 @@
 //!   request's history with invariants.rs;
 //! - the front end: [`Recorder`] (recorder.rs);
 //! - an engine over the scripted model in a sandbox: [`Rig`] (rig.rs);
-//! - the ACP test client and in-process server (acp.rs);
+//! - the ACP test client and in-process server (acp.rs); stand-in language servers (lsp.rs);
+//! - asking other agents from the real binary: helpers and the agents of tests/agents/ (agents.rs);
 //! - the `mm` binary run in a sandbox (mm_run.rs), as root or as a plain user (as_user.rs);
 //! - the fuzz targets and the counting allocator (fuzz.rs; also in examples/fuzz.rs).
 //!
@@ -15,11 +16,13 @@
 #![allow(dead_code, unused_imports)]
 
 pub mod acp;
+pub mod agents;
 pub mod as_user;
 pub mod fake_server;
 pub mod fuzz;
 pub mod http;
 pub mod invariants;
+pub mod lsp;
 pub mod mm_run;
 pub mod model;
 pub mod pty;

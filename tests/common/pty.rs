@@ -1,6 +1,11 @@
 //! The real `mm` in a pseudo-terminal (expectrl): its command in a sandboxed home, and the fake
 //! model server on a runtime of its own (the pty side of these tests is synchronous).
-#![allow(dead_code, clippy::unwrap_used, clippy::expect_used)]
+#![allow(
+    dead_code,
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::disallowed_methods
+)]
 
 use std::path::Path;
 use std::process::Command;
@@ -8,7 +13,7 @@ use std::time::Duration;
 
 use expectrl::Session;
 use expectrl::session::OsSession;
-use serde_json::Value;
+use serde_json::{Value, json};
 
 use super::{Chunk, FakeServer, Reply};
 
@@ -42,6 +47,20 @@ impl PtyServer {
 
     pub fn requests(&self) -> Vec<Value> {
         self.server.requests()
+    }
+
+    /// The tool results in the last request the server received.
+    pub fn tool_results(&self) -> Vec<String> {
+        let requests = self.requests();
+        let last = requests.last().cloned().unwrap_or_default();
+        last["messages"]
+            .as_array()
+            .cloned()
+            .unwrap_or_default()
+            .iter()
+            .filter(|m| m["role"] == "tool")
+            .map(|m| m["content"].as_str().unwrap_or("").to_string())
+            .collect()
     }
 
     /// Every request kept the invariants real servers enforce.
@@ -93,4 +112,43 @@ pub fn answer_with_usage(text: &str) -> Reply {
         ],
         Duration::ZERO,
     )
+}
+
+/// One `bash` call with usage.
+pub fn bash_reply(id: &str, command: &str) -> Reply {
+    Reply::chunks(
+        vec![
+            Chunk::ToolCall {
+                index: 0,
+                id: Some(id.to_string()),
+                name: Some("bash".to_string()),
+                arguments: json!({ "command": command }).to_string(),
+            },
+            Chunk::finish("tool_calls"),
+            Chunk::Usage {
+                prompt: 1000,
+                completion: 20,
+            },
+            Chunk::Done,
+        ],
+        Duration::ZERO,
+    )
+}
+
+/// Writes the user config of `home` (as [`mm_command`] sets it) with one agent, `name`, run as
+/// `python3 tests/agents/<script>`.
+pub fn python_agent_config(home: &Path, name: &str, script: &str) {
+    let agent = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/agents")
+        .join(script);
+    let config = home.join("config/mm/config.toml");
+    std::fs::create_dir_all(config.parent().unwrap()).unwrap();
+    std::fs::write(
+        &config,
+        format!(
+            "[agents.{name}]\ncommand = \"python3\"\nargs = [{:?}]\n",
+            agent.display().to_string()
+        ),
+    )
+    .unwrap();
 }

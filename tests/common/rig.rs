@@ -1,6 +1,11 @@
 //! An engine over the [`ScriptedModel`](super::model::ScriptedModel) in a sandbox, and small
 //! helpers of the engine tests.
-#![allow(dead_code, clippy::unwrap_used, clippy::expect_used)]
+#![allow(
+    dead_code,
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::disallowed_methods
+)]
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -49,7 +54,9 @@ impl Rig {
     }
 
     pub fn sessions_dir(&self) -> PathBuf {
-        self.engine.sessions_dir(self.cwd.path())
+        self.engine
+            .sessions_dir(self.cwd.path())
+            .expect("the session folder is inside the cwd")
     }
 }
 
