@@ -3,10 +3,11 @@
 # answer that asks for it to the next request (which carries its result), median over many
 # calls, with tools.sandbox = off and = workspace-write (and read-only), runs of each mode
 # alternating so that the machine's load falls on both alike. The difference of the medians is
-# the fence's cost: building the Landlock ruleset in mm, the private mount namespace that keeps
-# .mm/ read-only, and restrict_self in the child. On a loaded machine the end-to-end medians move
-# by more than the fence costs, so the fence alone is measured first (crates/mm-tools/examples/fence_cost.rs:
-# spawning /bin/true in it, when cargo is there).
+# the fence's cost: building the Landlock ruleset in mm, and in the child the private mount
+# namespace (a private devpts in both modes, .mm/ read-only in workspace-write), root's
+# capability cut, restrict_self and the seccomp filter. On a loaded machine the end-to-end medians
+# move by more than the fence costs, so the fence alone is measured first (crates/mm-tools/examples/fence_cost.rs:
+# spawning /bin/true in it, the modes in turn spawn by spawn, when cargo is there).
 #
 #   bench/sandbox.sh [path/to/mm] [calls per run] [runs per mode]
 #        (default: target/release/mm, else target/debug/mm; 100; 5)

@@ -505,7 +505,9 @@ impl Server {
             hello.forms,
         ));
         if self.engine.sandbox.is_on() {
-            self.log.line(&self.engine.sandbox.log_line());
+            for line in self.engine.sandbox.log_lines() {
+                self.log.line(&line);
+            }
         }
         let acp = &self.config.acp;
         let title = (!acp.title.is_empty()).then(|| acp.title.clone());
@@ -551,6 +553,9 @@ impl Server {
         };
         for line in convert::log_created(&id, &session.cwd, ignored) {
             self.log.line(&line);
+        }
+        if let Some(note) = self.engine.sandbox.cwd_note(&session.cwd) {
+            self.log.line(&format!("[acp] sandbox: {note}"));
         }
         self.client_mcp(&mut session, &req.mcp_servers);
         self.log_session_warnings(&session);

@@ -36,7 +36,7 @@ use crate::hooks::{HookDecision, HookEvent, HookResult, Hooks};
 use crate::lsp::LspServers;
 use crate::model::ModelClient;
 use crate::process::Supervisor;
-use crate::sandbox::{Places, Sandbox};
+use crate::sandbox::{Places, Sandbox, Settings};
 use crate::skills::{Catalogue, SkillDirs};
 use crate::tools::{Setup, Toolbox};
 
@@ -186,11 +186,7 @@ impl Engine {
         let processes = Supervisor::new();
         let hooks = Arc::new(Hooks::new(&config.hooks, Arc::clone(&processes)));
         let lsp = Arc::new(LspServers::new(&config, Arc::clone(&processes)));
-        let sandbox = Arc::new(Sandbox::new(
-            config.tools.sandbox,
-            config.tools.sandbox_writable.clone(),
-            Places::default(),
-        ));
+        let sandbox = Arc::new(Sandbox::new(Settings::of(&config), Places::default()));
         let mcp = mm_tools::mcp::McpServers::new(Arc::clone(&processes), config.mcp_timing);
         Engine {
             config,

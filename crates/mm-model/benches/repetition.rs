@@ -5,6 +5,8 @@
 // A benchmark reports on stdout.
 #![allow(clippy::print_stdout)]
 
+mod common;
+
 use std::time::{Duration, Instant};
 
 use mm_core::config::RepeatLimits;
@@ -56,15 +58,7 @@ fn words(n: usize) -> Vec<&'static str> {
         "::",
         "()",
     ];
-    let mut state: u64 = 0x2545_f491_4f6c_dd1d;
-    (0..n)
-        .map(|_| {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            WORDS[(state % WORDS.len() as u64) as usize]
-        })
-        .collect()
+    common::pick(WORDS, n)
 }
 
 fn chunks(words: &[&str]) -> Vec<SseEvent> {

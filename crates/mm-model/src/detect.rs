@@ -7,6 +7,7 @@ use futures::future::join_all;
 use serde_json::{Value, json};
 
 use super::ModelError;
+use super::text_calls::Family;
 
 /// How long one probe may take.
 pub const PROBE_TIMEOUT: Duration = Duration::from_millis(1500);
@@ -110,6 +111,8 @@ pub struct Detected {
     pub kind: ServerKind,
     /// The `/models` listing, when the server gave one.
     pub models: Value,
+    /// The model's family, as its chat template or its name says ([`probe_family`]).
+    pub family: Option<Family>,
 }
 
 /// GET/POST helpers that answer `None` for anything but a 200 with JSON.
@@ -330,7 +333,46 @@ pub async fn detect(
         name,
         kind,
         models,
+        family: None,
     })
+}
+
+/// The model's family, for reading calls it writes as text: what the chat template the server
+/// renders says (llama.cpp `/props` `chat_template`, also without `--jinja`; Ollama
+/// `/api/show` `template`, else its `details.family`), else the model's name.
+pub async fn probe_family(prober: &Prober, detected: &Detected) -> Option<Family> {
+    let root = &detected.root;
+    let name = detected.name.as_str();
+    let (template, other_name) = match detected.kind {
+        ServerKind::LlamaCpp | ServerKind::Unknown | ServerKind::DockerModelRunner => {
+            let props = prober.get(&format!("{root}/props")).await;
+            let template = props.as_ref().and_then(|p| {
+                ["chat_template_tool_use", "chat_template"]
+                    .iter()
+                    .find_map(|k| str_field(p, k))
+                    .map(str::to_string)
+            });
+            (template, None)
+        }
+        ServerKind::Ollama => {
+            let show = prober
+                .post(&format!("{root}/api/show"), &json!({ "model": name }))
+                .await;
+            let template = show
+                .as_ref()
+                .and_then(|s| str_field(s, "template"))
+                .map(str::to_string);
+            let family = show
+                .as_ref()
+                .and_then(|s| s.get("details"))
+                .and_then(|d| str_field(d, "family"))
+                .map(str::to_string);
+            (template, family)
+        }
+        ServerKind::LmStudio | ServerKind::Vllm => (None, None),
+    };
+    Family::detect(template.as_deref(), name)
+        .or_else(|| other_name.as_deref().and_then(Family::from_name))
 }
 
 /// The models a session may switch to: the listing's ids without embedding models, in the
@@ -448,6 +490,7 @@ mod tests {
             name: name.into(),
             kind: ServerKind::Ollama,
             models,
+            family: None,
         };
         let list =
             json!({"data": [{"id": "qwen3:8b"}, {"id": "nomic-embed-text"}, {"id": "llama3.2"}]});

@@ -15,6 +15,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::detect::{self, Detected, Prober, ServerKind};
 use super::sse::{ChunkAccumulator, SseEvent, SseParser, parse_usage, truncate_chars};
+use super::text_calls::{Family, TextCalls, Tools};
 use super::{
     ChatRequest, ModelClient, ModelError, ModelInfo, ModelList, ModelResponse, StreamEvent,
 };
@@ -152,7 +153,7 @@ impl OpenAiClient {
             // No text-call names: a call written as text stays in the text.
             let reading = ChatRequest::default();
             inner
-                .read_stream(response, &reading, on_event, cancel)
+                .read_stream(response, &reading, None, on_event, cancel)
                 .await
         }
         .await;
@@ -398,7 +399,7 @@ impl Inner {
                 let started = Instant::now();
                 let mut backoff = self.options.retry_base;
                 let mut tries = 0;
-                let detected = loop {
+                let mut detected = loop {
                     tries += 1;
                     let found = detect::detect(
                         &prober,
@@ -418,11 +419,15 @@ impl Inner {
                         other => break other?,
                     }
                 };
-                if self.window_override == 0 {
-                    let window = detect::probe_context_window(&prober, &detected).await;
-                    self.context_window.store(window, Ordering::Relaxed);
-                }
-                tracing::debug!(url = %detected.url, model = %detected.name, kind = ?detected.kind, "model server detected");
+                let window = async {
+                    if self.window_override == 0 {
+                        let window = detect::probe_context_window(&prober, &detected).await;
+                        self.context_window.store(window, Ordering::Relaxed);
+                    }
+                };
+                let (_, family) = tokio::join!(window, detect::probe_family(&prober, &detected));
+                detected.family = family;
+                tracing::debug!(url = %detected.url, model = %detected.name, kind = ?detected.kind, family = ?detected.family, "model server detected");
                 Ok(detected)
             })
             .await
@@ -532,6 +537,7 @@ impl Inner {
         &self,
         response: reqwest::Response,
         request: &ChatRequest,
+        family: Option<Family>,
         on_event: &(dyn Fn(StreamEvent) + Send + Sync),
         cancel: &CancellationToken,
     ) -> Result<ModelResponse, ModelError> {
@@ -541,8 +547,12 @@ impl Inner {
             .and_then(|v| v.to_str().ok())
             .is_some_and(|v| v.starts_with("application/json"));
         let mut parser = SseParser::new();
+        let text_calls = (!request.text_tool_names.is_empty()).then(|| TextCalls {
+            tools: Tools::from_wire(&request.tools, &request.text_tool_names),
+            family,
+        });
         let mut acc =
-            ChunkAccumulator::new(&request.text_tool_names).with_repetition(request.repetition);
+            ChunkAccumulator::with_text_calls(text_calls).with_repetition(request.repetition);
         let mut stream = response.bytes_stream();
         let mut bytes: u64 = 0;
         let mut body = Vec::new();
@@ -675,9 +685,17 @@ impl ModelClient for OpenAiClient {
         let detected = or_cancel(cancel, inner.detection()).await??;
         let model = request.model.as_deref().unwrap_or(&detected.name);
         let body = inner.body(model, &request.messages, &request.tools, true);
+        // A model the session chose has the family its name says.
+        let family = if model == detected.name {
+            detected.family
+        } else {
+            Family::from_name(model)
+        };
         let result = async {
             let response = inner.send(&detected.url, &body, cancel).await?;
-            inner.read_stream(response, request, on_event, cancel).await
+            inner
+                .read_stream(response, request, family, on_event, cancel)
+                .await
         }
         .await;
         if !cancel.is_cancelled() {

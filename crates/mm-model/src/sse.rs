@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use serde_json::Value;
 
 use super::repetition::{Channel, Repetition, RepetitionDetector};
-use super::text_calls::{TextCallFilter, parse_text_calls};
+use super::text_calls::{TextCallFilter, TextCalls};
 use super::{ModelError, ModelResponse, RawToolCall, StreamEvent};
 use crate::event::Usage;
 use mm_core::config::RepeatLimits;
@@ -196,7 +196,7 @@ struct PartialCall {
 pub struct ChunkAccumulator {
     think: ThinkSplitter,
     /// Present when tool calls written as text are recognised.
-    text_calls: Option<(TextCallFilter, Vec<String>)>,
+    text_calls: Option<TextCallFilter>,
     text: String,
     calls: BTreeMap<u64, PartialCall>,
     last_index: Option<u64>,
@@ -210,14 +210,17 @@ pub struct ChunkAccumulator {
 impl ChunkAccumulator {
     /// `text_tool_names` empty: tool calls written as text are left as text.
     pub fn new(text_tool_names: &[String]) -> Self {
-        let text_calls = if text_tool_names.is_empty() {
-            None
-        } else {
-            Some((TextCallFilter::new(), text_tool_names.to_vec()))
-        };
+        Self::with_text_calls(
+            (!text_tool_names.is_empty()).then(|| TextCalls::names(text_tool_names)),
+        )
+    }
+
+    /// Tool calls written as text are recognised with what `text_calls` says of the session's
+    /// tools and the model's family; `None`: they are left as text.
+    pub fn with_text_calls(text_calls: Option<TextCalls>) -> Self {
         Self {
             think: ThinkSplitter::new(),
-            text_calls,
+            text_calls: text_calls.map(TextCallFilter::with),
             text: String::new(),
             calls: BTreeMap::new(),
             last_index: None,
@@ -320,7 +323,7 @@ impl ChunkAccumulator {
                 StreamEvent::Text(t) => {
                     self.watch(|d| d.text(&t));
                     let released = match &mut self.text_calls {
-                        Some((filter, _)) => {
+                        Some(filter) => {
                             let released = filter.push(&t);
                             // What follows is a call being written: code, to the detector.
                             if filter.is_holding()
@@ -416,21 +419,19 @@ impl ChunkAccumulator {
                 },
             })
             .collect();
-        if let Some((filter, names)) = self.text_calls.take() {
-            let (pending, held) = filter.finish();
-            let mut release = pending;
-            if !held.is_empty() {
-                match parse_text_calls(&held, &names) {
-                    Some((calls, rest)) if tool_calls.is_empty() => {
-                        tool_calls = calls;
-                        if self.text.trim().is_empty() && release.trim().is_empty() {
-                            release = rest.trim_start().to_string();
-                        } else {
-                            release.push_str(&rest);
-                        }
+        if let Some(filter) = self.text_calls.take() {
+            let ending = filter.end();
+            let mut release = ending.pending;
+            match ending.recovered {
+                Some(recovered) if tool_calls.is_empty() => {
+                    tool_calls = recovered.calls;
+                    if self.text.trim().is_empty() && release.trim().is_empty() {
+                        release = recovered.text.trim_start().to_string();
+                    } else {
+                        release.push_str(&recovered.text);
                     }
-                    _ => release.push_str(&held),
                 }
+                _ => release.push_str(&ending.held),
             }
             if !release.is_empty() {
                 self.text.push_str(&release);

@@ -15,7 +15,7 @@ use std::path::Path;
 use mm_acp::transport::{EXCERPT_BYTES, Line, for_sdk, read_line};
 use mm_model::StreamEvent;
 use mm_model::sse::{ChunkAccumulator, SseEvent, SseParser, parse_stream};
-use mm_model::text_calls::{TextCallFilter, parse_text_calls};
+use mm_model::text_calls::{Family, TextCallFilter, TextCalls, Tools, parse_text_calls};
 
 // ------------------------------------------------------------------ counting allocator
 
@@ -258,30 +258,80 @@ fn accumulate(events: &[SseEvent], names: &[String]) {
     );
 }
 
-/// The text-call filter splits its input without losing or adding a byte, however it is fed;
-/// parsing what it held never panics.
+/// The tools the text-call target offers: names with schemas, so coercion runs too.
+fn fuzz_tools() -> Tools {
+    let tool = |name: &str, props: serde_json::Value| {
+        serde_json::json!({"type": "function", "function": {"name": name,
+            "parameters": {"type": "object", "properties": props}}})
+    };
+    let defs = vec![
+        tool(
+            "bash",
+            serde_json::json!({"command": {"type": "string"}, "timeout": {"type": "integer"}}),
+        ),
+        tool(
+            "read_file",
+            serde_json::json!({"path": {"type": "string"}, "all": {"type": "boolean"}, "lines": {"type": "array"}}),
+        ),
+    ];
+    Tools::from_wire(&defs, &["bash".to_string(), "read_file".to_string()])
+}
+
+/// The families the target tries, one per input (its first byte picks): none, and those that
+/// enable forms of their own.
+const FAMILIES: &[Option<Family>] = &[
+    None,
+    Some(Family::Llama),
+    Some(Family::Functionary),
+    Some(Family::Qwen),
+    Some(Family::Xlam),
+];
+
+/// The text-call filter splits its input without losing or adding a byte, however it is fed
+/// and whatever it knows of the tools and the family; reading what it held never panics, and
+/// what it reads is bounded by it.
 pub fn text_calls(data: &[u8]) {
     let text = String::from_utf8_lossy(data);
     bounded("text calls", data.len(), linear(data.len(), 16), || {
-        let mut filter = TextCallFilter::new();
-        let mut out = String::new();
-        let mut from = 0;
-        let ends = cuts(data, text.len())
-            .into_iter()
-            .filter(|at| text.is_char_boundary(*at))
-            .chain([text.len()]);
-        for at in ends {
-            out.push_str(&filter.push(&text[from..at]));
-            from = at;
+        let family = FAMILIES[data.first().map_or(0, |b| *b as usize) % FAMILIES.len()];
+        let setups = [
+            TextCalls::default(),
+            TextCalls {
+                tools: fuzz_tools(),
+                family,
+            },
+        ];
+        for setup in setups {
+            let mut filter = TextCallFilter::with(setup);
+            let mut out = String::new();
+            let mut from = 0;
+            let ends = cuts(data, text.len())
+                .into_iter()
+                .filter(|at| text.is_char_boundary(*at))
+                .chain([text.len()]);
+            for at in ends {
+                out.push_str(&filter.push(&text[from..at]));
+                from = at;
+            }
+            let ending = filter.end();
+            out.push_str(&ending.pending);
+            out.push_str(&ending.held);
+            assert_eq!(out, text, "the filter lost or added text");
+            if let Some(recovered) = ending.recovered {
+                assert!(!recovered.calls.is_empty());
+                assert!(recovered.text.len() <= ending.held.len(), "{recovered:?}");
+                for call in recovered.calls {
+                    assert!(
+                        call.arguments.len() <= ending.held.len() * 6 + 2,
+                        "{call:?}"
+                    );
+                }
+            }
         }
-        let (pending, held) = filter.finish();
-        out.push_str(&pending);
-        out.push_str(&held);
-        assert_eq!(out, text, "the filter lost or added text");
         let known = ["bash".to_string(), "read_file".to_string()];
-        if let Some((calls, _rest)) = parse_text_calls(&held, &known) {
+        if let Some((calls, _rest)) = parse_text_calls(&text, &known) {
             for call in calls {
-                assert!(call.arguments.len() <= held.len() * 2 + 2, "{call:?}");
+                assert!(call.arguments.len() <= text.len() * 6 + 2, "{call:?}");
             }
         }
     });

@@ -9,7 +9,7 @@
 //! - an engine over the scripted model in a sandbox: [`Rig`] (rig.rs);
 //! - the ACP test client and in-process server (acp.rs); stand-in language servers (lsp.rs);
 //! - asking other agents from the real binary: helpers and the agents of agents/ (agents.rs);
-//! - the `mm` binary run in a sandbox (mm_run.rs);
+//! - the `mm` binary run in a sandbox (mm_run.rs), as root or as a plain user (as_user.rs);
 //! - the fuzz targets and the counting allocator (fuzz.rs; also in examples/fuzz.rs).
 //!
 //! It depends on the crates below the binary only (never on `mm`, whose suites use it), so a
@@ -25,6 +25,7 @@
 
 pub mod acp;
 pub mod agents;
+pub mod as_user;
 pub mod demo;
 pub mod fake_server;
 pub mod fuzz;
@@ -53,6 +54,17 @@ pub use script::{Call, Chunk, Reply};
 /// cannot miss it, and well below the sleeps of 30 s and more that it guards against. How fast
 /// these things really are is measured by the scripts in bench/.
 pub const HANG_GUARD: Duration = Duration::from_secs(10);
+
+/// The content of the `tool` messages of a chat request, in order.
+pub fn tool_results(request: &serde_json::Value) -> Vec<String> {
+    request["messages"]
+        .as_array()
+        .expect("a request with messages")
+        .iter()
+        .filter(|m| m["role"] == "tool")
+        .map(|m| m["content"].as_str().unwrap_or_default().to_string())
+        .collect()
+}
 
 /// A port on 127.0.0.1 that was free a moment ago and has no listener now: connecting to it is
 /// refused.

@@ -89,8 +89,23 @@ impl Sandbox {
     /// `mm ARGS` in the sandbox, with `MM_MODEL_URL` = `url` when given; stdin is empty (not a
     /// terminal), stdout and stderr are captured, no colour.
     pub fn command(&self, url: Option<&str>, args: &[&str]) -> Command {
-        let mut c = Command::new(super::mm_binary());
-        c.args(args)
+        self.command_as(&super::as_user::Who::Root, url, args)
+    }
+
+    /// [`Sandbox::command`] run by `who` (the sandbox's folders must be theirs:
+    /// [`Who::own`](super::as_user::Who::own)).
+    pub fn command_as(
+        &self,
+        who: &super::as_user::Who,
+        url: Option<&str>,
+        args: &[&str],
+    ) -> Command {
+        let bin = super::mm_binary();
+        let home = self.home.path();
+        let (program, first) = who.program(&bin, home.parent().unwrap_or(home));
+        let mut c = Command::new(program);
+        c.args(first)
+            .args(args)
             .current_dir(self.cwd.path())
             .env("HOME", self.home.path())
             .env("XDG_CONFIG_HOME", self.home.path().join(".config"))

@@ -1,6 +1,8 @@
 //! The sandbox's fence alone, without mm around it (bench/sandbox.sh runs it): each mode's
 //! median time to build the fence, and to spawn `/bin/true` inside it and wait for it, over
-//! 400 spawns, the modes taken twice in turn. The fence costs the difference with `off`.
+//! 400 spawns a mode. The modes take turns spawn by spawn, so that the load of a shared
+//! machine falls on all alike; the fence's cost is the median of the differences with the
+//! `off` spawn of the same turn.
 //!
 //!     cargo run --release --example fence_cost [spawns]
 // A benchmark sets up its folders directly, not through mm's writer, and reports on stdout.
@@ -9,9 +11,9 @@
 use std::sync::Arc;
 use std::time::Instant;
 
-use mm_core::config::SandboxMode;
+use mm_core::config::SandboxMode as Mode;
 use mm_tools::process::{Group, Supervisor};
-use mm_tools::sandbox::{Places, Sandbox};
+use mm_tools::sandbox::{Places, Sandbox, Settings};
 
 fn median(mut v: Vec<f64>) -> f64 {
     v.sort_by(f64::total_cmp);
@@ -29,20 +31,15 @@ async fn main() -> std::io::Result<()> {
     std::fs::create_dir_all(&dir)?;
     let cwd = dir.canonicalize()?;
     let processes = Supervisor::new();
-    println!("spawn /bin/true and wait, median of {n}");
-    println!(
-        "{:<16} {:>10} {:>12}",
-        "tools.sandbox", "build", "spawn+wait"
-    );
-    let modes = [
-        SandboxMode::Off,
-        SandboxMode::ReadOnly,
-        SandboxMode::WorkspaceWrite,
-    ];
-    for mode in modes.iter().chain(modes.iter()) {
-        let sandbox = Arc::new(Sandbox::new(*mode, Vec::new(), Places::default()));
-        let (mut build, mut total) = (Vec::new(), Vec::new());
-        for _ in 0..n {
+    let modes = [Mode::Off, Mode::ReadOnly, Mode::WorkspaceWrite];
+    let sandboxes: Vec<Arc<Sandbox>> = modes
+        .iter()
+        .map(|mode| Arc::new(Sandbox::new(Settings::mode(*mode), Places::default())))
+        .collect();
+    let mut build = vec![Vec::new(); modes.len()];
+    let mut total = vec![Vec::new(); modes.len()];
+    for _ in 0..n {
+        for (m, sandbox) in sandboxes.iter().enumerate() {
             let start = Instant::now();
             let fence = sandbox.fence(&cwd).map_err(std::io::Error::other)?;
             let built = Instant::now();
@@ -50,14 +47,23 @@ async fn main() -> std::io::Result<()> {
             let mut child = processes.spawn_fenced(&mut cmd, Group::Session, fence)?;
             child.wait().await?;
             child.release();
-            build.push((built - start).as_secs_f64() * 1e3);
-            total.push(start.elapsed().as_secs_f64() * 1e3);
+            build[m].push((built - start).as_secs_f64() * 1e3);
+            total[m].push(start.elapsed().as_secs_f64() * 1e3);
         }
+    }
+    println!("spawn /bin/true and wait, median of {n}, modes in turn");
+    println!(
+        "{:<16} {:>10} {:>12} {:>12}",
+        "tools.sandbox", "build", "spawn+wait", "fence cost"
+    );
+    for (m, mode) in modes.iter().enumerate() {
+        let cost: Vec<f64> = total[m].iter().zip(&total[0]).map(|(t, o)| t - o).collect();
         println!(
-            "{:<16} {:>7.3} ms {:>9.3} ms",
+            "{:<16} {:>7.3} ms {:>9.3} ms {:>+9.3} ms",
             mode.name(),
-            median(build),
-            median(total)
+            median(build[m].clone()),
+            median(total[m].clone()),
+            median(cost)
         );
     }
     std::fs::remove_dir_all(&dir)?;

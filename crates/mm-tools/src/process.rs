@@ -74,7 +74,9 @@ impl Supervisor {
 
     /// Starts `cmd` like [`Supervisor::spawn`], inside `fence` when given (the sandbox,
     /// docs/sandbox.md): the child enters it before `exec`, so the program and every descendant
-    /// run fenced. `bash` calls and asked agents are fenced; hooks and servers are not.
+    /// run fenced, and finds [`FENCED_VAR`](crate::sandbox::FENCED_VAR) set to the mode in its
+    /// environment (a nested mm then skips its own namespace). `bash` calls and asked agents
+    /// are fenced; hooks and servers are not.
     pub fn spawn_fenced(
         self: &Arc<Self>,
         cmd: &mut Command,
@@ -95,6 +97,7 @@ impl Supervisor {
         }
         without_keys(cmd);
         if let Some(fence) = fence {
+            cmd.env(crate::sandbox::FENCED_VAR, fence.marker());
             // SAFETY: `Fence::enter` only makes system calls on memory prepared before the
             // fork (no allocation, no lock).
             unsafe {

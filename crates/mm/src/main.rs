@@ -285,12 +285,11 @@ fn load_options(cli: &Cli, cwd: &std::path::Path) -> anyhow::Result<LoadOptions>
     })
 }
 
-/// The process's sandbox: `tools.sandbox` and `tools.sandboxWritable`, and the places below.
+/// The process's sandbox: `tools.sandbox`, `tools.sandboxWritable` and the agents' own
+/// `sandboxWritable`, and the places below.
 fn sandbox_of(cli: &Cli, cwd: &std::path::Path, loaded: &Loaded) -> mm::sandbox::Sandbox {
-    let tools = &loaded.config.tools;
     mm::sandbox::Sandbox::new(
-        tools.sandbox,
-        tools.sandbox_writable.clone(),
+        mm::sandbox::Settings::of(&loaded.config),
         sandbox_places(cli, cwd, loaded),
     )
 }
@@ -309,6 +308,10 @@ fn sandbox_places(cli: &Cli, cwd: &std::path::Path, loaded: &Loaded) -> mm::sand
     if let Some(file) = &cli.config {
         places.protected_files.push(cwd.join(file));
     }
+    places.home = mm::paths::home();
+    places.outer_fence = std::env::var(mm::sandbox::FENCED_VAR)
+        .ok()
+        .filter(|v| !v.is_empty());
     places
 }
 
@@ -409,7 +412,7 @@ async fn front_end(
         // The banner goes to stderr in ACP mode too: stdout carries JSON-RPC only. It speaks of
         // the skills of the process's folder (each session reads those of its own cwd).
         let (skills, warnings) = engine.skills_for(&cwd);
-        let banner = banner_of(&engine, &skills, &warnings);
+        let banner = banner_of(&engine, &cwd, &skills, &warnings);
         for line in mm::term::banner::banner_lines(&banner, false) {
             eprintln!("{line}");
         }
@@ -574,7 +577,7 @@ async fn open_session(
 }
 
 fn banner_for(engine: &Engine, session: &Session) -> Banner {
-    let mut banner = banner_of(engine, &session.skills, &session.warnings);
+    let mut banner = banner_of(engine, &session.cwd, &session.skills, &session.warnings);
     // A reopened session may hold back more than the configuration says.
     banner.mode = session.controls.mode();
     banner
@@ -582,12 +585,17 @@ fn banner_for(engine: &Engine, session: &Session) -> Banner {
 
 /// The banner for a folder's skills: their count, the warnings found reading them, and those a
 /// command shadows.
-fn banner_of(engine: &Engine, skills: &mm::skills::Catalogue, warnings: &[String]) -> Banner {
+fn banner_of(
+    engine: &Engine,
+    cwd: &std::path::Path,
+    skills: &mm::skills::Catalogue,
+    warnings: &[String],
+) -> Banner {
     let mut banner = Banner::new(&engine.config, skills);
     if engine.sandbox.is_on() {
         banner.sandbox = Some(engine.sandbox.label());
     }
-    banner.warnings.extend(engine.sandbox.warning());
+    banner.warnings.extend(engine.sandbox.warnings(cwd));
     banner
         .warnings
         .extend(engine.hooks.warnings().iter().cloned());

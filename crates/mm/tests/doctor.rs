@@ -149,7 +149,7 @@ async fn a_call_written_as_text_is_read_but_the_server_is_told_to_parse_them() {
         timeless(&run.stdout),
         format!(
             "{}✓ context window: 32768 tokens
-! tool calls: get_time({{\"city\":\"Paris\"}}) came back written as text: mm reads it (model.textToolCalls = \"auto\"), but the server does not parse tool calls
+! tool calls: get_time({{\"city\":\"Paris\"}}) came back written as text (Hermes/Qwen <tool_call> JSON): mm reads it (model.textToolCalls = \"auto\"), but the server does not parse tool calls
   fix: restart llama-server with `--jinja` (and a model whose chat template has tool calls, or `--chat-template-file`)
 ! prompt cache: 0 of 180 prompt tokens cached on a repeated request: every turn reads the whole history again
   fix: keep llama-server's prompt cache on (the default: `cache_prompt`), with one slot per client (`--parallel 1`)
@@ -166,11 +166,55 @@ async fn a_call_written_as_text_is_read_but_the_server_is_told_to_parse_them() {
     let server = FakeServer::start(vec![counted(), Reply::text(call), Reply::text("ok")]).await;
     let run = doctor(&sb, &server.url(), &["-c", "model.textToolCalls=off"]).await;
     assert!(
-        run.stdout.contains("✗ tool calls: get_time({\"city\":\"Paris\"}) came back written as text, which mm reads only with model.textToolCalls = \"auto\" (it is \"off\")\n  fix: set model.textToolCalls = \"auto\", or restart llama-server with `--jinja`"),
+        run.stdout.contains("✗ tool calls: get_time({\"city\":\"Paris\"}) came back written as text (Hermes/Qwen <tool_call> JSON), which mm reads only with model.textToolCalls = \"auto\" (it is \"off\")\n  fix: set model.textToolCalls = \"auto\", or restart llama-server with `--jinja`"),
         "{}",
         run.stdout
     );
     assert_eq!(run.code, Some(1));
+}
+
+#[tokio::test]
+async fn a_call_in_a_format_mm_cannot_read_says_the_format() {
+    // Kimi K2's markers, the arguments cut: mm sees the format but cannot read the call.
+    let broken = "<|tool_calls_section_begin|><|tool_call_begin|>functions.get_time:0<|tool_call_argument_begin|>{\"city\": Paris}<|tool_call_end|>";
+    let server = FakeServer::start(vec![counted(), Reply::text(broken), cached(170)]).await;
+    let sb = Sandbox::new();
+    let run = doctor(&sb, &server.url(), &[]).await;
+    assert!(
+        run.stdout.contains("✗ tool calls: the model wrote its call as text (Kimi K2 <|tool_calls_section_begin|>), but mm could not read it: \"<|tool_calls_section_begin|><|tool_call_begin|>functions.ge…\"\n"),
+        "{}",
+        run.stdout
+    );
+    assert_eq!(run.code, Some(1));
+}
+
+#[tokio::test]
+async fn the_chat_template_the_server_reports_names_the_models_own_form() {
+    // Functionary writes its first call as `NAME` and JSON on the next line, which mm reads only
+    // when the server's chat template says the model is Functionary.
+    let first_call = "get_time\n{\"city\": \"Paris\"}";
+    let server = FakeServer::start(vec![
+        counted(),
+        Reply::text(first_call),
+        Reply::text("It is 14:05 in Paris."),
+        cached(170),
+    ])
+    .await;
+    server.route(
+        "GET /props",
+        vec![Reply::json(json!({
+            "default_generation_settings": {"n_ctx": 32768},
+            "chat_template": "{% for m in messages %}>>>{{ m.recipient }}\n{{ m.content }}{% endfor %}{{ '>>>all\n' }}",
+        }))],
+    );
+    let sb = Sandbox::new();
+    let run = doctor(&sb, &server.url(), &[]).await;
+    assert!(
+        run.stdout.contains("! tool calls: get_time({\"city\":\"Paris\"}) came back written as text (Functionary <function=…> / >>>): mm reads it"),
+        "{}",
+        run.stdout
+    );
+    assert_eq!(run.code, Some(0));
 }
 
 #[tokio::test]

@@ -78,12 +78,35 @@ const SSE_TOKENS: &[&str] = &[
 const TEXT_TOKENS: &[&str] = &[
     "<tool_call>",
     "</tool_call>",
+    "<tools>",
+    "<function=",
+    "<parameter=",
+    "</parameter>",
+    "<arg_key>",
+    "<arg_value>",
+    "<|python_tag|>",
+    "<|tool_call_start|>",
     "[TOOL_CALLS]",
     "[ARGS]",
+    "<｜tool▁calls▁begin｜>",
+    "<｜tool▁sep｜>",
+    "<|tool_call_begin|>",
+    "<|tool_call_argument_begin|>",
+    "<|channel|>commentary to=functions.bash<|message|>",
+    "<|tool_call>call:",
+    "<|\"|>",
+    "<|tool_call|>",
+    "Action: ```json\n",
+    ">>>",
+    "functools[",
+    "<invoke name=\"bash\">",
+    "<|tools_prefix|>",
+    "[TOOL_REQUEST]",
     "```",
     "```json\n",
     "{",
     "}",
+    "[bash(",
     "\"name\": \"bash\"",
     "\"arguments\": {\"command\": \"ls\"}",
     "\"parameters\":",
@@ -225,12 +248,17 @@ proptest! {
 
     #[test]
     fn a_call_written_as_text_reads_back(
-        name in "[a-z_]{1,20}",
+        name in "[a-z_]{1,20}".prop_filter("not DeepSeek's type word", |n| n != "function"),
         args in proptest::collection::btree_map("[a-z]{1,8}", "[^\u{0}]{0,20}", 0..4),
+        markup_free in proptest::collection::btree_map("[a-z]{1,8}", "[^\u{0}<\r]{0,20}", 0..4),
         size in 1usize..30,
+        format in 0usize..11,
     ) {
-        let args = json!(args);
-        let text = format!("<tool_call>{}</tool_call>", json!({"name": name, "arguments": args}));
+        // Formats whose values are raw text cannot hold their own tags: those get values
+        // without `<`.
+        let raw_text = matches!(format, 5 | 6 | 9 | 10);
+        let args = if raw_text { json!(markup_free) } else { json!(args) };
+        let text = written_as(format, &name, &args);
         let mut filter = TextCallFilter::new();
         let mut shown = String::new();
         let chars: Vec<char> = text.chars().collect();
@@ -238,7 +266,7 @@ proptest! {
             shown.push_str(&filter.push(&piece.iter().collect::<String>()));
         }
         let (pending, held) = filter.finish();
-        prop_assert_eq!(format!("{shown}{pending}"), "");
+        prop_assert_eq!(format!("{shown}{pending}"), "", "{}", text);
         let (calls, rest) = parse_text_calls(&held, std::slice::from_ref(&name)).expect("a call");
         prop_assert_eq!(rest, "");
         prop_assert_eq!(calls.len(), 1);
@@ -343,6 +371,58 @@ proptest! {
         let skill = mm::skills::parse_skill(&text, Path::new("/s"), "dir").unwrap();
         prop_assert_eq!(skill.name, name);
         prop_assert_eq!(skill.description, description.split_whitespace().collect::<Vec<_>>().join(" "));
+    }
+}
+
+/// One call written in one of the formats mm reads as text.
+fn written_as(format: usize, name: &str, args: &Value) -> String {
+    let call = json!({"name": name, "arguments": args});
+    let map = args.as_object().unwrap();
+    let each = |f: &dyn Fn(&str, &str) -> String| -> String {
+        map.iter()
+            .map(|(k, v)| f(k, v.as_str().unwrap()))
+            .collect::<Vec<_>>()
+            .join("")
+    };
+    match format {
+        0 => format!("<tool_call>\n{call}\n</tool_call>"),
+        1 => format!("[TOOL_CALLS][{call}]"),
+        2 => format!("[TOOL_CALLS]{name}[ARGS]{args}"),
+        3 => format!(
+            "<|tool_calls_section_begin|><|tool_call_begin|>functions.{name}:0<|tool_call_argument_begin|>{args}<|tool_call_end|><|tool_calls_section_end|>"
+        ),
+        4 => format!(
+            "<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>{name}<｜tool▁sep｜>{args}<｜tool▁call▁end｜><｜tool▁calls▁end｜>"
+        ),
+        5 => format!(
+            "<tool_call>\n<function={name}>\n{}</function>\n</tool_call>",
+            each(&|k, v| format!("<parameter={k}>\n{v}\n</parameter>\n"))
+        ),
+        6 => format!(
+            "<tool_call>{name}\n{}</tool_call>",
+            each(&|k, v| format!("<arg_key>{k}</arg_key>\n<arg_value>{v}</arg_value>\n"))
+        ),
+        7 => {
+            let kwargs: Vec<String> = map.iter().map(|(k, v)| format!("{k}={v}")).collect();
+            format!(
+                "<|tool_call_start|>[{name}({})]<|tool_call_end|>",
+                kwargs.join(", ")
+            )
+        }
+        8 => format!(
+            "<|channel|>commentary to=functions.{name} <|constrain|>json<|message|>{args}<|call|>"
+        ),
+        9 => format!(
+            "<minimax:tool_call>\n<invoke name=\"{name}\">\n{}</invoke>\n</minimax:tool_call>",
+            each(&|k, v| format!("<parameter name=\"{k}\">\n{v}\n</parameter>\n"))
+        ),
+        _ => format!(
+            "<|tool_call>call:{name}{{{}}}<tool_call|>",
+            map.iter()
+                .map(|(k, v)| format!("{k}:<|\"|>{}<|\"|>", v.as_str().unwrap()))
+                .collect::<Vec<_>>()
+                .join(",")
+        ),
     }
 }
 

@@ -8,7 +8,7 @@ use mm_testkit as common;
 use std::time::Duration;
 
 use common::mm_run::Sandbox;
-use common::{FakeServer, HANG_GUARD, Reply};
+use common::{FakeServer, HANG_GUARD, Reply, tool_results};
 use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
 
@@ -35,17 +35,6 @@ fn tool_names(request: &Value) -> Vec<String> {
                 .collect()
         })
         .unwrap_or_default()
-}
-
-/// The content of the `tool` messages of a request.
-fn tool_results(request: &Value) -> Vec<String> {
-    request["messages"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|m| m["role"] == "tool")
-        .map(|m| m["content"].as_str().unwrap_or_default().to_string())
-        .collect()
 }
 
 fn alive(pid: i32) -> bool {

@@ -656,3 +656,98 @@ async fn a_call_written_as_text_is_held_back_and_returned_as_a_call() {
         }]
     );
 }
+
+/// The bash tool as the engine sends it: `command`, and an integer `timeout`.
+fn bash_tool() -> Value {
+    json!({"type": "function", "function": {"name": "bash", "description": "run a command",
+        "parameters": {"type": "object",
+            "properties": {"command": {"type": "string"}, "timeout": {"type": ["integer", "null"]}},
+            "required": ["command"]}}})
+}
+
+fn content_stream(text: &str) -> Reply {
+    sse(&[
+        json!({"choices": [{"index": 0, "delta": {"content": text}}]}),
+        json!({"choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]}),
+    ])
+}
+
+#[tokio::test]
+async fn the_chat_template_from_props_lets_the_model_write_its_own_form() {
+    // Llama 3.2 may write a bare pythonic call; mm reads that only when the family is known,
+    // here from the template llama.cpp reports (it does without --jinja too).
+    let written = "bash(command=\"ls\", timeout=\"30\")";
+    let server = FakeServer::start(vec![content_stream(written), content_stream(written)]).await;
+    server.route(
+        "GET /props",
+        vec![Reply::json(json!({
+            "default_generation_settings": {"n_ctx": 32768},
+            "chat_template": "{{- '<|start_header_id|>ipython<|end_header_id|>' }}{{- '<|python_tag|>' }}{{- '<|eot_id|>' }}",
+        }))],
+    );
+    let mut req = request();
+    req.tools = vec![bash_tool()];
+    req.text_tool_names = vec!["bash".into()];
+    let client = client(&config(&server.url(), "model.gguf"));
+    let (events, result) = chat(&client, &req).await;
+    assert_eq!(events, vec![]);
+    assert_eq!(
+        result.unwrap().tool_calls,
+        vec![RawToolCall {
+            id: String::new(),
+            name: "bash".into(),
+            // `timeout` is an integer in the schema.
+            arguments: "{\"command\":\"ls\",\"timeout\":30}".into()
+        }]
+    );
+    // Without the template, the same text is text.
+    let plain = FakeServer::start(vec![content_stream(written)]).await;
+    let client = self::client(&config(&plain.url(), "model.gguf"));
+    let (_, result) = chat(&client, &req).await;
+    let response = result.unwrap();
+    assert_eq!(
+        (response.text.as_str(), response.tool_calls.len()),
+        (written, 0)
+    );
+}
+
+#[tokio::test]
+async fn ollamas_show_gives_the_family_and_a_chosen_model_its_own() {
+    let written = "Sure: {\"name\": \"bash\", \"parameters\": {\"command\": \"id\"}}";
+    let server = FakeServer::start(vec![content_stream(written), content_stream(written)]).await;
+    server.route(
+        "GET /v1/models",
+        vec![Reply::json(
+            json!({"object": "list", "data": [{"id": "my-tuned:latest"}, {"id": "qwen3:8b"}]}),
+        )],
+    );
+    server.route(
+        "GET /api/version",
+        vec![Reply::json(json!({"version": "0.12.0"}))],
+    );
+    server.route(
+        "POST /api/show",
+        vec![Reply::json(
+            json!({"template": "{{ .Prompt }}", "details": {"family": "llama"},
+            "model_info": {"general.architecture": "llama", "llama.context_length": 8192}}),
+        )],
+    );
+    let options = fast_options(vec![(ServerKind::Ollama, server.url())]);
+    let client = OpenAiClient::with_options(&config("", "my-tuned:latest"), 0, options);
+    let mut req = request();
+    req.tools = vec![bash_tool()];
+    req.text_tool_names = vec!["bash".into()];
+    let (_, result) = chat(&client, &req).await;
+    let response = result.unwrap();
+    assert_eq!(response.text, "Sure: ");
+    assert_eq!(response.tool_calls.len(), 1, "{response:?}");
+    // A session that chose another model: its name's family (Qwen), which writes no bare
+    // JSON after prose on the same line.
+    req.model = Some("qwen3:8b".into());
+    let (_, result) = chat(&client, &req).await;
+    let response = result.unwrap();
+    assert_eq!(
+        (response.text.as_str(), response.tool_calls.len()),
+        (written, 0)
+    );
+}

@@ -18,7 +18,7 @@ use mm::config::Config;
 use mm::config::SandboxMode as Mode;
 use mm::event::ToolStatus;
 use mm::process::Supervisor;
-use mm::sandbox::{Places, Sandbox};
+use mm::sandbox::{Places, Sandbox, Settings};
 use mm::tools::bash::Bash;
 use mm::tools::edit_file::EditFile;
 use mm::tools::write_file::WriteFile;
@@ -89,11 +89,7 @@ impl Drop for RemoveOnDrop {
 fn sandbox(mode: Mode) -> Arc<Sandbox> {
     let mut config = Config::default();
     config.tools.sandbox = mode;
-    Arc::new(Sandbox::new(
-        config.tools.sandbox,
-        config.tools.sandbox_writable,
-        Places::default(),
-    ))
+    Arc::new(Sandbox::new(Settings::of(&config), Places::default()))
 }
 
 fn bash_in(sandbox: &Arc<Sandbox>) -> Bash {
@@ -487,11 +483,7 @@ async fn writable_paths_open_more_folders() {
     let mut config = Config::default();
     config.tools.sandbox = Mode::WorkspaceWrite;
     config.tools.sandbox_writable = vec![w.outside.join("decoy")];
-    let sb = Arc::new(Sandbox::new(
-        config.tools.sandbox,
-        config.tools.sandbox_writable,
-        Places::default(),
-    ));
+    let sb = Arc::new(Sandbox::new(Settings::of(&config), Places::default()));
     let bash = bash_in(&sb);
     let o = w.outside.display();
     let out = sh(

@@ -26,7 +26,7 @@ use mm::history::ToolCall;
 use mm::hooks::Hooks;
 use mm::lsp::LspServers;
 use mm::process::Supervisor;
-use mm::sandbox::{Places, Sandbox};
+use mm::sandbox::{Places, Sandbox, Settings};
 use mm::skills::{Catalogue, Skill};
 use mm::tools::dispatch::{CallEnv, Gates, dispatch};
 use mm::tools::repeat::RepeatDetector;
@@ -188,11 +188,7 @@ struct Tools {
 
 impl Tools {
     fn new(config: &Config, cwd: &Path) -> Tools {
-        let sandbox = Arc::new(Sandbox::new(
-            config.tools.sandbox,
-            config.tools.sandbox_writable.clone(),
-            Places::default(),
-        ));
+        let sandbox = Arc::new(Sandbox::new(Settings::of(config), Places::default()));
         let processes = Supervisor::new();
         let lsp = Arc::new(LspServers::new(config, Arc::clone(&processes)));
         let skills = Arc::new(Catalogue {

@@ -1,5 +1,5 @@
 //! The kernel's side of the sandbox: a [`Fence`] is built in mm's process (a Landlock ruleset,
-//! and the paths a private mount namespace keeps read-only), handed to
+//! the plan of a private mount namespace, root's capability cut, the seccomp filter), handed to
 //! [`Supervisor::spawn_fenced`](crate::process::Supervisor::spawn_fenced), and entered by the
 //! child between `fork` and `exec` ([`Fence::enter`]), so that the program and every descendant
 //! run inside it.
@@ -7,17 +7,20 @@
 //! Entering only makes system calls on memory prepared beforehand: no allocation, no lock, as
 //! the child of a multi-threaded process requires.
 
-use std::ffi::CString;
+use std::ffi::CStr;
 use std::io;
 use std::os::fd::{AsRawFd, OwnedFd};
-use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
-use std::sync::OnceLock;
+use std::sync::{Arc, OnceLock};
 
 use landlock::{
-    ABI, AccessFs, BitFlags, CompatLevel, Compatible, PathBeneath, PathFd, Ruleset, RulesetAttr,
-    RulesetCreatedAttr,
+    ABI, Access, AccessFs, BitFlags, CompatLevel, Compatible, PathBeneath, PathFd, Ruleset,
+    RulesetAttr, RulesetCreatedAttr, Scope,
 };
+
+use super::Mode;
+use super::linux::namespace::{self, Joined};
+use super::linux::{Held, caps, check, devpts, seccomp};
 
 /// The newest Landlock ABI whose write rights the fence handles (`Refer` came with 2,
 /// `Truncate` with 3, `IoctlDev` with 5; later ABIs add no right that writes a file).
@@ -31,12 +34,16 @@ const DEVICE_FILES: [&str; 5] = [
     "/dev/tty",
     "/dev/ptmx",
 ];
-/// Device folders whose files a shell needs (terminals).
-const DEVICE_DIRS: [&str; 1] = ["/dev/pts"];
 
-/// Every right that changes a file or a folder.
+/// Every right that changes a file or a folder (all handled, so all refused but where granted).
 fn write_rights() -> BitFlags<AccessFs> {
     AccessFs::from_write(RIGHTS_ABI)
+}
+
+/// What a writable root grants: every write but making device files, which nothing in a
+/// workspace needs and which as root would give raw access to a disk.
+fn root_rights() -> BitFlags<AccessFs> {
+    write_rights() & !(AccessFs::MakeBlock | AccessFs::MakeChar)
 }
 
 /// The rights that apply to a file itself: writing, truncating, device ioctls.
@@ -51,38 +58,38 @@ pub enum FenceError {
     Ruleset(#[from] landlock::RulesetError),
     #[error("cannot open {}: {source}", path.display())]
     Open { path: PathBuf, source: io::Error },
+    #[error("cannot make the private mount namespace: {0}")]
+    Namespace(io::Error),
+}
+
+/// Where a fenced command's terminals come from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Pts {
+    /// A private `devpts` in the child's namespace, writable.
+    Private,
+    /// `/dev/pts` as it is, writable: mm runs inside an outer fence, whose own private
+    /// `devpts` it is (or which refuses it).
+    Outer,
+    /// Not writable (no namespace to make a private one in).
+    Closed,
 }
 
 /// What one fenced child will enter: built in the parent, entered in the child.
 #[derive(Debug)]
 pub struct Fence {
+    mode: Mode,
     /// The Landlock ruleset; `None` when the kernel has no Landlock.
     ruleset: Option<OwnedFd>,
-    /// A private mount namespace keeping some paths read-only; `None` when there are none or
+    /// The rights of the rule the child adds for its private `devpts` (as the kernel knows
+    /// them: within what the ruleset handles).
+    pts_rights: u64,
+    /// The private mount namespace the child joins; `None` when there is nothing to mount or
     /// the kernel does not let mm make one.
-    namespace: Option<Namespace>,
-}
-
-#[derive(Debug)]
-struct Namespace {
-    /// The uid and gid maps of a user namespace, needed to mount without being root; `None`
-    /// for root, which needs no user namespace.
-    user: Option<UserMaps>,
-    readonly: Vec<ReadOnly>,
-}
-
-#[derive(Debug)]
-struct UserMaps {
-    uid_map: Vec<u8>,
-    gid_map: Vec<u8>,
-}
-
-#[derive(Debug)]
-struct ReadOnly {
-    path: CString,
-    /// The flags of the mount the path lies in that a remount must keep (`nosuid`, `nodev`,
-    /// `noexec`: a user namespace may not drop them).
-    keep: libc::c_ulong,
+    namespace: Option<Arc<Joined>>,
+    /// Root's capabilities, cut after the mounts; `None` when mm is not root.
+    caps: Option<caps::Cut>,
+    /// The seccomp filter; `None` where there is none for the architecture.
+    seccomp: Option<seccomp::Filter>,
 }
 
 /// The Landlock ABI of the running kernel (0: no Landlock), asked once.
@@ -104,110 +111,48 @@ pub fn landlock_abi() -> i32 {
 }
 
 /// Whether a private mount namespace with a read-only bind works here: tried once, in a child
-/// that enters such a fence and exits before running anything. `Err` says why not.
+/// that enters such a namespace and exits before running anything. `Err` says why not.
 pub fn namespace_works() -> Result<(), String> {
-    static WORKS: OnceLock<Result<(), String>> = OnceLock::new();
-    WORKS.get_or_init(probe_namespace).clone()
+    namespace::support().namespace
 }
 
-fn probe_namespace() -> Result<(), String> {
-    use std::os::unix::process::CommandExt;
-    let fence = Fence {
-        ruleset: None,
-        namespace: Some(Namespace::new(&[PathBuf::from("/")]).map_err(|e| e.to_string())?),
-    };
-    // Not a supervised child: it never runs a program (it exits inside the fork, right after
-    // entering the fence) and is waited for here, so nothing can outlive it.
-    let mut cmd = std::process::Command::new("/");
-    // SAFETY: `enter` only makes system calls on memory prepared before the fork, and `_exit`
-    // is async-signal-safe.
-    unsafe {
-        cmd.pre_exec(move || {
-            fence.enter()?;
-            libc::_exit(0)
-        });
-    }
-    cmd.stdin(std::process::Stdio::null())
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null());
-    match cmd.spawn() {
-        Ok(mut child) => match child.wait() {
-            Ok(s) if s.success() => Ok(()),
-            Ok(s) => Err(format!("the probe ended with {s}")),
-            Err(e) => Err(e.to_string()),
-        },
-        Err(e) => Err(e.to_string()),
-    }
-}
-
-impl Namespace {
-    fn new(readonly: &[PathBuf]) -> Result<Self, FenceError> {
-        // SAFETY: geteuid and getegid cannot fail and touch no memory.
-        let (uid, gid) = unsafe { (libc::geteuid(), libc::getegid()) };
-        let user = if uid == 0 {
-            None
-        } else {
-            Some(UserMaps {
-                uid_map: format!("{uid} {uid} 1\n").into_bytes(),
-                gid_map: format!("{gid} {gid} 1\n").into_bytes(),
-            })
-        };
-        let mut paths = Vec::new();
-        for p in readonly {
-            let open_err = |source: io::Error| FenceError::Open {
-                path: p.clone(),
-                source,
-            };
-            let vfs = nix::sys::statvfs::statvfs(p).map_err(|e| open_err(e.into()))?;
-            let f = vfs.flags();
-            use nix::sys::statvfs::FsFlags;
-            let mut keep: libc::c_ulong = 0;
-            for (st, ms) in [
-                (FsFlags::ST_NOSUID, libc::MS_NOSUID),
-                (FsFlags::ST_NODEV, libc::MS_NODEV),
-                (FsFlags::ST_NOEXEC, libc::MS_NOEXEC),
-            ] {
-                if f.contains(st) {
-                    keep |= ms;
-                }
-            }
-            let path = CString::new(p.as_os_str().as_bytes())
-                .map_err(|e| open_err(io::Error::new(io::ErrorKind::InvalidInput, e)))?;
-            paths.push(ReadOnly { path, keep });
-        }
-        Ok(Namespace {
-            user,
-            readonly: paths,
-        })
-    }
-}
-
-/// What the ruleset allows, besides the device files.
+/// What the ruleset allows and what the namespace mounts.
 pub(super) struct Plan<'a> {
-    /// Folders (or files) under which everything may be written.
+    pub mode: Mode,
+    /// Folders (or files) under which everything may be written, opened now.
     pub writable: &'a [PathBuf],
-    /// Paths under `writable` kept read-only (they exist).
-    pub readonly: &'a [PathBuf],
-    /// Make the private mount namespace for `readonly`.
-    pub namespace: bool,
+    /// The same, opened at start.
+    pub held: &'a [&'a Held],
+    /// The private mount namespace to join (made by the sandbox, once per plan).
+    pub namespace: Option<Arc<Joined>>,
+    pub pts: Pts,
 }
 
 impl Fence {
     /// Builds the ruleset and the namespace plan in mm's process. Paths that do not exist are
     /// left out (there is nothing there to write).
     pub(super) fn build(plan: &Plan<'_>) -> Result<Fence, FenceError> {
-        let ruleset = if landlock_abi() > 0 {
+        let abi = landlock_abi();
+        let ruleset = if abi > 0 {
             let mut rs = Ruleset::default()
                 .set_compatibility(CompatLevel::BestEffort)
                 .handle_access(write_rights())?
+                // Abstract unix sockets made outside (ABI 6): a session bus, a debugger, an
+                // X server. Signals stay open: scoping them would stop one call from ending
+                // the server an earlier call left running (docs/sandbox.md).
+                .scope(Scope::AbstractUnixSocket)?
                 .create()?;
             for path in plan.writable {
                 if let Some(fd) = open_path(path)? {
-                    rs = rs.add_rule(PathBeneath::new(fd, write_rights()))?;
+                    rs = rs.add_rule(PathBeneath::new(fd, root_rights()))?;
                 }
             }
-            for dev in DEVICE_FILES.iter().chain(DEVICE_DIRS.iter()) {
-                if let Some(fd) = open_path(Path::new(dev))? {
+            for held in plan.held {
+                rs = rs.add_rule(PathBeneath::new(held.fd(), root_rights()))?;
+            }
+            let outer_pts = (plan.pts == Pts::Outer).then_some(devpts_path());
+            for dev in DEVICE_FILES.iter().map(Path::new).chain(outer_pts) {
+                if let Some(fd) = open_path(dev)? {
                     rs = rs.add_rule(PathBeneath::new(fd, file_write_rights()))?;
                 }
             }
@@ -215,74 +160,94 @@ impl Fence {
         } else {
             None
         };
-        let namespace = if plan.namespace && !plan.readonly.is_empty() {
-            Some(Namespace::new(plan.readonly)?)
-        } else {
-            None
-        };
-        Ok(Fence { ruleset, namespace })
+        Ok(Fence {
+            mode: plan.mode,
+            ruleset,
+            pts_rights: (file_write_rights() & AccessFs::from_all(ABI::from(abi))).bits(),
+            namespace: plan.namespace.clone(),
+            caps: caps::Cut::for_this_process(),
+            seccomp: seccomp::filter().ok(),
+        })
     }
 
-    /// Enters the fence: the private mount namespace with its read-only paths, then
-    /// `no_new_privs` and the Landlock ruleset (after the mounts: Landlock forbids mounting).
+    /// The value of [`FENCED_VAR`](super::FENCED_VAR) in the child's environment: the mode.
+    pub fn marker(&self) -> &'static str {
+        self.mode.name()
+    }
+
+    /// Enters the fence: the private mount namespace with its mounts, root's capability cut
+    /// (after the mounts, which need `CAP_SYS_ADMIN`), `no_new_privs`, the Landlock ruleset
+    /// (after the mounts: Landlock forbids mounting), and the seccomp filter.
     /// Runs in the child between `fork` and `exec`: system calls only, on memory prepared by
     /// [`Fence::build`].
     pub(crate) fn enter(&self) -> io::Result<()> {
-        if let Some(ns) = &self.namespace {
-            let flags = match ns.user {
-                Some(_) => libc::CLONE_NEWUSER | libc::CLONE_NEWNS,
-                None => libc::CLONE_NEWNS,
-            };
-            // SAFETY: plain system calls on NUL-terminated strings owned by `self`.
-            unsafe {
-                check(libc::unshare(flags))?;
-                if let Some(maps) = &ns.user {
-                    // Without `deny`, an unprivileged process may not write its gid map; a
-                    // kernel older than 3.19 has no such file and needs none.
-                    match write_proc(c"/proc/self/setgroups", b"deny") {
-                        Err(e) if e.raw_os_error() == Some(libc::ENOENT) => {}
-                        other => other?,
-                    }
-                    write_proc(c"/proc/self/uid_map", &maps.uid_map)?;
-                    write_proc(c"/proc/self/gid_map", &maps.gid_map)?;
-                }
-                // Nothing mounted here may reach the namespace it came from.
-                check(libc::mount(
-                    std::ptr::null(),
-                    c"/".as_ptr(),
-                    std::ptr::null(),
-                    libc::MS_SLAVE | libc::MS_REC,
-                    std::ptr::null(),
-                ))?;
-                for ro in &ns.readonly {
-                    check(libc::mount(
-                        ro.path.as_ptr(),
-                        ro.path.as_ptr(),
-                        std::ptr::null(),
-                        libc::MS_BIND,
-                        std::ptr::null(),
-                    ))?;
-                    check(libc::mount(
-                        std::ptr::null(),
-                        ro.path.as_ptr(),
-                        std::ptr::null(),
-                        libc::MS_REMOUNT | libc::MS_BIND | libc::MS_RDONLY | ro.keep,
-                        std::ptr::null(),
-                    ))?;
-                }
-            }
-        }
-        // SAFETY: prctl and the Landlock system call take integers only.
+        // SAFETY: every step is async-signal-safe on memory prepared by `build`.
         unsafe {
+            if let Some(ns) = &self.namespace {
+                ns.enter()?;
+            }
+            if let Some(cut) = &self.caps {
+                cut.apply()?;
+            }
             check(libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0))?;
             if let Some(fd) = &self.ruleset {
+                if self.namespace.as_deref().is_some_and(Joined::devpts) {
+                    add_rule_here(fd, devpts::PTS, self.pts_rights)?;
+                }
                 check(
                     libc::syscall(libc::SYS_landlock_restrict_self, fd.as_raw_fd(), 0u32)
                         as libc::c_int,
                 )?;
             }
+            if let Some(filter) = &self.seccomp {
+                filter.install()?;
+            }
         }
         Ok(())
+    }
+}
+
+fn devpts_path() -> &'static Path {
+    Path::new("/dev/pts")
+}
+
+/// `struct landlock_path_beneath_attr`.
+#[repr(C, packed)]
+struct PathBeneathAttr {
+    allowed_access: u64,
+    parent_fd: libc::c_int,
+}
+
+/// Adds a rule for `path` as this process sees it (the child's private `devpts`, which mm's
+/// process cannot open).
+///
+/// # Safety
+/// Async-signal-safe: open, one Landlock call and close, on the stack.
+unsafe fn add_rule_here(ruleset: &OwnedFd, path: &CStr, access: u64) -> io::Result<()> {
+    // SAFETY: `path` is NUL-terminated; the attribute lives on the stack for the call.
+    unsafe {
+        let fd = libc::open(path.as_ptr(), libc::O_PATH | libc::O_CLOEXEC);
+        if fd < 0 {
+            return Err(io::Error::last_os_error());
+        }
+        let attr = PathBeneathAttr {
+            allowed_access: access,
+            parent_fd: fd,
+        };
+        let r = libc::syscall(
+            libc::SYS_landlock_add_rule,
+            ruleset.as_raw_fd(),
+            1u32, // LANDLOCK_RULE_PATH_BENEATH
+            &attr as *const PathBeneathAttr,
+            0u32,
+        );
+        let result = if r < 0 {
+            Err(io::Error::last_os_error())
+        } else {
+            Ok(())
+        };
+        libc::close(fd);
+        result
     }
 }
 
@@ -295,34 +260,4 @@ fn open_path(path: &Path) -> Result<Option<PathFd>, FenceError> {
         path: path.to_path_buf(),
         source: io::Error::other(e.to_string()),
     })
-}
-
-fn check(ret: libc::c_int) -> io::Result<()> {
-    if ret < 0 {
-        Err(io::Error::last_os_error())
-    } else {
-        Ok(())
-    }
-}
-
-/// Writes `bytes` to a file of `/proc/self` (one `write`, as those files require).
-///
-/// # Safety
-/// Async-signal-safe: open, write and close on caller-owned memory.
-unsafe fn write_proc(path: &std::ffi::CStr, bytes: &[u8]) -> io::Result<()> {
-    // SAFETY: `path` is NUL-terminated; `bytes` is valid for its length.
-    unsafe {
-        let fd = libc::open(path.as_ptr(), libc::O_WRONLY | libc::O_CLOEXEC);
-        if fd < 0 {
-            return Err(io::Error::last_os_error());
-        }
-        let n = libc::write(fd, bytes.as_ptr().cast(), bytes.len());
-        let result = if n < 0 {
-            Err(io::Error::last_os_error())
-        } else {
-            Ok(())
-        };
-        libc::close(fd);
-        result
-    }
 }

@@ -1,17 +1,33 @@
 //! The sandbox for what the model runs (`tools.sandbox`, docs/sandbox.md): `bash` children run
-//! inside a kernel [`Fence`] (Landlock, and a private mount namespace that keeps mm's own
-//! configuration read-only), and the file tools ask [`Sandbox::check_write`] before they write,
-//! since mm's own process is not confined (it must still write its sessions and history).
+//! inside a kernel [`Fence`] (Landlock; a private mount namespace that keeps mm's own
+//! configuration read-only and gives the command terminals of its own; root's capabilities cut;
+//! a seccomp filter), and the file tools ask [`Sandbox::check_write`] before they write, since
+//! mm's own process is not confined (it must still write its sessions and history).
 //!
 //! One [`Sandbox`] per process, built from the configuration and the places `main.rs` knows
-//! (the temp folder, the configuration files), handed to tools through `Setup::sandbox`.
+//! (the temp folder, the configuration files, the home folder, an outer fence), handed to tools
+//! through `Setup::sandbox`.
 
 mod fence;
+mod linux;
 
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
 
 pub use fence::{Fence, FenceError, landlock_abi, namespace_works};
-use mm_core::config::SandboxMode;
+use linux::Held;
+pub use linux::caps::KEPT as ROOT_CAPABILITIES;
+pub use linux::fd_path;
+use linux::namespace::{Joined, Namespace};
+use mm_core::config::{Config, SandboxMode as Mode};
+
+/// The variable a fenced child finds in its environment, set to the mode
+/// (`workspace-write`, `read-only`): a nested mm reads it (through `main.rs`, into
+/// [`Places::outer_fence`]) and then makes no mount namespace of its own, which cannot be made
+/// inside Landlock, while still fencing its own children with its own ruleset (Landlock
+/// stacks).
+pub const FENCED_VAR: &str = "MM_FENCED";
 
 /// Places outside the configuration that the sandbox needs, found by `main.rs` (the library
 /// does not read the environment).
@@ -26,6 +42,11 @@ pub struct Places {
     pub protected: Vec<PathBuf>,
     /// Files kept read-only the same way when they exist (a `--config` file).
     pub protected_files: Vec<PathBuf>,
+    /// The home folder: a session whose cwd is the home folder or above it does not get its
+    /// cwd writable in `workspace-write` (it would open the whole home).
+    pub home: Option<PathBuf>,
+    /// The value of [`FENCED_VAR`] when mm itself runs inside an mm fence.
+    pub outer_fence: Option<String>,
 }
 
 impl Default for Places {
@@ -34,6 +55,8 @@ impl Default for Places {
             temp: vec![PathBuf::from("/tmp"), PathBuf::from("/dev/shm")],
             protected: Vec::new(),
             protected_files: Vec::new(),
+            home: None,
+            outer_fence: None,
         }
     }
 }
@@ -43,8 +66,63 @@ impl Default for Places {
 pub struct Enforcement {
     /// The Landlock ABI (0: none).
     pub abi: i32,
-    /// Whether `.mm/` can be kept read-only (a private mount namespace); `Err` says why not.
+    /// Whether mm can make a private mount namespace (to keep `.mm/` read-only and pin its
+    /// parents); `Err` says why not.
     pub namespace: Result<(), String>,
+    /// Whether a private `devpts` can be mounted in it (terminals of the command's own).
+    pub devpts: Result<(), String>,
+    /// Whether the seccomp filter (`TIOCSTI`, `TIOCLINUX`) is there; `Err` says why not.
+    pub seccomp: Result<(), String>,
+    /// The outer fence's mode when mm runs inside one ([`FENCED_VAR`]).
+    pub nested: Option<String>,
+}
+
+impl Enforcement {
+    fn off() -> Enforcement {
+        let off = || Err("the sandbox is off".to_string());
+        Enforcement {
+            abi: 0,
+            namespace: off(),
+            devpts: off(),
+            seccomp: off(),
+            nested: None,
+        }
+    }
+
+    /// What this kernel enforces, asked once per process.
+    fn of_kernel(outer_fence: Option<String>) -> Enforcement {
+        let abi = landlock_abi();
+        let seccomp = linux::seccomp::filter().map(|_| ());
+        if abi == 0 {
+            let none = || Err("this kernel has no Landlock".to_string());
+            return Enforcement {
+                abi,
+                namespace: none(),
+                devpts: none(),
+                seccomp,
+                nested: outer_fence,
+            };
+        }
+        if let Some(outer) = outer_fence {
+            // Inside Landlock no mount can be made: the outer fence's mounts hold.
+            let inside = || Err(format!("inside an outer fence ({FENCED_VAR}={outer})"));
+            return Enforcement {
+                abi,
+                namespace: inside(),
+                devpts: inside(),
+                seccomp,
+                nested: Some(outer),
+            };
+        }
+        let support = linux::namespace::support();
+        Enforcement {
+            abi,
+            namespace: support.namespace,
+            devpts: support.devpts,
+            seccomp,
+            nested: None,
+        }
+    }
 }
 
 /// `tools.sandboxRequired = true` and the fence is not whole.
@@ -55,11 +133,45 @@ pub struct NotEnforced(String);
 /// The process's sandbox: the mode, where commands may write, and what the kernel enforces.
 #[derive(Debug, Clone)]
 pub struct Sandbox {
-    mode: SandboxMode,
-    /// `tools.sandboxWritable`.
-    writable: Vec<PathBuf>,
+    mode: Mode,
+    /// The writable places besides the cwd (the temp folders, `tools.sandboxWritable`),
+    /// resolved once at start and held open: a symlink put later where one was, or where a
+    /// missing one would be, opens nothing.
+    held: Vec<Held>,
+    /// The asked agents' own `agents.<name>.sandboxWritable` entries, as configured, held
+    /// open the same way; each opens only for a fence asked for with it
+    /// ([`Sandbox::fence_with`]).
+    agent_held: Vec<(PathBuf, Held)>,
+    /// Why each `tools.sandboxWritable` entry skipped for this run was (it did not exist at
+    /// start, or it goes through a symlink a command could have made).
+    skipped: Vec<String>,
+    /// The home folder, canonical.
+    home: Option<PathBuf>,
     places: Places,
     enforcement: Enforcement,
+    /// The private mount namespaces made so far, by what they mount, joined by every call
+    /// that needs the same.
+    namespaces: Arc<Mutex<HashMap<NamespaceKey, Arc<Joined>>>>,
+}
+
+/// What a namespace mounts: the read-only paths, the pinned folders, a private `devpts`.
+type NamespaceKey = (Vec<PathBuf>, Vec<PathBuf>, bool);
+
+/// Where commands of one session may write, as each call finds it.
+struct Roots<'a> {
+    /// The session's cwd (canonical), unless it is the home folder or above it.
+    cwd: Option<PathBuf>,
+    /// The held places, with where each is now.
+    held: Vec<(&'a Held, PathBuf)>,
+}
+
+impl Roots<'_> {
+    fn paths(&self) -> impl Iterator<Item = &Path> {
+        self.cwd
+            .iter()
+            .map(PathBuf::as_path)
+            .chain(self.held.iter().map(|(_, p)| p.as_path()))
+    }
 }
 
 impl Default for Sandbox {
@@ -68,60 +180,123 @@ impl Default for Sandbox {
     }
 }
 
+/// What the configuration says of the fence: `tools.sandbox`, `tools.sandboxWritable` and each
+/// asked agent's `agents.<name>.sandboxWritable`.
+#[derive(Debug, Clone, Default)]
+pub struct Settings {
+    pub mode: Mode,
+    pub writable: Vec<PathBuf>,
+    /// `(name, entries)` of each agent that has `sandboxWritable` entries.
+    pub agents: Vec<(String, Vec<PathBuf>)>,
+}
+
+impl Settings {
+    /// The fence settings of a configuration.
+    pub fn of(config: &Config) -> Settings {
+        Settings {
+            mode: config.tools.sandbox,
+            writable: config.tools.sandbox_writable.clone(),
+            agents: config
+                .agents
+                .iter()
+                .filter(|(_, a)| !a.sandbox_writable.is_empty())
+                .map(|(name, a)| (name.clone(), a.sandbox_writable.clone()))
+                .collect(),
+        }
+    }
+
+    /// Only a mode, nothing more writable.
+    pub fn mode(mode: Mode) -> Settings {
+        Settings {
+            mode,
+            ..Settings::default()
+        }
+    }
+}
+
 impl Sandbox {
     /// The sandbox of a configuration. Asks the kernel what it enforces (once per process) when
     /// the mode is not `off`.
-    pub fn new(mode: SandboxMode, writable: Vec<PathBuf>, places: Places) -> Sandbox {
+    /// The `tools.sandboxWritable` entries and the temp folders are resolved here, once (the
+    /// user's own symlinks followed) and held open; an entry that does not exist is skipped for
+    /// the run, with a warning ([`Sandbox::warnings`]).
+    pub fn new(settings: Settings, places: Places) -> Sandbox {
+        let Settings {
+            mode,
+            writable: entries,
+            agents,
+        } = settings;
         let enforcement = match mode {
-            SandboxMode::Off => Enforcement {
-                abi: 0,
-                namespace: Err("the sandbox is off".into()),
-            },
-            SandboxMode::WorkspaceWrite | SandboxMode::ReadOnly => {
-                let abi = landlock_abi();
-                Enforcement {
-                    abi,
-                    namespace: match (mode, abi) {
-                        // Nothing is writable to protect in read-only; nothing is fenced
-                        // without Landlock.
-                        (SandboxMode::ReadOnly, _) | (_, 0) => Ok(()),
-                        _ => namespace_works(),
-                    },
-                }
+            Mode::Off => Enforcement::off(),
+            Mode::WorkspaceWrite | Mode::ReadOnly => {
+                Enforcement::of_kernel(places.outer_fence.clone())
             }
         };
+        let (mut held, mut skipped) = (Vec::new(), Vec::new());
+        if mode == Mode::WorkspaceWrite {
+            // A temp folder that is missing is nothing the user asked for: no warning.
+            held.extend(places.temp.iter().filter_map(|t| Held::open(t).ok()));
+            let writable = plain_places(&places.temp, &entries);
+            for entry in &entries {
+                match hold(entry, &writable) {
+                    Ok(h) => held.push(h),
+                    Err(why) => skipped.push(why.line("tools.sandboxWritable", entry)),
+                }
+            }
+        }
+        let mut agent_held = Vec::new();
+        if mode == Mode::WorkspaceWrite {
+            let writable = plain_places(&places.temp, &entries);
+            for (name, agent_entries) in &agents {
+                for entry in agent_entries {
+                    let key = format!("agents.{name}.sandboxWritable");
+                    match hold(entry, &writable) {
+                        Ok(h) => agent_held.push((entry.clone(), h)),
+                        Err(why) => skipped.push(why.line(&key, entry)),
+                    }
+                }
+            }
+        }
         Sandbox {
             mode,
-            writable,
+            held,
+            agent_held,
+            skipped,
+            home: places
+                .home
+                .as_deref()
+                .and_then(|h| std::fs::canonicalize(h).ok()),
             places,
             enforcement,
+            namespaces: Arc::default(),
         }
     }
 
     /// No sandbox (tests and tools built without a configuration).
     pub fn off() -> Sandbox {
         Sandbox {
-            mode: SandboxMode::Off,
-            writable: Vec::new(),
+            mode: Mode::Off,
+            held: Vec::new(),
+            agent_held: Vec::new(),
+            skipped: Vec::new(),
+            home: None,
             places: Places::default(),
-            enforcement: Enforcement {
-                abi: 0,
-                namespace: Err("the sandbox is off".into()),
-            },
+            enforcement: Enforcement::off(),
+            namespaces: Arc::default(),
         }
     }
 
-    pub fn mode(&self) -> SandboxMode {
+    pub fn mode(&self) -> Mode {
         self.mode
     }
 
     pub fn is_on(&self) -> bool {
-        self.mode != SandboxMode::Off
+        self.mode != Mode::Off
     }
 
     /// Whether the kernel fences commands (the mode is on and Landlock is there).
     fn fences_commands(&self) -> bool {
-        self.mode != SandboxMode::Off && self.enforcement.abi > 0
+        self.mode != Mode::Off && self.enforcement.abi > 0
     }
 
     pub fn enforcement(&self) -> &Enforcement {
@@ -132,26 +307,21 @@ impl Sandbox {
     /// `workspace-write (not enforced)` when the kernel has no Landlock.
     pub fn label(&self) -> String {
         match self.mode {
-            SandboxMode::Off => "off".into(),
+            Mode::Off => "off".into(),
             m if self.enforcement.abi == 0 => format!("{m} (not enforced)"),
             m => m.to_string(),
         }
     }
 
-    /// What the kernel does not enforce of the fence, in one line; `None` when the sandbox is
-    /// off or whole.
-    pub fn note(&self) -> Option<String> {
-        if self.mode == SandboxMode::Off {
-            return None;
-        }
-        let abi = self.enforcement.abi;
-        if abi == 0 {
-            return Some(
-                "not enforced: this kernel has no Landlock (Linux 5.13 or later, with landlock among its LSMs); the file tools still refuse writes outside it"
-                    .into(),
-            );
-        }
+    /// What the running kernel cannot fence here (each a part of the fence that is not
+    /// there); empty when the sandbox is off (or has no Landlock at all: [`Sandbox::note`]).
+    fn gaps(&self) -> Vec<String> {
+        let e = &self.enforcement;
+        let abi = e.abi;
         let mut gaps: Vec<String> = Vec::new();
+        if self.mode == Mode::Off || abi == 0 {
+            return gaps;
+        }
         if abi < 2 {
             gaps.push("moving or linking a file between folders is always refused".into());
         }
@@ -161,30 +331,109 @@ impl Sandbox {
         if abi < 5 {
             gaps.push("device ioctls are not fenced".into());
         }
-        if let Err(why) = &self.enforcement.namespace {
+        if abi < 6 {
+            gaps.push("abstract unix sockets are not fenced".into());
+        }
+        if let Err(why) = &e.seccomp {
+            gaps.push(format!("TIOCSTI is not refused ({why})"));
+        }
+        if let (Mode::WorkspaceWrite, Err(why), None) = (self.mode, &e.namespace, &e.nested) {
             gaps.push(format!(
                 "the project's .mm/ stays writable (no private mount namespace: {why})"
+            ));
+        }
+        gaps
+    }
+
+    /// What the kernel does not enforce of the fence, in one line; `None` when the sandbox is
+    /// off or whole. Inside an outer fence it also says that the read-only mounts are the
+    /// outer fence's.
+    pub fn note(&self) -> Option<String> {
+        if self.mode == Mode::Off {
+            return None;
+        }
+        let abi = self.enforcement.abi;
+        if abi == 0 {
+            return Some(
+                "not enforced: this kernel has no Landlock (Linux 5.13 or later, with landlock among its LSMs); the file tools still refuse writes outside it"
+                    .into(),
+            );
+        }
+        let mut gaps = self.gaps();
+        if let Some(outer) = &self.enforcement.nested {
+            gaps.push(format!(
+                "it relies on the outer fence for the read-only mounts (mm runs inside mm's fence: {FENCED_VAR}={outer})"
             ));
         }
         (!gaps.is_empty()).then(|| format!("Landlock ABI {abi} enforced, but {}", gaps.join("; ")))
     }
 
-    /// The banner's warning when the fence is not whole.
-    pub fn warning(&self) -> Option<String> {
-        self.note().map(|n| format!("sandbox {}: {n}", self.mode))
+    /// The banner's warnings for a session in `cwd`: what the fence lacks, the
+    /// `tools.sandboxWritable` entries skipped, and a cwd that is not writable.
+    pub fn warnings(&self, cwd: &Path) -> Vec<String> {
+        let mode = self.mode;
+        self.note()
+            .into_iter()
+            .chain(self.skipped_lines())
+            .chain(self.cwd_note(cwd))
+            .map(|n| format!("sandbox {mode}: {n}"))
+            .collect()
     }
 
-    /// The ACP log line: `[acp] sandbox: <mode>`, and what is not enforced after ` — `.
-    pub fn log_line(&self) -> String {
-        match self.note() {
+    /// One line per `tools.sandboxWritable` entry skipped for this run.
+    pub fn skipped_lines(&self) -> Vec<String> {
+        self.skipped.clone()
+    }
+
+    /// The line said when the cwd of a session is not writable in `workspace-write` (the home
+    /// folder or above it); `None` otherwise.
+    pub fn cwd_note(&self, cwd: &Path) -> Option<String> {
+        let real = std::fs::canonicalize(cwd).ok()?;
+        (self.mode == Mode::WorkspaceWrite && self.home_or_above(&real)).then(|| {
+            format!(
+                "the working directory {} is the home folder or above it, so commands may not write in it: only in the temp folders and tools.sandboxWritable (start mm in a project's folder)",
+                real.display()
+            )
+        })
+    }
+
+    fn home_or_above(&self, real: &Path) -> bool {
+        self.home.as_deref().is_some_and(|h| h.starts_with(real))
+    }
+
+    /// The ACP log lines at `initialize`: `[acp] sandbox: <mode>`, and what is not enforced
+    /// after ` — `; then one line per skipped `tools.sandboxWritable` entry.
+    pub fn log_lines(&self) -> Vec<String> {
+        let first = match self.note() {
             Some(n) => format!("[acp] sandbox: {} — {n}", self.mode),
             None => format!("[acp] sandbox: {}", self.mode),
-        }
+        };
+        std::iter::once(first)
+            .chain(
+                self.skipped_lines()
+                    .into_iter()
+                    .map(|l| format!("[acp] sandbox: {l}")),
+            )
+            .collect()
     }
 
-    /// `Err` when `tools.sandboxRequired` is set and the fence is not whole.
+    /// `Err` when `tools.sandboxRequired` is set and the fence is not whole. Running inside
+    /// an outer fence is no gap: its mounts hold.
     pub fn require(&self, required: bool) -> Result<(), NotEnforced> {
-        match self.note() {
+        let why = match self.enforcement.abi {
+            0 => self.note(),
+            _ => {
+                let gaps = self.gaps();
+                (!gaps.is_empty()).then(|| {
+                    format!(
+                        "Landlock ABI {} enforced, but {}",
+                        self.enforcement.abi,
+                        gaps.join("; ")
+                    )
+                })
+            }
+        };
+        match why {
             Some(why) if required => Err(NotEnforced(format!(
                 "tools.sandbox = {} is not enforced whole: {why}",
                 self.mode
@@ -193,17 +442,31 @@ impl Sandbox {
         }
     }
 
-    /// Where commands of a session in `cwd` may write (canonical; those that exist), with
-    /// `extra` folders of one child's own (an asked agent's `sandboxWritable`).
-    fn roots(&self, cwd: &Path, extra: &[PathBuf]) -> Vec<PathBuf> {
+    /// Where commands of a session in `cwd` may write (those that exist), with the folders
+    /// of `extra` that were held at start for one child of its own (an asked agent's
+    /// `agents.<name>.sandboxWritable`).
+    fn roots(&self, cwd: &Path, extra: &[PathBuf]) -> Roots<'_> {
         match self.mode {
-            SandboxMode::Off | SandboxMode::ReadOnly => Vec::new(),
-            SandboxMode::WorkspaceWrite => std::iter::once(cwd)
-                .chain(self.places.temp.iter().map(PathBuf::as_path))
-                .chain(self.writable.iter().map(PathBuf::as_path))
-                .chain(extra.iter().map(PathBuf::as_path))
-                .filter_map(|p| std::fs::canonicalize(p).ok())
-                .collect(),
+            Mode::Off | Mode::ReadOnly => Roots {
+                cwd: None,
+                held: Vec::new(),
+            },
+            Mode::WorkspaceWrite => Roots {
+                cwd: std::fs::canonicalize(cwd)
+                    .ok()
+                    .filter(|c| !self.home_or_above(c)),
+                held: self
+                    .held
+                    .iter()
+                    .chain(
+                        self.agent_held
+                            .iter()
+                            .filter(|(entry, _)| extra.contains(entry))
+                            .map(|(_, h)| h),
+                    )
+                    .filter_map(|h| h.path().map(|p| (h, p)))
+                    .collect(),
+            },
         }
     }
 
@@ -226,6 +489,9 @@ impl Sandbox {
     /// kernel has no Landlock.
     /// A protected folder that a command could otherwise create first (the session's `.mm/`)
     /// is created, so that it exists to be kept read-only.
+    /// Each protected path's folders below the root it lies in are bound onto themselves in the
+    /// command's namespace, so that no command can rename them away and put a folder of its
+    /// own in their place.
     pub fn fence(&self, cwd: &Path) -> Result<Option<Fence>, FenceError> {
         self.fence_with(cwd, &[])
     }
@@ -238,11 +504,19 @@ impl Sandbox {
             return Ok(None);
         }
         let roots = self.roots(cwd, extra);
-        let namespace = self.enforcement.namespace.is_ok();
-        let mut readonly: Vec<PathBuf> = Vec::new();
-        if namespace {
+        let can_mount = self.enforcement.namespace.is_ok();
+        let (mut readonly, mut pins): (Vec<PathBuf>, Vec<PathBuf>) = (Vec::new(), Vec::new());
+        if can_mount {
             for (p, folder) in self.protected(cwd) {
-                if !roots.iter().any(|r| p.starts_with(r)) || readonly.contains(&p) {
+                // The outermost root it lies in: every folder below it could be renamed.
+                let Some(root) = roots
+                    .paths()
+                    .filter(|r| p.starts_with(r))
+                    .min_by_key(|r| r.components().count())
+                else {
+                    continue;
+                };
+                if readonly.contains(&p) {
                     continue;
                 }
                 if folder && !p.exists() {
@@ -250,17 +524,56 @@ impl Sandbox {
                     let _ =
                         crate::writer::create_dir_all(&p, &shown, crate::writer::Check::Anywhere);
                 }
-                if p.exists() {
-                    readonly.push(p);
+                if !p.exists() {
+                    continue;
                 }
+                pins.extend(
+                    p.ancestors()
+                        .skip(1)
+                        .take_while(|a| *a != root && a.starts_with(root))
+                        .map(Path::to_path_buf),
+                );
+                readonly.push(p);
             }
         }
+        let pts = match (&self.enforcement.nested, &self.enforcement.devpts) {
+            (Some(_), _) => fence::Pts::Outer,
+            (None, Ok(())) if can_mount => fence::Pts::Private,
+            (None, _) => fence::Pts::Closed,
+        };
+        let cwd_root: Vec<PathBuf> = roots.cwd.iter().cloned().collect();
+        let held: Vec<&Held> = roots.held.iter().map(|(h, _)| *h).collect();
+        let devpts = pts == fence::Pts::Private;
+        let namespace = match can_mount && (devpts || !readonly.is_empty()) {
+            true => Some(self.namespace((readonly, pins, devpts))?),
+            false => None,
+        };
         Fence::build(&fence::Plan {
-            writable: &roots,
-            readonly: &readonly,
+            mode: self.mode,
+            writable: &cwd_root,
+            held: &held,
             namespace,
+            pts,
         })
         .map(Some)
+    }
+
+    /// The namespace that mounts `key`, made the first time it is asked for.
+    fn namespace(&self, key: NamespaceKey) -> Result<Arc<Joined>, FenceError> {
+        let mut made = self
+            .namespaces
+            .lock()
+            .map_err(|_| FenceError::Namespace(std::io::Error::other("a lock was poisoned")))?;
+        if let Some(ns) = made.get(&key) {
+            return Ok(Arc::clone(ns));
+        }
+        let ns = Arc::new(
+            Namespace::new(&key.0, &key.1, key.2)?
+                .make()
+                .map_err(FenceError::Namespace)?,
+        );
+        made.insert(key, Arc::clone(&ns));
+        Ok(ns)
     }
 
     /// Checks a write by mm itself on behalf of a tool (`write_file`, `edit_file`, …) against
@@ -268,11 +581,11 @@ impl Sandbox {
     /// `[write outside the sandbox refused: <path> (tools.sandbox = <mode>)]`, naming the path
     /// where the write would land (symlinks followed).
     pub fn check_write(&self, cwd: &Path, path: &Path) -> Result<(), String> {
-        if self.mode == SandboxMode::Off {
+        if self.mode == Mode::Off {
             return Ok(());
         }
         let real = real_path(path);
-        let inside = self.roots(cwd, &[]).iter().any(|r| real.starts_with(r))
+        let inside = self.roots(cwd, &[]).paths().any(|r| real.starts_with(r))
             && !self.protected(cwd).iter().any(|(p, _)| real.starts_with(p));
         if inside {
             Ok(())
@@ -285,19 +598,23 @@ impl Sandbox {
         }
     }
 
-    /// The line a failed `bash` call gets when the fence may be why (its output says a
-    /// permission was denied); `None` when commands are not fenced.
-    pub fn bash_hint(&self) -> Option<String> {
+    /// The line a failed `bash` call of a session in `cwd` gets when the fence may be why (its
+    /// output says a permission was denied); `None` when commands are not fenced.
+    pub fn bash_hint(&self, cwd: &Path) -> Option<String> {
         if !self.fences_commands() {
             return None;
         }
         match self.mode {
-            SandboxMode::Off => None,
-            SandboxMode::WorkspaceWrite => Some(
+            Mode::Off => None,
+            Mode::WorkspaceWrite if self.cwd_note(cwd).is_some() => Some(
+                "[tools.sandbox = workspace-write: the working directory is the home folder, so commands may write only in the temp folder and tools.sandboxWritable]"
+                    .into(),
+            ),
+            Mode::WorkspaceWrite => Some(
                 "[tools.sandbox = workspace-write: commands may write only in the working directory (not its .mm/), the temp folder and tools.sandboxWritable]"
                     .into(),
             ),
-            SandboxMode::ReadOnly => {
+            Mode::ReadOnly => {
                 Some("[tools.sandbox = read-only: commands may not write any file]".into())
             }
         }
@@ -309,14 +626,71 @@ impl Sandbox {
             return None;
         }
         match self.mode {
-            SandboxMode::Off => None,
-            SandboxMode::WorkspaceWrite => Some(
+            Mode::Off => None,
+            Mode::WorkspaceWrite => Some(
                 "Sandbox: commands and file tools may write only in the working directory (not .mm/) and the temp folder."
                     .into(),
             ),
-            SandboxMode::ReadOnly => Some("Sandbox: commands and file tools may not write files.".into()),
+            Mode::ReadOnly => Some("Sandbox: commands and file tools may not write files.".into()),
         }
     }
+}
+
+/// The writable places whose paths hold no symlink (canonical): the temp folders and such
+/// `tools.sandboxWritable` entries. A symlink inside one of them may be a command's.
+fn plain_places(temp: &[PathBuf], entries: &[PathBuf]) -> Vec<PathBuf> {
+    temp.iter()
+        .chain(entries)
+        .filter_map(|p| {
+            let real = std::fs::canonicalize(p).ok()?;
+            (real == crate::paths::normalize(p)).then_some(real)
+        })
+        .collect()
+}
+
+/// The first symlink on `entry`'s path that lies in one of `writable` (so that a fenced
+/// command could have made it, as `ln -s / <missing entry>`); `None` when every symlink on it
+/// is where commands cannot write (the user's own).
+/// Why a writable entry is skipped for the run.
+enum Skipped {
+    /// It goes through this symlink, which lies where commands may write.
+    Link(PathBuf),
+    Missing,
+}
+
+impl Skipped {
+    fn line(&self, key: &str, entry: &Path) -> String {
+        match self {
+            Skipped::Link(link) => format!(
+                "{key} {} goes through the symlink {}, which lies where commands may write, so it is skipped (remove the link if you did not make it)",
+                entry.display(),
+                link.display()
+            ),
+            Skipped::Missing => format!(
+                "{key} {} does not exist, so it is not writable in this run (make it, then start mm again)",
+                entry.display()
+            ),
+        }
+    }
+}
+
+/// A writable entry resolved and held open, once, at start.
+fn hold(entry: &Path, writable: &[PathBuf]) -> Result<Held, Skipped> {
+    if let Some(link) = link_in(entry, writable) {
+        return Err(Skipped::Link(link));
+    }
+    Held::open(entry).map_err(|_| Skipped::Missing)
+}
+
+fn link_in(entry: &Path, writable: &[PathBuf]) -> Option<PathBuf> {
+    let entry = crate::paths::normalize(entry);
+    let mut prefixes: Vec<&Path> = entry.ancestors().collect();
+    prefixes.reverse();
+    prefixes.into_iter().find_map(|p| {
+        let link = std::fs::symlink_metadata(p).ok()?.file_type().is_symlink();
+        let parent = std::fs::canonicalize(p.parent()?).ok()?;
+        (link && writable.iter().any(|w| parent.starts_with(w))).then(|| p.to_path_buf())
+    })
 }
 
 /// What a failed command prints when a write was refused: EACCES, EPERM, EROFS (`.mm/`), and
@@ -370,23 +744,41 @@ pub fn real_path(path: &Path) -> PathBuf {
 mod tests {
     use super::*;
 
-    fn with(mode: SandboxMode, abi: i32, namespace: Result<(), String>) -> Sandbox {
+    #[test]
+    fn modes_parse_and_name() {
+        for name in Mode::NAMES {
+            assert_eq!(Mode::parse(name).unwrap().name(), name);
+        }
+        assert_eq!(Mode::parse("on"), None);
+    }
+
+    fn with(mode: Mode, abi: i32, namespace: Result<(), String>) -> Sandbox {
         Sandbox {
             mode,
-            writable: Vec::new(),
+            held: Vec::new(),
+            agent_held: Vec::new(),
+            skipped: Vec::new(),
+            home: None,
             places: Places::default(),
-            enforcement: Enforcement { abi, namespace },
+            namespaces: Arc::default(),
+            enforcement: Enforcement {
+                abi,
+                devpts: namespace.clone(),
+                namespace,
+                seccomp: Ok(()),
+                nested: None,
+            },
         }
     }
 
     #[test]
     fn a_whole_fence_says_only_its_mode() {
-        let s = with(SandboxMode::WorkspaceWrite, 7, Ok(()));
+        let s = with(Mode::WorkspaceWrite, 7, Ok(()));
         assert_eq!(s.label(), "workspace-write");
         assert_eq!(s.note(), None);
-        assert_eq!(s.log_line(), "[acp] sandbox: workspace-write");
+        assert_eq!(s.log_lines(), ["[acp] sandbox: workspace-write"]);
         assert!(s.require(true).is_ok());
-        let off = with(SandboxMode::Off, 0, Err("off".into()));
+        let off = with(Mode::Off, 0, Err("off".into()));
         assert_eq!(off.note(), None);
         assert!(off.require(true).is_ok());
     }
@@ -394,19 +786,19 @@ mod tests {
     #[test]
     fn what_the_kernel_lacks_is_said_once_and_is_an_error_when_required() {
         let s = with(
-            SandboxMode::WorkspaceWrite,
+            Mode::WorkspaceWrite,
             3,
             Err("Operation not permitted (os error 1)".into()),
         );
-        let note = "Landlock ABI 3 enforced, but device ioctls are not fenced; the project's .mm/ stays writable (no private mount namespace: Operation not permitted (os error 1))";
+        let note = "Landlock ABI 3 enforced, but device ioctls are not fenced; abstract unix sockets are not fenced; the project's .mm/ stays writable (no private mount namespace: Operation not permitted (os error 1))";
         assert_eq!(s.note().as_deref(), Some(note));
         assert_eq!(
-            s.warning(),
-            Some(format!("sandbox workspace-write: {note}"))
+            s.warnings(Path::new("/")),
+            [format!("sandbox workspace-write: {note}")]
         );
         assert_eq!(
-            s.log_line(),
-            format!("[acp] sandbox: workspace-write — {note}")
+            s.log_lines(),
+            [format!("[acp] sandbox: workspace-write — {note}")]
         );
         assert!(s.require(false).is_ok());
         assert_eq!(
@@ -415,11 +807,11 @@ mod tests {
                 "tools.sandboxRequired = true, but tools.sandbox = workspace-write is not enforced whole: {note}"
             )
         );
-        let none = with(SandboxMode::ReadOnly, 0, Ok(()));
+        let none = with(Mode::ReadOnly, 0, Ok(()));
         assert_eq!(none.label(), "read-only (not enforced)");
         // Nothing claimed for commands: no fence to enter, no hint, nothing in the prompt.
         assert!(none.fence(Path::new("/")).unwrap().is_none());
-        assert_eq!(none.bash_hint(), None);
+        assert_eq!(none.bash_hint(Path::new("/")), None);
         assert_eq!(none.prompt_section(), None);
         assert_eq!(
             none.note().as_deref(),
@@ -427,13 +819,82 @@ mod tests {
                 "not enforced: this kernel has no Landlock (Linux 5.13 or later, with landlock among its LSMs); the file tools still refuse writes outside it"
             )
         );
-        let old = with(SandboxMode::ReadOnly, 1, Ok(()));
+        let old = with(Mode::ReadOnly, 1, Ok(()));
         assert_eq!(
             old.note().as_deref(),
             Some(
-                "Landlock ABI 1 enforced, but moving or linking a file between folders is always refused; truncate(2) is not fenced; device ioctls are not fenced"
+                "Landlock ABI 1 enforced, but moving or linking a file between folders is always refused; truncate(2) is not fenced; device ioctls are not fenced; abstract unix sockets are not fenced"
             )
         );
+    }
+
+    #[test]
+    fn inside_an_outer_fence_the_note_says_so_and_is_no_gap() {
+        let mut s = with(Mode::WorkspaceWrite, 7, Err("inside".into()));
+        s.enforcement.nested = Some("read-only".into());
+        assert_eq!(
+            s.note().as_deref(),
+            Some(
+                "Landlock ABI 7 enforced, but it relies on the outer fence for the read-only mounts (mm runs inside mm's fence: MM_FENCED=read-only)"
+            )
+        );
+        assert!(s.require(true).is_ok());
+        s.enforcement.seccomp = Err("no seccomp filter for the sparc64 architecture".into());
+        assert_eq!(
+            s.require(true).unwrap_err().to_string(),
+            "tools.sandboxRequired = true, but tools.sandbox = workspace-write is not enforced whole: Landlock ABI 7 enforced, but TIOCSTI is not refused (no seccomp filter for the sparc64 architecture)"
+        );
+    }
+
+    #[test]
+    fn a_cwd_at_or_above_the_home_folder_is_not_writable() {
+        let dir = tempfile::tempdir().unwrap();
+        let base = std::fs::canonicalize(dir.path()).unwrap();
+        let home = base.join("home");
+        let project = home.join("project");
+        std::fs::create_dir_all(&project).unwrap();
+        let mut config = Config::default();
+        config.tools.sandbox = Mode::WorkspaceWrite;
+        let places = Places {
+            temp: Vec::new(),
+            home: Some(home.clone()),
+            ..Places::default()
+        };
+        let s = Sandbox::new(Settings::of(&config), places);
+        for cwd in [&home, &base] {
+            assert!(s.check_write(cwd, &cwd.join("x")).is_err());
+            assert!(s.cwd_note(cwd).is_some());
+        }
+        assert_eq!(s.check_write(&project, &project.join("x")), Ok(()));
+        assert_eq!(s.cwd_note(&project), None);
+        assert_eq!(
+            s.cwd_note(&home).unwrap(),
+            format!(
+                "the working directory {} is the home folder or above it, so commands may not write in it: only in the temp folders and tools.sandboxWritable (start mm in a project's folder)",
+                home.display()
+            )
+        );
+    }
+
+    #[test]
+    fn a_writable_entry_through_a_link_where_commands_write_is_found() {
+        let dir = tempfile::tempdir().unwrap();
+        let base = std::fs::canonicalize(dir.path()).unwrap();
+        std::fs::create_dir_all(base.join("cache")).unwrap();
+        std::fs::create_dir_all(base.join("mine/data")).unwrap();
+        std::os::unix::fs::symlink("/", base.join("cache/x")).unwrap();
+        // The user's own link, in a folder commands cannot write.
+        std::os::unix::fs::symlink(base.join("mine/data"), base.join("mine/link")).unwrap();
+        let entries = [
+            base.join("cache"),
+            base.join("cache/x"),
+            base.join("mine/link"),
+        ];
+        let writable = plain_places(&[], &entries);
+        assert_eq!(writable, [base.join("cache")]);
+        assert_eq!(link_in(&entries[1], &writable), Some(base.join("cache/x")));
+        assert_eq!(link_in(&entries[2], &writable), None);
+        assert_eq!(link_in(&entries[0], &writable), None);
     }
 
     #[test]

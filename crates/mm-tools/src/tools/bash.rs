@@ -199,7 +199,7 @@ async fn run_command(
                     0 => None,
                     // A refused write shows as the command's own error; say which fence
                     // refused it.
-                    code => match sandbox.bash_hint().filter(|_| capture.mentions_denial()) {
+                    code => match sandbox.bash_hint(cwd).filter(|_| capture.mentions_denial()) {
                         Some(hint) => Some(format!("[exit code: {code}]\n{hint}")),
                         None => Some(format!("[exit code: {code}]")),
                     },

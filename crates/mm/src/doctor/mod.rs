@@ -446,17 +446,25 @@ fn sandbox_check(setup: &Setup<'_>, loaded: &Loaded) -> Check {
             .details(details)
         };
     }
-    match (sandbox.require(config.tools.sandbox_required), sandbox.note()) {
+    // What the fence lacks, then what this run leaves out (skipped sandboxWritable entries, a
+    // cwd at or above the home folder).
+    let notes: Vec<String> = sandbox
+        .note()
+        .into_iter()
+        .chain(sandbox.skipped_lines())
+        .chain(sandbox.cwd_note(setup.cwd))
+        .collect();
+    match (sandbox.require(config.tools.sandbox_required), notes.is_empty()) {
         (Err(e), _) => Check::new(Topic::Sandbox, Status::Fail, e.to_string())
             .fix("mm does not start like this: use a kernel with Landlock, or set tools.sandboxRequired = false")
             .details(details),
-        (Ok(()), Some(note)) => Check::new(
+        (Ok(()), false) => Check::new(
             Topic::Sandbox,
             Status::Warn,
-            format!("{}: {note}", sandbox.label()),
+            format!("{}: {}", sandbox.label(), notes.join("; ")),
         )
         .details(details),
-        (Ok(()), None) => Check::new(
+        (Ok(()), true) => Check::new(
             Topic::Sandbox,
             Status::Ok,
             format!("{} (Landlock ABI {})", sandbox.label(), sandbox.enforcement().abi),

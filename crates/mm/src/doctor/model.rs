@@ -11,7 +11,7 @@ use super::{Check, Status, Topic};
 use crate::config::Loaded;
 use crate::model::detect::{self, Detected, ServerKind};
 use crate::model::openai::{ClientOptions, OpenAiClient, RawRequest};
-use crate::model::text_calls::{TextCallFilter, parse_text_calls};
+use crate::model::text_calls::{Family, Format, TextCalls, Tools, recover, written_format};
 use crate::model::{ModelClient, ModelError, ModelResponse, RawToolCall, StreamEvent};
 
 /// The longest the server may stay silent during one of these requests (loading a model
@@ -100,7 +100,9 @@ pub(super) async fn checks(
         skip(push, "the model does not answer", &rest[3..]);
         return;
     }
-    push(tool_calls(&client, loaded, tool_fix(kind, template), &cancel).await);
+    let family = detected.family;
+    let fix = tool_fix(kind, template, family);
+    push(tool_calls(&client, loaded, &fix, family, &cancel).await);
     push(prompt_cache(&client, kind, &cancel).await);
 }
 
@@ -350,10 +352,45 @@ fn tool() -> Value {
     }})
 }
 
+/// vLLM's `--tool-call-parser` for a family, where it has one of its own.
+fn vllm_parser(family: Option<Family>) -> Option<&'static str> {
+    Some(match family? {
+        Family::Qwen => "hermes",
+        Family::Qwen3Coder => "qwen3_coder",
+        Family::Llama => "llama3_json",
+        Family::Mistral => "mistral",
+        Family::DeepSeek => "deepseek_v3",
+        Family::Kimi => "kimi_k2",
+        Family::Glm => "glm45",
+        Family::GptOss => "openai",
+        Family::Granite => "granite",
+        Family::Xlam => "xlam",
+        Family::Lfm2
+        | Family::Gemma
+        | Family::CommandR
+        | Family::Functionary
+        | Family::Firefunction
+        | Family::MiniMax
+        | Family::Apertus
+        | Family::Nemotron => return None,
+    })
+}
+
 /// How to get structured tool calls from that server; `template_has_tools` is what llama.cpp's
-/// `/props` says of the chat template in use (`chat_template_caps.supports_tool_calls`).
-pub fn tool_fix(kind: ServerKind, template_has_tools: Option<bool>) -> &'static str {
-    match (kind, template_has_tools) {
+/// `/props` says of the chat template in use (`chat_template_caps.supports_tool_calls`),
+/// `family` the model's as detection found it.
+pub fn tool_fix(
+    kind: ServerKind,
+    template_has_tools: Option<bool>,
+    family: Option<Family>,
+) -> String {
+    if kind == ServerKind::Vllm {
+        let parser = vllm_parser(family).unwrap_or("<the model's parser>");
+        return format!(
+            "restart vLLM with `--enable-auto-tool-choice --tool-call-parser {parser}`"
+        );
+    }
+    let fix = match (kind, template_has_tools) {
         (ServerKind::LlamaCpp, Some(true)) => {
             "llama-server parses tool calls with this chat template, but the model does not make them: use a model trained for tool calls"
         }
@@ -368,13 +405,11 @@ pub fn tool_fix(kind: ServerKind, template_has_tools: Option<bool>) -> &'static 
         }
         (ServerKind::LmStudio, _) => "load a model with tool-use support (LM Studio marks them)",
         (ServerKind::DockerModelRunner, _) => "use a model whose chat template has tool calls",
-        (ServerKind::Vllm, _) => {
-            "restart vLLM with `--enable-auto-tool-choice --tool-call-parser <the model's parser>`"
-        }
-        (ServerKind::Unknown, _) => {
+        (ServerKind::Vllm | ServerKind::Unknown, _) => {
             "turn on tool calling in the server, or use a model trained for tool calls"
         }
-    }
+    };
+    fix.to_string()
 }
 
 /// Whether llama.cpp's chat template handles tool calls, when the server says.
@@ -395,13 +430,24 @@ async fn template_has_tools(
         .as_bool()
 }
 
-/// A call written in the text, as mm's text-call recovery reads it (docs/engine.md).
-fn text_call(text: &str) -> Option<RawToolCall> {
-    let mut filter = TextCallFilter::new();
-    filter.push(text);
-    let (_, held) = filter.finish();
-    let (calls, _) = parse_text_calls(&held, &[TOOL.to_string()])?;
-    calls.into_iter().next()
+/// What text-call recovery knows in the probe: its one tool, the model's family.
+fn probe_setup(family: Option<Family>) -> TextCalls {
+    TextCalls {
+        tools: Tools::from_wire(&[tool()], &[TOOL.to_string()]),
+        family,
+    }
+}
+
+/// A call written in the text, as mm's text-call recovery reads it (docs/engine.md), and the
+/// format it was written in.
+fn text_call(text: &str, family: Option<Family>) -> Option<(RawToolCall, Format)> {
+    let recovered = recover(text, &probe_setup(family))?;
+    let format = recovered.format;
+    recovered
+        .calls
+        .into_iter()
+        .next()
+        .map(|call| (call, format))
 }
 
 fn clip(text: &str) -> String {
@@ -420,6 +466,7 @@ async fn tool_calls(
     client: &OpenAiClient,
     loaded: &Loaded,
     fix: &str,
+    family: Option<Family>,
     cancel: &CancellationToken,
 ) -> Check {
     let messages = vec![
@@ -463,11 +510,24 @@ async fn tool_calls(
             .details(json!({"came": "error"}));
         }
     };
-    let (call, structured) = match response.tool_calls.first() {
-        Some(call) => (call.clone(), true),
-        None => match text_call(&response.text) {
-            Some(call) => (call, false),
+    let (call, format) = match response.tool_calls.first() {
+        Some(call) => (call.clone(), None),
+        None => match text_call(&response.text, family) {
+            Some((call, format)) => (call, Some(format)),
             None => {
+                if let Some(format) = written_format(&response.text, &probe_setup(family)) {
+                    return Check::new(
+                        Topic::ToolCalls,
+                        Status::Fail,
+                        format!(
+                            "the model wrote its call as text ({}), but mm could not read it: \"{}\"",
+                            format.label(),
+                            clip(&response.text)
+                        ),
+                    )
+                    .fix(fix)
+                    .details(json!({"came": "text", "format": format.id(), "recovered": false, "text": response.text}));
+                }
                 let silent = finish(&response) == "length" && response.text.trim().is_empty();
                 if silent && thought.load(std::sync::atomic::Ordering::Relaxed) {
                     return Check::new(
@@ -509,11 +569,16 @@ async fn tool_calls(
         max_tokens: Some(48),
         stream: true,
     };
-    let details = json!({
+    let structured = format.is_none();
+    let mut details = json!({
         "came": if structured { "structured" } else { "text" },
         "call": {"name": call.name, "arguments": call.arguments},
         "toolChoiceRefused": choice_refused,
     });
+    if let Some(format) = format {
+        details["format"] = json!(format.id());
+        details["recovered"] = json!(true);
+    }
     if let Err(e) = client.raw_chat(&follow, &|_| {}, cancel).await {
         return Check::new(
             Topic::ToolCalls,
@@ -538,11 +603,12 @@ async fn tool_calls(
         )
         .details(details);
     }
+    let written = format.map_or(String::new(), |f| format!(" ({})", f.label()));
     if loaded.config.model.text_tool_calls {
         Check::new(
             Topic::ToolCalls,
             Status::Warn,
-            format!("{shown} came back written as text: mm reads it (model.textToolCalls = \"auto\"), but the server does not parse tool calls{refused}"),
+            format!("{shown} came back written as text{written}: mm reads it (model.textToolCalls = \"auto\"), but the server does not parse tool calls{refused}"),
         )
         .fix(fix)
         .details(details)
@@ -550,7 +616,7 @@ async fn tool_calls(
         Check::new(
             Topic::ToolCalls,
             Status::Fail,
-            format!("{shown} came back written as text, which mm reads only with model.textToolCalls = \"auto\" (it is \"off\"){refused}"),
+            format!("{shown} came back written as text{written}, which mm reads only with model.textToolCalls = \"auto\" (it is \"off\"){refused}"),
         )
         .fix(format!("set model.textToolCalls = \"auto\", or {fix}"))
         .details(details)
@@ -633,15 +699,35 @@ mod tests {
 
     #[test]
     fn calls_written_as_text_are_read_as_mm_reads_them() {
-        let call = text_call(
+        let (call, format) = text_call(
             "<tool_call>{\"name\": \"get_time\", \"arguments\": {\"city\": \"Paris\"}}</tool_call>",
+            None,
         )
         .unwrap();
         assert_eq!(
-            (call.name.as_str(), call.arguments.as_str()),
-            ("get_time", "{\"city\":\"Paris\"}")
+            (call.name.as_str(), call.arguments.as_str(), format),
+            ("get_time", "{\"city\":\"Paris\"}", Format::Hermes)
         );
-        assert_eq!(text_call("It is noon in Paris."), None);
+        assert_eq!(text_call("It is noon in Paris.", None), None);
+        // The family's own markerless form: Functionary's first call without `>>>`.
+        let first = "get_time\n{\"city\": \"Paris\"}";
+        assert_eq!(text_call(first, None), None);
+        assert_eq!(
+            text_call(first, Some(Family::Functionary)).map(|(c, f)| (c.name, f)),
+            Some(("get_time".to_string(), Format::Functionary))
+        );
         assert_eq!(clip(&"word ".repeat(30)).chars().count(), QUOTE_CHARS);
+    }
+
+    #[test]
+    fn the_vllm_fix_names_the_familys_parser() {
+        assert_eq!(
+            tool_fix(ServerKind::Vllm, None, Some(Family::Qwen3Coder)),
+            "restart vLLM with `--enable-auto-tool-choice --tool-call-parser qwen3_coder`"
+        );
+        assert_eq!(
+            tool_fix(ServerKind::Vllm, None, None),
+            "restart vLLM with `--enable-auto-tool-choice --tool-call-parser <the model's parser>`"
+        );
     }
 }

@@ -1,0 +1,184 @@
+//! The streaming filter: text goes in, what cannot start a call comes out at once; from a
+//! whole opener on, text is held while it may still be a call, and released as soon as it
+//! cannot (docs/engine.md).
+
+use super::scan::Stop;
+use super::{
+    Ctx, Found, KINDS, Kinds, Pass, RECENT, Recovered, TextCalls, find_opener, first_char_len,
+    recover_after, tail,
+};
+
+/// Text of a held opener is checked again on every piece while it is short; after that only
+/// when it has doubled, so a long call costs linear time.
+const CHECK_EVERY_PIECE: usize = 2048;
+
+struct Hold {
+    /// The kinds it may still be.
+    kinds: Kinds,
+    /// The held length when last checked.
+    checked: usize,
+}
+
+/// The end of an answer's text, as the filter saw it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Ending {
+    /// Text never held (a cut opener at the very end): to show as it is.
+    pub pending: String,
+    /// Text held from the first opener on.
+    pub held: String,
+    /// The calls in `held`, and the text around them.
+    pub recovered: Option<Recovered>,
+}
+
+/// The streaming filter: text goes in, the part that cannot start a call comes out at once.
+pub struct TextCallFilter {
+    setup: TextCalls,
+    /// Text not given out yet: a cut opener, or everything from a whole one on.
+    buf: String,
+    hold: Option<Hold>,
+    /// The text given out so far ends in a blank line (or nothing).
+    line_blank: bool,
+    /// The end of the text given out (for [`CUES`]).
+    recent: String,
+}
+
+impl std::fmt::Debug for TextCallFilter {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TextCallFilter")
+            .field("buf", &self.buf)
+            .field("holding", &self.hold.is_some())
+            .finish_non_exhaustive()
+    }
+}
+
+impl Default for TextCallFilter {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl TextCallFilter {
+    /// Without names: every name may be a tool's (the names decide at the end).
+    pub fn new() -> Self {
+        Self::with(TextCalls::default())
+    }
+
+    pub fn with(setup: TextCalls) -> Self {
+        Self {
+            setup,
+            buf: String::new(),
+            hold: None,
+            line_blank: true,
+            recent: String::new(),
+        }
+    }
+
+    /// Moves the first `len` bytes of the buffer to `out`.
+    fn release(&mut self, len: usize, out: &mut String) {
+        if len == 0 {
+            return;
+        }
+        let piece: String = self.buf.drain(..len).collect();
+        self.line_blank = match piece.rfind('\n') {
+            Some(nl) => piece[nl + 1..].trim().is_empty(),
+            None => self.line_blank && piece.trim().is_empty(),
+        };
+        self.recent.push_str(&piece);
+        if self.recent.len() > 2 * RECENT {
+            self.recent = tail(&self.recent, RECENT).to_string();
+        }
+        out.push_str(&piece);
+    }
+
+    /// Takes a piece of text; returns what can be shown now.
+    pub fn push(&mut self, text: &str) -> String {
+        self.buf.push_str(text);
+        let mut out = String::new();
+        loop {
+            if let Some(hold) = &mut self.hold {
+                let len = self.buf.len();
+                let due = len > hold.checked
+                    && (len <= CHECK_EVERY_PIECE || len >= hold.checked.saturating_mul(2));
+                if !due {
+                    break;
+                }
+                hold.checked = len;
+                let ctx = Ctx {
+                    tools: &self.setup.tools,
+                    end: false,
+                };
+                let buf = &self.buf;
+                let mut kept = Kinds(0);
+                for (i, kind) in KINDS.iter().enumerate() {
+                    if hold.kinds.0 & (1 << i) != 0
+                        && (kind.parse)(buf, &ctx).err() != Some(Stop::Bad)
+                    {
+                        kept.0 |= 1 << i;
+                    }
+                }
+                hold.kinds = kept;
+                if !kept.is_empty() {
+                    break;
+                }
+                // Not a call after all: its first character goes, the rest is looked at again.
+                self.hold = None;
+                let first = first_char_len(&self.buf);
+                self.release(first, &mut out);
+            }
+            match find_opener(
+                &self.buf,
+                0,
+                self.line_blank,
+                &self.recent,
+                &self.setup,
+                Pass::All,
+            ) {
+                Found::None => {
+                    let all = self.buf.len();
+                    self.release(all, &mut out);
+                    break;
+                }
+                Found::Partial(at) => {
+                    self.release(at, &mut out);
+                    break;
+                }
+                Found::Full(at, kinds) => {
+                    self.release(at, &mut out);
+                    self.hold = Some(Hold { kinds, checked: 0 });
+                }
+            }
+        }
+        out
+    }
+
+    /// Whether text is held from an opener on (a call is being written).
+    pub fn is_holding(&self) -> bool {
+        self.hold.is_some()
+    }
+
+    /// The end of the answer: (text still pending that is no call, text held from an opener on).
+    pub fn finish(self) -> (String, String) {
+        if self.hold.is_some() {
+            (String::new(), self.buf)
+        } else {
+            (self.buf, String::new())
+        }
+    }
+
+    /// The end of the answer, with the held text read into calls.
+    pub fn end(self) -> Ending {
+        if self.hold.is_none() {
+            return Ending {
+                pending: self.buf,
+                held: String::new(),
+                recovered: None,
+            };
+        }
+        let recovered = recover_after(&self.buf, self.line_blank, &self.recent, &self.setup, false);
+        Ending {
+            pending: String::new(),
+            held: self.buf,
+            recovered,
+        }
+    }
+}

@@ -1,0 +1,538 @@
+//! Tool calls that models write as text (docs/engine.md), in every format of today's open models
+//! (one file each) and their usual drifts. While the answer streams, [`TextCallFilter`] holds
+//! text back from the first possible opener of any format, and lets it go as soon as it cannot
+//! be a call; at the end, [`recover`] reads the held text into calls and the prose around them.
+//!
+//! Each format gives an `open` (does a call start here? the whole opener, a cut one, or not)
+//! and a `parse` that says, of a text cut anywhere, whether it is a call, still may become one
+//! (`Stop::More`), or cannot (`Stop::Bad`): the same parse decides while streaming and at the
+//! end.
+
+mod bare;
+mod command_r;
+mod deepseek;
+mod family;
+mod filter;
+mod functionary;
+mod gemma;
+mod glm;
+mod harmony;
+mod hermes;
+mod json_calls;
+mod kimi;
+mod llama;
+mod minimax;
+mod mistral;
+mod pythonic;
+mod scan;
+mod tools;
+mod value;
+mod wrapped;
+mod xml;
+
+pub use family::{Family, Format};
+pub use filter::{Ending, TextCallFilter};
+pub use tools::Tools;
+
+use scan::{Cur, Marker, Step};
+use tools::Call;
+
+use super::RawToolCall;
+
+/// What text-call recovery knows of the session: the tools it offers, and the model's family
+/// when the server or the model's name tells it.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct TextCalls {
+    pub tools: Tools,
+    pub family: Option<Family>,
+}
+
+impl TextCalls {
+    /// These tool names, no schemas, no family.
+    pub fn names(names: &[String]) -> Self {
+        Self {
+            tools: Tools::names(names),
+            family: None,
+        }
+    }
+
+    /// The most text (in bytes) the filter holds back before it has seen a whole opener: the
+    /// longest opener of any format (`<|tool_calls_section_begin|>`, a JSON list's
+    /// `[{"function_name"` with the blank space it may hold, `[NAME(` for the longest tool
+    /// name). Prose is never delayed by more: its first character that no opener continues
+    /// releases it.
+    pub fn opener_budget(&self) -> usize {
+        let longest_name = if self.tools.is_listed() {
+            self.tools.listed_names().map(str::len).max().unwrap_or(0)
+        } else {
+            bare::MAX_NAME
+        };
+        LONGEST_LITERAL_OPENER
+            .max(bare::LONGEST_JSON_OPENER)
+            .max(longest_name + bare::MAX_GAP + 2)
+    }
+}
+
+/// `<|tool_calls_section_begin|>`, in bytes.
+const LONGEST_LITERAL_OPENER: usize = 28;
+
+/// Calls read from text, and the text around them.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Recovered {
+    pub calls: Vec<RawToolCall>,
+    /// The text without the calls (prose before, between and after them).
+    pub text: String,
+    /// The format of the first call.
+    pub format: Format,
+}
+
+/// Where an opener is being looked for.
+pub(crate) struct Open<'a> {
+    /// Only blank space precedes it on its line.
+    pub line_start: bool,
+    pub tools: &'a Tools,
+    pub family: Option<Family>,
+}
+
+impl Open<'_> {
+    /// Whether the model's family writes `format`.
+    pub fn writes(&self, format: Format) -> bool {
+        self.family.is_some_and(|f| f.writes(format))
+    }
+}
+
+/// What a parse knows.
+pub(crate) struct Ctx<'a> {
+    pub tools: &'a Tools,
+    /// The text is the whole rest of the answer.
+    pub end: bool,
+}
+
+/// Calls parsed from the start of a text.
+pub(crate) struct Parsed {
+    pub calls: Vec<Call>,
+    /// Bytes taken from the text.
+    pub len: usize,
+    pub format: Format,
+    /// Text a format carries between its calls (harmony's `final`, Functionary's `all`).
+    pub text: String,
+}
+
+impl Parsed {
+    pub fn calls(calls: Vec<Call>, len: usize, format: Format) -> Self {
+        Self {
+            calls,
+            len,
+            format,
+            text: String::new(),
+        }
+    }
+}
+
+/// One way calls start in text.
+struct Kind {
+    /// The format named when its calls cannot be read (`mm doctor`).
+    format: Format,
+    /// Without a marker of its own: read only under the strict rules (bare.rs).
+    markerless: bool,
+    open: fn(&str, &Open) -> Marker,
+    parse: fn(&str, &Ctx) -> Step<Parsed>,
+}
+
+/// Every format, in the order tried where two could open at the same place.
+const KINDS: &[Kind] = &[
+    Kind {
+        format: Format::Hermes,
+        markerless: false,
+        open: hermes::open,
+        parse: hermes::parse,
+    },
+    Kind {
+        format: Format::QwenXml,
+        markerless: false,
+        open: xml::open,
+        parse: xml::parse,
+    },
+    Kind {
+        format: Format::MiniMax,
+        markerless: false,
+        open: minimax::open,
+        parse: minimax::parse,
+    },
+    Kind {
+        format: Format::DeepSeek,
+        markerless: false,
+        open: deepseek::open,
+        parse: deepseek::parse,
+    },
+    Kind {
+        format: Format::Kimi,
+        markerless: false,
+        open: kimi::open,
+        parse: kimi::parse,
+    },
+    Kind {
+        format: Format::Harmony,
+        markerless: false,
+        open: harmony::open,
+        parse: harmony::parse,
+    },
+    Kind {
+        format: Format::Gemma,
+        markerless: false,
+        open: gemma::open,
+        parse: gemma::parse,
+    },
+    Kind {
+        format: Format::Lfm2,
+        markerless: false,
+        open: pythonic::lfm2_open,
+        parse: pythonic::lfm2_parse,
+    },
+    Kind {
+        format: Format::Llama,
+        markerless: false,
+        open: llama::open,
+        parse: llama::parse,
+    },
+    Kind {
+        format: Format::Mistral,
+        markerless: false,
+        open: mistral::open,
+        parse: mistral::parse,
+    },
+    Kind {
+        format: Format::Granite,
+        markerless: false,
+        open: wrapped::open,
+        parse: wrapped::parse,
+    },
+    Kind {
+        format: Format::CommandR,
+        markerless: false,
+        open: command_r::open,
+        parse: command_r::parse,
+    },
+    Kind {
+        format: Format::Functionary,
+        markerless: false,
+        open: functionary::open,
+        parse: functionary::parse,
+    },
+    Kind {
+        format: Format::BareJson,
+        markerless: true,
+        open: bare::open,
+        parse: bare::parse,
+    },
+];
+
+/// The markerless formats, which a family may write.
+const MARKERLESS: &[Format] = &[
+    Format::BareJson,
+    Format::Fenced,
+    Format::Xlam,
+    Format::Pythonic,
+];
+
+/// Characters that may start an opener anywhere in a line (letters start one only at the
+/// start of a line, and only for the formats a family enables).
+fn may_open(c: char) -> bool {
+    matches!(c, '<' | '[' | '{' | '`' | '>' | 'f' | 'A')
+}
+
+/// Phrases that, just before a call-shaped text, say it is shown, not made.
+const CUES: &[&str] = &[
+    "not a tool call",
+    "not a call",
+    "not a real call",
+    "for example",
+    "example of",
+    "example:",
+    "e.g.",
+    "for instance",
+    "would look like",
+    "looks like this",
+    "look like this",
+    "the syntax",
+    "syntax is",
+    "the format is",
+    "format would be",
+    "is formatted as",
+    "do not call",
+    "don't call",
+    "won't call",
+    "never call",
+    "without calling",
+];
+
+/// How much of the released text is kept for [`CUES`].
+const RECENT: usize = 400;
+
+/// The last `max` bytes of `text` (on a character boundary).
+fn tail(text: &str, max: usize) -> &str {
+    let mut at = text.len().saturating_sub(max);
+    while !text.is_char_boundary(at) {
+        at += 1;
+    }
+    &text[at..]
+}
+
+/// Whether the text before an opener says that what follows is an example, not a call: a cue
+/// on the opener's own line, or on the line above when the opener starts its line and that
+/// line ends with `:`.
+fn cue_before(recent: &str, before: &str) -> bool {
+    let before = tail(before, RECENT);
+    let joined;
+    let text = if before.len() >= RECENT || before.contains('\n') {
+        before
+    } else {
+        joined = format!("{recent}{before}");
+        &joined
+    };
+    let mut lines = text.rsplit('\n');
+    let current = lines.next().unwrap_or("");
+    let line = if current.trim().is_empty() {
+        match lines.find(|l| !l.trim().is_empty()) {
+            Some(above) if above.trim_end().ends_with(':') => above,
+            _ => return false,
+        }
+    } else {
+        current
+    };
+    let line = line.to_lowercase();
+    CUES.iter().any(|cue| line.contains(cue))
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Pass {
+    /// Formats with a marker, and the markerless ones of the model's family.
+    Markers,
+    All,
+}
+
+enum Found {
+    None,
+    /// The text ends inside what may be an opener, from here.
+    Partial(usize),
+    /// Whole openers here: the kinds (bits of [`KINDS`]) they open.
+    Full(usize, Kinds),
+}
+
+/// A set of [`KINDS`], as bits: where openers of several formats look alike
+/// (`<|tool_call_begin|>` is Kimi's, and DeepSeek's in a distilled model's spelling), each is
+/// tried.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Kinds(u32);
+
+impl Kinds {
+    fn iter(self) -> impl Iterator<Item = &'static Kind> {
+        KINDS
+            .iter()
+            .enumerate()
+            .filter(move |(i, _)| self.0 & (1 << i) != 0)
+            .map(|(_, k)| k)
+    }
+
+    fn is_empty(self) -> bool {
+        self.0 == 0
+    }
+}
+
+/// Whether only blank space precedes `at` on its line (`blank_before`: the same of the text
+/// before `text`).
+fn line_start_at(text: &str, at: usize, blank_before: bool) -> bool {
+    let before = &text[..at];
+    match before.rfind('\n') {
+        Some(nl) => before[nl + 1..].trim().is_empty(),
+        None => blank_before && before.trim().is_empty(),
+    }
+}
+
+/// The first opener of `text` from `from` on.
+fn find_opener(
+    text: &str,
+    from: usize,
+    blank_before: bool,
+    recent: &str,
+    setup: &TextCalls,
+    pass: Pass,
+) -> Found {
+    let family_markerless = setup
+        .family
+        .is_some_and(|f| MARKERLESS.iter().any(|m| f.writes(*m)));
+    let letters = setup.tools.is_listed()
+        && setup.family.is_some_and(|f| {
+            [Format::Functionary, Format::Glm, Format::Pythonic]
+                .iter()
+                .any(|m| f.writes(*m))
+        });
+    let mut line_start = line_start_at(text, from, blank_before);
+    for (offset, c) in text[from..].char_indices() {
+        let at = from + offset;
+        if may_open(c) || (letters && line_start && scan::is_name_start(c)) {
+            let open = Open {
+                line_start,
+                tools: &setup.tools,
+                family: setup.family,
+            };
+            let mut partial = false;
+            let mut full = Kinds(0);
+            for (i, kind) in KINDS.iter().enumerate() {
+                if pass == Pass::Markers && kind.markerless && !family_markerless {
+                    continue;
+                }
+                match (kind.open)(&text[at..], &open) {
+                    Marker::Full(_) => full.0 |= 1 << i,
+                    Marker::Partial => partial = true,
+                    Marker::No => {}
+                }
+            }
+            if !full.is_empty() {
+                if !cue_before(recent, &text[..at]) {
+                    return Found::Full(at, full);
+                }
+            } else if partial {
+                return Found::Partial(at);
+            }
+        }
+        if c == '\n' {
+            line_start = true;
+        } else if !c.is_whitespace() {
+            line_start = false;
+        }
+    }
+    Found::None
+}
+
+fn first_char_len(text: &str) -> usize {
+    text.chars().next().map_or(0, char::len_utf8)
+}
+
+/// Where `text` holds reasoning: `<think>…</think>` (to the end when unclosed), and before a
+/// `</think>` that no `<think>` opens (the chat template opened it). The stream's own split
+/// takes reasoning out before the filter sees it; a whole answer given to [`recover`] may
+/// still hold it.
+fn thoughts(text: &str) -> Vec<(usize, usize)> {
+    const OPEN: &str = "<think>";
+    const CLOSE: &str = "</think>";
+    let mut regions = Vec::new();
+    let mut from = 0;
+    if let Some(close) = text.find(CLOSE)
+        && !text[..close].contains(OPEN)
+    {
+        from = close + CLOSE.len();
+        regions.push((0, from));
+    }
+    while let Some(open) = text[from..].find(OPEN) {
+        let start = from + open;
+        let end = text[start..]
+            .find(CLOSE)
+            .map_or(text.len(), |c| start + c + CLOSE.len());
+        regions.push((start, end));
+        from = end;
+    }
+    regions
+}
+
+/// Reads calls from `text`, the end of an answer (`blank_before`, `recent`: what came before
+/// it). Formats with a marker are tried first; the markerless ones only when those give none.
+/// `whole`: the text is a whole answer, whose reasoning may still be in it; nothing inside
+/// reasoning is a call.
+fn recover_after(
+    text: &str,
+    blank_before: bool,
+    recent: &str,
+    setup: &TextCalls,
+    whole: bool,
+) -> Option<Recovered> {
+    let ctx = Ctx {
+        tools: &setup.tools,
+        end: true,
+    };
+    let thoughts = if whole { thoughts(text) } else { Vec::new() };
+    for pass in [Pass::Markers, Pass::All] {
+        let mut pos = 0;
+        let mut calls = Vec::new();
+        let mut prose = String::new();
+        let mut format = None;
+        loop {
+            let Found::Full(at, kinds) = find_opener(text, pos, blank_before, recent, setup, pass)
+            else {
+                prose.push_str(&text[pos..]);
+                break;
+            };
+            if let Some(&(_, end)) = thoughts
+                .iter()
+                .find(|(from, to)| (*from..*to).contains(&at))
+            {
+                prose.push_str(&text[pos..end]);
+                pos = end;
+                continue;
+            }
+            let parsed = kinds
+                .iter()
+                .find_map(|kind| (kind.parse)(&text[at..], &ctx).ok())
+                .filter(|parsed| !parsed.calls.is_empty());
+            match parsed {
+                Some(parsed) => {
+                    prose.push_str(&text[pos..at]);
+                    prose.push_str(&parsed.text);
+                    format.get_or_insert(parsed.format);
+                    calls.extend(parsed.calls.into_iter().map(|c| setup.tools.finish(c)));
+                    let mut cur = Cur::new(&text[at + parsed.len..], true);
+                    cur.ws_and_ends();
+                    pos = at + parsed.len + cur.pos;
+                }
+                None => {
+                    let next = at + first_char_len(&text[at..]);
+                    prose.push_str(&text[pos..next]);
+                    pos = next;
+                }
+            }
+        }
+        if let Some(format) = format {
+            return Some(Recovered {
+                calls,
+                text: prose,
+                format,
+            });
+        }
+    }
+    None
+}
+
+/// Reads the calls written in a whole answer's text, and the text around them; `None` when it
+/// holds none. Reasoning left in the text (`<think>…</think>`, or up to a `</think>` the chat
+/// template opened) holds no call.
+pub fn recover(text: &str, setup: &TextCalls) -> Option<Recovered> {
+    recover_after(text, true, "", setup, true)
+}
+
+/// The format a text opens a call in, whether or not the call can be read (`mm doctor`).
+pub fn written_format(text: &str, setup: &TextCalls) -> Option<Format> {
+    let ctx = Ctx {
+        tools: &setup.tools,
+        end: true,
+    };
+    let mut pos = 0;
+    loop {
+        let Found::Full(at, kinds) = find_opener(text, pos, true, "", setup, Pass::All) else {
+            return None;
+        };
+        if let Some(parsed) = kinds.iter().find_map(|k| (k.parse)(&text[at..], &ctx).ok()) {
+            return Some(parsed.format);
+        }
+        // A markerless shape that is no call says nothing about the format.
+        match kinds.iter().find(|k| !k.markerless) {
+            Some(kind) => return Some(kind.format),
+            None => pos = at + first_char_len(&text[at..]),
+        }
+    }
+}
+
+/// Calls written as text in `held` (text from the first possible marker on) for these tool
+/// names: the calls and the text left, or `None` when there is no call.
+pub fn parse_text_calls(held: &str, known_tools: &[String]) -> Option<(Vec<RawToolCall>, String)> {
+    recover(held, &TextCalls::names(known_tools)).map(|r| (r.calls, r.text))
+}

@@ -1,0 +1,346 @@
+//! A fenced child's private mount namespace (a user namespace first when mm is not root): the
+//! protected paths mounted read-only onto themselves, the folders between a writable root and a
+//! protected path bound onto themselves so that they cannot be renamed or removed (a mount
+//! point answers EBUSY), and a private `devpts`. Landlock, entered afterwards, forbids mounting,
+//! so the command cannot undo any of it, and the mounts exist only in the fenced namespace.
+//!
+//! Making a mount namespace and tearing it down costs most of the fence (a copy of the mount
+//! table, and a wait for the kernel's RCU when the last process leaves it), so a namespace is
+//! made once per plan ([`Namespace::make`]: in a helper child, then held by descriptor) and each
+//! fenced child joins it ([`Joined::enter`]).
+
+use std::collections::BTreeMap;
+use std::ffi::CString;
+use std::io;
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::os::unix::ffi::OsStrExt;
+use std::path::PathBuf;
+use std::sync::OnceLock;
+
+use super::{check, devpts, write_proc};
+use crate::sandbox::FenceError;
+
+#[derive(Debug)]
+pub struct Namespace {
+    /// The uid and gid maps of a user namespace, needed to mount without being root; `None`
+    /// for root, which needs no user namespace.
+    user: Option<UserMaps>,
+    /// In mount order: a folder before what lies in it.
+    mounts: Vec<Mount>,
+    devpts: bool,
+}
+
+#[derive(Debug)]
+struct UserMaps {
+    uid_map: Vec<u8>,
+    gid_map: Vec<u8>,
+}
+
+#[derive(Debug)]
+struct Mount {
+    path: CString,
+    kind: Kind,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    /// Bound onto itself, writable as before: it can no longer be renamed away.
+    Pin,
+    /// Bound onto itself read-only, keeping the flags of the mount the path lies in that a
+    /// remount must keep (`nosuid`, `nodev`, `noexec`: a user namespace may not drop them).
+    ReadOnly { keep: libc::c_ulong },
+}
+
+impl Namespace {
+    /// `readonly`: paths kept read-only; `pins`: folders kept in place; `devpts`: mount a
+    /// private one. The paths exist.
+    pub fn new(readonly: &[PathBuf], pins: &[PathBuf], devpts: bool) -> Result<Self, FenceError> {
+        // SAFETY: geteuid and getegid cannot fail and touch no memory.
+        let (uid, gid) = unsafe { (libc::geteuid(), libc::getegid()) };
+        let user = (uid != 0).then(|| UserMaps {
+            uid_map: format!("{uid} {uid} 1\n").into_bytes(),
+            gid_map: format!("{gid} {gid} 1\n").into_bytes(),
+        });
+        // Sorted by components, a folder comes before what lies in it: a pin mounted after a
+        // read-only path inside it would hide it.
+        let mut kinds: BTreeMap<PathBuf, Kind> = BTreeMap::new();
+        for p in pins {
+            kinds.insert(p.clone(), Kind::Pin);
+        }
+        for p in readonly {
+            kinds.insert(
+                p.clone(),
+                Kind::ReadOnly {
+                    keep: keep_flags(p)?,
+                },
+            );
+        }
+        let mut mounts = Vec::new();
+        for (p, kind) in kinds {
+            let path = CString::new(p.as_os_str().as_bytes()).map_err(|e| FenceError::Open {
+                path: p.clone(),
+                source: io::Error::new(io::ErrorKind::InvalidInput, e),
+            })?;
+            mounts.push(Mount { path, kind });
+        }
+        Ok(Namespace {
+            user,
+            mounts,
+            devpts,
+        })
+    }
+
+    /// Makes the namespace in a helper child (forked, never running a program) and holds it by
+    /// descriptor.
+    pub fn make(&self) -> io::Result<Joined> {
+        // Close-on-exec: a child spawned meanwhile by another thread must not hold them open.
+        let pipe = || nix::unistd::pipe2(nix::fcntl::OFlag::O_CLOEXEC).map_err(io::Error::from);
+        let (ready_r, ready_w) = pipe()?;
+        let (done_r, done_w) = pipe()?;
+        // SAFETY: the child only makes async-signal-safe system calls on memory prepared here
+        // (`enter`, write, read, `_exit`), as the child of a multi-threaded process must.
+        let pid = match unsafe { nix::unistd::fork() }.map_err(io::Error::from)? {
+            nix::unistd::ForkResult::Child => unsafe {
+                // Keep only its own two pipes: another thread's helper must not wait on an
+                // end this one holds.
+                let (lo, hi) = {
+                    let (a, b) = (ready_w.as_raw_fd(), done_r.as_raw_fd());
+                    (a.min(b) as libc::c_uint, a.max(b) as libc::c_uint)
+                };
+                for (first, last) in [(3, lo.wrapping_sub(1)), (lo + 1, hi - 1), (hi + 1, !0)] {
+                    if first <= last {
+                        libc::syscall(libc::SYS_close_range, first, last, 0u32);
+                    }
+                }
+                let ok: u8 = if self.enter().is_ok() { 1 } else { 0 };
+                libc::write(ready_w.as_raw_fd(), (&ok as *const u8).cast(), 1);
+                let mut byte = 0u8;
+                libc::read(done_r.as_raw_fd(), (&mut byte as *mut u8).cast(), 1);
+                libc::_exit(0)
+            },
+            nix::unistd::ForkResult::Parent { child } => child,
+        };
+        drop(ready_w);
+        drop(done_r);
+        let mut ok = [0u8; 1];
+        let held = match nix::unistd::read(&ready_r, &mut ok) {
+            Ok(1) if ok[0] == 1 => self.hold(pid),
+            Ok(_) => Err(io::Error::other("the namespace could not be made")),
+            Err(e) => Err(io::Error::from(e)),
+        };
+        // The helper's end: it exits, the namespace lives on in the descriptors. A byte, not
+        // the pipe's end: a process forked meanwhile may hold a copy of this end.
+        let _ = nix::unistd::write(&done_w, b"x");
+        drop(done_w);
+        let _ = nix::sys::wait::waitpid(pid, None);
+        held
+    }
+
+    fn hold(&self, pid: nix::unistd::Pid) -> io::Result<Joined> {
+        let open = |name: &str| -> io::Result<OwnedFd> {
+            let path = CString::new(format!("/proc/{pid}/ns/{name}"))
+                .map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e))?;
+            // SAFETY: a NUL-terminated path; the descriptor is owned at once.
+            let fd = unsafe { libc::open(path.as_ptr(), libc::O_RDONLY | libc::O_CLOEXEC) };
+            if fd < 0 {
+                return Err(io::Error::last_os_error());
+            }
+            // SAFETY: `fd` was just opened and is owned by nothing else.
+            Ok(unsafe { OwnedFd::from_raw_fd(fd) })
+        };
+        Ok(Joined {
+            user: match self.user {
+                Some(_) => Some(open("user")?),
+                None => None,
+            },
+            mnt: open("mnt")?,
+            devpts: self.devpts,
+        })
+    }
+
+    /// Enters a new namespace and makes its mounts (in the helper of [`Namespace::make`], and
+    /// in the probe; fenced children join the result).
+    ///
+    /// # Safety
+    /// Async-signal-safe: system calls on memory prepared by [`Namespace::new`] and the stack
+    /// only, so it may run between `fork` and `exec`.
+    pub unsafe fn enter(&self) -> io::Result<()> {
+        let flags = match self.user {
+            Some(_) => libc::CLONE_NEWUSER | libc::CLONE_NEWNS,
+            None => libc::CLONE_NEWNS,
+        };
+        // SAFETY: plain system calls on NUL-terminated strings owned by `self` or static.
+        unsafe {
+            check(libc::unshare(flags))?;
+            if let Some(maps) = &self.user {
+                // Without `deny`, an unprivileged process may not write its gid map; a kernel
+                // older than 3.19 has no such file and needs none.
+                match write_proc(c"/proc/self/setgroups", b"deny") {
+                    Err(e) if e.raw_os_error() == Some(libc::ENOENT) => {}
+                    other => other?,
+                }
+                write_proc(c"/proc/self/uid_map", &maps.uid_map)?;
+                write_proc(c"/proc/self/gid_map", &maps.gid_map)?;
+            }
+            // Nothing mounted here may reach the namespace it came from.
+            check(libc::mount(
+                std::ptr::null(),
+                c"/".as_ptr(),
+                std::ptr::null(),
+                libc::MS_SLAVE | libc::MS_REC,
+                std::ptr::null(),
+            ))?;
+            for m in &self.mounts {
+                // Recursive: a user namespace refuses to bind a folder without the mounts
+                // inside it (they would uncover what they hide), and what is mounted inside
+                // stays visible.
+                check(libc::mount(
+                    m.path.as_ptr(),
+                    m.path.as_ptr(),
+                    std::ptr::null(),
+                    libc::MS_BIND | libc::MS_REC,
+                    std::ptr::null(),
+                ))?;
+                if let Kind::ReadOnly { keep } = m.kind {
+                    check(libc::mount(
+                        std::ptr::null(),
+                        m.path.as_ptr(),
+                        std::ptr::null(),
+                        libc::MS_REMOUNT | libc::MS_BIND | libc::MS_RDONLY | keep,
+                        std::ptr::null(),
+                    ))?;
+                }
+            }
+            if self.devpts {
+                devpts::mount_private()?;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// A namespace made once ([`Namespace::make`]), that fenced children join.
+#[derive(Debug)]
+pub struct Joined {
+    /// The user namespace it belongs to when mm is not root.
+    user: Option<OwnedFd>,
+    mnt: OwnedFd,
+    devpts: bool,
+}
+
+impl Joined {
+    /// Whether it holds a private `devpts`.
+    pub fn devpts(&self) -> bool {
+        self.devpts
+    }
+
+    /// Joins the namespace, and enters the cwd again (joining a mount namespace moves the
+    /// caller to its root) through its mounts.
+    ///
+    /// # Safety
+    /// Async-signal-safe: system calls on descriptors held by `self` and the stack only.
+    pub unsafe fn enter(&self) -> io::Result<()> {
+        // SAFETY: plain system calls; `buf` lives on the stack for them.
+        unsafe {
+            let mut buf = [0u8; libc::PATH_MAX as usize];
+            if libc::getcwd(buf.as_mut_ptr().cast(), buf.len()).is_null() {
+                return Err(io::Error::last_os_error());
+            }
+            if let Some(user) = &self.user {
+                check(libc::setns(user.as_raw_fd(), libc::CLONE_NEWUSER))?;
+            }
+            check(libc::setns(self.mnt.as_raw_fd(), libc::CLONE_NEWNS))?;
+            check(libc::chdir(buf.as_ptr().cast()))?;
+        }
+        Ok(())
+    }
+}
+
+fn keep_flags(p: &std::path::Path) -> Result<libc::c_ulong, FenceError> {
+    use nix::sys::statvfs::FsFlags;
+    let vfs = nix::sys::statvfs::statvfs(p).map_err(|e| FenceError::Open {
+        path: p.to_path_buf(),
+        source: e.into(),
+    })?;
+    let f = vfs.flags();
+    let mut keep: libc::c_ulong = 0;
+    for (st, ms) in [
+        (FsFlags::ST_NOSUID, libc::MS_NOSUID),
+        (FsFlags::ST_NODEV, libc::MS_NODEV),
+        (FsFlags::ST_NOEXEC, libc::MS_NOEXEC),
+    ] {
+        if f.contains(st) {
+            keep |= ms;
+        }
+    }
+    Ok(keep)
+}
+
+/// What the kernel lets mm make here, asked once: `namespace` a private mount namespace with a
+/// read-only bind, `devpts` a private `devpts` in it. `Err` says why not.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Support {
+    pub namespace: Result<(), String>,
+    pub devpts: Result<(), String>,
+}
+
+pub fn support() -> Support {
+    static SUPPORT: OnceLock<Support> = OnceLock::new();
+    SUPPORT.get_or_init(probe).clone()
+}
+
+/// The probe's exit code when the namespace works and `devpts` does not.
+const NO_DEVPTS: i32 = 3;
+
+/// Tried in a child that enters such a namespace and exits before running anything.
+fn probe() -> Support {
+    use std::os::unix::process::{CommandExt, ExitStatusExt};
+    let ns = match Namespace::new(&[PathBuf::from("/")], &[], false) {
+        Ok(ns) => ns,
+        Err(e) => {
+            return Support {
+                namespace: Err(e.to_string()),
+                devpts: Err(e.to_string()),
+            };
+        }
+    };
+    // Not a supervised child: it never runs a program (it exits inside the fork, right after
+    // entering the namespace) and is waited for here, so nothing can outlive it.
+    let mut cmd = std::process::Command::new("/");
+    // SAFETY: `enter` and `mount_private` only make system calls on memory prepared before the
+    // fork, and `_exit` is async-signal-safe.
+    unsafe {
+        cmd.pre_exec(move || {
+            ns.enter()?;
+            match devpts::mount_private() {
+                Ok(()) => libc::_exit(0),
+                Err(_) => libc::_exit(NO_DEVPTS),
+            }
+        });
+    }
+    cmd.stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null());
+    let failed = |why: String| Support {
+        namespace: Err(why.clone()),
+        devpts: Err(why),
+    };
+    match cmd.spawn() {
+        Ok(mut child) => match child.wait() {
+            Ok(s) if s.success() => Support {
+                namespace: Ok(()),
+                devpts: Ok(()),
+            },
+            Ok(s) if s.code() == Some(NO_DEVPTS) => Support {
+                namespace: Ok(()),
+                devpts: Err("the kernel refused to mount a private devpts".into()),
+            },
+            Ok(s) => failed(match s.signal() {
+                Some(sig) => format!("the probe was killed by signal {sig}"),
+                None => format!("the probe ended with {s}"),
+            }),
+            Err(e) => failed(e.to_string()),
+        },
+        Err(e) => failed(e.to_string()),
+    }
+}
