@@ -19,7 +19,7 @@ use crate::event::ToolKind;
 use crate::process::Supervisor;
 use crate::sandbox::Sandbox;
 use crate::tools::dispatch::read_only_refusal;
-use crate::tools::{Call, Setup, Tool, ToolOutput, parse_args, schema_of};
+use crate::tools::{Call, Setup, ToolOutput, TypedTool};
 
 /// How long a kept agent waits for a follow-up before it is stopped.
 pub const IDLE: Duration = Duration::from_secs(600);
@@ -38,7 +38,7 @@ pub struct AskAgent {
 }
 
 /// The registration (`mm_engine::BUILTIN`): offered only when agents are configured.
-pub fn tool(setup: &Setup<'_>) -> Option<Arc<dyn Tool>> {
+pub fn tool(setup: &Setup<'_>) -> Option<Arc<dyn crate::tools::Tool>> {
     if setup.config.agents.is_empty() {
         return None;
     }
@@ -55,21 +55,20 @@ pub fn tool(setup: &Setup<'_>) -> Option<Arc<dyn Tool>> {
 
 #[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-struct Args {
+pub struct Args {
     agent: String,
     question: String,
 }
 
 #[async_trait]
-impl Tool for AskAgent {
+impl TypedTool for AskAgent {
+    type Args = Args;
+
     fn name(&self) -> &str {
         "ask_agent"
     }
     fn description(&self) -> &str {
         "Ask another agent a question; it remembers earlier questions."
-    }
-    fn parameters(&self) -> Value {
-        schema_of::<Args>()
     }
     fn kind(&self, _args: &Value) -> ToolKind {
         ToolKind::Other
@@ -95,14 +94,10 @@ impl Tool for AskAgent {
     fn reset(&self) {
         self.kept.clear();
     }
-    async fn run(&self, args: Value, call: &Call<'_>) -> ToolOutput {
-        let args: Args = match parse_args(self.name(), &args) {
-            Ok(a) => a,
-            Err(out) => return out,
-        };
+    async fn run(&self, args: Args, call: &Call<'_>) -> ToolOutput {
         let cmd = match AgentCommand::named(&self.agents, &args.agent) {
             Ok(c) => c,
-            Err(e) => return ToolOutput::failed(e.line(&args.agent)),
+            Err(e) => return ToolOutput::not_run(e.line(&args.agent)),
         };
         // A kept agent that died while idle is replaced, not asked.
         let kept = self
@@ -121,8 +116,8 @@ impl Tool for AskAgent {
                 };
                 match Connection::start(&cmd, &opts, call).await {
                     Ok(c) => c,
-                    Err(AgentError::Cancelled) => return ToolOutput::stopped("[cancelled]"),
-                    Err(e) => return ToolOutput::failed(e.line(&args.agent)),
+                    Err(AgentError::Cancelled) => return ToolOutput::interrupted("[cancelled]"),
+                    Err(e) => return ToolOutput::not_run(e.line(&args.agent)),
                 }
             }
         };
@@ -132,11 +127,11 @@ impl Tool for AskAgent {
         }
         match answer {
             Ok(a) => ToolOutput::completed(answer_text(&a.text, a.stop)),
-            Err(AgentError::Cancelled) => ToolOutput::stopped("[cancelled]"),
+            Err(AgentError::Cancelled) => ToolOutput::interrupted("[cancelled]"),
             // The words of the dispatcher's own read-only refusal: the model learns the same
             // thing either way.
-            Err(AgentError::NoReadOnlyMode) => ToolOutput::failed(read_only_refusal(self.name())),
-            Err(e) => ToolOutput::failed(e.line(&args.agent)),
+            Err(AgentError::NoReadOnlyMode) => ToolOutput::not_run(read_only_refusal(self.name())),
+            Err(e) => ToolOutput::not_run(e.line(&args.agent)),
         }
     }
 }

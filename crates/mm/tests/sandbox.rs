@@ -157,7 +157,7 @@ async fn workspace_write_lets_commands_work_in_the_cwd_and_the_temp_folder() {
     )
     .await;
     assert_eq!(out.text, "hi\n3\n");
-    assert_eq!(out.status, ToolStatus::Completed);
+    assert_eq!(out.status(), ToolStatus::Completed);
 
     // cargo- and pip-style work in the temp folder; device files a shell needs.
     let out = sh(
@@ -220,7 +220,12 @@ async fn workspace_write_refuses_every_way_out() {
     ];
     for command in &attempts {
         let out = sh(&bash, &w.cwd, command).await;
-        assert_eq!(out.status, ToolStatus::Completed, "{command}: {}", out.text);
+        assert_eq!(
+            out.status(),
+            ToolStatus::Completed,
+            "{command}: {}",
+            out.text
+        );
         assert!(
             out.text.contains("[exit code: "),
             "{command} should have failed: {}",
@@ -371,7 +376,7 @@ fn write_tools(mode: Mode) -> (WriteFile, EditFile) {
 }
 
 fn refused(path: &Path, mode: &str) -> ToolOutput {
-    ToolOutput::failed(format!(
+    ToolOutput::not_run(format!(
         "[write outside the sandbox refused: {} (tools.sandbox = {mode})]",
         path.display()
     ))
@@ -444,7 +449,7 @@ async fn the_file_tools_refuse_writes_outside_workspace_write() {
         json!({"path": in_tmp.to_str().unwrap(), "content": "t"}),
     )
     .await;
-    assert_eq!(out.status, ToolStatus::Completed, "{}", out.text);
+    assert_eq!(out.status(), ToolStatus::Completed, "{}", out.text);
 }
 
 #[tokio::test]
@@ -504,7 +509,7 @@ async fn writable_paths_open_more_folders() {
         json!({"path": format!("{o}/decoy/by-tool.txt"), "content": "x"}),
     )
     .await;
-    assert_eq!(out.status, ToolStatus::Completed, "{}", out.text);
+    assert_eq!(out.status(), ToolStatus::Completed, "{}", out.text);
 }
 
 // ------------------------------------------------------------------ a hostile model, end to end

@@ -475,7 +475,7 @@ async fn read_skill_returns_folder_files_and_body() {
     let (cat, _) = Catalogue::load(&env.dirs());
 
     let out = call(&cat, &env.cwd, json!({"name": "greetings"})).await;
-    assert_eq!(out.status, ToolStatus::Completed);
+    assert_eq!(out.status(), ToolStatus::Completed);
     assert_eq!(
         out.text,
         format!(
@@ -528,7 +528,7 @@ async fn read_skill_bounds_the_file_list() {
 async fn read_skill_unknown_name_lists_the_catalogue() {
     let cat = catalogue(&[("greetings", "g"), ("vulcan-salute", "v")]);
     let out = call(&cat, Path::new("/"), json!({"name": "greeting"})).await;
-    assert_eq!(out.status, ToolStatus::Failed);
+    assert_eq!(out.status(), ToolStatus::Failed);
     assert_eq!(
         out.text,
         "[unknown skill \"greeting\"; the skills are: greetings, vulcan-salute]"
@@ -538,7 +538,7 @@ async fn read_skill_unknown_name_lists_the_catalogue() {
     assert_eq!(out.text, "[unknown skill \"x\": there are no skills]");
 
     let out = call(&cat, Path::new("/"), json!({"skill": "greetings"})).await;
-    assert_eq!(out.status, ToolStatus::Failed);
+    assert_eq!(out.status(), ToolStatus::Failed);
     assert!(
         out.text.starts_with("[bad arguments for read_skill: "),
         "{}",

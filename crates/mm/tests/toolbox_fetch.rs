@@ -265,7 +265,7 @@ async fn fetch(cwd: &Path, args: Value) -> ToolOutput {
 }
 
 fn failed(text: &str) -> ToolOutput {
-    ToolOutput::failed(text)
+    ToolOutput::not_run(text)
 }
 
 #[tokio::test]
@@ -395,7 +395,7 @@ async fn a_body_over_the_cap_is_cut_and_said_so_or_not_saved_at_all() {
     let s = Server::start().await;
     let dir = tempfile::tempdir().unwrap();
     let out = fetch(dir.path(), json!({"url": s.url("/endless")})).await;
-    assert_eq!(out.status, ToolStatus::Completed);
+    assert_eq!(out.status(), ToolStatus::Completed);
     let first = out.text.lines().next().unwrap();
     assert_eq!(
         first,
@@ -444,7 +444,7 @@ async fn cancel_stops_the_download_at_once() {
         Instant::now()
     };
     let (out, at) = tokio::join!(run, cancelled_at);
-    assert_eq!(out, ToolOutput::stopped("[cancelled]"));
+    assert_eq!(out, ToolOutput::interrupted("[cancelled]"));
     assert!(at.elapsed() < Duration::from_secs(1), "{:?}", at.elapsed());
     // The server's writes fail soon after (it would go on for 10 s): the connection was
     // dropped, not drained.

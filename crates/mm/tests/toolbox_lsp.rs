@@ -138,7 +138,7 @@ impl Fixture {
     /// The result text of a call that must succeed.
     async fn ok(&self, args: Value) -> String {
         let out = self.run(args.clone()).await;
-        assert_eq!(out.status, ToolStatus::Completed, "{args}: {}", out.text);
+        assert_eq!(out.status(), ToolStatus::Completed, "{args}: {}", out.text);
         out.text
     }
 
@@ -227,7 +227,7 @@ async fn pylsp_navigates_a_python_project() {
         .await;
     assert_eq!(
         out,
-        ToolOutput::failed(
+        ToolOutput::not_run(
             "[lsp: pylsp (python) does not offer workspace_symbols (no workspaceSymbolProvider in its capabilities)]"
         )
     );
@@ -277,7 +277,7 @@ async fn pylsp_renames_across_two_files_with_one_diff_each() {
     let out = f
         .run(json!({"action": "rename", "path": "calc.py", "line": 1, "symbol": "add_one", "new_name": "plus_one"}))
         .await;
-    assert_eq!(out.status, ToolStatus::Completed, "{}", out.text);
+    assert_eq!(out.status(), ToolStatus::Completed, "{}", out.text);
     assert_eq!(
         out.text,
         "renamed to plus_one: 2 edits in 2 files\ncalc.py (1 edit)\nmain.py (1 edit)"
@@ -359,24 +359,24 @@ async fn a_missing_server_or_file_type_is_one_line_naming_the_key() {
     f.write("notes.xyz", "x\n");
     assert_eq!(
         f.run(json!({"action": "symbols", "path": "a.py"})).await,
-        ToolOutput::failed(
+        ToolOutput::not_run(
             "[lsp: the language server for .py files is not installed (mm-no-such-server not found on PATH); install it or set lsp.servers.python.command]"
         )
     );
     assert_eq!(
         f.run(json!({"action": "symbols", "path": "notes.xyz"}))
             .await,
-        ToolOutput::failed(
+        ToolOutput::not_run(
             "[lsp: no language server for .xyz files; configure one under lsp.servers.<name> (command, args, extensions)]"
         )
     );
     assert_eq!(
         f.run(json!({"action": "symbols", "path": "nope.py"})).await,
-        ToolOutput::failed("[lsp: nope.py is not a file (it does not exist)]")
+        ToolOutput::not_run("[lsp: nope.py is not a file (it does not exist)]")
     );
     assert_eq!(
         f.run(json!({"action": "definition", "path": "a.py"})).await,
-        ToolOutput::failed("[lsp: definition needs line, and column or symbol]")
+        ToolOutput::not_run("[lsp: definition needs line, and column or symbol]")
     );
     f.stop().await;
 }
@@ -400,7 +400,7 @@ async fn a_server_that_exits_during_initialize_counts_as_missing() {
     for _ in 0..2 {
         assert_eq!(
             f.run(json!({"action": "symbols", "path": "a.py"})).await,
-            ToolOutput::failed(line)
+            ToolOutput::not_run(line)
         );
     }
     f.stop().await;
@@ -424,7 +424,7 @@ async fn the_rustup_shim_without_rust_analyzer_counts_as_missing() {
     let f = Fixture::new(&[], Duration::from_secs(10));
     f.write("lib.rs", "fn main() {}\n");
     let out = f.run(json!({"action": "symbols", "path": "lib.rs"})).await;
-    assert_eq!(out.status, ToolStatus::Failed);
+    assert_eq!(out.status(), ToolStatus::Failed);
     assert!(
         out.text.starts_with("[lsp: rust-analyzer exited during initialize (exit status: 1; stderr: error: Unknown binary 'rust-analyzer'"),
         "{}",
@@ -450,7 +450,7 @@ async fn a_server_that_hangs_is_stopped_after_the_timeout() {
     let started = std::time::Instant::now();
     assert_eq!(
         f.run(json!({"action": "symbols", "path": "a.py"})).await,
-        ToolOutput::stopped(
+        ToolOutput::interrupted(
             "[lsp: sh did not answer initialize within 0.3 s; it was stopped and starts again on the next call (lsp.servers.python)]"
         )
     );
@@ -481,9 +481,9 @@ async fn a_server_that_hangs_or_crashes_on_a_request_is_one_line_and_starts_agai
         f.write("a.py", "x = 1\n");
         let args = json!({"action": "definition", "path": "a.py", "line": 1, "column": 1});
         let out = f.run(args.clone()).await;
-        assert_eq!(out, ToolOutput::stopped(expected), "{mode}");
+        assert_eq!(out, ToolOutput::interrupted(expected), "{mode}");
         let out = f.run(args).await;
-        assert_eq!(out, ToolOutput::stopped(expected), "{mode}, again");
+        assert_eq!(out, ToolOutput::interrupted(expected), "{mode}, again");
         f.stop().await;
     }
 }
@@ -575,7 +575,7 @@ async fn typescript_language_server_navigates_and_renames() {
     let out = f
         .run(json!({"action": "rename", "path": "a.ts", "line": 1, "symbol": "addOne", "new_name": "plusOne"}))
         .await;
-    assert_eq!(out.status, ToolStatus::Completed, "{}", out.text);
+    assert_eq!(out.status(), ToolStatus::Completed, "{}", out.text);
     assert_eq!(f.read("a.ts"), a.replace("addOne", "plusOne"));
     assert_eq!(f.read("b.ts"), b.replace("addOne", "plusOne"));
     assert_eq!(out.diffs.len(), 2);

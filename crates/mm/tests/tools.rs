@@ -15,7 +15,7 @@ use mm::tools::bash::Bash;
 use mm::tools::edit_file::EditFile;
 use mm::tools::read_file::ReadFile;
 use mm::tools::write_file::WriteFile;
-use mm::tools::{Call, Tool, ToolOutput, wire_definition};
+use mm::tools::{Call, Outcome, Tool, ToolOutput, wire_definition};
 use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
@@ -67,12 +67,12 @@ fn done(text: &str) -> ToolOutput {
 }
 
 fn failed(text: &str) -> ToolOutput {
-    ToolOutput::failed(text)
+    ToolOutput::not_run(text)
 }
 
 /// Ran, but did not finish (timed out, cancelled).
 fn stopped(text: &str) -> ToolOutput {
-    ToolOutput::stopped(text)
+    ToolOutput::interrupted(text)
 }
 
 fn tmp() -> (tempfile::TempDir, PathBuf) {
@@ -296,7 +296,7 @@ async fn bash_returns_when_a_background_job_holds_the_pipe() {
     let start = Instant::now();
     let out = run(&bash(), &cwd, json!({"command": "sleep 300 & echo $!"})).await;
     let elapsed = start.elapsed();
-    assert_eq!(out.status, ToolStatus::Completed);
+    assert_eq!(out.status(), ToolStatus::Completed);
     let pid: u32 = out.text.trim().parse().unwrap();
     // Returned without waiting for the job (how soon: bench/latency.sh).
     assert!(elapsed < HANG_GUARD, "took {elapsed:?}");
@@ -323,7 +323,7 @@ async fn bash_background_job_keeps_writing_after_the_call() {
         json!({"command": "(while :; do echo tick; sleep 0.05; done) & echo $! > pid; echo started"}),
     );
     let (out, pid) = tokio::join!(call, pid_from_fifo(fifo));
-    assert_eq!(out.status, ToolStatus::Completed);
+    assert_eq!(out.status(), ToolStatus::Completed);
     assert!(out.text.contains("started\n"), "{}", out.text);
     // No event marks "the job wrote again": let it write for a while.
     tokio::time::sleep(Duration::from_millis(500)).await;
@@ -653,8 +653,7 @@ async fn write_file_creates_parents_with_the_default_mode() {
         out,
         ToolOutput {
             text: "wrote 6 bytes to sub/dir/new.txt".into(),
-            status: ToolStatus::Completed,
-            ran: true,
+            outcome: Outcome::Completed,
             diffs: vec![FileDiff {
                 path: abs.clone(),
                 old_text: None,
@@ -713,7 +712,7 @@ async fn write_file_through_a_symlink_keeps_the_link() {
         json!({"path": "link.txt", "content": "new"}),
     )
     .await;
-    assert_eq!(out.status, ToolStatus::Completed);
+    assert_eq!(out.status(), ToolStatus::Completed);
     assert_eq!(out.diffs[0].old_text.as_deref(), Some("old"));
     assert!(
         fs::symlink_metadata(cwd.join("link.txt"))
@@ -816,8 +815,7 @@ async fn edit_file_replaces_a_unique_match() {
         out,
         ToolOutput {
             text: "edited a.rs: replaced 1 occurrence".into(),
-            status: ToolStatus::Completed,
-            ran: true,
+            outcome: Outcome::Completed,
             diffs: vec![FileDiff {
                 path: path.clone(),
                 old_text: Some("fn a() {}\nfn b() {}\n".into()),
@@ -901,7 +899,7 @@ async fn edit_file_tolerates_whitespace_and_reindents() {
         out.text,
         "edited m.py: no exact match; replaced lines 3-4, which match old_text when leading/trailing whitespace is ignored, and re-indented new_text to match the file"
     );
-    assert_eq!(out.status, ToolStatus::Completed);
+    assert_eq!(out.status(), ToolStatus::Completed);
     assert_eq!(
         fs::read_to_string(&path).unwrap(),
         "class A:\n    def f(self):\n        if x:\n            log()\n            return 1\n        return 2\n"

@@ -302,8 +302,8 @@ async fn every_builtin_tool_that_writes_is_refused_by_a_sandbox_that_refuses_eve
         assert!(out.diffs.is_empty(), "{}", tool.name());
         if tool.name() != "bash" {
             // Refused before anything ran (bash ran, and the kernel refused its write).
-            assert_eq!(out.status, ToolStatus::Failed, "{}", tool.name());
-            assert!(!out.ran, "{}", tool.name());
+            assert_eq!(out.status(), ToolStatus::Failed, "{}", tool.name());
+            assert!(!out.outcome.ran(), "{}", tool.name());
         }
         tried.push(tool.name().to_string());
     }
@@ -406,7 +406,7 @@ async fn a_rename_that_would_edit_a_file_outside_the_workspace_writes_nothing() 
             refusal(&outside_file, "workspace-write")
         )
     );
-    assert_eq!(out.status, ToolStatus::Failed);
+    assert_eq!(out.status(), ToolStatus::Failed);
     assert_eq!(snapshot(w.cwd.parent().unwrap()), before);
     tools.processes.shutdown().await;
 }

@@ -7,7 +7,7 @@ use async_trait::async_trait;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::{Call, Setup, Tool, ToolOutput, parse_args};
+use super::{Call, Setup, ToolOutput, TypedTool};
 use crate::event::{AnswerValue, FormAnswer, Question, QuestionKind, ToolKind};
 
 /// What the model receives when the user declined the form.
@@ -19,17 +19,18 @@ pub const CANCELLED: &str = "[the question was cancelled]";
 pub struct AskUser;
 
 /// The registration (`mm_engine::BUILTIN`).
-pub fn tool(_setup: &Setup<'_>) -> Option<Arc<dyn Tool>> {
+pub fn tool(_setup: &Setup<'_>) -> Option<Arc<dyn super::Tool>> {
     Some(Arc::new(AskUser))
 }
 
-#[derive(Deserialize)]
+/// Its derived schema is not what the model sees (`parameters` is written by hand).
+#[derive(Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
-struct Args {
+pub struct Args {
     questions: Vec<QuestionArg>,
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 struct QuestionArg {
     question: String,
@@ -41,7 +42,7 @@ struct QuestionArg {
     default: Option<Value>,
 }
 
-#[derive(Deserialize, Clone, Copy)]
+#[derive(Deserialize, schemars::JsonSchema, Clone, Copy)]
 #[serde(rename_all = "lowercase")]
 enum Type {
     Choice,
@@ -51,7 +52,9 @@ enum Type {
 }
 
 #[async_trait]
-impl Tool for AskUser {
+impl TypedTool for AskUser {
+    type Args = Args;
+
     fn name(&self) -> &str {
         "ask_user"
     }
@@ -85,15 +88,11 @@ impl Tool for AskUser {
     fn gated(&self, _args: &Value) -> bool {
         false
     }
-    async fn run(&self, args: Value, call: &Call<'_>) -> ToolOutput {
-        let args: Args = match parse_args(self.name(), &args) {
-            Ok(a) => a,
-            Err(out) => return out,
-        };
+    async fn run(&self, args: Args, call: &Call<'_>) -> ToolOutput {
         let questions = match questions(args) {
             Ok(q) => q,
             Err(why) => {
-                return ToolOutput::failed(format!("[bad arguments for ask_user: {why}]"));
+                return ToolOutput::not_run(format!("[bad arguments for ask_user: {why}]"));
             }
         };
         let answer = call.ask_user(questions.clone()).await;
@@ -181,8 +180,10 @@ fn result(questions: &[Question], answer: FormAnswer) -> ToolOutput {
             ToolOutput::completed(lines.join("\n"))
         }
         FormAnswer::Declined => ToolOutput::completed(DECLINED),
-        FormAnswer::Cancelled => ToolOutput::stopped(CANCELLED),
-        FormAnswer::Unavailable(why) => ToolOutput::failed(format!("[nobody can be asked: {why}]")),
+        FormAnswer::Cancelled => ToolOutput::interrupted(CANCELLED),
+        FormAnswer::Unavailable(why) => {
+            ToolOutput::not_run(format!("[nobody can be asked: {why}]"))
+        }
     }
 }
 
@@ -301,11 +302,11 @@ mod tests {
         );
         assert_eq!(
             result(&q, FormAnswer::Cancelled),
-            ToolOutput::stopped(CANCELLED)
+            ToolOutput::interrupted(CANCELLED)
         );
         assert_eq!(
             result(&q, FormAnswer::Unavailable("no terminal to ask".into())),
-            ToolOutput::failed("[nobody can be asked: no terminal to ask]")
+            ToolOutput::not_run("[nobody can be asked: no terminal to ask]")
         );
     }
 }

@@ -17,7 +17,7 @@ use tokio::net::unix::pipe;
 use tokio::process::Command;
 use tokio_util::sync::CancellationToken;
 
-use super::{Call, Setup, Tool, ToolOutput, parse_args, schema_of};
+use super::{Call, Setup, ToolOutput, TypedTool};
 use crate::event::{Tally, ToolKind};
 use crate::process::{Child, Group, Supervisor};
 use crate::sandbox::{DENIED_MARKERS, Fence, Sandbox};
@@ -43,7 +43,7 @@ pub struct Bash {
 }
 
 /// The registration (`mm_engine::BUILTIN`).
-pub fn tool(setup: &Setup<'_>) -> Option<Arc<dyn Tool>> {
+pub fn tool(setup: &Setup<'_>) -> Option<Arc<dyn super::Tool>> {
     Some(Arc::new(Bash {
         timeout: setup.config.tools.bash_timeout,
         processes: Arc::clone(setup.processes),
@@ -52,7 +52,7 @@ pub fn tool(setup: &Setup<'_>) -> Option<Arc<dyn Tool>> {
 }
 
 #[derive(Deserialize, schemars::JsonSchema)]
-struct Args {
+pub struct Args {
     /// Run with `bash -c`
     command: String,
     /// Seconds before it is killed (max 3600)
@@ -60,15 +60,14 @@ struct Args {
 }
 
 #[async_trait]
-impl Tool for Bash {
+impl TypedTool for Bash {
+    type Args = Args;
+
     fn name(&self) -> &str {
         NAME
     }
     fn description(&self) -> &str {
         "Run a bash command in the working directory. Returns stdout and stderr merged, and the exit code when non-zero."
-    }
-    fn parameters(&self) -> Value {
-        schema_of::<Args>()
     }
     fn kind(&self, _args: &Value) -> ToolKind {
         ToolKind::Execute
@@ -91,11 +90,7 @@ impl Tool for Bash {
     fn prompt_section(&self) -> Option<String> {
         self.sandbox.prompt_section()
     }
-    async fn run(&self, args: Value, call: &Call<'_>) -> ToolOutput {
-        let args: Args = match parse_args(NAME, &args) {
-            Ok(a) => a,
-            Err(out) => return out,
-        };
+    async fn run(&self, args: Args, call: &Call<'_>) -> ToolOutput {
         let timeout = match args.timeout {
             Some(secs) => Duration::from_secs(secs.clamp(1, MAX_TIMEOUT)),
             None => self.timeout,
@@ -131,7 +126,7 @@ async fn run_command(
     let fence = match sandbox.fence(cwd) {
         Ok(fence) => fence,
         Err(e) => {
-            return ToolOutput::failed(format!(
+            return ToolOutput::not_run(format!(
                 "[could not start bash in {}: the sandbox: {e}]",
                 cwd.display()
             ));
@@ -140,7 +135,10 @@ async fn run_command(
     let (mut child, reader) = match spawn(processes, command, cwd, fence) {
         Ok(started) => started,
         Err(e) => {
-            return ToolOutput::failed(format!("[could not start bash in {}: {e}]", cwd.display()));
+            return ToolOutput::not_run(format!(
+                "[could not start bash in {}: {e}]",
+                cwd.display()
+            ));
         }
     };
     let mut capture = Capture::new(call.max_output);
@@ -214,14 +212,14 @@ async fn run_command(
                 drain_detached(reader);
             }
             let note = format!("[timed out after {} s]", seconds(timeout));
-            ToolOutput::stopped(capture.finish(Some(&note)))
+            ToolOutput::interrupted(capture.finish(Some(&note)))
         }
         End::Cancelled => {
             child.stop();
             if !eof && !take_ready(&reader, &mut buf, &mut capture) {
                 drain_detached(reader);
             }
-            ToolOutput::stopped(capture.finish(Some("[cancelled]")))
+            ToolOutput::interrupted(capture.finish(Some("[cancelled]")))
         }
     }
 }

@@ -167,10 +167,10 @@ pub async fn dispatch(
     };
     let ToolOutput {
         text,
-        status,
-        ran,
+        outcome,
         diffs,
     } = tool.run(args, &handle).await;
+    let status = outcome.status();
     let mut text = cap_output(&text, env.max_output);
     if env.hooks.any(HookEvent::PostToolCall, Some(&call.name)) {
         let status_name = match status {
@@ -188,7 +188,7 @@ pub async fn dispatch(
     Dispatched {
         output: finish(text, status, diffs, None),
         status,
-        tally: if ran { tool.tally() } else { None },
+        tally: if outcome.ran() { tool.tally() } else { None },
         end_turn: None,
     }
 }

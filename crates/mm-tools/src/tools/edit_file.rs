@@ -12,7 +12,7 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use super::write_file::{path_location, path_title};
-use super::{Call, Setup, Tool, ToolOutput, parse_args, schema_of};
+use super::{Call, Setup, ToolOutput, TypedTool};
 use crate::event::{FileDiff, Tally, ToolKind};
 use crate::paths;
 use crate::sandbox::Sandbox;
@@ -29,14 +29,14 @@ pub struct EditFile {
 }
 
 /// The registration (`mm_engine::BUILTIN`).
-pub fn tool(setup: &Setup<'_>) -> Option<Arc<dyn Tool>> {
+pub fn tool(setup: &Setup<'_>) -> Option<Arc<dyn super::Tool>> {
     Some(Arc::new(EditFile {
         sandbox: Arc::clone(setup.sandbox),
     }))
 }
 
 #[derive(Deserialize, schemars::JsonSchema)]
-struct Args {
+pub struct Args {
     path: String,
     /// Exact text to replace
     old_text: String,
@@ -46,15 +46,14 @@ struct Args {
 }
 
 #[async_trait]
-impl Tool for EditFile {
+impl TypedTool for EditFile {
+    type Args = Args;
+
     fn name(&self) -> &str {
         NAME
     }
     fn description(&self) -> &str {
         "Replace old_text with new_text in a file. old_text must match exactly once unless replace_all."
-    }
-    fn parameters(&self) -> Value {
-        schema_of::<Args>()
     }
     fn kind(&self, _args: &Value) -> ToolKind {
         ToolKind::Edit
@@ -71,24 +70,17 @@ impl Tool for EditFile {
     fn gated(&self, _args: &Value) -> bool {
         true
     }
-    fn preview(&self, args: &Value, cwd: &Path) -> Vec<FileDiff> {
-        match serde_json::from_value::<Args>(args.clone()) {
-            Ok(args) => match plan(&args, cwd) {
-                Ok(Planned::Edit { diff, .. }) => vec![diff],
-                Ok(Planned::Unchanged(_)) | Err(_) => Vec::new(),
-            },
-            Err(_) => Vec::new(),
+    fn preview(&self, args: Args, cwd: &Path) -> Vec<FileDiff> {
+        match plan(&args, cwd) {
+            Ok(Planned::Edit { diff, .. }) => vec![diff],
+            Ok(Planned::Unchanged(_)) | Err(_) => Vec::new(),
         }
     }
-    async fn run(&self, args: Value, call: &Call<'_>) -> ToolOutput {
-        let args: Args = match parse_args(NAME, &args) {
-            Ok(a) => a,
-            Err(out) => return out,
-        };
+    async fn run(&self, args: Args, call: &Call<'_>) -> ToolOutput {
         let shown = args.path.as_str();
         let abs = paths::resolve(call.cwd, shown);
         if let Err(refused) = self.sandbox.check_write(call.cwd, &abs) {
-            return ToolOutput::failed(refused);
+            return ToolOutput::not_run(refused);
         }
         let (diff, summary) = match plan(&args, call.cwd) {
             Ok(Planned::Edit { diff, summary }) => (diff, summary),
@@ -104,7 +96,7 @@ impl Tool for EditFile {
             FileKind::Ordinary,
             Check::Fenced(&check),
         ) {
-            return ToolOutput::failed(e.to_string());
+            return ToolOutput::not_run(e.to_string());
         }
         let mut out = ToolOutput::completed(format!("edited {shown}: {summary}"));
         out.diffs.push(diff);
@@ -123,7 +115,7 @@ enum Planned {
 /// Reads the file and applies the edit in memory; `Err` is the failed output for the model.
 fn plan(args: &Args, cwd: &Path) -> Result<Planned, ToolOutput> {
     if args.old_text.is_empty() {
-        return Err(ToolOutput::failed(
+        return Err(ToolOutput::not_run(
             "old_text is empty; to create a file or replace all of its content, use write_file",
         ));
     }
@@ -133,12 +125,12 @@ fn plan(args: &Args, cwd: &Path) -> Result<Planned, ToolOutput> {
         Ok(bytes) => match String::from_utf8(bytes) {
             Ok(t) => t,
             Err(_) => {
-                return Err(ToolOutput::failed(format!(
+                return Err(ToolOutput::not_run(format!(
                     "{shown} is not a UTF-8 text file; edit_file cannot change it"
                 )));
             }
         },
-        Err(e) => return Err(ToolOutput::failed(explain(shown, &abs, &e))),
+        Err(e) => return Err(ToolOutput::not_run(explain(shown, &abs, &e))),
     };
     let crlf = uses_crlf(&original);
     // A file mostly in LF keeps its few CRLF lines untouched where the edit is not.
@@ -153,7 +145,7 @@ fn plan(args: &Args, cwd: &Path) -> Result<Planned, ToolOutput> {
 
     let (edited, summary) = match apply(&content, &old, &new, replace_all) {
         Ok(done) => done,
-        Err(why) => return Err(ToolOutput::failed(why.message(shown))),
+        Err(why) => return Err(ToolOutput::not_run(why.message(shown))),
     };
     let edited = if crlf {
         edited.replace('\n', "\r\n")

@@ -15,7 +15,7 @@ use serde_json::Value;
 use tokio::io::AsyncWriteExt;
 use tokio::time::Instant;
 
-use super::{Call, Setup, Tool, ToolOutput, compact_schema, parse_args, schema_of};
+use super::{Call, Setup, ToolOutput, TypedTool};
 use crate::event::ToolKind;
 use crate::html_text::{Capture, HtmlText};
 use crate::paths;
@@ -57,7 +57,7 @@ pub struct FetchContent {
 }
 
 /// The registration (`mm_engine::BUILTIN`).
-pub fn tool(setup: &Setup<'_>) -> Option<Arc<dyn Tool>> {
+pub fn tool(setup: &Setup<'_>) -> Option<Arc<dyn super::Tool>> {
     Some(Arc::new(FetchContent {
         settings: FetchSettings {
             timeout: setup.config.tools.fetch_timeout,
@@ -68,7 +68,7 @@ pub fn tool(setup: &Setup<'_>) -> Option<Arc<dyn Tool>> {
 }
 
 #[derive(Deserialize, JsonSchema)]
-struct Args {
+pub struct Args {
     /// http or https
     url: String,
     /// Save the raw body to this file
@@ -76,17 +76,14 @@ struct Args {
 }
 
 #[async_trait]
-impl Tool for FetchContent {
+impl TypedTool for FetchContent {
+    type Args = Args;
+
     fn name(&self) -> &str {
         NAME
     }
     fn description(&self) -> &str {
         "Fetch a URL (GET). HTML comes back as text, JSON pretty-printed."
-    }
-    fn parameters(&self) -> Value {
-        let mut schema = schema_of::<Args>();
-        compact_schema(&mut schema);
-        schema
     }
     fn kind(&self, _args: &Value) -> ToolKind {
         ToolKind::Fetch
@@ -106,14 +103,10 @@ impl Tool for FetchContent {
     fn gated(&self, args: &Value) -> bool {
         output_arg(args).is_some()
     }
-    async fn run(&self, args: Value, call: &Call<'_>) -> ToolOutput {
-        let args: Args = match parse_args(NAME, &args) {
-            Ok(a) => a,
-            Err(out) => return out,
-        };
+    async fn run(&self, args: Args, call: &Call<'_>) -> ToolOutput {
         let url = match check_url(&args.url) {
             Ok(u) => u,
-            Err(line) => return ToolOutput::failed(format!("[{NAME}: {line}]")),
+            Err(line) => return ToolOutput::not_run(format!("[{NAME}: {line}]")),
         };
         let output = args
             .output
@@ -133,14 +126,14 @@ impl Tool for FetchContent {
         };
         match result {
             Ok(out) => out,
-            Err(Stop::Cancelled) => ToolOutput::stopped("[cancelled]"),
-            Err(Stop::Refused(text)) => ToolOutput::failed(text),
-            Err(Stop::Failed(line)) => ToolOutput::failed(format!("[{NAME}: {line}]")),
+            Err(Stop::Cancelled) => ToolOutput::interrupted("[cancelled]"),
+            Err(Stop::Refused(text)) => ToolOutput::not_run(text),
+            Err(Stop::Failed(line)) => ToolOutput::not_run(format!("[{NAME}: {line}]")),
             Err(Stop::Status { line, body }) if body.is_empty() => {
-                ToolOutput::failed(format!("[{NAME}: {line}]"))
+                ToolOutput::not_run(format!("[{NAME}: {line}]"))
             }
             Err(Stop::Status { line, body }) => {
-                ToolOutput::failed(format!("[{NAME}: {line}]\n{body}"))
+                ToolOutput::not_run(format!("[{NAME}: {line}]\n{body}"))
             }
         }
     }

@@ -18,7 +18,7 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::write_file::path_location;
-use super::{Call, Setup, Tool, ToolOutput, compact_schema, parse_args, schema_of};
+use super::{Call, Setup, ToolOutput, TypedTool};
 use crate::event::{FileDiff, ToolKind};
 use crate::lsp::text::{self, lines};
 use crate::lsp::{LspError, LspServers, ServerHandle, Timeouts, seconds};
@@ -42,7 +42,7 @@ pub struct Lsp {
 }
 
 /// The registration (`mm_engine::BUILTIN`).
-pub fn tool(setup: &Setup<'_>) -> Option<Arc<dyn Tool>> {
+pub fn tool(setup: &Setup<'_>) -> Option<Arc<dyn super::Tool>> {
     Some(Arc::new(Lsp {
         servers: Arc::clone(setup.lsp),
         timeouts: Timeouts {
@@ -101,7 +101,7 @@ impl Action {
 }
 
 #[derive(Deserialize, JsonSchema)]
-struct Args {
+pub struct Args {
     action: Action,
     path: String,
     line: Option<u32>,
@@ -113,17 +113,14 @@ struct Args {
 }
 
 #[async_trait]
-impl Tool for Lsp {
+impl TypedTool for Lsp {
+    type Args = Args;
+
     fn name(&self) -> &str {
         NAME
     }
     fn description(&self) -> &str {
         "Language server: definition, references, hover, symbols, workspace_symbols (query), diagnostics, rename (new_name). Lines/columns from 1."
-    }
-    fn parameters(&self) -> Value {
-        let mut schema = schema_of::<Args>();
-        compact_schema(&mut schema);
-        schema
     }
     fn kind(&self, args: &Value) -> ToolKind {
         if is_rename(args) {
@@ -150,11 +147,7 @@ impl Tool for Lsp {
     fn gated(&self, args: &Value) -> bool {
         is_rename(args)
     }
-    async fn run(&self, args: Value, call: &Call<'_>) -> ToolOutput {
-        let args: Args = match parse_args(NAME, &args) {
-            Ok(a) => a,
-            Err(out) => return out,
-        };
+    async fn run(&self, args: Args, call: &Call<'_>) -> ToolOutput {
         let mut result = self.answer(&args, call, None).await;
         // A server that had died since the last call is noticed when it answers nothing: the
         // call is tried once more on a new one.
@@ -163,10 +156,10 @@ impl Tool for Lsp {
         }
         match result {
             Ok(out) => out,
-            Err(Failure::Gone(line)) => ToolOutput::stopped(format!("[lsp: {line}]")),
-            Err(Failure::Cancelled) => ToolOutput::stopped("[cancelled]"),
-            Err(Failure::Before(line)) => ToolOutput::failed(format!("[lsp: {line}]")),
-            Err(Failure::During(line)) => ToolOutput::stopped(format!("[lsp: {line}]")),
+            Err(Failure::Gone(line)) => ToolOutput::interrupted(format!("[lsp: {line}]")),
+            Err(Failure::Cancelled) => ToolOutput::interrupted("[cancelled]"),
+            Err(Failure::Before(line)) => ToolOutput::not_run(format!("[lsp: {line}]")),
+            Err(Failure::During(line)) => ToolOutput::interrupted(format!("[lsp: {line}]")),
         }
     }
 }
@@ -832,7 +825,7 @@ fn rename(
         })
         .collect();
     if !refusals.is_empty() {
-        return Ok(ToolOutput::failed(format!(
+        return Ok(ToolOutput::not_run(format!(
             "[lsp: the rename to {new_name} was not done, nothing was written: the sandbox refuses {} of its {} file{}]\n{}",
             refusals.len(),
             planned.len(),

@@ -87,7 +87,7 @@ impl Tool for McpTool {
 
     async fn run(&self, args: Value, call: &Call<'_>) -> ToolOutput {
         let Value::Object(arguments) = args else {
-            return ToolOutput::failed(format!(
+            return ToolOutput::not_run(format!(
                 "[bad arguments for {}: expected a JSON object]",
                 self.name
             ));
@@ -100,20 +100,20 @@ impl Tool for McpTool {
             Ok(result) => {
                 let text = content::text(&result);
                 if result.is_error == Some(true) {
-                    ToolOutput::stopped(text)
+                    ToolOutput::interrupted(text)
                 } else {
                     ToolOutput::completed(text)
                 }
             }
             Err(e @ (CallError::NotRunning { .. } | CallError::StartFailed { .. })) => {
-                ToolOutput::failed(e.to_string())
+                ToolOutput::not_run(e.to_string())
             }
             Err(
                 e @ (CallError::Exited { .. }
                 | CallError::Timeout { .. }
                 | CallError::Protocol { .. }
                 | CallError::Cancelled),
-            ) => ToolOutput::stopped(e.to_string()),
+            ) => ToolOutput::interrupted(e.to_string()),
         }
     }
 }

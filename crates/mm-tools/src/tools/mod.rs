@@ -152,52 +152,81 @@ impl<'a> Call<'a> {
     }
 }
 
+/// How a call ended: what the front ends show (`status`) and whether it counts in the turn's
+/// recap (`ran`) follow from it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Outcome {
+    /// The tool ran and finished (a command's non-zero exit included).
+    Completed,
+    /// The tool did not run (bad arguments, a path that does not exist, a refused write, what
+    /// could not start): the text explains why, for the model to act on.
+    NotRun,
+    /// The tool ran but did not finish (timed out, cancelled, an error its server reported).
+    Interrupted,
+}
+
+impl Outcome {
+    /// What the front ends show.
+    pub fn status(self) -> ToolStatus {
+        match self {
+            Outcome::Completed => ToolStatus::Completed,
+            Outcome::NotRun | Outcome::Interrupted => ToolStatus::Failed,
+        }
+    }
+
+    /// Only calls that ran count in a turn's recap.
+    pub fn ran(self) -> bool {
+        match self {
+            Outcome::Completed | Outcome::Interrupted => true,
+            Outcome::NotRun => false,
+        }
+    }
+}
+
 /// What a tool returns.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ToolOutput {
     /// The text the model receives.
     pub text: String,
-    pub status: ToolStatus,
-    /// The tool ran (it may still have failed: timed out, cancelled); `false` for bad
-    /// arguments and what could not start. Only calls that ran count in a turn's recap.
-    pub ran: bool,
+    pub outcome: Outcome,
     /// File changes, for front ends that show diffs.
     pub diffs: Vec<FileDiff>,
 }
 
 impl ToolOutput {
-    /// The tool ran.
-    pub fn completed(text: impl Into<String>) -> Self {
+    fn new(text: impl Into<String>, outcome: Outcome) -> Self {
         ToolOutput {
             text: text.into(),
-            status: ToolStatus::Completed,
-            ran: true,
+            outcome,
             diffs: Vec::new(),
         }
+    }
+
+    /// The tool ran.
+    pub fn completed(text: impl Into<String>) -> Self {
+        ToolOutput::new(text, Outcome::Completed)
     }
 
     /// The tool did not run (bad arguments, a path that does not exist, …): the text explains
     /// why, for the model to act on.
-    pub fn failed(text: impl Into<String>) -> Self {
-        ToolOutput {
-            text: text.into(),
-            status: ToolStatus::Failed,
-            ran: false,
-            diffs: Vec::new(),
-        }
+    pub fn not_run(text: impl Into<String>) -> Self {
+        ToolOutput::new(text, Outcome::NotRun)
     }
 
     /// The tool ran but did not finish (timed out, cancelled).
-    pub fn stopped(text: impl Into<String>) -> Self {
-        ToolOutput {
-            text: text.into(),
-            status: ToolStatus::Failed,
-            ran: true,
-            diffs: Vec::new(),
-        }
+    pub fn interrupted(text: impl Into<String>) -> Self {
+        ToolOutput::new(text, Outcome::Interrupted)
+    }
+
+    /// What the front ends show.
+    pub fn status(&self) -> ToolStatus {
+        self.outcome.status()
     }
 }
 
+/// The face the dispatcher sees: every method takes the raw arguments. Built-in tools implement
+/// [`TypedTool`] and get this through its blanket implementation; an MCP server's tool, whose
+/// schema is the server's, implements it directly.
 #[async_trait]
 pub trait Tool: Send + Sync {
     fn name(&self) -> &str;
@@ -242,8 +271,113 @@ pub trait Tool: Send + Sync {
     /// The session starts afresh (`/new`): let go of what was kept for follow-ups (the
     /// processes of asked agents).
     fn reset(&self) {}
-    /// Runs the call. Bad arguments are a `failed` output explaining the mistake, never a panic.
+    /// Runs the call. Bad arguments are a `not_run` output explaining the mistake, never a panic.
     async fn run(&self, args: Value, call: &Call<'_>) -> ToolOutput;
+}
+
+/// A built-in tool, its arguments declared once as `Args`: the schema the model sees is derived
+/// from it, and `preview` and `run` get the parsed value (a call whose arguments do not parse
+/// never reaches them: the model is told the mistake). What runs before parsing — the title,
+/// the kind, the locations and `gated`, which announce and gate a call even with bad arguments,
+/// and the hooks — sees the raw arguments, as in [`Tool`].
+#[async_trait]
+pub trait TypedTool: Send + Sync {
+    type Args: DeserializeOwned + schemars::JsonSchema + Send;
+
+    fn name(&self) -> &str;
+    /// The description sent to the model: short, it is paid for on every request.
+    fn description(&self) -> &str;
+    /// The JSON schema of the arguments: derived from `Args`; a tool overrides it only to send
+    /// a shorter hand-written one.
+    fn parameters(&self) -> Value {
+        schema_of::<Self::Args>()
+    }
+    fn kind(&self, args: &Value) -> ToolKind;
+    /// The title front ends show (`bash: ls`); `args` may be malformed.
+    fn title(&self, args: &Value) -> String;
+    /// Absolute paths the call involves.
+    fn locations(&self, _args: &Value, _cwd: &Path) -> Vec<PathBuf> {
+        Vec::new()
+    }
+    /// As [`Tool::gated`].
+    fn gated(&self, args: &Value) -> bool;
+    /// As [`Tool::preview`], for arguments that parsed.
+    fn preview(&self, _args: Self::Args, _cwd: &Path) -> Vec<FileDiff> {
+        Vec::new()
+    }
+    /// As [`Tool::always_gated`].
+    fn always_gated(&self) -> bool {
+        false
+    }
+    /// As [`Tool::rejected`].
+    fn rejected(&self) -> String {
+        format!("[{} rejected by the user]", self.name())
+    }
+    /// As [`Tool::tally`].
+    fn tally(&self) -> Option<Tally> {
+        None
+    }
+    /// As [`Tool::prompt_section`].
+    fn prompt_section(&self) -> Option<String> {
+        None
+    }
+    /// As [`Tool::reset`].
+    fn reset(&self) {}
+    /// Runs a call whose arguments parsed. A mistake found later is a `not_run` output
+    /// explaining it, never a panic.
+    async fn run(&self, args: Self::Args, call: &Call<'_>) -> ToolOutput;
+}
+
+#[async_trait]
+impl<T: TypedTool> Tool for T {
+    fn name(&self) -> &str {
+        TypedTool::name(self)
+    }
+    fn description(&self) -> &str {
+        TypedTool::description(self)
+    }
+    fn parameters(&self) -> Value {
+        TypedTool::parameters(self)
+    }
+    fn kind(&self, args: &Value) -> ToolKind {
+        TypedTool::kind(self, args)
+    }
+    fn title(&self, args: &Value) -> String {
+        TypedTool::title(self, args)
+    }
+    fn locations(&self, args: &Value, cwd: &Path) -> Vec<PathBuf> {
+        TypedTool::locations(self, args, cwd)
+    }
+    fn gated(&self, args: &Value) -> bool {
+        TypedTool::gated(self, args)
+    }
+    fn preview(&self, args: &Value, cwd: &Path) -> Vec<FileDiff> {
+        match serde_json::from_value::<T::Args>(args.clone()) {
+            Ok(args) => TypedTool::preview(self, args, cwd),
+            Err(_) => Vec::new(),
+        }
+    }
+    fn always_gated(&self) -> bool {
+        TypedTool::always_gated(self)
+    }
+    fn rejected(&self) -> String {
+        TypedTool::rejected(self)
+    }
+    fn tally(&self) -> Option<Tally> {
+        TypedTool::tally(self)
+    }
+    fn prompt_section(&self) -> Option<String> {
+        TypedTool::prompt_section(self)
+    }
+    fn reset(&self) {
+        TypedTool::reset(self)
+    }
+    async fn run(&self, args: Value, call: &Call<'_>) -> ToolOutput {
+        match parse_args::<T::Args>(TypedTool::name(self), &args) {
+            Ok(args) => TypedTool::run(self, args, call).await,
+            Err(out) => out,
+        }
+    }
 }
 
 /// The tool definition sent to the model.
@@ -505,9 +639,9 @@ fn compact_node(v: &mut Value, defs: Option<&Value>) {
 }
 
 /// Parses a call's arguments, or explains the mistake to the model.
-pub fn parse_args<T: DeserializeOwned>(tool: &str, args: &Value) -> Result<T, ToolOutput> {
+fn parse_args<T: DeserializeOwned>(tool: &str, args: &Value) -> Result<T, ToolOutput> {
     serde_json::from_value(args.clone()).map_err(|e| {
-        ToolOutput::failed(format!(
+        ToolOutput::not_run(format!(
             "[bad arguments for {tool}: {e}; arguments given: {args}]"
         ))
     })

@@ -10,7 +10,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::Value;
 
-use super::{Call, Setup, Tool, ToolOutput, compact_schema, parse_args, schema_of};
+use super::{Call, Setup, ToolOutput, TypedTool};
 use crate::event::{Plan, PlanStatus, PlanStep, ToolKind};
 
 pub const NAME: &str = "plan";
@@ -21,7 +21,7 @@ pub struct PlanTool {
 }
 
 /// The registration (`mm_engine::BUILTIN`).
-pub fn tool(setup: &Setup<'_>) -> Option<Arc<dyn Tool>> {
+pub fn tool(setup: &Setup<'_>) -> Option<Arc<dyn super::Tool>> {
     Some(Arc::new(PlanTool {
         plan: Arc::clone(setup.plan),
     }))
@@ -77,7 +77,7 @@ enum StepArg {
 }
 
 #[derive(Deserialize, JsonSchema)]
-struct Args {
+pub struct Args {
     action: Action,
     /// create
     title: Option<String>,
@@ -94,17 +94,14 @@ struct Args {
 }
 
 #[async_trait]
-impl Tool for PlanTool {
+impl TypedTool for PlanTool {
+    type Args = Args;
+
     fn name(&self) -> &str {
         NAME
     }
     fn description(&self) -> &str {
         "Keep a step-by-step plan the user sees. Steps are numbered from 1."
-    }
-    fn parameters(&self) -> Value {
-        let mut schema = schema_of::<Args>();
-        compact_schema(&mut schema);
-        schema
     }
     fn kind(&self, _args: &Value) -> ToolKind {
         ToolKind::Think
@@ -119,18 +116,14 @@ impl Tool for PlanTool {
     fn gated(&self, args: &Value) -> bool {
         args.get("action").and_then(Value::as_str) != Some("show")
     }
-    async fn run(&self, args: Value, call: &Call<'_>) -> ToolOutput {
-        let args: Args = match parse_args(NAME, &args) {
-            Ok(a) => a,
-            Err(out) => return out,
-        };
+    async fn run(&self, args: Args, call: &Call<'_>) -> ToolOutput {
         let action = args.action;
         let changed = {
             let Ok(mut slot) = self.plan.lock() else {
-                return ToolOutput::failed("[plan: the session's plan is unavailable]");
+                return ToolOutput::not_run("[plan: the session's plan is unavailable]");
             };
             if let Err(e) = apply(&mut slot, args) {
-                return ToolOutput::failed(format!("[plan {}: {e}]", action.name()));
+                return ToolOutput::not_run(format!("[plan {}: {e}]", action.name()));
             }
             slot.clone()
         };

@@ -12,7 +12,7 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use super::write_file::{path_location, path_title};
-use super::{Call, Setup, Tool, ToolOutput, parse_args, schema_of};
+use super::{Call, Setup, ToolOutput, TypedTool};
 use crate::event::{Tally, ToolKind};
 use crate::paths;
 
@@ -25,12 +25,12 @@ const BINARY_SNIFF: usize = 8 * 1024;
 pub struct ReadFile;
 
 /// The registration (`mm_engine::BUILTIN`).
-pub fn tool(_setup: &Setup<'_>) -> Option<Arc<dyn Tool>> {
+pub fn tool(_setup: &Setup<'_>) -> Option<Arc<dyn super::Tool>> {
     Some(Arc::new(ReadFile))
 }
 
 #[derive(Deserialize, schemars::JsonSchema)]
-struct Args {
+pub struct Args {
     path: String,
     /// First line, 1-based
     offset: Option<usize>,
@@ -39,15 +39,14 @@ struct Args {
 }
 
 #[async_trait]
-impl Tool for ReadFile {
+impl TypedTool for ReadFile {
+    type Args = Args;
+
     fn name(&self) -> &str {
         NAME
     }
     fn description(&self) -> &str {
         "Read a text file (at most 2000 lines a call) or list a directory."
-    }
-    fn parameters(&self) -> Value {
-        schema_of::<Args>()
     }
     fn kind(&self, _args: &Value) -> ToolKind {
         ToolKind::Read
@@ -64,25 +63,21 @@ impl Tool for ReadFile {
     fn gated(&self, _args: &Value) -> bool {
         false
     }
-    async fn run(&self, args: Value, call: &Call<'_>) -> ToolOutput {
-        let args: Args = match parse_args(NAME, &args) {
-            Ok(a) => a,
-            Err(out) => return out,
-        };
+    async fn run(&self, args: Args, call: &Call<'_>) -> ToolOutput {
         let abs = paths::resolve(call.cwd, &args.path);
         let meta = match fs::metadata(&abs) {
             Ok(m) => m,
-            Err(e) => return ToolOutput::failed(explain(&args.path, &abs, &e)),
+            Err(e) => return ToolOutput::not_run(explain(&args.path, &abs, &e)),
         };
         if meta.is_dir() {
             return match list_dir(&abs) {
                 Ok(listing) => ToolOutput::completed(listing),
-                Err(e) => ToolOutput::failed(explain(&args.path, &abs, &e)),
+                Err(e) => ToolOutput::not_run(explain(&args.path, &abs, &e)),
             };
         }
         let bytes = match fs::read(&abs) {
             Ok(b) => b,
-            Err(e) => return ToolOutput::failed(explain(&args.path, &abs, &e)),
+            Err(e) => return ToolOutput::not_run(explain(&args.path, &abs, &e)),
         };
         let sniff = &bytes[..bytes.len().min(BINARY_SNIFF)];
         let text = match std::str::from_utf8(&bytes) {
@@ -134,7 +129,7 @@ fn window(text: &str, offset: Option<usize>, limit: Option<usize>, max_chars: us
     let total = lines.len();
     let first = offset.unwrap_or(1).max(1);
     if first > total {
-        return ToolOutput::failed(format!(
+        return ToolOutput::not_run(format!(
             "offset {first} is past the end of the file ({total} lines)"
         ));
     }
@@ -180,7 +175,7 @@ mod tests {
         );
         let past = window(&text, Some(9), None, 1000);
         assert_eq!(past.text, "offset 9 is past the end of the file (5 lines)");
-        assert_eq!(past.status, crate::event::ToolStatus::Failed);
+        assert_eq!(past.status(), crate::event::ToolStatus::Failed);
         // No final newline: the last line still counts.
         assert_eq!(
             window("a\nb", Some(2), None, 1000).text,

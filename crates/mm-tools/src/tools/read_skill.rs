@@ -9,7 +9,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::Value;
 
-use super::{Call, Setup, Tool, ToolOutput, parse_args, schema_of};
+use super::{Call, Setup, ToolOutput, TypedTool};
 use crate::event::{Tally, ToolKind};
 use crate::skills::{Catalogue, read_body};
 
@@ -25,7 +25,7 @@ pub struct ReadSkill {
 
 /// The registration (`mm_engine::BUILTIN`): only when the session has skills, since the model could
 /// not name one otherwise and the schema is paid for on every request.
-pub fn tool(setup: &Setup<'_>) -> Option<Arc<dyn Tool>> {
+pub fn tool(setup: &Setup<'_>) -> Option<Arc<dyn super::Tool>> {
     if setup.skills.is_empty() {
         return None;
     }
@@ -36,21 +36,20 @@ pub fn tool(setup: &Setup<'_>) -> Option<Arc<dyn Tool>> {
 
 #[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-struct Args {
+pub struct Args {
     /// The skill's name, as listed in the system prompt.
     name: String,
 }
 
 #[async_trait]
-impl Tool for ReadSkill {
+impl TypedTool for ReadSkill {
+    type Args = Args;
+
     fn name(&self) -> &str {
         "read_skill"
     }
     fn description(&self) -> &str {
         "Load a skill: its instructions, its folder and its files. Follow the instructions."
-    }
-    fn parameters(&self) -> Value {
-        schema_of::<Args>()
     }
     fn kind(&self, _args: &Value) -> ToolKind {
         ToolKind::Read
@@ -72,11 +71,7 @@ impl Tool for ReadSkill {
         let section = self.skills.prompt_section();
         (!section.is_empty()).then_some(section)
     }
-    async fn run(&self, args: Value, _call: &Call<'_>) -> ToolOutput {
-        let args: Args = match parse_args(self.name(), &args) {
-            Ok(a) => a,
-            Err(out) => return out,
-        };
+    async fn run(&self, args: Args, _call: &Call<'_>) -> ToolOutput {
         load(&args.name, &self.skills)
     }
 }
@@ -84,12 +79,12 @@ impl Tool for ReadSkill {
 /// What `read_skill` answers for `name`.
 pub fn load(name: &str, catalogue: &Catalogue) -> ToolOutput {
     let Some(skill) = catalogue.get(name) else {
-        return ToolOutput::failed(unknown(name, catalogue));
+        return ToolOutput::not_run(unknown(name, catalogue));
     };
     let body = match read_body(skill) {
         Ok(b) => b,
         Err(e) => {
-            return ToolOutput::failed(format!(
+            return ToolOutput::not_run(format!(
                 "[cannot load skill \"{name}\": {} — {e}]",
                 skill.file().display()
             ));

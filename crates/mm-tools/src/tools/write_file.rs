@@ -9,7 +9,7 @@ use async_trait::async_trait;
 use serde::Deserialize;
 use serde_json::Value;
 
-use super::{Call, Setup, Tool, ToolOutput, parse_args, schema_of};
+use super::{Call, Setup, ToolOutput, TypedTool};
 use crate::event::{FileDiff, Tally, ToolKind};
 use crate::paths;
 use crate::sandbox::Sandbox;
@@ -24,28 +24,27 @@ pub struct WriteFile {
 }
 
 /// The registration (`mm_engine::BUILTIN`).
-pub fn tool(setup: &Setup<'_>) -> Option<Arc<dyn Tool>> {
+pub fn tool(setup: &Setup<'_>) -> Option<Arc<dyn super::Tool>> {
     Some(Arc::new(WriteFile {
         sandbox: Arc::clone(setup.sandbox),
     }))
 }
 
 #[derive(Deserialize, schemars::JsonSchema)]
-struct Args {
+pub struct Args {
     path: String,
     content: String,
 }
 
 #[async_trait]
-impl Tool for WriteFile {
+impl TypedTool for WriteFile {
+    type Args = Args;
+
     fn name(&self) -> &str {
         NAME
     }
     fn description(&self) -> &str {
         "Create or overwrite a file with the given content (parent directories are created)."
-    }
-    fn parameters(&self) -> Value {
-        schema_of::<Args>()
     }
     fn kind(&self, _args: &Value) -> ToolKind {
         ToolKind::Edit
@@ -62,25 +61,18 @@ impl Tool for WriteFile {
     fn gated(&self, _args: &Value) -> bool {
         true
     }
-    fn preview(&self, args: &Value, cwd: &Path) -> Vec<FileDiff> {
-        match serde_json::from_value::<Args>(args.clone()) {
-            Ok(args) => change(args, cwd).map(|d| vec![d]).unwrap_or_default(),
-            Err(_) => Vec::new(),
-        }
+    fn preview(&self, args: Args, cwd: &Path) -> Vec<FileDiff> {
+        change(args, cwd).map(|d| vec![d]).unwrap_or_default()
     }
-    async fn run(&self, args: Value, call: &Call<'_>) -> ToolOutput {
-        let args: Args = match parse_args(NAME, &args) {
-            Ok(a) => a,
-            Err(out) => return out,
-        };
+    async fn run(&self, args: Args, call: &Call<'_>) -> ToolOutput {
         let shown = args.path.clone();
         let abs = paths::resolve(call.cwd, &args.path);
         if let Err(refused) = self.sandbox.check_write(call.cwd, &abs) {
-            return ToolOutput::failed(refused);
+            return ToolOutput::not_run(refused);
         }
         let diff = match change(args, call.cwd) {
             Ok(d) => d,
-            Err(e) => return ToolOutput::failed(e.to_string()),
+            Err(e) => return ToolOutput::not_run(e.to_string()),
         };
         let check = |p: &Path| self.sandbox.check_write(call.cwd, p);
         let bytes = diff.new_text.as_bytes();
@@ -91,7 +83,7 @@ impl Tool for WriteFile {
             FileKind::Ordinary,
             Check::Fenced(&check),
         ) {
-            return ToolOutput::failed(e.to_string());
+            return ToolOutput::not_run(e.to_string());
         }
         let mut out =
             ToolOutput::completed(format!("wrote {} bytes to {shown}", diff.new_text.len()));
