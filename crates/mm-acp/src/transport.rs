@@ -11,14 +11,21 @@
 //!   (`ensure_initialized`), even one written right behind it. A client that pipelines
 //!   `session/new` after `initialize` is answered as if it had waited: the reader hands the SDK
 //!   nothing after an `initialize` request until the response to it has gone out.
+//! - The same `initialize` line is read for what the client said of itself (`ClientHello`),
+//!   which the SDK may not hand on whole. `lines` puts these together into the SDK's transport.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
+use std::sync::Mutex;
+
+use agent_client_protocol::{Agent, ConnectTo, Lines};
 use serde_json::Value;
-use tokio::io::{AsyncBufRead, AsyncBufReadExt};
+use tokio::io::{AsyncBufRead, AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
 use tokio::sync::Notify;
+
+use crate::Logger;
 
 /// How much of a refused line the parse error quotes, in bytes (cut back to a character
 /// boundary).
@@ -209,16 +216,113 @@ impl InitGate {
     }
 }
 
-/// The id (as JSON text) of an `initialize` request line; `None` for any other line.
-fn initialize_id(line: &str) -> Option<String> {
+/// An `initialize` message line, parsed; `None` for any other line (most are told apart
+/// without parsing them). The gate reads its id, [`ClientHello`] its params.
+fn initialize_message(line: &str) -> Option<Value> {
     if !line.contains("\"initialize\"") {
         return None;
     }
     let v: Value = serde_json::from_str(line).ok()?;
-    if v.get("method").and_then(Value::as_str) != Some("initialize") {
-        return None;
+    (v.get("method").and_then(Value::as_str) == Some("initialize")).then_some(v)
+}
+
+/// The id (as JSON text) of an `initialize` request line; `None` for any other line.
+fn initialize_id(line: &str) -> Option<String> {
+    initialize_message(line)?.get("id").map(Value::to_string)
+}
+
+/// What the client said of itself in `initialize`, read from the raw request: the SDK
+/// negotiates the version first and, for a version it does not speak, hands the handler a
+/// request without the client's info and capabilities — but the log line and the form support
+/// must be what the client sent.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ClientHello {
+    /// `clientInfo.name` and `.version`.
+    pub info: Option<(String, String)>,
+    /// The `protocolVersion` the client asked for.
+    pub protocol: Option<u64>,
+    /// `clientCapabilities.elicitation.form` present and non-null.
+    pub forms: bool,
+    /// `clientCapabilities.session.compaction` present and non-null.
+    pub compaction: bool,
+}
+
+impl ClientHello {
+    /// Reads an `initialize` request line; `None` for any other line.
+    fn read(line: &str) -> Option<ClientHello> {
+        let v = initialize_message(line)?;
+        let params = &v["params"];
+        let info = params.get("clientInfo").map(|i| {
+            let field = |k: &str| i.get(k).and_then(|x| x.as_str()).unwrap_or("").to_string();
+            (field("name"), field("version"))
+        });
+        Some(ClientHello {
+            info,
+            protocol: params.get("protocolVersion").and_then(|p| p.as_u64()),
+            forms: params["clientCapabilities"]["elicitation"]
+                .get("form")
+                .is_some_and(|f| !f.is_null()),
+            compaction: params["clientCapabilities"]["session"]
+                .get("compaction")
+                .is_some_and(|c| !c.is_null()),
+        })
     }
-    v.get("id").map(Value::to_string)
+}
+
+/// A line transport over tokio pipes (transport.rs): lines are capped at `max_line` bytes, and
+/// lines after `initialize` are held until its answer is written; invalid UTF-8 is read lossily
+/// rather than ending the connection. The `initialize` request is also read for `hello`.
+pub(crate) fn lines<R, W>(
+    input: R,
+    output: W,
+    hello: Arc<Mutex<Option<ClientHello>>>,
+    max_line: usize,
+    log: Logger,
+) -> impl ConnectTo<Agent> + 'static
+where
+    R: AsyncRead + Unpin + Send + 'static,
+    W: AsyncWrite + Unpin + Send + 'static,
+{
+    let gate = InitGate::new();
+    let reader = BufReader::with_capacity(64 * 1024, input);
+    let incoming = futures::stream::unfold(reader, {
+        let gate = gate.clone();
+        move |mut reader| {
+            let (hello, gate, log) = (hello.clone(), gate.clone(), log.clone());
+            async move {
+                // A request written right behind `initialize` waits for its answer.
+                gate.wait().await;
+                match read_line(&mut reader, max_line).await {
+                    Ok(None) => None,
+                    Ok(Some(line)) => {
+                        let (line, refused) = for_sdk(line, max_line);
+                        if let Some(refused) = refused {
+                            log.line(&refused);
+                        }
+                        if let Some(h) = ClientHello::read(&line)
+                            && let Ok(mut slot) = hello.lock()
+                        {
+                            *slot = Some(h);
+                        }
+                        gate.saw_incoming(&line);
+                        Some((Ok(line), reader))
+                    }
+                    Err(e) => Some((Err(e), reader)),
+                }
+            }
+        }
+    });
+    let outgoing = futures::sink::unfold(output, move |mut w, mut line: String| {
+        let gate = gate.clone();
+        async move {
+            line.push('\n');
+            w.write_all(line.as_bytes()).await?;
+            w.flush().await?;
+            gate.saw_outgoing(&line);
+            Ok::<_, std::io::Error>(w)
+        }
+    });
+    Lines::new(Box::pin(outgoing), Box::pin(incoming))
 }
 
 #[cfg(test)]
@@ -328,5 +432,57 @@ mod tests {
         tokio::time::timeout(Duration::from_secs(5), gate.wait())
             .await
             .unwrap();
+    }
+}
+
+#[cfg(test)]
+mod hello_tests {
+    use super::*;
+    use pretty_assertions::assert_eq;
+
+    #[test]
+    fn the_client_hello_is_what_the_client_sent_whatever_the_version() {
+        let line = |v: &str| {
+            format!(
+                r#"{{"jsonrpc":"2.0","id":1,"method":"initialize","params":{{"protocolVersion":{v},"clientInfo":{{"name":"zed","version":"0.1"}},"clientCapabilities":{{"elicitation":{{"form":{{}}}}}}}}}}"#
+            )
+        };
+        for v in ["0", "1", "2"] {
+            assert_eq!(
+                ClientHello::read(&line(v)),
+                Some(ClientHello {
+                    info: Some(("zed".into(), "0.1".into())),
+                    protocol: v.parse().ok(),
+                    forms: true,
+                    compaction: false,
+                })
+            );
+        }
+        assert_eq!(
+            ClientHello::read(
+                r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":1,"clientCapabilities":{"elicitation":{"form":null}}}}"#
+            ),
+            Some(ClientHello {
+                info: None,
+                protocol: Some(1),
+                forms: false,
+                compaction: false,
+            })
+        );
+        assert_eq!(
+            ClientHello::read(
+                r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":1,"clientCapabilities":{"session":{"compaction":{}}}}}"#
+            )
+            .map(|h| h.compaction),
+            Some(true)
+        );
+        // Other messages, even ones that mention the word, are not the hello.
+        assert_eq!(
+            ClientHello::read(
+                r#"{"jsonrpc":"2.0","id":2,"method":"session/prompt","params":{"prompt":[{"type":"text","text":"\"initialize\""}]}}"#
+            ),
+            None
+        );
+        assert_eq!(ClientHello::read("not json \"initialize\""), None);
     }
 }

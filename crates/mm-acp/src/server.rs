@@ -1,0 +1,416 @@
+//! The ACP front end's state and its handlers of the reference's methods (`initialize`,
+//! `session/new`, `session/load`, `session/prompt`); sessions.rs has the others. Tasks: the
+//! turns in flight, which mm owns and awaits at the end.
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use agent_client_protocol::v1::schema::{
+    AgentCapabilities, Implementation, InitializeRequest, InitializeResponse, LoadSessionRequest,
+    LoadSessionResponse, NewSessionRequest, NewSessionResponse, PromptRequest, PromptResponse,
+    SessionCapabilities, SessionCloseCapabilities, SessionDeleteCapabilities,
+    SessionListCapabilities, SessionResumeCapabilities,
+};
+use agent_client_protocol::v1::{ConnectionTo, Responder};
+use agent_client_protocol::{Client, Error};
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+
+use crate::config::Config;
+use crate::convert::{self, RequestError};
+use crate::engine::{Engine, Session};
+use crate::frontend::AcpFrontend;
+use crate::skills::Catalogue;
+use crate::slot::Slot;
+use crate::transport::ClientHello;
+use crate::{Logger, prompt, stdout};
+
+/// Turns in flight: each holds a guard; waiting ends when every guard is dropped.
+pub(crate) struct Tasks {
+    guard: Mutex<Option<mpsc::Sender<()>>>,
+    done: tokio::sync::Mutex<mpsc::Receiver<()>>,
+}
+
+impl Tasks {
+    pub(crate) fn new() -> Self {
+        let (tx, rx) = mpsc::channel(1);
+        Tasks {
+            guard: Mutex::new(Some(tx)),
+            done: tokio::sync::Mutex::new(rx),
+        }
+    }
+
+    pub(crate) fn guard(&self) -> Option<mpsc::Sender<()>> {
+        self.guard.lock().ok().and_then(|g| g.clone())
+    }
+
+    /// Runs `work` as one of mm's tasks (outliving the connection), and also hands the SDK a
+    /// task that awaits it.
+    pub(crate) fn spawn(
+        &self,
+        cx: &ConnectionTo<Client>,
+        work: impl std::future::Future<Output = ()> + Send + 'static,
+    ) {
+        let guard = self.guard();
+        let handle = tokio::spawn(async move {
+            let _guard = guard;
+            work.await;
+        });
+        // Never an error: a spawned task's error would shut the whole connection down.
+        let _ = cx.spawn(async move {
+            let _ = handle.await;
+            Ok(())
+        });
+    }
+
+    pub(crate) async fn wait(&self, limit: Duration) {
+        if let Ok(mut g) = self.guard.lock() {
+            g.take();
+        }
+        let mut rx = self.done.lock().await;
+        let _ = tokio::time::timeout(limit, rx.recv()).await;
+    }
+}
+
+pub(crate) struct Server {
+    pub(crate) engine: Arc<Engine>,
+    pub(crate) config: Arc<Config>,
+    pub(crate) log: Logger,
+    /// The client advertised form elicitation at `initialize`.
+    pub(crate) forms: Mutex<bool>,
+    /// The client advertised `session.compaction` at `initialize`.
+    pub(crate) compaction: Mutex<bool>,
+    /// The process's cwd, whose sessions `session/list` shows without a `cwd`.
+    pub(crate) process_cwd: Option<PathBuf>,
+    /// Folders `session/list` was asked about: `session/delete` looks there too.
+    pub(crate) listed_cwds: Mutex<Vec<PathBuf>>,
+    /// What the client sent in `initialize`, as the transport read it.
+    pub(crate) hello: Arc<Mutex<Option<ClientHello>>>,
+    pub(crate) sessions: Mutex<HashMap<String, Arc<Slot>>>,
+    /// Cancels every turn at EOF or on a signal.
+    pub(crate) shutdown: CancellationToken,
+    pub(crate) tasks: Tasks,
+    /// The transport's writer, which the SDK's outgoing messages go through too: a
+    /// `session/load` replay is queued there in one piece instead of message by message through
+    /// the SDK.
+    pub(crate) out: stdout::QueuedWriter,
+}
+
+impl Server {
+    pub(crate) fn forms(&self) -> bool {
+        self.forms.lock().map(|f| *f).unwrap_or(false)
+    }
+
+    /// A session's front end, with what the client said it supports.
+    pub(crate) fn frontend(&self, cx: &ConnectionTo<Client>) -> Arc<AcpFrontend> {
+        let compaction = self.compaction.lock().map(|c| *c).unwrap_or(false);
+        Arc::new(
+            AcpFrontend::new(Arc::new(cx.clone()), self.forms(), self.log.clone())
+                .with_compaction(compaction),
+        )
+    }
+
+    pub(crate) fn slot(&self, id: &str) -> Option<Arc<Slot>> {
+        self.sessions.lock().ok().and_then(|s| s.get(id).cloned())
+    }
+
+    /// Warnings about a session's skills (skipped or shadowed), as `[acp] session <id>: …`.
+    pub(crate) fn log_session_warnings(&self, session: &Session) {
+        let commands: Vec<&str> = Engine::commands().iter().map(|(n, _)| *n).collect();
+        let shadowed = crate::skills::shadowed(&session.skills, &commands);
+        for w in session.warnings.iter().chain(shadowed.iter()) {
+            self.log.line(&format!("[acp] session {}: {w}", session.id));
+        }
+    }
+
+    /// The MCP servers the editor passed for a session (`session/new`, `session/load`; a
+    /// `session/resume` handler calls this too): with `acp.clientMcpServers`, its stdio servers
+    /// join the session and start in the background like configured ones, and each is logged;
+    /// without it nothing happens (the caller logged them as ignored).
+    /// What `session/load` and `session/resume` share: the checks, the session read from its
+    /// file, the client's MCP servers, the warnings logged. The error is the request's answer.
+    pub(crate) async fn open_saved(
+        &self,
+        id: &str,
+        cwd: &std::path::Path,
+        mcp_servers: &[agent_client_protocol::v1::schema::McpServer],
+        frontend: &AcpFrontend,
+    ) -> Result<Session, Error> {
+        let refuse = |e: RequestError| convert::request_error(Some(id), &e);
+        if self.slot(id).is_some() {
+            return Err(refuse(RequestError::AlreadyLive(id.to_string())));
+        }
+        if !cwd.is_absolute() {
+            return Err(refuse(RequestError::CwdNotAbsolute(cwd.to_path_buf())));
+        }
+        frontend.set_session_id(id);
+        let mut session = self
+            .engine
+            .load_session(cwd.to_path_buf(), id, frontend)
+            .await
+            .map_err(|e| convert::load_error(id, &e))?;
+        if !self.config.acp.client_mcp_servers && !mcp_servers.is_empty() {
+            self.log.line(&format!(
+                "[acp] session {id}: {} MCP server(s) from the client ignored",
+                mcp_servers.len()
+            ));
+        }
+        self.client_mcp(&mut session, mcp_servers);
+        self.log_session_warnings(&session);
+        Ok(session)
+    }
+
+    pub(crate) fn client_mcp(
+        &self,
+        session: &mut Session,
+        servers: &[agent_client_protocol::v1::schema::McpServer],
+    ) {
+        if !self.config.acp.client_mcp_servers || servers.is_empty() {
+            return;
+        }
+        let (stdio, refused) = convert::client_servers(servers);
+        let configs: Vec<crate::config::McpServerConfig> =
+            stdio.iter().map(|(_, c)| c.clone()).collect();
+        let given = self.engine.attach_mcp_servers(session, stdio);
+        for ((asked, name), config) in given.iter().zip(&configs) {
+            let line = convert::client_server_line(asked, name, config);
+            self.log
+                .line(&format!("[acp] session {}: {line}", session.id));
+        }
+        for line in refused {
+            self.log
+                .line(&format!("[acp] session {}: {line}", session.id));
+        }
+    }
+
+    /// Registers a session; `false` when the id is already live.
+    pub(crate) fn register(&self, id: &str, slot: Arc<Slot>) -> bool {
+        let Ok(mut s) = self.sessions.lock() else {
+            return false;
+        };
+        if s.contains_key(id) {
+            return false;
+        }
+        s.insert(id.to_string(), slot);
+        true
+    }
+
+    pub(crate) fn commands_update(&self, skills: &Catalogue) -> serde_json::Value {
+        convert::available_commands(Engine::commands(), &advertised(skills))
+    }
+
+    pub(crate) fn initialize(&self, req: InitializeRequest) -> InitializeResponse {
+        // What the client sent wins over what the SDK made of it (see `ClientHello`).
+        let sent = self.hello.lock().ok().and_then(|h| h.clone());
+        let hello = sent.unwrap_or_else(|| ClientHello {
+            info: req
+                .client_info
+                .as_ref()
+                .map(|i| (i.name.clone(), i.version.clone())),
+            protocol: serde_json::to_value(req.protocol_version)
+                .ok()
+                .and_then(|v| v.as_u64()),
+            forms: req
+                .client_capabilities
+                .elicitation
+                .as_ref()
+                .is_some_and(|e| e.form.is_some()),
+            compaction: req
+                .client_capabilities
+                .session
+                .as_ref()
+                .is_some_and(|s| s.compaction.is_some()),
+        });
+        if let Ok(mut f) = self.forms.lock() {
+            *f = hello.forms;
+        }
+        if let Ok(mut c) = self.compaction.lock() {
+            *c = hello.compaction;
+        }
+        self.log.line(&convert::log_client(
+            hello.info.as_ref().map(|(n, v)| (n.as_str(), v.as_str())),
+            hello.protocol.unwrap_or(0),
+            hello.forms,
+        ));
+        if self.engine.sandbox.is_on() {
+            for line in self.engine.sandbox.log_lines() {
+                self.log.line(&line);
+            }
+        }
+        let acp = &self.config.acp;
+        let title = (!acp.title.is_empty()).then(|| acp.title.clone());
+        // `session/close` is always there (the only way for a client to free a session); the
+        // saved sessions' methods only with sessions on.
+        let sessions = self.config.sessions.enabled;
+        let mut caps = SessionCapabilities::new().close(SessionCloseCapabilities::new());
+        if sessions {
+            caps = caps
+                .list(SessionListCapabilities::new())
+                .resume(SessionResumeCapabilities::new())
+                .delete(SessionDeleteCapabilities::new());
+        }
+        InitializeResponse::new(agent_client_protocol::schema::ProtocolVersion::V1)
+            .agent_capabilities(
+                AgentCapabilities::new()
+                    .load_session(sessions)
+                    .session_capabilities(caps),
+            )
+            .auth_methods(Vec::new())
+            .agent_info(Implementation::new(acp.name.clone(), crate::VERSION).title(title))
+    }
+
+    pub(crate) async fn new_session(
+        self: Arc<Self>,
+        req: NewSessionRequest,
+        responder: Responder<NewSessionResponse>,
+        cx: ConnectionTo<Client>,
+    ) {
+        if !req.cwd.is_absolute() {
+            let e = RequestError::CwdNotAbsolute(req.cwd.clone());
+            let _ = responder.respond_with_error(convert::request_error(None, &e));
+            return;
+        }
+        let frontend = self.frontend(&cx);
+        let mut session = self.engine.new_session(req.cwd.clone(), &*frontend).await;
+        let id = session.id.clone();
+        frontend.set_session_id(&id);
+        let ignored = if self.config.acp.client_mcp_servers {
+            0
+        } else {
+            req.mcp_servers.len()
+        };
+        for line in convert::log_created(&id, &session.cwd, ignored) {
+            self.log.line(&line);
+        }
+        if let Some(note) = self.engine.sandbox.cwd_note(&session.cwd) {
+            self.log.line(&format!("[acp] sandbox: {note}"));
+        }
+        self.client_mcp(&mut session, &req.mcp_servers);
+        self.log_session_warnings(&session);
+        let commands = self.commands_update(&session.skills);
+        let mcp = session.mcp.servers();
+        let slot = Slot::new(session, frontend.clone());
+        if !self.register(&id, slot.clone()) {
+            let e = RequestError::AlreadyLive(id);
+            let _ = responder.respond_with_error(convert::request_error(None, &e));
+            return;
+        }
+        // The editor must know the session id before the update, or it drops it.
+        let _ = responder.respond(
+            NewSessionResponse::new(id)
+                .modes(convert::modes(slot.controls.mode()))
+                .config_options(self.config_options(&slot)),
+        );
+        frontend.update(commands);
+        // The MCP servers start once the answer is on its way, in the background.
+        for server in &mcp {
+            server.wake();
+        }
+        self.show_models_later(&slot);
+    }
+
+    pub(crate) async fn load_session(
+        self: Arc<Self>,
+        req: LoadSessionRequest,
+        responder: Responder<LoadSessionResponse>,
+        cx: ConnectionTo<Client>,
+    ) {
+        let id = req.session_id.0.to_string();
+        let frontend = self.frontend(&cx);
+        let session = match self
+            .open_saved(&id, &req.cwd, &req.mcp_servers, &frontend)
+            .await
+        {
+            Ok(s) => s,
+            Err(e) => {
+                let _ = responder.respond_with_error(e);
+                return;
+            }
+        };
+        let cwd = session.cwd.clone();
+        let tools = session.tools.clone();
+        let describe =
+            |c: &crate::history::ToolCall| tools.describe("", &c.name, &c.arguments, &cwd);
+        // Nothing of this session can be queued in the SDK yet and the updates and response
+        // below go out through it afterwards, so queueing the replay straight on the transport's
+        // writer keeps the order while sparing a JSON tree and a queue hop per message.
+        self.out
+            .write_lines(convert::replay_lines(&id, &session.history, &describe));
+        let plan = session.plan.lock().ok().and_then(|p| p.clone());
+        if let Some(plan) = plan {
+            frontend.update(convert::plan_update(&plan));
+        }
+        frontend.update(convert::usage_update(self.engine.context_usage(&session)));
+        frontend.update(self.commands_update(&session.skills));
+        // Loaded from it, so resolved and inside.
+        let dir: PathBuf = session.sessions_dir.clone().unwrap_or_default();
+        let replayed = crate::history::count_without_system(&session.history);
+        let mcp = session.mcp.servers();
+        let title = session.title.clone();
+        let slot = Slot::new(session, frontend.clone());
+        if !self.register(&id, slot.clone()) {
+            let e = RequestError::AlreadyLive(id.clone());
+            let _ = responder.respond_with_error(convert::request_error(Some(&id), &e));
+            return;
+        }
+        self.log.line(&convert::log_loaded(&id, &dir, replayed));
+        let _ = responder.respond(
+            LoadSessionResponse::new()
+                .modes(convert::modes(slot.controls.mode()))
+                .config_options(self.config_options(&slot)),
+        );
+        // What the reference does not send comes after its answer.
+        if let Some(title) = title {
+            frontend.update(convert::session_info(&title));
+        }
+        for server in &mcp {
+            server.wake();
+        }
+        self.show_models_later(&slot);
+    }
+
+    pub(crate) async fn prompt(
+        self: Arc<Self>,
+        slot: Arc<Slot>,
+        req: PromptRequest,
+        token: CancellationToken,
+        key: u64,
+    ) -> Result<PromptResponse, Error> {
+        let flat = prompt::flatten(&req.prompt);
+        let mut session = slot.session.lock().await;
+        let outcome = self
+            .engine
+            .prompt(
+                &mut session,
+                &flat.text,
+                &flat.attached,
+                &*slot.frontend,
+                &token,
+            )
+            .await;
+        slot.forget(key);
+        for line in convert::log_prompt(
+            &session.id,
+            outcome.command.as_ref(),
+            outcome.recap.as_ref(),
+        ) {
+            self.log.line(&line);
+        }
+        match outcome.stop {
+            Ok(stop) => Ok(PromptResponse::new(convert::stop_reason(stop))
+                .usage(convert::prompt_usage(&session.usage))),
+            Err(e) => Err(convert::turn_error(&e)),
+        }
+    }
+}
+
+/// The skills advertised as commands: all but those a real command shadows.
+fn advertised(skills: &Catalogue) -> Vec<(String, String)> {
+    let commands: Vec<&str> = Engine::commands().iter().map(|(n, _)| *n).collect();
+    crate::skills::advertised(skills, &commands)
+        .into_iter()
+        .map(|s| (s.name.clone(), s.description.clone()))
+        .collect()
+}
