@@ -306,7 +306,7 @@ pub async fn detect(
             // Without a listing there is no model to pick: fail now (not cached, so the next
             // call tries again) rather than send requests for an empty model name.
             Err(e) if configured_name.is_empty() => return Err(e),
-            // A server still loading its model: waited for (openai.rs), so that its kind and
+            // A server still loading its model: waited for (openai/), so that its kind and
             // window are read once it is up.
             Err(e @ ModelError::Http { status: 503, .. }) => return Err(e),
             Err(_) => Value::Null,
