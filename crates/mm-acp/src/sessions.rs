@@ -18,7 +18,7 @@ use agent_client_protocol::{Client, Error};
 
 use super::convert::{self, RequestError};
 use super::{SHUTDOWN_GRACE, Server, Slot};
-use crate::event::Mode;
+use crate::event::PermissionMode;
 
 impl Server {
     /// The session's configuration options as they are now: its mode, and its model once the
@@ -73,7 +73,7 @@ impl Server {
 
     /// Switches a session's mode (from its next tool call) and saves it if no turn runs (a
     /// running turn saves it when it ends).
-    fn switch_mode(&self, slot: &Arc<Slot>, mode: Mode) {
+    fn switch_mode(&self, slot: &Arc<Slot>, mode: PermissionMode) {
         if !slot.controls.set_mode(mode) {
             return;
         }
@@ -106,7 +106,7 @@ impl Server {
             Ok(slot) => slot,
             Err(e) => return responder.respond_with_error(e),
         };
-        let Some(mode) = Mode::parse(&req.mode_id.0) else {
+        let Some(mode) = PermissionMode::parse(&req.mode_id.0) else {
             let e = RequestError::UnknownMode(req.mode_id.0.to_string());
             return responder.respond_with_error(convert::request_error(Some(&id), &e));
         };
@@ -143,7 +143,7 @@ impl Server {
         };
         match option.as_str() {
             convert::MODE_OPTION => {
-                let Some(mode) = value.as_deref().and_then(Mode::parse) else {
+                let Some(mode) = value.as_deref().and_then(PermissionMode::parse) else {
                     return responder.respond_with_error(refuse(unknown_value()));
                 };
                 self.switch_mode(&slot, mode);

@@ -29,7 +29,7 @@ pub enum ToolKind {
     Debug, Clone, Copy, Default, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize,
 )]
 #[serde(rename_all = "kebab-case")]
-pub enum Mode {
+pub enum PermissionMode {
     Ask,
     /// The configuration's default (`yolo = true`).
     #[default]
@@ -37,42 +37,50 @@ pub enum Mode {
     ReadOnly,
 }
 
-impl Mode {
+impl PermissionMode {
     /// Every mode, in the order front ends list them.
-    pub const ALL: [Mode; 3] = [Mode::Ask, Mode::Yolo, Mode::ReadOnly];
+    pub const ALL: [PermissionMode; 3] = [
+        PermissionMode::Ask,
+        PermissionMode::Yolo,
+        PermissionMode::ReadOnly,
+    ];
 
     /// The mode the configuration's `yolo` gives.
-    pub fn from_yolo(yolo: bool) -> Mode {
-        if yolo { Mode::Yolo } else { Mode::Ask }
+    pub fn from_yolo(yolo: bool) -> PermissionMode {
+        if yolo {
+            PermissionMode::Yolo
+        } else {
+            PermissionMode::Ask
+        }
     }
 
     /// Its id (ACP `modeId`, the terminal's `/mode NAME`, the session file).
     pub fn id(self) -> &'static str {
         match self {
-            Mode::Ask => "ask",
-            Mode::Yolo => "yolo",
-            Mode::ReadOnly => "read-only",
+            PermissionMode::Ask => "ask",
+            PermissionMode::Yolo => "yolo",
+            PermissionMode::ReadOnly => "read-only",
         }
     }
 
-    pub fn parse(id: &str) -> Option<Mode> {
-        Mode::ALL.into_iter().find(|m| m.id() == id)
+    pub fn parse(id: &str) -> Option<PermissionMode> {
+        PermissionMode::ALL.into_iter().find(|m| m.id() == id)
     }
 
     /// The name menus show.
     pub fn name(self) -> &'static str {
         match self {
-            Mode::Ask => "Ask",
-            Mode::Yolo => "Yolo",
-            Mode::ReadOnly => "Read-only",
+            PermissionMode::Ask => "Ask",
+            PermissionMode::Yolo => "Yolo",
+            PermissionMode::ReadOnly => "Read-only",
         }
     }
 
     pub fn description(self) -> &'static str {
         match self {
-            Mode::Ask => "Ask before every command, file change and other gated tool",
-            Mode::Yolo => "Run every tool without asking",
-            Mode::ReadOnly => {
+            PermissionMode::Ask => "Ask before every command, file change and other gated tool",
+            PermissionMode::Yolo => "Run every tool without asking",
+            PermissionMode::ReadOnly => {
                 "Read and answer only: commands, file changes and other gated tools are refused"
             }
         }
@@ -81,15 +89,15 @@ impl Mode {
     /// How much it holds back: `yolo` < `ask` < `read-only`.
     fn strictness(self) -> u8 {
         match self {
-            Mode::Yolo => 0,
-            Mode::Ask => 1,
-            Mode::ReadOnly => 2,
+            PermissionMode::Yolo => 0,
+            PermissionMode::Ask => 1,
+            PermissionMode::ReadOnly => 2,
         }
     }
 
     /// This mode, or `floor` when `floor` holds back more: a session file (which a cloned
     /// repository may bring) never loosens what the configuration says.
-    pub fn at_least(self, floor: Mode) -> Mode {
+    pub fn at_least(self, floor: PermissionMode) -> PermissionMode {
         if self.strictness() >= floor.strictness() {
             self
         } else {
@@ -474,20 +482,32 @@ mod tests {
 
     #[test]
     fn modes_have_ids_and_never_loosen_below_a_floor() {
-        for m in Mode::ALL {
-            assert_eq!(Mode::parse(m.id()), Some(m));
+        for m in PermissionMode::ALL {
+            assert_eq!(PermissionMode::parse(m.id()), Some(m));
             assert_eq!(
                 serde_json::to_value(m).ok(),
                 Some(serde_json::json!(m.id()))
             );
         }
-        assert_eq!(Mode::parse("Yolo"), None);
-        assert_eq!(Mode::from_yolo(true), Mode::Yolo);
-        assert_eq!(Mode::from_yolo(false), Mode::Ask);
-        assert_eq!(Mode::Yolo.at_least(Mode::Ask), Mode::Ask);
-        assert_eq!(Mode::ReadOnly.at_least(Mode::Ask), Mode::ReadOnly);
-        assert_eq!(Mode::Ask.at_least(Mode::Yolo), Mode::Ask);
-        assert_eq!(Mode::Yolo.at_least(Mode::ReadOnly), Mode::ReadOnly);
+        assert_eq!(PermissionMode::parse("Yolo"), None);
+        assert_eq!(PermissionMode::from_yolo(true), PermissionMode::Yolo);
+        assert_eq!(PermissionMode::from_yolo(false), PermissionMode::Ask);
+        assert_eq!(
+            PermissionMode::Yolo.at_least(PermissionMode::Ask),
+            PermissionMode::Ask
+        );
+        assert_eq!(
+            PermissionMode::ReadOnly.at_least(PermissionMode::Ask),
+            PermissionMode::ReadOnly
+        );
+        assert_eq!(
+            PermissionMode::Ask.at_least(PermissionMode::Yolo),
+            PermissionMode::Ask
+        );
+        assert_eq!(
+            PermissionMode::Yolo.at_least(PermissionMode::ReadOnly),
+            PermissionMode::ReadOnly
+        );
     }
 
     fn compressed(replaced: usize, kept: usize, before: u64, after: u64, secs: f64) -> String {

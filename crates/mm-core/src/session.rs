@@ -13,7 +13,7 @@ use std::time::{Duration, SystemTime};
 use chrono::{DateTime, FixedOffset, Local, SecondsFormat};
 use serde::{Deserialize, Serialize};
 
-use crate::event::{Mode, Plan, Usage};
+use crate::event::{PermissionMode, Plan, Usage};
 use crate::history::{Message, count_without_system};
 use crate::writer::{self, Check, FileKind, WriteError};
 
@@ -119,7 +119,7 @@ pub struct SessionFile {
         skip_serializing_if = "Option::is_none",
         deserialize_with = "lenient_mode"
     )]
-    pub mode: Option<Mode>,
+    pub mode: Option<PermissionMode>,
     pub model: String,
     pub usage: FileUsage,
     #[serde(default)]
@@ -128,7 +128,9 @@ pub struct SessionFile {
     pub messages: Vec<Message>,
 }
 
-fn lenient_mode<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<Mode>, D::Error> {
+fn lenient_mode<'de, D: serde::Deserializer<'de>>(
+    d: D,
+) -> Result<Option<PermissionMode>, D::Error> {
     let v = Option::<serde_json::Value>::deserialize(d)?;
     Ok(v.and_then(|v| serde_json::from_value(v).ok()))
 }

@@ -123,7 +123,7 @@ async fn main() {
             tools: &tools,
             cwd: &cwd,
             session_id: "bench",
-            mode: mm_core::event::Mode::Yolo,
+            mode: mm_core::event::PermissionMode::Yolo,
             max_output: 30_000,
             frontend: &Quiet,
             hooks: &hooks,

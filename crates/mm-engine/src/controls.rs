@@ -4,7 +4,7 @@
 
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
-use crate::event::Mode;
+use crate::event::PermissionMode;
 
 /// A session's mode and model choice, shared between the session and its front end.
 #[derive(Debug, Clone)]
@@ -12,13 +12,13 @@ pub struct Controls(Arc<Mutex<Choice>>);
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 struct Choice {
-    mode: Mode,
+    mode: PermissionMode,
     /// `None`: the configured or detected model.
     model: Option<String>,
 }
 
 impl Controls {
-    pub fn new(mode: Mode) -> Self {
+    pub fn new(mode: PermissionMode) -> Self {
         Controls(Arc::new(Mutex::new(Choice { mode, model: None })))
     }
 
@@ -26,12 +26,12 @@ impl Controls {
         self.0.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
-    pub fn mode(&self) -> Mode {
+    pub fn mode(&self) -> PermissionMode {
         self.lock().mode
     }
 
     /// Switches the mode; `false` when it was already that one.
-    pub fn set_mode(&self, mode: Mode) -> bool {
+    pub fn set_mode(&self, mode: PermissionMode) -> bool {
         let mut c = self.lock();
         let changed = c.mode != mode;
         c.mode = mode;
@@ -59,11 +59,11 @@ mod tests {
 
     #[test]
     fn a_clone_sees_the_switches() {
-        let c = Controls::new(Mode::Ask);
+        let c = Controls::new(PermissionMode::Ask);
         let other = c.clone();
-        assert!(other.set_mode(Mode::ReadOnly));
-        assert!(!other.set_mode(Mode::ReadOnly));
-        assert_eq!(c.mode(), Mode::ReadOnly);
+        assert!(other.set_mode(PermissionMode::ReadOnly));
+        assert!(!other.set_mode(PermissionMode::ReadOnly));
+        assert_eq!(c.mode(), PermissionMode::ReadOnly);
         assert_eq!(c.model(), None);
         assert!(other.set_model("b"));
         assert!(!c.set_model("b"));

@@ -30,7 +30,7 @@ use mm_tools::{hooks, lsp, process, sandbox, tools};
 
 use crate::config::Config;
 pub use crate::event::Recap;
-use crate::event::{CompactOutcome, ContextUsage, Event, Frontend, Mode, Plan, Usage};
+use crate::event::{CompactOutcome, ContextUsage, Event, Frontend, PermissionMode, Plan, Usage};
 use crate::history::Message;
 use crate::hooks::{HookDecision, HookEvent, HookResult, Hooks};
 use crate::lsp::LspServers;
@@ -569,8 +569,8 @@ impl Engine {
     }
 
     /// The mode the configuration gives a new session (`yolo`).
-    pub fn configured_mode(&self) -> Mode {
-        Mode::from_yolo(self.config.yolo)
+    pub fn configured_mode(&self) -> PermissionMode {
+        PermissionMode::from_yolo(self.config.yolo)
     }
 
     /// Takes the model the session's controls chose, when it changed: from this turn on the
@@ -688,7 +688,7 @@ struct Opening {
     sessions_dir: Result<PathBuf, crate::session::OutsideProject>,
     created_at: String,
     title: Option<String>,
-    mode: Mode,
+    mode: PermissionMode,
 }
 
 /// The `stopReason` name hooks receive.

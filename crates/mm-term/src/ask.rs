@@ -13,7 +13,7 @@ use super::render::{Layout, Renderer};
 use crate::agent_client::{self, AgentCommand, AgentError, AgentStop, Answer, StartOptions};
 use crate::config::Config;
 use crate::event::{
-    Event, Form, FormAnswer, Frontend, Mode, PermissionDecision, PermissionRequest,
+    Event, Form, FormAnswer, Frontend, PermissionDecision, PermissionMode, PermissionRequest,
 };
 use crate::process::Supervisor;
 use crate::relay::CANNOT_ASK;
@@ -32,7 +32,7 @@ pub struct AskSetup<'a> {
     pub sandbox: &'a Sandbox,
     pub cwd: &'a Path,
     /// The mode the agent is put in: the session's (`/ask`), the configuration's (`mm --ask`).
-    pub mode: Mode,
+    pub mode: PermissionMode,
     /// Our own asking depth.
     pub depth: u32,
 }

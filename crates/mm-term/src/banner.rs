@@ -5,7 +5,7 @@
 use super::numbers::window;
 use super::style;
 use crate::config::Config;
-use crate::event::{ContextUsage, Mode};
+use crate::event::{ContextUsage, PermissionMode};
 use crate::model::detect::{self, ServerKind};
 use crate::sanitize::visible;
 use crate::skills::Catalogue;
@@ -21,7 +21,7 @@ pub struct Banner {
     pub model: String,
     pub sessions: bool,
     /// The session's mode (`yolo` gives the first one).
-    pub mode: Mode,
+    pub mode: PermissionMode,
     pub skills: usize,
     /// Active hooks per event (`preToolCall`, 2), events without hooks left out.
     pub hooks: Vec<(String, usize)>,
@@ -45,7 +45,7 @@ impl Banner {
             url: config.model.url.clone(),
             model: config.model.name.clone(),
             sessions: config.sessions.enabled,
-            mode: Mode::from_yolo(config.yolo),
+            mode: PermissionMode::from_yolo(config.yolo),
             skills: skills.skills.len(),
             hooks: [
                 ("sessionStart", hooks.session_start.len()),

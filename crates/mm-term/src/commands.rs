@@ -8,7 +8,7 @@ use super::numbers;
 use super::sessions;
 use super::style;
 use crate::engine::{Engine, Session};
-use crate::event::{Frontend, Mode};
+use crate::event::{Frontend, PermissionMode};
 use crate::sanitize::visible;
 
 /// Runs a local command (not `/quit`, which the loop handles) and returns its lines.
@@ -111,7 +111,7 @@ fn mode_lines(
 ) -> Vec<String> {
     if name.is_empty() {
         let current = session.controls.mode();
-        return Mode::ALL
+        return PermissionMode::ALL
             .iter()
             .map(|m| {
                 let mark = if *m == current { "●" } else { " " };
@@ -123,7 +123,7 @@ fn mode_lines(
             })
             .collect();
     }
-    let Some(mode) = Mode::parse(name) else {
+    let Some(mode) = PermissionMode::parse(name) else {
         return vec![style::yellow(
             color,
             &format!("no mode {name}: the modes are ask, yolo and read-only"),

@@ -16,8 +16,8 @@ use super::style::{self, GREEN, RED};
 use super::wrap::Wrap;
 use crate::engine::Recap;
 use crate::event::{
-    ContextUsage, Event, FileDiff, Mode, Plan, PlanStatus, ToolCallEnd, ToolCallStart, ToolKind,
-    ToolStatus, Usage,
+    ContextUsage, Event, FileDiff, PermissionMode, Plan, PlanStatus, ToolCallEnd, ToolCallStart,
+    ToolKind, ToolStatus, Usage,
 };
 use crate::sanitize::visible;
 
@@ -538,7 +538,7 @@ pub struct TurnSummary {
     pub context: Option<ContextUsage>,
     pub elapsed: Duration,
     /// The session's mode, when the line shows it (the interactive session).
-    pub mode: Option<Mode>,
+    pub mode: Option<PermissionMode>,
 }
 
 /// The dim line after a turn:

@@ -11,7 +11,7 @@
 use std::sync::Arc;
 use std::time::Instant;
 
-use mm_core::config::SandboxMode as Mode;
+use mm_core::config::SandboxMode;
 use mm_tools::process::{Group, Supervisor};
 use mm_tools::sandbox::{Places, Sandbox, Settings};
 
@@ -31,7 +31,11 @@ async fn main() -> std::io::Result<()> {
     std::fs::create_dir_all(&dir)?;
     let cwd = dir.canonicalize()?;
     let processes = Supervisor::new();
-    let modes = [Mode::Off, Mode::ReadOnly, Mode::WorkspaceWrite];
+    let modes = [
+        SandboxMode::Off,
+        SandboxMode::ReadOnly,
+        SandboxMode::WorkspaceWrite,
+    ];
     let sandboxes: Vec<Arc<Sandbox>> = modes
         .iter()
         .map(|mode| Arc::new(Sandbox::new(Settings::mode(*mode), Places::default())))

@@ -52,7 +52,7 @@ async fn run(tool: &dyn Tool, cwd: &Path, args: Value) -> ToolOutput {
         cwd,
         30_000,
         &cancel,
-        mm_core::event::Mode::Yolo,
+        mm_core::event::PermissionMode::Yolo,
         &Quiet,
     );
     tool.run(args, &call).await

@@ -108,7 +108,7 @@ async fn run(tool: &dyn Tool, cwd: &Path, args: Value) -> ToolOutput {
         cwd,
         30_000,
         &cancel,
-        mm::event::Mode::Yolo,
+        mm::event::PermissionMode::Yolo,
         &frontend,
     );
     tool.run(args, &call).await

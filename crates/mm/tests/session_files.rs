@@ -10,7 +10,7 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, SystemTime};
 
 use chrono::{Local, TimeZone};
-use mm::event::{Mode, Plan, PlanStatus, PlanStep, Usage};
+use mm::event::{PermissionMode, Plan, PlanStatus, PlanStep, Usage};
 use mm::history::{Message, ToolCall};
 use mm::session::{self, FileUsage, SessionFile, SessionSummary};
 use pretty_assertions::assert_eq;
@@ -44,7 +44,7 @@ fn example() -> SessionFile {
         created_at: "2026-09-16T10:15:30+02:00".into(),
         updated_at: "2026-09-16T10:21:02+02:00".into(),
         title: Some("list the files".into()),
-        mode: Some(Mode::ReadOnly),
+        mode: Some(PermissionMode::ReadOnly),
         model: "qwen2.5-coder:7b".into(),
         usage: FileUsage::default(),
         plan: None,

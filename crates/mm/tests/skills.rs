@@ -455,7 +455,7 @@ async fn call(cat: &Catalogue, cwd: &Path, args: serde_json::Value) -> mm::tools
         cwd,
         30_000,
         &cancel,
-        mm::event::Mode::Yolo,
+        mm::event::PermissionMode::Yolo,
         &frontend,
     );
     tool.run(args, &handle).await

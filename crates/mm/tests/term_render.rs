@@ -6,8 +6,8 @@ use std::time::Duration;
 
 use mm::engine::Recap;
 use mm::event::{
-    CompactOutcome, ContextUsage, Event, FileDiff, Mode, Plan, PlanStatus, PlanStep, ToolCallEnd,
-    ToolCallStart, ToolKind, ToolStatus, Usage,
+    CompactOutcome, ContextUsage, Event, FileDiff, PermissionMode, Plan, PlanStatus, PlanStep,
+    ToolCallEnd, ToolCallStart, ToolKind, ToolStatus, Usage,
 };
 use mm::term::banner::{self, Banner};
 use mm::term::markdown::MarkdownStream;
@@ -347,7 +347,7 @@ fn recap_lines() {
             size: 32_768,
         }),
         elapsed: Duration::from_millis(4_240),
-        mode: Some(Mode::ReadOnly),
+        mode: Some(PermissionMode::ReadOnly),
     };
     assert_eq!(
         render::recap_line(&summary, false),
@@ -428,7 +428,7 @@ fn full_banner() -> Banner {
         url: "http://127.0.0.1:8080/v1".into(),
         model: String::new(),
         sessions: true,
-        mode: Mode::Ask,
+        mode: PermissionMode::Ask,
         skills: 3,
         hooks: vec![("preToolCall".into(), 1)],
         mcp_servers: vec!["fs".into(), "git".into()],
@@ -478,7 +478,7 @@ fn banner_from_config() {
     let config = mm::config::Config::default();
     let b = Banner::new(&config, &mm::skills::Catalogue::default());
     assert_eq!(b.version, mm::VERSION);
-    assert_eq!(b.mode, Mode::Yolo);
+    assert_eq!(b.mode, PermissionMode::Yolo);
     assert!(!b.sessions);
 }
 

@@ -248,7 +248,7 @@ async fn fetch_with(
         cwd,
         30_000,
         cancel,
-        mm::event::Mode::Yolo,
+        mm::event::PermissionMode::Yolo,
         &frontend,
     );
     t.run(args, &call).await

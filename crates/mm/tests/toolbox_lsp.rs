@@ -129,7 +129,7 @@ impl Fixture {
             &self.cwd,
             30_000,
             &cancel,
-            mm::event::Mode::Yolo,
+            mm::event::PermissionMode::Yolo,
             &frontend,
         );
         self.tool.run(args, &call).await

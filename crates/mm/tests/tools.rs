@@ -52,7 +52,7 @@ async fn run_with(
         cwd,
         opts.max_output,
         cancel,
-        mm::event::Mode::Yolo,
+        mm::event::PermissionMode::Yolo,
         &frontend,
     );
     tool.run(args, &call).await

@@ -18,10 +18,10 @@ use std::sync::{Arc, Mutex};
 
 use common::mm_run::{RUN_LIMIT, Sandbox as Run};
 use common::{FakeServer, Recorder, Reply};
-use mm::config::SandboxMode as Mode;
+use mm::config::SandboxMode;
 use mm::config::{AgentConfig, Config, LspServerConfig};
 use mm::engine::BUILTIN;
-use mm::event::{Mode as PermissionMode, ToolStatus};
+use mm::event::{PermissionMode, ToolStatus};
 use mm::history::ToolCall;
 use mm::hooks::Hooks;
 use mm::lsp::LspServers;
@@ -149,7 +149,7 @@ impl World {
 
     /// A configuration with every built-in tool on offer: a language server (the stand-in,
     /// editing `also` besides), an agent, in `sandbox` mode.
-    fn config(&self, sandbox: Mode, also: &[&Path]) -> Config {
+    fn config(&self, sandbox: SandboxMode, also: &[&Path]) -> Config {
         let mut args = vec![self.server_script.display().to_string()];
         args.extend(also.iter().map(|p| p.display().to_string()));
         let mut config = Config {
@@ -258,7 +258,7 @@ async fn every_builtin_tool_that_writes_is_refused_by_a_sandbox_that_refuses_eve
     }
     let w = World::new();
     let (_server, url) = payload_server().await;
-    let tools = Tools::new(&w.config(Mode::ReadOnly, &[]), &w.cwd);
+    let tools = Tools::new(&w.config(SandboxMode::ReadOnly, &[]), &w.cwd);
     let before = snapshot(w.cwd.parent().unwrap());
     let ro = |name: &str| refusal(&w.cwd.join(name), "read-only");
     let expected: BTreeMap<&str, String> = [
@@ -293,7 +293,7 @@ async fn every_builtin_tool_that_writes_is_refused_by_a_sandbox_that_refuses_eve
             &w.cwd,
             30_000,
             &cancel,
-            mm::event::Mode::Yolo,
+            mm::event::PermissionMode::Yolo,
             &frontend,
         );
         let out = tool.run(args, &call).await;
@@ -321,7 +321,7 @@ async fn every_builtin_tool_that_writes_is_refused_by_a_sandbox_that_refuses_eve
 async fn every_builtin_tool_that_writes_is_refused_in_read_only_mode_and_asks_in_ask_mode() {
     let w = World::new();
     let (_server, url) = payload_server().await;
-    let tools = Tools::new(&w.config(Mode::Off, &[]), &w.cwd);
+    let tools = Tools::new(&w.config(SandboxMode::Off, &[]), &w.cwd);
     let before = snapshot(w.cwd.parent().unwrap());
     let hooks = Hooks::default();
     let mut n = 0;
@@ -384,7 +384,10 @@ async fn a_rename_that_would_edit_a_file_outside_the_workspace_writes_nothing() 
     }
     let w = World::new();
     let outside_file = w.outside.join("lib.py");
-    let tools = Tools::new(&w.config(Mode::WorkspaceWrite, &[&outside_file]), &w.cwd);
+    let tools = Tools::new(
+        &w.config(SandboxMode::WorkspaceWrite, &[&outside_file]),
+        &w.cwd,
+    );
     let before = snapshot(w.cwd.parent().unwrap());
     let lsp = tools.toolbox.get("lsp").unwrap();
     let frontend = Recorder::new();
@@ -394,7 +397,7 @@ async fn a_rename_that_would_edit_a_file_outside_the_workspace_writes_nothing() 
         &w.cwd,
         30_000,
         &cancel,
-        mm::event::Mode::Yolo,
+        mm::event::PermissionMode::Yolo,
         &frontend,
     );
     let out = lsp.run(writing_call("lsp", "").unwrap(), &call).await;

@@ -10,7 +10,7 @@ use agent_client_protocol::v1::schema::{
 };
 use serde_json::{Value, json};
 
-use crate::event::Mode;
+use crate::event::PermissionMode;
 use crate::model::ModelList;
 
 /// The ids of the configuration options.
@@ -21,10 +21,10 @@ pub const MODEL_OPTION: &str = "model";
 pub const LIST_PAGE: usize = 50;
 
 /// `modes` of the `session/new`, `session/load` and `session/resume` answers.
-pub fn modes(current: Mode) -> SessionModeState {
+pub fn modes(current: PermissionMode) -> SessionModeState {
     SessionModeState::new(
         current.id(),
-        Mode::ALL
+        PermissionMode::ALL
             .iter()
             .map(|m| SessionMode::new(m.id(), m.name()).description(m.description().to_string()))
             .collect(),
@@ -33,8 +33,11 @@ pub fn modes(current: Mode) -> SessionModeState {
 
 /// `configOptions`: the mode, then the model once the server's list is known (`models`: the
 /// list and the session's model). A server that lists nothing gets no model option.
-pub fn config_options(mode: Mode, models: Option<(&ModelList, &str)>) -> Vec<SessionConfigOption> {
-    let mode_choices: Vec<SessionConfigSelectOption> = Mode::ALL
+pub fn config_options(
+    mode: PermissionMode,
+    models: Option<(&ModelList, &str)>,
+) -> Vec<SessionConfigOption> {
+    let mode_choices: Vec<SessionConfigSelectOption> = PermissionMode::ALL
         .iter()
         .map(|m| {
             SessionConfigSelectOption::new(m.id(), m.name())
@@ -72,7 +75,7 @@ pub fn config_options(mode: Mode, models: Option<(&ModelList, &str)>) -> Vec<Ses
 }
 
 /// `current_mode_update`.
-pub fn current_mode_update(mode: Mode) -> Value {
+pub fn current_mode_update(mode: PermissionMode) -> Value {
     json!({"sessionUpdate": "current_mode_update", "currentModeId": mode.id()})
 }
 
@@ -168,7 +171,7 @@ pub fn log_unlisted(why: &str) -> String {
 }
 
 /// `session/set_mode`, `session/set_config_option`.
-pub fn log_mode(id: &str, mode: Mode) -> String {
+pub fn log_mode(id: &str, mode: PermissionMode) -> String {
     format!("[acp] session {id}: mode {}", mode.id())
 }
 
@@ -185,14 +188,14 @@ mod tests {
     #[test]
     fn modes_and_options() {
         assert_eq!(
-            serde_json::to_value(modes(Mode::Ask)).unwrap(),
+            serde_json::to_value(modes(PermissionMode::Ask)).unwrap(),
             json!({"currentModeId": "ask", "availableModes": [
                 {"id": "ask", "name": "Ask", "description": "Ask before every command, file change and other gated tool"},
                 {"id": "yolo", "name": "Yolo", "description": "Run every tool without asking"},
                 {"id": "read-only", "name": "Read-only", "description": "Read and answer only: commands, file changes and other gated tools are refused"},
             ]})
         );
-        let mode_only = serde_json::to_value(config_options(Mode::Yolo, None)).unwrap();
+        let mode_only = serde_json::to_value(config_options(PermissionMode::Yolo, None)).unwrap();
         assert_eq!(mode_only.as_array().unwrap().len(), 1);
         assert_eq!(mode_only[0]["id"], "mode");
         assert_eq!(mode_only[0]["type"], "select");
@@ -206,7 +209,8 @@ mod tests {
             default: "a".into(),
             models: vec!["a".into(), "b".into()],
         };
-        let both = serde_json::to_value(config_options(Mode::Ask, Some((&list, "b")))).unwrap();
+        let both =
+            serde_json::to_value(config_options(PermissionMode::Ask, Some((&list, "b")))).unwrap();
         assert_eq!(
             both[1],
             json!({"id": "model", "name": "Model", "description": "The server's model this session asks, from its next turn",
@@ -216,15 +220,20 @@ mod tests {
         // A server that lists nothing has no model option; a current model it does not list
         // is offered all the same.
         let none = ModelList::default();
-        assert_eq!(config_options(Mode::Ask, Some((&none, "x"))).len(), 1);
-        let other = serde_json::to_value(config_options(Mode::Ask, Some((&list, "c")))).unwrap();
+        assert_eq!(
+            config_options(PermissionMode::Ask, Some((&none, "x"))).len(),
+            1
+        );
+        let other =
+            serde_json::to_value(config_options(PermissionMode::Ask, Some((&list, "c")))).unwrap();
         assert_eq!(other[1]["options"][0], json!({"value": "c", "name": "c"}));
         assert_eq!(
-            config_option_update(&config_options(Mode::ReadOnly, None))["configOptions"][0]["currentValue"],
+            config_option_update(&config_options(PermissionMode::ReadOnly, None))["configOptions"]
+                [0]["currentValue"],
             "read-only"
         );
         assert_eq!(
-            current_mode_update(Mode::ReadOnly),
+            current_mode_update(PermissionMode::ReadOnly),
             json!({"sessionUpdate": "current_mode_update", "currentModeId": "read-only"})
         );
     }

@@ -20,7 +20,7 @@ use super::transport::{self, End};
 use super::{
     AgentCommand, AgentError, AgentStop, Answer, CANCEL_GRACE, DEPTH_VAR, MAX_DEPTH, StartOptions,
 };
-use crate::event::Mode;
+use crate::event::PermissionMode;
 use crate::process::{Child, Group};
 use crate::tools::Call;
 use mm_core::relay::{RelayedAnswer, refusal_of};
@@ -239,8 +239,8 @@ impl Connection {
             return Ok(());
         }
         match mode {
-            Mode::ReadOnly => Err(AgentError::NoReadOnlyMode),
-            Mode::Ask | Mode::Yolo => Ok(()),
+            PermissionMode::ReadOnly => Err(AgentError::NoReadOnlyMode),
+            PermissionMode::Ask | PermissionMode::Yolo => Ok(()),
         }
     }
 
@@ -385,8 +385,8 @@ impl Connection {
                     _ if cancelling => None,
                     // Nothing runs in read-only mode, whoever asks: refused as our own gate
                     // refuses, without asking our user (an agent that ignored set_mode).
-                    Mode::ReadOnly => refusal_of(&options),
-                    Mode::Ask | Mode::Yolo => {
+                    PermissionMode::ReadOnly => refusal_of(&options),
+                    PermissionMode::Ask | PermissionMode::Yolo => {
                         call.ask_relayed_permission(format!("{}: {title}", self.name), options)
                             .await
                     }

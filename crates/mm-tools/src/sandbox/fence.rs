@@ -18,7 +18,7 @@ use landlock::{
     RulesetAttr, RulesetCreatedAttr, Scope,
 };
 
-use super::Mode;
+use super::SandboxMode;
 use super::linux::namespace::{self, Joined};
 use super::linux::{Held, caps, check, devpts, seccomp};
 
@@ -77,7 +77,7 @@ pub(super) enum Pts {
 /// What one fenced child will enter: built in the parent, entered in the child.
 #[derive(Debug)]
 pub struct Fence {
-    mode: Mode,
+    mode: SandboxMode,
     /// The Landlock ruleset; `None` when the kernel has no Landlock.
     ruleset: Option<OwnedFd>,
     /// The rights of the rule the child adds for its private `devpts` (as the kernel knows
@@ -118,7 +118,7 @@ pub fn namespace_works() -> Result<(), String> {
 
 /// What the ruleset allows and what the namespace mounts.
 pub(super) struct Plan<'a> {
-    pub mode: Mode,
+    pub mode: SandboxMode,
     /// Folders (or files) under which everything may be written, opened now.
     pub writable: &'a [PathBuf],
     /// The same, opened at start.

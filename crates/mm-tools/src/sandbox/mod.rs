@@ -20,7 +20,7 @@ use linux::Held;
 pub use linux::caps::KEPT as ROOT_CAPABILITIES;
 pub use linux::fd_path;
 use linux::namespace::{Joined, Namespace};
-use mm_core::config::{Config, SandboxMode as Mode};
+use mm_core::config::{Config, SandboxMode};
 
 /// The variable a fenced child finds in its environment, set to the mode
 /// (`workspace-write`, `read-only`): a nested mm reads it (through `main.rs`, into
@@ -133,7 +133,7 @@ pub struct NotEnforced(String);
 /// The process's sandbox: the mode, where commands may write, and what the kernel enforces.
 #[derive(Debug, Clone)]
 pub struct Sandbox {
-    mode: Mode,
+    mode: SandboxMode,
     /// The writable places besides the cwd (the temp folders, `tools.sandboxWritable`),
     /// resolved once at start and held open: a symlink put later where one was, or where a
     /// missing one would be, opens nothing.
@@ -184,7 +184,7 @@ impl Default for Sandbox {
 /// asked agent's `agents.<name>.sandboxWritable`.
 #[derive(Debug, Clone, Default)]
 pub struct Settings {
-    pub mode: Mode,
+    pub mode: SandboxMode,
     pub writable: Vec<PathBuf>,
     /// `(name, entries)` of each agent that has `sandboxWritable` entries.
     pub agents: Vec<(String, Vec<PathBuf>)>,
@@ -206,7 +206,7 @@ impl Settings {
     }
 
     /// Only a mode, nothing more writable.
-    pub fn mode(mode: Mode) -> Settings {
+    pub fn mode(mode: SandboxMode) -> Settings {
         Settings {
             mode,
             ..Settings::default()
@@ -227,13 +227,13 @@ impl Sandbox {
             agents,
         } = settings;
         let enforcement = match mode {
-            Mode::Off => Enforcement::off(),
-            Mode::WorkspaceWrite | Mode::ReadOnly => {
+            SandboxMode::Off => Enforcement::off(),
+            SandboxMode::WorkspaceWrite | SandboxMode::ReadOnly => {
                 Enforcement::of_kernel(places.outer_fence.clone())
             }
         };
         let (mut held, mut skipped) = (Vec::new(), Vec::new());
-        if mode == Mode::WorkspaceWrite {
+        if mode == SandboxMode::WorkspaceWrite {
             // A temp folder that is missing is nothing the user asked for: no warning.
             held.extend(places.temp.iter().filter_map(|t| Held::open(t).ok()));
             let writable = plain_places(&places.temp, &entries);
@@ -245,7 +245,7 @@ impl Sandbox {
             }
         }
         let mut agent_held = Vec::new();
-        if mode == Mode::WorkspaceWrite {
+        if mode == SandboxMode::WorkspaceWrite {
             let writable = plain_places(&places.temp, &entries);
             for (name, agent_entries) in &agents {
                 for entry in agent_entries {
@@ -275,7 +275,7 @@ impl Sandbox {
     /// No sandbox (tests and tools built without a configuration).
     pub fn off() -> Sandbox {
         Sandbox {
-            mode: Mode::Off,
+            mode: SandboxMode::Off,
             held: Vec::new(),
             agent_held: Vec::new(),
             skipped: Vec::new(),
@@ -286,17 +286,17 @@ impl Sandbox {
         }
     }
 
-    pub fn mode(&self) -> Mode {
+    pub fn mode(&self) -> SandboxMode {
         self.mode
     }
 
     pub fn is_on(&self) -> bool {
-        self.mode != Mode::Off
+        self.mode != SandboxMode::Off
     }
 
     /// Whether the kernel fences commands (the mode is on and Landlock is there).
     fn fences_commands(&self) -> bool {
-        self.mode != Mode::Off && self.enforcement.abi > 0
+        self.mode != SandboxMode::Off && self.enforcement.abi > 0
     }
 
     pub fn enforcement(&self) -> &Enforcement {
@@ -307,7 +307,7 @@ impl Sandbox {
     /// `workspace-write (not enforced)` when the kernel has no Landlock.
     pub fn label(&self) -> String {
         match self.mode {
-            Mode::Off => "off".into(),
+            SandboxMode::Off => "off".into(),
             m if self.enforcement.abi == 0 => format!("{m} (not enforced)"),
             m => m.to_string(),
         }
@@ -319,7 +319,7 @@ impl Sandbox {
         let e = &self.enforcement;
         let abi = e.abi;
         let mut gaps: Vec<String> = Vec::new();
-        if self.mode == Mode::Off || abi == 0 {
+        if self.mode == SandboxMode::Off || abi == 0 {
             return gaps;
         }
         if abi < 2 {
@@ -337,7 +337,8 @@ impl Sandbox {
         if let Err(why) = &e.seccomp {
             gaps.push(format!("TIOCSTI is not refused ({why})"));
         }
-        if let (Mode::WorkspaceWrite, Err(why), None) = (self.mode, &e.namespace, &e.nested) {
+        if let (SandboxMode::WorkspaceWrite, Err(why), None) = (self.mode, &e.namespace, &e.nested)
+        {
             gaps.push(format!(
                 "the project's .mm/ stays writable (no private mount namespace: {why})"
             ));
@@ -349,7 +350,7 @@ impl Sandbox {
     /// off or whole. Inside an outer fence it also says that the read-only mounts are the
     /// outer fence's.
     pub fn note(&self) -> Option<String> {
-        if self.mode == Mode::Off {
+        if self.mode == SandboxMode::Off {
             return None;
         }
         let abi = self.enforcement.abi;
@@ -389,7 +390,7 @@ impl Sandbox {
     /// folder or above it); `None` otherwise.
     pub fn cwd_note(&self, cwd: &Path) -> Option<String> {
         let real = std::fs::canonicalize(cwd).ok()?;
-        (self.mode == Mode::WorkspaceWrite && self.home_or_above(&real)).then(|| {
+        (self.mode == SandboxMode::WorkspaceWrite && self.home_or_above(&real)).then(|| {
             format!(
                 "the working directory {} is the home folder or above it, so commands may not write in it: only in the temp folders and tools.sandboxWritable (start mm in a project's folder)",
                 real.display()
@@ -447,11 +448,11 @@ impl Sandbox {
     /// `agents.<name>.sandboxWritable`).
     fn roots(&self, cwd: &Path, extra: &[PathBuf]) -> Roots<'_> {
         match self.mode {
-            Mode::Off | Mode::ReadOnly => Roots {
+            SandboxMode::Off | SandboxMode::ReadOnly => Roots {
                 cwd: None,
                 held: Vec::new(),
             },
-            Mode::WorkspaceWrite => Roots {
+            SandboxMode::WorkspaceWrite => Roots {
                 cwd: std::fs::canonicalize(cwd)
                     .ok()
                     .filter(|c| !self.home_or_above(c)),
@@ -581,7 +582,7 @@ impl Sandbox {
     /// `[write outside the sandbox refused: <path> (tools.sandbox = <mode>)]`, naming the path
     /// where the write would land (symlinks followed).
     pub fn check_write(&self, cwd: &Path, path: &Path) -> Result<(), String> {
-        if self.mode == Mode::Off {
+        if self.mode == SandboxMode::Off {
             return Ok(());
         }
         let real = real_path(path);
@@ -605,16 +606,16 @@ impl Sandbox {
             return None;
         }
         match self.mode {
-            Mode::Off => None,
-            Mode::WorkspaceWrite if self.cwd_note(cwd).is_some() => Some(
+            SandboxMode::Off => None,
+            SandboxMode::WorkspaceWrite if self.cwd_note(cwd).is_some() => Some(
                 "[tools.sandbox = workspace-write: the working directory is the home folder, so commands may write only in the temp folder and tools.sandboxWritable]"
                     .into(),
             ),
-            Mode::WorkspaceWrite => Some(
+            SandboxMode::WorkspaceWrite => Some(
                 "[tools.sandbox = workspace-write: commands may write only in the working directory (not its .mm/), the temp folder and tools.sandboxWritable]"
                     .into(),
             ),
-            Mode::ReadOnly => {
+            SandboxMode::ReadOnly => {
                 Some("[tools.sandbox = read-only: commands may not write any file]".into())
             }
         }
@@ -626,12 +627,12 @@ impl Sandbox {
             return None;
         }
         match self.mode {
-            Mode::Off => None,
-            Mode::WorkspaceWrite => Some(
+            SandboxMode::Off => None,
+            SandboxMode::WorkspaceWrite => Some(
                 "Sandbox: commands and file tools may write only in the working directory (not .mm/) and the temp folder."
                     .into(),
             ),
-            Mode::ReadOnly => Some("Sandbox: commands and file tools may not write files.".into()),
+            SandboxMode::ReadOnly => Some("Sandbox: commands and file tools may not write files.".into()),
         }
     }
 }
@@ -746,13 +747,13 @@ mod tests {
 
     #[test]
     fn modes_parse_and_name() {
-        for name in Mode::NAMES {
-            assert_eq!(Mode::parse(name).unwrap().name(), name);
+        for name in SandboxMode::NAMES {
+            assert_eq!(SandboxMode::parse(name).unwrap().name(), name);
         }
-        assert_eq!(Mode::parse("on"), None);
+        assert_eq!(SandboxMode::parse("on"), None);
     }
 
-    fn with(mode: Mode, abi: i32, namespace: Result<(), String>) -> Sandbox {
+    fn with(mode: SandboxMode, abi: i32, namespace: Result<(), String>) -> Sandbox {
         Sandbox {
             mode,
             held: Vec::new(),
@@ -773,12 +774,12 @@ mod tests {
 
     #[test]
     fn a_whole_fence_says_only_its_mode() {
-        let s = with(Mode::WorkspaceWrite, 7, Ok(()));
+        let s = with(SandboxMode::WorkspaceWrite, 7, Ok(()));
         assert_eq!(s.label(), "workspace-write");
         assert_eq!(s.note(), None);
         assert_eq!(s.log_lines(), ["[acp] sandbox: workspace-write"]);
         assert!(s.require(true).is_ok());
-        let off = with(Mode::Off, 0, Err("off".into()));
+        let off = with(SandboxMode::Off, 0, Err("off".into()));
         assert_eq!(off.note(), None);
         assert!(off.require(true).is_ok());
     }
@@ -786,7 +787,7 @@ mod tests {
     #[test]
     fn what_the_kernel_lacks_is_said_once_and_is_an_error_when_required() {
         let s = with(
-            Mode::WorkspaceWrite,
+            SandboxMode::WorkspaceWrite,
             3,
             Err("Operation not permitted (os error 1)".into()),
         );
@@ -807,7 +808,7 @@ mod tests {
                 "tools.sandboxRequired = true, but tools.sandbox = workspace-write is not enforced whole: {note}"
             )
         );
-        let none = with(Mode::ReadOnly, 0, Ok(()));
+        let none = with(SandboxMode::ReadOnly, 0, Ok(()));
         assert_eq!(none.label(), "read-only (not enforced)");
         // Nothing claimed for commands: no fence to enter, no hint, nothing in the prompt.
         assert!(none.fence(Path::new("/")).unwrap().is_none());
@@ -819,7 +820,7 @@ mod tests {
                 "not enforced: this kernel has no Landlock (Linux 5.13 or later, with landlock among its LSMs); the file tools still refuse writes outside it"
             )
         );
-        let old = with(Mode::ReadOnly, 1, Ok(()));
+        let old = with(SandboxMode::ReadOnly, 1, Ok(()));
         assert_eq!(
             old.note().as_deref(),
             Some(
@@ -830,7 +831,7 @@ mod tests {
 
     #[test]
     fn inside_an_outer_fence_the_note_says_so_and_is_no_gap() {
-        let mut s = with(Mode::WorkspaceWrite, 7, Err("inside".into()));
+        let mut s = with(SandboxMode::WorkspaceWrite, 7, Err("inside".into()));
         s.enforcement.nested = Some("read-only".into());
         assert_eq!(
             s.note().as_deref(),
@@ -854,7 +855,7 @@ mod tests {
         let project = home.join("project");
         std::fs::create_dir_all(&project).unwrap();
         let mut config = Config::default();
-        config.tools.sandbox = Mode::WorkspaceWrite;
+        config.tools.sandbox = SandboxMode::WorkspaceWrite;
         let places = Places {
             temp: Vec::new(),
             home: Some(home.clone()),

@@ -11,7 +11,7 @@ use tokio_util::sync::CancellationToken;
 use super::gate::{self, GateVerdict};
 use super::repeat::{RepeatDetector, Verdict};
 use super::{Call, ToolOutput, Toolbox, cap_output, parse_raw_args};
-use crate::event::{Event, Frontend, Mode, Tally, ToolCallEnd, ToolStatus};
+use crate::event::{Event, Frontend, PermissionMode, Tally, ToolCallEnd, ToolStatus};
 use crate::history::ToolCall;
 use crate::hooks::{HookDecision, HookEvent, HookResult, Hooks};
 
@@ -22,7 +22,7 @@ pub struct CallEnv<'a> {
     pub cwd: &'a Path,
     pub session_id: &'a str,
     /// The session's mode as the turn started (`ask`, `yolo`, `read-only`).
-    pub mode: Mode,
+    pub mode: PermissionMode,
     pub max_output: usize,
     pub frontend: &'a dyn Frontend,
     pub hooks: &'a Hooks,
@@ -125,9 +125,9 @@ pub async fn dispatch(
     }
 
     let gated = match env.mode {
-        Mode::Yolo => tool.always_gated(),
-        Mode::Ask => tool.gated(&args) || tool.always_gated(),
-        Mode::ReadOnly => {
+        PermissionMode::Yolo => tool.always_gated(),
+        PermissionMode::Ask => tool.gated(&args) || tool.always_gated(),
+        PermissionMode::ReadOnly => {
             if tool.gated(&args) || tool.always_gated() {
                 return refused(read_only_refusal(&call.name));
             }

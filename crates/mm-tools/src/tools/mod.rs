@@ -25,8 +25,8 @@ use tokio_util::sync::CancellationToken;
 
 use crate::config::Config;
 use crate::event::{
-    Event, FileDiff, Form, FormAnswer, Frontend, Mode, Plan, Question, Tally, ToolCallStart,
-    ToolKind, ToolStatus,
+    Event, FileDiff, Form, FormAnswer, Frontend, PermissionMode, Plan, Question, Tally,
+    ToolCallStart, ToolKind, ToolStatus,
 };
 use crate::lsp::LspServers;
 use crate::process::Supervisor;
@@ -72,7 +72,7 @@ pub struct Call<'a> {
     pub cancel: &'a CancellationToken,
     /// The session's mode at this call (the one the dispatcher gated it with): what a tool that
     /// hands work on (`ask_agent`) passes along.
-    pub mode: Mode,
+    pub mode: PermissionMode,
     frontend: &'a dyn Frontend,
 }
 
@@ -82,7 +82,7 @@ impl<'a> Call<'a> {
         cwd: &'a Path,
         max_output: usize,
         cancel: &'a CancellationToken,
-        mode: Mode,
+        mode: PermissionMode,
         frontend: &'a dyn Frontend,
     ) -> Self {
         Call {
