@@ -557,7 +557,7 @@ fn source_of(sources: &BTreeMap<String, Source>, key: &str) -> Source {
 }
 
 fn canonical(path: &Path) -> PathBuf {
-    std::fs::canonicalize(path).unwrap_or_else(|_| crate::paths::normalize(path))
+    crate::paths::canonical(path).unwrap_or_else(|_| crate::paths::normalize(path))
 }
 
 /// The variable `model.apiKey` is read from.

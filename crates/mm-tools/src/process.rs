@@ -97,12 +97,7 @@ impl Supervisor {
         }
         without_keys(cmd);
         if let Some(fence) = fence {
-            cmd.env(crate::sandbox::FENCED_VAR, fence.marker());
-            // SAFETY: `Fence::enter` only makes system calls on memory prepared before the
-            // fork (no allocation, no lock).
-            unsafe {
-                cmd.pre_exec(move || fence.enter());
-            }
+            fence.apply(cmd);
         }
         let child = cmd.spawn()?;
         let pgid = child

@@ -20,8 +20,6 @@
 // The one place of the library that creates, truncates and renames files (clippy.toml).
 #![allow(clippy::disallowed_methods)]
 
-mod linux;
-
 use std::ffi::{OsStr, OsString};
 use std::fs::File;
 use std::io::{self, Write};
@@ -34,7 +32,10 @@ use nix::errno::Errno;
 use nix::fcntl::{AtFlags, OFlag};
 use nix::sys::stat::{Mode, SFlag};
 
-pub use linux::path_of_dir;
+/// The real path of an open folder ([`crate::handle_path::path_of`]).
+pub fn path_of_dir(fd: impl std::os::fd::AsFd) -> io::Result<PathBuf> {
+    crate::handle_path::path_of(fd.as_fd())
+}
 
 /// Asked where a write lands before anything is created.
 #[derive(Clone, Copy)]
@@ -85,17 +86,17 @@ impl FileKind {
         }
     }
 
-    fn new_file_mode(self) -> u32 {
+    fn new_file_mode(self) -> Mode {
         match self {
-            FileKind::Ordinary => 0o666,
-            FileKind::Private => 0o600,
+            FileKind::Ordinary => Mode::from_bits_truncate(0o666),
+            FileKind::Private => Mode::from_bits_truncate(0o600),
         }
     }
 
-    fn own_folder_mode(self) -> u32 {
+    fn own_folder_mode(self) -> Mode {
         match self {
-            FileKind::Ordinary => 0o777,
-            FileKind::Private => 0o700,
+            FileKind::Ordinary => Mode::from_bits_truncate(0o777),
+            FileKind::Private => Mode::from_bits_truncate(0o700),
         }
     }
 }
@@ -295,7 +296,7 @@ pub fn append(
     let folder =
         open_folder(&dir, Some(&name), FileKind::Ordinary, check).map_err(|e| e.named(shown))?;
     let flags = OFlag::O_WRONLY | OFlag::O_APPEND | OFlag::O_NOFOLLOW | OFlag::O_CLOEXEC;
-    let mode = Mode::from_bits_truncate(FileKind::Ordinary.new_file_mode());
+    let mode = FileKind::Ordinary.new_file_mode();
     let (fd, created) = match nix::fcntl::openat(
         &folder,
         name.as_os_str(),
@@ -402,9 +403,9 @@ fn open_folder(
         let mode = if i == last && name.is_some() {
             kind.own_folder_mode()
         } else {
-            0o777
+            Mode::from_bits_truncate(0o777)
         };
-        match nix::sys::stat::mkdirat(&fd, part.as_os_str(), Mode::from_bits_truncate(mode)) {
+        match nix::sys::stat::mkdirat(&fd, part.as_os_str(), mode) {
             Ok(()) | Err(Errno::EEXIST) => {}
             Err(e) => return Err(e.into()),
         }
@@ -443,7 +444,7 @@ fn split(path: &Path) -> io::Result<(PathBuf, OsString)> {
 const TEMP_BASE_BYTES: usize = 200;
 
 /// Creates a new temporary file (`.<name>.mm-<pid>-<n>.tmp`) beside `name` in the open folder.
-fn create_temp(dir: &OwnedFd, name: &OsStr, mode: u32) -> io::Result<(OsString, OwnedFd)> {
+fn create_temp(dir: &OwnedFd, name: &OsStr, mode: Mode) -> io::Result<(OsString, OwnedFd)> {
     static COUNTER: AtomicU64 = AtomicU64::new(0);
     let bytes = name.as_bytes();
     let base = String::from_utf8_lossy(&bytes[..bytes.len().min(TEMP_BASE_BYTES)]).into_owned();
@@ -452,7 +453,7 @@ fn create_temp(dir: &OwnedFd, name: &OsStr, mode: u32) -> io::Result<(OsString, 
         let tmp = OsString::from(format!(".{base}.mm-{}-{n}.tmp", std::process::id()));
         let flags =
             OFlag::O_WRONLY | OFlag::O_CREAT | OFlag::O_EXCL | OFlag::O_NOFOLLOW | OFlag::O_CLOEXEC;
-        match nix::fcntl::openat(dir, tmp.as_os_str(), flags, Mode::from_bits_truncate(mode)) {
+        match nix::fcntl::openat(dir, tmp.as_os_str(), flags, mode) {
             Ok(fd) => return Ok((tmp, fd)),
             Err(Errno::EEXIST) => continue,
             Err(e) => return Err(e.into()),

@@ -14,7 +14,6 @@ use serde::Deserialize;
 use serde_json::Value;
 use tokio::io::AsyncReadExt;
 use tokio::net::unix::pipe;
-use tokio::process::Command;
 use tokio_util::sync::CancellationToken;
 
 use super::{Call, Setup, Tool, ToolOutput, parse_args, schema_of};
@@ -286,7 +285,7 @@ fn spawn(
 ) -> io::Result<(Child, pipe::Receiver)> {
     let (read_end, write_end) = io::pipe()?;
     let write_err = write_end.try_clone()?;
-    let mut cmd = Command::new("bash");
+    let mut cmd = crate::sandbox::command(fence.as_ref(), "bash");
     cmd.arg("-c")
         .arg(command)
         .current_dir(cwd)

@@ -364,7 +364,7 @@ fn config_check(setup: &Setup<'_>, loaded: &Loaded) -> Check {
 }
 
 fn project_check(setup: &Setup<'_>, loaded: &Loaded) -> Check {
-    let cwd = std::fs::canonicalize(setup.cwd).unwrap_or_else(|_| setup.cwd.to_path_buf());
+    let cwd = crate::paths::canonical(setup.cwd).unwrap_or_else(|_| setup.cwd.to_path_buf());
     let shown_cwd = cwd.display().to_string();
     let quoted = crate::paths::shell_quote(&shown_cwd);
     let config = &loaded.config;
@@ -407,7 +407,7 @@ fn project_check(setup: &Setup<'_>, loaded: &Loaded) -> Check {
     let trusted = config
         .trusted_projects
         .iter()
-        .any(|p| std::fs::canonicalize(p).unwrap_or_else(|_| p.clone()) == cwd);
+        .any(|p| crate::paths::canonical(p).unwrap_or_else(|_| p.clone()) == cwd);
     let summary = if trusted {
         format!(
             "{shown_cwd} is trusted: its own hooks, MCP servers, language servers and agents run"
@@ -454,9 +454,15 @@ fn sandbox_check(setup: &Setup<'_>, loaded: &Loaded) -> Check {
         .chain(sandbox.skipped_lines())
         .chain(sandbox.cwd_note(setup.cwd))
         .collect();
-    match (sandbox.require(config.tools.sandbox_required), notes.is_empty()) {
+    match (
+        sandbox.require(config.tools.sandbox_required),
+        notes.is_empty(),
+    ) {
         (Err(e), _) => Check::new(Topic::Sandbox, Status::Fail, e.to_string())
-            .fix("mm does not start like this: use a kernel with Landlock, or set tools.sandboxRequired = false")
+            .fix(format!(
+                "mm does not start like this: {}, or set tools.sandboxRequired = false",
+                crate::sandbox::REMEDY
+            ))
             .details(details),
         (Ok(()), false) => Check::new(
             Topic::Sandbox,
@@ -467,7 +473,7 @@ fn sandbox_check(setup: &Setup<'_>, loaded: &Loaded) -> Check {
         (Ok(()), true) => Check::new(
             Topic::Sandbox,
             Status::Ok,
-            format!("{} (Landlock ABI {})", sandbox.label(), sandbox.enforcement().abi),
+            format!("{} ({})", sandbox.label(), sandbox.fencer_name()),
         )
         .details(details),
     }
