@@ -3,7 +3,6 @@
 //! what a deny or a context means at each point.
 
 use std::fmt;
-use std::os::unix::process::ExitStatusExt;
 use std::path::Path;
 use std::process::Stdio;
 use std::time::Duration;
@@ -384,7 +383,7 @@ fn interpret(event: HookEvent, ran: Ran) -> Outcome {
         }
         None => Outcome::Failure(format!(
             "killed by signal {}",
-            status.signal().unwrap_or_default()
+            crate::process::signal_of(&status).unwrap_or_default()
         )),
     };
     match said {
@@ -446,7 +445,11 @@ async fn run_process(
     cwd: &Path,
     cancel: &CancellationToken,
 ) -> Ran {
-    let mut cmd = Command::new("sh");
+    let shell = match crate::program::hook_shell(None) {
+        Ok(shell) => shell,
+        Err(line) => return Ran::CannotStart(line),
+    };
+    let mut cmd = Command::new(shell);
     cmd.arg("-c")
         .arg(&hook.config.command)
         .current_dir(cwd)

@@ -86,7 +86,10 @@ impl Connection {
                 program: cmd.program.clone(),
                 error: format!("the sandbox: {e}"),
             })?;
-        let mut command = crate::sandbox::command(fence.as_ref(), &cmd.program);
+        let mut command = crate::sandbox::command(
+            fence.as_ref(),
+            mm_tools::program::resolve(cmd.program.as_ref()),
+        );
         command
             .args(&cmd.args)
             .envs(&cmd.env)
@@ -482,12 +485,11 @@ impl Drop for Connection {
 /// Waits for the agent's process to exit: how it ended, as the failure line says it. Never
 /// returns when there is no process (or its status cannot be read).
 async fn exit_of(child: Option<&mut Child>) -> String {
-    use std::os::unix::process::ExitStatusExt;
     let Some(child) = child else {
         return std::future::pending().await;
     };
     match child.wait().await {
-        Ok(status) => match (status.code(), status.signal()) {
+        Ok(status) => match (status.code(), mm_tools::process::signal_of(&status)) {
             (Some(code), _) => format!("exit code {code}"),
             (None, Some(signal)) => format!("killed by signal {signal}"),
             (None, None) => "no exit status".to_string(),
