@@ -145,9 +145,17 @@ pub struct Hooks {
     by_event: [Vec<Hook>; 6],
     warnings: Vec<String>,
     processes: Arc<Supervisor>,
+    /// `tools.bash.path`: the shell of hooks on Windows ([`crate::program::hook_shell`]).
+    bash: Option<std::path::PathBuf>,
 }
 
 impl Hooks {
+    /// Hooks that run through `bash` (`tools.bash.path`) where they run through bash (Windows).
+    pub fn with_bash(mut self, bash: Option<std::path::PathBuf>) -> Hooks {
+        self.bash = bash;
+        self
+    }
+
     /// Takes the hooks that may run (the config helper has already dropped untrusted ones);
     /// their processes go through `processes`.
     pub fn new(config: &HooksConfig, processes: Arc<Supervisor>) -> Hooks {
@@ -249,6 +257,7 @@ impl Hooks {
                     event,
                     run_process(
                         &self.processes,
+                        self.bash.as_deref(),
                         hook,
                         event,
                         &stdin,
@@ -438,6 +447,7 @@ async fn read_capped<R: AsyncRead + Unpin>(mut r: R, stop: CancellationToken) ->
 
 async fn run_process(
     processes: &Arc<Supervisor>,
+    bash: Option<&Path>,
     hook: &Hook,
     event: HookEvent,
     stdin: &[u8],
@@ -445,7 +455,7 @@ async fn run_process(
     cwd: &Path,
     cancel: &CancellationToken,
 ) -> Ran {
-    let shell = match crate::program::hook_shell(None) {
+    let shell = match crate::program::hook_shell(bash) {
         Ok(shell) => shell,
         Err(line) => return Ran::CannotStart(line),
     };

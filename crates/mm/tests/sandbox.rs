@@ -97,6 +97,7 @@ fn sandbox(mode: Mode) -> Arc<Sandbox> {
 fn bash_in(sandbox: &Arc<Sandbox>) -> Bash {
     Bash {
         timeout: Duration::from_secs(30),
+        bash: None,
         processes: Supervisor::new(),
         sandbox: Arc::clone(sandbox),
     }

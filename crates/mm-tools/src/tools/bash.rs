@@ -34,6 +34,8 @@ const PROGRESS_LINE_BYTES: usize = 4096;
 pub struct Bash {
     /// `tools.bash.timeout`: the default when the call gives none.
     pub timeout: Duration,
+    /// `tools.bash.path` ([`crate::program::bash`]).
+    pub bash: Option<std::path::PathBuf>,
     pub processes: Arc<Supervisor>,
     /// Commands run inside its fence (docs/sandbox.md).
     pub sandbox: Arc<Sandbox>,
@@ -43,6 +45,7 @@ pub struct Bash {
 pub fn tool(setup: &Setup<'_>) -> Option<Arc<dyn Tool>> {
     Some(Arc::new(Bash {
         timeout: setup.config.tools.bash_timeout,
+        bash: setup.config.tools.bash_path.clone(),
         processes: Arc::clone(setup.processes),
         sandbox: Arc::clone(setup.sandbox),
     }))
@@ -97,7 +100,15 @@ impl Tool for Bash {
             Some(secs) => Duration::from_secs(secs.clamp(1, MAX_TIMEOUT)),
             None => self.timeout,
         };
-        run_command(&self.processes, &self.sandbox, &args.command, timeout, call).await
+        run_command(
+            &self.processes,
+            &self.sandbox,
+            self.bash.as_deref(),
+            &args.command,
+            timeout,
+            call,
+        )
+        .await
     }
 }
 
@@ -120,6 +131,7 @@ enum End {
 async fn run_command(
     processes: &Arc<Supervisor>,
     sandbox: &Sandbox,
+    bash: Option<&Path>,
     command: &str,
     timeout: Duration,
     call: &Call<'_>,
@@ -134,7 +146,7 @@ async fn run_command(
             ));
         }
     };
-    let (mut child, reader) = match spawn(processes, command, cwd, fence) {
+    let (mut child, reader) = match spawn(processes, bash, command, cwd, fence) {
         Ok(started) => started,
         Err(e) => {
             return ToolOutput::failed(format!("[could not start bash in {}: {e}]", cwd.display()));
@@ -277,13 +289,14 @@ impl Progress {
 /// lines stay in order.
 fn spawn(
     processes: &Arc<Supervisor>,
+    bash: Option<&Path>,
     command: &str,
     cwd: &Path,
     fence: Option<Fence>,
 ) -> io::Result<(Child, OutputReader)> {
     let (read_end, write_end) = io::pipe()?;
     let write_err = write_end.try_clone()?;
-    let bash = crate::program::bash(None).map_err(io::Error::other)?;
+    let bash = crate::program::bash(bash).map_err(io::Error::other)?;
     let mut cmd = crate::sandbox::command(fence.as_ref(), bash);
     cmd.arg("-c")
         .arg(command)
@@ -502,6 +515,7 @@ mod tests {
     fn title_and_kind() {
         let t = Bash {
             timeout: Duration::from_secs(1),
+            bash: None,
             processes: Supervisor::new(),
             sandbox: Arc::new(Sandbox::off()),
         };

@@ -65,6 +65,8 @@ impl Status {
 /// What is checked, in the order of the report.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Topic {
+    /// Windows only, and only when it fails: no bash to run commands with.
+    Bash,
     Config,
     Server,
     Model,
@@ -81,6 +83,7 @@ impl Topic {
     /// As the text report names it.
     pub fn label(self) -> &'static str {
         match self {
+            Topic::Bash => "bash",
             Topic::Config => "config",
             Topic::Server => "server",
             Topic::Model => "model",
@@ -97,6 +100,7 @@ impl Topic {
     /// As `--json` names it.
     pub fn key(self) -> &'static str {
         match self {
+            Topic::Bash => "bash",
             Topic::Config => "config",
             Topic::Server => "server",
             Topic::Model => "model",
@@ -268,6 +272,12 @@ pub async fn run(setup: &Setup<'_>, each: &mut (dyn FnMut(&Check) + Send)) -> Re
             return report;
         }
     };
+    // Without a bash (Windows without Git for Windows) no command runs: said first.
+    if let Err(line) = crate::program::bash(loaded.config.tools.bash_path.as_deref()) {
+        push(Check::new(Topic::Bash, Status::Fail, line).fix(
+            "install Git for Windows, or set tools.bash.path in the user's config to a bash.exe",
+        ));
+    }
     push(config_check(setup, loaded));
     model::checks(loaded, setup.client.clone(), &mut push).await;
     push(project_check(setup, loaded));
