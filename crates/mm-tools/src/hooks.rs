@@ -255,17 +255,7 @@ impl Hooks {
                 Matcher::Invalid(why) => Outcome::Failure(why.clone()),
                 Matcher::Every | Matcher::Pattern(_) => interpret(
                     event,
-                    run_process(
-                        &self.processes,
-                        self.bash.as_deref(),
-                        hook,
-                        event,
-                        &stdin,
-                        session_id,
-                        cwd,
-                        cancel,
-                    )
-                    .await,
+                    run_process(self, hook, event, &stdin, session_id, cwd, cancel).await,
                 ),
             };
             match outcome {
@@ -446,8 +436,7 @@ async fn read_capped<R: AsyncRead + Unpin>(mut r: R, stop: CancellationToken) ->
 }
 
 async fn run_process(
-    processes: &Arc<Supervisor>,
-    bash: Option<&Path>,
+    hooks: &Hooks,
     hook: &Hook,
     event: HookEvent,
     stdin: &[u8],
@@ -455,7 +444,8 @@ async fn run_process(
     cwd: &Path,
     cancel: &CancellationToken,
 ) -> Ran {
-    let shell = match crate::program::hook_shell(bash) {
+    let processes = &hooks.processes;
+    let shell = match crate::program::hook_shell(hooks.bash.as_deref()) {
         Ok(shell) => shell,
         Err(line) => return Ran::CannotStart(line),
     };

@@ -40,7 +40,22 @@ use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use os::{Dir, Existing};
+use os::Dir;
+
+/// What is at a name in a folder, as the system's part tells it.
+enum Existing {
+    Missing,
+    Dir,
+    Link,
+    /// A device, a pipe or a socket (Unix): anything but a file, a folder or a link.
+    Other,
+    /// A regular file: whether nobody may write it (its mode, or Windows' read-only
+    /// attribute), and its mode bits where there are any (`None` on Windows).
+    File {
+        read_only: bool,
+        mode: Option<u32>,
+    },
+}
 
 /// Asked where a write lands before anything is created.
 #[derive(Clone, Copy)]

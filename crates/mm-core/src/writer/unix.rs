@@ -11,24 +11,10 @@ use nix::errno::Errno;
 use nix::fcntl::{AtFlags, OFlag};
 use nix::sys::stat::{Mode, SFlag};
 
-use super::FileKind;
+use super::{Existing, FileKind};
 
 /// An open folder.
 pub type Dir = OwnedFd;
-
-/// What is at a name in a folder.
-pub enum Existing {
-    Missing,
-    Dir,
-    Link,
-    /// A device, a pipe or a socket.
-    Other,
-    /// A regular file: whether nobody may write it, and its mode bits.
-    File {
-        read_only: bool,
-        mode: Option<u32>,
-    },
-}
 
 const DIR_FLAGS: OFlag = OFlag::O_DIRECTORY
     .union(OFlag::O_RDONLY)
@@ -72,7 +58,7 @@ pub fn open_dir_in(dir: &Dir, name: &OsStr) -> io::Result<Dir> {
 }
 
 /// What is at `name` in `dir` (a link not followed).
-pub fn existing(dir: &Dir, name: &OsStr) -> io::Result<Existing> {
+pub(super) fn existing(dir: &Dir, name: &OsStr) -> io::Result<Existing> {
     let st = match nix::sys::stat::fstatat(dir, name, AtFlags::AT_SYMLINK_NOFOLLOW) {
         Ok(st) => st,
         Err(Errno::ENOENT) => return Ok(Existing::Missing),

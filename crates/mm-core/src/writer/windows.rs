@@ -15,27 +15,13 @@ use windows_sys::Win32::Storage::FileSystem::{
     FILE_FLAG_BACKUP_SEMANTICS, FILE_FLAG_OPEN_REPARSE_POINT, FILE_SHARE_READ, FILE_SHARE_WRITE,
 };
 
-use super::FileKind;
+use super::{Existing, FileKind};
 
 /// An open folder and where it is.
 #[derive(Debug)]
 pub struct Dir {
     _held: File,
     path: PathBuf,
-}
-
-/// What is at a name in a folder.
-pub enum Existing {
-    Missing,
-    Dir,
-    Link,
-    /// Not a regular file.
-    Other,
-    /// A regular file: whether it is read-only (no mode bits on Windows).
-    File {
-        read_only: bool,
-        mode: Option<u32>,
-    },
 }
 
 fn hold(path: &Path, flags: u32) -> io::Result<Dir> {
@@ -80,7 +66,7 @@ pub fn open_dir_in(dir: &Dir, name: &OsStr) -> io::Result<Dir> {
 }
 
 /// What is at `name` in `dir` (a link not followed).
-pub fn existing(dir: &Dir, name: &OsStr) -> io::Result<Existing> {
+pub(super) fn existing(dir: &Dir, name: &OsStr) -> io::Result<Existing> {
     let meta = match std::fs::symlink_metadata(dir.path.join(name)) {
         Ok(meta) => meta,
         Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Existing::Missing),

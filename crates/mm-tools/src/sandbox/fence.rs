@@ -18,23 +18,14 @@ use landlock::{
     RulesetAttr, RulesetCreatedAttr, Scope,
 };
 
-use super::Mode;
 use super::held::Held;
 use super::linux::namespace::{self, Joined};
 use super::linux::{caps, check, devpts, seccomp};
+use super::{DEVICE_FILES, Mode};
 
 /// The newest Landlock ABI whose write rights the fence handles (`Refer` came with 2,
 /// `Truncate` with 3, `IoctlDev` with 5; later ABIs add no right that writes a file).
 const RIGHTS_ABI: ABI = ABI::V5;
-
-/// Device files a shell needs, writable even in `read-only`.
-const DEVICE_FILES: [&str; 5] = [
-    "/dev/null",
-    "/dev/zero",
-    "/dev/full",
-    "/dev/tty",
-    "/dev/ptmx",
-];
 
 /// Every right that changes a file or a folder (all handled, so all refused but where granted).
 fn write_rights() -> BitFlags<AccessFs> {

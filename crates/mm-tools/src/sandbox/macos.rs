@@ -6,6 +6,7 @@
 use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
 
+pub use super::not_linux::{FenceError, landlock_abi, namespace_works};
 use super::{Enforcement, Fencer, Mode, Roots, Sandbox};
 
 /// Where macOS keeps it.
@@ -16,28 +17,6 @@ pub const REMEDY: &str = "run mm where /usr/bin/sandbox-exec is (it comes with m
 
 /// Nothing is kept between calls.
 pub type State = ();
-
-/// Landlock is Linux's.
-pub fn landlock_abi() -> i32 {
-    0
-}
-
-/// Mount namespaces are Linux's.
-pub fn namespace_works() -> Result<(), String> {
-    Err("macOS has no mount namespaces".into())
-}
-
-/// A fence cannot fail to be written.
-#[derive(Debug)]
-pub enum FenceError {}
-
-impl std::fmt::Display for FenceError {
-    fn fmt(&self, _: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match *self {}
-    }
-}
-
-impl std::error::Error for FenceError {}
 
 /// What one fenced child runs under: the profile.
 #[derive(Debug)]

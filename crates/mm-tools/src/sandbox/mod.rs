@@ -30,6 +30,9 @@ pub use {
     linux::caps::KEPT as ROOT_CAPABILITIES,
 };
 
+#[cfg(not(target_os = "linux"))]
+mod not_linux;
+
 #[cfg(target_os = "macos")]
 mod macos;
 #[cfg(target_os = "macos")]
@@ -68,6 +71,15 @@ pub fn command(fence: Option<&Fence>, program: impl AsRef<OsStr>) -> tokio::proc
 /// inside Landlock, while still fencing its own children with its own ruleset (Landlock
 /// stacks).
 pub const FENCED_VAR: &str = "MM_FENCED";
+
+/// Device files a shell needs, writable even in `read-only` (every system's fence).
+const DEVICE_FILES: [&str; 5] = [
+    "/dev/null",
+    "/dev/zero",
+    "/dev/full",
+    "/dev/tty",
+    "/dev/ptmx",
+];
 
 /// Places outside the configuration that the sandbox needs, found by `main.rs` (the library
 /// does not read the environment).

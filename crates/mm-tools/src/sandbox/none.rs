@@ -5,6 +5,7 @@
 use std::ffi::OsStr;
 use std::path::Path;
 
+pub use super::not_linux::{FenceError, landlock_abi, namespace_works};
 use super::{Enforcement, Fencer, Roots, Sandbox};
 
 /// What `mm doctor` says to do when the fence is not whole and `tools.sandboxRequired` is set.
@@ -12,16 +13,6 @@ pub const REMEDY: &str = "run mm in WSL (Linux, with Landlock) for a fence";
 
 /// Nothing is kept between calls.
 pub type State = ();
-
-/// Landlock is Linux's.
-pub fn landlock_abi() -> i32 {
-    0
-}
-
-/// Mount namespaces are Linux's.
-pub fn namespace_works() -> Result<(), String> {
-    Err("no mount namespaces on this system".into())
-}
 
 /// No fence is ever made.
 #[derive(Debug)]
@@ -40,18 +31,6 @@ impl Fence {
         match self {}
     }
 }
-
-/// No fence, so no failure to make one.
-#[derive(Debug)]
-pub enum FenceError {}
-
-impl std::fmt::Display for FenceError {
-    fn fmt(&self, _: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match *self {}
-    }
-}
-
-impl std::error::Error for FenceError {}
 
 /// Nothing fences commands here.
 pub(super) fn enforcement(outer_fence: Option<String>) -> Enforcement {

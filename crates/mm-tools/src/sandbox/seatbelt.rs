@@ -11,16 +11,7 @@
 use std::fmt::Write;
 use std::path::{Path, PathBuf};
 
-use super::Mode;
-
-/// Device files a shell needs, writable even in `read-only` (as on Linux).
-const DEVICE_FILES: [&str; 5] = [
-    "/dev/null",
-    "/dev/zero",
-    "/dev/full",
-    "/dev/tty",
-    "/dev/ptmx",
-];
+use super::{DEVICE_FILES, Mode};
 
 /// The folders macOS keeps under `/private`, reached through a link of the same name at `/`.
 const PRIVATE: [&str; 3] = ["/tmp", "/var", "/etc"];
