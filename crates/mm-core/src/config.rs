@@ -204,6 +204,9 @@ pub struct ToolsConfig {
     /// A `bash` call's limit when it gives none (`tools.bash.timeout`, whole seconds in the
     /// files).
     pub bash_timeout: Duration,
+    /// `tools.bash.path`: the bash that runs `bash` calls (and hooks, on Windows); unset, `bash`
+    /// on Unix and Git for Windows' on Windows (docs/platforms.md).
+    pub bash_path: Option<PathBuf>,
     /// `fetch_content`: the whole fetch, from connecting to the last byte (30 s; not a
     /// configuration key: tests set it in milliseconds).
     pub fetch_timeout: Duration,
@@ -375,6 +378,7 @@ impl Default for Config {
             tools: ToolsConfig {
                 max_output: 30_000,
                 bash_timeout: Duration::from_secs(120),
+                bash_path: None,
                 fetch_timeout: Duration::from_secs(30),
                 lsp_timeout: Duration::from_secs(20),
                 lsp_diagnostics_wait: Duration::from_secs(5),

@@ -5,6 +5,7 @@
 
 pub mod config;
 pub mod event;
+pub mod handle_path;
 pub mod history;
 pub mod paths;
 pub mod prompt;

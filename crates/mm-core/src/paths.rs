@@ -1,5 +1,10 @@
-//! Path resolution shared by tools and prompt flattening.
+//! Path resolution shared by tools and prompt flattening, and where the user's folders are on
+//! each system (docs/platforms.md): the home folder (`HOME`; `USERPROFILE` on Windows) and the
+//! folder mm's config, history and sessions live under (`$XDG_CONFIG_HOME`, else `~/.config`,
+//! on Unix; `%APPDATA%` on Windows, so `%APPDATA%\mm`).
 
+use std::ffi::OsString;
+use std::io;
 use std::path::{Component, Path, PathBuf};
 
 /// Resolves a path given by the model or the user: relative to `cwd` unless absolute or `~/…`,
@@ -35,11 +40,34 @@ pub fn normalize(path: &Path) -> PathBuf {
     out
 }
 
-/// The user's home directory, from `HOME`.
+/// The user's home directory, from `HOME` (`USERPROFILE` on Windows).
 pub fn home() -> Option<PathBuf> {
-    std::env::var_os("HOME")
-        .filter(|h| !h.is_empty())
-        .map(PathBuf::from)
+    home_in(cfg!(windows), &|name| std::env::var_os(name))
+}
+
+/// The folder the user's `mm/` folder is in: `$XDG_CONFIG_HOME` when set (`None` then means
+/// `~/.config`); `%APPDATA%` on Windows, where a set `XDG_CONFIG_HOME` still wins.
+pub fn config_home() -> Option<PathBuf> {
+    config_home_in(cfg!(windows), &|name| std::env::var_os(name))
+}
+
+/// [`home`] with the system and the environment given.
+fn home_in(windows: bool, var: &dyn Fn(&str) -> Option<OsString>) -> Option<PathBuf> {
+    let name = if windows { "USERPROFILE" } else { "HOME" };
+    var(name).filter(|h| !h.is_empty()).map(PathBuf::from)
+}
+
+/// [`config_home`] with the system and the environment given.
+fn config_home_in(windows: bool, var: &dyn Fn(&str) -> Option<OsString>) -> Option<PathBuf> {
+    let set = |name: &str| var(name).filter(|v| !v.is_empty()).map(PathBuf::from);
+    set("XDG_CONFIG_HOME").or_else(|| if windows { set("APPDATA") } else { None })
+}
+
+/// The canonical path of an existing file or folder: links resolved, and on Windows without
+/// the `\\?\` prefix `std::fs::canonicalize` adds (which no path a user or the model writes
+/// has, so that prefix comparisons such as the sandbox's `check_write` would never match).
+pub fn canonical(path: &Path) -> io::Result<PathBuf> {
+    dunce::canonicalize(path)
 }
 
 /// A word as a shell reads it back: as it is when it holds only safe characters, else in
@@ -66,6 +94,48 @@ mod tests {
         assert_eq!(shell_quote("/home/u/my project"), "'/home/u/my project'");
         assert_eq!(shell_quote("it's"), "'it'\\''s'");
         assert_eq!(shell_quote(""), "''");
+    }
+
+    fn env<'a>(pairs: &'a [(&'a str, &'a str)]) -> impl Fn(&str) -> Option<OsString> + 'a {
+        move |name| {
+            pairs
+                .iter()
+                .find(|(k, _)| *k == name)
+                .map(|(_, v)| OsString::from(v))
+        }
+    }
+
+    #[test]
+    fn the_home_and_config_folders_per_system() {
+        let unix = [
+            ("HOME", "/home/u"),
+            ("APPDATA", "/x"),
+            ("USERPROFILE", "/y"),
+        ];
+        assert_eq!(home_in(false, &env(&unix)), Some(PathBuf::from("/home/u")));
+        // ~/.config (None) on Unix, whatever APPDATA says.
+        assert_eq!(config_home_in(false, &env(&unix)), None);
+        let windows = [
+            ("HOME", ""),
+            ("USERPROFILE", r"C:\Users\u"),
+            ("APPDATA", r"C:\Users\u\AppData\Roaming"),
+        ];
+        assert_eq!(
+            home_in(true, &env(&windows)),
+            Some(PathBuf::from(r"C:\Users\u"))
+        );
+        assert_eq!(
+            config_home_in(true, &env(&windows)),
+            Some(PathBuf::from(r"C:\Users\u\AppData\Roaming"))
+        );
+        let xdg = [("XDG_CONFIG_HOME", "/cfg"), ("APPDATA", "/x")];
+        for windows in [false, true] {
+            assert_eq!(
+                config_home_in(windows, &env(&xdg)),
+                Some(PathBuf::from("/cfg"))
+            );
+        }
+        assert_eq!(home_in(true, &env(&[("HOME", "/home/u")])), None);
     }
 
     #[test]

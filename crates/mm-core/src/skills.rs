@@ -50,9 +50,7 @@ impl SkillDirs {
         SkillDirs {
             cwd: cwd.to_path_buf(),
             home: crate::paths::home(),
-            xdg_config: std::env::var_os("XDG_CONFIG_HOME")
-                .filter(|v| !v.is_empty())
-                .map(PathBuf::from),
+            xdg_config: crate::paths::config_home(),
             extra: extra.to_vec(),
         }
     }

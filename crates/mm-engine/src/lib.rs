@@ -184,7 +184,10 @@ impl Engine {
         let config_window = config.context_window;
         let model_name = config.model.name.clone();
         let processes = Supervisor::new();
-        let hooks = Arc::new(Hooks::new(&config.hooks, Arc::clone(&processes)));
+        let hooks = Arc::new(
+            Hooks::new(&config.hooks, Arc::clone(&processes))
+                .with_bash(config.tools.bash_path.clone()),
+        );
         let lsp = Arc::new(LspServers::new(&config, Arc::clone(&processes)));
         let sandbox = Arc::new(Sandbox::new(Settings::of(&config), Places::default()));
         let mcp = mm_tools::mcp::McpServers::new(Arc::clone(&processes), config.mcp_timing);

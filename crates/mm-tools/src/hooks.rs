@@ -3,7 +3,6 @@
 //! what a deny or a context means at each point.
 
 use std::fmt;
-use std::os::unix::process::ExitStatusExt;
 use std::path::Path;
 use std::process::Stdio;
 use std::time::Duration;
@@ -146,9 +145,17 @@ pub struct Hooks {
     by_event: [Vec<Hook>; 6],
     warnings: Vec<String>,
     processes: Arc<Supervisor>,
+    /// `tools.bash.path`: the shell of hooks on Windows ([`crate::program::hook_shell`]).
+    bash: Option<std::path::PathBuf>,
 }
 
 impl Hooks {
+    /// Hooks that run through `bash` (`tools.bash.path`) where they run through bash (Windows).
+    pub fn with_bash(mut self, bash: Option<std::path::PathBuf>) -> Hooks {
+        self.bash = bash;
+        self
+    }
+
     /// Takes the hooks that may run (the config helper has already dropped untrusted ones);
     /// their processes go through `processes`.
     pub fn new(config: &HooksConfig, processes: Arc<Supervisor>) -> Hooks {
@@ -248,16 +255,7 @@ impl Hooks {
                 Matcher::Invalid(why) => Outcome::Failure(why.clone()),
                 Matcher::Every | Matcher::Pattern(_) => interpret(
                     event,
-                    run_process(
-                        &self.processes,
-                        hook,
-                        event,
-                        &stdin,
-                        session_id,
-                        cwd,
-                        cancel,
-                    )
-                    .await,
+                    run_process(self, hook, event, &stdin, session_id, cwd, cancel).await,
                 ),
             };
             match outcome {
@@ -384,7 +382,7 @@ fn interpret(event: HookEvent, ran: Ran) -> Outcome {
         }
         None => Outcome::Failure(format!(
             "killed by signal {}",
-            status.signal().unwrap_or_default()
+            crate::process::signal_of(&status).unwrap_or_default()
         )),
     };
     match said {
@@ -438,7 +436,7 @@ async fn read_capped<R: AsyncRead + Unpin>(mut r: R, stop: CancellationToken) ->
 }
 
 async fn run_process(
-    processes: &Arc<Supervisor>,
+    hooks: &Hooks,
     hook: &Hook,
     event: HookEvent,
     stdin: &[u8],
@@ -446,7 +444,12 @@ async fn run_process(
     cwd: &Path,
     cancel: &CancellationToken,
 ) -> Ran {
-    let mut cmd = Command::new("sh");
+    let processes = &hooks.processes;
+    let shell = match crate::program::hook_shell(hooks.bash.as_deref()) {
+        Ok(shell) => shell,
+        Err(line) => return Ran::CannotStart(line),
+    };
+    let mut cmd = Command::new(shell);
     cmd.arg("-c")
         .arg(&hook.config.command)
         .current_dir(cwd)

@@ -8,6 +8,7 @@ pub mod html_text;
 pub mod lsp;
 pub mod mcp;
 pub mod process;
+pub mod program;
 pub mod sandbox;
 pub mod tools;
 

@@ -16,4 +16,4 @@ pub use mm_core::{
 pub use mm_engine as engine;
 pub use mm_model as model;
 pub use mm_term as term;
-pub use mm_tools::{hooks, html_text, lsp, mcp, process, sandbox, tools};
+pub use mm_tools::{hooks, html_text, lsp, mcp, process, program, sandbox, tools};

@@ -220,7 +220,7 @@ fn trust(
         Some(dir) => mm::paths::resolve(cwd, dir),
         None => cwd.to_path_buf(),
     };
-    let path = std::fs::canonicalize(&given)
+    let path = mm::paths::canonical(&given)
         .with_context(|| format!("trust: cannot find {}", given.display()))?;
     if !path.is_dir() {
         anyhow::bail!("trust: {} is not a folder", path.display());
@@ -270,9 +270,7 @@ fn load_options(cli: &Cli, cwd: &std::path::Path) -> anyhow::Result<LoadOptions>
     Ok(LoadOptions {
         cwd: cwd.to_path_buf(),
         home: mm::paths::home(),
-        xdg_config_home: std::env::var_os("XDG_CONFIG_HOME")
-            .filter(|v| !v.is_empty())
-            .map(PathBuf::from),
+        xdg_config_home: mm::paths::config_home(),
         config_file: cli.config.clone(),
         env,
         overrides,
@@ -341,9 +339,7 @@ async fn async_main(
     let model = Arc::new(OpenAiClient::new(&config.model, config.context_window));
     let env = Environment {
         home: mm::paths::home(),
-        xdg_config_home: std::env::var_os("XDG_CONFIG_HOME")
-            .filter(|v| !v.is_empty())
-            .map(PathBuf::from),
+        xdg_config_home: mm::paths::config_home(),
     };
     // How deep this process is in a chain of agents asking agents (agents.md): the asking mm
     // sets it on the agent it starts.

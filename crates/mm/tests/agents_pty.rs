@@ -2,6 +2,8 @@
 //! server): `ask_user`'s forms, Ctrl-C on a question cancelling only the question, and `/ask`
 //! with another agent's permission request and form put to the user.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::disallowed_methods)]
+// pseudo-terminals are Unix's (docs/platforms.md)
+#![cfg(unix)]
 
 use mm_testkit as common;
 

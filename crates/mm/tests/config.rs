@@ -777,6 +777,23 @@ fn durations_are_written_in_seconds_whole_or_decimal() {
     assert_eq!(seconds(Duration::from_secs(u64::MAX)), u64::MAX.to_string());
 }
 
+#[test]
+fn tools_bash_path_is_read_with_the_home_expanded_and_shown_only_when_set() {
+    let w = World::new();
+    assert_eq!(w.load().config.tools.bash_path, None);
+    assert!(!w.load().report().contains("tools.bash.path"));
+    w.write_user("[tools.bash]\npath = \"~/git/bin/bash.exe\"\ntimeout = 5\n");
+    let loaded = w.load();
+    assert_eq!(
+        loaded.config.tools.bash_path,
+        Some(w.home().join("git/bin/bash.exe"))
+    );
+    assert!(loaded.report().contains(&format!(
+        "tools.bash.path = \"{}\"",
+        w.home().join("git/bin/bash.exe").display()
+    )));
+}
+
 // ------------------------------------------------------------------ the sandbox keys
 
 #[test]

@@ -4,6 +4,8 @@
 //! Every folder here lies under cargo's target folder, not /tmp: the temp folder is writable in
 //! `workspace-write` by design, so a decoy there would prove nothing.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::disallowed_methods)]
+// Landlock is Linux's (docs/platforms.md)
+#![cfg(target_os = "linux")]
 
 use mm_testkit as common;
 
@@ -95,6 +97,7 @@ fn sandbox(mode: Mode) -> Arc<Sandbox> {
 fn bash_in(sandbox: &Arc<Sandbox>) -> Bash {
     Bash {
         timeout: Duration::from_secs(30),
+        bash: None,
         processes: Supervisor::new(),
         sandbox: Arc::clone(sandbox),
     }

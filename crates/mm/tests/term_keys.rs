@@ -7,6 +7,8 @@
 //! separate processes, several at once). Waiting for output polls the pty's descriptor; a lost
 //! key shows as a wait that times out ([`WAIT`]).
 #![allow(clippy::unwrap_used, clippy::expect_used)]
+// pseudo-terminals are Unix's (docs/platforms.md)
+#![cfg(unix)]
 
 use mm_testkit as common;
 

@@ -2,6 +2,8 @@
 //! the history invariants on every request): a turn with a tool call, the permission prompt
 //! answered each way, Ctrl-C during a slow stream, `/new`, the local commands, leaving.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
+// pseudo-terminals are Unix's (docs/platforms.md)
+#![cfg(unix)]
 
 use mm_testkit as common;
 

@@ -5,6 +5,8 @@
 //! Each test asserts on the injected bytes themselves: mm's own styling and line drawing use
 //! ESC too, but never OSC, BEL, erase-line, RLO or a C1 control.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::disallowed_methods)]
+// pseudo-terminals are Unix's (docs/platforms.md)
+#![cfg(unix)]
 
 use mm_testkit as common;
 

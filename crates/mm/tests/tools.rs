@@ -34,6 +34,7 @@ fn bash() -> Bash {
 fn bash_timing_out_after(timeout: Duration) -> Bash {
     Bash {
         timeout,
+        bash: None,
         processes: Supervisor::new(),
         sandbox: Default::default(),
     }
@@ -408,6 +409,7 @@ async fn bash_cancel_escalates_to_sigkill_without_waiting() {
     let grace = Duration::from_secs(1);
     let tool = Bash {
         timeout: Duration::from_secs(120),
+        bash: None,
         processes: std::sync::Arc::new(Supervisor::with_grace(grace)),
         sandbox: Default::default(),
     };

@@ -5,6 +5,8 @@
 //!
 //! Every folder lies outside the temp folders (which the fence lets commands write).
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::disallowed_methods)]
+// Landlock is Linux's (docs/platforms.md)
+#![cfg(target_os = "linux")]
 
 use mm_testkit as common;
 

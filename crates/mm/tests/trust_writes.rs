@@ -8,6 +8,8 @@
 //! Folders the sandbox must protect lie under cargo's target folder, not /tmp: the temp folder is
 //! writable in `workspace-write` by design, so a decoy there would prove nothing.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::disallowed_methods)]
+// Landlock is Linux's (docs/platforms.md)
+#![cfg(target_os = "linux")]
 
 use mm_testkit as common;
 

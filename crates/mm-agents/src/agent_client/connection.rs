@@ -8,7 +8,6 @@ use std::time::Duration;
 use agent_client_protocol::v1::{ConnectionTo, Responder};
 use agent_client_protocol::{Agent, Client, UntypedMessage};
 use serde_json::{Value, json};
-use tokio::process::Command;
 use tokio::sync::{mpsc, oneshot, watch};
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
@@ -78,15 +77,6 @@ impl Connection {
         if opts.depth >= MAX_DEPTH {
             return Err(AgentError::TooDeep);
         }
-        let mut command = Command::new(&cmd.program);
-        command
-            .args(&cmd.args)
-            .envs(&cmd.env)
-            .env(DEPTH_VAR, (opts.depth + 1).to_string())
-            .current_dir(opts.cwd)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped());
         // The asking session's fence: what the agent runs may write no more than our own
         // commands may (plus the agent's own state folders).
         let fence = opts
@@ -96,6 +86,18 @@ impl Connection {
                 program: cmd.program.clone(),
                 error: format!("the sandbox: {e}"),
             })?;
+        let mut command = crate::sandbox::command(
+            fence.as_ref(),
+            mm_tools::program::resolve(cmd.program.as_ref()),
+        );
+        command
+            .args(&cmd.args)
+            .envs(&cmd.env)
+            .env(DEPTH_VAR, (opts.depth + 1).to_string())
+            .current_dir(opts.cwd)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
         let mut child = opts
             .processes
             .spawn_fenced(&mut command, Group::Own, fence)
@@ -483,12 +485,11 @@ impl Drop for Connection {
 /// Waits for the agent's process to exit: how it ended, as the failure line says it. Never
 /// returns when there is no process (or its status cannot be read).
 async fn exit_of(child: Option<&mut Child>) -> String {
-    use std::os::unix::process::ExitStatusExt;
     let Some(child) = child else {
         return std::future::pending().await;
     };
     match child.wait().await {
-        Ok(status) => match (status.code(), status.signal()) {
+        Ok(status) => match (status.code(), mm_tools::process::signal_of(&status)) {
             (Some(code), _) => format!("exit code {code}"),
             (None, Some(signal)) => format!("killed by signal {signal}"),
             (None, None) => "no exit status".to_string(),

@@ -76,7 +76,7 @@ fn edit(
 ) -> Result<Outcome, EditError> {
     let named = user_file.ok_or(EditError::NoUserFile)?;
     // A config file kept elsewhere and linked (a dotfiles folder) is changed where it lives.
-    let path = std::fs::canonicalize(named).unwrap_or_else(|_| named.to_path_buf());
+    let path = crate::paths::canonical(named).unwrap_or_else(|_| named.to_path_buf());
     let text = match std::fs::read_to_string(&path) {
         Ok(text) => Some(text),
         Err(err) if err.kind() == std::io::ErrorKind::NotFound => None,

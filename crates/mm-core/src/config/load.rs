@@ -151,7 +151,7 @@ pub(super) fn source_of(sources: &BTreeMap<String, Source>, key: &str) -> Source
 }
 
 pub(super) fn canonical(path: &Path) -> PathBuf {
-    std::fs::canonicalize(path).unwrap_or_else(|_| crate::paths::normalize(path))
+    crate::paths::canonical(path).unwrap_or_else(|_| crate::paths::normalize(path))
 }
 
 /// The user's config file as messages name it: `~/…` under the home folder.

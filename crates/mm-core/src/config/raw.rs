@@ -147,7 +147,10 @@ const ROOT: Shape = Shape::Table(&[
         "tools",
         Shape::Table(&[
             ("maxOutput", Shape::Leaf),
-            ("bash", Shape::Table(&[("timeout", Shape::Leaf)])),
+            (
+                "bash",
+                Shape::Table(&[("timeout", Shape::Leaf), ("path", Shape::Leaf)]),
+            ),
             ("sandbox", Shape::Str),
             ("sandboxWritable", Shape::Leaf),
             ("sandboxRequired", Shape::Leaf),

@@ -190,6 +190,13 @@ pub(super) fn report(loaded: &Loaded) -> String {
         "tools.bash.timeout",
         seconds(c.tools.bash_timeout),
     );
+    if let Some(path) = &c.tools.bash_path {
+        add(
+            &mut lines,
+            "tools.bash.path",
+            quote(&path.to_string_lossy()),
+        );
+    }
     add(&mut lines, "tools.sandbox", quote(c.tools.sandbox.name()));
     add(
         &mut lines,

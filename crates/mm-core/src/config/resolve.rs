@@ -490,10 +490,13 @@ impl Resolver<'_> {
             if let Some(v) = self.uint(t, "tools", "maxOutput", 1, u32_max)? {
                 c.tools.max_output = v as usize;
             }
-            if let Some(b) = self.table(t, "tools", "bash")?
-                && let Some(v) = self.uint(b, "tools.bash", "timeout", 1, u64::MAX)?
-            {
-                c.tools.bash_timeout = Duration::from_secs(v);
+            if let Some(b) = self.table(t, "tools", "bash")? {
+                if let Some(v) = self.uint(b, "tools.bash", "timeout", 1, u64::MAX)? {
+                    c.tools.bash_timeout = Duration::from_secs(v);
+                }
+                if let Some(v) = self.string(b, "tools.bash", "path")? {
+                    c.tools.bash_path = Some(self.expand(&v));
+                }
             }
             if let Some(v) = self.string(t, "tools", "sandbox")? {
                 c.tools.sandbox = super::SandboxMode::parse(&v).ok_or_else(|| {

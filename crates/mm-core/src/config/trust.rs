@@ -171,8 +171,17 @@ pub(super) fn filter_project(
     unknown: &[String],
 ) -> Filtered {
     let mut out = Filtered::default();
+    // A project may require the fence whole (`tools.sandboxRequired = true`: mm then stops
+    // where it cannot be enforced, as on Windows), never stop requiring it.
+    let requires = matches!(
+        table.get("tools"),
+        Some(Value::Table(t)) if t.get("sandboxRequired") == Some(&Value::Boolean(true))
+    );
     // The model can write the project's files: it must not be able to switch the fence off, or
     // send the conversation and the key elsewhere, for the next run.
+    if requires && let Some(Value::Table(t)) = table.get_mut("tools") {
+        t.remove("sandboxRequired");
+    }
     let user_only = [
         (
             {
@@ -195,6 +204,9 @@ pub(super) fn filter_project(
                 if removed.len() == 1 { "is" } else { "are" },
             ));
         }
+    }
+    if requires && let Some(Value::Table(t)) = table.get_mut("tools") {
+        t.insert("sandboxRequired".into(), Value::Boolean(true));
     }
     if table.get("yolo") == Some(&Value::Boolean(true)) {
         table.remove("yolo");
@@ -242,7 +254,9 @@ fn strip_in(table: &mut Table, section: &str, keys: &[&str]) -> Vec<String> {
 
 /// Whether the key at `path` may stay in an untrusted project's layer.
 fn harmless(path: &str, value: &Value) -> bool {
-    HARMLESS_KEYS.contains(&path) || (path == "yolo" && *value == Value::Boolean(false))
+    HARMLESS_KEYS.contains(&path)
+        || (path == "yolo" && *value == Value::Boolean(false))
+        || (path == "tools.sandboxRequired" && *value == Value::Boolean(true))
 }
 
 /// Removes every key of `table` (at `prefix`) that is not harmless, recording the leaves
@@ -403,6 +417,27 @@ mod tests {
             out.ignored.unwrap().keys,
             ["maxSteps", "model.textToolCalls", "tools.bash.timeout"]
         );
+    }
+
+    #[test]
+    fn a_project_may_require_the_sandbox_but_never_stop_requiring_it() {
+        for trusted in [false, true] {
+            let (table, out) = filtered("[tools]\nsandboxRequired = true\n", trusted);
+            let kept: Table = toml::from_str("[tools]\nsandboxRequired = true\n").unwrap();
+            assert_eq!(table, kept, "trusted: {trusted}");
+            assert_eq!(out.warnings, Vec::<String>::new());
+            let (table, out) = filtered("[tools]\nsandboxRequired = false\n", trusted);
+            assert_eq!(
+                table.get("tools").and_then(|t| t.get("sandboxRequired")),
+                None
+            );
+            assert_eq!(
+                out.warnings,
+                [
+                    "tools.sandboxRequired is ignored in project files (/p/.mm/config.toml): only the user's config, --config, the environment and flags set the sandbox"
+                ]
+            );
+        }
     }
 
     #[test]

@@ -30,7 +30,7 @@ pub struct OutsideProject {
 /// with every symlink followed. Outside the canonical cwd it is refused, unless
 /// `sessions.user_dir` (the user's own layers set `sessions.dir`).
 pub fn resolve_dir(cwd: &Path, sessions: &SessionsConfig) -> Result<PathBuf, OutsideProject> {
-    let real_cwd = fs::canonicalize(cwd).unwrap_or_else(|_| crate::paths::normalize(cwd));
+    let real_cwd = crate::paths::canonical(cwd).unwrap_or_else(|_| crate::paths::normalize(cwd));
     let (path, dangling) = real_path(&real_cwd.join(&sessions.dir));
     if sessions.user_dir || (dangling.is_none() && path.starts_with(&real_cwd)) {
         return Ok(path);
@@ -61,7 +61,7 @@ fn real_path(path: &Path) -> (PathBuf, Option<PathBuf>) {
                 if !exists {
                     continue;
                 }
-                match fs::canonicalize(&out) {
+                match crate::paths::canonical(&out) {
                     Ok(real) => out = real,
                     Err(_) => {
                         exists = false;

@@ -4,12 +4,17 @@
 //! (clippy.toml) keeps every other way of creating, truncating or renaming a file out of the
 //! library; this module is where it is allowed.
 //!
+//! The system's part is one module per system, the same few operations on an open folder:
+//! `unix.rs` (relative to the folder's descriptor: `openat`, `mkdirat`, `renameat`, never
+//! following a link), `windows.rs` (by path under the folder's final path, the folder held
+//! open without `FILE_SHARE_DELETE` so that it cannot be renamed or removed meanwhile).
+//!
 //! A file is replaced atomically: a temporary file is created beside it, written (streamed, for
 //! a download), fsynced, renamed over it, and the folder fsynced, so a reader never sees half a
 //! file and a process killed at any moment leaves the old or the new file whole.
 //!
 //! Where the write lands is decided once, by descriptor: the deepest folder of the path that
-//! exists is opened, its real path read back from the open descriptor ([`path_of_dir`]) and
+//! exists is opened, its real path read back from the open descriptor ([`crate::handle_path`]) and
 //! asked of the [`Check`] with every folder to create and the file itself, before anything is
 //! created; the missing folders, the temporary file and the rename are then made relative to
 //! that descriptor without following links. A command that swaps a folder of the path for a
@@ -20,21 +25,37 @@
 // The one place of the library that creates, truncates and renames files (clippy.toml).
 #![allow(clippy::disallowed_methods)]
 
-mod linux;
+#[cfg(unix)]
+mod unix;
+#[cfg(unix)]
+use unix as os;
+#[cfg(windows)]
+mod windows;
+#[cfg(windows)]
+use windows as os;
 
 use std::ffi::{OsStr, OsString};
 use std::fs::File;
 use std::io::{self, Write};
-use std::os::fd::OwnedFd;
-use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use nix::errno::Errno;
-use nix::fcntl::{AtFlags, OFlag};
-use nix::sys::stat::{Mode, SFlag};
+use os::Dir;
 
-pub use linux::path_of_dir;
+/// What is at a name in a folder, as the system's part tells it.
+enum Existing {
+    Missing,
+    Dir,
+    Link,
+    /// A device, a pipe or a socket (Unix): anything but a file, a folder or a link.
+    Other,
+    /// A regular file: whether nobody may write it (its mode, or Windows' read-only
+    /// attribute), and its mode bits where there are any (`None` on Windows).
+    File {
+        read_only: bool,
+        mode: Option<u32>,
+    },
+}
 
 /// Asked where a write lands before anything is created.
 #[derive(Clone, Copy)]
@@ -82,20 +103,6 @@ impl FileKind {
         match self {
             FileKind::Ordinary => true,
             FileKind::Private => false,
-        }
-    }
-
-    fn new_file_mode(self) -> u32 {
-        match self {
-            FileKind::Ordinary => 0o666,
-            FileKind::Private => 0o600,
-        }
-    }
-
-    fn own_folder_mode(self) -> u32 {
-        match self {
-            FileKind::Ordinary => 0o777,
-            FileKind::Private => 0o700,
         }
     }
 }
@@ -165,45 +172,32 @@ pub fn stage(
     };
     let (dir, name) = split(&target).map_err(io_err)?;
     let folder = open_folder(&dir, Some(&name), kind, check).map_err(|e| e.named(shown))?;
-    let existing =
-        match nix::sys::stat::fstatat(&folder, name.as_os_str(), AtFlags::AT_SYMLINK_NOFOLLOW) {
-            Ok(st) => Some(st),
-            Err(Errno::ENOENT) => None,
-            Err(e) => return Err(io_err(e.into())),
-        };
-    let file_type =
-        |st: &nix::sys::stat::FileStat| SFlag::from_bits_truncate(st.st_mode) & SFlag::S_IFMT;
-    let kept_mode = match existing {
-        Some(st) if file_type(&st) == SFlag::S_IFDIR => {
-            return Err(WriteError::IsDirectory(shown.to_string()));
-        }
+    let kept_mode = match os::existing(&folder, &name).map_err(io_err)? {
+        Existing::Missing => None,
+        Existing::Dir => return Err(WriteError::IsDirectory(shown.to_string())),
         // A link that appeared since it was followed is replaced by the file, in this folder.
-        Some(st) if file_type(&st) == SFlag::S_IFLNK => None,
+        Existing::Link => None,
         // A device, a pipe or a socket is never replaced by a file (`/dev/null`, as root).
-        Some(st) if file_type(&st) != SFlag::S_IFREG => {
-            return Err(WriteError::NotAFile(shown.to_string()));
-        }
-        Some(st) => match kind {
-            FileKind::Ordinary if st.st_mode & 0o222 == 0 => {
+        Existing::Other => return Err(WriteError::NotAFile(shown.to_string())),
+        Existing::File { read_only, mode } => match kind {
+            FileKind::Ordinary if read_only => {
                 return Err(WriteError::ReadOnly(shown.to_string()));
             }
-            FileKind::Ordinary => Some(st.st_mode & 0o7777),
+            FileKind::Ordinary => mode,
             FileKind::Private => None,
         },
-        None => None,
     };
-    let (tmp, fd) = create_temp(&folder, &name, kind.new_file_mode()).map_err(io_err)?;
+    let (tmp, file) = create_temp(&folder, &name, kind).map_err(io_err)?;
     let staged = Staged {
         dir: folder,
         tmp,
         name,
-        file: File::from(fd),
+        file,
         shown: shown.to_string(),
         committed: false,
     };
     if let Some(mode) = kept_mode {
-        nix::sys::stat::fchmod(staged.file(), Mode::from_bits_truncate(mode))
-            .map_err(|e| staged.error(e.into()))?;
+        os::keep_mode(staged.file(), mode).map_err(|e| staged.error(e))?;
     }
     Ok(staged)
 }
@@ -211,7 +205,7 @@ pub fn stage(
 /// A file being replaced: its temporary file, open for writing, in the checked folder.
 #[derive(Debug)]
 pub struct Staged {
-    dir: OwnedFd,
+    dir: Dir,
     tmp: OsString,
     name: OsString,
     file: File,
@@ -239,17 +233,11 @@ impl Staged {
     /// content is in place.
     pub fn commit(mut self) -> Result<(), WriteError> {
         self.file.sync_all().map_err(|e| self.error(e))?;
-        nix::fcntl::renameat(
-            &self.dir,
-            self.tmp.as_os_str(),
-            &self.dir,
-            self.name.as_os_str(),
-        )
-        .map_err(|e| self.error(e.into()))?;
+        os::rename_in(&self.dir, &self.tmp, &self.name).map_err(|e| self.error(e))?;
         self.committed = true;
         // Makes the rename itself durable. Some file systems refuse to sync a folder; the file
         // is whole either way, so that is not worth failing the write.
-        let _ = nix::unistd::fsync(&self.dir);
+        let _ = os::sync_dir(&self.dir);
         Ok(())
     }
 }
@@ -267,11 +255,7 @@ impl Write for Staged {
 impl Drop for Staged {
     fn drop(&mut self) {
         if !self.committed {
-            let _ = nix::unistd::unlinkat(
-                &self.dir,
-                self.tmp.as_os_str(),
-                nix::unistd::UnlinkatFlags::NoRemoveDir,
-            );
+            let _ = os::remove_in(&self.dir, &self.tmp);
         }
     }
 }
@@ -294,28 +278,13 @@ pub fn append(
     let (dir, name) = split(&target).map_err(io_err)?;
     let folder =
         open_folder(&dir, Some(&name), FileKind::Ordinary, check).map_err(|e| e.named(shown))?;
-    let flags = OFlag::O_WRONLY | OFlag::O_APPEND | OFlag::O_NOFOLLOW | OFlag::O_CLOEXEC;
-    let mode = Mode::from_bits_truncate(FileKind::Ordinary.new_file_mode());
-    let (fd, created) = match nix::fcntl::openat(
-        &folder,
-        name.as_os_str(),
-        flags | OFlag::O_CREAT | OFlag::O_EXCL,
-        mode,
-    ) {
-        Ok(fd) => (fd, true),
-        Err(Errno::EEXIST) => (
-            nix::fcntl::openat(&folder, name.as_os_str(), flags, mode)
-                .map_err(|e| io_err(e.into()))?,
-            false,
-        ),
-        Err(e) => return Err(io_err(e.into())),
-    };
+    let (mut file, created) = os::open_append(&folder, &name).map_err(io_err)?;
     let mut text = Vec::with_capacity(header.len() + bytes.len());
     if created {
         text.extend_from_slice(header);
     }
     text.extend_from_slice(bytes);
-    File::from(fd).write_all(&text).map_err(io_err)
+    file.write_all(&text).map_err(io_err)
 }
 
 /// Creates the folder at `path` and what is missing above it (0777 less the umask), each
@@ -344,12 +313,6 @@ impl FolderError {
     }
 }
 
-impl From<Errno> for FolderError {
-    fn from(e: Errno) -> Self {
-        FolderError::Io(e.into())
-    }
-}
-
 impl From<io::Error> for FolderError {
     fn from(e: io::Error) -> Self {
         FolderError::Io(e)
@@ -365,7 +328,7 @@ fn open_folder(
     name: Option<&OsStr>,
     kind: FileKind,
     check: Check<'_>,
-) -> Result<OwnedFd, FolderError> {
+) -> Result<Dir, FolderError> {
     let mut existing = dir;
     let mut missing = Vec::new();
     while let Err(e) = std::fs::symlink_metadata(existing) {
@@ -385,10 +348,9 @@ fn open_folder(
         }
     }
     missing.reverse();
-    let flags = OFlag::O_DIRECTORY | OFlag::O_RDONLY | OFlag::O_CLOEXEC;
-    let mut fd = nix::fcntl::open(existing, flags, Mode::empty())?;
+    let mut folder = os::open_dir(existing)?;
     if check.fenced() {
-        let mut lands = path_of_dir(&fd)?;
+        let mut lands = os::path_of(&folder)?;
         for part in &missing {
             lands.push(part);
             check.ask(&lands).map_err(refused)?;
@@ -399,23 +361,12 @@ fn open_folder(
     }
     let last = missing.len().saturating_sub(1);
     for (i, part) in missing.iter().enumerate() {
-        let mode = if i == last && name.is_some() {
-            kind.own_folder_mode()
-        } else {
-            0o777
-        };
-        match nix::sys::stat::mkdirat(&fd, part.as_os_str(), Mode::from_bits_truncate(mode)) {
-            Ok(()) | Err(Errno::EEXIST) => {}
-            Err(e) => return Err(e.into()),
-        }
-        fd = nix::fcntl::openat(
-            &fd,
-            part.as_os_str(),
-            flags | OFlag::O_NOFOLLOW,
-            Mode::empty(),
-        )?;
+        // The file's own folder is private for a private file; the folders above it are not.
+        let private = i == last && name.is_some() && kind == FileKind::Private;
+        os::make_dir_in(&folder, part, private)?;
+        folder = os::open_dir_in(&folder, part)?;
     }
-    Ok(fd)
+    Ok(folder)
 }
 
 fn refused(e: WriteError) -> FolderError {
@@ -443,19 +394,15 @@ fn split(path: &Path) -> io::Result<(PathBuf, OsString)> {
 const TEMP_BASE_BYTES: usize = 200;
 
 /// Creates a new temporary file (`.<name>.mm-<pid>-<n>.tmp`) beside `name` in the open folder.
-fn create_temp(dir: &OwnedFd, name: &OsStr, mode: u32) -> io::Result<(OsString, OwnedFd)> {
+fn create_temp(dir: &Dir, name: &OsStr, kind: FileKind) -> io::Result<(OsString, File)> {
     static COUNTER: AtomicU64 = AtomicU64::new(0);
-    let bytes = name.as_bytes();
+    let bytes = name.as_encoded_bytes();
     let base = String::from_utf8_lossy(&bytes[..bytes.len().min(TEMP_BASE_BYTES)]).into_owned();
     loop {
         let n = COUNTER.fetch_add(1, Ordering::Relaxed);
         let tmp = OsString::from(format!(".{base}.mm-{}-{n}.tmp", std::process::id()));
-        let flags =
-            OFlag::O_WRONLY | OFlag::O_CREAT | OFlag::O_EXCL | OFlag::O_NOFOLLOW | OFlag::O_CLOEXEC;
-        match nix::fcntl::openat(dir, tmp.as_os_str(), flags, Mode::from_bits_truncate(mode)) {
-            Ok(fd) => return Ok((tmp, fd)),
-            Err(Errno::EEXIST) => continue,
-            Err(e) => return Err(e.into()),
+        if let Some(file) = os::create_new(dir, &tmp, kind)? {
+            return Ok((tmp, file));
         }
     }
 }
@@ -481,5 +428,6 @@ fn follow_links(path: &Path) -> io::Result<PathBuf> {
     Err(io::Error::other("too many levels of symbolic links"))
 }
 
-#[cfg(test)]
+// The tests use Unix modes, links and fifos.
+#[cfg(all(test, unix))]
 mod tests;

@@ -74,7 +74,11 @@ fn a_read_only_file_a_folder_or_a_pipe_is_refused_and_left_alone() {
         "f is a directory, not a file"
     );
     assert_eq!(names(&dir), ["ro.txt", "sub"]);
-    nix::unistd::mkfifo(&dir.join("pipe"), Mode::from_bits_truncate(0o644)).unwrap();
+    nix::unistd::mkfifo(
+        &dir.join("pipe"),
+        nix::sys::stat::Mode::from_bits_truncate(0o644),
+    )
+    .unwrap();
     assert_eq!(
         ordinary(&dir.join("pipe"), b"x").unwrap_err().to_string(),
         "f is not a regular file (a device, a pipe or a socket); it was not changed"
@@ -310,5 +314,8 @@ fn the_path_of_an_open_folder_is_where_it_really_is() {
     fs::create_dir(dir.join("real")).unwrap();
     symlink(dir.join("real"), dir.join("link")).unwrap();
     let fd = File::open(dir.join("link")).unwrap();
-    assert_eq!(path_of_dir(&fd).unwrap(), dir.join("real"));
+    assert_eq!(
+        crate::handle_path::path_of(std::os::fd::AsFd::as_fd(&fd)).unwrap(),
+        dir.join("real")
+    );
 }

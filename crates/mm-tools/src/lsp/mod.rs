@@ -337,7 +337,7 @@ impl LspServers {
         t: &Timeouts,
         cancel: &CancellationToken,
     ) -> Result<Server, Option<LspError>> {
-        let mut cmd = Command::new(command);
+        let mut cmd = Command::new(crate::program::resolve(command.as_ref()));
         cmd.args(args)
             .current_dir(cwd)
             .stdin(Stdio::piped())

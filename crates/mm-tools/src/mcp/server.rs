@@ -275,9 +275,8 @@ impl ClientHandler for Handler {
 
 /// How a process ended, with what it last wrote on stderr.
 fn ended(status: std::io::Result<std::process::ExitStatus>, stderr: &Tail) -> String {
-    use std::os::unix::process::ExitStatusExt;
     let how = match status {
-        Ok(s) => match (s.code(), s.signal()) {
+        Ok(s) => match (s.code(), crate::process::signal_of(&s)) {
             (Some(code), _) => format!("exited with status {code}"),
             (None, Some(sig)) => format!("was killed by signal {sig}"),
             (None, None) => "exited".to_string(),
@@ -392,7 +391,8 @@ impl Server {
     async fn connect(self: Arc<Self>, epoch: u64) {
         let deadline = Instant::now() + self.timing.start;
         let limit = seconds(self.timing.start);
-        let mut cmd = tokio::process::Command::new(&self.key.command);
+        let mut cmd =
+            tokio::process::Command::new(crate::program::resolve(self.key.command.as_ref()));
         cmd.args(&self.key.args)
             .envs(&self.key.env)
             .current_dir(&self.key.cwd)

@@ -18,22 +18,14 @@ use landlock::{
     RulesetAttr, RulesetCreatedAttr, Scope,
 };
 
-use super::SandboxMode;
+use super::held::Held;
 use super::linux::namespace::{self, Joined};
-use super::linux::{Held, caps, check, devpts, seccomp};
+use super::linux::{caps, check, devpts, seccomp};
+use super::{DEVICE_FILES, SandboxMode};
 
 /// The newest Landlock ABI whose write rights the fence handles (`Refer` came with 2,
 /// `Truncate` with 3, `IoctlDev` with 5; later ABIs add no right that writes a file).
 const RIGHTS_ABI: ABI = ABI::V5;
-
-/// Device files a shell needs, writable even in `read-only`.
-const DEVICE_FILES: [&str; 5] = [
-    "/dev/null",
-    "/dev/zero",
-    "/dev/full",
-    "/dev/tty",
-    "/dev/ptmx",
-];
 
 /// Every right that changes a file or a folder (all handled, so all refused but where granted).
 fn write_rights() -> BitFlags<AccessFs> {
@@ -173,6 +165,23 @@ impl Fence {
     /// The value of [`FENCED_VAR`](super::FENCED_VAR) in the child's environment: the mode.
     pub fn marker(&self) -> &'static str {
         self.mode.name()
+    }
+
+    /// The command that runs `program` (the program itself: the fence is entered before
+    /// `exec`, [`Fence::apply`]).
+    pub fn command(&self, program: &std::ffi::OsStr) -> tokio::process::Command {
+        tokio::process::Command::new(program)
+    }
+
+    /// Makes `cmd` enter the fence between `fork` and `exec`, with
+    /// [`FENCED_VAR`](super::FENCED_VAR) set to the mode in its environment.
+    pub(crate) fn apply(self, cmd: &mut tokio::process::Command) {
+        cmd.env(super::FENCED_VAR, self.marker());
+        // SAFETY: `Fence::enter` only makes system calls on memory prepared before the fork
+        // (no allocation, no lock).
+        unsafe {
+            cmd.pre_exec(move || self.enter());
+        }
     }
 
     /// Enters the fence: the private mount namespace with its mounts, root's capability cut

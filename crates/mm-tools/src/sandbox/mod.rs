@@ -1,26 +1,69 @@
 //! The sandbox for what the model runs (`tools.sandbox`, docs/sandbox.md): `bash` children run
-//! inside a kernel [`Fence`] (Landlock; a private mount namespace that keeps mm's own
-//! configuration read-only and gives the command terminals of its own; root's capabilities cut;
-//! a seccomp filter), and the file tools ask [`Sandbox::check_write`] before they write, since
+//! inside a [`Fence`], and the file tools ask [`Sandbox::check_write`] before they write, since
 //! mm's own process is not confined (it must still write its sessions and history).
+//!
+//! The fence is the system's, one module per system (docs/platforms.md): on Linux, Landlock, a
+//! private mount namespace that keeps mm's own configuration read-only and gives the command
+//! terminals of its own, root's capabilities cut and a seccomp filter (`fence.rs`, `linux/`);
+//! on macOS, Seatbelt (`macos.rs`, running the command under `sandbox-exec` with the profile
+//! `seatbelt.rs` writes); elsewhere (Windows) none yet (`none.rs`), which the banner, `mm
+//! doctor` and the ACP log say, and which `tools.sandboxRequired = true` refuses. The rule, the
+//! places and `check_write` are the same everywhere.
 //!
 //! One [`Sandbox`] per process, built from the configuration and the places `main.rs` knows
 //! (the temp folder, the configuration files, the home folder, an outer fence), handed to tools
 //! through `Setup::sandbox`.
 
+mod held;
+mod seatbelt;
+
+#[cfg(target_os = "linux")]
 mod fence;
+#[cfg(target_os = "linux")]
 mod linux;
+#[cfg(target_os = "linux")]
+use linux as os;
+#[cfg(target_os = "linux")]
+pub use {
+    fence::{Fence, FenceError, landlock_abi, namespace_works},
+    linux::REMEDY,
+    linux::caps::KEPT as ROOT_CAPABILITIES,
+};
 
-use std::collections::HashMap;
+#[cfg(not(target_os = "linux"))]
+mod not_linux;
+
+#[cfg(target_os = "macos")]
+mod macos;
+#[cfg(target_os = "macos")]
+use macos as os;
+#[cfg(target_os = "macos")]
+pub use macos::{Fence, FenceError, REMEDY, landlock_abi, namespace_works};
+
+#[cfg(not(any(target_os = "linux", target_os = "macos")))]
+mod none;
+#[cfg(not(any(target_os = "linux", target_os = "macos")))]
+use none as os;
+#[cfg(not(any(target_os = "linux", target_os = "macos")))]
+pub use none::{Fence, FenceError, REMEDY, landlock_abi, namespace_works};
+
+pub use seatbelt::profile as seatbelt_profile;
+
+use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex};
 
-pub use fence::{Fence, FenceError, landlock_abi, namespace_works};
-use linux::Held;
-pub use linux::caps::KEPT as ROOT_CAPABILITIES;
-pub use linux::fd_path;
-use linux::namespace::{Joined, Namespace};
+use held::Held;
 use mm_core::config::{Config, SandboxMode};
+
+/// The command that runs `program`, inside `fence` when given: pass the fence on to
+/// [`Supervisor::spawn_fenced`](crate::process::Supervisor::spawn_fenced). On macOS a fenced
+/// command is `sandbox-exec -p <profile> <program>`, so a fenced child must be made here.
+pub fn command(fence: Option<&Fence>, program: impl AsRef<OsStr>) -> tokio::process::Command {
+    match fence {
+        Some(fence) => fence.command(program.as_ref()),
+        None => tokio::process::Command::new(program),
+    }
+}
 
 /// The variable a fenced child finds in its environment, set to the mode
 /// (`workspace-write`, `read-only`): a nested mm reads it (through `main.rs`, into
@@ -28,6 +71,15 @@ use mm_core::config::{Config, SandboxMode};
 /// inside Landlock, while still fencing its own children with its own ruleset (Landlock
 /// stacks).
 pub const FENCED_VAR: &str = "MM_FENCED";
+
+/// Device files a shell needs, writable even in `read-only` (every system's fence).
+const DEVICE_FILES: [&str; 5] = [
+    "/dev/null",
+    "/dev/zero",
+    "/dev/full",
+    "/dev/tty",
+    "/dev/ptmx",
+];
 
 /// Places outside the configuration that the sandbox needs, found by `main.rs` (the library
 /// does not read the environment).
@@ -61,10 +113,24 @@ impl Default for Places {
     }
 }
 
+/// What fences commands on this system.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Fencer {
+    /// Linux's Landlock (with what [`Enforcement`] says of the rest).
+    Landlock,
+    /// macOS's Seatbelt (`/usr/bin/sandbox-exec`).
+    Seatbelt,
+    /// Nothing: why, as the note says it after `not enforced: ` (this kernel has no Landlock,
+    /// Windows has no sandbox for commands yet).
+    Missing(String),
+}
+
 /// What the kernel enforces of the fence.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Enforcement {
-    /// The Landlock ABI (0: none).
+    /// What fences commands here.
+    pub fencer: Fencer,
+    /// The Landlock ABI (0: none, and always 0 off Linux).
     pub abi: i32,
     /// Whether mm can make a private mount namespace (to keep `.mm/` read-only and pin its
     /// parents); `Err` says why not.
@@ -81,6 +147,7 @@ impl Enforcement {
     fn off() -> Enforcement {
         let off = || Err("the sandbox is off".to_string());
         Enforcement {
+            fencer: Fencer::Missing("the sandbox is off".into()),
             abi: 0,
             namespace: off(),
             devpts: off(),
@@ -89,39 +156,9 @@ impl Enforcement {
         }
     }
 
-    /// What this kernel enforces, asked once per process.
-    fn of_kernel(outer_fence: Option<String>) -> Enforcement {
-        let abi = landlock_abi();
-        let seccomp = linux::seccomp::filter().map(|_| ());
-        if abi == 0 {
-            let none = || Err("this kernel has no Landlock".to_string());
-            return Enforcement {
-                abi,
-                namespace: none(),
-                devpts: none(),
-                seccomp,
-                nested: outer_fence,
-            };
-        }
-        if let Some(outer) = outer_fence {
-            // Inside Landlock no mount can be made: the outer fence's mounts hold.
-            let inside = || Err(format!("inside an outer fence ({FENCED_VAR}={outer})"));
-            return Enforcement {
-                abi,
-                namespace: inside(),
-                devpts: inside(),
-                seccomp,
-                nested: Some(outer),
-            };
-        }
-        let support = linux::namespace::support();
-        Enforcement {
-            abi,
-            namespace: support.namespace,
-            devpts: support.devpts,
-            seccomp,
-            nested: None,
-        }
+    /// Whether commands are fenced.
+    fn fences(&self) -> bool {
+        !matches!(self.fencer, Fencer::Missing(_))
     }
 }
 
@@ -149,24 +186,21 @@ pub struct Sandbox {
     home: Option<PathBuf>,
     places: Places,
     enforcement: Enforcement,
-    /// The private mount namespaces made so far, by what they mount, joined by every call
-    /// that needs the same.
-    namespaces: Arc<Mutex<HashMap<NamespaceKey, Arc<Joined>>>>,
+    /// What the system's fence keeps between calls (Linux: the mount namespaces made).
+    #[cfg_attr(not(target_os = "linux"), allow(dead_code))]
+    state: os::State,
 }
 
-/// What a namespace mounts: the read-only paths, the pinned folders, a private `devpts`.
-type NamespaceKey = (Vec<PathBuf>, Vec<PathBuf>, bool);
-
 /// Where commands of one session may write, as each call finds it.
-struct Roots<'a> {
+pub(crate) struct Roots<'a> {
     /// The session's cwd (canonical), unless it is the home folder or above it.
-    cwd: Option<PathBuf>,
+    pub(crate) cwd: Option<PathBuf>,
     /// The held places, with where each is now.
-    held: Vec<(&'a Held, PathBuf)>,
+    pub(crate) held: Vec<(&'a Held, PathBuf)>,
 }
 
 impl Roots<'_> {
-    fn paths(&self) -> impl Iterator<Item = &Path> {
+    pub(crate) fn paths(&self) -> impl Iterator<Item = &Path> {
         self.cwd
             .iter()
             .map(PathBuf::as_path)
@@ -228,9 +262,7 @@ impl Sandbox {
         } = settings;
         let enforcement = match mode {
             SandboxMode::Off => Enforcement::off(),
-            SandboxMode::WorkspaceWrite | SandboxMode::ReadOnly => {
-                Enforcement::of_kernel(places.outer_fence.clone())
-            }
+            SandboxMode::WorkspaceWrite | SandboxMode::ReadOnly => os::enforcement(places.outer_fence.clone()),
         };
         let (mut held, mut skipped) = (Vec::new(), Vec::new());
         if mode == SandboxMode::WorkspaceWrite {
@@ -265,10 +297,10 @@ impl Sandbox {
             home: places
                 .home
                 .as_deref()
-                .and_then(|h| std::fs::canonicalize(h).ok()),
+                .and_then(|h| crate::paths::canonical(h).ok()),
             places,
             enforcement,
-            namespaces: Arc::default(),
+            state: os::State::default(),
         }
     }
 
@@ -282,7 +314,7 @@ impl Sandbox {
             home: None,
             places: Places::default(),
             enforcement: Enforcement::off(),
-            namespaces: Arc::default(),
+            state: os::State::default(),
         }
     }
 
@@ -294,9 +326,9 @@ impl Sandbox {
         self.mode != SandboxMode::Off
     }
 
-    /// Whether the kernel fences commands (the mode is on and Landlock is there).
+    /// Whether the system fences commands (the mode is on and Landlock or Seatbelt is there).
     fn fences_commands(&self) -> bool {
-        self.mode != SandboxMode::Off && self.enforcement.abi > 0
+        self.mode != SandboxMode::Off && self.enforcement.fences()
     }
 
     pub fn enforcement(&self) -> &Enforcement {
@@ -304,12 +336,21 @@ impl Sandbox {
     }
 
     /// The mode as the banner and the ACP log show it: `workspace-write`, or
-    /// `workspace-write (not enforced)` when the kernel has no Landlock.
+    /// `workspace-write (not enforced)` when nothing fences commands here.
     pub fn label(&self) -> String {
         match self.mode {
             SandboxMode::Off => "off".into(),
-            m if self.enforcement.abi == 0 => format!("{m} (not enforced)"),
+            m if !self.enforcement.fences() => format!("{m} (not enforced)"),
             m => m.to_string(),
+        }
+    }
+
+    /// What fences commands, as `mm doctor` names it: `Landlock ABI 6`, `Seatbelt`.
+    pub fn fencer_name(&self) -> String {
+        match &self.enforcement.fencer {
+            Fencer::Landlock => format!("Landlock ABI {}", self.enforcement.abi),
+            Fencer::Seatbelt => "Seatbelt".into(),
+            Fencer::Missing(_) => "nothing".into(),
         }
     }
 
@@ -319,7 +360,7 @@ impl Sandbox {
         let e = &self.enforcement;
         let abi = e.abi;
         let mut gaps: Vec<String> = Vec::new();
-        if self.mode == SandboxMode::Off || abi == 0 {
+        if self.mode == SandboxMode::Off || e.fencer != Fencer::Landlock {
             return gaps;
         }
         if abi < 2 {
@@ -353,20 +394,24 @@ impl Sandbox {
         if self.mode == SandboxMode::Off {
             return None;
         }
-        let abi = self.enforcement.abi;
-        if abi == 0 {
-            return Some(
-                "not enforced: this kernel has no Landlock (Linux 5.13 or later, with landlock among its LSMs); the file tools still refuse writes outside it"
-                    .into(),
-            );
+        if let Fencer::Missing(why) = &self.enforcement.fencer {
+            return Some(format!(
+                "not enforced: {why}; the file tools still refuse writes outside it"
+            ));
         }
         let mut gaps = self.gaps();
         if let Some(outer) = &self.enforcement.nested {
-            gaps.push(format!(
-                "it relies on the outer fence for the read-only mounts (mm runs inside mm's fence: {FENCED_VAR}={outer})"
-            ));
+            gaps.push(match self.enforcement.fencer {
+                Fencer::Seatbelt => format!(
+                    "it relies on the outer fence (mm runs inside mm's fence: {FENCED_VAR}={outer}, and Seatbelt cannot be nested)"
+                ),
+                _ => format!(
+                    "it relies on the outer fence for the read-only mounts (mm runs inside mm's fence: {FENCED_VAR}={outer})"
+                ),
+            });
         }
-        (!gaps.is_empty()).then(|| format!("Landlock ABI {abi} enforced, but {}", gaps.join("; ")))
+        (!gaps.is_empty())
+            .then(|| format!("{} enforced, but {}", self.fencer_name(), gaps.join("; ")))
     }
 
     /// The banner's warnings for a session in `cwd`: what the fence lacks, the
@@ -389,7 +434,7 @@ impl Sandbox {
     /// The line said when the cwd of a session is not writable in `workspace-write` (the home
     /// folder or above it); `None` otherwise.
     pub fn cwd_note(&self, cwd: &Path) -> Option<String> {
-        let real = std::fs::canonicalize(cwd).ok()?;
+        let real = crate::paths::canonical(cwd).ok()?;
         (self.mode == SandboxMode::WorkspaceWrite && self.home_or_above(&real)).then(|| {
             format!(
                 "the working directory {} is the home folder or above it, so commands may not write in it: only in the temp folders and tools.sandboxWritable (start mm in a project's folder)",
@@ -421,17 +466,12 @@ impl Sandbox {
     /// `Err` when `tools.sandboxRequired` is set and the fence is not whole. Running inside
     /// an outer fence is no gap: its mounts hold.
     pub fn require(&self, required: bool) -> Result<(), NotEnforced> {
-        let why = match self.enforcement.abi {
-            0 => self.note(),
+        let why = match self.enforcement.fencer {
+            Fencer::Missing(_) => self.note(),
             _ => {
                 let gaps = self.gaps();
-                (!gaps.is_empty()).then(|| {
-                    format!(
-                        "Landlock ABI {} enforced, but {}",
-                        self.enforcement.abi,
-                        gaps.join("; ")
-                    )
-                })
+                (!gaps.is_empty())
+                    .then(|| format!("{} enforced, but {}", self.fencer_name(), gaps.join("; ")))
             }
         };
         match why {
@@ -453,7 +493,7 @@ impl Sandbox {
                 held: Vec::new(),
             },
             SandboxMode::WorkspaceWrite => Roots {
-                cwd: std::fs::canonicalize(cwd)
+                cwd: crate::paths::canonical(cwd)
                     .ok()
                     .filter(|c| !self.home_or_above(c)),
                 held: self
@@ -473,7 +513,7 @@ impl Sandbox {
 
     /// The paths kept read-only for a session in `cwd` (canonical where they exist), with
     /// whether each is a folder mm may create.
-    fn protected(&self, cwd: &Path) -> Vec<(PathBuf, bool)> {
+    pub(crate) fn protected(&self, cwd: &Path) -> Vec<(PathBuf, bool)> {
         std::iter::once(cwd.join(".mm"))
             .chain(self.places.protected.iter().cloned())
             .map(|p| (real_path(&p), true))
@@ -486,13 +526,9 @@ impl Sandbox {
             .collect()
     }
 
-    /// The fence a command of a session in `cwd` runs in; `None` when the sandbox is off or the
-    /// kernel has no Landlock.
-    /// A protected folder that a command could otherwise create first (the session's `.mm/`)
-    /// is created, so that it exists to be kept read-only.
-    /// Each protected path's folders below the root it lies in are bound onto themselves in the
-    /// command's namespace, so that no command can rename them away and put a folder of its
-    /// own in their place.
+    /// The fence a command of a session in `cwd` runs in; `None` when the sandbox is off or
+    /// nothing fences commands here (or, on macOS, inside an outer fence: Seatbelt cannot be
+    /// nested, and the outer one holds).
     pub fn fence(&self, cwd: &Path) -> Result<Option<Fence>, FenceError> {
         self.fence_with(cwd, &[])
     }
@@ -505,76 +541,7 @@ impl Sandbox {
             return Ok(None);
         }
         let roots = self.roots(cwd, extra);
-        let can_mount = self.enforcement.namespace.is_ok();
-        let (mut readonly, mut pins): (Vec<PathBuf>, Vec<PathBuf>) = (Vec::new(), Vec::new());
-        if can_mount {
-            for (p, folder) in self.protected(cwd) {
-                // The outermost root it lies in: every folder below it could be renamed.
-                let Some(root) = roots
-                    .paths()
-                    .filter(|r| p.starts_with(r))
-                    .min_by_key(|r| r.components().count())
-                else {
-                    continue;
-                };
-                if readonly.contains(&p) {
-                    continue;
-                }
-                if folder && !p.exists() {
-                    let shown = p.display().to_string();
-                    let _ =
-                        crate::writer::create_dir_all(&p, &shown, crate::writer::Check::Anywhere);
-                }
-                if !p.exists() {
-                    continue;
-                }
-                pins.extend(
-                    p.ancestors()
-                        .skip(1)
-                        .take_while(|a| *a != root && a.starts_with(root))
-                        .map(Path::to_path_buf),
-                );
-                readonly.push(p);
-            }
-        }
-        let pts = match (&self.enforcement.nested, &self.enforcement.devpts) {
-            (Some(_), _) => fence::Pts::Outer,
-            (None, Ok(())) if can_mount => fence::Pts::Private,
-            (None, _) => fence::Pts::Closed,
-        };
-        let cwd_root: Vec<PathBuf> = roots.cwd.iter().cloned().collect();
-        let held: Vec<&Held> = roots.held.iter().map(|(h, _)| *h).collect();
-        let devpts = pts == fence::Pts::Private;
-        let namespace = match can_mount && (devpts || !readonly.is_empty()) {
-            true => Some(self.namespace((readonly, pins, devpts))?),
-            false => None,
-        };
-        Fence::build(&fence::Plan {
-            mode: self.mode,
-            writable: &cwd_root,
-            held: &held,
-            namespace,
-            pts,
-        })
-        .map(Some)
-    }
-
-    /// The namespace that mounts `key`, made the first time it is asked for.
-    fn namespace(&self, key: NamespaceKey) -> Result<Arc<Joined>, FenceError> {
-        let mut made = self
-            .namespaces
-            .lock()
-            .map_err(|_| FenceError::Namespace(std::io::Error::other("a lock was poisoned")))?;
-        if let Some(ns) = made.get(&key) {
-            return Ok(Arc::clone(ns));
-        }
-        let ns = Arc::new(
-            Namespace::new(&key.0, &key.1, key.2)?
-                .make()
-                .map_err(FenceError::Namespace)?,
-        );
-        made.insert(key, Arc::clone(&ns));
-        Ok(ns)
+        os::fence(self, cwd, &roots)
     }
 
     /// Checks a write by mm itself on behalf of a tool (`write_file`, `edit_file`, …) against
@@ -643,7 +610,7 @@ fn plain_places(temp: &[PathBuf], entries: &[PathBuf]) -> Vec<PathBuf> {
     temp.iter()
         .chain(entries)
         .filter_map(|p| {
-            let real = std::fs::canonicalize(p).ok()?;
+            let real = crate::paths::canonical(p).ok()?;
             (real == crate::paths::normalize(p)).then_some(real)
         })
         .collect()
@@ -689,7 +656,7 @@ fn link_in(entry: &Path, writable: &[PathBuf]) -> Option<PathBuf> {
     prefixes.reverse();
     prefixes.into_iter().find_map(|p| {
         let link = std::fs::symlink_metadata(p).ok()?.file_type().is_symlink();
-        let parent = std::fs::canonicalize(p.parent()?).ok()?;
+        let parent = crate::paths::canonical(p.parent()?).ok()?;
         (link && writable.iter().any(|w| parent.starts_with(w))).then(|| p.to_path_buf())
     })
 }
@@ -723,7 +690,7 @@ pub fn real_path(path: &Path) -> PathBuf {
     let mut existing = followed.as_path();
     let mut rest = Vec::new();
     loop {
-        if let Ok(real) = std::fs::canonicalize(existing) {
+        if let Ok(real) = crate::paths::canonical(existing) {
             let mut out = real;
             for part in rest.iter().rev() {
                 out.push(part);
@@ -761,8 +728,12 @@ mod tests {
             skipped: Vec::new(),
             home: None,
             places: Places::default(),
-            namespaces: Arc::default(),
+            state: os::State::default(),
             enforcement: Enforcement {
+                fencer: match abi {
+                    0 => Fencer::Missing("this kernel has no Landlock (Linux 5.13 or later, with landlock among its LSMs)".into()),
+                    _ => Fencer::Landlock,
+                },
                 abi,
                 devpts: namespace.clone(),
                 namespace,

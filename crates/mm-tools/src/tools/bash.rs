@@ -3,7 +3,6 @@
 
 use std::collections::VecDeque;
 use std::io;
-use std::os::fd::OwnedFd;
 use std::path::Path;
 use std::process::{ExitStatus, Stdio};
 use std::sync::Arc;
@@ -13,13 +12,11 @@ use async_trait::async_trait;
 use serde::Deserialize;
 use serde_json::Value;
 use tokio::io::AsyncReadExt;
-use tokio::net::unix::pipe;
-use tokio::process::Command;
 use tokio_util::sync::CancellationToken;
 
 use super::{Call, Setup, ToolOutput, TypedTool};
 use crate::event::{Tally, ToolKind};
-use crate::process::{Child, Group, Supervisor};
+use crate::process::{Child, Group, OutputReader, Supervisor};
 use crate::sandbox::{DENIED_MARKERS, Fence, Sandbox};
 
 pub const NAME: &str = "bash";
@@ -37,6 +34,8 @@ const PROGRESS_LINE_BYTES: usize = 4096;
 pub struct Bash {
     /// `tools.bash.timeout`: the default when the call gives none.
     pub timeout: Duration,
+    /// `tools.bash.path` ([`crate::program::bash`]).
+    pub bash: Option<std::path::PathBuf>,
     pub processes: Arc<Supervisor>,
     /// Commands run inside its fence (docs/sandbox.md).
     pub sandbox: Arc<Sandbox>,
@@ -46,6 +45,7 @@ pub struct Bash {
 pub fn tool(setup: &Setup<'_>) -> Option<Arc<dyn super::Tool>> {
     Some(Arc::new(Bash {
         timeout: setup.config.tools.bash_timeout,
+        bash: setup.config.tools.bash_path.clone(),
         processes: Arc::clone(setup.processes),
         sandbox: Arc::clone(setup.sandbox),
     }))
@@ -95,7 +95,15 @@ impl TypedTool for Bash {
             Some(secs) => Duration::from_secs(secs.clamp(1, MAX_TIMEOUT)),
             None => self.timeout,
         };
-        run_command(&self.processes, &self.sandbox, &args.command, timeout, call).await
+        run_command(
+            &self.processes,
+            &self.sandbox,
+            self.bash.as_deref(),
+            &args.command,
+            timeout,
+            call,
+        )
+        .await
     }
 }
 
@@ -118,6 +126,7 @@ enum End {
 async fn run_command(
     processes: &Arc<Supervisor>,
     sandbox: &Sandbox,
+    bash: Option<&Path>,
     command: &str,
     timeout: Duration,
     call: &Call<'_>,
@@ -132,7 +141,7 @@ async fn run_command(
             ));
         }
     };
-    let (mut child, reader) = match spawn(processes, command, cwd, fence) {
+    let (mut child, reader) = match spawn(processes, bash, command, cwd, fence) {
         Ok(started) => started,
         Err(e) => {
             return ToolOutput::not_run(format!(
@@ -208,7 +217,7 @@ async fn run_command(
         }
         End::TimedOut => {
             child.stop();
-            if !eof && !take_ready(&reader, &mut buf, &mut capture) {
+            if !eof && !take_ready(&mut reader, &mut buf, &mut capture) {
                 drain_detached(reader);
             }
             let note = format!("[timed out after {} s]", seconds(timeout));
@@ -216,7 +225,7 @@ async fn run_command(
         }
         End::Cancelled => {
             child.stop();
-            if !eof && !take_ready(&reader, &mut buf, &mut capture) {
+            if !eof && !take_ready(&mut reader, &mut buf, &mut capture) {
                 drain_detached(reader);
             }
             ToolOutput::interrupted(capture.finish(Some("[cancelled]")))
@@ -278,13 +287,15 @@ impl Progress {
 /// lines stay in order.
 fn spawn(
     processes: &Arc<Supervisor>,
+    bash: Option<&Path>,
     command: &str,
     cwd: &Path,
     fence: Option<Fence>,
-) -> io::Result<(Child, pipe::Receiver)> {
+) -> io::Result<(Child, OutputReader)> {
     let (read_end, write_end) = io::pipe()?;
     let write_err = write_end.try_clone()?;
-    let mut cmd = Command::new("bash");
+    let bash = crate::program::bash(bash).map_err(io::Error::other)?;
+    let mut cmd = crate::sandbox::command(fence.as_ref(), bash);
     cmd.arg("-c")
         .arg(command)
         .current_dir(cwd)
@@ -297,7 +308,7 @@ fn spawn(
     let child = processes.spawn_fenced(&mut cmd, Group::Session, fence)?;
     // `cmd` still holds the write ends: drop it so that the pipe ends when the children do.
     drop(cmd);
-    let reader = pipe::Receiver::from_owned_fd(OwnedFd::from(read_end))?;
+    let reader = crate::process::output_reader(read_end)?;
     Ok((child, reader))
 }
 
@@ -305,12 +316,12 @@ fn spawn(
 /// against output written just before it. The read is the raw non-blocking one, since the
 /// runtime may not have seen the pipe become readable yet; a few reads at most, since the
 /// command may still be writing. `true` at the end of the output.
-fn take_ready(reader: &pipe::Receiver, buf: &mut [u8], capture: &mut Capture) -> bool {
+fn take_ready(reader: &mut OutputReader, buf: &mut [u8], capture: &mut Capture) -> bool {
     for _ in 0..16 {
-        match nix::unistd::read(reader, buf) {
+        match crate::process::read_now(reader, buf) {
             Ok(0) => return true,
             Ok(n) => capture.push(&buf[..n]),
-            Err(nix::errno::Errno::EINTR) => {}
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
             Err(_) => return false,
         }
     }
@@ -318,7 +329,7 @@ fn take_ready(reader: &pipe::Receiver, buf: &mut [u8], capture: &mut Capture) ->
 }
 
 /// Reads and discards what is left in the pipe until every writer has closed it.
-fn drain_detached(mut reader: pipe::Receiver) {
+fn drain_detached(mut reader: OutputReader) {
     tokio::spawn(async move {
         let mut buf = vec![0u8; 16 * 1024];
         loop {
@@ -334,8 +345,7 @@ fn drain_detached(mut reader: pipe::Receiver) {
 
 /// The exit code as a shell reports it (128 + N for a death by signal N).
 fn exit_code(status: ExitStatus) -> i32 {
-    use std::os::unix::process::ExitStatusExt;
-    match (status.code(), status.signal()) {
+    match (status.code(), crate::process::signal_of(&status)) {
         (Some(c), _) => c,
         (None, Some(sig)) => 128 + sig,
         (None, None) => -1,
@@ -503,6 +513,7 @@ mod tests {
     fn title_and_kind() {
         let t = Bash {
             timeout: Duration::from_secs(1),
+            bash: None,
             processes: Supervisor::new(),
             sandbox: Arc::new(Sandbox::off()),
         };

@@ -65,6 +65,8 @@ impl Status {
 /// What is checked, in the order of the report.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Topic {
+    /// Windows only, and only when it fails: no bash to run commands with.
+    Bash,
     Config,
     Server,
     Model,
@@ -81,6 +83,7 @@ impl Topic {
     /// As the text report names it.
     pub fn label(self) -> &'static str {
         match self {
+            Topic::Bash => "bash",
             Topic::Config => "config",
             Topic::Server => "server",
             Topic::Model => "model",
@@ -97,6 +100,7 @@ impl Topic {
     /// As `--json` names it.
     pub fn key(self) -> &'static str {
         match self {
+            Topic::Bash => "bash",
             Topic::Config => "config",
             Topic::Server => "server",
             Topic::Model => "model",
@@ -268,6 +272,12 @@ pub async fn run(setup: &Setup<'_>, each: &mut (dyn FnMut(&Check) + Send)) -> Re
             return report;
         }
     };
+    // Without a bash (Windows without Git for Windows) no command runs: said first.
+    if let Err(line) = crate::program::bash(loaded.config.tools.bash_path.as_deref()) {
+        push(Check::new(Topic::Bash, Status::Fail, line).fix(
+            "install Git for Windows, or set tools.bash.path in the user's config to a bash.exe",
+        ));
+    }
     push(config_check(setup, loaded));
     model::checks(loaded, setup.client.clone(), &mut push).await;
     push(project_check(setup, loaded));
@@ -364,7 +374,7 @@ fn config_check(setup: &Setup<'_>, loaded: &Loaded) -> Check {
 }
 
 fn project_check(setup: &Setup<'_>, loaded: &Loaded) -> Check {
-    let cwd = std::fs::canonicalize(setup.cwd).unwrap_or_else(|_| setup.cwd.to_path_buf());
+    let cwd = crate::paths::canonical(setup.cwd).unwrap_or_else(|_| setup.cwd.to_path_buf());
     let shown_cwd = cwd.display().to_string();
     let quoted = crate::paths::shell_quote(&shown_cwd);
     let config = &loaded.config;
@@ -407,7 +417,7 @@ fn project_check(setup: &Setup<'_>, loaded: &Loaded) -> Check {
     let trusted = config
         .trusted_projects
         .iter()
-        .any(|p| std::fs::canonicalize(p).unwrap_or_else(|_| p.clone()) == cwd);
+        .any(|p| crate::paths::canonical(p).unwrap_or_else(|_| p.clone()) == cwd);
     let summary = if trusted {
         format!(
             "{shown_cwd} is trusted: its own hooks, MCP servers, language servers and agents run"
@@ -454,9 +464,15 @@ fn sandbox_check(setup: &Setup<'_>, loaded: &Loaded) -> Check {
         .chain(sandbox.skipped_lines())
         .chain(sandbox.cwd_note(setup.cwd))
         .collect();
-    match (sandbox.require(config.tools.sandbox_required), notes.is_empty()) {
+    match (
+        sandbox.require(config.tools.sandbox_required),
+        notes.is_empty(),
+    ) {
         (Err(e), _) => Check::new(Topic::Sandbox, Status::Fail, e.to_string())
-            .fix("mm does not start like this: use a kernel with Landlock, or set tools.sandboxRequired = false")
+            .fix(format!(
+                "mm does not start like this: {}, or set tools.sandboxRequired = false",
+                crate::sandbox::REMEDY
+            ))
             .details(details),
         (Ok(()), false) => Check::new(
             Topic::Sandbox,
@@ -467,7 +483,7 @@ fn sandbox_check(setup: &Setup<'_>, loaded: &Loaded) -> Check {
         (Ok(()), true) => Check::new(
             Topic::Sandbox,
             Status::Ok,
-            format!("{} (Landlock ABI {})", sandbox.label(), sandbox.enforcement().abi),
+            format!("{} ({})", sandbox.label(), sandbox.fencer_name()),
         )
         .details(details),
     }

@@ -1,55 +1,155 @@
 //! The Linux parts of the fence that are not Landlock, one concern a module, each entered by
 //! the child between `fork` and `exec` on memory prepared by mm: the mount namespace (read-only
 //! binds, the binds that pin protected paths, a private `devpts`), root's capabilities and the
-//! seccomp filter. Beside them, [`Held`]: a folder opened once, whose place is read back from
-//! its descriptor.
+//! seccomp filter. Beside them, what the sandbox asks of Linux: what the kernel enforces
+//! ([`enforcement`]) and the fence of one command ([`fence`]).
 
 pub mod caps;
 pub mod devpts;
 pub mod namespace;
 pub mod seccomp;
 
+use std::collections::HashMap;
 use std::io;
-use std::os::fd::{AsFd, AsRawFd, BorrowedFd, OwnedFd};
-use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
-/// A folder (or file) opened once (`O_PATH`, the user's symlinks followed), held by descriptor:
-/// renaming it, or putting a symlink where it was, does not change what it is.
-#[derive(Debug, Clone)]
-pub struct Held {
-    fd: Arc<OwnedFd>,
+use super::fence::{self, Fence, FenceError, landlock_abi};
+use super::held::Held;
+use super::{Enforcement, FENCED_VAR, Fencer, Roots, Sandbox};
+use namespace::Joined;
+
+/// What `mm doctor` says to do when the fence is not whole and `tools.sandboxRequired` is set.
+pub const REMEDY: &str = "use a kernel with Landlock";
+
+/// What the Linux sandbox keeps between calls: the private mount namespaces made so far, by
+/// what they mount, joined by every call that needs the same.
+pub type State = Arc<Mutex<HashMap<NamespaceKey, Arc<Joined>>>>;
+
+/// What a namespace mounts: the read-only paths, the pinned folders, a private `devpts`.
+type NamespaceKey = (Vec<PathBuf>, Vec<PathBuf>, bool);
+
+/// What this kernel enforces, asked once per process.
+pub(super) fn enforcement(outer_fence: Option<String>) -> Enforcement {
+    let abi = landlock_abi();
+    let seccomp = seccomp::filter().map(|_| ());
+    if abi == 0 {
+        let none = || Err("this kernel has no Landlock".to_string());
+        return Enforcement {
+            fencer: Fencer::Missing(
+                "this kernel has no Landlock (Linux 5.13 or later, with landlock among its LSMs)"
+                    .into(),
+            ),
+            abi,
+            namespace: none(),
+            devpts: none(),
+            seccomp,
+            nested: outer_fence,
+        };
+    }
+    if let Some(outer) = outer_fence {
+        // Inside Landlock no mount can be made: the outer fence's mounts hold.
+        let inside = || Err(format!("inside an outer fence ({FENCED_VAR}={outer})"));
+        return Enforcement {
+            fencer: Fencer::Landlock,
+            abi,
+            namespace: inside(),
+            devpts: inside(),
+            seccomp,
+            nested: Some(outer),
+        };
+    }
+    let support = namespace::support();
+    Enforcement {
+        fencer: Fencer::Landlock,
+        abi,
+        namespace: support.namespace,
+        devpts: support.devpts,
+        seccomp,
+        nested: None,
+    }
 }
 
-impl Held {
-    pub fn open(path: &Path) -> io::Result<Held> {
-        use std::os::unix::fs::OpenOptionsExt;
-        let file = std::fs::OpenOptions::new()
-            .read(true)
-            .custom_flags(libc::O_PATH)
-            .open(path)?;
-        Ok(Held {
-            fd: Arc::new(OwnedFd::from(file)),
-        })
+/// The fence of a command of a session in `cwd` that may write under `roots`.
+/// A protected folder that a command could otherwise create first (the session's `.mm/`)
+/// is created, so that it exists to be kept read-only.
+/// Each protected path's folders below the root it lies in are bound onto themselves in the
+/// command's namespace, so that no command can rename them away and put a folder of its
+/// own in their place.
+pub(super) fn fence(
+    sandbox: &Sandbox,
+    cwd: &Path,
+    roots: &Roots<'_>,
+) -> Result<Option<Fence>, FenceError> {
+    let enforcement = sandbox.enforcement();
+    let can_mount = enforcement.namespace.is_ok();
+    let (mut readonly, mut pins): (Vec<PathBuf>, Vec<PathBuf>) = (Vec::new(), Vec::new());
+    if can_mount {
+        for (p, folder) in sandbox.protected(cwd) {
+            // The outermost root it lies in: every folder below it could be renamed.
+            let Some(root) = roots
+                .paths()
+                .filter(|r| p.starts_with(r))
+                .min_by_key(|r| r.components().count())
+            else {
+                continue;
+            };
+            if readonly.contains(&p) {
+                continue;
+            }
+            if folder && !p.exists() {
+                let shown = p.display().to_string();
+                let _ = crate::writer::create_dir_all(&p, &shown, crate::writer::Check::Anywhere);
+            }
+            if !p.exists() {
+                continue;
+            }
+            pins.extend(
+                p.ancestors()
+                    .skip(1)
+                    .take_while(|a| *a != root && a.starts_with(root))
+                    .map(Path::to_path_buf),
+            );
+            readonly.push(p);
+        }
     }
-
-    pub fn fd(&self) -> BorrowedFd<'_> {
-        self.fd.as_fd()
-    }
-
-    /// Where it is now; `None` once it was removed.
-    pub fn path(&self) -> Option<PathBuf> {
-        let path = fd_path(self.fd.as_fd()).ok()?;
-        let now = std::fs::metadata(&path).ok()?;
-        let held = nix::sys::stat::fstat(self.fd.as_fd()).ok()?;
-        (now.dev() == held.st_dev as u64 && now.ino() == held.st_ino as u64).then_some(path)
-    }
+    let pts = match (&enforcement.nested, &enforcement.devpts) {
+        (Some(_), _) => fence::Pts::Outer,
+        (None, Ok(())) if can_mount => fence::Pts::Private,
+        (None, _) => fence::Pts::Closed,
+    };
+    let cwd_root: Vec<PathBuf> = roots.cwd.iter().cloned().collect();
+    let held: Vec<&Held> = roots.held.iter().map(|(h, _)| *h).collect();
+    let devpts = pts == fence::Pts::Private;
+    let namespace = match can_mount && (devpts || !readonly.is_empty()) {
+        true => Some(joined(&sandbox.state, (readonly, pins, devpts))?),
+        false => None,
+    };
+    Fence::build(&fence::Plan {
+        mode: sandbox.mode(),
+        writable: &cwd_root,
+        held: &held,
+        namespace,
+        pts,
+    })
+    .map(Some)
 }
 
-/// The path an open descriptor names now, as the kernel reads it back.
-pub fn fd_path(fd: BorrowedFd<'_>) -> io::Result<PathBuf> {
-    std::fs::read_link(format!("/proc/self/fd/{}", fd.as_raw_fd()))
+/// The namespace that mounts `key`, made the first time it is asked for.
+fn joined(state: &State, key: NamespaceKey) -> Result<Arc<Joined>, FenceError> {
+    let mut made = state
+        .lock()
+        .map_err(|_| FenceError::Namespace(io::Error::other("a lock was poisoned")))?;
+    if let Some(ns) = made.get(&key) {
+        return Ok(Arc::clone(ns));
+    }
+    let ns = Arc::new(
+        namespace::Namespace::new(&key.0, &key.1, key.2)?
+            .make()
+            .map_err(FenceError::Namespace)?,
+    );
+    made.insert(key, Arc::clone(&ns));
+    Ok(ns)
 }
 
 pub(super) fn check(ret: libc::c_int) -> io::Result<()> {
@@ -79,25 +179,5 @@ unsafe fn write_proc(path: &std::ffi::CStr, bytes: &[u8]) -> io::Result<()> {
         };
         libc::close(fd);
         result
-    }
-}
-
-#[cfg(test)]
-#[allow(clippy::unwrap_used, clippy::disallowed_methods)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_held_folder_is_found_where_it_moved_and_not_where_a_link_replaced_it() {
-        let dir = tempfile::tempdir().unwrap();
-        let base = dir.path().canonicalize().unwrap();
-        std::fs::create_dir(base.join("cache")).unwrap();
-        let held = Held::open(&base.join("cache")).unwrap();
-        assert_eq!(held.path(), Some(base.join("cache")));
-        std::fs::rename(base.join("cache"), base.join("moved")).unwrap();
-        std::os::unix::fs::symlink("/", base.join("cache")).unwrap();
-        assert_eq!(held.path(), Some(base.join("moved")));
-        std::fs::remove_dir(base.join("moved")).unwrap();
-        assert_eq!(held.path(), None);
     }
 }

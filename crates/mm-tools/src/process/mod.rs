@@ -1,8 +1,12 @@
 //! Every child process mm starts goes through one [`Supervisor`] (docs/architecture.md, "Children
-//! and the way out"): each runs in a process group of its own, a stopped child is sent SIGTERM and
-//! its whole group SIGKILL after a grace period, a child dropped while running takes its group with
-//! it, and at exit [`Supervisor::shutdown`] stops whatever is still running, so no exit path leaves
+//! and the way out"): each runs in a tree of its own, a stopped child is asked to stop and its
+//! whole tree killed after a grace period, a child dropped while running takes its tree with it,
+//! and at exit [`Supervisor::shutdown`] stops whatever is still running, so no exit path leaves
 //! an orphan.
+//!
+//! The tree is the system's, one module per system (docs/platforms.md): on Unix a process
+//! group (or session), asked with SIGTERM and killed with SIGKILL (`unix.rs`); on Windows a Job
+//! Object, asked with CTRL_BREAK and ended with `TerminateJobObject` (`windows.rs`).
 //!
 //! mm spawns every child itself and hands the pipes to whatever speaks to it (a tool's reader,
 //! a hook's writer, a protocol library). The one exception to "no orphans" is deliberate
@@ -16,14 +20,24 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use nix::sys::signal::{Signal, killpg};
-use nix::unistd::Pid;
 use tokio::process::{ChildStderr, ChildStdin, ChildStdout, Command};
 use tokio_util::task::TaskTracker;
 
 use crate::sandbox::Fence;
 
-/// Between SIGTERM and SIGKILL when a child is stopped.
+#[cfg(unix)]
+mod unix;
+#[cfg(unix)]
+use unix as os;
+#[cfg(windows)]
+mod windows;
+#[cfg(windows)]
+use windows as os;
+
+use os::Tree;
+pub use os::{OutputReader, output_reader, read_now, signal_of};
+
+/// Between asking a child's tree to stop (SIGTERM, CTRL_BREAK) and killing it.
 pub const KILL_GRACE: Duration = Duration::from_secs(2);
 
 /// How a child's process group is made.
@@ -38,10 +52,10 @@ pub enum Group {
 /// The children of the process.
 #[derive(Debug)]
 pub struct Supervisor {
-    /// Process groups of the children that are still ours to stop, by key.
-    groups: Mutex<HashMap<u64, Pid>>,
+    /// The trees of the children that are still ours to stop, by key.
+    groups: Mutex<HashMap<u64, Tree>>,
     next: AtomicU64,
-    /// SIGTERM → SIGKILL escalations in flight.
+    /// Ask → kill escalations in flight.
     stopping: TaskTracker,
     grace: Duration,
 }
@@ -83,34 +97,21 @@ impl Supervisor {
         group: Group,
         fence: Option<Fence>,
     ) -> io::Result<Child> {
-        match group {
-            Group::Own => {
-                cmd.process_group(0);
-            }
-            Group::Session => {
-                // SAFETY: setsid is async-signal-safe and touches no memory of the parent; the
-                // child becomes the leader of a new session and process group.
-                unsafe {
-                    cmd.pre_exec(|| nix::unistd::setsid().map(|_| ()).map_err(io::Error::from));
-                }
-            }
-        }
+        os::prepare(cmd, group);
         without_keys(cmd);
         if let Some(fence) = fence {
-            cmd.env(crate::sandbox::FENCED_VAR, fence.marker());
-            // SAFETY: `Fence::enter` only makes system calls on memory prepared before the
-            // fork (no allocation, no lock).
-            unsafe {
-                cmd.pre_exec(move || fence.enter());
-            }
+            fence.apply(cmd);
         }
-        let child = cmd.spawn()?;
-        let pgid = child
-            .id()
-            .and_then(|id| i32::try_from(id).ok())
-            .map(Pid::from_raw);
+        let mut child = cmd.spawn()?;
+        let pgid = match Tree::of(&child) {
+            Ok(tree) => tree,
+            Err(e) => {
+                let _ = child.start_kill();
+                return Err(e);
+            }
+        };
         let key = self.next.fetch_add(1, Ordering::Relaxed);
-        if let (Some(pgid), Ok(mut groups)) = (pgid, self.groups.lock()) {
+        if let (Some(pgid), Ok(mut groups)) = (pgid.clone(), self.groups.lock()) {
             groups.insert(key, pgid);
         }
         Ok(Child {
@@ -137,12 +138,12 @@ impl Supervisor {
         }
     }
 
-    /// SIGTERM to a group now, SIGKILL after the grace (in the background when a runtime
+    /// Asks a tree to stop now, kills it after the grace (in the background when a runtime
     /// runs, at once otherwise); the child is reaped.
-    fn stop_group(self: &Arc<Self>, mut child: tokio::process::Child, pgid: Pid, key: u64) {
-        let _ = killpg(pgid, Signal::SIGTERM);
+    fn stop_group(self: &Arc<Self>, mut child: tokio::process::Child, pgid: Tree, key: u64) {
+        pgid.ask();
         let Ok(handle) = tokio::runtime::Handle::try_current() else {
-            let _ = killpg(pgid, Signal::SIGKILL);
+            pgid.kill();
             let _ = child.start_kill();
             self.forget(key);
             return;
@@ -152,8 +153,8 @@ impl Supervisor {
         self.stopping.spawn_on(
             async move {
                 let _ = tokio::time::timeout(grace, child.wait()).await;
-                // Members of the group may outlive its leader (a trapped SIGTERM, a child).
-                let _ = killpg(pgid, Signal::SIGKILL);
+                // Members of the tree may outlive its leader (a trapped SIGTERM, a child).
+                pgid.kill();
                 let _ = child.wait().await;
                 me.forget(key);
             },
@@ -161,31 +162,31 @@ impl Supervisor {
         );
     }
 
-    /// Stops every child still running (SIGTERM, SIGKILL after the grace) and waits until
+    /// Stops every child still running (asked, killed after the grace) and waits until
     /// each is gone. Called once on the way out, after the front end has cancelled its turns.
     pub async fn shutdown(&self) {
-        let groups: Vec<Pid> = self
+        let groups: Vec<Tree> = self
             .groups
             .lock()
-            .map(|g| g.values().copied().collect())
+            .map(|g| g.values().cloned().collect())
             .unwrap_or_default();
         for pgid in &groups {
-            let _ = killpg(*pgid, Signal::SIGTERM);
+            pgid.ask();
         }
         self.stopping.close();
         if !groups.is_empty() {
             let deadline = tokio::time::Instant::now() + self.grace;
             while self.live() > 0 && tokio::time::Instant::now() < deadline {
-                // Escalations in flight forget their group when it is gone; the rest are
-                // checked by signal 0.
-                let alive = groups.iter().any(|p| killpg(*p, None).is_ok());
+                // Escalations in flight forget their tree when it is gone; the rest are
+                // asked whether anything of them still runs.
+                let alive = groups.iter().any(Tree::alive);
                 if !alive {
                     break;
                 }
                 tokio::time::sleep(Duration::from_millis(20)).await;
             }
             for pgid in &groups {
-                let _ = killpg(*pgid, Signal::SIGKILL);
+                pgid.kill();
             }
         }
         let _ = tokio::time::timeout(self.grace, self.stopping.wait()).await;
@@ -215,7 +216,7 @@ fn without_keys(cmd: &mut Command) {
 pub struct Child {
     /// `None` once handed to an escalation task.
     inner: Option<tokio::process::Child>,
-    pgid: Option<Pid>,
+    pgid: Option<Tree>,
     key: u64,
     supervisor: Arc<Supervisor>,
     armed: bool,
@@ -292,10 +293,13 @@ impl Drop for Child {
     }
 }
 
-#[cfg(test)]
+// The tests use sh, pids and signals.
+#[cfg(all(test, unix))]
 #[allow(clippy::unwrap_used, clippy::expect_used)]
 mod tests {
     use super::*;
+    use nix::sys::signal::Signal;
+    use nix::unistd::Pid;
     use std::process::Stdio;
 
     fn alive(pid: i32) -> bool {

@@ -1,0 +1,77 @@
+//! Unix: a child's tree is its process group (a new group, or a new session for `bash`),
+//! asked to stop with SIGTERM and killed with SIGKILL; a released child's group is forgotten,
+//! so its background jobs run on.
+
+use std::io;
+use std::process::ExitStatus;
+
+use nix::sys::signal::{Signal, killpg};
+use nix::unistd::Pid;
+use tokio::process::Command;
+
+use super::Group;
+
+/// Makes the child the leader of a group (or session) of its own.
+pub(super) fn prepare(cmd: &mut Command, group: Group) {
+    match group {
+        Group::Own => {
+            cmd.process_group(0);
+        }
+        Group::Session => {
+            // SAFETY: setsid is async-signal-safe and touches no memory of the parent; the
+            // child becomes the leader of a new session and process group.
+            unsafe {
+                cmd.pre_exec(|| nix::unistd::setsid().map(|_| ()).map_err(io::Error::from));
+            }
+        }
+    }
+}
+
+/// A child's process group.
+#[derive(Debug, Clone)]
+pub(super) struct Tree(Pid);
+
+impl Tree {
+    /// The group the child leads; `None` when it has already been reaped.
+    pub(super) fn of(child: &tokio::process::Child) -> io::Result<Option<Tree>> {
+        Ok(child
+            .id()
+            .and_then(|id| i32::try_from(id).ok())
+            .map(|id| Tree(Pid::from_raw(id))))
+    }
+
+    /// SIGTERM to the group.
+    pub(super) fn ask(&self) {
+        let _ = killpg(self.0, Signal::SIGTERM);
+    }
+
+    /// SIGKILL to the group.
+    pub(super) fn kill(&self) {
+        let _ = killpg(self.0, Signal::SIGKILL);
+    }
+
+    /// Whether a process of the group still runs (signal 0).
+    pub(super) fn alive(&self) -> bool {
+        killpg(self.0, None).is_ok()
+    }
+}
+
+/// The signal that ended a process, if one did.
+pub fn signal_of(status: &ExitStatus) -> Option<i32> {
+    use std::os::unix::process::ExitStatusExt;
+    status.signal()
+}
+
+/// The read end of a command's output pipe, read asynchronously.
+pub type OutputReader = tokio::net::unix::pipe::Receiver;
+
+/// The read end of `io::pipe`, for the runtime.
+pub fn output_reader(read_end: io::PipeReader) -> io::Result<OutputReader> {
+    OutputReader::from_owned_fd(std::os::fd::OwnedFd::from(read_end))
+}
+
+/// What the pipe holds now, without waiting: the raw non-blocking read, since the runtime may
+/// not have seen the pipe become readable yet (`WouldBlock` when it holds nothing).
+pub fn read_now(reader: &mut OutputReader, buf: &mut [u8]) -> io::Result<usize> {
+    Ok(nix::unistd::read(&*reader, buf)?)
+}

@@ -1,0 +1,174 @@
+//! The Seatbelt profile of a fenced command on macOS (docs/platforms.md), written by a pure
+//! function so that it is tested here and checked by `sandbox-exec -p <profile> true` on the
+//! macOS CI runner. The rule is Linux's: everything may be read, run and reached; writes only
+//! under the writable roots (the cwd, the temp folders, `tools.sandboxWritable`) and to a few
+//! device files; the protected paths under a root (`.mm/`, the config) and the folders above
+//! them up to that root read-only; signals only to processes of the same sandbox.
+//!
+//! Paths are as `sandbox-exec` matches them, canonical: `/tmp`, `/var` and `/etc` are links
+//! to `/private/…` on macOS, and a rule on the link would match nothing.
+
+use std::fmt::Write;
+use std::path::{Path, PathBuf};
+
+use super::{DEVICE_FILES, SandboxMode};
+
+/// The folders macOS keeps under `/private`, reached through a link of the same name at `/`.
+const PRIVATE: [&str; 3] = ["/tmp", "/var", "/etc"];
+
+/// The profile for `mode`: `writable` are the roots commands may write under (none in
+/// `read-only`), `protected` the paths kept read-only under them, each with whether it is a
+/// folder (everything under it) or a file.
+pub fn profile(mode: SandboxMode, writable: &[PathBuf], protected: &[(PathBuf, bool)]) -> String {
+    let mut p = String::new();
+    let _ = writeln!(p, "(version 1)");
+    let _ = writeln!(p, "; mm's fence: tools.sandbox = {mode}");
+    p.push_str("(allow default)\n(deny file-write*)\n");
+    p.push_str("(allow file-write-data file-ioctl");
+    for dev in DEVICE_FILES {
+        let _ = write!(p, " (literal {})", quoted(Path::new(dev)));
+    }
+    p.push_str(")\n");
+    let roots: Vec<PathBuf> = match mode {
+        SandboxMode::WorkspaceWrite => writable.iter().map(|r| canonical(r)).collect(),
+        SandboxMode::Off | SandboxMode::ReadOnly => Vec::new(),
+    };
+    for root in &roots {
+        let mut kept = Vec::new();
+        for (path, folder) in protected {
+            let path = canonical(path);
+            if !path.starts_with(root) {
+                continue;
+            }
+            let rule = if *folder { "subpath" } else { "literal" };
+            kept.push(format!("(require-not ({rule} {}))", quoted(&path)));
+            // The folders above it up to the root: renaming one would take it away.
+            for above in path.ancestors().skip(1) {
+                if !above.starts_with(root) {
+                    break;
+                }
+                let rule = format!("(require-not (literal {}))", quoted(above));
+                if !kept.contains(&rule) {
+                    kept.push(rule);
+                }
+            }
+        }
+        match kept.is_empty() {
+            true => {
+                let _ = writeln!(p, "(allow file-write* (subpath {}))", quoted(root));
+            }
+            false => {
+                let _ = writeln!(
+                    p,
+                    "(allow file-write* (require-all (subpath {}) {}))",
+                    quoted(root),
+                    kept.join(" ")
+                );
+            }
+        }
+    }
+    p.push_str("(deny signal)\n(allow signal (target same-sandbox))\n");
+    p
+}
+
+/// `path` with `/tmp`, `/var` and `/etc` as the `/private/…` folders they link to.
+fn canonical(path: &Path) -> PathBuf {
+    for link in PRIVATE {
+        if let Ok(rest) = path.strip_prefix(link) {
+            let private = Path::new("/private").join(link.trim_start_matches('/'));
+            // Joined only when there is a rest: `join("")` would add a trailing `/`.
+            return match rest.as_os_str().is_empty() {
+                true => private,
+                false => private.join(rest),
+            };
+        }
+    }
+    path.to_path_buf()
+}
+
+/// A path as a Seatbelt string: in double quotes, `\` and `"` escaped.
+fn quoted(path: &Path) -> String {
+    let text = path.to_string_lossy();
+    format!("\"{}\"", text.replace('\\', "\\\\").replace('"', "\\\""))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use pretty_assertions::assert_eq;
+
+    const DEVICES: &str = r#"(allow file-write-data file-ioctl (literal "/dev/null") (literal "/dev/zero") (literal "/dev/full") (literal "/dev/tty") (literal "/dev/ptmx"))"#;
+
+    #[test]
+    fn workspace_write_opens_the_roots_but_not_mm_folders_and_their_parents() {
+        let got = profile(
+            SandboxMode::WorkspaceWrite,
+            &[
+                PathBuf::from("/Users/u/project"),
+                PathBuf::from("/tmp"),
+                PathBuf::from("/var/folders/xy/T"),
+                PathBuf::from("/Users/u/.cargo"),
+            ],
+            &[
+                (PathBuf::from("/Users/u/project/.mm"), true),
+                (PathBuf::from("/Users/u/project/sub/.mm"), true),
+                (PathBuf::from("/Users/u/.config/mm"), true),
+                (PathBuf::from("/tmp/cfg/mm.toml"), false),
+            ],
+        );
+        let want = [
+            "(version 1)",
+            "; mm's fence: tools.sandbox = workspace-write",
+            "(allow default)",
+            "(deny file-write*)",
+            DEVICES,
+            r#"(allow file-write* (require-all (subpath "/Users/u/project") (require-not (subpath "/Users/u/project/.mm")) (require-not (literal "/Users/u/project")) (require-not (subpath "/Users/u/project/sub/.mm")) (require-not (literal "/Users/u/project/sub"))))"#,
+            r#"(allow file-write* (require-all (subpath "/private/tmp") (require-not (literal "/private/tmp/cfg/mm.toml")) (require-not (literal "/private/tmp/cfg")) (require-not (literal "/private/tmp"))))"#,
+            r#"(allow file-write* (subpath "/private/var/folders/xy/T"))"#,
+            r#"(allow file-write* (subpath "/Users/u/.cargo"))"#,
+            "(deny signal)",
+            "(allow signal (target same-sandbox))",
+            "",
+        ];
+        assert_eq!(got, want.join("\n"));
+    }
+
+    #[test]
+    fn read_only_opens_only_the_devices() {
+        let got = profile(
+            SandboxMode::ReadOnly,
+            &[PathBuf::from("/Users/u/project")],
+            &[(PathBuf::from("/Users/u/project/.mm"), true)],
+        );
+        let want = [
+            "(version 1)",
+            "; mm's fence: tools.sandbox = read-only",
+            "(allow default)",
+            "(deny file-write*)",
+            DEVICES,
+            "(deny signal)",
+            "(allow signal (target same-sandbox))",
+            "",
+        ];
+        assert_eq!(got, want.join("\n"));
+    }
+
+    #[test]
+    fn quotes_and_backslashes_in_a_path_are_escaped() {
+        let got = profile(
+            SandboxMode::WorkspaceWrite,
+            &[PathBuf::from(r#"/Users/u/a "b"\c"#)],
+            &[],
+        );
+        assert!(
+            got.contains(r#"(allow file-write* (subpath "/Users/u/a \"b\"\\c"))"#),
+            "{got}"
+        );
+        // A path that only starts like a private link is left alone.
+        assert_eq!(
+            canonical(Path::new("/tmpfiles/x")),
+            PathBuf::from("/tmpfiles/x")
+        );
+        assert_eq!(canonical(Path::new("/etc")), PathBuf::from("/private/etc"));
+    }
+}
