@@ -58,15 +58,17 @@ impl Keys for OneShotKeys {
             if let Some(key) = self.pending.pop_front() {
                 return key;
             }
-            let bytes = tokio::task::spawn_blocking(raw::read_bytes)
-                .await
-                .unwrap_or_default();
-            if bytes.is_empty() {
+            let mut decoder = std::mem::take(&mut self.decoder);
+            let read = tokio::task::spawn_blocking(move || {
+                let keys = raw::read_keys(&mut decoder);
+                (decoder, keys)
+            })
+            .await;
+            let Ok((decoder, keys)) = read else {
                 return Key::Hangup;
-            }
-            self.pending.extend(self.decoder.feed(&bytes));
-            // A lone ESC: a key of its own (an escape sequence comes in one read).
-            self.pending.extend(self.decoder.flush());
+            };
+            self.decoder = decoder;
+            self.pending.extend(keys);
         }
     }
 }

@@ -9,7 +9,6 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Instant;
 
-use tokio::signal::unix::{SignalKind, signal};
 use tokio_util::sync::CancellationToken;
 
 use super::banner::{self, Banner};
@@ -19,7 +18,6 @@ use super::frontend::TermFrontend;
 use super::history::History;
 use super::input::{self, Input, Local};
 use super::keyboard::Keyboard;
-use super::keys::Key;
 use super::raw;
 use super::render::{self, Target, TurnSummary};
 use super::screen::{self, Read, Screen};
@@ -133,15 +131,7 @@ pub async fn run_interactive(
     lines.push(banner::hint_line(options.color_stderr));
     frontend.lines(Target::Stderr, lines);
 
-    // A SIGINT from outside (the terminal's Ctrl-C is a key now) counts as Ctrl-C.
-    if let Ok(mut sigint) = signal(SignalKind::interrupt()) {
-        let keys = Arc::clone(&keyboard);
-        tokio::spawn(async move {
-            while sigint.recv().await.is_some() {
-                keys.push(vec![Key::Interrupt]);
-            }
-        });
-    }
+    raw::forward_interrupts(&keyboard);
     spawn_detection(Arc::clone(&engine), Arc::clone(&frontend));
 
     let skills = session.skills.name_list();
