@@ -4,7 +4,7 @@
 //! as it arrives, whatever mm is doing, so no key is lost between two prompts. Who takes them:
 //!
 //! - the prompt's line editor, in order ([`Keyboard::next_key`]);
-//! - during a turn, Ctrl-C cancels it at once and Ctrl-Z suspends mm at once; the other keys
+//! - during a turn, Ctrl-C or Esc cancels it at once and Ctrl-Z suspends mm at once; the other keys
 //!   wait, typed ahead, for the next prompt. A Ctrl-C that came too late to cancel anything (the turn ended on its own) acts at
 //!   the prompt instead ([`Keyboard::end_turn`]);
 //! - a question (the permission prompt, a form) reads only the keys that come after it was put:
@@ -24,9 +24,9 @@ use super::raw::{self, Waker};
 #[derive(Debug, Clone, PartialEq, Eq)]
 enum Entry {
     Key(Key),
-    /// A Ctrl-C that cancelled the running turn (it acts at the prompt if the turn ended on its
-    /// own before seeing the cancel).
-    TurnInterrupt,
+    /// A Ctrl-C or an Esc that cancelled the running turn (it acts at the prompt if the turn
+    /// ended on its own before seeing the cancel).
+    TurnCancel(Key),
 }
 
 #[derive(Debug, Default)]
@@ -113,11 +113,11 @@ impl Keyboard {
             let mut s = self.lock();
             for key in keys {
                 let in_turn = s.turn.is_some() && !s.question;
-                if in_turn && key == Key::Interrupt {
+                if in_turn && matches!(key, Key::Interrupt | Key::Escape) {
                     if let Some(turn) = &s.turn {
                         turn.cancel();
                     }
-                    s.queue.push_back(Entry::TurnInterrupt);
+                    s.queue.push_back(Entry::TurnCancel(key));
                 } else if in_turn && key == Key::Ctrl('z') {
                     // At the prompt the editor suspends (and draws the line again after).
                     suspend = true;
@@ -168,7 +168,7 @@ impl Keyboard {
                         match entry {
                             Entry::Key(key) => return key,
                             // Only during a turn; `end_turn` turns them into keys.
-                            Entry::TurnInterrupt => {}
+                            Entry::TurnCancel(_) => {}
                         }
                     }
                     if s.closed {
@@ -191,13 +191,13 @@ impl Keyboard {
         while let Some(entry) = s.queue.pop_front() {
             match entry {
                 Entry::Key(key) => return Some(key),
-                Entry::TurnInterrupt => {}
+                Entry::TurnCancel(_) => {}
             }
         }
         None
     }
 
-    /// A turn starts: Ctrl-C cancels `cancel` from now on.
+    /// A turn starts: Ctrl-C and Esc cancel `cancel` from now on.
     pub fn begin_turn(&self, cancel: &CancellationToken) {
         self.lock().turn = Some(cancel.clone());
     }
@@ -212,8 +212,8 @@ impl Keyboard {
             s.queue = queue
                 .into_iter()
                 .filter_map(|e| match e {
-                    Entry::TurnInterrupt if cancelled => None,
-                    Entry::TurnInterrupt => Some(Entry::Key(Key::Interrupt)),
+                    Entry::TurnCancel(_) if cancelled => None,
+                    Entry::TurnCancel(key) => Some(Entry::Key(key)),
                     key @ Entry::Key(_) => Some(key),
                 })
                 .collect();
@@ -334,6 +334,23 @@ mod tests {
             got.push(k.next_key().await);
         }
         assert_eq!(got, chars("abc"));
+    }
+
+    #[tokio::test]
+    async fn esc_cancels_a_turn_and_a_double_esc_loses_no_key_typed_after_it() {
+        let k = Keyboard::detached();
+        let turn = CancellationToken::new();
+        k.begin_turn(&turn);
+        let mut d = super::super::keys::Decoder::new();
+        // Esc, Esc, then `hi` in one read, as a quick typist sends them.
+        let mut keys = d.feed(b"\x1b\x1bhi");
+        keys.extend(d.flush());
+        k.push(keys);
+        assert!(turn.is_cancelled());
+        k.end_turn(true);
+        assert_eq!(k.next_key().await, Key::Char('h'));
+        assert_eq!(k.next_key().await, Key::Char('i'));
+        assert_eq!(k.try_key(), None);
     }
 
     #[tokio::test]

@@ -161,9 +161,9 @@ fn escape(b: &[u8], complete: bool) -> Step {
         0x7f | 0x08 => Step::Key(Key::DeleteWordBack, 2),
         b'b' | b'B' => Step::Key(Key::WordLeft, 2),
         b'f' | b'F' => Step::Key(Key::WordRight, 2),
-        // ESC ESC …: the first is Escape on its own.
-        0x1b => Step::Key(Key::Escape, 1),
-        _ => Step::Key(Key::Other, 2),
+        // ESC then a key no sequence starts with (ESC ESC, or Esc typed quickly before a
+        // letter): Escape on its own, and the next byte is a key of its own, never lost.
+        _ => Step::Key(Key::Escape, 1),
     }
 }
 

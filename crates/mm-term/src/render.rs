@@ -9,6 +9,7 @@ use std::collections::HashMap;
 use std::time::Duration;
 
 use similar::{ChangeTag, TextDiff};
+use unicode_width::{UnicodeWidthChar, UnicodeWidthStr};
 
 use super::markdown::MarkdownStream;
 use super::numbers::{count, window};
@@ -419,7 +420,7 @@ pub fn tool_result(end: &ToolCallEnd, color: bool) -> Vec<String> {
     }
     match end.status {
         ToolStatus::Failed => {
-            for line in preview(&end.output) {
+            for line in tail(&end.output) {
                 lines.push(style::red(color, &format!("  {line}")));
             }
         }
@@ -429,7 +430,7 @@ pub fn tool_result(end: &ToolCallEnd, color: bool) -> Vec<String> {
             }
         }
         ToolStatus::Completed => {
-            for line in preview(&end.output) {
+            for line in tail(&end.output) {
                 lines.push(style::dim(color, &format!("  {line}")));
             }
         }
@@ -437,22 +438,37 @@ pub fn tool_result(end: &ToolCallEnd, color: bool) -> Vec<String> {
     lines
 }
 
-/// The first lines of a tool's output, each clipped, then `… N more lines`.
-pub fn preview(output: &str) -> Vec<String> {
+/// The last lines of a tool's output, each clipped, after `… N earlier lines` when there are
+/// more: a build's errors and a test run's summary are at the end. The count is exact for the
+/// output as the tool gave it; when the tool cut the middle of a long output (its
+/// `[… N characters omitted …]` line), the lines it cut are not known, and the count says
+/// `more than N`.
+pub fn tail(output: &str) -> Vec<String> {
     let text = output.trim_end();
     if text.trim().is_empty() {
         return Vec::new();
     }
     let all: Vec<&str> = text.lines().collect();
-    let mut lines: Vec<String> = all
-        .iter()
-        .take(PREVIEW_LINES)
-        .map(|l| clip(&clean(l)))
-        .collect();
-    if all.len() > PREVIEW_LINES {
-        lines.push(more(all.len() - PREVIEW_LINES));
+    let from = all.len().saturating_sub(PREVIEW_LINES);
+    let mut lines = Vec::new();
+    if from > 0 {
+        let hidden = &all[..from];
+        let cut = hidden.iter().any(|l| is_cut_marker(l));
+        let n = hidden.len() - usize::from(cut);
+        let noun = if n == 1 { "line" } else { "lines" };
+        lines.push(if cut {
+            format!("… more than {n} earlier {noun}")
+        } else {
+            format!("… {n} earlier {noun}")
+        });
     }
+    lines.extend(all[from..].iter().map(|l| clip(&clean(l))));
     lines
+}
+
+/// The line a tool puts where it cut the middle of a long output (mm-tools' `cap_output`).
+fn is_cut_marker(line: &str) -> bool {
+    line.starts_with("[… ") && line.ends_with(" characters omitted …]")
 }
 
 fn more(n: usize) -> String {
@@ -590,6 +606,47 @@ fn percent(part: u64, whole: u64) -> u64 {
     } else {
         ((part as f64 * 100.0) / whole as f64).round() as u64
     }
+}
+
+/// The status line while a turn runs (on stderr, redrawn in place): a spinner frame, what runs
+/// (`thinking`, or the running call's title), the seconds since the turn began, the tokens the
+/// model has streamed so far when there are any, and how to stop it. What runs is cut with `…`
+/// so that the line fits `width` columns (it is redrawn with `\r`, and must never wrap).
+pub fn status_line(
+    frame: &str,
+    what: &str,
+    elapsed: Duration,
+    tokens: u64,
+    width: usize,
+    color: bool,
+) -> String {
+    let mut facts = format!("{:.0}s", elapsed.as_secs_f64().floor());
+    if tokens > 0 {
+        facts.push_str(&format!(" · {} tokens", count(tokens)));
+    }
+    facts.push_str(" · esc to interrupt");
+    let what = one_line(what);
+    // `frame what · facts`, one column spare so the terminal never wraps at the edge.
+    let room = width.saturating_sub(facts.chars().count() + frame.chars().count() + 5);
+    let what = if what.width() > room {
+        let mut cut = String::new();
+        let mut used = 0;
+        for c in what.chars() {
+            let w = c.width().unwrap_or(0);
+            if used + w + 1 > room {
+                break;
+            }
+            used += w;
+            cut.push(c);
+        }
+        format!("{cut}…")
+    } else {
+        what
+    };
+    format!(
+        "{frame} {what} {}",
+        style::dim(color, &format!("· {facts}"))
+    )
 }
 
 /// The first line of a title, with `…` when there were more.
