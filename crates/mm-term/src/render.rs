@@ -134,6 +134,7 @@ impl Renderer {
             return;
         }
         self.wrap_text = width.map(Wrap::new);
+        self.md.set_width(width);
         self.wrap_thought = width.map(|w| Wrap::new(w).with_prefix(THOUGHT_BAR));
     }
 
