@@ -446,6 +446,12 @@ impl TermFrontend {
         self.write(&pieces);
     }
 
+    /// Lines of prose on `target` (the recap, warnings, the banner), wrapped at word boundaries
+    /// for the window so that no word is split.
+    pub fn prose(&self, target: Target, lines: Vec<String>) {
+        self.lines(target, render::wrap_lines(lines, super::raw::width()));
+    }
+
     /// Shows the model line, unless the same one was shown already.
     pub fn show_model(&self, name: &str, url: &str, context_window: Option<u64>) {
         if let Some(line) = self.model_text(name, url, context_window) {

@@ -417,10 +417,10 @@ fn link_step(held: &str) -> LinkStep {
                 return LinkStep::NotALink;
             }
             // `]` not followed by `(`.
-            if let Some(i) = body.find(']') {
-                if i + 1 < body.len() {
-                    return LinkStep::NotALink;
-                }
+            if let Some(i) = body.find(']')
+                && i + 1 < body.len()
+            {
+                return LinkStep::NotALink;
             }
             if body.chars().count() > 200 {
                 return LinkStep::NotALink;

@@ -138,6 +138,11 @@ impl Renderer {
         self.wrap_thought = width.map(|w| Wrap::new(w).with_prefix(THOUGHT_BAR));
     }
 
+    /// The width it wraps at (`None`: not a terminal).
+    fn width(&self) -> Option<usize> {
+        self.wrap_text.as_ref().map(Wrap::width)
+    }
+
     /// The banner named this model at this server.
     pub fn set_banner_model(&mut self, name: &str, url: &str) {
         self.banner_model = Some((name.to_string(), url.to_string()));
@@ -205,11 +210,9 @@ impl Renderer {
                 if last_failed.as_deref() != Some(line.as_str()) {
                     let target = self.activity();
                     let shown = visible(line);
-                    self.lines(
-                        &mut out,
-                        target,
-                        shown.lines().map(str::to_string).collect(),
-                    );
+                    let lines =
+                        wrap_lines(shown.lines().map(str::to_string).collect(), self.width());
+                    self.lines(&mut out, target, lines);
                 }
             }
             Event::ToolCallStarted(call) => {
@@ -289,9 +292,11 @@ impl Renderer {
                 self.lines(&mut out, target, vec![line]);
             }
             Event::Warning(text) => {
-                // Warnings are whole lines already (hook failures have their exact form).
+                // Warnings are whole lines already (hook failures have their exact form),
+                // wrapped at word boundaries for the window.
                 let line = style::yellow(self.color, &visible(text));
-                self.lines(&mut out, Target::Stderr, vec![line]);
+                let lines = wrap_lines(vec![line], self.width());
+                self.lines(&mut out, Target::Stderr, lines);
             }
             // Session lists and editors show these; the terminal has the outcome lines.
             Event::Titled(_) | Event::CompactionStarted { .. } | Event::CompactionEnded { .. } => {
@@ -607,6 +612,23 @@ fn percent(part: u64, whole: u64) -> u64 {
     } else {
         ((part as f64 * 100.0) / whole as f64).round() as u64
     }
+}
+
+/// Lines of prose (the recap, warnings, notices) wrapped at word boundaries for a window
+/// `width` columns wide, so the terminal never breaks a word; a line that fits is left as it is,
+/// and so is every line when the width is not known.
+pub fn wrap_lines(lines: Vec<String>, width: Option<usize>) -> Vec<String> {
+    let Some(width) = width else {
+        return lines;
+    };
+    let mut out = Vec::new();
+    for line in lines {
+        let mut w = Wrap::new(width);
+        let mut text = w.push(&line);
+        text.push_str(&w.finish());
+        out.extend(text.split('\n').map(str::to_string));
+    }
+    out
 }
 
 /// The status line while a turn runs (on stderr, redrawn in place): a spinner frame, what runs

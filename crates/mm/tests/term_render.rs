@@ -946,3 +946,24 @@ fn the_status_line_says_what_runs_for_how_long_and_how_to_stop_it() {
     );
     assert!(at_60.chars().count() < 60, "{at_60}");
 }
+
+#[test]
+fn prose_lines_wrap_at_word_boundaries() {
+    let recap =
+        "1.2k in / 340 out · 80% cached · ctx 23% of 32k · 4.2s · mode yolo · 📖 1 skill(s)";
+    assert_eq!(
+        render::wrap_lines(vec![recap.to_string()], Some(60)),
+        vec![
+            "1.2k in / 340 out · 80% cached · ctx 23% of 32k · 4.2s ·",
+            "mode yolo · 📖 1 skill(s)"
+        ]
+    );
+    assert_eq!(
+        render::wrap_lines(vec![recap.to_string()], Some(120)),
+        vec![recap]
+    );
+    assert_eq!(
+        render::wrap_lines(vec![recap.to_string()], None),
+        vec![recap]
+    );
+}

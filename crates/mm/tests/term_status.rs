@@ -1,11 +1,14 @@
-//! The status line while a turn runs, and Esc, in the real `mm` binary in a pseudo-terminal at
-//! 120 and 60 columns, against the fake model server.
+//! What a newcomer expects of the prompt, in the real `mm` binary in a pseudo-terminal at 120
+//! and 60 columns, against the fake model server: the status line while a turn runs and Esc,
+//! Ctrl-R, `/model`'s completion, the prompt drawn again whole when the window is resized.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use mm_testkit as common;
 
+use common::Reply;
 use common::pty::{PtyServer as Server, answer_with_usage, bash_reply, spawn_mm};
 use expectrl::{Eof, Expect, Regex};
+use serde_json::json;
 
 /// A quiet command: the status line says it runs, for how long, and that Esc stops it; Esc
 /// cancels the turn (the command with it) and the prompt comes back.
@@ -54,4 +57,87 @@ fn the_status_line_at_60_columns_is_cut_to_fit() {
         "sleep 30 # long enough a comment to be cut",
         "bash: sleep 30 # long enough a c…",
     );
+}
+
+#[test]
+fn ctrl_r_finds_an_earlier_prompt_and_enter_sends_it() {
+    let (server, url) = Server::start(vec![
+        answer_with_usage("one"),
+        answer_with_usage("two"),
+        answer_with_usage("three"),
+    ]);
+    let home = tempfile::tempdir().unwrap();
+    let mut mm = spawn_mm(home.path(), &url, &["--yolo"]);
+    mm.get_process_mut().set_window_size(120, 24).unwrap();
+    mm.expect("> ").unwrap();
+    mm.send_line("list the files").unwrap();
+    mm.expect("one").unwrap();
+    mm.expect("> ").unwrap();
+    mm.send_line("count the lines").unwrap();
+    mm.expect("two").unwrap();
+    mm.expect("> ").unwrap();
+    mm.send("\x12files").unwrap();
+    mm.expect("(search: files) list the files").unwrap();
+    mm.send("\r").unwrap();
+    mm.expect("three").unwrap();
+    mm.expect("> ").unwrap();
+    let last = server.requests().last().unwrap()["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .rev()
+        .find(|m| m["role"] == "user")
+        .unwrap()["content"]
+        .clone();
+    assert_eq!(last, "list the files");
+    mm.send("\x04").unwrap();
+    mm.expect(Eof).unwrap();
+}
+
+#[test]
+fn tab_after_model_completes_the_server_s_models() {
+    let (server, url) = Server::start(vec![]);
+    server.server.route(
+        "GET /v1/models",
+        vec![Reply::json(json!({"object": "list", "data": [
+            {"id": "model-a", "object": "model", "owned_by": "llamacpp"},
+            {"id": "qwen3:8b", "object": "model", "owned_by": "llamacpp"},
+        ]}))],
+    );
+    let home = tempfile::tempdir().unwrap();
+    let mut mm = spawn_mm(home.path(), &url, &["--yolo"]);
+    mm.get_process_mut().set_window_size(60, 24).unwrap();
+    mm.expect("> ").unwrap();
+    // The model line: detection asked the server, as the completion's list did at the same time.
+    mm.expect("context window").unwrap();
+    mm.send("/model qw\t").unwrap();
+    mm.expect("/model qwen3:8b").unwrap();
+    mm.send("\r").unwrap();
+    mm.expect("model qwen3:8b from the next turn").unwrap();
+    mm.send("\x04").unwrap();
+    mm.expect(Eof).unwrap();
+}
+
+#[test]
+fn a_resize_draws_the_prompt_again_whole() {
+    let (_server, url) = Server::start(vec![]);
+    let home = tempfile::tempdir().unwrap();
+    let mut mm = spawn_mm(home.path(), &url, &["--yolo"]);
+    mm.get_process_mut().set_window_size(60, 24).unwrap();
+    mm.expect("> ").unwrap();
+    mm.expect("context window").unwrap();
+    // `> ` and 70 characters: two rows at 60 columns, the cursor on the second.
+    let draft = "x".repeat(70);
+    mm.send(&draft).unwrap();
+    mm.expect(&draft[60..]).unwrap();
+    // Wider: the terminal joins the two rows; the prompt is drawn from the one row it is on.
+    mm.get_process_mut().set_window_size(120, 24).unwrap();
+    mm.expect(format!("\x1b[?2026h\r\x1b[J> {draft}\r\x1b[72C\x1b[?2026l"))
+        .unwrap();
+    // Narrower: three rows of 30, the cursor on the third; up two rows, then drawn whole.
+    mm.get_process_mut().set_window_size(30, 24).unwrap();
+    mm.expect(format!("\x1b[?2026h\x1b[2A\r\x1b[J> {}", &draft[..28]))
+        .unwrap();
+    mm.send("\x15\x04").unwrap();
+    mm.expect(Eof).unwrap();
 }

@@ -15,7 +15,7 @@
 //!
 //! Each platform module has the same items: `Session`, `Question`, `suspend`, `width`,
 //! `stderr_width`, `read_keys`, `wake_pair` (a `Waker` for the keyboard, a `Woken` for its
-//! thread), `read_loop` and `forward_interrupts`.
+//! thread), `read_loop`, `forward_interrupts` and `on_resize`.
 
 #[cfg(unix)]
 mod unix;

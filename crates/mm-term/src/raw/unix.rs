@@ -212,6 +212,18 @@ pub fn forward_interrupts(keyboard: &Arc<Keyboard>) {
     }
 }
 
+/// Calls `resized` each time the window changes size (SIGWINCH). Spawns a task of the running
+/// runtime.
+pub fn on_resize(resized: impl Fn() + Send + 'static) {
+    if let Ok(mut winch) = signal(SignalKind::window_change()) {
+        tokio::spawn(async move {
+            while winch.recv().await.is_some() {
+                resized();
+            }
+        });
+    }
+}
+
 /// The keyboard's side of the wake-up: one byte into a pipe the reader polls with stdin.
 pub struct Waker(OwnedFd);
 

@@ -128,6 +128,24 @@ pub fn forward_interrupts(keyboard: &Arc<Keyboard>) {
     }
 }
 
+/// Calls `resized` each time the console changes size (its size looked at four times a second:
+/// the reader's resize events are crossterm's, read on another thread). Spawns a task of the
+/// running runtime.
+pub fn on_resize(resized: impl Fn() + Send + 'static) {
+    tokio::spawn(async move {
+        let mut last = terminal::size().ok();
+        let mut tick = tokio::time::interval(Duration::from_millis(250));
+        loop {
+            tick.tick().await;
+            let now = terminal::size().ok();
+            if now != last {
+                last = now;
+                resized();
+            }
+        }
+    });
+}
+
 /// The keyboard's side of the wake-up: a flag the reader looks at between two short polls.
 pub struct Waker(Arc<AtomicBool>);
 
