@@ -2,7 +2,7 @@
 //! screen.rs feeds it the keys and draws the line (layout.rs).
 //!
 //! Keys: the usual readline ones (arrows, Home/End, Ctrl-A/E/B/F/K/U/W/Y, Alt-B/F, Delete,
-//! Backspace), history (Up/Down, Ctrl-P/N), Tab completion, multi-line input (a trailing `\`
+//! Backspace), history (Up/Down, Ctrl-P/N; Ctrl-R searches it), Tab completion, multi-line input (a trailing `\`
 //! then Enter, or Alt-Enter, or a paste), Ctrl-L, Ctrl-Z, Ctrl-C, Ctrl-D.
 
 use super::history::History;
@@ -52,6 +52,21 @@ pub struct Editor {
     cut: String,
     /// A key was handled at this prompt.
     touched: bool,
+    /// Ctrl-R: searching the history.
+    search: Option<Search>,
+}
+
+/// A search of the history (Ctrl-R): the line shows the latest entry holding `query`.
+#[derive(Debug, Default)]
+struct Search {
+    query: String,
+    /// The entry shown.
+    at: Option<usize>,
+    /// No entry holds the query.
+    failed: bool,
+    /// The line and cursor before the search (Escape puts them back).
+    draft: String,
+    draft_cursor: usize,
 }
 
 impl Editor {
@@ -69,6 +84,16 @@ impl Editor {
         self.browsing = None;
         self.draft.clear();
         self.touched = false;
+        self.search = None;
+    }
+
+    /// What the prompt says before the line: `> `, or the search's query while Ctrl-R searches.
+    pub fn prompt(&self) -> String {
+        match &self.search {
+            None => super::screen::PROMPT.to_string(),
+            Some(s) if s.failed => format!("(no match: {}) ", s.query),
+            Some(s) => format!("(search: {}) ", s.query),
+        }
     }
 
     pub fn text(&self) -> &str {
@@ -87,6 +112,11 @@ impl Editor {
     pub fn key(&mut self, key: Key, completer: &dyn Complete) -> Outcome {
         let first = !self.touched;
         self.touched = true;
+        if self.search.is_some()
+            && let Some(outcome) = self.search_key(&key)
+        {
+            return outcome;
+        }
         match key {
             Key::Char(c) => self.insert(&c.to_string()),
             Key::Paste(text) => {
@@ -158,6 +188,14 @@ impl Editor {
             Key::Ctrl('y') => {
                 let text = self.cut.clone();
                 self.insert(&text)
+            }
+            Key::Ctrl('r') => {
+                self.search = Some(Search {
+                    draft: self.buf.clone(),
+                    draft_cursor: self.cursor,
+                    ..Search::default()
+                });
+                Outcome::Redraw
             }
             Key::Ctrl('l') => Outcome::ClearScreen,
             Key::Ctrl('z') => Outcome::Suspend,
@@ -310,6 +348,65 @@ impl Editor {
         self.browsing = at;
     }
 
+    /// A key while Ctrl-R searches; `None`: the search ended on the entry shown, and the key
+    /// acts on it as on any line (Enter sends it, an arrow moves in it).
+    fn search_key(&mut self, key: &Key) -> Option<Outcome> {
+        let s = self.search.as_mut()?;
+        match key {
+            Key::Char(c) => {
+                s.query.push(*c);
+                self.find(None);
+            }
+            Key::Paste(text) => {
+                s.query.extend(text.chars().filter(|c| !c.is_control()));
+                self.find(None);
+            }
+            Key::Backspace => {
+                s.query.pop();
+                self.find(None);
+            }
+            // Again: an older entry.
+            Key::Ctrl('r') => {
+                let before = s.at;
+                self.find(before.or(Some(self.history.entries().len())));
+            }
+            Key::Escape | Key::Ctrl('g') | Key::Interrupt => {
+                let s = self.search.take()?;
+                self.buf = s.draft;
+                self.cursor = s.draft_cursor;
+            }
+            _ => {
+                self.search = None;
+                self.browsing = None;
+                return None;
+            }
+        }
+        Some(Outcome::Redraw)
+    }
+
+    /// Shows the latest entry before `before` (all of them when `None`) that holds the query.
+    fn find(&mut self, before: Option<usize>) {
+        let Some(s) = self.search.as_mut() else {
+            return;
+        };
+        let entries = self.history.entries();
+        let end = before.unwrap_or(entries.len()).min(entries.len());
+        let found = entries[..end]
+            .iter()
+            .rposition(|e| e.contains(s.query.as_str()));
+        match found {
+            Some(i) => {
+                s.at = Some(i);
+                s.failed = false;
+                self.buf = entries[i].clone();
+                self.cursor = self.buf.find(s.query.as_str()).unwrap_or(self.buf.len());
+            }
+            // An older one was asked for and there is none: the one shown stays.
+            None if before.is_some() && s.at.is_some() => {}
+            None => s.failed = true,
+        }
+    }
+
     fn complete(&mut self, completer: &dyn Complete) -> Outcome {
         let (start, found) = completer.complete(&self.buf, self.cursor);
         let start = start.min(self.cursor);
@@ -379,6 +476,54 @@ mod tests {
         for c in s.chars() {
             e.key(Key::Char(c), &none());
         }
+    }
+
+    #[test]
+    fn ctrl_r_searches_the_history_back_and_enter_sends_the_entry_found() {
+        let mut h = History::default();
+        for line in ["cargo build", "ls src", "cargo test -p mm", "git status"] {
+            h.add(line);
+        }
+        let mut e = Editor::new(h);
+        typed(&mut e, "draft");
+        assert_eq!(e.key(Key::Ctrl('r'), &none()), Outcome::Redraw);
+        assert_eq!(e.prompt(), "(search: ) ");
+        typed(&mut e, "cargo");
+        assert_eq!(
+            (e.prompt().as_str(), e.text()),
+            ("(search: cargo) ", "cargo test -p mm")
+        );
+        e.key(Key::Ctrl('r'), &none());
+        assert_eq!(e.text(), "cargo build");
+        // No older one: the entry found stays.
+        e.key(Key::Ctrl('r'), &none());
+        assert_eq!(e.text(), "cargo build");
+        typed(&mut e, "zz");
+        assert_eq!(e.prompt(), "(no match: cargozz) ");
+        e.key(Key::Backspace, &none());
+        e.key(Key::Backspace, &none());
+        assert_eq!(e.text(), "cargo test -p mm");
+        assert_eq!(
+            e.key(Key::Enter, &none()),
+            Outcome::Submit("cargo test -p mm".into())
+        );
+        assert_eq!(e.prompt(), "> ");
+
+        // Escape puts back the line being typed; another key takes the entry and acts on it.
+        e.start();
+        typed(&mut e, "dra");
+        e.key(Key::Ctrl('r'), &none());
+        typed(&mut e, "ls");
+        e.key(Key::Escape, &none());
+        assert_eq!(
+            (e.prompt().as_str(), e.text(), e.cursor()),
+            ("> ", "dra", 3)
+        );
+        e.key(Key::Ctrl('r'), &none());
+        typed(&mut e, "git");
+        e.key(Key::End, &none());
+        typed(&mut e, " -s");
+        assert_eq!(e.text(), "git status -s");
     }
 
     #[test]

@@ -58,15 +58,17 @@ impl Keys for OneShotKeys {
             if let Some(key) = self.pending.pop_front() {
                 return key;
             }
-            let bytes = tokio::task::spawn_blocking(raw::read_bytes)
-                .await
-                .unwrap_or_default();
-            if bytes.is_empty() {
+            let mut decoder = std::mem::take(&mut self.decoder);
+            let read = tokio::task::spawn_blocking(move || {
+                let keys = raw::read_keys(&mut decoder);
+                (decoder, keys)
+            })
+            .await;
+            let Ok((decoder, keys)) = read else {
                 return Key::Hangup;
-            }
-            self.pending.extend(self.decoder.feed(&bytes));
-            // A lone ESC: a key of its own (an escape sequence comes in one read).
-            self.pending.extend(self.decoder.flush());
+            };
+            self.decoder = decoder;
+            self.pending.extend(keys);
         }
     }
 }
@@ -178,15 +180,20 @@ async fn ask_question(
         }
         QuestionKind::Choice { options, default } => {
             list_options(options, default.as_slice(), out, color);
-            ask_line(keys, out, color, "number>", |line| {
-                parse_choice(line, options, default.as_deref())
-            })
+            ask_line(
+                keys,
+                out,
+                color,
+                "↑/↓ or number>",
+                Some(options),
+                |line| parse_choice(line, options, default.as_deref()),
+            )
             .await
         }
         QuestionKind::Multi { options, default } => {
             let defaults = default.clone().unwrap_or_default();
             list_options(options, &defaults, out, color);
-            ask_line(keys, out, color, "numbers (e.g. 1,3)>", |line| {
+            ask_line(keys, out, color, "numbers (e.g. 1,3)>", None, |line| {
                 parse_multi(line, options, default.as_deref())
             })
             .await
@@ -198,7 +205,7 @@ async fn ask_question(
             };
             let _ = write!(out, "{} ", style::dim(color, &prompt));
             let _ = out.flush();
-            match read_line(keys, out).await {
+            match read_line(keys, out, None).await {
                 LineEnd::Line(line) => Asked::Answer(parse_text(&line, default.as_deref())),
                 LineEnd::Interrupt => Asked::Cancelled,
                 LineEnd::Eof | LineEnd::Escape => Asked::Declined,
@@ -208,17 +215,26 @@ async fn ask_question(
 }
 
 /// Asks for one line until `parse` takes it; what it refuses is explained and asked again.
+/// With `options`, Up and Down step through them (the line shows the option's number and
+/// name) and Enter takes the one shown.
 async fn ask_line(
     keys: &mut dyn Keys,
     out: Out<'_>,
     color: bool,
     prompt: &str,
+    options: Option<&[String]>,
     parse: impl Fn(&str) -> Result<AnswerValue, String> + Send,
 ) -> Asked {
+    let prompt = format!("{} ", style::dim(color, prompt));
     loop {
-        let _ = write!(out, "{} ", style::dim(color, prompt));
+        let _ = write!(out, "{prompt}");
         let _ = out.flush();
-        match read_line(keys, out).await {
+        let pick = options.map(|options| Pick {
+            options,
+            prompt: &prompt,
+            color,
+        });
+        match read_line(keys, out, pick).await {
             LineEnd::Line(line) => match parse(&line) {
                 Ok(value) => return Asked::Answer(value),
                 Err(why) => {
@@ -251,23 +267,74 @@ pub enum LineEnd {
     Escape,
 }
 
-/// Reads a short answer with echo and backspace.
-pub async fn read_line(keys: &mut dyn Keys, out: Out<'_>) -> LineEnd {
+/// A choice's options, stepped through with Up and Down while its line is read.
+pub struct Pick<'a> {
+    options: &'a [String],
+    /// The prompt as written, to draw the line again.
+    prompt: &'a str,
+    color: bool,
+}
+
+impl Pick<'_> {
+    /// The option number after (`down`) or before the one the line holds (1-based; the first
+    /// or the last when the line holds none).
+    fn step(&self, line: &str, down: bool) -> usize {
+        let count = self.options.len();
+        match line.trim().parse::<usize>() {
+            Ok(n) if (1..=count).contains(&n) => {
+                if down {
+                    (n % count) + 1
+                } else if n == 1 {
+                    count
+                } else {
+                    n - 1
+                }
+            }
+            _ if down => 1,
+            _ => count,
+        }
+    }
+
+    /// The line drawn again holding option `n`, its name dimmed after it.
+    fn draw(&self, n: usize, out: Out<'_>) {
+        let name = self.options.get(n - 1).map_or(String::new(), |o| inline(o));
+        let _ = write!(
+            out,
+            "\r\x1b[K{}{n}{}",
+            self.prompt,
+            style::dim(self.color, &format!("  {name}"))
+        );
+        // The cursor after the number, where typing goes on.
+        let back = name.chars().count() + 2;
+        let _ = write!(out, "\x1b[{back}D");
+    }
+}
+
+/// Reads a short answer with echo and backspace; with `pick`, Up and Down step through its
+/// options.
+pub async fn read_line(keys: &mut dyn Keys, out: Out<'_>, pick: Option<Pick<'_>>) -> LineEnd {
     let mut line = String::new();
     loop {
         match keys.key().await {
+            key @ (Key::Up | Key::Down) if pick.as_ref().is_some_and(|p| !p.options.is_empty()) => {
+                if let Some(pick) = &pick {
+                    let n = pick.step(&line, key == Key::Down);
+                    line = n.to_string();
+                    pick.draw(n, out);
+                }
+            }
             Key::Char(c) => {
                 line.push(c);
-                let _ = write!(out, "{c}");
+                let _ = write!(out, "{}{c}", erase(&pick));
             }
             Key::Paste(text) => {
                 let one_line: String = text.chars().filter(|c| !c.is_control()).collect();
                 line.push_str(&one_line);
-                let _ = write!(out, "{}", visible(&one_line));
+                let _ = write!(out, "{}{}", erase(&pick), visible(&one_line));
             }
             Key::Backspace => {
                 if line.pop().is_some() {
-                    let _ = write!(out, "\x08 \x08");
+                    let _ = write!(out, "\x08 \x08{}", erase(&pick));
                 }
             }
             Key::Enter => {
@@ -309,6 +376,11 @@ pub async fn read_line(keys: &mut dyn Keys, out: Out<'_>) -> LineEnd {
         }
         let _ = out.flush();
     }
+}
+
+/// What clears the name a [`Pick`] drew after the cursor, before the line changes.
+fn erase(pick: &Option<Pick<'_>>) -> &'static str {
+    if pick.is_some() { "\x1b[K" } else { "" }
 }
 
 /// Reads one of `allowed` (case-insensitive), ignoring other keys; `Enter` gives `on_enter`
@@ -499,6 +571,49 @@ mod tests {
         assert!(shown.contains("type a number from 1 to 3"), "{shown}");
         let cancelled = ask_form(&form, &mut typed("\x03"), &mut Vec::new(), false).await;
         assert_eq!(cancelled, FormAnswer::Cancelled);
+    }
+
+    #[tokio::test]
+    async fn a_choice_takes_arrow_keys_and_enter_as_well_as_numbers() {
+        let form = Form {
+            tool_call_id: "call_1".into(),
+            questions: vec![Question {
+                question: "Colour?".into(),
+                kind: QuestionKind::Choice {
+                    options: opts(),
+                    default: None,
+                },
+            }],
+        };
+        let ask = |keys: Vec<Key>| {
+            let form = form.clone();
+            async move {
+                let mut out = Vec::new();
+                let answer = ask_form(&form, &mut Typed(keys.into()), &mut out, false).await;
+                (answer, String::from_utf8(out).unwrap())
+            }
+        };
+        let (answer, shown) = ask(vec![Key::Down, Key::Down, Key::Enter]).await;
+        assert_eq!(
+            answer,
+            FormAnswer::Accepted(vec![AnswerValue::Text("green".into())])
+        );
+        assert!(
+            shown.ends_with("\r\x1b[K↑/↓ or number> 2  green\x1b[7D\n"),
+            "{shown:?}"
+        );
+        // Up from nothing is the last; Down past the last wraps to the first.
+        let (answer, _) = ask(vec![Key::Up, Key::Down, Key::Enter]).await;
+        assert_eq!(
+            answer,
+            FormAnswer::Accepted(vec![AnswerValue::Text("red".into())])
+        );
+        // A number typed after the arrows replaces what they showed.
+        let (answer, _) = ask(vec![Key::Down, Key::Backspace, Key::Char('3'), Key::Enter]).await;
+        assert_eq!(
+            answer,
+            FormAnswer::Accepted(vec![AnswerValue::Text("blue".into())])
+        );
     }
 
     #[tokio::test]

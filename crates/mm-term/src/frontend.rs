@@ -7,6 +7,7 @@
 //! [`TermFrontend::ask_user`]: one at a time, reading the session's one keyboard, which keeps the
 //! keys typed before a question for the next prompt.
 
+use std::collections::HashMap;
 use std::io::{self, Write};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
@@ -17,7 +18,7 @@ use tokio_util::sync::CancellationToken;
 use super::forms::{self, OneShotKeys};
 use super::keyboard::Keyboard;
 use super::permission;
-use super::render::{Layout, Out, Renderer, Target};
+use super::render::{self, Layout, Out, Renderer, Target};
 use super::screen::Screen;
 use super::style;
 use crate::event::{
@@ -289,11 +290,28 @@ async fn ask_relayed_form(
     }
 }
 
-/// The spinner's state: shown from the start of a wait until the first output.
+/// The status line's state ([`render::status_line`]): drawn while mm waits during a turn (for
+/// the model, or for a running call), erased before anything else is written.
 #[derive(Debug, Default)]
 struct SpinnerState {
-    since: Option<Instant>,
+    /// When the running turn began.
+    turn: Option<Instant>,
+    /// Whether it is drawn now (not while the answer streams, nor under a question).
+    showing: bool,
+    /// What runs: `thinking`, or the running call's title.
+    what: String,
+    /// The characters of answer and reasoning streamed this turn (a token is about 4).
+    chars: usize,
+    /// The titles of this turn's calls, by id.
+    titles: HashMap<String, String>,
+    width: usize,
     drawn: bool,
+}
+
+impl SpinnerState {
+    fn tokens(&self) -> u64 {
+        (self.chars / 4) as u64
+    }
 }
 
 /// The interactive front end: streams the answer to stdout, asks questions on the terminal.
@@ -312,6 +330,9 @@ pub struct TermFrontend {
     /// One question at a time.
     asking: tokio::sync::Mutex<()>,
 }
+
+/// What the status line says while the model is asked.
+const THINKING: &str = "thinking";
 
 const FRAMES: [&str; 10] = ["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"];
 
@@ -345,13 +366,17 @@ impl TermFrontend {
                 loop {
                     tick.tick().await;
                     let mut s = lock(&state);
-                    if let Some(since) = s.since {
+                    if let (Some(since), true) = (s.turn, s.showing) {
                         frame = (frame + 1) % FRAMES.len();
-                        let text = format!(
-                            "\r{} {}\x1b[K",
+                        let line = render::status_line(
                             FRAMES[frame],
-                            style::dim(color, &format!("{:.1}s", since.elapsed().as_secs_f64()))
+                            &s.what,
+                            since.elapsed(),
+                            s.tokens(),
+                            s.width,
+                            color,
                         );
+                        let text = format!("\r{line}\x1b[K");
                         let mut err = io::stderr().lock();
                         let _ = err.write_all(text.as_bytes());
                         let _ = err.flush();
@@ -379,14 +404,24 @@ impl TermFrontend {
         *lock(&self.banner_model) = model;
     }
 
-    /// A turn starts: show the spinner; the answer wraps at the window's width.
+    /// A turn starts: show the status line; the answer wraps at the window's width.
     pub fn begin_turn(&self) {
         lock(&self.renderer).set_width(super::raw::width());
-        self.start_spinner();
+        {
+            let mut s = lock(&self.spinner);
+            s.turn = Some(Instant::now());
+            s.chars = 0;
+            s.titles.clear();
+            s.width = super::raw::stderr_width().unwrap_or(permission::DEFAULT_WIDTH);
+        }
+        self.start_spinner(THINKING);
     }
 
-    /// The turn ended: write what was held back, stop the spinner.
+    /// The turn ended: write what was held back, stop the status line.
     pub fn end_turn(&self) {
+        let mut s = self.stop_spinner();
+        s.turn = None;
+        drop(s);
         let _s = self.stop_spinner();
         let pieces = lock(&self.renderer).finish();
         self.write(&pieces);
@@ -409,6 +444,12 @@ impl TermFrontend {
         let mut pieces = Vec::new();
         lock(&self.renderer).lines(&mut pieces, target, lines);
         self.write(&pieces);
+    }
+
+    /// Lines of prose on `target` (the recap, warnings, the banner), wrapped at word boundaries
+    /// for the window so that no word is split.
+    pub fn prose(&self, target: Target, lines: Vec<String>) {
+        self.lines(target, render::wrap_lines(lines, super::raw::width()));
     }
 
     /// Shows the model line, unless the same one was shown already.
@@ -436,17 +477,18 @@ impl TermFrontend {
         ))
     }
 
-    fn start_spinner(&self) {
+    fn start_spinner(&self, what: &str) {
         if self.spinner_enabled {
             let mut s = lock(&self.spinner);
-            s.since = Some(Instant::now());
+            s.showing = true;
+            s.what = what.to_string();
         }
     }
 
     /// Stops and erases the spinner; the guard keeps it from drawing while output is written.
     fn stop_spinner(&self) -> MutexGuard<'_, SpinnerState> {
         let mut s = lock(&self.spinner);
-        s.since = None;
+        s.showing = false;
         if s.drawn {
             let mut err = io::stderr().lock();
             let _ = err.write_all(b"\r\x1b[K");
@@ -479,7 +521,26 @@ impl Frontend for TermFrontend {
             self.show_model(name, url, *context_window);
             return;
         }
-        let waits_for_model = matches!(event, Event::ToolCallFinished(_));
+        // What the status line shows once the event is written: `None` keeps it off (the
+        // answer streams on its line).
+        let then: Option<String> = {
+            let mut s = lock(&self.spinner);
+            match &event {
+                Event::Text(t) | Event::Thought(t) => {
+                    s.chars += t.chars().count();
+                    None
+                }
+                Event::ToolCallStarted(call) => {
+                    s.titles.insert(call.id.clone(), call.title.clone());
+                    None
+                }
+                Event::ToolCallRunning { id } | Event::ToolCallProgress { id, .. } => {
+                    Some(s.titles.get(id).cloned().unwrap_or_default())
+                }
+                Event::ToolCallFinished(_) => Some(THINKING.to_string()),
+                _ => s.showing.then(|| s.what.clone()),
+            }
+        };
         let silent = matches!(
             event,
             Event::ContextUsage(_) | Event::ToolCallRunning { .. }
@@ -492,8 +553,8 @@ impl Frontend for TermFrontend {
         let pieces = lock(&self.renderer).event(&event);
         self.write(&pieces);
         drop(spinner);
-        if waits_for_model {
-            self.start_spinner();
+        if let Some(what) = then {
+            self.start_spinner(&what);
         }
     }
 

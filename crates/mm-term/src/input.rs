@@ -153,18 +153,29 @@ pub fn complete_load(
     pos: usize,
     ids: &[String],
 ) -> Option<(usize, Vec<(String, String)>)> {
+    complete_argument(line, pos, "/load ", ids)
+}
+
+/// Tab in the one argument of `command` (`/model `): the `names` that start with what was
+/// typed; `None` when the cursor is not there.
+pub fn complete_argument(
+    line: &str,
+    pos: usize,
+    command: &str,
+    names: &[String],
+) -> Option<(usize, Vec<(String, String)>)> {
     let before = &line[..pos.min(line.len())];
     let indent = before.len() - before.trim_start().len();
-    let rest = before[indent..].strip_prefix("/load ")?;
+    let rest = before[indent..].strip_prefix(command)?;
     let typed = rest.trim_start();
     if typed.contains(char::is_whitespace) {
         return None;
     }
     let start = before.len() - typed.len();
-    let found = ids
+    let found = names
         .iter()
-        .filter(|id| id.starts_with(typed))
-        .map(|id| (id.clone(), id.clone()))
+        .filter(|name| name.starts_with(typed))
+        .map(|name| (name.clone(), name.clone()))
         .collect();
     Some((start, found))
 }
@@ -365,6 +376,19 @@ mod tests {
             Some(1)
         );
         assert_eq!(complete_load("/lo", 3, &ids), None);
+        let models = vec![
+            "qwen2.5-coder:7b".to_string(),
+            "qwen3:8b".to_string(),
+            "llama3".to_string(),
+        ];
+        assert_eq!(
+            complete_argument("/model qwen3", 12, "/model ", &models),
+            Some((7, vec![("qwen3:8b".to_string(), "qwen3:8b".to_string())]))
+        );
+        assert_eq!(
+            complete_argument("/model q", 8, "/model ", &models).map(|(_, f)| f.len()),
+            Some(2)
+        );
     }
 
     #[test]

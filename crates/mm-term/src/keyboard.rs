@@ -1,10 +1,10 @@
 //! The one reader of keys for the whole interactive session.
 //!
-//! A thread reads the terminal (in raw mode for the whole session, raw.rs) and queues every key
+//! A thread reads the terminal (in raw mode for the whole session, raw/) and queues every key
 //! as it arrives, whatever mm is doing, so no key is lost between two prompts. Who takes them:
 //!
 //! - the prompt's line editor, in order ([`Keyboard::next_key`]);
-//! - during a turn, Ctrl-C cancels it at once and Ctrl-Z suspends mm at once; the other keys
+//! - during a turn, Ctrl-C or Esc cancels it at once and Ctrl-Z suspends mm at once; the other keys
 //!   wait, typed ahead, for the next prompt. A Ctrl-C that came too late to cancel anything (the turn ended on its own) acts at
 //!   the prompt instead ([`Keyboard::end_turn`]);
 //! - a question (the permission prompt, a form) reads only the keys that come after it was put:
@@ -13,26 +13,20 @@
 //!   question is answered. So a key typed before a question appears never answers it.
 
 use std::collections::VecDeque;
-use std::io;
-use std::os::fd::{AsFd, OwnedFd};
 use std::sync::{Arc, Mutex, MutexGuard};
-use std::time::Duration;
 
-use nix::poll::{PollFd, PollFlags, PollTimeout, poll};
 use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
 
-use super::keys::{Decoder, Key};
-
-/// How long the rest of an escape sequence may take to arrive before a lone ESC is Escape.
-const SEQUENCE_WAIT: Duration = Duration::from_millis(30);
+use super::keys::Key;
+use super::raw::{self, Waker};
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 enum Entry {
     Key(Key),
-    /// A Ctrl-C that cancelled the running turn (it acts at the prompt if the turn ended on its
-    /// own before seeing the cancel).
-    TurnInterrupt,
+    /// A Ctrl-C or an Esc that cancelled the running turn (it acts at the prompt if the turn
+    /// ended on its own before seeing the cancel).
+    TurnCancel(Key),
 }
 
 #[derive(Debug, Default)]
@@ -56,16 +50,15 @@ pub struct Keyboard {
     state: Mutex<State>,
     changed: watch::Sender<u64>,
     /// Wakes the reader thread (a question's mark, or leaving); `None` without a thread.
-    wake: Option<OwnedFd>,
+    wake: Option<Waker>,
 }
 
 impl Keyboard {
     /// Starts the reader thread on stdin (already in raw mode).
     pub fn start() -> Arc<Keyboard> {
-        let pipe = nix::unistd::pipe2(nix::fcntl::OFlag::O_NONBLOCK | nix::fcntl::OFlag::O_CLOEXEC);
-        let (wake_rx, wake_tx) = match pipe {
-            Ok((r, w)) => (Some(r), Some(w)),
-            Err(_) => (None, None),
+        let (wake_tx, wake_rx) = match raw::wake_pair() {
+            Some((w, r)) => (Some(w), Some(r)),
+            None => (None, None),
         };
         let keyboard = Arc::new(Keyboard {
             state: Mutex::new(State::default()),
@@ -77,7 +70,7 @@ impl Keyboard {
             .name("mm-keys".into())
             .spawn(move || {
                 let run = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                    read_loop(&reader, wake_rx.as_ref())
+                    raw::read_loop(&reader, wake_rx.as_ref())
                 }));
                 if run.is_err() {
                     reader.push(vec![Key::Hangup]);
@@ -120,11 +113,11 @@ impl Keyboard {
             let mut s = self.lock();
             for key in keys {
                 let in_turn = s.turn.is_some() && !s.question;
-                if in_turn && key == Key::Interrupt {
+                if in_turn && matches!(key, Key::Interrupt | Key::Escape) {
                     if let Some(turn) = &s.turn {
                         turn.cancel();
                     }
-                    s.queue.push_back(Entry::TurnInterrupt);
+                    s.queue.push_back(Entry::TurnCancel(key));
                 } else if in_turn && key == Key::Ctrl('z') {
                     // At the prompt the editor suspends (and draws the line again after).
                     suspend = true;
@@ -134,7 +127,7 @@ impl Keyboard {
             }
         }
         if suspend {
-            super::raw::suspend();
+            raw::suspend();
         }
         self.touch();
     }
@@ -151,8 +144,8 @@ impl Keyboard {
     }
 
     fn wake_reader(&self) {
-        if let Some(fd) = &self.wake {
-            let _ = nix::unistd::write(fd, &[1]);
+        if let Some(waker) = &self.wake {
+            waker.wake();
         }
     }
 
@@ -175,7 +168,7 @@ impl Keyboard {
                         match entry {
                             Entry::Key(key) => return key,
                             // Only during a turn; `end_turn` turns them into keys.
-                            Entry::TurnInterrupt => {}
+                            Entry::TurnCancel(_) => {}
                         }
                     }
                     if s.closed {
@@ -198,13 +191,13 @@ impl Keyboard {
         while let Some(entry) = s.queue.pop_front() {
             match entry {
                 Entry::Key(key) => return Some(key),
-                Entry::TurnInterrupt => {}
+                Entry::TurnCancel(_) => {}
             }
         }
         None
     }
 
-    /// A turn starts: Ctrl-C cancels `cancel` from now on.
+    /// A turn starts: Ctrl-C and Esc cancel `cancel` from now on.
     pub fn begin_turn(&self, cancel: &CancellationToken) {
         self.lock().turn = Some(cancel.clone());
     }
@@ -219,8 +212,8 @@ impl Keyboard {
             s.queue = queue
                 .into_iter()
                 .filter_map(|e| match e {
-                    Entry::TurnInterrupt if cancelled => None,
-                    Entry::TurnInterrupt => Some(Entry::Key(Key::Interrupt)),
+                    Entry::TurnCancel(_) if cancelled => None,
+                    Entry::TurnCancel(key) => Some(Entry::Key(key)),
                     key @ Entry::Key(_) => Some(key),
                 })
                 .collect();
@@ -265,8 +258,13 @@ impl Keyboard {
         Asking { keyboard: self }
     }
 
+    /// Whether mm is leaving (the reader's thread ends when woken).
+    pub fn stopping(&self) -> bool {
+        self.lock().stopping
+    }
+
     /// The reader's side of a question's mark: everything read until now is set aside.
-    fn mark(&self) {
+    pub fn mark(&self) {
         {
             let mut s = self.lock();
             if s.marks_done < s.marks_requested {
@@ -309,105 +307,6 @@ impl Drop for Asking<'_> {
     }
 }
 
-/// The reader thread: every byte of stdin, decoded, queued at once.
-fn read_loop(keyboard: &Keyboard, wake: Option<&OwnedFd>) {
-    let stdin = io::stdin();
-    let mut decoder = Decoder::new();
-    let mut buf = [0u8; 4096];
-    loop {
-        let timeout = if decoder.holds() {
-            PollTimeout::try_from(SEQUENCE_WAIT).unwrap_or(PollTimeout::NONE)
-        } else {
-            PollTimeout::NONE
-        };
-        let mut fds = vec![PollFd::new(stdin.as_fd(), PollFlags::POLLIN)];
-        if let Some(w) = wake {
-            fds.push(PollFd::new(w.as_fd(), PollFlags::POLLIN));
-        }
-        let ready = match poll(&mut fds, timeout) {
-            Ok(n) => n,
-            Err(nix::errno::Errno::EINTR) => continue,
-            Err(_) => break,
-        };
-        if ready == 0 {
-            keyboard.push(decoder.flush());
-            continue;
-        }
-        let input = fds[0].revents().unwrap_or(PollFlags::empty());
-        let woken = fds
-            .get(1)
-            .and_then(PollFd::revents)
-            .is_some_and(|r| r.contains(PollFlags::POLLIN));
-        if woken {
-            if let Some(w) = wake {
-                let mut sink = [0u8; 64];
-                while matches!(nix::unistd::read(w, &mut sink), Ok(n) if n > 0) {}
-            }
-            if keyboard.lock().stopping {
-                return;
-            }
-            // Whatever the terminal holds now was typed before the question: take it in first.
-            loop {
-                let mut one = [PollFd::new(stdin.as_fd(), PollFlags::POLLIN)];
-                match poll(&mut one, PollTimeout::ZERO) {
-                    Ok(1) if has_input(one[0].revents()) => match read(&stdin, &mut buf) {
-                        Read::Bytes(bytes) => keyboard.push(decoder.feed(bytes)),
-                        Read::Nothing => break,
-                        Read::Gone => {
-                            keyboard.push(vec![Key::Hangup]);
-                            keyboard.mark();
-                            return;
-                        }
-                    },
-                    Ok(_) => break,
-                    Err(nix::errno::Errno::EINTR) => {}
-                    Err(_) => break,
-                }
-            }
-            keyboard.mark();
-            // What `poll` said of stdin is stale now: ask again.
-            continue;
-        }
-        if has_input(Some(input)) {
-            match read(&stdin, &mut buf) {
-                Read::Bytes(bytes) => keyboard.push(decoder.feed(bytes)),
-                Read::Nothing => {}
-                Read::Gone => {
-                    keyboard.push(decoder.flush());
-                    keyboard.push(vec![Key::Hangup]);
-                    return;
-                }
-            }
-        }
-    }
-}
-
-fn has_input(revents: Option<PollFlags>) -> bool {
-    revents
-        .is_some_and(|r| r.intersects(PollFlags::POLLIN | PollFlags::POLLHUP | PollFlags::POLLERR))
-}
-
-/// What one read of the terminal gave.
-enum Read<'b> {
-    Bytes(&'b [u8]),
-    /// Nothing after all (a terminal left in non-blocking mode by another program).
-    Nothing,
-    /// The end of input, or an error: the terminal is gone.
-    Gone,
-}
-
-fn read<'b>(stdin: &io::Stdin, buf: &'b mut [u8]) -> Read<'b> {
-    loop {
-        match nix::unistd::read(stdin.as_fd(), buf) {
-            Ok(0) => return Read::Gone,
-            Ok(n) => return Read::Bytes(&buf[..n]),
-            Err(nix::errno::Errno::EINTR) => continue,
-            Err(nix::errno::Errno::EAGAIN) => return Read::Nothing,
-            Err(_) => return Read::Gone,
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -435,6 +334,23 @@ mod tests {
             got.push(k.next_key().await);
         }
         assert_eq!(got, chars("abc"));
+    }
+
+    #[tokio::test]
+    async fn esc_cancels_a_turn_and_a_double_esc_loses_no_key_typed_after_it() {
+        let k = Keyboard::detached();
+        let turn = CancellationToken::new();
+        k.begin_turn(&turn);
+        let mut d = super::super::keys::Decoder::new();
+        // Esc, Esc, then `hi` in one read, as a quick typist sends them.
+        let mut keys = d.feed(b"\x1b\x1bhi");
+        keys.extend(d.flush());
+        k.push(keys);
+        assert!(turn.is_cancelled());
+        k.end_turn(true);
+        assert_eq!(k.next_key().await, Key::Char('h'));
+        assert_eq!(k.next_key().await, Key::Char('i'));
+        assert_eq!(k.try_key(), None);
     }
 
     #[tokio::test]

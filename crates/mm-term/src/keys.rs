@@ -1,7 +1,10 @@
-//! Keys as the terminal sends them, decoded from the bytes of raw mode. Pure, unit-tested: the
-//! reader (hub.rs) feeds it whatever one `read` returned, and it keeps an incomplete sequence
-//! (an escape sequence or a UTF-8 character cut between two reads, a paste not yet ended) for
-//! the next bytes.
+//! Keys as the terminal sends them. Pure, unit-tested. On Unix, decoded from the bytes of raw
+//! mode: the reader (raw/unix.rs) feeds [`Decoder`] whatever one `read` returned, and it keeps
+//! an incomplete sequence (an escape sequence or a UTF-8 character cut between two reads, a
+//! paste not yet ended) for the next bytes. On Windows, the console's events as crossterm
+//! decodes them, mapped by [`of_event`] (raw/windows.rs).
+
+use crossterm::event::{Event, KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
 
 /// A key, or a paste.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -158,9 +161,9 @@ fn escape(b: &[u8], complete: bool) -> Step {
         0x7f | 0x08 => Step::Key(Key::DeleteWordBack, 2),
         b'b' | b'B' => Step::Key(Key::WordLeft, 2),
         b'f' | b'F' => Step::Key(Key::WordRight, 2),
-        // ESC ESC …: the first is Escape on its own.
-        0x1b => Step::Key(Key::Escape, 1),
-        _ => Step::Key(Key::Other, 2),
+        // ESC then a key no sequence starts with (ESC ESC, or Esc typed quickly before a
+        // letter): Escape on its own, and the next byte is a key of its own, never lost.
+        _ => Step::Key(Key::Escape, 1),
     }
 }
 
@@ -230,6 +233,56 @@ fn csi(b: &[u8], complete: bool) -> Step {
 
 fn find(haystack: &[u8], needle: &[u8]) -> Option<usize> {
     haystack.windows(needle.len()).position(|w| w == needle)
+}
+
+/// The key of one of crossterm's events; `None` for what is no key press (a release, a mouse or
+/// focus report, a resize).
+#[cfg_attr(not(windows), allow(dead_code))]
+pub fn of_event(event: Event) -> Option<Key> {
+    match event {
+        Event::Key(key) => of_key(key),
+        Event::Paste(text) => Some(Key::Paste(text.replace("\r\n", "\n").replace('\r', "\n"))),
+        Event::FocusGained | Event::FocusLost | Event::Mouse(_) | Event::Resize(..) => None,
+    }
+}
+
+fn of_key(key: KeyEvent) -> Option<Key> {
+    if key.kind == KeyEventKind::Release {
+        return None;
+    }
+    let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
+    let alt = key.modifiers.contains(KeyModifiers::ALT);
+    Some(match key.code {
+        KeyCode::Char(c) if ctrl && !alt => match c.to_ascii_lowercase() {
+            'c' => Key::Interrupt,
+            'd' => Key::CtrlD,
+            'h' => Key::Backspace,
+            'i' => Key::Tab,
+            'j' | 'm' => Key::Enter,
+            'w' => Key::DeleteWordBack,
+            l @ 'a'..='z' => Key::Ctrl(l),
+            _ => Key::Other,
+        },
+        KeyCode::Char('b' | 'B') if alt => Key::WordLeft,
+        KeyCode::Char('f' | 'F') if alt => Key::WordRight,
+        KeyCode::Char(c) => Key::Char(c),
+        KeyCode::Enter if alt => Key::AltEnter,
+        KeyCode::Enter => Key::Enter,
+        KeyCode::Tab => Key::Tab,
+        KeyCode::Backspace if alt || ctrl => Key::DeleteWordBack,
+        KeyCode::Backspace => Key::Backspace,
+        KeyCode::Delete => Key::Delete,
+        KeyCode::Left if alt || ctrl => Key::WordLeft,
+        KeyCode::Right if alt || ctrl => Key::WordRight,
+        KeyCode::Left => Key::Left,
+        KeyCode::Right => Key::Right,
+        KeyCode::Up => Key::Up,
+        KeyCode::Down => Key::Down,
+        KeyCode::Home => Key::Home,
+        KeyCode::End => Key::End,
+        KeyCode::Esc => Key::Escape,
+        _ => Key::Other,
+    })
 }
 
 #[cfg(test)]
@@ -318,6 +371,67 @@ mod tests {
         assert_eq!(
             d.feed(b"line two\x1b[201~x"),
             vec![Key::Paste("line one\nline two".into()), Key::Char('x')]
+        );
+    }
+
+    #[test]
+    fn the_console_s_key_events_are_the_same_keys() {
+        use crossterm::event::KeyEventState;
+        let press = |code, modifiers| {
+            Event::Key(KeyEvent {
+                code,
+                modifiers,
+                kind: KeyEventKind::Press,
+                state: KeyEventState::NONE,
+            })
+        };
+        let none = KeyModifiers::NONE;
+        let ctrl = KeyModifiers::CONTROL;
+        let alt = KeyModifiers::ALT;
+        let got: Vec<Option<Key>> = vec![
+            press(KeyCode::Char('é'), none),
+            press(KeyCode::Char('c'), ctrl),
+            press(KeyCode::Char('d'), ctrl),
+            press(KeyCode::Char('w'), ctrl),
+            press(KeyCode::Char('r'), ctrl),
+            press(KeyCode::Char('b'), alt),
+            press(KeyCode::Enter, alt),
+            press(KeyCode::Enter, none),
+            press(KeyCode::Left, ctrl),
+            press(KeyCode::Backspace, alt),
+            press(KeyCode::Esc, none),
+            press(KeyCode::F(5), none),
+            Event::Paste("a\r\nb".into()),
+            Event::Resize(80, 24),
+            Event::Key(KeyEvent {
+                code: KeyCode::Char('x'),
+                modifiers: none,
+                kind: KeyEventKind::Release,
+                state: KeyEventState::NONE,
+            }),
+        ]
+        .into_iter()
+        .map(of_event)
+        .collect();
+        assert_eq!(
+            got,
+            vec![
+                Some(Key::Char('é')),
+                Some(Key::Interrupt),
+                Some(Key::CtrlD),
+                Some(Key::DeleteWordBack),
+                Some(Key::Ctrl('r')),
+                Some(Key::WordLeft),
+                Some(Key::AltEnter),
+                Some(Key::Enter),
+                Some(Key::WordLeft),
+                Some(Key::DeleteWordBack),
+                Some(Key::Escape),
+                Some(Key::Other),
+                Some(Key::Paste("a\nb".into())),
+                None,
+                None,
+            ]
         );
     }
 }

@@ -9,6 +9,7 @@ use std::collections::HashMap;
 use std::time::Duration;
 
 use similar::{ChangeTag, TextDiff};
+use unicode_width::{UnicodeWidthChar, UnicodeWidthStr};
 
 use super::markdown::MarkdownStream;
 use super::numbers::{count, window};
@@ -133,7 +134,13 @@ impl Renderer {
             return;
         }
         self.wrap_text = width.map(Wrap::new);
+        self.md.set_width(width);
         self.wrap_thought = width.map(|w| Wrap::new(w).with_prefix(THOUGHT_BAR));
+    }
+
+    /// The width it wraps at (`None`: not a terminal).
+    fn width(&self) -> Option<usize> {
+        self.wrap_text.as_ref().map(Wrap::width)
     }
 
     /// The banner named this model at this server.
@@ -203,11 +210,9 @@ impl Renderer {
                 if last_failed.as_deref() != Some(line.as_str()) {
                     let target = self.activity();
                     let shown = visible(line);
-                    self.lines(
-                        &mut out,
-                        target,
-                        shown.lines().map(str::to_string).collect(),
-                    );
+                    let lines =
+                        wrap_lines(shown.lines().map(str::to_string).collect(), self.width());
+                    self.lines(&mut out, target, lines);
                 }
             }
             Event::ToolCallStarted(call) => {
@@ -287,9 +292,11 @@ impl Renderer {
                 self.lines(&mut out, target, vec![line]);
             }
             Event::Warning(text) => {
-                // Warnings are whole lines already (hook failures have their exact form).
+                // Warnings are whole lines already (hook failures have their exact form),
+                // wrapped at word boundaries for the window.
                 let line = style::yellow(self.color, &visible(text));
-                self.lines(&mut out, Target::Stderr, vec![line]);
+                let lines = wrap_lines(vec![line], self.width());
+                self.lines(&mut out, Target::Stderr, lines);
             }
             // Session lists and editors show these; the terminal has the outcome lines.
             Event::Titled(_) | Event::CompactionStarted { .. } | Event::CompactionEnded { .. } => {
@@ -419,7 +426,7 @@ pub fn tool_result(end: &ToolCallEnd, color: bool) -> Vec<String> {
     }
     match end.status {
         ToolStatus::Failed => {
-            for line in preview(&end.output) {
+            for line in tail(&end.output) {
                 lines.push(style::red(color, &format!("  {line}")));
             }
         }
@@ -429,7 +436,7 @@ pub fn tool_result(end: &ToolCallEnd, color: bool) -> Vec<String> {
             }
         }
         ToolStatus::Completed => {
-            for line in preview(&end.output) {
+            for line in tail(&end.output) {
                 lines.push(style::dim(color, &format!("  {line}")));
             }
         }
@@ -437,22 +444,37 @@ pub fn tool_result(end: &ToolCallEnd, color: bool) -> Vec<String> {
     lines
 }
 
-/// The first lines of a tool's output, each clipped, then `… N more lines`.
-pub fn preview(output: &str) -> Vec<String> {
+/// The last lines of a tool's output, each clipped, after `… N earlier lines` when there are
+/// more: a build's errors and a test run's summary are at the end. The count is exact for the
+/// output as the tool gave it; when the tool cut the middle of a long output (its
+/// `[… N characters omitted …]` line), the lines it cut are not known, and the count says
+/// `more than N`.
+pub fn tail(output: &str) -> Vec<String> {
     let text = output.trim_end();
     if text.trim().is_empty() {
         return Vec::new();
     }
     let all: Vec<&str> = text.lines().collect();
-    let mut lines: Vec<String> = all
-        .iter()
-        .take(PREVIEW_LINES)
-        .map(|l| clip(&clean(l)))
-        .collect();
-    if all.len() > PREVIEW_LINES {
-        lines.push(more(all.len() - PREVIEW_LINES));
+    let from = all.len().saturating_sub(PREVIEW_LINES);
+    let mut lines = Vec::new();
+    if from > 0 {
+        let hidden = &all[..from];
+        let cut = hidden.iter().any(|l| is_cut_marker(l));
+        let n = hidden.len() - usize::from(cut);
+        let noun = if n == 1 { "line" } else { "lines" };
+        lines.push(if cut {
+            format!("… more than {n} earlier {noun}")
+        } else {
+            format!("… {n} earlier {noun}")
+        });
     }
+    lines.extend(all[from..].iter().map(|l| clip(&clean(l))));
     lines
+}
+
+/// The line a tool puts where it cut the middle of a long output (mm-tools' `cap_output`).
+fn is_cut_marker(line: &str) -> bool {
+    line.starts_with("[… ") && line.ends_with(" characters omitted …]")
 }
 
 fn more(n: usize) -> String {
@@ -590,6 +612,64 @@ fn percent(part: u64, whole: u64) -> u64 {
     } else {
         ((part as f64 * 100.0) / whole as f64).round() as u64
     }
+}
+
+/// Lines of prose (the recap, warnings, notices) wrapped at word boundaries for a window
+/// `width` columns wide, so the terminal never breaks a word; a line that fits is left as it is,
+/// and so is every line when the width is not known.
+pub fn wrap_lines(lines: Vec<String>, width: Option<usize>) -> Vec<String> {
+    let Some(width) = width else {
+        return lines;
+    };
+    let mut out = Vec::new();
+    for line in lines {
+        let mut w = Wrap::new(width);
+        let mut text = w.push(&line);
+        text.push_str(&w.finish());
+        out.extend(text.split('\n').map(str::to_string));
+    }
+    out
+}
+
+/// The status line while a turn runs (on stderr, redrawn in place): a spinner frame, what runs
+/// (`thinking`, or the running call's title), the seconds since the turn began, the tokens the
+/// model has streamed so far when there are any, and how to stop it. What runs is cut with `…`
+/// so that the line fits `width` columns (it is redrawn with `\r`, and must never wrap).
+pub fn status_line(
+    frame: &str,
+    what: &str,
+    elapsed: Duration,
+    tokens: u64,
+    width: usize,
+    color: bool,
+) -> String {
+    let mut facts = format!("{:.0}s", elapsed.as_secs_f64().floor());
+    if tokens > 0 {
+        facts.push_str(&format!(" · {} tokens", count(tokens)));
+    }
+    facts.push_str(" · esc to interrupt");
+    let what = one_line(what);
+    // `frame what · facts`, one column spare so the terminal never wraps at the edge.
+    let room = width.saturating_sub(facts.chars().count() + frame.chars().count() + 5);
+    let what = if what.width() > room {
+        let mut cut = String::new();
+        let mut used = 0;
+        for c in what.chars() {
+            let w = c.width().unwrap_or(0);
+            if used + w + 1 > room {
+                break;
+            }
+            used += w;
+            cut.push(c);
+        }
+        format!("{cut}…")
+    } else {
+        what
+    };
+    format!(
+        "{frame} {what} {}",
+        style::dim(color, &format!("· {facts}"))
+    )
 }
 
 /// The first line of a title, with `…` when there were more.

@@ -9,7 +9,6 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Instant;
 
-use tokio::signal::unix::{SignalKind, signal};
 use tokio_util::sync::CancellationToken;
 
 use super::banner::{self, Banner};
@@ -19,7 +18,6 @@ use super::frontend::TermFrontend;
 use super::history::History;
 use super::input::{self, Input, Local};
 use super::keyboard::Keyboard;
-use super::keys::Key;
 use super::raw;
 use super::render::{self, Target, TurnSummary};
 use super::screen::{self, Read, Screen};
@@ -133,19 +131,16 @@ pub async fn run_interactive(
     lines.push(banner::hint_line(options.color_stderr));
     frontend.lines(Target::Stderr, lines);
 
-    // A SIGINT from outside (the terminal's Ctrl-C is a key now) counts as Ctrl-C.
-    if let Ok(mut sigint) = signal(SignalKind::interrupt()) {
-        let keys = Arc::clone(&keyboard);
-        tokio::spawn(async move {
-            while sigint.recv().await.is_some() {
-                keys.push(vec![Key::Interrupt]);
-            }
-        });
-    }
+    raw::forward_interrupts(&keyboard);
+    let resized = Arc::clone(&screen);
+    raw::on_resize(move || resized.resized());
     spawn_detection(Arc::clone(&engine), Arc::clone(&frontend));
 
     let skills = session.skills.name_list();
+    let models = Arc::new(std::sync::Mutex::new(Vec::new()));
+    spawn_model_list(Arc::clone(&engine), Arc::clone(&models));
     let completer = Completer {
+        models,
         commands: input::command_names(Engine::commands(), &skills),
         skills: skills.clone(),
         cwd: session.cwd.clone(),
@@ -284,7 +279,7 @@ async fn run_turn(
             lines.push(warning);
         }
     }
-    frontend.lines(Target::Stdout, lines);
+    frontend.prose(Target::Stdout, lines);
 }
 
 /// `/ask AGENT question`: asks another agent (a configured name or a command line) once; its
@@ -404,9 +399,23 @@ fn spawn_detection(engine: Arc<Engine>, frontend: Arc<TermFrontend>) {
     });
 }
 
-/// Tab completion: `/commands` at the start, `$skills`, `@paths`, and session ids after
-/// `/load `.
+/// Asks the server for its models once, for `/model`'s completion.
+fn spawn_model_list(engine: Arc<Engine>, into: Arc<std::sync::Mutex<Vec<String>>>) {
+    tokio::spawn(async move {
+        if let Ok(list) = engine.model.models(&CancellationToken::new()).await
+            && let Ok(mut models) = into.lock()
+        {
+            *models = list.models;
+        }
+    });
+}
+
+/// Tab completion: `/commands` at the start, `$skills`, `@paths`, session ids after `/load `,
+/// and the server's models after `/model `.
 struct Completer {
+    /// The models the server lists, asked once in the background at start (empty until then,
+    /// or when it lists none).
+    models: Arc<std::sync::Mutex<Vec<String>>>,
     commands: Vec<String>,
     skills: Vec<String>,
     cwd: PathBuf,
@@ -417,6 +426,10 @@ struct Completer {
 
 impl Complete for Completer {
     fn complete(&self, line: &str, pos: usize) -> (usize, Vec<(String, String)>) {
+        let models = self.models.lock().map(|m| m.clone()).unwrap_or_default();
+        if let Some(found) = input::complete_argument(line, pos, "/model ", &models) {
+            return found;
+        }
         if let Some(dir) = &self.sessions
             && let Some(found) = input::complete_load(line, pos, &sessions::ids(dir))
         {

@@ -21,6 +21,8 @@ const DEFAULT_WIDTH: usize = 80;
 
 #[derive(Debug, Clone)]
 struct Shown {
+    /// `> `, or what stands before the line while the history is searched.
+    prompt: String,
     buf: String,
     cursor: usize,
     /// The cursor's row below the prompt's first row.
@@ -58,12 +60,18 @@ impl Screen {
 
     /// Draws (or redraws) the prompt with this line and cursor.
     pub fn show(&self, buf: &str, cursor: usize) {
+        self.show_after(PROMPT, buf, cursor);
+    }
+
+    /// Draws (or redraws) `prompt` and this line and cursor.
+    pub fn show_after(&self, prompt: &str, buf: &str, cursor: usize) {
         let mut shown = self.lock();
         let row = shown.as_ref().map_or(0, |s| s.row);
-        let frame = layout::frame(PROMPT, buf, cursor, width());
+        let frame = layout::frame(prompt, buf, cursor, width());
         let (text, row) = layout::draw(row, &frame);
         out(&text);
         *shown = Some(Shown {
+            prompt: prompt.to_string(),
             buf: buf.to_string(),
             cursor,
             row,
@@ -98,8 +106,22 @@ impl Screen {
             }
         }
         if let Some(s) = shown.as_mut() {
-            let frame = layout::frame(PROMPT, &s.buf, s.cursor, width());
+            let frame = layout::frame(&s.prompt, &s.buf, s.cursor, width());
             let (text, row) = layout::draw(0, &frame);
+            out(&text);
+            s.row = row;
+            s.frame = frame;
+        }
+    }
+
+    /// The window changed size: the prompt is drawn again whole, from its first row. The
+    /// terminal has reflowed the rows it was on to the new width (tmux, VTE, iTerm2, kitty and
+    /// Windows Terminal do), so the cursor is on the row the new width puts it on.
+    pub fn resized(&self) {
+        let mut shown = self.lock();
+        if let Some(s) = shown.as_mut() {
+            let frame = layout::frame(&s.prompt, &s.buf, s.cursor, width());
+            let (text, row) = layout::draw(frame.cursor.0, &frame);
             out(&text);
             s.row = row;
             s.frame = frame;
@@ -165,7 +187,7 @@ pub async fn read_line(
                 }
                 Outcome::Interrupt { empty, first } => {
                     if redraw {
-                        screen.show(editor.text(), editor.cursor());
+                        screen.show_after(&editor.prompt(), editor.text(), editor.cursor());
                     }
                     screen.leave("^C");
                     return Read::Interrupted { empty, first };
@@ -186,7 +208,7 @@ pub async fn read_line(
                     redraw = true;
                 }
                 Outcome::List(items) => {
-                    screen.show(editor.text(), editor.cursor());
+                    screen.show_after(&editor.prompt(), editor.text(), editor.cursor());
                     let mut text = layout::columns(&items, width()).join("\n");
                     text.push('\n');
                     screen.print(Target::Stdout, &text);
@@ -198,7 +220,7 @@ pub async fn read_line(
             }
         }
         if redraw {
-            screen.show(editor.text(), editor.cursor());
+            screen.show_after(&editor.prompt(), editor.text(), editor.cursor());
         }
     }
 }

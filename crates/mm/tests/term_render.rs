@@ -281,15 +281,25 @@ fn new_file_diff_and_long_diff() {
 }
 
 #[test]
-fn preview_counts_the_rest() {
+fn a_result_shows_its_tail_and_counts_what_is_above() {
     assert_eq!(
-        render::preview("a\nb\nc\nd\ne\n"),
-        vec!["a", "b", "c", "d", "… 1 more line"]
+        render::tail("a\nb\nc\nd\ne\n"),
+        vec!["… 1 earlier line", "b", "c", "d", "e"]
     );
-    assert_eq!(render::preview("\n  \n"), Vec::<String>::new());
+    let seq: String = (1..=4000).map(|i| format!("{i}\n")).collect();
+    assert_eq!(
+        render::tail(&seq),
+        vec!["… 3996 earlier lines", "3997", "3998", "3999", "4000"]
+    );
+    // Cut by the tool in the middle: the lines it cut are not known.
+    assert_eq!(
+        render::tail("1\n2\n[… 900 characters omitted …]\n7\n8\n9\n10\n"),
+        vec!["… more than 2 earlier lines", "7", "8", "9", "10"]
+    );
+    assert_eq!(render::tail("\n  \n"), Vec::<String>::new());
     // A tool's escapes are shown, never acted on (its colours included).
     assert_eq!(
-        render::preview("\x1b[31mred\x1b[0m\tx\r"),
+        render::tail("\x1b[31mred\x1b[0m\tx\r"),
         vec!["^[[31mred^[[0m    x"]
     );
 }
@@ -898,4 +908,62 @@ fn the_banner_shows_names_from_outside_visibly() {
         assert_shown_visibly(&text, "banner");
         assert_eq!(without_sgr(&text).matches(SHOWN).count(), 5, "{text}");
     }
+}
+
+#[test]
+fn the_status_line_says_what_runs_for_how_long_and_how_to_stop_it() {
+    use std::time::Duration;
+    let line = |what: &str, secs: u64, tokens: u64, width: usize| {
+        render::status_line(
+            "⠋",
+            what,
+            Duration::from_millis(secs * 1000 + 700),
+            tokens,
+            width,
+            false,
+        )
+    };
+    assert_eq!(
+        line("thinking", 0, 0, 120),
+        "⠋ thinking · 0s · esc to interrupt"
+    );
+    assert_eq!(
+        line("sleep 30", 12, 1234, 120),
+        "⠋ sleep 30 · 12s · 1.2k tokens · esc to interrupt"
+    );
+    // Never wider than the window: what runs is cut first (and at 80 characters, as titles are).
+    let long =
+        "cargo test --workspace --all-targets -- --nocapture --test-threads=1 and more words";
+    let at_120 = line(long, 3, 40, 120);
+    assert_eq!(
+        at_120,
+        "⠋ cargo test --workspace --all-targets -- --nocapture --test-threads=1 and more wo… · 3s · 40 tokens · esc to interrupt"
+    );
+    let at_60 = line(long, 3, 40, 60);
+    assert_eq!(
+        at_60,
+        "⠋ cargo test --workspa… · 3s · 40 tokens · esc to interrupt"
+    );
+    assert!(at_60.chars().count() < 60, "{at_60}");
+}
+
+#[test]
+fn prose_lines_wrap_at_word_boundaries() {
+    let recap =
+        "1.2k in / 340 out · 80% cached · ctx 23% of 32k · 4.2s · mode yolo · 📖 1 skill(s)";
+    assert_eq!(
+        render::wrap_lines(vec![recap.to_string()], Some(60)),
+        vec![
+            "1.2k in / 340 out · 80% cached · ctx 23% of 32k · 4.2s ·",
+            "mode yolo · 📖 1 skill(s)"
+        ]
+    );
+    assert_eq!(
+        render::wrap_lines(vec![recap.to_string()], Some(120)),
+        vec![recap]
+    );
+    assert_eq!(
+        render::wrap_lines(vec![recap.to_string()], None),
+        vec![recap]
+    );
 }
