@@ -5,6 +5,7 @@
 //! (the SDK drops its own spawned tasks at EOF), so that at EOF or on a signal they can be
 //! cancelled and awaited.
 
+mod auth;
 mod convert;
 mod frontend;
 mod prompt;
@@ -83,7 +84,9 @@ pub async fn serve(
     stop: CancellationToken,
 ) -> Result<(), AcpError> {
     if let Ok(filter) = std::env::var("MM_LOG") {
+        // An editor shows the raw log: colour codes only on a terminal.
         let _ = tracing_subscriber::fmt()
+            .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
             .with_writer(std::io::stderr)
             .with_env_filter(tracing_subscriber::EnvFilter::new(filter))
             .try_init();
@@ -142,6 +145,8 @@ pub struct ClientHello {
     pub forms: bool,
     /// `clientCapabilities.session.compaction` present and non-null.
     pub compaction: bool,
+    /// Terminal auth advertised (`auth.terminal` or `_meta["terminal-auth"]`).
+    pub terminal_auth: bool,
 }
 
 impl ClientHello {
@@ -168,6 +173,7 @@ impl ClientHello {
             compaction: params["clientCapabilities"]["session"]
                 .get("compaction")
                 .is_some_and(|c| !c.is_null()),
+            terminal_auth: convert::advertises_terminal_auth(&params["clientCapabilities"]),
         })
     }
 }
@@ -352,6 +358,8 @@ struct Server {
     forms: Mutex<bool>,
     /// The client advertised `session.compaction` at `initialize`.
     compaction: Mutex<bool>,
+    /// Whether the client can run the setup method (auth.rs).
+    auth: auth::Auth,
     /// The process's cwd, whose sessions `session/list` shows without a `cwd`.
     process_cwd: Option<PathBuf>,
     /// Folders `session/list` was asked about: `session/delete` looks there too.
@@ -492,6 +500,8 @@ impl Server {
                 .session
                 .as_ref()
                 .is_some_and(|s| s.compaction.is_some()),
+            terminal_auth: serde_json::to_value(&req.client_capabilities)
+                .is_ok_and(|c| convert::advertises_terminal_auth(&c)),
         });
         if let Ok(mut f) = self.forms.lock() {
             *f = hello.forms;
@@ -499,6 +509,7 @@ impl Server {
         if let Ok(mut c) = self.compaction.lock() {
             *c = hello.compaction;
         }
+        self.auth.set_terminal(hello.terminal_auth);
         self.log.line(&convert::log_client(
             hello.info.as_ref().map(|(n, v)| (n.as_str(), v.as_str())),
             hello.protocol.unwrap_or(0),
@@ -527,7 +538,7 @@ impl Server {
                     .load_session(sessions)
                     .session_capabilities(caps),
             )
-            .auth_methods(Vec::new())
+            .auth_methods(self.auth.methods())
             .agent_info(Implementation::new(acp.name.clone(), crate::VERSION).title(title))
     }
 
@@ -540,6 +551,14 @@ impl Server {
         if !req.cwd.is_absolute() {
             let e = RequestError::CwdNotAbsolute(req.cwd.clone());
             let _ = responder.respond_with_error(convert::request_error(None, &e));
+            return;
+        }
+        if let Err(e) = self
+            .auth
+            .check(&self.engine, &self.config, &self.shutdown)
+            .await
+        {
+            let _ = responder.respond_with_error(e);
             return;
         }
         let frontend = self.frontend(&cx);
@@ -705,6 +724,7 @@ where
         log,
         forms: Mutex::new(false),
         compaction: Mutex::new(false),
+        auth: auth::Auth::default(),
         process_cwd: std::env::current_dir().ok(),
         listed_cwds: Mutex::new(Vec::new()),
         hello,
@@ -729,6 +749,7 @@ where
                 let answered = responder.respond(s1.initialize(req));
                 // Detection (HTTP client, probes) starts once the answer is out, never before.
                 s1.engine.model.warm_up();
+                s1.engine.probe_window_later();
                 answered
             },
             agent_client_protocol::on_receive_request!(),
@@ -922,6 +943,7 @@ mod tests {
                     protocol: v.parse().ok(),
                     forms: true,
                     compaction: false,
+                    terminal_auth: false,
                 })
             );
         }
@@ -934,6 +956,7 @@ mod tests {
                 protocol: Some(1),
                 forms: false,
                 compaction: false,
+                terminal_auth: false,
             })
         );
         assert_eq!(

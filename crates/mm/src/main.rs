@@ -141,7 +141,9 @@ fn run() -> anyhow::Result<i32> {
     }
     if std::env::var_os("MM_LOG").is_some() {
         let filter = tracing_subscriber::EnvFilter::try_from_env("MM_LOG").unwrap_or_default();
+        // Colour codes only on a terminal (an editor shows the raw log of `mm -acp`).
         let _ = tracing_subscriber::fmt()
+            .with_ansi(std::io::stderr().is_terminal())
             .with_env_filter(filter)
             .with_writer(std::io::stderr)
             .try_init();
