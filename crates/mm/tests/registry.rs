@@ -123,3 +123,27 @@ fn the_icon_is_square_16_by_16_and_drawn_in_current_color_only() {
         assert!(!svg.contains(fixed), "{fixed} in the icon");
     }
 }
+
+#[test]
+fn the_release_script_names_the_archives_as_the_entry_does() {
+    let script = std::fs::read_to_string(workspace().join("scripts/release.sh")).unwrap();
+    for piece in [
+        "name=mm-$version-$target",
+        "archive=$name.zip",
+        "archive=$name.tar.gz",
+        "exe=mm.exe",
+        "\"$archive.sha256\"",
+    ] {
+        assert!(script.contains(piece), "scripts/release.sh: {piece}");
+    }
+    let workflow =
+        std::fs::read_to_string(workspace().join(".github/workflows/release.yml")).unwrap();
+    for (platform, target) in PLATFORMS {
+        assert!(
+            workflow.contains(&format!("platform: {platform}, target: {target},")),
+            "release.yml builds {platform} as {target}"
+        );
+    }
+    // Published only after every build, macOS and Windows included.
+    assert!(workflow.contains("needs: build"));
+}
