@@ -7,7 +7,7 @@
 
 use mm_testkit as common;
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::Stdio;
 
 use common::acp::*;
@@ -144,6 +144,22 @@ async fn session_new_asks_a_terminal_auth_client_for_setup_while_no_server_is_fo
     h.finish().await.unwrap();
 }
 
+/// `mm -acp` in a fresh home, with nothing of the test's environment but `PATH` and `env`.
+fn spawn_acp(home: &Path, cwd: &Path, env: &[(&str, &str)]) -> tokio::process::Child {
+    let mut cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_mm"));
+    cmd.arg("-acp")
+        .current_dir(cwd)
+        .env_clear()
+        .env("HOME", home)
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .envs(env.iter().copied())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true);
+    cmd.spawn().unwrap()
+}
+
 /// The registry's check (../shared/acp-registry/README.md), against the built binary: a fresh
 /// HOME, `TERM=dumb`, the validator's `initialize`, and the first line of stdout as its answer,
 /// which must offer a method of type `agent` or `terminal`.
@@ -151,19 +167,7 @@ async fn session_new_asks_a_terminal_auth_client_for_setup_while_no_server_is_fo
 async fn the_registry_check_passes_against_the_binary() {
     let home = tmp();
     let cwd = tmp();
-    let mut child = tokio::process::Command::new(env!("CARGO_BIN_EXE_mm"))
-        .arg("-acp")
-        .current_dir(cwd.path())
-        .env_clear()
-        .env("HOME", home.path())
-        .env("TERM", "dumb")
-        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .kill_on_drop(true)
-        .spawn()
-        .unwrap();
+    let mut child = spawn_acp(home.path(), cwd.path(), &[("TERM", "dumb")]);
     let mut stdin = child.stdin.take().unwrap();
     stdin
         .write_all(format!("{VALIDATOR_INITIALIZE}\n").as_bytes())
@@ -269,20 +273,11 @@ async fn a_compaction_reports_its_summary_call_like_any_model_call() {
 async fn mm_log_on_a_stderr_that_is_no_terminal_has_no_colour_codes() {
     let home = tmp();
     let cwd = tmp();
-    let mut child = tokio::process::Command::new(env!("CARGO_BIN_EXE_mm"))
-        .arg("-acp")
-        .current_dir(cwd.path())
-        .env_clear()
-        .env("HOME", home.path())
-        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-        .env("MM_LOG", "debug")
-        .env("MM_MODEL_URL", "http://127.0.0.1:9/v1")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .kill_on_drop(true)
-        .spawn()
-        .unwrap();
+    let env = [
+        ("MM_LOG", "debug"),
+        ("MM_MODEL_URL", "http://127.0.0.1:9/v1"),
+    ];
+    let mut child = spawn_acp(home.path(), cwd.path(), &env);
     // Read all along: a full pipe would stop mm before it answers.
     let mut stderr = child.stderr.take().unwrap();
     let log = tokio::spawn(async move {

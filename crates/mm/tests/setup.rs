@@ -105,6 +105,19 @@ impl World {
         cmd
     }
 
+    /// `mm setup ARGS` without a terminal (stdin empty): its exit code and stdout.
+    fn run(&self, args: &[&str]) -> (Option<i32>, String) {
+        let out = self
+            .command(args)
+            .stdin(std::process::Stdio::null())
+            .output()
+            .unwrap();
+        (
+            out.status.code(),
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+        )
+    }
+
     fn spawn(&self, args: &[&str]) -> OsSession {
         let mut session = Session::spawn(self.command(args)).expect("spawn mm in a pty");
         session.set_expect_timeout(Some(EXPECT_TIMEOUT));
@@ -241,13 +254,8 @@ fn without_questions_a_project_file_that_overrides_is_warned_about() {
     let project_file = world.project().join(".mm/config.toml");
     std::fs::create_dir_all(project_file.parent().unwrap()).unwrap();
     std::fs::write(&project_file, "[model]\nname = \"other-model\"\n").unwrap();
-    let out = world
-        .command(&["--url", &url, "--model", "fake-model"])
-        .stdin(std::process::Stdio::null())
-        .output()
-        .unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert_eq!(out.status.code(), Some(0), "{stdout}");
+    let (code, stdout) = world.run(&["--url", &url, "--model", "fake-model"]);
+    assert_eq!(code, Some(0), "{stdout}");
     assert!(!stdout.contains("Server ("), "no question: {stdout}");
     assert!(
         stdout.contains(&format!(
@@ -261,29 +269,19 @@ fn without_questions_a_project_file_that_overrides_is_warned_about() {
 
 #[test]
 fn a_model_that_fails_the_checks_writes_nothing() {
-    // No tool call comes back, and the server is gone after the first answer's check.
+    // The model answers the first check with an error.
     let (_server, url) = PtyServer::start(vec![Reply::error(
         500,
         json!({"error": {"message": "boom"}}),
     )]);
     let world = World::new(Some(USER_FILE));
-    let out = world
-        .command(&["--url", &url, "--model", "fake-model"])
-        .stdin(std::process::Stdio::null())
-        .output()
-        .unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert_eq!(out.status.code(), Some(1), "{stdout}");
+    let (code, stdout) = world.run(&["--url", &url, "--model", "fake-model"]);
+    assert_eq!(code, Some(1), "{stdout}");
     assert!(stdout.contains("Nothing written."), "{stdout}");
     assert_eq!(world.user_text(), USER_FILE);
     // `mm -acp setup` (what an editor runs for the auth method) is the same command.
-    let out = world
-        .command(&["-acp", "--url", &url, "--model", "fake-model"])
-        .stdin(std::process::Stdio::null())
-        .output()
-        .unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert_eq!(out.status.code(), Some(1), "{stdout}");
+    let (code, stdout) = world.run(&["-acp", "--url", &url, "--model", "fake-model"]);
+    assert_eq!(code, Some(1), "{stdout}");
     assert!(stdout.starts_with("mm setup v"), "{stdout}");
     assert_eq!(world.user_text(), USER_FILE);
 }
