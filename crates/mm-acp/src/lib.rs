@@ -5,6 +5,7 @@
 //! (the SDK drops its own spawned tasks at EOF), so that at EOF or on a signal they can be
 //! cancelled and awaited.
 
+mod auth;
 mod convert;
 mod frontend;
 mod logger;
@@ -62,7 +63,9 @@ pub async fn serve(
     stop: CancellationToken,
 ) -> Result<(), AcpError> {
     if let Ok(filter) = std::env::var("MM_LOG") {
+        // An editor shows the raw log: colour codes only on a terminal.
         let _ = tracing_subscriber::fmt()
+            .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
             .with_writer(std::io::stderr)
             .with_env_filter(tracing_subscriber::EnvFilter::new(filter))
             .try_init();
@@ -127,6 +130,7 @@ where
         log,
         forms: Mutex::new(false),
         compaction: Mutex::new(false),
+        auth: auth::Auth::default(),
         process_cwd: std::env::current_dir().ok(),
         listed_cwds: Mutex::new(Vec::new()),
         hello,
@@ -151,6 +155,7 @@ where
                 let answered = responder.respond(s1.initialize(req));
                 // Detection (HTTP client, probes) starts once the answer is out, never before.
                 s1.engine.model.warm_up();
+                s1.engine.probe_window_later();
                 answered
             },
             agent_client_protocol::on_receive_request!(),

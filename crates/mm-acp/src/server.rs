@@ -82,6 +82,8 @@ pub(crate) struct Server {
     pub(crate) forms: Mutex<bool>,
     /// The client advertised `session.compaction` at `initialize`.
     pub(crate) compaction: Mutex<bool>,
+    /// Whether the client can run the setup method (auth.rs).
+    pub(crate) auth: crate::auth::Auth,
     /// The process's cwd, whose sessions `session/list` shows without a `cwd`.
     pub(crate) process_cwd: Option<PathBuf>,
     /// Folders `session/list` was asked about: `session/delete` looks there too.
@@ -222,6 +224,8 @@ impl Server {
                 .session
                 .as_ref()
                 .is_some_and(|s| s.compaction.is_some()),
+            terminal_auth: serde_json::to_value(&req.client_capabilities)
+                .is_ok_and(|c| convert::advertises_terminal_auth(&c)),
         });
         if let Ok(mut f) = self.forms.lock() {
             *f = hello.forms;
@@ -229,6 +233,7 @@ impl Server {
         if let Ok(mut c) = self.compaction.lock() {
             *c = hello.compaction;
         }
+        self.auth.set_terminal(hello.terminal_auth);
         self.log.line(&convert::log_client(
             hello.info.as_ref().map(|(n, v)| (n.as_str(), v.as_str())),
             hello.protocol.unwrap_or(0),
@@ -257,7 +262,7 @@ impl Server {
                     .load_session(sessions)
                     .session_capabilities(caps),
             )
-            .auth_methods(Vec::new())
+            .auth_methods(self.auth.methods())
             .agent_info(Implementation::new(acp.name.clone(), crate::VERSION).title(title))
     }
 
@@ -270,6 +275,14 @@ impl Server {
         if !req.cwd.is_absolute() {
             let e = RequestError::CwdNotAbsolute(req.cwd.clone());
             let _ = responder.respond_with_error(convert::request_error(None, &e));
+            return;
+        }
+        if let Err(e) = self
+            .auth
+            .check(&self.engine, &self.config, &self.shutdown)
+            .await
+        {
+            let _ = responder.respond_with_error(e);
             return;
         }
         let frontend = self.frontend(&cx);

@@ -245,6 +245,8 @@ pub struct ClientHello {
     pub forms: bool,
     /// `clientCapabilities.session.compaction` present and non-null.
     pub compaction: bool,
+    /// Terminal auth advertised (`auth.terminal` or `_meta["terminal-auth"]`).
+    pub terminal_auth: bool,
 }
 
 impl ClientHello {
@@ -265,6 +267,7 @@ impl ClientHello {
             compaction: params["clientCapabilities"]["session"]
                 .get("compaction")
                 .is_some_and(|c| !c.is_null()),
+            terminal_auth: crate::convert::advertises_terminal_auth(&params["clientCapabilities"]),
         })
     }
 }
@@ -455,6 +458,7 @@ mod hello_tests {
                     protocol: v.parse().ok(),
                     forms: true,
                     compaction: false,
+                    terminal_auth: false,
                 })
             );
         }
@@ -467,6 +471,7 @@ mod hello_tests {
                 protocol: Some(1),
                 forms: false,
                 compaction: false,
+                terminal_auth: false,
             })
         );
         assert_eq!(

@@ -133,6 +133,14 @@ impl Engine {
             CompactResult::Nothing { .. } => CompactionEnd::Failed("nothing to compact".into()),
         };
         frontend.emit(Event::CompactionEnded { id, end });
+        // Like any model call that reported its usage: the editor's meter hears of it.
+        if let CompactResult::Compressed { usage: Some(u), .. } = &result {
+            let size = self.session_window(s, cancel).await;
+            frontend.emit(Event::ContextUsage(crate::event::ContextUsage {
+                used: u.total(),
+                size,
+            }));
+        }
         match result {
             CompactResult::Compressed {
                 history,

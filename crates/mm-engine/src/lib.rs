@@ -651,6 +651,19 @@ impl Engine {
         w
     }
 
+    /// Starts the context-window probe in the background (the ACP front end, once its
+    /// `initialize` is answered), so that what is sent before the first model call (a
+    /// `session/load`'s `usage_update`) carries the size once it is known. Never waited for.
+    pub fn probe_window_later(self: &Arc<Self>) {
+        let Ok(runtime) = tokio::runtime::Handle::try_current() else {
+            return;
+        };
+        let engine = Arc::clone(self);
+        runtime.spawn(async move {
+            engine.context_window(&CancellationToken::new()).await;
+        });
+    }
+
     /// The cap on a tool result the model sees: `tools.maxOutput`, and a quarter of a known
     /// window (in characters).
     pub fn max_output(&self, s: &Session) -> usize {

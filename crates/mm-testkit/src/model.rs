@@ -162,6 +162,8 @@ struct State {
     windows: Vec<(String, u64)>,
     /// The models `window_of` was asked about, in order.
     probed: Vec<String>,
+    /// What `info` answers instead of the fake model (a server that cannot be found).
+    info_error: Option<ModelError>,
 }
 
 /// A model double; see the module's documentation. With nothing scripted, a chat call answers
@@ -170,6 +172,8 @@ pub struct ScriptedModel {
     state: Mutex<State>,
     /// Bumped on every request, chat or summary.
     called: watch::Sender<u64>,
+    /// Bumped on every `info` call, once it has answered.
+    informed: watch::Sender<u64>,
 }
 
 impl ScriptedModel {
@@ -180,6 +184,7 @@ impl ScriptedModel {
                 ..State::default()
             }),
             called: watch::channel(0).0,
+            informed: watch::channel(0).0,
         })
     }
 
@@ -198,6 +203,23 @@ impl ScriptedModel {
     /// `model`'s context window, as a probe of the server would find it.
     pub fn window(&self, model: &str, window: u64) {
         self.lock().windows.push((model.to_string(), window));
+    }
+
+    /// `info` (detection) fails with `error` from now on.
+    pub fn fail_info(&self, error: ModelError) {
+        self.lock().info_error = Some(error);
+    }
+
+    /// Waits until `info` has been asked at least once (panics after [`WAIT_LIMIT`]). `info`
+    /// never waits, so on the tests' one-thread runtime whoever asked has used its answer too.
+    pub async fn wait_for_info(&self) {
+        let mut rx = self.informed.subscribe();
+        if tokio::time::timeout(WAIT_LIMIT, rx.wait_for(|n| *n > 0))
+            .await
+            .is_err()
+        {
+            panic!("scripted model: info was never asked");
+        }
     }
 
     /// The models whose window was probed, in order.
@@ -401,10 +423,15 @@ impl ModelClient for ScriptedModel {
     }
 
     async fn info(&self, _cancel: &CancellationToken) -> Result<ModelInfo, ModelError> {
-        Ok(ModelInfo {
-            url: MODEL_URL.into(),
-            name: MODEL_NAME.into(),
-            context_window: WINDOW,
-        })
+        let error = self.lock().info_error.clone();
+        self.informed.send_modify(|n| *n += 1);
+        match error {
+            Some(e) => Err(e),
+            None => Ok(ModelInfo {
+                url: MODEL_URL.into(),
+                name: MODEL_NAME.into(),
+                context_window: WINDOW,
+            }),
+        }
     }
 }

@@ -7,6 +7,7 @@
 //! it cannot answer. mm-term and mm-acp are the two front ends (docs/architecture.md).
 
 pub mod doctor;
+pub mod setup;
 
 pub use mm_acp as acp;
 pub use mm_agents::agent_client;

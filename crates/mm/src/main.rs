@@ -69,7 +69,8 @@ struct Cli {
     #[arg(long)]
     json: bool,
     /// The prompt; or `config` (the effective configuration), `doctor` (what works and what to
-    /// fix), `trust [DIR]` (run a project's own commands).
+    /// fix), `trust [DIR]` (run a project's own commands), `setup` (pick a server and a model,
+    /// check them, write the user's config).
     #[arg(value_name = "PROMPT")]
     words: Vec<String>,
 }
@@ -81,9 +82,15 @@ enum Subcommand<'a> {
     Doctor,
     /// `mm trust [DIR]`.
     Trust(Option<&'a str>),
+    /// `mm setup` (also `mm -acp setup`: an editor appends the auth method's args to the
+    /// agent's command line).
+    Setup,
 }
 
 fn subcommand(cli: &Cli) -> Option<Subcommand<'_>> {
+    if cli.prompt.is_none() && cli.ask.is_none() && cli.words == ["setup"] {
+        return Some(Subcommand::Setup);
+    }
     if cli.prompt.is_some() || cli.acp || cli.ask.is_some() {
         return None;
     }
@@ -141,7 +148,9 @@ fn run() -> anyhow::Result<i32> {
     }
     if std::env::var_os("MM_LOG").is_some() {
         let filter = tracing_subscriber::EnvFilter::try_from_env("MM_LOG").unwrap_or_default();
+        // Colour codes only on a terminal (an editor shows the raw log of `mm -acp`).
         let _ = tracing_subscriber::fmt()
+            .with_ansi(std::io::stderr().is_terminal())
             .with_env_filter(filter)
             .with_writer(std::io::stderr)
             .try_init();
@@ -160,6 +169,7 @@ fn run() -> anyhow::Result<i32> {
             return Ok(0);
         }
         Some(Subcommand::Trust(dir)) => return trust(&opts, &loaded, &cwd, dir),
+        Some(Subcommand::Setup) => return setup(&cli, &opts),
         Some(Subcommand::Doctor) | None => {}
     }
     // Before anything starts: with tools.sandboxRequired, a fence the kernel cannot enforce
@@ -204,6 +214,41 @@ fn doctor(cli: &Cli, opts: &LoadOptions, cwd: &std::path::Path) -> anyhow::Resul
             mm::doctor::print_text(&setup, &mut out, color).await
         }
     });
+    runtime.shutdown_background();
+    Ok(code)
+}
+
+/// `mm setup`: the interactive first run (docs/setup.md); 130 on Ctrl-C, the file untouched
+/// (it is written once, at the end).
+fn setup(cli: &Cli, opts: &LoadOptions) -> anyhow::Result<i32> {
+    // `--url`, `--model` and `--sandbox` are answers here, not a layer: what the files and the
+    // environment say is what may override the answers.
+    let mut files = opts.clone();
+    files.flags = Flags::default();
+    let loaded = config::load(&files)?;
+    let setup = mm::setup::Setup {
+        loaded: &loaded,
+        home: opts.home.as_deref(),
+        url: cli.url.clone(),
+        model: cli.model.clone(),
+        sandbox: cli.sandbox.clone(),
+        client: Default::default(),
+        color: TermOptions::from_env().color,
+    };
+    let runtime = runtime()?;
+    let code = runtime.block_on(async {
+        let mut answers = mm::setup::Answers::stdin();
+        let mut out = std::io::stdout();
+        tokio::select! {
+            code = mm::setup::run(&setup, &mut answers, &mut out) => code,
+            _ = tokio::signal::ctrl_c() => {
+                println!();
+                println!("Stopped: nothing written.");
+                130
+            }
+        }
+    });
+    // The thread reading the answers may still be parked on stdin.
     runtime.shutdown_background();
     Ok(code)
 }

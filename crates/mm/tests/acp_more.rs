@@ -864,7 +864,11 @@ async fn compaction_updates_go_to_a_client_that_advertised_them() {
     h.client.prompt(&id, "hi").await;
     h.client.prompt(&id, "hi again").await;
     let (before, _) = h.client.prompt(&id, "/compact").await;
-    assert_eq!(kinds(&before), ["agent_message_chunk", "usage_update"]);
+    // The summary call's usage, then the command's line and its own (acp.md).
+    assert_eq!(
+        kinds(&before),
+        ["usage_update", "agent_message_chunk", "usage_update"]
+    );
     h.finish().await.unwrap();
 }
 

@@ -3,6 +3,7 @@
 //! a stored history to its `session/load` replay. The strings docs/acp-reference.md fixes live
 //! here, one file per concern; callers use them through `convert::…`.
 
+mod auth;
 mod elicitation;
 mod log;
 mod mcp;
@@ -13,6 +14,7 @@ mod response;
 mod session;
 mod updates;
 
+pub use auth::{advertises_terminal_auth, auth_methods, setup_required};
 pub use elicitation::{
     NO_FORM_SUPPORT, QuestionOutcome, askable_by_permission, elicitation_request, form_answer,
     question_answer, question_request,

@@ -69,6 +69,46 @@ pub fn distrust(
     })
 }
 
+/// Sets each dotted key (`model.url`) to its string in the user's file (`mm setup`), creating
+/// the file and its tables when missing; every other byte stays as it was.
+pub fn set(
+    user_file: Option<&Path>,
+    home: Option<&Path>,
+    values: &[(&str, &str)],
+) -> Result<Outcome, EditError> {
+    edit(user_file, home, |doc, path, _| {
+        let mut changed = false;
+        for (key, value) in values {
+            let mut parts: Vec<&str> = key.split('.').collect();
+            let Some(leaf) = parts.pop() else { continue };
+            let mut table: &mut dyn toml_edit::TableLike = doc.as_table_mut();
+            for part in parts {
+                let item = table.entry(part).or_insert_with(toml_edit::table);
+                table = item.as_table_like_mut().ok_or_else(|| EditError::Parse {
+                    path: path.to_path_buf(),
+                    message: format!("{key}: {part} is not a table"),
+                })?;
+            }
+            if table.get(leaf).and_then(Item::as_str) == Some(value) {
+                continue;
+            }
+            // The value's own decor (a comment after it) is kept.
+            match table.get_mut(leaf).and_then(Item::as_value_mut) {
+                Some(old) => {
+                    let decor = old.decor().clone();
+                    *old = Value::from(*value);
+                    *old.decor_mut() = decor;
+                }
+                None => {
+                    table.insert(leaf, toml_edit::value(*value));
+                }
+            }
+            changed = true;
+        }
+        Ok(changed)
+    })
+}
+
 fn edit(
     user_file: Option<&Path>,
     home: Option<&Path>,
@@ -213,6 +253,35 @@ mod tests {
         let change = if trust_it { trust } else { distrust };
         change(Some(&file), None, Path::new(project)).unwrap();
         std::fs::read_to_string(&file).unwrap()
+    }
+
+    #[test]
+    fn set_changes_the_values_and_keeps_every_comment() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("config.toml");
+        std::fs::write(
+            &file,
+            "# mine\nyolo = true\n\n[model]\n# the one I like\nurl = \"http://old/v1\" # here\n",
+        )
+        .unwrap();
+        let values = [
+            ("model.url", "http://new/v1"),
+            ("model.name", "qwen"),
+            ("tools.sandbox", "workspace-write"),
+        ];
+        assert_eq!(set(Some(&file), None, &values).unwrap(), Outcome::Changed);
+        assert_eq!(
+            std::fs::read_to_string(&file).unwrap(),
+            "# mine\nyolo = true\n\n[model]\n# the one I like\nurl = \"http://new/v1\" # here\nname = \"qwen\"\n\n[tools]\nsandbox = \"workspace-write\"\n"
+        );
+        assert_eq!(set(Some(&file), None, &values).unwrap(), Outcome::Already);
+        // No file yet: made.
+        let new = dir.path().join("new.toml");
+        set(Some(&new), None, &values[..1]).unwrap();
+        assert_eq!(
+            std::fs::read_to_string(&new).unwrap(),
+            "[model]\nurl = \"http://new/v1\"\n"
+        );
     }
 
     #[test]

@@ -286,6 +286,16 @@ pub async fn run(setup: &Setup<'_>, each: &mut (dyn FnMut(&Check) + Send)) -> Re
     report
 }
 
+/// The checks of the model server alone (server, model, streaming, window, tool calls, prompt
+/// cache), each given to `push` when done: what `mm setup` runs on the server and model chosen.
+pub async fn model_checks(
+    loaded: &Loaded,
+    client: ClientOptions,
+    push: &mut (dyn FnMut(Check) + Send),
+) {
+    model::checks(loaded, client, push).await;
+}
+
 /// Writes the text report as the checks complete, then the verdict; returns the exit code.
 pub async fn print_text(setup: &Setup<'_>, out: &mut (dyn Write + Send), color: bool) -> i32 {
     let _ = writeln!(out, "mm doctor {}", crate::VERSION);
