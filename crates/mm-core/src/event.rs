@@ -24,7 +24,8 @@ pub enum ToolKind {
 
 /// How a session's gated tools are let through (docs/engine.md, "Modes"): `ask` asks before
 /// every gated call, `yolo` asks for none (but what asks always, an MCP server's
-/// `permissions = "ask"`), `read-only` refuses them all without asking.
+/// `permissions = "ask"`), `read-only` refuses them all without asking, but `bash` where a
+/// read-only fence exists (its commands run inside it, unasked).
 #[derive(
     Debug, Clone, Copy, Default, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize,
 )]
@@ -68,12 +69,17 @@ impl Mode {
         }
     }
 
-    pub fn description(self) -> &'static str {
-        match self {
-            Mode::Ask => "Ask before every command, file change and other gated tool",
-            Mode::Yolo => "Run every tool without asking",
-            Mode::ReadOnly => {
-                "Read and answer only: commands, file changes and other gated tools are refused"
+    /// What menus say of it. `fenced`: commands run inside a read-only fence where the
+    /// platform has one (Landlock), so `read-only` lets them read; without one they are refused.
+    pub fn description(self, fenced: bool) -> &'static str {
+        match (self, fenced) {
+            (Mode::Ask, _) => "Ask before every command, file change and other gated tool",
+            (Mode::Yolo, _) => "Run every tool without asking",
+            (Mode::ReadOnly, true) => {
+                "Read and answer only: commands run inside a read-only fence (writes fail); file changes and other gated tools are refused"
+            }
+            (Mode::ReadOnly, false) => {
+                "Read and answer only: commands, file changes and other gated tools are refused (no read-only fence on this system)"
             }
         }
     }

@@ -156,6 +156,9 @@ pub struct Engine {
     pub lsp: Arc<LspServers>,
     /// What the model's commands and file writes are fenced in (docs/sandbox.md).
     pub sandbox: Arc<Sandbox>,
+    /// The read-only fence of `sandbox`'s places that `read-only` sessions run `bash` in,
+    /// made on first use (`None` inside: the platform has none).
+    read_only: std::sync::OnceLock<Option<Arc<Sandbox>>>,
     /// The process-wide `call_N` counter (never reset).
     pub call_counter: AtomicU64,
     pub env: Environment,
@@ -194,6 +197,7 @@ impl Engine {
             processes,
             lsp,
             sandbox,
+            read_only: std::sync::OnceLock::new(),
             call_counter: AtomicU64::new(0),
             env: Environment::default(),
             known_window: AtomicU64::new(config_window),
@@ -223,7 +227,21 @@ impl Engine {
     /// configuration files).
     pub fn with_sandbox(mut self, sandbox: Sandbox) -> Self {
         self.sandbox = Arc::new(sandbox);
+        self.read_only = std::sync::OnceLock::new();
         self
+    }
+
+    /// The fence `read-only` sessions run `bash` in; `None` where the platform has none.
+    pub fn read_only_sandbox(&self) -> Option<&Arc<Sandbox>> {
+        self.read_only
+            .get_or_init(|| self.sandbox.read_only().map(Arc::new))
+            .as_ref()
+    }
+
+    /// Whether `read-only` mode lets commands run (inside the read-only fence): what the
+    /// modes' descriptions say ([`Mode::description`]).
+    pub fn read_only_runs_commands(&self) -> bool {
+        self.read_only_sandbox().is_some()
     }
 
     /// Sets where the user's folders are (skills, configuration).
@@ -325,6 +343,7 @@ impl Engine {
             lsp: &self.lsp,
             ask_depth: self.ask_depth,
             sandbox: &self.sandbox,
+            read_only: self.read_only_sandbox(),
         })
     }
 

@@ -111,6 +111,7 @@ fn mode_lines(
 ) -> Vec<String> {
     if name.is_empty() {
         let current = session.controls.mode();
+        let fenced = engine.read_only_runs_commands();
         return Mode::ALL
             .iter()
             .map(|m| {
@@ -118,7 +119,7 @@ fn mode_lines(
                 format!(
                     "{mark} {:<10} {}",
                     m.id(),
-                    style::dim(color, m.description())
+                    style::dim(color, m.description(fenced))
                 )
             })
             .collect();
@@ -132,7 +133,11 @@ fn mode_lines(
     if session.controls.set_mode(mode) {
         engine.save(session, frontend);
     }
-    vec![format!("mode {}: {}", mode.id(), mode.description())]
+    vec![format!(
+        "mode {}: {}",
+        mode.id(),
+        mode.description(engine.read_only_runs_commands())
+    )]
 }
 
 /// `/help`.

@@ -431,8 +431,13 @@ async fn a_mode_switch_mid_session_changes_what_asks() {
         Answer::call("bash", json!({"command": "echo two"})).without_usage(),
         Answer::call("bash", json!({"command": "echo three"})).without_usage(),
         Answer::text("ran").without_usage(),
-        // read-only: refused without asking; reading works.
-        Answer::call("bash", json!({"command": "echo four"})).without_usage(),
+        // read-only: commands run unasked inside the read-only fence (where the kernel has
+        // Landlock; refused without it): they read, and a write fails; reading files works.
+        Answer::call(
+            "bash",
+            json!({"command": "cat notes.txt && echo four > four.txt; rm notes.txt"}),
+        )
+        .without_usage(),
         Answer::call("read_file", json!({"path": "notes.txt"})).without_usage(),
         Answer::text("read").without_usage(),
     ]);
@@ -552,11 +557,19 @@ async fn a_mode_switch_mid_session_changes_what_asks() {
         .into_iter()
         .filter(|u| u["status"] == "failed" || u["status"] == "completed")
         .collect();
-    assert_eq!(ends[0]["status"], "failed");
-    assert_eq!(
-        ends[0]["rawOutput"]["output"],
-        "[bash refused: read-only mode]"
-    );
+    let output = ends[0]["rawOutput"]["output"].as_str().unwrap();
+    if mm::sandbox::landlock_abi() > 0 {
+        assert_eq!(ends[0]["status"], "completed", "{ends:#?}");
+        assert!(output.starts_with("n\n"), "the command read: {output}");
+        assert!(
+            output.contains("four.txt: Permission denied") && output.contains("[exit code: 1]"),
+            "the write failed: {output}"
+        );
+    } else {
+        assert_eq!(ends[0]["status"], "failed");
+        assert_eq!(output, "[bash refused: read-only mode]");
+    }
+    assert!(!cwd.join("four.txt").exists(), "nothing was written");
     assert_eq!(ends[1]["status"], "completed", "reading works: {ends:#?}");
 
     // What mm does not have.

@@ -97,6 +97,7 @@ fn bash_in(sandbox: &Arc<Sandbox>) -> Bash {
         timeout: Duration::from_secs(30),
         processes: Supervisor::new(),
         sandbox: Arc::clone(sandbox),
+        read_only: None,
     }
 }
 

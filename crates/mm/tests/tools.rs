@@ -36,6 +36,7 @@ fn bash_timing_out_after(timeout: Duration) -> Bash {
         timeout,
         processes: Supervisor::new(),
         sandbox: Default::default(),
+        read_only: None,
     }
 }
 
@@ -410,6 +411,7 @@ async fn bash_cancel_escalates_to_sigkill_without_waiting() {
         timeout: Duration::from_secs(120),
         processes: std::sync::Arc::new(Supervisor::with_grace(grace)),
         sandbox: Default::default(),
+        read_only: None,
     };
     let call = run_with(
         &tool,

@@ -209,6 +209,7 @@ impl Tools {
             lsp: &lsp,
             ask_depth: 0,
             sandbox: &sandbox,
+            read_only: None,
         });
         assert_eq!(
             toolbox.tools().len(),

@@ -20,25 +20,32 @@ pub const MODEL_OPTION: &str = "model";
 /// Sessions in one page of `session/list`.
 pub const LIST_PAGE: usize = 50;
 
-/// `modes` of the `session/new`, `session/load` and `session/resume` answers.
-pub fn modes(current: Mode) -> SessionModeState {
+/// `modes` of the `session/new`, `session/load` and `session/resume` answers; `fenced`:
+/// `read-only` runs commands inside a read-only fence ([`Mode::description`]).
+pub fn modes(current: Mode, fenced: bool) -> SessionModeState {
     SessionModeState::new(
         current.id(),
         Mode::ALL
             .iter()
-            .map(|m| SessionMode::new(m.id(), m.name()).description(m.description().to_string()))
+            .map(|m| {
+                SessionMode::new(m.id(), m.name()).description(m.description(fenced).to_string())
+            })
             .collect(),
     )
 }
 
 /// `configOptions`: the mode, then the model once the server's list is known (`models`: the
 /// list and the session's model). A server that lists nothing gets no model option.
-pub fn config_options(mode: Mode, models: Option<(&ModelList, &str)>) -> Vec<SessionConfigOption> {
+pub fn config_options(
+    mode: Mode,
+    fenced: bool,
+    models: Option<(&ModelList, &str)>,
+) -> Vec<SessionConfigOption> {
     let mode_choices: Vec<SessionConfigSelectOption> = Mode::ALL
         .iter()
         .map(|m| {
             SessionConfigSelectOption::new(m.id(), m.name())
-                .description(m.description().to_string())
+                .description(m.description(fenced).to_string())
         })
         .collect();
     let mut options = vec![
@@ -185,14 +192,18 @@ mod tests {
     #[test]
     fn modes_and_options() {
         assert_eq!(
-            serde_json::to_value(modes(Mode::Ask)).unwrap(),
+            serde_json::to_value(modes(Mode::Ask, false)).unwrap(),
             json!({"currentModeId": "ask", "availableModes": [
                 {"id": "ask", "name": "Ask", "description": "Ask before every command, file change and other gated tool"},
                 {"id": "yolo", "name": "Yolo", "description": "Run every tool without asking"},
-                {"id": "read-only", "name": "Read-only", "description": "Read and answer only: commands, file changes and other gated tools are refused"},
+                {"id": "read-only", "name": "Read-only", "description": "Read and answer only: commands, file changes and other gated tools are refused (no read-only fence on this system)"},
             ]})
         );
-        let mode_only = serde_json::to_value(config_options(Mode::Yolo, None)).unwrap();
+        assert_eq!(
+            serde_json::to_value(modes(Mode::Ask, true)).unwrap()["availableModes"][2]["description"],
+            "Read and answer only: commands run inside a read-only fence (writes fail); file changes and other gated tools are refused"
+        );
+        let mode_only = serde_json::to_value(config_options(Mode::Yolo, false, None)).unwrap();
         assert_eq!(mode_only.as_array().unwrap().len(), 1);
         assert_eq!(mode_only[0]["id"], "mode");
         assert_eq!(mode_only[0]["type"], "select");
@@ -200,13 +211,14 @@ mod tests {
         assert_eq!(mode_only[0]["currentValue"], "yolo");
         assert_eq!(
             mode_only[0]["options"][2],
-            json!({"value": "read-only", "name": "Read-only", "description": "Read and answer only: commands, file changes and other gated tools are refused"})
+            json!({"value": "read-only", "name": "Read-only", "description": "Read and answer only: commands, file changes and other gated tools are refused (no read-only fence on this system)"})
         );
         let list = ModelList {
             default: "a".into(),
             models: vec!["a".into(), "b".into()],
         };
-        let both = serde_json::to_value(config_options(Mode::Ask, Some((&list, "b")))).unwrap();
+        let both =
+            serde_json::to_value(config_options(Mode::Ask, false, Some((&list, "b")))).unwrap();
         assert_eq!(
             both[1],
             json!({"id": "model", "name": "Model", "description": "The server's model this session asks, from its next turn",
@@ -216,11 +228,16 @@ mod tests {
         // A server that lists nothing has no model option; a current model it does not list
         // is offered all the same.
         let none = ModelList::default();
-        assert_eq!(config_options(Mode::Ask, Some((&none, "x"))).len(), 1);
-        let other = serde_json::to_value(config_options(Mode::Ask, Some((&list, "c")))).unwrap();
+        assert_eq!(
+            config_options(Mode::Ask, false, Some((&none, "x"))).len(),
+            1
+        );
+        let other =
+            serde_json::to_value(config_options(Mode::Ask, false, Some((&list, "c")))).unwrap();
         assert_eq!(other[1]["options"][0], json!({"value": "c", "name": "c"}));
         assert_eq!(
-            config_option_update(&config_options(Mode::ReadOnly, None))["configOptions"][0]["currentValue"],
+            config_option_update(&config_options(Mode::ReadOnly, false, None))["configOptions"][0]
+                ["currentValue"],
             "read-only"
         );
         assert_eq!(

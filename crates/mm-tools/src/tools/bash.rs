@@ -18,7 +18,7 @@ use tokio::process::Command;
 use tokio_util::sync::CancellationToken;
 
 use super::{Call, Setup, Tool, ToolOutput, parse_args, schema_of};
-use crate::event::{Tally, ToolKind};
+use crate::event::{Mode, Tally, ToolKind};
 use crate::process::{Child, Group, Supervisor};
 use crate::sandbox::{DENIED_MARKERS, Fence, Sandbox};
 
@@ -40,6 +40,8 @@ pub struct Bash {
     pub processes: Arc<Supervisor>,
     /// Commands run inside its fence (docs/sandbox.md).
     pub sandbox: Arc<Sandbox>,
+    /// What commands of a session in `read-only` mode run in; `None`: they are refused.
+    pub read_only: Option<Arc<Sandbox>>,
 }
 
 /// The registration (`mm_engine::BUILTIN`).
@@ -48,6 +50,7 @@ pub fn tool(setup: &Setup<'_>) -> Option<Arc<dyn Tool>> {
         timeout: setup.config.tools.bash_timeout,
         processes: Arc::clone(setup.processes),
         sandbox: Arc::clone(setup.sandbox),
+        read_only: setup.read_only.cloned(),
     }))
 }
 
@@ -85,6 +88,9 @@ impl Tool for Bash {
     fn gated(&self, _args: &Value) -> bool {
         true
     }
+    fn runs_read_only(&self) -> bool {
+        self.read_only.is_some()
+    }
     fn rejected(&self) -> String {
         "[command rejected by the user]".to_string()
     }
@@ -100,7 +106,11 @@ impl Tool for Bash {
             Some(secs) => Duration::from_secs(secs.clamp(1, MAX_TIMEOUT)),
             None => self.timeout,
         };
-        run_command(&self.processes, &self.sandbox, &args.command, timeout, call).await
+        let sandbox = match (call.mode, &self.read_only) {
+            (Mode::ReadOnly, Some(read_only)) => read_only,
+            _ => &self.sandbox,
+        };
+        run_command(&self.processes, sandbox, &args.command, timeout, call).await
     }
 }
 
@@ -507,6 +517,7 @@ mod tests {
             timeout: Duration::from_secs(1),
             processes: Supervisor::new(),
             sandbox: Arc::new(Sandbox::off()),
+            read_only: None,
         };
         assert_eq!(
             t.title(&serde_json::json!({"command": "ls -l"})),

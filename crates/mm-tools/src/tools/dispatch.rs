@@ -128,7 +128,7 @@ pub async fn dispatch(
         Mode::Yolo => tool.always_gated(),
         Mode::Ask => tool.gated(&args) || tool.always_gated(),
         Mode::ReadOnly => {
-            if tool.gated(&args) || tool.always_gated() {
+            if (tool.gated(&args) || tool.always_gated()) && !tool.runs_read_only() {
                 return refused(read_only_refusal(&call.name));
             }
             false

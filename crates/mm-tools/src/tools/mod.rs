@@ -52,6 +52,9 @@ pub struct Setup<'a> {
     /// The sandbox (docs/sandbox.md): `bash` runs its commands in `sandbox.fence(cwd)`; a tool
     /// that writes a file asks `sandbox.check_write(cwd, path)` first.
     pub sandbox: &'a Arc<Sandbox>,
+    /// The fence a session in `read-only` mode runs `bash` in ([`Sandbox::read_only`]);
+    /// `None` where the platform has none (`bash` is then refused in that mode).
+    pub read_only: Option<&'a Arc<Sandbox>>,
 }
 
 /// Builds a tool for a session; `None` when the tool is not offered (nothing to do for it). The
@@ -215,6 +218,11 @@ pub trait Tool: Send + Sync {
     /// Whether the permission gate asks before this call runs in `ask` mode (`yolo = false`); in
     /// `read-only` mode such a call is refused.
     fn gated(&self, args: &Value) -> bool;
+    /// Whether a gated call still runs in `read-only` mode, unasked, because it cannot write
+    /// there (`bash` inside the read-only fence).
+    fn runs_read_only(&self) -> bool {
+        false
+    }
     /// The file changes this call would make, computed without making them, for the permission
     /// question; empty when the tool changes no file or cannot tell (bad arguments, a failed
     /// edit: the run says why).
