@@ -9,6 +9,7 @@ mod error;
 mod mcp;
 mod store;
 mod turn;
+pub mod undo;
 
 pub use builtin::{BUILTIN, builtin};
 pub use controls::Controls;
@@ -24,7 +25,7 @@ use tokio_util::sync::CancellationToken;
 
 // The layers below under the names the modules of this crate use (`crate::config::…`); the
 // engine's own `mcp` module is a session's servers, mm-tools' `mcp` the client.
-use mm_core::{config, event, history, prompt, session, skills};
+use mm_core::{config, event, history, prompt, session, skills, writer};
 use mm_model as model;
 use mm_tools::{hooks, lsp, process, sandbox, tools};
 
@@ -59,6 +60,8 @@ pub enum Command {
     },
     /// `/compact` and what it did.
     Compact(CompactOutcome),
+    /// `/undo` and what it put back.
+    Undo(undo::Undone),
 }
 
 /// The outcome of one prompt.
@@ -119,6 +122,8 @@ pub struct Session {
     pub mcp: SessionServers,
     /// `sessionStart` hooks still running: the first prompt waits for them.
     start_hooks: Option<tokio::task::JoinHandle<HookResult>>,
+    /// What the turns changed, for `/undo`.
+    pub undo: undo::Undo,
 }
 
 /// Characters of a session's title.
@@ -319,6 +324,7 @@ impl Engine {
             sessions_dir,
             mcp: SessionServers::default(),
             start_hooks: None,
+            undo: undo::Undo::default(),
         };
         self.attach_configured_mcp(&mut s);
         self.start_session_hooks(&mut s);
@@ -436,7 +442,7 @@ impl Engine {
                 // Answered like any cancelled turn (the usage, then the answer), but a slash
                 // command that never ran is no engine turn: no recap for it.
                 frontend.emit(Event::ContextUsage(self.context_usage(session)));
-                let command = matches!(text.trim(), "/new" | "/compact");
+                let command = matches!(text.trim(), "/new" | "/compact" | "/undo");
                 return PromptOutcome {
                     stop: Ok(StopReason::Cancelled),
                     command: None,
@@ -464,6 +470,7 @@ impl Engine {
         match text.trim() {
             "/new" => return self.command_new(s, frontend),
             "/compact" => return self.command_compact(s, frontend, cancel).await,
+            "/undo" => return self.command_undo(s, frontend).await,
             _ => {}
         }
         let commands: Vec<&str> = Self::commands().iter().map(|(n, _)| *n).collect();
@@ -520,7 +527,14 @@ impl Engine {
             frontend.emit(Event::Titled(title));
         }
         s.history.push(Message::user(full));
+        let excluded: Vec<PathBuf> = s.sessions_dir.iter().cloned().collect();
+        let before = s
+            .undo
+            .before_turn(&self.processes, &s.cwd, &s.id, &excluded)
+            .await;
         let end = self.run_turn(s, frontend, cancel).await;
+        let commands = end.recap.get(crate::event::Tally::Command);
+        s.undo.after_turn(&self.processes, before, commands).await;
         if self.hooks.any(HookEvent::TurnEnd, None) {
             let reason = match &end.stop {
                 Ok(r) => stop_reason_name(*r),
@@ -694,6 +708,10 @@ impl Engine {
             (
                 "compact",
                 "Compress the history now, keeping the last turns",
+            ),
+            (
+                "undo",
+                "Restore the files the last turn changed (again: the turn before)",
             ),
         ]
     }

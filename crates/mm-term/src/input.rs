@@ -79,7 +79,7 @@ pub fn classify(text: &str, skills: &[String]) -> Input {
         "sessions" => Input::Local(Local::Sessions),
         "load" => Input::Local(Local::Load(rest)),
         "ask" => Input::Local(Local::Ask(rest)),
-        "new" | "compact" => Input::Engine(text.to_string()),
+        "new" | "compact" | "undo" => Input::Engine(text.to_string()),
         _ if skills.iter().any(|s| s == word) => Input::Engine(text.to_string()),
         // A path such as `/etc/hosts` starts a prompt, not a command.
         _ if word.contains('/') || word.is_empty() => Input::Engine(text.to_string()),

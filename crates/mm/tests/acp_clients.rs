@@ -59,6 +59,7 @@ fn the_python_sdk_parses_everything_mm_sends() {
         json!({"sessionUpdate": "available_commands_update", "availableCommands": [
             {"name": "new", "description": "Clear the history and start a new session"},
             {"name": "compact", "description": "Compress the history now, keeping the last turns"},
+            {"name": "undo", "description": "Restore the files the last turn changed (again: the turn before)"},
         ]})
     );
     assert!(

@@ -20,6 +20,7 @@
 // The one place of the library that creates, truncates and renames files (clippy.toml).
 #![allow(clippy::disallowed_methods)]
 
+mod journal;
 mod linux;
 
 use std::ffi::{OsStr, OsString};
@@ -34,6 +35,7 @@ use nix::errno::Errno;
 use nix::fcntl::{AtFlags, OFlag};
 use nix::sys::stat::{Mode, SFlag};
 
+pub use journal::{Journal, KEPT_BYTES, Noted, Prior};
 pub use linux::path_of_dir;
 
 /// Asked where a write lands before anything is created.
@@ -139,7 +141,19 @@ pub fn write(
     kind: FileKind,
     check: Check<'_>,
 ) -> Result<(), WriteError> {
-    let mut staged = stage(path, shown, kind, check)?;
+    write_noted(path, shown, bytes, kind, check, None)
+}
+
+/// [`write`], noting in `journal` (when there is one) what the file held before.
+pub fn write_noted(
+    path: &Path,
+    shown: &str,
+    bytes: &[u8],
+    kind: FileKind,
+    check: Check<'_>,
+    journal: Option<&Journal>,
+) -> Result<(), WriteError> {
+    let mut staged = stage_noted(path, shown, kind, check, journal)?;
     staged.write_all(bytes).map_err(|e| staged.error(e))?;
     staged.commit()
 }
@@ -153,6 +167,18 @@ pub fn stage(
     shown: &str,
     kind: FileKind,
     check: Check<'_>,
+) -> Result<Staged, WriteError> {
+    stage_noted(path, shown, kind, check, None)
+}
+
+/// [`stage`], noting in `journal` (when there is one) what the file held before, once the
+/// write is known to land (before anything is created).
+pub fn stage_noted(
+    path: &Path,
+    shown: &str,
+    kind: FileKind,
+    check: Check<'_>,
+    journal: Option<&Journal>,
 ) -> Result<Staged, WriteError> {
     let io_err = |source| WriteError::Io {
         path: shown.to_string(),
@@ -192,6 +218,11 @@ pub fn stage(
         },
         None => None,
     };
+    if let Some(journal) = journal {
+        journal.note(&dir.join(&name), || {
+            prior(&folder, &name, existing.as_ref())
+        });
+    }
     let (tmp, fd) = create_temp(&folder, &name, kind.new_file_mode()).map_err(io_err)?;
     let staged = Staged {
         dir: folder,
@@ -206,6 +237,33 @@ pub fn stage(
             .map_err(|e| staged.error(e.into()))?;
     }
     Ok(staged)
+}
+
+/// What the file `name` of `folder` holds now, for the journal.
+fn prior(folder: &OwnedFd, name: &OsStr, existing: Option<&nix::sys::stat::FileStat>) -> Prior {
+    let Some(st) = existing else {
+        return Prior::Missing;
+    };
+    if SFlag::from_bits_truncate(st.st_mode) & SFlag::S_IFMT != SFlag::S_IFREG {
+        return Prior::NotKept("not a regular file".into());
+    }
+    if st.st_size as u64 > KEPT_BYTES {
+        return Prior::NotKept(format!("bigger than {} MiB", KEPT_BYTES >> 20));
+    }
+    let flags = OFlag::O_RDONLY | OFlag::O_NOFOLLOW | OFlag::O_CLOEXEC;
+    let read = nix::fcntl::openat(folder, name, flags, Mode::empty())
+        .map_err(io::Error::from)
+        .and_then(|fd| {
+            let mut bytes = Vec::new();
+            io::Read::read_to_end(&mut File::from(fd), &mut bytes).map(|_| bytes)
+        });
+    match read {
+        Ok(bytes) => Prior::File {
+            bytes,
+            mode: st.st_mode & 0o7777,
+        },
+        Err(e) => Prior::NotKept(format!("unreadable: {e}")),
+    }
 }
 
 /// A file being replaced: its temporary file, open for writing, in the checked folder.

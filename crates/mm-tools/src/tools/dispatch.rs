@@ -14,6 +14,7 @@ use super::{Call, ToolOutput, Toolbox, cap_output, parse_raw_args};
 use crate::event::{Event, Frontend, Mode, Tally, ToolCallEnd, ToolStatus};
 use crate::history::ToolCall;
 use crate::hooks::{HookDecision, HookEvent, HookResult, Hooks};
+use crate::writer::Journal;
 
 /// What a call runs with, for the length of a turn.
 pub struct CallEnv<'a> {
@@ -26,6 +27,8 @@ pub struct CallEnv<'a> {
     pub max_output: usize,
     pub frontend: &'a dyn Frontend,
     pub hooks: &'a Hooks,
+    /// Where the calls note the files they replace (`/undo`); `None`: nowhere.
+    pub journal: Option<&'a Journal>,
 }
 
 /// The mutable state of the gates within a session and a turn.
@@ -158,7 +161,8 @@ pub async fn dispatch(
         cancel,
         env.mode,
         env.frontend,
-    );
+    )
+    .with_journal(env.journal);
     // The hooks after the call see the arguments it ran with.
     let args_for_hooks = if env.hooks.any(HookEvent::PostToolCall, Some(&call.name)) {
         args.clone()

@@ -443,7 +443,7 @@ impl Lsp {
                 let v =
                     request(&mut server, "textDocument/rename", action, params, t, call).await?;
                 let edit = parse::<Option<WorkspaceEdit>>(&server, action, v)?.unwrap_or_default();
-                let mut out = rename(edit, &new_name, call.cwd, &self.sandbox, &here())?;
+                let mut out = rename(edit, &new_name, call, &self.sandbox, &here())?;
                 if let Some(note) = server.note.take() {
                     out.text = format!("[lsp: {note}]\n{}", out.text);
                 }
@@ -760,10 +760,11 @@ fn diagnostic_line(files: &mut Files, uri: &str, d: &lsp_types::Diagnostic) -> S
 fn rename(
     edit: WorkspaceEdit,
     new_name: &str,
-    cwd: &Path,
+    call: &Call<'_>,
     sandbox: &Sandbox,
     here: &str,
 ) -> Result<ToolOutput, Failure> {
+    let cwd = call.cwd;
     let mut per_file: Vec<(String, Vec<TextEdit>)> = Vec::new();
     let mut add =
         |uri: String, edits: Vec<TextEdit>| match per_file.iter_mut().find(|(u, _)| *u == uri) {
@@ -846,12 +847,13 @@ fn rename(
     let total: usize = planned.iter().map(|p| p.3).sum();
     for (path, old, new, n) in planned {
         let shown = shown_of(&path);
-        let written = writer::write(
+        let written = writer::write_noted(
             &path,
             &shown,
             new.as_bytes(),
             FileKind::Ordinary,
             Check::Fenced(&check),
+            call.journal(),
         );
         if let Err(e) = written {
             return Err(Failure::During(format!(

@@ -33,6 +33,7 @@ use crate::process::Supervisor;
 use crate::relay::{RelayedAnswer, RelayedForm, RelayedOption, RelayedPermission};
 use crate::sandbox::Sandbox;
 use crate::skills::Catalogue;
+use crate::writer::Journal;
 
 /// What a session's tools are built with: each tool takes the settings and the session state
 /// it needs, and nothing else reaches it.
@@ -77,6 +78,8 @@ pub struct Call<'a> {
     /// hands work on (`ask_agent`) passes along.
     pub mode: Mode,
     frontend: &'a dyn Frontend,
+    /// Where the file tools note what they replace, for `/undo` (`None`: nothing is noted).
+    journal: Option<&'a Journal>,
 }
 
 impl<'a> Call<'a> {
@@ -95,7 +98,19 @@ impl<'a> Call<'a> {
             cancel,
             mode,
             frontend,
+            journal: None,
         }
+    }
+
+    /// The call notes the files it replaces in `journal` (the engine's, for `/undo`).
+    pub fn with_journal(mut self, journal: Option<&'a Journal>) -> Self {
+        self.journal = journal;
+        self
+    }
+
+    /// Where a tool that writes files notes what it replaces (`writer::write_noted`).
+    pub fn journal(&self) -> Option<&'a Journal> {
+        self.journal
     }
 
     /// Shows progress text of the running call (ACP `tool_call_update` content; a dim line in
