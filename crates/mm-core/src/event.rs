@@ -370,14 +370,34 @@ pub struct PermissionRequest {
     /// The change the call would make, when its tool can say before running (`Tool::preview`):
     /// front ends show it with the question.
     pub preview: Vec<FileDiff>,
+    /// What "always" would remember for this call ([`PermissionDecision::AllowMatching`]).
+    pub rule: AlwaysRule,
 }
 
-/// The four answers of the permission gate.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// What "always" offers to remember for a call.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum AlwaysRule {
+    /// Every call of the tool (a file tool, an MCP tool).
+    Tool,
+    /// The commands that start with these words (`pytest`, `cargo test`) and chain nothing
+    /// else (no `;`, `&&`, `|`, redirection or substitution).
+    Matching(String),
+    /// Nothing: the command's first word runs other commands (`bash`, `sudo`, `env`, …).
+    Nothing,
+}
+
+/// The answers of the permission gate.
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum PermissionDecision {
     AllowOnce,
+    /// Every later call of the tool runs unasked for the session (ACP's `allow_always`).
     AllowAlways,
+    /// Later calls the request's [`AlwaysRule`] matches run unasked for the session (the
+    /// terminal's `[a]lways`).
+    AllowMatching,
     RejectOnce,
+    /// Reject it, and tell the model why (the user's words join the tool's rejection).
+    RejectBecause(String),
     /// Reject this call and every later call of the tool in the session.
     Never,
 }

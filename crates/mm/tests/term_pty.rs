@@ -80,7 +80,7 @@ fn permission_prompt_answered_each_way() {
     mm.expect("> ").unwrap();
 
     mm.send_line("one").unwrap();
-    mm.expect("Allow bash: echo one?  [y]es  [a]lways for bash this session  [n]o  ne[v]er")
+    mm.expect("Allow bash: echo one?  [y]es  [a]lways allow \"echo …\"  [n]o  [t]ell why  ne[v]er")
         .unwrap();
     mm.send("y").unwrap();
     mm.expect(" yes").unwrap();
@@ -277,7 +277,7 @@ fn the_change_is_shown_before_it_is_allowed() {
     mm.send_line("write it").unwrap();
     let shown = until(
         &mut mm,
-        "Allow write_file: out.txt?  [y]es  [a]lways for write_file this session  [n]o  ne[v]er",
+        "Allow write_file: out.txt?  [y]es  [a]lways for write_file this session  [n]o  [t]ell why  ne[v]er",
     );
     // The new file's lines, above the question.
     assert!(shown.contains("new file "), "{shown}");

@@ -88,6 +88,15 @@ impl Tool for Bash {
     fn gated(&self, _args: &Value) -> bool {
         true
     }
+    fn rule_subject(&self, args: &Value) -> Option<String> {
+        // Malformed arguments match no rule: an empty command offers none.
+        Some(
+            args.get("command")
+                .and_then(Value::as_str)
+                .unwrap_or("")
+                .to_string(),
+        )
+    }
     fn runs_read_only(&self) -> bool {
         self.read_only.is_some()
     }

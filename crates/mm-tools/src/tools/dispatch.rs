@@ -137,9 +137,11 @@ pub async fn dispatch(
             false
         }
     };
+    let subject = tool.rule_subject(&args);
     let verdict = gate::check(
         &start,
         gated,
+        subject.as_deref(),
         gates.allow_always,
         gates.never,
         || tool.preview(&args, env.cwd),
@@ -147,8 +149,12 @@ pub async fn dispatch(
         cancel,
     )
     .await;
-    if verdict == GateVerdict::Rejected {
-        return refused(tool.rejected());
+    match verdict {
+        GateVerdict::Run => {}
+        GateVerdict::Rejected(None) => return refused(tool.rejected()),
+        GateVerdict::Rejected(Some(reason)) => {
+            return refused(gate::rejected_because(&tool.rejected(), &reason));
+        }
     }
 
     env.frontend.emit(Event::ToolCallRunning {

@@ -233,6 +233,11 @@ pub trait Tool: Send + Sync {
     /// Whether the permission gate asks before this call runs in `ask` mode (`yolo = false`); in
     /// `read-only` mode such a call is refused.
     fn gated(&self, args: &Value) -> bool;
+    /// What the permission gate matches a remembered rule against (`bash`: the command);
+    /// `None`: "always" remembers the whole tool.
+    fn rule_subject(&self, _args: &Value) -> Option<String> {
+        None
+    }
     /// Whether a gated call still runs in `read-only` mode, unasked, because it cannot write
     /// there (`bash` inside the read-only fence).
     fn runs_read_only(&self) -> bool {
