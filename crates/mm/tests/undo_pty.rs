@@ -3,28 +3,9 @@
 
 use mm_testkit as common;
 
-use std::time::Duration;
-
-use common::pty::{PtyServer as Server, answer_with_usage, spawn_mm};
-use common::{Chunk, Reply};
+use common::pty::{PtyServer as Server, answer_with_usage, call_reply, spawn_mm};
 use expectrl::{Eof, Expect};
-use serde_json::{Value, json};
-
-fn call_reply(id: &str, tool: &str, args: Value) -> Reply {
-    Reply::chunks(
-        vec![
-            Chunk::ToolCall {
-                index: 0,
-                id: Some(id.to_string()),
-                name: Some(tool.to_string()),
-                arguments: args.to_string(),
-            },
-            Chunk::finish("tool_calls"),
-            Chunk::Done,
-        ],
-        Duration::ZERO,
-    )
-}
+use serde_json::json;
 
 fn undo_at(columns: u16) {
     let (server, url) = Server::start(vec![
