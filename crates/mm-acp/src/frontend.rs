@@ -327,7 +327,8 @@ mod tests {
             f.ask_permission(
                 PermissionRequest {
                     call: call(),
-                    preview: vec![]
+                    preview: vec![],
+                    rule: crate::event::AlwaysRule::Tool,
                 },
                 &none()
             )
@@ -338,7 +339,8 @@ mod tests {
             f.ask_permission(
                 PermissionRequest {
                     call: call(),
-                    preview: vec![]
+                    preview: vec![],
+                    rule: crate::event::AlwaysRule::Tool,
                 },
                 &none()
             )
@@ -357,7 +359,8 @@ mod tests {
             f.ask_permission(
                 PermissionRequest {
                     call: call(),
-                    preview: vec![]
+                    preview: vec![],
+                    rule: crate::event::AlwaysRule::Tool,
                 },
                 &token
             )

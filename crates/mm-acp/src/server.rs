@@ -313,7 +313,10 @@ impl Server {
         // The editor must know the session id before the update, or it drops it.
         let _ = responder.respond(
             NewSessionResponse::new(id)
-                .modes(convert::modes(slot.controls.mode()))
+                .modes(convert::modes(
+                    slot.controls.mode(),
+                    self.engine.read_only_runs_commands(),
+                ))
                 .config_options(self.config_options(&slot)),
         );
         frontend.update(commands);
@@ -371,7 +374,10 @@ impl Server {
         self.log.line(&convert::log_loaded(&id, &dir, replayed));
         let _ = responder.respond(
             LoadSessionResponse::new()
-                .modes(convert::modes(slot.controls.mode()))
+                .modes(convert::modes(
+                    slot.controls.mode(),
+                    self.engine.read_only_runs_commands(),
+                ))
                 .config_options(self.config_options(&slot)),
         );
         // What the reference does not send comes after its answer.

@@ -25,6 +25,7 @@ impl Server {
     /// server's list is known (which marks the model option as shown).
     pub(super) fn config_options(&self, slot: &Slot) -> Vec<SessionConfigOption> {
         let mode = slot.controls.mode();
+        let fenced = self.engine.read_only_runs_commands();
         match self.engine.model.models_now() {
             Some(list) if !list.models.is_empty() => {
                 slot.models_shown.store(true, Ordering::Relaxed);
@@ -32,9 +33,9 @@ impl Server {
                     .controls
                     .model()
                     .unwrap_or_else(|| list.default.clone());
-                convert::config_options(mode, Some((&list, &current)))
+                convert::config_options(mode, fenced, Some((&list, &current)))
             }
-            Some(_) | None => convert::config_options(mode, None),
+            Some(_) | None => convert::config_options(mode, fenced, None),
         }
     }
 
@@ -294,7 +295,10 @@ impl Server {
         self.log.line(&convert::log_resumed(&id, &dir, messages));
         let _ = responder.respond(
             ResumeSessionResponse::new()
-                .modes(convert::modes(slot.controls.mode()))
+                .modes(convert::modes(
+                    slot.controls.mode(),
+                    self.engine.read_only_runs_commands(),
+                ))
                 .config_options(self.config_options(&slot)),
         );
         // No replay: the client has the conversation. What a session shows besides it comes

@@ -24,7 +24,8 @@ pub enum ToolKind {
 
 /// How a session's gated tools are let through (docs/engine.md, "Modes"): `ask` asks before
 /// every gated call, `yolo` asks for none (but what asks always, an MCP server's
-/// `permissions = "ask"`), `read-only` refuses them all without asking.
+/// `permissions = "ask"`), `read-only` refuses them all without asking, but `bash` where a
+/// read-only fence exists (its commands run inside it, unasked).
 #[derive(
     Debug, Clone, Copy, Default, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize,
 )]
@@ -76,12 +77,17 @@ impl PermissionMode {
         }
     }
 
-    pub fn description(self) -> &'static str {
-        match self {
-            PermissionMode::Ask => "Ask before every command, file change and other gated tool",
-            PermissionMode::Yolo => "Run every tool without asking",
-            PermissionMode::ReadOnly => {
-                "Read and answer only: commands, file changes and other gated tools are refused"
+    /// What menus say of it. `fenced`: commands run inside a read-only fence where the
+    /// platform has one (Landlock), so `read-only` lets them read; without one they are refused.
+    pub fn description(self, fenced: bool) -> &'static str {
+        match (self, fenced) {
+            (PermissionMode::Ask, _) => "Ask before every command, file change and other gated tool",
+            (PermissionMode::Yolo, _) => "Run every tool without asking",
+            (PermissionMode::ReadOnly, true) => {
+                "Read and answer only: commands run inside a read-only fence (writes fail); file changes and other gated tools are refused"
+            }
+            (PermissionMode::ReadOnly, false) => {
+                "Read and answer only: commands, file changes and other gated tools are refused (no read-only fence on this system)"
             }
         }
     }
@@ -372,14 +378,34 @@ pub struct PermissionRequest {
     /// The change the call would make, when its tool can say before running (`Tool::preview`):
     /// front ends show it with the question.
     pub preview: Vec<FileDiff>,
+    /// What "always" would remember for this call ([`PermissionDecision::AllowMatching`]).
+    pub rule: AlwaysRule,
 }
 
-/// The four answers of the permission gate.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// What "always" offers to remember for a call.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum AlwaysRule {
+    /// Every call of the tool (a file tool, an MCP tool).
+    Tool,
+    /// The commands that start with these words (`pytest`, `cargo test`) and chain nothing
+    /// else (no `;`, `&&`, `|`, redirection or substitution).
+    Matching(String),
+    /// Nothing: the command's first word runs other commands (`bash`, `sudo`, `env`, …).
+    Nothing,
+}
+
+/// The answers of the permission gate.
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum PermissionDecision {
     AllowOnce,
+    /// Every later call of the tool runs unasked for the session (ACP's `allow_always`).
     AllowAlways,
+    /// Later calls the request's [`AlwaysRule`] matches run unasked for the session (the
+    /// terminal's `[a]lways`).
+    AllowMatching,
     RejectOnce,
+    /// Reject it, and tell the model why (the user's words join the tool's rejection).
+    RejectBecause(String),
     /// Reject this call and every later call of the tool in the session.
     Never,
 }

@@ -127,6 +127,7 @@ async fn main() {
             max_output: 30_000,
             frontend: &Quiet,
             hooks: &hooks,
+            journal: None,
         };
         let gates = Gates {
             repeat: &mut repeat,

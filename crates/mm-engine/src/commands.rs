@@ -52,6 +52,21 @@ impl Engine {
         }
     }
 
+    pub(crate) async fn command_undo(
+        &self,
+        s: &mut Session,
+        frontend: &dyn Frontend,
+    ) -> PromptOutcome {
+        let done = s.undo.undo(&self.processes, &s.cwd).await;
+        frontend.emit(Event::Notice(done.lines().join("\n")));
+        frontend.emit(Event::ContextUsage(self.context_usage(s)));
+        PromptOutcome {
+            stop: Ok(StopReason::EndTurn),
+            command: Some(Command::Undo(done)),
+            recap: None,
+        }
+    }
+
     pub(crate) async fn command_compact(
         &self,
         s: &mut Session,

@@ -9,6 +9,7 @@ mod error;
 mod mcp;
 mod store;
 mod turn;
+pub mod undo;
 
 pub use builtin::{BUILTIN, builtin};
 pub use controls::Controls;
@@ -24,7 +25,7 @@ use tokio_util::sync::CancellationToken;
 
 // The layers below under the names the modules of this crate use (`crate::config::…`); the
 // engine's own `mcp` module is a session's servers, mm-tools' `mcp` the client.
-use mm_core::{config, event, history, prompt, session, skills};
+use mm_core::{config, event, history, prompt, session, skills, writer};
 use mm_model as model;
 use mm_tools::{hooks, lsp, process, sandbox, tools};
 
@@ -59,6 +60,8 @@ pub enum Command {
     },
     /// `/compact` and what it did.
     Compact(CompactOutcome),
+    /// `/undo` and what it put back.
+    Undo(undo::Undone),
 }
 
 /// The outcome of one prompt.
@@ -119,6 +122,8 @@ pub struct Session {
     pub mcp: SessionServers,
     /// `sessionStart` hooks still running: the first prompt waits for them.
     start_hooks: Option<tokio::task::JoinHandle<HookResult>>,
+    /// What the turns changed, for `/undo`.
+    pub undo: undo::Undo,
 }
 
 /// Characters of a session's title.
@@ -156,6 +161,9 @@ pub struct Engine {
     pub lsp: Arc<LspServers>,
     /// What the model's commands and file writes are fenced in (docs/sandbox.md).
     pub sandbox: Arc<Sandbox>,
+    /// The read-only fence of `sandbox`'s places that `read-only` sessions run `bash` in,
+    /// made on first use (`None` inside: the platform has none).
+    read_only: std::sync::OnceLock<Option<Arc<Sandbox>>>,
     /// The process-wide `call_N` counter (never reset).
     pub call_counter: AtomicU64,
     pub env: Environment,
@@ -197,6 +205,7 @@ impl Engine {
             processes,
             lsp,
             sandbox,
+            read_only: std::sync::OnceLock::new(),
             call_counter: AtomicU64::new(0),
             env: Environment::default(),
             known_window: AtomicU64::new(config_window),
@@ -226,7 +235,21 @@ impl Engine {
     /// configuration files).
     pub fn with_sandbox(mut self, sandbox: Sandbox) -> Self {
         self.sandbox = Arc::new(sandbox);
+        self.read_only = std::sync::OnceLock::new();
         self
+    }
+
+    /// The fence `read-only` sessions run `bash` in; `None` where the platform has none.
+    pub fn read_only_sandbox(&self) -> Option<&Arc<Sandbox>> {
+        self.read_only
+            .get_or_init(|| self.sandbox.read_only().map(Arc::new))
+            .as_ref()
+    }
+
+    /// Whether `read-only` mode lets commands run (inside the read-only fence): what the
+    /// modes' descriptions say ([`Mode::description`]).
+    pub fn read_only_runs_commands(&self) -> bool {
+        self.read_only_sandbox().is_some()
     }
 
     /// Sets where the user's folders are (skills, configuration).
@@ -304,6 +327,7 @@ impl Engine {
             sessions_dir,
             mcp: SessionServers::default(),
             start_hooks: None,
+            undo: undo::Undo::default(),
         };
         self.attach_configured_mcp(&mut s);
         self.start_session_hooks(&mut s);
@@ -328,6 +352,7 @@ impl Engine {
             lsp: &self.lsp,
             ask_depth: self.ask_depth,
             sandbox: &self.sandbox,
+            read_only: self.read_only_sandbox(),
         })
     }
 
@@ -420,7 +445,7 @@ impl Engine {
                 // Answered like any cancelled turn (the usage, then the answer), but a slash
                 // command that never ran is no engine turn: no recap for it.
                 frontend.emit(Event::ContextUsage(self.context_usage(session)));
-                let command = matches!(text.trim(), "/new" | "/compact");
+                let command = matches!(text.trim(), "/new" | "/compact" | "/undo");
                 return PromptOutcome {
                     stop: Ok(StopReason::Cancelled),
                     command: None,
@@ -448,6 +473,7 @@ impl Engine {
         match text.trim() {
             "/new" => return self.command_new(s, frontend),
             "/compact" => return self.command_compact(s, frontend, cancel).await,
+            "/undo" => return self.command_undo(s, frontend).await,
             _ => {}
         }
         let commands: Vec<&str> = Self::commands().iter().map(|(n, _)| *n).collect();
@@ -504,7 +530,14 @@ impl Engine {
             frontend.emit(Event::Titled(title));
         }
         s.history.push(Message::user(full));
+        let excluded: Vec<PathBuf> = s.sessions_dir.iter().cloned().collect();
+        let before = s
+            .undo
+            .before_turn(&self.processes, &s.cwd, &s.id, &excluded)
+            .await;
         let end = self.run_turn(s, frontend, cancel).await;
+        let commands = end.recap.get(crate::event::Tally::Command);
+        s.undo.after_turn(&self.processes, before, commands).await;
         if self.hooks.any(HookEvent::TurnEnd, None) {
             let reason = match &end.stop {
                 Ok(r) => stop_reason_name(*r),
@@ -691,6 +724,10 @@ impl Engine {
             (
                 "compact",
                 "Compress the history now, keeping the last turns",
+            ),
+            (
+                "undo",
+                "Restore the files the last turn changed (again: the turn before)",
             ),
         ]
     }

@@ -169,6 +169,7 @@ impl Engine {
                     max_output: self.max_output(s),
                     frontend,
                     hooks: &self.hooks,
+                    journal: Some(&s.undo.journal),
                 };
                 let gates = Gates {
                     repeat: &mut repeat,

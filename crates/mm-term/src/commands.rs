@@ -1,5 +1,5 @@
-//! The terminal's own slash commands (`/help`, `/model`, `/skills`, `/sessions`, `/load`,
-//! `/ask`): each answers with lines.
+//! The terminal's own slash commands (`/help`, `/model`, `/skills`, `/permissions`,
+//! `/sessions`, `/load`, `/ask`): each answers with lines.
 
 use tokio_util::sync::CancellationToken;
 
@@ -25,6 +25,7 @@ pub async fn run(
         Local::Model(name) => switch_model(engine, session, name, color).await,
         Local::Mode(name) => mode_lines(engine, session, name, frontend, color),
         Local::Skills => skills_lines(session, color),
+        Local::Permissions => permissions_lines(session, color),
         Local::Mcp => super::mcp::mcp_lines(&engine.mcp_report(session), color),
         Local::Sessions => sessions::sessions_lines(engine, session, color),
         Local::Load(id) => sessions::load(engine, session, id.trim(), frontend, color).await,
@@ -32,6 +33,35 @@ pub async fn run(
         Local::Ask(_) => Vec::new(),
         Local::Quit => Vec::new(),
     }
+}
+
+/// `/permissions`: what `[a]lways` and `ne[v]er` remembered this session, sorted: `always allow
+/// bash "pytest …"`, `always allow write_file`, `never fetch_content`.
+pub fn permissions_lines(session: &Session, color: bool) -> Vec<String> {
+    let mut always: Vec<String> = session
+        .allow_always
+        .iter()
+        .map(|key| match key.split_once(' ') {
+            Some((tool, prefix)) => {
+                format!("always allow {} \"{} …\"", visible(tool), visible(prefix))
+            }
+            None => format!("always allow {}", visible(key)),
+        })
+        .collect();
+    always.sort();
+    let mut never: Vec<String> = session
+        .never
+        .iter()
+        .map(|tool| format!("never {}", visible(tool)))
+        .collect();
+    never.sort();
+    if always.is_empty() && never.is_empty() {
+        return vec![style::dim(
+            color,
+            "no permission remembered: every gated call asks (in ask mode)",
+        )];
+    }
+    always.into_iter().chain(never).collect()
 }
 
 /// `/model`: the model the session asks, its server and window, and the server's others.
@@ -111,6 +141,7 @@ fn mode_lines(
 ) -> Vec<String> {
     if name.is_empty() {
         let current = session.controls.mode();
+        let fenced = engine.read_only_runs_commands();
         return PermissionMode::ALL
             .iter()
             .map(|m| {
@@ -118,7 +149,7 @@ fn mode_lines(
                 format!(
                     "{mark} {:<10} {}",
                     m.id(),
-                    style::dim(color, m.description())
+                    style::dim(color, m.description(fenced))
                 )
             })
             .collect();
@@ -132,7 +163,11 @@ fn mode_lines(
     if session.controls.set_mode(mode) {
         engine.save(session, frontend);
     }
-    vec![format!("mode {}: {}", mode.id(), mode.description())]
+    vec![format!(
+        "mode {}: {}",
+        mode.id(),
+        mode.description(engine.read_only_runs_commands())
+    )]
 }
 
 /// `/help`.

@@ -12,7 +12,9 @@ use super::keys::{Decoder, Key};
 use super::permission::inline;
 use super::raw;
 use super::style;
-use crate::event::{AnswerValue, Form, FormAnswer, PermissionDecision, Question, QuestionKind};
+use crate::event::{
+    AlwaysRule, AnswerValue, Form, FormAnswer, PermissionDecision, Question, QuestionKind,
+};
 use crate::relay::{RelayedOption, RelayedPermission};
 use crate::sanitize::visible;
 
@@ -78,12 +80,35 @@ pub type Out<'a> = &'a mut (dyn Write + Send);
 
 /// Asks the permission question (already written) and returns the answer; `interrupted` is true
 /// when the user pressed Ctrl-C (the turn is to be cancelled).
-pub async fn permission_key(keys: &mut dyn Keys, out: Out<'_>) -> (PermissionDecision, bool) {
+/// `rule` is what `[a]lways` remembers (none offered: no `a`); `t` reads the reason the model is
+/// told.
+pub async fn permission_key(
+    keys: &mut dyn Keys,
+    out: Out<'_>,
+    rule: &AlwaysRule,
+) -> (PermissionDecision, bool) {
     let _ = out.flush();
-    let (decision, word, interrupted) = match read_choice(keys, &['y', 'a', 'n', 'v'], None).await {
+    let allowed: &[char] = match rule {
+        AlwaysRule::Nothing => &['y', 'n', 't', 'v'],
+        AlwaysRule::Tool | AlwaysRule::Matching(_) => &['y', 'a', 'n', 't', 'v'],
+    };
+    let (decision, word, interrupted) = match read_choice(keys, allowed, None).await {
         Choice::Key('y') => (PermissionDecision::AllowOnce, "yes", false),
-        Choice::Key('a') => (PermissionDecision::AllowAlways, "always", false),
+        Choice::Key('a') => (PermissionDecision::AllowMatching, "always", false),
         Choice::Key('v') => (PermissionDecision::Never, "never", false),
+        Choice::Key('t') => {
+            let _ = write!(out, " no, because: ");
+            let _ = out.flush();
+            return match read_line(keys, out, None).await {
+                LineEnd::Line(reason) if !reason.trim().is_empty() => {
+                    (PermissionDecision::RejectBecause(reason), false)
+                }
+                LineEnd::Line(_) | LineEnd::Eof | LineEnd::Escape => {
+                    (PermissionDecision::RejectOnce, false)
+                }
+                LineEnd::Interrupt => (PermissionDecision::RejectOnce, true),
+            };
+        }
         Choice::Key(_) | Choice::Escape | Choice::Eof => {
             (PermissionDecision::RejectOnce, "no", false)
         }
@@ -619,11 +644,34 @@ mod tests {
     #[tokio::test]
     async fn the_permission_key_ignores_other_keys() {
         let mut out = Vec::new();
-        let got = permission_key(&mut typed("xa"), &mut out).await;
-        assert_eq!(got, (PermissionDecision::AllowAlways, false));
+        let got = permission_key(&mut typed("xa"), &mut out, &AlwaysRule::Tool).await;
+        assert_eq!(got, (PermissionDecision::AllowMatching, false));
         assert_eq!(String::from_utf8(out).unwrap(), " always\n");
-        let got = permission_key(&mut typed("\x03"), &mut Vec::new()).await;
+        let got = permission_key(&mut typed("\x03"), &mut Vec::new(), &AlwaysRule::Tool).await;
         assert_eq!(got, (PermissionDecision::RejectOnce, true));
+        // No rule offered: `a` is not a key of the question.
+        let got = permission_key(&mut typed("ay"), &mut Vec::new(), &AlwaysRule::Nothing).await;
+        assert_eq!(got, (PermissionDecision::AllowOnce, false));
+    }
+
+    #[tokio::test]
+    async fn tell_why_reads_the_reason_the_model_is_told() {
+        let mut out = Vec::new();
+        let rule = AlwaysRule::Matching("pytest".into());
+        let got = permission_key(&mut typed("tuse nextest\r"), &mut out, &rule).await;
+        assert_eq!(
+            got,
+            (
+                PermissionDecision::RejectBecause("use nextest".into()),
+                false
+            )
+        );
+        assert_eq!(
+            String::from_utf8(out).unwrap(),
+            " no, because: use nextest\n"
+        );
+        let got = permission_key(&mut typed("t\r"), &mut Vec::new(), &rule).await;
+        assert_eq!(got, (PermissionDecision::RejectOnce, false));
     }
 
     #[test]

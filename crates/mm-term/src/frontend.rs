@@ -172,7 +172,7 @@ impl Frontend for OneShotFrontend {
         let mut err = io::stderr();
         let _ = write!(err, "{}", question.prompt);
         let (decision, interrupted) = tokio::select! {
-            asked = forms::permission_key(&mut keys, &mut err) => asked,
+            asked = forms::permission_key(&mut keys, &mut err, &request.rule) => asked,
             () = cancel.cancelled() => {
                 let _ = writeln!(err);
                 (PermissionDecision::RejectOnce, false)
@@ -576,7 +576,7 @@ impl Frontend for TermFrontend {
         let mut out = io::stdout();
         let _ = write!(out, "{}", question.prompt);
         let (decision, interrupted) = tokio::select! {
-            asked = forms::permission_key(&mut keys, &mut out) => asked,
+            asked = forms::permission_key(&mut keys, &mut out, &request.rule) => asked,
             () = cancel.cancelled() => {
                 let _ = writeln!(out);
                 (PermissionDecision::RejectOnce, false)

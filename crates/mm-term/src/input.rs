@@ -12,6 +12,10 @@ pub const LOCAL_COMMANDS: &[(&str, &str)] = &[
     ),
     ("mode", "Show the mode; /mode ask|yolo|read-only switches"),
     ("skills", "List the skills and their folders"),
+    (
+        "permissions",
+        "List what this session allows or refuses without asking",
+    ),
     ("mcp", "List the MCP servers, their state and their tools"),
     ("sessions", "List the saved sessions of this folder"),
     ("load", "Resume a saved session: /load ID"),
@@ -29,6 +33,8 @@ pub enum Local {
     /// `/mode` (empty) or `/mode NAME`.
     Mode(String),
     Skills,
+    /// `/permissions`: the session's remembered answers.
+    Permissions,
     Mcp,
     Sessions,
     Load(String),
@@ -75,11 +81,12 @@ pub fn classify(text: &str, skills: &[String]) -> Input {
         "model" => Input::Local(Local::Model(rest)),
         "mode" => Input::Local(Local::Mode(rest)),
         "skills" => Input::Local(Local::Skills),
+        "permissions" => Input::Local(Local::Permissions),
         "mcp" => Input::Local(Local::Mcp),
         "sessions" => Input::Local(Local::Sessions),
         "load" => Input::Local(Local::Load(rest)),
         "ask" => Input::Local(Local::Ask(rest)),
-        "new" | "compact" => Input::Engine(text.to_string()),
+        "new" | "compact" | "undo" => Input::Engine(text.to_string()),
         _ if skills.iter().any(|s| s == word) => Input::Engine(text.to_string()),
         // A path such as `/etc/hosts` starts a prompt, not a command.
         _ if word.contains('/') || word.is_empty() => Input::Engine(text.to_string()),

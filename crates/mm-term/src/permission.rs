@@ -9,7 +9,7 @@
 //! ```text
 //!   1 │ bash: echo ok
 //!   2 │ rm -rf ~
-//! Allow the call above?  [y]es  [a]lways for bash this session  [n]o  ne[v]er
+//! Allow the call above?  [y]es  [a]lways allow "echo …"  [n]o  [t]ell why  ne[v]er
 //! ```
 //!
 //! A call's arguments that its title does not show (`fetch_content`'s `output`, `lsp rename`'s
@@ -23,7 +23,7 @@ use unicode_width::UnicodeWidthStr;
 use super::render;
 use super::style;
 use super::wrap;
-use crate::event::PermissionRequest;
+use crate::event::{AlwaysRule, PermissionRequest};
 use crate::relay::RelayedPermission;
 use crate::sanitize;
 
@@ -41,7 +41,9 @@ pub struct Question {
 }
 
 /// The gate's question for a call: the change it proposes (`write_file`, `edit_file`), what
-/// will run, and `[y]es  [a]lways for <tool> this session  [n]o  ne[v]er`.
+/// will run, and `[y]es  [a]lways for <tool> this session  [n]o  [t]ell why  ne[v]er` (for a
+/// command, `[a]lways allow "<its first words> …"`, or no `[a]lways` when its first word runs
+/// other commands).
 pub fn question(request: &PermissionRequest, width: usize, color: bool) -> Question {
     let call = &request.call;
     let mut lines = render::proposed_lines(&request.preview, color);
@@ -52,10 +54,12 @@ pub fn question(request: &PermissionRequest, width: usize, color: bool) -> Quest
     };
     let (block, question) = what_runs(&call.title, &extra, width, color);
     lines.extend(block);
-    let keys = format!(
-        "  [y]es  [a]lways for {} this session  [n]o  ne[v]er",
-        inline(&call.name)
-    );
+    let always = match &request.rule {
+        AlwaysRule::Tool => format!("  [a]lways for {} this session", inline(&call.name)),
+        AlwaysRule::Matching(prefix) => format!("  [a]lways allow \"{} …\"", inline(prefix)),
+        AlwaysRule::Nothing => String::new(),
+    };
+    let keys = format!("  [y]es{always}  [n]o  [t]ell why  ne[v]er");
     Question {
         lines,
         prompt: prompt(&question, &keys, color),
@@ -195,18 +199,34 @@ mod tests {
                 locations: vec![],
             },
             preview: vec![],
+            rule: AlwaysRule::Tool,
         }
     }
 
     fn bash(command: &str) -> PermissionRequest {
-        request(
+        let mut r = request(
             "bash",
             &format!("bash: {command}"),
             json!({ "command": command }),
-        )
+        );
+        r.rule = crate::tools::gate::rule_of(command);
+        r
     }
 
-    const KEYS: &str = "  [y]es  [a]lways for bash this session  [n]o  ne[v]er";
+    const KEYS: &str = "  [y]es  [a]lways allow \"rm …\"  [n]o  [t]ell why  ne[v]er";
+    const ECHO_KEYS: &str = "  [y]es  [a]lways allow \"echo …\"  [n]o  [t]ell why  ne[v]er";
+
+    #[test]
+    fn always_offers_the_command_s_first_words_or_nothing() {
+        assert_eq!(
+            question(&bash("cargo test -p mm"), 80, false).prompt,
+            "Allow bash: cargo test -p mm?  [y]es  [a]lways allow \"cargo test …\"  [n]o  [t]ell why  ne[v]er"
+        );
+        assert_eq!(
+            question(&bash("sudo rm -rf /"), 80, false).prompt,
+            "Allow bash: sudo rm -rf /?  [y]es  [n]o  [t]ell why  ne[v]er"
+        );
+    }
 
     #[test]
     fn a_short_command_is_asked_on_one_line() {
@@ -225,7 +245,7 @@ mod tests {
             question(&bash("echo ok\nrm -rf ~"), 80, false),
             Question {
                 lines: vec!["  1 │ bash: echo ok".into(), "  2 │ rm -rf ~".into()],
-                prompt: format!("Allow the call above?{KEYS}"),
+                prompt: format!("Allow the call above?{ECHO_KEYS}"),
             }
         );
     }
@@ -251,7 +271,7 @@ mod tests {
         let q = question(&bash("echo ok\x1b[2K\r\u{202e}rm -rf ~\trm"), 80, false);
         assert_eq!(
             q.prompt,
-            format!("Allow bash: echo ok^[[2K^M<U+202E>rm -rf ~    rm?{KEYS}")
+            format!("Allow bash: echo ok^[[2K^M<U+202E>rm -rf ~    rm?{ECHO_KEYS}")
         );
     }
 
@@ -275,7 +295,7 @@ mod tests {
         );
         assert_eq!(
             q.prompt,
-            "Allow the call above?  [y]es  [a]lways for fetch_content this session  [n]o  ne[v]er"
+            "Allow the call above?  [y]es  [a]lways for fetch_content this session  [n]o  [t]ell why  ne[v]er"
         );
         let q = question(
             &request(

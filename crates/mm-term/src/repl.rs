@@ -261,6 +261,7 @@ async fn run_turn(
             archived_as: None, ..
         })
         | Some(Command::Compact(_))
+        | Some(Command::Undo(_))
         | None => {}
     }
     if outcome.recap.is_some() {

@@ -334,8 +334,18 @@ pub fn modes(current: &str) -> Value {
     json!({"currentModeId": current, "availableModes": [
         {"id": "ask", "name": "Ask", "description": "Ask before every command, file change and other gated tool"},
         {"id": "yolo", "name": "Yolo", "description": "Run every tool without asking"},
-        {"id": "read-only", "name": "Read-only", "description": "Read and answer only: commands, file changes and other gated tools are refused"},
+        {"id": "read-only", "name": "Read-only", "description": read_only_description()},
     ]})
+}
+
+/// What `read-only` says of itself here: commands run inside the read-only fence where the
+/// kernel has Landlock, and are refused where it has none.
+pub fn read_only_description() -> &'static str {
+    if mm_tools::sandbox::landlock_abi() > 0 {
+        "Read and answer only: commands run inside a read-only fence (writes fail); file changes and other gated tools are refused"
+    } else {
+        "Read and answer only: commands, file changes and other gated tools are refused (no read-only fence on this system)"
+    }
 }
 
 /// The mode as a configuration option, set to `current`.
@@ -344,7 +354,7 @@ pub fn mode_option(current: &str) -> Value {
            "category": "mode", "type": "select", "currentValue": current, "options": [
         {"value": "ask", "name": "Ask", "description": "Ask before every command, file change and other gated tool"},
         {"value": "yolo", "name": "Yolo", "description": "Run every tool without asking"},
-        {"value": "read-only", "name": "Read-only", "description": "Read and answer only: commands, file changes and other gated tools are refused"},
+        {"value": "read-only", "name": "Read-only", "description": read_only_description()},
     ]})
 }
 

@@ -114,6 +114,23 @@ pub fn answer_with_usage(text: &str) -> Reply {
     )
 }
 
+/// One call of `tool` with these arguments, without usage.
+pub fn call_reply(id: &str, tool: &str, args: Value) -> Reply {
+    Reply::chunks(
+        vec![
+            Chunk::ToolCall {
+                index: 0,
+                id: Some(id.to_string()),
+                name: Some(tool.to_string()),
+                arguments: args.to_string(),
+            },
+            Chunk::finish("tool_calls"),
+            Chunk::Done,
+        ],
+        Duration::ZERO,
+    )
+}
+
 /// One `bash` call with usage.
 pub fn bash_reply(id: &str, command: &str) -> Reply {
     Reply::chunks(

@@ -260,6 +260,7 @@ async fn session_new_answers_then_lists_the_commands_and_skills() {
         json!({"sessionId": session, "update": {"sessionUpdate": "available_commands_update", "availableCommands": [
             {"name": "new", "description": "Clear the history and start a new session"},
             {"name": "compact", "description": "Compress the history now, keeping the last turns"},
+            {"name": "undo", "description": "Restore the files the last turn changed (again: the turn before)"},
             {"name": "greetings", "description": "Greet somebody with a festive message.", "input": {"hint": "parameters, if this skill needs any"}},
         ]}})
     );

@@ -431,8 +431,13 @@ async fn a_mode_switch_mid_session_changes_what_asks() {
         Answer::call("bash", json!({"command": "echo two"})).without_usage(),
         Answer::call("bash", json!({"command": "echo three"})).without_usage(),
         Answer::text("ran").without_usage(),
-        // read-only: refused without asking; reading works.
-        Answer::call("bash", json!({"command": "echo four"})).without_usage(),
+        // read-only: commands run unasked inside the read-only fence (where the kernel has
+        // Landlock; refused without it): they read, and a write fails; reading files works.
+        Answer::call(
+            "bash",
+            json!({"command": "cat notes.txt && echo four > four.txt; rm notes.txt"}),
+        )
+        .without_usage(),
         Answer::call("read_file", json!({"path": "notes.txt"})).without_usage(),
         Answer::text("read").without_usage(),
     ]);
@@ -552,11 +557,19 @@ async fn a_mode_switch_mid_session_changes_what_asks() {
         .into_iter()
         .filter(|u| u["status"] == "failed" || u["status"] == "completed")
         .collect();
-    assert_eq!(ends[0]["status"], "failed");
-    assert_eq!(
-        ends[0]["rawOutput"]["output"],
-        "[bash refused: read-only mode]"
-    );
+    let output = ends[0]["rawOutput"]["output"].as_str().unwrap();
+    if mm::sandbox::landlock_abi() > 0 {
+        assert_eq!(ends[0]["status"], "completed", "{ends:#?}");
+        assert!(output.starts_with("n\n"), "the command read: {output}");
+        assert!(
+            output.contains("four.txt: Permission denied") && output.contains("[exit code: 1]"),
+            "the write failed: {output}"
+        );
+    } else {
+        assert_eq!(ends[0]["status"], "failed");
+        assert_eq!(output, "[bash refused: read-only mode]");
+    }
+    assert!(!cwd.join("four.txt").exists(), "nothing was written");
     assert_eq!(ends[1]["status"], "completed", "reading works: {ends:#?}");
 
     // What mm does not have.
@@ -1012,4 +1025,53 @@ async fn the_binary_switches_between_the_servers_models_and_keeps_the_history() 
     assert_eq!(r["result"]["sessions"], json!([]));
     mm.client.close().await;
     assert_eq!(mm.child.wait().await.unwrap().code(), Some(0));
+}
+
+// ------------------------------------------------------------------ undo
+
+#[tokio::test]
+async fn undo_is_a_command_and_puts_back_the_last_turn_s_files() {
+    let dir = tempfile::tempdir_in(common::target_tmpdir()).unwrap();
+    let cwd = canonical(dir.path());
+    std::fs::write(cwd.join("a.txt"), "one\n").unwrap();
+    let model = ScriptedModel::new(vec![
+        Answer::call("write_file", json!({"path": "a.txt", "content": "two\n"})).without_usage(),
+        Answer::text("written").without_usage(),
+    ]);
+    let mut h = Harness::start(test_config(), model);
+    h.client.initialize(false).await;
+    let (_, r) = h
+        .client
+        .call("session/new", json!({"cwd": cwd, "mcpServers": []}))
+        .await;
+    let id = r["result"]["sessionId"].as_str().unwrap().to_string();
+    let (_, commands) = h.client.until_update("available_commands_update").await;
+    let names: Vec<&str> = commands["params"]["update"]["availableCommands"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["new", "compact", "undo"]);
+    h.client.prompt(&id, "write").await;
+    assert_eq!(std::fs::read_to_string(cwd.join("a.txt")).unwrap(), "two\n");
+    let (msgs, r) = h.client.prompt(&id, "/undo").await;
+    assert_eq!(r["result"]["stopReason"], "end_turn");
+    let chunks: Vec<String> = updates(&msgs)
+        .iter()
+        .filter(|u| u["sessionUpdate"] == "agent_message_chunk")
+        .map(|u| u["content"]["text"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(
+        chunks,
+        ["↩ turn 1 undone: 1 restored, 0 not restored\n  restored a.txt"]
+    );
+    assert_eq!(std::fs::read_to_string(cwd.join("a.txt")).unwrap(), "one\n");
+    let (msgs, _) = h.client.prompt(&id, "/undo").await;
+    assert!(
+        updates(&msgs).iter().any(|u| u["content"]["text"]
+            == "↩ nothing to undo: no turn of this session is left to undo"),
+        "{msgs:#?}"
+    );
+    h.finish().await.unwrap();
 }

@@ -100,6 +100,7 @@ fn bash_in(sandbox: &Arc<Sandbox>) -> Bash {
         bash: None,
         processes: Supervisor::new(),
         sandbox: Arc::clone(sandbox),
+        read_only: None,
     }
 }
 

@@ -75,6 +75,7 @@ fn asked(call: ToolCallStart) -> mm::event::PermissionRequest {
     mm::event::PermissionRequest {
         call,
         preview: vec![],
+        rule: mm::event::AlwaysRule::Tool,
     }
 }
 
@@ -338,7 +339,7 @@ fn tool_icons_per_kind() {
 fn permission_prompt_is_exact() {
     assert_eq!(
         permission::question(&asked(bash("call_1", "rm -rf build")), 80, false).prompt,
-        "Allow bash: rm -rf build?  [y]es  [a]lways for bash this session  [n]o  ne[v]er"
+        "Allow bash: rm -rf build?  [y]es  [a]lways for bash this session  [n]o  [t]ell why  ne[v]er"
     );
 }
 
@@ -687,7 +688,7 @@ fn the_proposed_change_is_shown_before_the_question_and_not_again_after() {
     };
     assert_eq!(
         permission::question(&asked(start.clone()), 80, false).prompt,
-        "Allow write_file: out.txt?  [y]es  [a]lways for write_file this session  [n]o  ne[v]er"
+        "Allow write_file: out.txt?  [y]es  [a]lways for write_file this session  [n]o  [t]ell why  ne[v]er"
     );
     let mut r = Renderer::new(Layout::Interactive, false);
     r.event(&Event::ToolCallStarted(start));

@@ -37,6 +37,7 @@ fn bash_timing_out_after(timeout: Duration) -> Bash {
         bash: None,
         processes: Supervisor::new(),
         sandbox: Default::default(),
+        read_only: None,
     }
 }
 
@@ -412,6 +413,7 @@ async fn bash_cancel_escalates_to_sigkill_without_waiting() {
         bash: None,
         processes: std::sync::Arc::new(Supervisor::with_grace(grace)),
         sandbox: Default::default(),
+        read_only: None,
     };
     let call = run_with(
         &tool,

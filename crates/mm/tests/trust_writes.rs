@@ -211,6 +211,7 @@ impl Tools {
             lsp: &lsp,
             ask_depth: 0,
             sandbox: &sandbox,
+            read_only: None,
         });
         assert_eq!(
             toolbox.tools().len(),
@@ -343,6 +344,7 @@ async fn every_builtin_tool_that_writes_is_refused_in_read_only_mode_and_asks_in
                 max_output: 30_000,
                 frontend: &frontend,
                 hooks: &hooks,
+                journal: None,
             };
             let (mut allow, mut never) = (HashSet::new(), HashSet::new());
             let gates = Gates {

@@ -54,6 +54,9 @@ pub fn log_prompt(id: &str, command: Option<&Command>, recap: Option<&Recap>) ->
         Some(Command::Compact(outcome)) => {
             lines.push(format!("[acp] session {id}: /compact — {}", outcome.line()));
         }
+        Some(Command::Undo(undone)) => {
+            lines.push(format!("[acp] session {id}: /undo — {}", undone.line()));
+        }
         None => {}
     }
     if let Some(r) = recap {

@@ -65,6 +65,7 @@ mod tests {
         PermissionRequest {
             call: start(),
             preview,
+            rule: crate::event::AlwaysRule::Tool,
         }
     }
 

@@ -20,13 +20,16 @@ pub const MODEL_OPTION: &str = "model";
 /// Sessions in one page of `session/list`.
 pub const LIST_PAGE: usize = 50;
 
-/// `modes` of the `session/new`, `session/load` and `session/resume` answers.
-pub fn modes(current: PermissionMode) -> SessionModeState {
+/// `modes` of the `session/new`, `session/load` and `session/resume` answers; `fenced`:
+/// `read-only` runs commands inside a read-only fence ([`PermissionMode::description`]).
+pub fn modes(current: PermissionMode, fenced: bool) -> SessionModeState {
     SessionModeState::new(
         current.id(),
         PermissionMode::ALL
             .iter()
-            .map(|m| SessionMode::new(m.id(), m.name()).description(m.description().to_string()))
+            .map(|m| {
+                SessionMode::new(m.id(), m.name()).description(m.description(fenced).to_string())
+            })
             .collect(),
     )
 }
@@ -35,13 +38,14 @@ pub fn modes(current: PermissionMode) -> SessionModeState {
 /// list and the session's model). A server that lists nothing gets no model option.
 pub fn config_options(
     mode: PermissionMode,
+    fenced: bool,
     models: Option<(&ModelList, &str)>,
 ) -> Vec<SessionConfigOption> {
     let mode_choices: Vec<SessionConfigSelectOption> = PermissionMode::ALL
         .iter()
         .map(|m| {
             SessionConfigSelectOption::new(m.id(), m.name())
-                .description(m.description().to_string())
+                .description(m.description(fenced).to_string())
         })
         .collect();
     let mut options = vec![
@@ -188,14 +192,18 @@ mod tests {
     #[test]
     fn modes_and_options() {
         assert_eq!(
-            serde_json::to_value(modes(PermissionMode::Ask)).unwrap(),
+            serde_json::to_value(modes(PermissionMode::Ask, false)).unwrap(),
             json!({"currentModeId": "ask", "availableModes": [
                 {"id": "ask", "name": "Ask", "description": "Ask before every command, file change and other gated tool"},
                 {"id": "yolo", "name": "Yolo", "description": "Run every tool without asking"},
-                {"id": "read-only", "name": "Read-only", "description": "Read and answer only: commands, file changes and other gated tools are refused"},
+                {"id": "read-only", "name": "Read-only", "description": "Read and answer only: commands, file changes and other gated tools are refused (no read-only fence on this system)"},
             ]})
         );
-        let mode_only = serde_json::to_value(config_options(PermissionMode::Yolo, None)).unwrap();
+        assert_eq!(
+            serde_json::to_value(modes(PermissionMode::Ask, true)).unwrap()["availableModes"][2]["description"],
+            "Read and answer only: commands run inside a read-only fence (writes fail); file changes and other gated tools are refused"
+        );
+        let mode_only = serde_json::to_value(config_options(PermissionMode::Yolo, false, None)).unwrap();
         assert_eq!(mode_only.as_array().unwrap().len(), 1);
         assert_eq!(mode_only[0]["id"], "mode");
         assert_eq!(mode_only[0]["type"], "select");
@@ -203,14 +211,14 @@ mod tests {
         assert_eq!(mode_only[0]["currentValue"], "yolo");
         assert_eq!(
             mode_only[0]["options"][2],
-            json!({"value": "read-only", "name": "Read-only", "description": "Read and answer only: commands, file changes and other gated tools are refused"})
+            json!({"value": "read-only", "name": "Read-only", "description": "Read and answer only: commands, file changes and other gated tools are refused (no read-only fence on this system)"})
         );
         let list = ModelList {
             default: "a".into(),
             models: vec!["a".into(), "b".into()],
         };
         let both =
-            serde_json::to_value(config_options(PermissionMode::Ask, Some((&list, "b")))).unwrap();
+            serde_json::to_value(config_options(PermissionMode::Ask, false, Some((&list, "b")))).unwrap();
         assert_eq!(
             both[1],
             json!({"id": "model", "name": "Model", "description": "The server's model this session asks, from its next turn",
@@ -221,15 +229,15 @@ mod tests {
         // is offered all the same.
         let none = ModelList::default();
         assert_eq!(
-            config_options(PermissionMode::Ask, Some((&none, "x"))).len(),
+            config_options(PermissionMode::Ask, false, Some((&none, "x"))).len(),
             1
         );
         let other =
-            serde_json::to_value(config_options(PermissionMode::Ask, Some((&list, "c")))).unwrap();
+            serde_json::to_value(config_options(PermissionMode::Ask, false, Some((&list, "c")))).unwrap();
         assert_eq!(other[1]["options"][0], json!({"value": "c", "name": "c"}));
         assert_eq!(
-            config_option_update(&config_options(PermissionMode::ReadOnly, None))["configOptions"]
-                [0]["currentValue"],
+            config_option_update(&config_options(PermissionMode::ReadOnly, false, None))["configOptions"][0]
+                ["currentValue"],
             "read-only"
         );
         assert_eq!(

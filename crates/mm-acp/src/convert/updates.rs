@@ -513,6 +513,7 @@ mod tests {
             json!({"sessionUpdate": "available_commands_update", "availableCommands": [
                 {"name": "new", "description": "Clear the history and start a new session"},
                 {"name": "compact", "description": "Compress the history now, keeping the last turns"},
+                {"name": "undo", "description": "Restore the files the last turn changed (again: the turn before)"},
                 {"name": "greetings", "description": "Greet somebody.", "input": {"hint": "parameters, if this skill needs any"}},
             ]})
         );

@@ -25,6 +25,7 @@
 // The one place of the library that creates, truncates and renames files (clippy.toml).
 #![allow(clippy::disallowed_methods)]
 
+mod journal;
 #[cfg(unix)]
 mod unix;
 #[cfg(unix)]
@@ -56,6 +57,8 @@ enum Existing {
         mode: Option<u32>,
     },
 }
+
+pub use journal::{Journal, KEPT_BYTES, Noted, Prior};
 
 /// Asked where a write lands before anything is created.
 #[derive(Clone, Copy)]
@@ -146,7 +149,19 @@ pub fn write(
     kind: FileKind,
     check: Check<'_>,
 ) -> Result<(), WriteError> {
-    let mut staged = stage(path, shown, kind, check)?;
+    write_noted(path, shown, bytes, kind, check, None)
+}
+
+/// [`write`], noting in `journal` (when there is one) what the file held before.
+pub fn write_noted(
+    path: &Path,
+    shown: &str,
+    bytes: &[u8],
+    kind: FileKind,
+    check: Check<'_>,
+    journal: Option<&Journal>,
+) -> Result<(), WriteError> {
+    let mut staged = stage_noted(path, shown, kind, check, journal)?;
     staged.write_all(bytes).map_err(|e| staged.error(e))?;
     staged.commit()
 }
@@ -161,6 +176,18 @@ pub fn stage(
     kind: FileKind,
     check: Check<'_>,
 ) -> Result<Staged, WriteError> {
+    stage_noted(path, shown, kind, check, None)
+}
+
+/// [`stage`], noting in `journal` (when there is one) what the file held before, once the
+/// write is known to land (before anything is created).
+pub fn stage_noted(
+    path: &Path,
+    shown: &str,
+    kind: FileKind,
+    check: Check<'_>,
+    journal: Option<&Journal>,
+) -> Result<Staged, WriteError> {
     let io_err = |source| WriteError::Io {
         path: shown.to_string(),
         source,
@@ -172,7 +199,8 @@ pub fn stage(
     };
     let (dir, name) = split(&target).map_err(io_err)?;
     let folder = open_folder(&dir, Some(&name), kind, check).map_err(|e| e.named(shown))?;
-    let kept_mode = match os::existing(&folder, &name).map_err(io_err)? {
+    let existing = os::existing(&folder, &name).map_err(io_err)?;
+    let kept_mode = match existing {
         Existing::Missing => None,
         Existing::Dir => return Err(WriteError::IsDirectory(shown.to_string())),
         // A link that appeared since it was followed is replaced by the file, in this folder.
@@ -187,6 +215,11 @@ pub fn stage(
             FileKind::Private => None,
         },
     };
+    if let Some(journal) = journal {
+        journal.note(&dir.join(&name), || {
+            prior(&folder, &name, &existing)
+        });
+    }
     let (tmp, file) = create_temp(&folder, &name, kind).map_err(io_err)?;
     let staged = Staged {
         dir: folder,
@@ -200,6 +233,34 @@ pub fn stage(
         os::keep_mode(staged.file(), mode).map_err(|e| staged.error(e))?;
     }
     Ok(staged)
+}
+
+/// What the file `name` of `folder` holds now, for the journal.
+/// All of `file` when it holds at most `limit` bytes.
+fn read_limited(file: File, limit: u64) -> io::Result<Option<Vec<u8>>> {
+    if file.metadata()?.len() > limit {
+        return Ok(None);
+    }
+    let mut bytes = Vec::new();
+    io::Read::read_to_end(&mut io::Read::take(file, limit + 1), &mut bytes)?;
+    Ok((bytes.len() as u64 <= limit).then_some(bytes))
+}
+
+fn prior(folder: &Dir, name: &OsStr, existing: &Existing) -> Prior {
+    match existing {
+        Existing::Missing => Prior::Missing,
+        Existing::File { mode, .. } => match os::read_in(folder, name, KEPT_BYTES) {
+            Ok(Some(bytes)) => Prior::File {
+                bytes,
+                mode: mode.unwrap_or(0o644),
+            },
+            Ok(None) => Prior::NotKept(format!("bigger than {} MiB", KEPT_BYTES >> 20)),
+            Err(e) => Prior::NotKept(format!("unreadable: {e}")),
+        },
+        Existing::Dir | Existing::Link | Existing::Other => {
+            Prior::NotKept("not a regular file".into())
+        }
+    }
 }
 
 /// A file being replaced: its temporary file, open for writing, in the checked folder.

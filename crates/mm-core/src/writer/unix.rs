@@ -11,7 +11,7 @@ use nix::errno::Errno;
 use nix::fcntl::{AtFlags, OFlag};
 use nix::sys::stat::{Mode, SFlag};
 
-use super::{Existing, FileKind};
+use super::{Existing, FileKind, read_limited};
 
 /// An open folder.
 pub type Dir = OwnedFd;
@@ -79,6 +79,14 @@ pub(super) fn existing(dir: &Dir, name: &OsStr) -> io::Result<Existing> {
             mode: Some(mode),
         }
     })
+}
+
+/// The content of the file `name` in `dir` (a link not followed); `None` when it is over `limit`
+/// bytes.
+pub fn read_in(dir: &Dir, name: &OsStr, limit: u64) -> io::Result<Option<Vec<u8>>> {
+    let flags = OFlag::O_RDONLY | OFlag::O_NOFOLLOW | OFlag::O_CLOEXEC;
+    let file = File::from(nix::fcntl::openat(dir, name, flags, Mode::empty())?);
+    read_limited(file, limit)
 }
 
 /// Creates the new file `name` in `dir`, for writing; `None` when something is there.

@@ -15,7 +15,7 @@ use windows_sys::Win32::Storage::FileSystem::{
     FILE_FLAG_BACKUP_SEMANTICS, FILE_FLAG_OPEN_REPARSE_POINT, FILE_SHARE_READ, FILE_SHARE_WRITE,
 };
 
-use super::{Existing, FileKind};
+use super::{Existing, FileKind, read_limited};
 
 /// An open folder and where it is.
 #[derive(Debug)]
@@ -85,6 +85,12 @@ pub(super) fn existing(dir: &Dir, name: &OsStr) -> io::Result<Existing> {
             mode: None,
         }
     })
+}
+
+/// The content of the file `name` in `dir`, by its path under the folder's final path; `None`
+/// when it is over `limit` bytes.
+pub fn read_in(dir: &Dir, name: &OsStr, limit: u64) -> io::Result<Option<Vec<u8>>> {
+    read_limited(File::open(path_of(dir)?.join(name))?, limit)
 }
 
 /// Creates the new file `name` in `dir`, for writing; `None` when something is there.

@@ -322,6 +322,19 @@ impl Sandbox {
         self.mode
     }
 
+    /// The sandbox a session in `read-only` mode runs its commands in: these places, nothing
+    /// writable, whatever `tools.sandbox` says; `None` where the kernel fences nothing (then
+    /// such a session refuses commands).
+    pub fn read_only(&self) -> Option<Sandbox> {
+        let ro = match self.mode {
+            SandboxMode::ReadOnly => self.clone(),
+            SandboxMode::Off | SandboxMode::WorkspaceWrite => {
+                Sandbox::new(Settings::mode(SandboxMode::ReadOnly), self.places.clone())
+            }
+        };
+        ro.fences_commands().then_some(ro)
+    }
+
     pub fn is_on(&self) -> bool {
         self.mode != SandboxMode::Off
     }

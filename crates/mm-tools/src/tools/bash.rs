@@ -15,7 +15,7 @@ use tokio::io::AsyncReadExt;
 use tokio_util::sync::CancellationToken;
 
 use super::{Call, Setup, ToolOutput, TypedTool};
-use crate::event::{Tally, ToolKind};
+use crate::event::{PermissionMode, Tally, ToolKind};
 use crate::process::{Child, Group, OutputReader, Supervisor};
 use crate::sandbox::{DENIED_MARKERS, Fence, Sandbox};
 
@@ -39,6 +39,8 @@ pub struct Bash {
     pub processes: Arc<Supervisor>,
     /// Commands run inside its fence (docs/sandbox.md).
     pub sandbox: Arc<Sandbox>,
+    /// What commands of a session in `read-only` mode run in; `None`: they are refused.
+    pub read_only: Option<Arc<Sandbox>>,
 }
 
 /// The registration (`mm_engine::BUILTIN`).
@@ -48,6 +50,7 @@ pub fn tool(setup: &Setup<'_>) -> Option<Arc<dyn super::Tool>> {
         bash: setup.config.tools.bash_path.clone(),
         processes: Arc::clone(setup.processes),
         sandbox: Arc::clone(setup.sandbox),
+        read_only: setup.read_only.cloned(),
     }))
 }
 
@@ -84,6 +87,18 @@ impl TypedTool for Bash {
     fn gated(&self, _args: &Value) -> bool {
         true
     }
+    fn rule_subject(&self, args: &Value) -> Option<String> {
+        // Malformed arguments match no rule: an empty command offers none.
+        Some(
+            args.get("command")
+                .and_then(Value::as_str)
+                .unwrap_or("")
+                .to_string(),
+        )
+    }
+    fn runs_read_only(&self) -> bool {
+        self.read_only.is_some()
+    }
     fn rejected(&self) -> String {
         "[command rejected by the user]".to_string()
     }
@@ -95,9 +110,13 @@ impl TypedTool for Bash {
             Some(secs) => Duration::from_secs(secs.clamp(1, MAX_TIMEOUT)),
             None => self.timeout,
         };
+        let sandbox = match (call.mode, &self.read_only) {
+            (PermissionMode::ReadOnly, Some(read_only)) => read_only,
+            _ => &self.sandbox,
+        };
         run_command(
             &self.processes,
-            &self.sandbox,
+            sandbox,
             self.bash.as_deref(),
             &args.command,
             timeout,
@@ -516,6 +535,7 @@ mod tests {
             bash: None,
             processes: Supervisor::new(),
             sandbox: Arc::new(Sandbox::off()),
+            read_only: None,
         };
         assert_eq!(
             t.title(&serde_json::json!({"command": "ls -l"})),

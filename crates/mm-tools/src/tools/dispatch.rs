@@ -14,6 +14,7 @@ use super::{Call, ToolOutput, Toolbox, cap_output, parse_raw_args};
 use crate::event::{Event, Frontend, PermissionMode, Tally, ToolCallEnd, ToolStatus};
 use crate::history::ToolCall;
 use crate::hooks::{HookDecision, HookEvent, HookResult, Hooks};
+use crate::writer::Journal;
 
 /// What a call runs with, for the length of a turn.
 pub struct CallEnv<'a> {
@@ -26,6 +27,8 @@ pub struct CallEnv<'a> {
     pub max_output: usize,
     pub frontend: &'a dyn Frontend,
     pub hooks: &'a Hooks,
+    /// Where the calls note the files they replace (`/undo`); `None`: nowhere.
+    pub journal: Option<&'a Journal>,
 }
 
 /// The mutable state of the gates within a session and a turn.
@@ -128,15 +131,17 @@ pub async fn dispatch(
         PermissionMode::Yolo => tool.always_gated(),
         PermissionMode::Ask => tool.gated(&args) || tool.always_gated(),
         PermissionMode::ReadOnly => {
-            if tool.gated(&args) || tool.always_gated() {
+            if (tool.gated(&args) || tool.always_gated()) && !tool.runs_read_only() {
                 return refused(read_only_refusal(&call.name));
             }
             false
         }
     };
+    let subject = tool.rule_subject(&args);
     let verdict = gate::check(
         &start,
         gated,
+        subject.as_deref(),
         gates.allow_always,
         gates.never,
         || tool.preview(&args, env.cwd),
@@ -144,8 +149,12 @@ pub async fn dispatch(
         cancel,
     )
     .await;
-    if verdict == GateVerdict::Rejected {
-        return refused(tool.rejected());
+    match verdict {
+        GateVerdict::Run => {}
+        GateVerdict::Rejected(None) => return refused(tool.rejected()),
+        GateVerdict::Rejected(Some(reason)) => {
+            return refused(gate::rejected_because(&tool.rejected(), &reason));
+        }
     }
 
     env.frontend.emit(Event::ToolCallRunning {
@@ -158,7 +167,8 @@ pub async fn dispatch(
         cancel,
         env.mode,
         env.frontend,
-    );
+    )
+    .with_journal(env.journal);
     // The hooks after the call see the arguments it ran with.
     let args_for_hooks = if env.hooks.any(HookEvent::PostToolCall, Some(&call.name)) {
         args.clone()

@@ -551,11 +551,17 @@ impl Fetch<'_> {
         let mut resp = self.response().await?;
         let ct = content_type(&resp);
         let check = |p: &Path| self.sandbox.check_write(cwd, p);
-        let staged = writer::stage(&path, shown, FileKind::Ordinary, Check::Fenced(&check))
-            .map_err(|e| match e {
-                writer::WriteError::Refused(text) => Stop::Refused(text),
-                other => Stop::Failed(other.to_string()),
-            })?;
+        let staged = writer::stage_noted(
+            &path,
+            shown,
+            FileKind::Ordinary,
+            Check::Fenced(&check),
+            self.call.journal(),
+        )
+        .map_err(|e| match e {
+            writer::WriteError::Refused(text) => Stop::Refused(text),
+            other => Stop::Failed(other.to_string()),
+        })?;
         let n = self.download(&mut resp, &staged).await?;
         staged.commit().map_err(|e| Stop::Failed(e.to_string()))?;
         let ct = ct

@@ -33,6 +33,7 @@ use crate::process::Supervisor;
 use crate::relay::{RelayedAnswer, RelayedForm, RelayedOption, RelayedPermission};
 use crate::sandbox::Sandbox;
 use crate::skills::Catalogue;
+use crate::writer::Journal;
 
 /// What a session's tools are built with: each tool takes the settings and the session state
 /// it needs, and nothing else reaches it.
@@ -52,6 +53,9 @@ pub struct Setup<'a> {
     /// The sandbox (docs/sandbox.md): `bash` runs its commands in `sandbox.fence(cwd)`; a tool
     /// that writes a file asks `sandbox.check_write(cwd, path)` first.
     pub sandbox: &'a Arc<Sandbox>,
+    /// The fence a session in `read-only` mode runs `bash` in ([`Sandbox::read_only`]);
+    /// `None` where the platform has none (`bash` is then refused in that mode).
+    pub read_only: Option<&'a Arc<Sandbox>>,
 }
 
 /// Builds a tool for a session; `None` when the tool is not offered (nothing to do for it). The
@@ -74,6 +78,8 @@ pub struct Call<'a> {
     /// hands work on (`ask_agent`) passes along.
     pub mode: PermissionMode,
     frontend: &'a dyn Frontend,
+    /// Where the file tools note what they replace, for `/undo` (`None`: nothing is noted).
+    journal: Option<&'a Journal>,
 }
 
 impl<'a> Call<'a> {
@@ -92,7 +98,19 @@ impl<'a> Call<'a> {
             cancel,
             mode,
             frontend,
+            journal: None,
         }
+    }
+
+    /// The call notes the files it replaces in `journal` (the engine's, for `/undo`).
+    pub fn with_journal(mut self, journal: Option<&'a Journal>) -> Self {
+        self.journal = journal;
+        self
+    }
+
+    /// Where a tool that writes files notes what it replaces (`writer::write_noted`).
+    pub fn journal(&self) -> Option<&'a Journal> {
+        self.journal
     }
 
     /// Shows progress text of the running call (ACP `tool_call_update` content; a dim line in
@@ -244,6 +262,16 @@ pub trait Tool: Send + Sync {
     /// Whether the permission gate asks before this call runs in `ask` mode (`yolo = false`); in
     /// `read-only` mode such a call is refused.
     fn gated(&self, args: &Value) -> bool;
+    /// What the permission gate matches a remembered rule against (`bash`: the command);
+    /// `None`: "always" remembers the whole tool.
+    fn rule_subject(&self, _args: &Value) -> Option<String> {
+        None
+    }
+    /// Whether a gated call still runs in `read-only` mode, unasked, because it cannot write
+    /// there (`bash` inside the read-only fence).
+    fn runs_read_only(&self) -> bool {
+        false
+    }
     /// The file changes this call would make, computed without making them, for the permission
     /// question; empty when the tool changes no file or cannot tell (bad arguments, a failed
     /// edit: the run says why).
@@ -306,6 +334,14 @@ pub trait TypedTool: Send + Sync {
         Vec::new()
     }
     /// As [`Tool::always_gated`].
+    /// As [`Tool::rule_subject`]: the raw arguments (it runs before they are parsed).
+    fn rule_subject(&self, _args: &Value) -> Option<String> {
+        None
+    }
+    /// As [`Tool::runs_read_only`].
+    fn runs_read_only(&self) -> bool {
+        false
+    }
     fn always_gated(&self) -> bool {
         false
     }
@@ -356,6 +392,12 @@ impl<T: TypedTool> Tool for T {
             Ok(args) => TypedTool::preview(self, args, cwd),
             Err(_) => Vec::new(),
         }
+    }
+    fn rule_subject(&self, args: &Value) -> Option<String> {
+        TypedTool::rule_subject(self, args)
+    }
+    fn runs_read_only(&self) -> bool {
+        TypedTool::runs_read_only(self)
     }
     fn always_gated(&self) -> bool {
         TypedTool::always_gated(self)

@@ -76,12 +76,13 @@ impl TypedTool for WriteFile {
         };
         let check = |p: &Path| self.sandbox.check_write(call.cwd, p);
         let bytes = diff.new_text.as_bytes();
-        if let Err(e) = writer::write(
+        if let Err(e) = writer::write_noted(
             &diff.path,
             &shown,
             bytes,
             FileKind::Ordinary,
             Check::Fenced(&check),
+            call.journal(),
         ) {
             return ToolOutput::not_run(e.to_string());
         }

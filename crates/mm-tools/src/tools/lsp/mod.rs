@@ -457,7 +457,7 @@ impl Query<'_, '_> {
         params["newName"] = json!(new_name);
         let v = self.request("textDocument/rename", params).await?;
         let edit = self.parse::<Option<WorkspaceEdit>>(v)?.unwrap_or_default();
-        rename::apply(edit, new_name, self.call.cwd, sandbox, &self.here)
+        rename::apply(edit, new_name, self.call, sandbox, &self.here)
     }
 }
 

@@ -10,7 +10,7 @@ use super::Failure;
 use crate::event::FileDiff;
 use crate::lsp::text;
 use crate::sandbox::Sandbox;
-use crate::tools::ToolOutput;
+use crate::tools::{Call, ToolOutput};
 use crate::writer::{self, Check, FileKind};
 
 /// Applies a rename's workspace edit to the files, one diff per file. Every file is checked
@@ -19,10 +19,11 @@ use crate::writer::{self, Check, FileKind};
 pub(super) fn apply(
     edit: WorkspaceEdit,
     new_name: &str,
-    cwd: &Path,
+    call: &Call<'_>,
     sandbox: &Sandbox,
     here: &str,
 ) -> Result<ToolOutput, Failure> {
+    let cwd = call.cwd;
     let mut per_file: Vec<(String, Vec<TextEdit>)> = Vec::new();
     let mut add =
         |uri: String, edits: Vec<TextEdit>| match per_file.iter_mut().find(|(u, _)| *u == uri) {
@@ -105,12 +106,13 @@ pub(super) fn apply(
     let total: usize = planned.iter().map(|p| p.3).sum();
     for (path, old, new, n) in planned {
         let shown = shown_of(&path);
-        let written = writer::write(
+        let written = writer::write_noted(
             &path,
             &shown,
             new.as_bytes(),
             FileKind::Ordinary,
             Check::Fenced(&check),
+            call.journal(),
         );
         if let Err(e) = written {
             return Err(Failure::During(format!(

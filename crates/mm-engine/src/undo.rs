@@ -1,0 +1,362 @@
+//! `/undo` (docs/engine.md, "Undo"): puts back the files the last turn changed. Two records
+//! are kept per turn: the files mm's own tools replaced, noted by the checked writer in the
+//! session's [`Journal`] with what they held before; and, in a git repository, snapshots of the
+//! work tree below the cwd before and after the turn (untracked files included, ignored ones
+//! not), kept as trees in mm's own refs (git.rs), so that what the turn's commands changed can
+//! be put back too. Each `/undo` undoes the last turn not undone yet, and says what it
+//! restored and what it could not: a file changed again since the turn, a change the journal
+//! could not keep, what commands changed outside git.
+
+mod git;
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use crate::process::Supervisor;
+use crate::writer::{self, Check, FileKind, Journal, KEPT_BYTES, Noted, Prior};
+use git::Repo;
+
+/// Turns kept for `/undo` at most (the oldest is forgotten first).
+pub const KEPT_TURNS: usize = 20;
+
+/// A session's undo records.
+#[derive(Debug, Default)]
+pub struct Undo {
+    /// Where the running turn's tools note the files they replace.
+    pub journal: Journal,
+    /// The work tree, once looked for (`Some(None)`: not in git).
+    repo: Option<Option<Repo>>,
+    /// The turns that can be undone, the last at the end.
+    turns: Vec<Turn>,
+    /// Engine turns of the session so far.
+    count: usize,
+}
+
+/// What one turn changed.
+#[derive(Debug)]
+struct Turn {
+    /// Its number in the session (1 for the first).
+    number: usize,
+    /// The snapshots before and after it (in a git repository, when both were made).
+    trees: Option<(String, String)>,
+    /// The files its tools replaced, with what they hold after the turn (`None`: missing, or
+    /// not kept).
+    written: Vec<(Noted, Option<Vec<u8>>)>,
+    /// Commands it ran.
+    commands: u32,
+}
+
+impl Turn {
+    fn changed_anything(&self) -> bool {
+        !self.written.is_empty()
+            || self.commands > 0
+            || self.trees.as_ref().is_some_and(|(b, a)| b != a)
+    }
+}
+
+/// What `/undo` did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Undone {
+    /// The turn undone; `None`: there was none to undo.
+    pub turn: Option<usize>,
+    /// One line per file put back (`restored a.txt`, `removed new.txt (the turn created it)`).
+    pub restored: Vec<String>,
+    /// One line per change that was not (`b.txt (changed since the turn)`).
+    pub not_restored: Vec<String>,
+}
+
+impl Undone {
+    /// The first line, which the ACP log repeats.
+    pub fn line(&self) -> String {
+        match self.turn {
+            None => "↩ nothing to undo: no turn of this session is left to undo".to_string(),
+            Some(n) => format!(
+                "↩ turn {n} undone: {} restored, {} not restored",
+                self.restored.len(),
+                self.not_restored.len()
+            ),
+        }
+    }
+
+    /// Every line, as the front ends show them.
+    pub fn lines(&self) -> Vec<String> {
+        let mut lines = vec![self.line()];
+        lines.extend(self.restored.iter().map(|l| format!("  {l}")));
+        lines.extend(
+            self.not_restored
+                .iter()
+                .map(|l| format!("  not restored: {l}")),
+        );
+        lines
+    }
+}
+
+/// How a path is shown: relative to the cwd below it, else whole.
+fn shown(cwd: &Path, path: &Path) -> String {
+    match path.strip_prefix(cwd) {
+        Ok(rel) if !rel.as_os_str().is_empty() => rel.display().to_string(),
+        _ => path.display().to_string(),
+    }
+}
+
+/// `path` with its folder's real path (as git names the work tree's files).
+fn real(path: &Path) -> PathBuf {
+    match (path.parent(), path.file_name()) {
+        (Some(dir), Some(name)) => dir
+            .canonicalize()
+            .map(|d| d.join(name))
+            .unwrap_or_else(|_| path.to_path_buf()),
+        _ => path.to_path_buf(),
+    }
+}
+
+/// What is at `path` now, as the journal compares it: `None` for nothing or what it keeps not.
+fn now(path: &Path) -> Option<Vec<u8>> {
+    let meta = std::fs::symlink_metadata(path).ok()?;
+    if !meta.is_file() || meta.len() > KEPT_BYTES {
+        return None;
+    }
+    std::fs::read(path).ok()
+}
+
+/// Puts `bytes` at `path` with the permission bits `mode` (a link in its place is removed
+/// first: the old file is put back, not written through the link).
+fn put_back(path: &Path, shown: &str, bytes: &[u8], mode: u32) -> Result<(), String> {
+    if std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink()) {
+        std::fs::remove_file(path).map_err(|e| format!("{shown} ({e})"))?;
+    }
+    writer::write(path, shown, bytes, FileKind::Ordinary, Check::Anywhere)
+        .map_err(|e| e.to_string())?;
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode))
+        .map_err(|e| format!("{shown} ({e})"))
+}
+
+/// Removes what the turn created at `path`.
+fn remove(path: &Path, shown: &str) -> Result<(), String> {
+    match std::fs::remove_file(path) {
+        Ok(()) => Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+        Err(e) => Err(format!("{shown} ({e})")),
+    }
+}
+
+impl Undo {
+    /// Before an engine turn: the snapshot of the work tree it starts from (in git).
+    pub async fn before_turn(
+        &mut self,
+        processes: &Arc<Supervisor>,
+        cwd: &Path,
+        session: &str,
+        excluded: &[PathBuf],
+    ) -> Option<String> {
+        self.count += 1;
+        // What a tool wrote outside a turn (none should) is not this turn's.
+        self.journal.take();
+        if self.repo.is_none() {
+            self.repo = Some(Repo::find(processes, cwd, session, excluded).await);
+        }
+        let repo = self.repo.as_ref()?.as_ref()?;
+        repo.snapshot(processes, &format!("{}-before", self.count))
+            .await
+            .ok()
+    }
+
+    /// After it: what it changed is kept for `/undo` (a turn that changed nothing and ran no
+    /// command is not kept).
+    pub async fn after_turn(
+        &mut self,
+        processes: &Arc<Supervisor>,
+        before: Option<String>,
+        commands: u32,
+    ) {
+        let number = self.count;
+        let repo = self.repo.clone().flatten();
+        let trees = match (&repo, before) {
+            (Some(repo), Some(before)) => repo
+                .snapshot(processes, &format!("{number}-after"))
+                .await
+                .ok()
+                .map(|after| (before, after)),
+            _ => None,
+        };
+        let written = self
+            .journal
+            .take()
+            .into_iter()
+            .map(|mut n| {
+                n.path = real(&n.path);
+                let after = now(&n.path);
+                (n, after)
+            })
+            .collect();
+        let turn = Turn {
+            number,
+            trees,
+            written,
+            commands,
+        };
+        if !turn.changed_anything() {
+            self.forget(processes, &turn).await;
+            return;
+        }
+        self.turns.push(turn);
+        if self.turns.len() > KEPT_TURNS {
+            let oldest = self.turns.remove(0);
+            self.forget(processes, &oldest).await;
+        }
+    }
+
+    async fn forget(&self, processes: &Arc<Supervisor>, turn: &Turn) {
+        if let Some(repo) = self.repo.clone().flatten() {
+            repo.forget(processes, &format!("{}-before", turn.number))
+                .await;
+            repo.forget(processes, &format!("{}-after", turn.number))
+                .await;
+        }
+    }
+
+    /// `/undo`: puts back what the last turn not undone yet changed.
+    pub async fn undo(&mut self, processes: &Arc<Supervisor>, cwd: &Path) -> Undone {
+        let real_cwd = cwd.canonicalize().unwrap_or_else(|_| cwd.to_path_buf());
+        let cwd = real_cwd.as_path();
+        let Some(turn) = self.turns.pop() else {
+            return Undone {
+                turn: None,
+                restored: Vec::new(),
+                not_restored: Vec::new(),
+            };
+        };
+        let mut done = Undone {
+            turn: Some(turn.number),
+            restored: Vec::new(),
+            not_restored: Vec::new(),
+        };
+        let repo = self.repo.clone().flatten();
+        let mut handled: Vec<PathBuf> = Vec::new();
+        if let (Some(repo), Some((before, after))) = (&repo, &turn.trees) {
+            self.undo_in_git(processes, repo, before, after, cwd, &mut done, &mut handled)
+                .await;
+        }
+        for (noted, after) in &turn.written {
+            if handled.contains(&noted.path) {
+                continue;
+            }
+            let name = shown(cwd, &noted.path);
+            if now(&noted.path) != *after {
+                done.not_restored
+                    .push(format!("{name} (changed since the turn)"));
+                continue;
+            }
+            let result = match &noted.before {
+                Prior::Missing => remove(&noted.path, &name)
+                    .map(|()| format!("removed {name} (the turn created it)")),
+                Prior::File { bytes, mode } => {
+                    put_back(&noted.path, &name, bytes, *mode).map(|()| format!("restored {name}"))
+                }
+                Prior::NotKept(why) => Err(format!("{name} ({why})")),
+            };
+            match result {
+                Ok(line) => done.restored.push(line),
+                Err(line) => done.not_restored.push(line),
+            }
+        }
+        if turn.commands > 0 {
+            let line = match (&repo, &turn.trees) {
+                (Some(_), Some(_)) => format!(
+                    "what its {} command(s) changed outside {} or in files git ignores",
+                    turn.commands,
+                    cwd.display()
+                ),
+                (Some(_), None) => format!(
+                    "what its {} command(s) changed (the snapshot of the work tree failed)",
+                    turn.commands
+                ),
+                (None, _) => format!(
+                    "what its {} command(s) changed ({} is not in a git repository)",
+                    turn.commands,
+                    cwd.display()
+                ),
+            };
+            done.not_restored.push(line);
+        }
+        self.forget(processes, &turn).await;
+        done
+    }
+
+    /// Puts back what changed below the cwd from `before` to `after`, but what changed again
+    /// since.
+    #[allow(clippy::too_many_arguments)]
+    async fn undo_in_git(
+        &self,
+        processes: &Arc<Supervisor>,
+        repo: &Repo,
+        before: &str,
+        after: &str,
+        cwd: &Path,
+        done: &mut Undone,
+        handled: &mut Vec<PathBuf>,
+    ) {
+        let changes = match repo.changes(processes, before, after).await {
+            Ok(c) => c,
+            Err(e) => {
+                done.not_restored.push(format!("what changed in git ({e})"));
+                return;
+            }
+        };
+        if changes.is_empty() {
+            return;
+        }
+        let since = match repo.snapshot(processes, "now").await {
+            Ok(now) => repo.changes(processes, after, &now).await,
+            Err(e) => Err(e),
+        };
+        repo.forget(processes, "now").await;
+        let since: Vec<String> = match since {
+            Ok(c) => c.into_iter().map(|c| c.path).collect(),
+            Err(e) => {
+                done.not_restored.push(format!("what changed in git ({e})"));
+                return;
+            }
+        };
+        for change in changes {
+            let path = repo.top.join(&change.path);
+            let name = shown(cwd, &path);
+            handled.push(path.clone());
+            if since.contains(&change.path) {
+                done.not_restored
+                    .push(format!("{name} (changed since the turn)"));
+                continue;
+            }
+            let result = match change.old_mode.as_str() {
+                "000000" => {
+                    remove(&path, &name).map(|()| format!("removed {name} (the turn created it)"))
+                }
+                "100644" | "100755" => {
+                    let mode = if change.old_mode == "100755" {
+                        0o755
+                    } else {
+                        0o644
+                    };
+                    let existed = std::fs::symlink_metadata(&path).is_ok();
+                    match repo.blob(processes, &change.old_blob).await {
+                        Ok(bytes) => put_back(&path, &name, &bytes, mode).map(|()| {
+                            if existed {
+                                format!("restored {name}")
+                            } else {
+                                format!("brought back {name} (the turn deleted it)")
+                            }
+                        }),
+                        Err(e) => Err(format!("{name} ({e})")),
+                    }
+                }
+                "120000" => Err(format!("{name} (a symbolic link)")),
+                _ => Err(format!("{name} (a submodule)")),
+            };
+            match result {
+                Ok(line) => done.restored.push(line),
+                Err(line) => done.not_restored.push(line),
+            }
+        }
+    }
+}
