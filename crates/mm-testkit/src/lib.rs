@@ -10,7 +10,9 @@
 //! - the ACP test client and in-process server (acp.rs); stand-in language servers (lsp.rs);
 //! - asking other agents from the real binary: helpers and the agents of agents/ (agents.rs);
 //! - the `mm` binary run in a sandbox (mm_run.rs), as root or as a plain user (as_user.rs);
-//! - the fuzz targets and the counting allocator (fuzz.rs; also in examples/fuzz.rs).
+//! - the fuzz targets and the counting allocator (fuzz.rs; also in examples/fuzz.rs);
+//! - the suites' harness (harness.rs): `#[mm_testkit::test]`, and [`skip`] for a test that
+//!   cannot run here.
 //!
 //! It depends on the crates below the binary only (never on `mm`, whose suites use it), so a
 //! suite links one copy of each crate.
@@ -29,6 +31,7 @@ pub mod as_user;
 pub mod demo;
 pub mod fake_server;
 pub mod fuzz;
+pub mod harness;
 pub mod http;
 pub mod invariants;
 pub mod lsp;
@@ -43,7 +46,9 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 pub use fake_server::{FakeServer, LastByte, Options, Received, Responder};
+pub use harness::{skip, under_ci};
 pub use invariants::check_history;
+pub use mm_testkit_macros::test;
 pub use model::{Answer, ScriptedModel};
 pub use recorder::Recorder;
 pub use rig::{Rig, compact_line, contents, hook, rig, script};

@@ -44,7 +44,7 @@ fn assert_capabilities_off(caps: &Value, load_session: bool) {
 
 // ------------------------------------------------------------------ initialize & co.
 
-#[tokio::test]
+#[mm_testkit::test]
 async fn initialize_answers_the_reference_values_and_logs_the_client() {
     let mut h = Harness::start(test_config(), ScriptedModel::new(vec![]));
     let r = h.client.initialize(true).await;
@@ -68,7 +68,7 @@ async fn initialize_answers_the_reference_values_and_logs_the_client() {
     h.finish().await.unwrap();
 }
 
-#[tokio::test]
+#[mm_testkit::test]
 async fn initialize_reflects_the_configuration() {
     let mut config = test_config();
     config.sessions.enabled = true;
@@ -95,7 +95,7 @@ async fn initialize_reflects_the_configuration() {
     h.finish().await.unwrap();
 }
 
-#[tokio::test]
+#[mm_testkit::test]
 async fn initialize_logs_the_sandbox_on_its_own_line_when_it_is_on() {
     let mut config = test_config();
     config.tools.sandbox = mm::config::SandboxMode::ReadOnly;
@@ -119,7 +119,7 @@ async fn initialize_logs_the_sandbox_on_its_own_line_when_it_is_on() {
     h.finish().await.unwrap();
 }
 
-#[tokio::test]
+#[mm_testkit::test]
 async fn authenticate_returns_an_empty_response() {
     let mut h = Harness::start(test_config(), ScriptedModel::new(vec![]));
     h.client.initialize(false).await;
@@ -131,7 +131,7 @@ async fn authenticate_returns_an_empty_response() {
     h.finish().await.unwrap();
 }
 
-#[tokio::test]
+#[mm_testkit::test]
 async fn unsupported_methods_are_method_not_found() {
     let mut h = Harness::start(test_config(), ScriptedModel::new(vec![]));
     h.client.initialize(false).await;
@@ -172,7 +172,7 @@ async fn unsupported_methods_are_method_not_found() {
     h.finish().await.unwrap();
 }
 
-#[tokio::test]
+#[mm_testkit::test]
 async fn malformed_lines_and_wrong_params_never_crash() {
     let mut h = Harness::start(test_config(), ScriptedModel::new(vec![]));
     h.client.initialize(false).await;
@@ -200,7 +200,7 @@ async fn malformed_lines_and_wrong_params_never_crash() {
     h.finish().await.unwrap();
 }
 
-#[tokio::test]
+#[mm_testkit::test]
 async fn prompt_for_an_unknown_session_is_invalid_params_with_the_id() {
     let mut h = Harness::start(test_config(), ScriptedModel::new(vec![]));
     h.client.initialize(false).await;
@@ -215,7 +215,7 @@ async fn prompt_for_an_unknown_session_is_invalid_params_with_the_id() {
 
 // ------------------------------------------------------------------ session/new
 
-#[tokio::test]
+#[mm_testkit::test]
 async fn session_new_answers_then_lists_the_commands_and_skills() {
     let dir = tmp();
     let skill = dir.path().join(".mm/skills/greetings");
@@ -286,7 +286,7 @@ async fn session_new_answers_then_lists_the_commands_and_skills() {
     h.finish().await.unwrap();
 }
 
-#[tokio::test]
+#[mm_testkit::test]
 async fn session_new_with_sessions_writes_the_file_at_once() {
     let dir = tmp();
     let cwd = canonical(dir.path());
@@ -305,7 +305,7 @@ async fn session_new_with_sessions_writes_the_file_at_once() {
 
 // ------------------------------------------------------------------ session/prompt
 
-#[tokio::test]
+#[mm_testkit::test]
 async fn a_text_turn_streams_chunks_then_usage_then_end_turn_with_totals() {
     let dir = tmp();
     let model = ScriptedModel::new(vec![
@@ -347,7 +347,7 @@ async fn a_text_turn_streams_chunks_then_usage_then_end_turn_with_totals() {
     h.finish().await.unwrap();
 }
 
-#[tokio::test]
+#[mm_testkit::test]
 async fn no_usage_on_the_response_until_the_server_reported_some() {
     let dir = tmp();
     let mut h = Harness::start(
@@ -361,7 +361,7 @@ async fn no_usage_on_the_response_until_the_server_reported_some() {
     h.finish().await.unwrap();
 }
 
-#[tokio::test]
+#[mm_testkit::test]
 async fn resource_links_are_flattened_into_the_user_message() {
     let dir = tmp();
     let model = ScriptedModel::new(vec![Answer::text("ok").without_usage()]);
@@ -387,7 +387,7 @@ async fn resource_links_are_flattened_into_the_user_message() {
     h.finish().await.unwrap();
 }
 
-#[tokio::test]
+#[mm_testkit::test]
 async fn at_paths_are_attached_and_logged() {
     let dir = tmp();
     let cwd = canonical(dir.path());
@@ -409,7 +409,7 @@ async fn at_paths_are_attached_and_logged() {
     h.finish().await.unwrap();
 }
 
-#[tokio::test]
+#[mm_testkit::test]
 async fn a_tool_call_is_announced_run_and_finished() {
     let dir = tmp();
     let cwd = canonical(dir.path());
@@ -454,7 +454,7 @@ async fn a_tool_call_is_announced_run_and_finished() {
     h.finish().await.unwrap();
 }
 
-#[tokio::test]
+#[mm_testkit::test]
 async fn a_file_edit_carries_a_diff_and_its_location() {
     let dir = tmp();
     let cwd = canonical(dir.path());
@@ -490,7 +490,7 @@ async fn a_file_edit_carries_a_diff_and_its_location() {
     h.finish().await.unwrap();
 }
 
-#[tokio::test]
+#[mm_testkit::test]
 async fn permission_requests_offer_the_four_options_and_are_obeyed() {
     let dir = tmp();
     let cwd = canonical(dir.path());
@@ -566,7 +566,7 @@ async fn permission_requests_offer_the_four_options_and_are_obeyed() {
     h.finish().await.unwrap();
 }
 
-#[tokio::test]
+#[mm_testkit::test]
 async fn a_permission_request_carries_the_whole_command() {
     // Over ACP the title is acp.md's `bash: <command>`, every line of it, and `rawInput` the
     // whole arguments: the editor shows them (the terminal folds them itself).
@@ -604,7 +604,7 @@ async fn a_permission_request_carries_the_whole_command() {
     h.finish().await.unwrap();
 }
 
-#[tokio::test]
+#[mm_testkit::test]
 async fn a_permission_request_carries_the_change_the_call_would_make() {
     let dir = tmp();
     let cwd = canonical(dir.path());
@@ -669,7 +669,7 @@ async fn a_permission_request_carries_the_change_the_call_would_make() {
     h.finish().await.unwrap();
 }
 
-#[tokio::test]
+#[mm_testkit::test]
 async fn a_cancelled_permission_outcome_is_a_rejection() {
     let dir = tmp();
     let mut config = test_config();
@@ -704,7 +704,7 @@ async fn a_cancelled_permission_outcome_is_a_rejection() {
     h.finish().await.unwrap();
 }
 
-#[tokio::test]
+#[mm_testkit::test]
 async fn session_cancel_stops_the_turn_in_flight() {
     let dir = tmp();
     let model = ScriptedModel::new(vec![Answer::hang(&["thinking"])]);
@@ -727,7 +727,7 @@ async fn session_cancel_stops_the_turn_in_flight() {
     h.finish().await.unwrap();
 }
 
-#[tokio::test]
+#[mm_testkit::test]
 async fn a_prompt_waiting_behind_another_turn_is_cancelled_without_running() {
     let dir = tmp();
     let cwd = canonical(dir.path());
@@ -769,7 +769,7 @@ async fn a_prompt_waiting_behind_another_turn_is_cancelled_without_running() {
     h.finish().await.unwrap();
 }
 
-#[tokio::test]
+#[mm_testkit::test]
 async fn a_failed_turn_is_an_internal_error_with_one_line() {
     let dir = tmp();
     let model = ScriptedModel::new(vec![Answer::error(ModelError::Http {
@@ -793,7 +793,7 @@ async fn a_failed_turn_is_an_internal_error_with_one_line() {
     h.finish().await.unwrap();
 }
 
-#[tokio::test]
+#[mm_testkit::test]
 async fn new_forgets_the_history_with_one_chunk() {
     let dir = tmp();
     let model = ScriptedModel::new(vec![Answer::text("first answer").with_usage(10, 2)]);
@@ -828,7 +828,7 @@ async fn new_forgets_the_history_with_one_chunk() {
     h.finish().await.unwrap();
 }
 
-#[tokio::test]
+#[mm_testkit::test]
 async fn new_with_sessions_keeps_the_previous_conversation() {
     let dir = tmp();
     let mut config = test_config();
@@ -855,7 +855,7 @@ async fn new_with_sessions_keeps_the_previous_conversation() {
     h.finish().await.unwrap();
 }
 
-#[tokio::test]
+#[mm_testkit::test]
 async fn compact_with_nothing_to_compact_answers_one_chunk() {
     let dir = tmp();
     let model = ScriptedModel::new(vec![]);
@@ -874,7 +874,7 @@ async fn compact_with_nothing_to_compact_answers_one_chunk() {
     h.finish().await.unwrap();
 }
 
-#[tokio::test]
+#[mm_testkit::test]
 async fn a_slash_skill_is_rewritten_and_runs_a_turn() {
     let dir = tmp();
     let skill = dir.path().join(".mm/skills/greetings");
@@ -899,7 +899,7 @@ async fn a_slash_skill_is_rewritten_and_runs_a_turn() {
 
 // ------------------------------------------------------------------ session/load
 
-#[tokio::test]
+#[mm_testkit::test]
 async fn session_load_replays_the_stored_history() {
     let dir = tmp();
     let cwd = canonical(dir.path());
@@ -979,7 +979,7 @@ async fn session_load_replays_the_stored_history() {
     h.finish().await.unwrap();
 }
 
-#[tokio::test]
+#[mm_testkit::test]
 async fn session_load_of_an_unknown_or_invalid_id_is_invalid_params() {
     let dir = tmp();
     let cwd = canonical(dir.path());
@@ -1005,7 +1005,7 @@ async fn session_load_of_an_unknown_or_invalid_id_is_invalid_params() {
 
 // ------------------------------------------------------------------ lifetime
 
-#[tokio::test]
+#[mm_testkit::test]
 async fn eof_cancels_the_running_turn_and_returns() {
     let dir = tmp();
     let model = ScriptedModel::new(vec![Answer::hang(&["working"])]);
@@ -1067,7 +1067,7 @@ async fn stderr_of(child: &mut tokio::process::Child) -> String {
     s
 }
 
-#[tokio::test]
+#[mm_testkit::test]
 async fn the_binary_serves_initialize_and_session_new_and_exits_0_at_eof() {
     let dir = tmp();
     let home = tmp();
@@ -1097,7 +1097,7 @@ async fn the_binary_serves_initialize_and_session_new_and_exits_0_at_eof() {
     );
 }
 
-#[tokio::test]
+#[mm_testkit::test]
 async fn the_binary_exits_0_on_sigterm() {
     let dir = tmp();
     let home = tmp();
@@ -1116,7 +1116,7 @@ async fn the_binary_exits_0_on_sigterm() {
     assert_eq!(status.code(), Some(0));
 }
 
-#[tokio::test]
+#[mm_testkit::test]
 async fn the_binary_replays_a_loaded_session_before_its_response() {
     // Over real stdio the replay is written straight to the transport: it must still come
     // whole, schema-valid and before the `session/load` response.

@@ -152,7 +152,7 @@ fn tool_result(server: &FakeServer) -> String {
     tool["content"].as_str().unwrap().to_string()
 }
 
-#[tokio::test]
+#[mm_testkit::test]
 async fn acpx_approves_a_command_and_mm_runs_it() {
     if !acpx_available() {
         eprintln!("{ACPX_MISSING}");
@@ -190,7 +190,7 @@ async fn acpx_approves_a_command_and_mm_runs_it() {
     assert_eq!(server.violations(), Vec::<String>::new());
 }
 
-#[tokio::test]
+#[mm_testkit::test]
 async fn acpx_denies_a_command_and_the_model_is_told() {
     if !acpx_available() {
         eprintln!("{ACPX_MISSING}");

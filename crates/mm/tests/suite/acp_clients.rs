@@ -17,7 +17,7 @@ fn python_sdk_available() -> bool {
         .unwrap_or(false)
 }
 
-#[test]
+#[mm_testkit::test]
 fn the_python_sdk_parses_everything_mm_sends() {
     if !python_sdk_available() {
         eprintln!(
@@ -85,7 +85,7 @@ fn demo_server_with(also_models: &[&str]) -> (String, DemoServer) {
     (server.url(), server)
 }
 
-#[test]
+#[mm_testkit::test]
 fn the_python_sdk_completes_a_turn_with_a_tool_call_and_a_permission_request() {
     if !python_sdk_available() {
         eprintln!(
@@ -142,7 +142,7 @@ fn the_python_sdk_completes_a_turn_with_a_tool_call_and_a_permission_request() {
 /// An editor user's day beyond the reference (docs/acp.md), with the Python SDK standing in for
 /// the editor: a model switch, the three modes, a build watched as it goes, the session found
 /// in the list, closed, resumed and deleted.
-#[test]
+#[mm_testkit::test]
 fn the_python_sdk_switches_models_and_modes_watches_a_build_and_reopens_the_session() {
     if !python_sdk_available() {
         eprintln!(

@@ -48,7 +48,7 @@ fn parse_error(line: &str) -> Value {
            "error": {"code": -32700, "message": "Parse error", "data": {"line": line}}})
 }
 
-#[tokio::test]
+#[mm_testkit::test]
 async fn a_line_over_the_cap_gets_one_short_parse_error_and_the_next_line_is_served() {
     let dir = tempfile::tempdir().unwrap();
     let cap = 64 * 1024;
@@ -86,7 +86,7 @@ async fn a_line_over_the_cap_gets_one_short_parse_error_and_the_next_line_is_ser
     h.finish().await.unwrap();
 }
 
-#[tokio::test]
+#[mm_testkit::test]
 async fn a_valid_line_at_the_cap_is_served_and_one_byte_more_is_refused() {
     let dir = tempfile::tempdir().unwrap();
     let cwd = dir.path().canonicalize().unwrap();
@@ -125,7 +125,7 @@ async fn a_valid_line_at_the_cap_is_served_and_one_byte_more_is_refused() {
     h.finish().await.unwrap();
 }
 
-#[tokio::test]
+#[mm_testkit::test]
 async fn a_line_that_is_not_json_is_quoted_shortly() {
     let mut h = Harness::start(test_config(), ScriptedModel::new(vec![]));
     h.client.initialize(false).await;
@@ -150,7 +150,7 @@ async fn a_line_that_is_not_json_is_quoted_shortly() {
     h.finish().await.unwrap();
 }
 
-#[tokio::test]
+#[mm_testkit::test]
 async fn requests_written_right_behind_initialize_are_answered_as_if_the_client_had_waited() {
     let dir = tempfile::tempdir().unwrap();
     let cwd = dir.path().canonicalize().unwrap();
@@ -176,7 +176,7 @@ async fn requests_written_right_behind_initialize_are_answered_as_if_the_client_
     h.finish().await.unwrap();
 }
 
-#[tokio::test]
+#[mm_testkit::test]
 async fn a_failed_initialize_does_not_hold_the_lines_behind_it() {
     let mut h = Harness::start(test_config(), ScriptedModel::new(vec![]));
     // A string protocol version is refused (-32602); the line behind it is not held.
@@ -208,7 +208,7 @@ fn peak_rss_kb(pid: u32) -> u64 {
         .unwrap()
 }
 
-#[tokio::test]
+#[mm_testkit::test]
 async fn a_100_mb_line_keeps_mm_under_40_mb_and_is_not_echoed() {
     let sandbox = Sandbox::new();
     let mut cmd = sandbox.command(Some("http://127.0.0.1:9/v1"), &["-acp"]);

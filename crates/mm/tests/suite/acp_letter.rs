@@ -72,7 +72,7 @@ async fn cancelled_while_waiting(h: &mut Harness, cwd: &Path, text: &str) -> (Ve
     (before, rb)
 }
 
-#[tokio::test]
+#[mm_testkit::test]
 async fn a_waiting_compact_that_is_cancelled_gets_its_usage_update_and_no_turn_log() {
     let dir = tempfile::tempdir().unwrap();
     let cwd = canonical(dir.path());
@@ -84,7 +84,7 @@ async fn a_waiting_compact_that_is_cancelled_gets_its_usage_update_and_no_turn_l
     assert_eq!(turn_done_lines(&h), 1, "{:#?}", h.log_lines());
 }
 
-#[tokio::test]
+#[mm_testkit::test]
 async fn a_waiting_prompt_that_is_cancelled_gets_its_usage_update_and_its_turn_log() {
     let dir = tempfile::tempdir().unwrap();
     let cwd = canonical(dir.path());
@@ -100,7 +100,7 @@ async fn a_waiting_prompt_that_is_cancelled_gets_its_usage_update_and_its_turn_l
     );
 }
 
-#[tokio::test]
+#[mm_testkit::test]
 async fn the_initialize_log_line_says_what_the_client_sent_even_for_a_newer_version() {
     let model = ScriptedModel::new(vec![]);
     let mut h = Harness::start(test_config(), model);
@@ -120,7 +120,7 @@ async fn the_initialize_log_line_says_what_the_client_sent_even_for_a_newer_vers
     );
 }
 
-#[tokio::test]
+#[mm_testkit::test]
 async fn calls_that_did_not_run_do_not_count_in_the_turn_log() {
     let dir = tempfile::tempdir().unwrap();
     let cwd = canonical(dir.path());
@@ -156,7 +156,7 @@ async fn calls_that_did_not_run_do_not_count_in_the_turn_log() {
     );
 }
 
-#[tokio::test]
+#[mm_testkit::test]
 async fn the_acp_banner_counts_the_folders_skills_and_says_which_a_command_shadows() {
     let dir = tempfile::tempdir().unwrap();
     let home = tempfile::tempdir().unwrap();

@@ -87,7 +87,7 @@ impl ModelClient for Echo {
     }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[mm_testkit::test(flavor = "multi_thread", worker_threads = 2)]
 async fn two_hundred_sessions_and_twenty_prompts_at_once_all_answered_in_order() {
     let config = Arc::new(common::acp::test_config());
     let model = Arc::new(Echo::default());
@@ -218,7 +218,7 @@ fn alive(pid: u32) -> bool {
     }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[mm_testkit::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_hundred_cancelled_bash_calls_leave_no_process_behind() {
     use common::acp::Harness;
     use common::{Answer, ScriptedModel};

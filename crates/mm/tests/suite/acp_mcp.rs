@@ -72,7 +72,7 @@ async fn new_session_with(h: &mut Harness, cwd: &Path, servers: Value) -> String
     id
 }
 
-#[tokio::test]
+#[mm_testkit::test]
 async fn a_configured_server_s_calls_are_execute_tool_calls_titled_server_colon_tool() {
     let model = ScriptedModel::new(vec![
         Answer::call("fake__echo", json!({"text": "hi"})),
@@ -127,7 +127,7 @@ async fn a_configured_server_s_calls_are_execute_tool_calls_titled_server_colon_
     h.finish().await.unwrap();
 }
 
-#[tokio::test]
+#[mm_testkit::test]
 async fn the_reference_server_over_acp() {
     if !installed("the_reference_server_over_acp") {
         return;
@@ -177,7 +177,7 @@ fn client_server() -> (Value, &'static str, Value, &'static str) {
     }
 }
 
-#[tokio::test]
+#[mm_testkit::test]
 async fn client_servers_are_counted_and_ignored_by_default() {
     let (server, tool, _, _) = client_server();
     let model = ScriptedModel::new(vec![Answer::text("no tools")]);
@@ -202,7 +202,7 @@ async fn client_servers_are_counted_and_ignored_by_default() {
     h.finish().await.unwrap();
 }
 
-#[tokio::test]
+#[mm_testkit::test]
 async fn with_client_mcp_servers_the_editor_s_stdio_servers_start_like_configured_ones() {
     let (server, tool, args, answer) = client_server();
     let model = ScriptedModel::new(vec![

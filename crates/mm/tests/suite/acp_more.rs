@@ -54,7 +54,7 @@ fn older_file(cwd: &Path, id: &str, updated_at: &str, prompt: &str) {
 
 // ------------------------------------------------------------------ close
 
-#[tokio::test]
+#[mm_testkit::test]
 async fn close_frees_a_session_with_sessions_off_and_its_id_is_unknown_after() {
     let dir = tmp();
     let cwd = canonical(dir.path());
@@ -86,7 +86,7 @@ async fn close_frees_a_session_with_sessions_off_and_its_id_is_unknown_after() {
     h.finish().await.unwrap();
 }
 
-#[tokio::test]
+#[mm_testkit::test]
 async fn close_cancels_the_running_turn_and_stops_its_command() {
     let dir = tmp();
     let cwd = canonical(dir.path());
@@ -143,7 +143,7 @@ async fn close_cancels_the_running_turn_and_stops_its_command() {
 
 /// With `acp.clientMcpServers`, the editor's servers start for a resumed session as they do for
 /// `session/new` and `session/load`: the model is offered their tools and its call runs.
-#[tokio::test]
+#[mm_testkit::test]
 async fn a_resumed_session_starts_the_client_s_mcp_servers() {
     let dir = tmp();
     let cwd = canonical(dir.path());
@@ -202,7 +202,7 @@ async fn a_resumed_session_starts_the_client_s_mcp_servers() {
 
 // ------------------------------------------------------------------ list, resume, delete
 
-#[tokio::test]
+#[mm_testkit::test]
 async fn list_resume_and_delete_saved_sessions() {
     let dir = tmp();
     let cwd = canonical(dir.path());
@@ -364,7 +364,7 @@ async fn list_resume_and_delete_saved_sessions() {
     h.finish().await.unwrap();
 }
 
-#[tokio::test]
+#[mm_testkit::test]
 async fn a_list_comes_in_pages_of_fifty_newest_first() {
     let dir = tmp();
     let cwd = canonical(dir.path());
@@ -418,7 +418,7 @@ async fn a_list_comes_in_pages_of_fifty_newest_first() {
 
 // ------------------------------------------------------------------ modes
 
-#[tokio::test]
+#[mm_testkit::test]
 async fn a_mode_switch_mid_session_changes_what_asks() {
     let dir = tmp();
     let cwd = canonical(dir.path());
@@ -601,7 +601,7 @@ async fn a_mode_switch_mid_session_changes_what_asks() {
     h.finish().await.unwrap();
 }
 
-#[tokio::test]
+#[mm_testkit::test]
 async fn a_loaded_mode_is_never_looser_than_the_configuration() {
     let dir = tmp();
     let cwd = canonical(dir.path());
@@ -640,7 +640,7 @@ async fn a_loaded_mode_is_never_looser_than_the_configuration() {
 
 // ------------------------------------------------------------------ the model
 
-#[tokio::test]
+#[mm_testkit::test]
 async fn a_model_switch_applies_to_that_session_from_its_next_turn() {
     let dir = tmp();
     let cwd = canonical(dir.path());
@@ -735,7 +735,7 @@ async fn a_model_switch_applies_to_that_session_from_its_next_turn() {
 
 // ------------------------------------------------------------------ progress
 
-#[tokio::test]
+#[mm_testkit::test]
 async fn a_long_command_reports_its_output_at_most_every_250_ms() {
     let dir = tmp();
     let cwd = canonical(dir.path());
@@ -817,7 +817,7 @@ async fn initialize_with_compaction(h: &mut Harness) {
     assert_eq!(r["result"]["protocolVersion"], 1);
 }
 
-#[tokio::test]
+#[mm_testkit::test]
 async fn compaction_updates_go_to_a_client_that_advertised_them() {
     let dir = tmp();
     let cwd = canonical(dir.path());
@@ -910,7 +910,7 @@ async fn model_option_of(client: &mut TestClient, answer: &Value) -> Value {
     u["params"]["update"]["configOptions"][1].clone()
 }
 
-#[tokio::test]
+#[mm_testkit::test]
 async fn the_binary_switches_between_the_servers_models_and_keeps_the_history() {
     let server = FakeServer::start(vec![Reply::text("from a"), Reply::text("from b")]).await;
     server.route(

@@ -18,7 +18,7 @@ use serde_json::{Value, json};
 
 // ------------------------------------------------------------------ mm asks mm
 
-#[tokio::test]
+#[mm_testkit::test]
 async fn mm_asks_mm_from_the_command_line() {
     let server = FakeServer::start(vec![Reply::text("Two and two make four.")]).await;
     let sandbox = Sandbox::new();
@@ -47,7 +47,7 @@ async fn mm_asks_mm_from_the_command_line() {
     );
 }
 
-#[tokio::test]
+#[mm_testkit::test]
 async fn ask_agent_reaches_a_second_mm_and_keeps_it_for_the_follow_up() {
     let server = FakeServer::start(vec![
         Reply::tool_call(
@@ -98,7 +98,7 @@ async fn ask_agent_reaches_a_second_mm_and_keeps_it_for_the_follow_up() {
     );
 }
 
-#[tokio::test]
+#[mm_testkit::test]
 async fn over_acp_the_asked_agents_tool_calls_are_progress_and_new_stops_it() {
     let server = FakeServer::start(vec![
         Reply::tool_call(
@@ -164,7 +164,7 @@ async fn over_acp_the_asked_agents_tool_calls_are_progress_and_new_stops_it() {
     assert_eq!(server.violations(), Vec::<String>::new());
 }
 
-#[tokio::test]
+#[mm_testkit::test]
 async fn session_cancel_reaches_the_asked_agent() {
     if !python_available() {
         return;
@@ -228,7 +228,7 @@ async fn session_cancel_reaches_the_asked_agent() {
 
 // ------------------------------------------------------------------ an agent on another stack
 
-#[tokio::test]
+#[mm_testkit::test]
 async fn a_python_sdk_agent_gets_reject_once_and_an_error_from_mm_ask() {
     if !python_sdk_available() {
         return;
@@ -244,7 +244,7 @@ async fn a_python_sdk_agent_gets_reject_once_and_an_error_from_mm_ask() {
     assert!(r.stderr.contains("  │ rm -rf build\n"), "{}", r.stderr);
 }
 
-#[tokio::test]
+#[mm_testkit::test]
 async fn a_python_sdk_agents_questions_are_relayed_to_an_acp_client() {
     if !python_sdk_available() {
         return;
@@ -352,7 +352,7 @@ fn pids_of(file: &Path) -> Vec<i32> {
         .collect()
 }
 
-#[tokio::test]
+#[mm_testkit::test]
 async fn every_failure_is_one_line_and_leaves_no_process() {
     if !python_available() {
         return;
@@ -399,7 +399,7 @@ async fn every_failure_is_one_line_and_leaves_no_process() {
     }
 }
 
-#[tokio::test]
+#[mm_testkit::test]
 async fn mm_ask_exits_2_when_the_agent_stopped_at_a_limit() {
     if !python_available() {
         return;
@@ -420,7 +420,7 @@ async fn mm_ask_exits_2_when_the_agent_stopped_at_a_limit() {
     );
 }
 
-#[tokio::test]
+#[mm_testkit::test]
 async fn an_agent_that_is_not_there_or_too_deep_fails_at_once() {
     let sandbox = Sandbox::new();
     let r = run(&sandbox, None, &["--ask", "no-such-agent-here --acp", "go"]).await;
@@ -439,7 +439,7 @@ async fn an_agent_that_is_not_there_or_too_deep_fails_at_once() {
     );
 }
 
-#[tokio::test]
+#[mm_testkit::test]
 async fn the_depth_travels_to_the_asked_agent() {
     // We are at depth 1: the mm we ask is at depth 2 and cannot ask in turn.
     let server = FakeServer::start(vec![
@@ -464,7 +464,7 @@ async fn the_depth_travels_to_the_asked_agent() {
     );
 }
 
-#[tokio::test]
+#[mm_testkit::test]
 async fn ask_agent_reaches_configured_agents_only() {
     let server = FakeServer::start(vec![
         Reply::tool_call("ask_agent", json!({"agent": "mm -acp", "question": "x"})),
@@ -481,7 +481,7 @@ async fn ask_agent_reaches_configured_agents_only() {
     );
 }
 
-#[tokio::test]
+#[mm_testkit::test]
 async fn ctrl_c_on_mm_ask_cancels_the_asked_agent() {
     if !python_available() {
         return;
@@ -525,7 +525,7 @@ async fn ctrl_c_on_mm_ask_cancels_the_asked_agent() {
 
 // ------------------------------------------------------------------ ask_user without a user
 
-#[tokio::test]
+#[mm_testkit::test]
 async fn mm_p_without_a_terminal_answers_ask_user_at_once() {
     let server = FakeServer::start(vec![
         Reply::tool_call(
@@ -544,7 +544,7 @@ async fn mm_p_without_a_terminal_answers_ask_user_at_once() {
     );
 }
 
-#[tokio::test]
+#[mm_testkit::test]
 async fn a_projects_own_agents_run_only_when_the_project_is_trusted() {
     let server = FakeServer::start(vec![Reply::text("from the project's agent")]).await;
     let sandbox = Sandbox::new();

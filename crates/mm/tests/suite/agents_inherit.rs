@@ -44,7 +44,7 @@ fn bash_results(server: &FakeServer) -> Vec<String> {
 
 // ------------------------------------------------------------------ the fence
 
-#[tokio::test]
+#[mm_testkit::test]
 async fn under_the_sandbox_an_asked_mm_cannot_write_where_our_own_commands_cannot() {
     if !landlock_available() {
         return;
@@ -97,7 +97,7 @@ async fn under_the_sandbox_an_asked_mm_cannot_write_where_our_own_commands_canno
     }
 }
 
-#[tokio::test]
+#[mm_testkit::test]
 async fn mm_ask_and_a_command_line_agent_run_inside_the_fence_too() {
     if !landlock_available() {
         return;
@@ -124,7 +124,7 @@ async fn mm_ask_and_a_command_line_agent_run_inside_the_fence_too() {
     assert!(bash_results(&server)[0].contains("Permission denied"));
 }
 
-#[tokio::test]
+#[mm_testkit::test]
 async fn an_agents_own_sandbox_writable_folders_open_for_that_agent_only() {
     if !landlock_available() {
         return;
@@ -220,7 +220,7 @@ impl Recording {
     }
 }
 
-#[tokio::test]
+#[mm_testkit::test]
 async fn in_read_only_mode_over_acp_the_agent_is_set_read_only_or_not_asked() {
     if !python_available() {
         return;
@@ -289,7 +289,7 @@ async fn in_read_only_mode_over_acp_the_agent_is_set_read_only_or_not_asked() {
     assert_eq!(server.violations(), Vec::<String>::new());
 }
 
-#[tokio::test]
+#[mm_testkit::test]
 async fn in_ask_mode_the_asked_mm_asks_and_a_rejection_keeps_its_command_from_running() {
     let sandbox = Sandbox::new();
     let file = sandbox.path("from-the-agent.txt");
@@ -344,7 +344,7 @@ async fn in_ask_mode_the_asked_mm_asks_and_a_rejection_keeps_its_command_from_ru
     assert_eq!(server.violations(), Vec::<String>::new());
 }
 
-#[tokio::test]
+#[mm_testkit::test]
 async fn mm_ask_puts_the_agent_in_the_configured_mode() {
     if !python_available() {
         return;
@@ -375,7 +375,7 @@ async fn mm_ask_puts_the_agent_in_the_configured_mode() {
     }
 }
 
-#[tokio::test]
+#[mm_testkit::test]
 async fn a_kept_agent_is_put_in_the_sessions_mode_again_before_each_question() {
     if !python_available() {
         return;

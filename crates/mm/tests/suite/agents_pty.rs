@@ -15,7 +15,7 @@ use common::pty::{PtyServer as Server, spawn_mm};
 use expectrl::{Eof, Expect};
 use serde_json::json;
 
-#[test]
+#[mm_testkit::test]
 fn ask_user_in_the_terminal_and_ctrl_c_cancels_only_the_question() {
     let (server, url) = Server::start(vec![
         Reply::tool_call(
@@ -56,7 +56,7 @@ fn ask_user_in_the_terminal_and_ctrl_c_cancels_only_the_question() {
     server.assert_valid();
 }
 
-#[test]
+#[mm_testkit::test]
 fn slash_ask_puts_the_agents_questions_to_the_terminal() {
     if !python_sdk_available() {
         return;
@@ -91,7 +91,7 @@ fn write_config(home: &Path, toml: &str) {
     std::fs::write(&config, toml).unwrap();
 }
 
-#[test]
+#[mm_testkit::test]
 fn slash_mode_reaches_the_asked_agent_before_each_question() {
     if !python_available() {
         return;
@@ -158,7 +158,7 @@ fn slash_mode_reaches_the_asked_agent_before_each_question() {
     server.assert_valid();
 }
 
-#[test]
+#[mm_testkit::test]
 fn slash_ask_runs_the_agent_inside_the_fence() {
     if !landlock_available() {
         return;

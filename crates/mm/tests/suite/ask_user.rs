@@ -95,7 +95,7 @@ fn four_questions() -> Value {
     ])
 }
 
-#[tokio::test]
+#[mm_testkit::test]
 async fn a_client_with_forms_gets_one_elicitation_and_its_answers_go_to_the_model() {
     let mut a = asking(four_questions(), true).await;
     let (before, form) = a.client.until_request("elicitation/create").await;
@@ -134,7 +134,7 @@ async fn a_client_with_forms_gets_one_elicitation_and_its_answers_go_to_the_mode
     );
 }
 
-#[tokio::test]
+#[mm_testkit::test]
 async fn declined_cancelled_and_failed_forms() {
     let one = json!([{"question": "Name?", "type": "text"}]);
     let cases = [
@@ -172,7 +172,7 @@ async fn declined_cancelled_and_failed_forms() {
     );
 }
 
-#[tokio::test]
+#[mm_testkit::test]
 async fn a_cancelled_turn_withdraws_the_form() {
     let mut a = asking(json!([{"question": "Name?", "type": "text"}]), true).await;
     a.client.until_request("elicitation/create").await;
@@ -188,7 +188,7 @@ async fn a_cancelled_turn_withdraws_the_form() {
     );
 }
 
-#[tokio::test]
+#[mm_testkit::test]
 async fn without_forms_choices_go_as_one_permission_request_each() {
     let questions = json!([
         {"question": "Colour?", "type": "choice", "options": ["red", "blue"]},
@@ -246,7 +246,7 @@ async fn without_forms_choices_go_as_one_permission_request_each() {
     }
 }
 
-#[tokio::test]
+#[mm_testkit::test]
 async fn without_forms_a_text_question_cannot_be_asked() {
     let questions = json!([
         {"question": "Colour?", "type": "choice", "options": ["red", "blue"]},
@@ -262,7 +262,7 @@ async fn without_forms_a_text_question_cannot_be_asked() {
     );
 }
 
-#[tokio::test]
+#[mm_testkit::test]
 async fn bad_arguments_are_explained_without_asking() {
     let a = asking(json!([{"question": "Colour?", "type": "choice"}]), true).await;
     let (finished, _) = a.end().await;

@@ -71,7 +71,7 @@ fn activity(run: &Run) -> Vec<&str> {
 
 // ------------------------------------------------------------------ one-shot prompts
 
-#[tokio::test]
+#[mm_testkit::test]
 async fn p_streams_the_answer_on_stdout_and_the_banner_on_stderr() {
     let server = FakeServer::start(vec![Reply::text("Hello from the fake model.")]).await;
     let sb = Sandbox::new();
@@ -97,7 +97,7 @@ async fn p_streams_the_answer_on_stdout_and_the_banner_on_stderr() {
     no_violations(&server);
 }
 
-#[tokio::test]
+#[mm_testkit::test]
 async fn a_positional_prompt_is_the_prompt() {
     let server = FakeServer::start(vec![Reply::text("ok")]).await;
     let sb = Sandbox::new();
@@ -108,7 +108,7 @@ async fn a_positional_prompt_is_the_prompt() {
     no_violations(&server);
 }
 
-#[tokio::test]
+#[mm_testkit::test]
 async fn a_piped_prompt_is_read_from_stdin() {
     let server = FakeServer::start(vec![Reply::text("ok")]).await;
     let sb = Sandbox::new();
@@ -121,7 +121,7 @@ async fn a_piped_prompt_is_read_from_stdin() {
     no_violations(&server);
 }
 
-#[tokio::test]
+#[mm_testkit::test]
 async fn an_empty_pipe_is_no_prompt() {
     let server = FakeServer::start(vec![Reply::text("ok")]).await;
     let sb = Sandbox::new();
@@ -134,7 +134,7 @@ async fn an_empty_pipe_is_no_prompt() {
     assert_eq!(server.requests().len(), 0);
 }
 
-#[tokio::test]
+#[mm_testkit::test]
 async fn an_empty_p_is_no_prompt() {
     let server = FakeServer::start(vec![Reply::text("ok")]).await;
     let sb = Sandbox::new();
@@ -144,7 +144,7 @@ async fn an_empty_p_is_no_prompt() {
     assert_eq!(server.requests().len(), 0);
 }
 
-#[tokio::test]
+#[mm_testkit::test]
 async fn sigint_while_a_command_runs_kills_it_and_exits_130() {
     let server = FakeServer::start(vec![Reply::tool_call(
         "bash",
@@ -191,7 +191,7 @@ async fn sigint_while_a_command_runs_kills_it_and_exits_130() {
     no_violations(&server);
 }
 
-#[tokio::test]
+#[mm_testkit::test]
 async fn agents_md_reaches_the_system_prompt() {
     let server = FakeServer::start(vec![Reply::text("ok")]).await;
     let sb = Sandbox::new();
@@ -218,7 +218,7 @@ async fn agents_md_reaches_the_system_prompt() {
 /// The first request of a new user (empty folder, no skills) must stay small: local models
 /// answer slowly when every request starts with thousands of tokens. 6 000 characters are
 /// about 1 500 tokens.
-#[tokio::test]
+#[mm_testkit::test]
 async fn the_first_request_is_under_6000_characters_of_system_prompt_and_tools() {
     let server = FakeServer::start(vec![Reply::text("hi")]).await;
     let sb = Sandbox::new();
@@ -247,7 +247,7 @@ async fn the_first_request_is_under_6000_characters_of_system_prompt_and_tools()
 
 // ------------------------------------------------------------------ tools
 
-#[tokio::test]
+#[mm_testkit::test]
 async fn bash_really_runs_in_the_working_folder_and_its_output_goes_back() {
     let server = FakeServer::start(vec![
         Reply::tool_call(
@@ -272,7 +272,7 @@ async fn bash_really_runs_in_the_working_folder_and_its_output_goes_back() {
     no_violations(&server);
 }
 
-#[tokio::test]
+#[mm_testkit::test]
 async fn a_failing_command_reports_its_exit_code_to_the_model() {
     let server = FakeServer::start(vec![
         Reply::tool_call("bash", json!({"command": "echo oops >&2; exit 3"})),
@@ -289,7 +289,7 @@ async fn a_failing_command_reports_its_exit_code_to_the_model() {
     no_violations(&server);
 }
 
-#[tokio::test]
+#[mm_testkit::test]
 async fn write_edit_and_read_file_work_on_real_files() {
     let server = FakeServer::start(vec![
         Reply::tool_call(
@@ -322,7 +322,7 @@ async fn write_edit_and_read_file_work_on_real_files() {
     no_violations(&server);
 }
 
-#[tokio::test]
+#[mm_testkit::test]
 async fn bad_tool_arguments_are_explained_to_the_model_and_the_turn_goes_on() {
     let server = FakeServer::start(vec![
         Reply::tool_calls(vec![Call::raw("bash", "{\"command\": ")]),
@@ -361,7 +361,7 @@ async fn bad_tool_arguments_are_explained_to_the_model_and_the_turn_goes_on() {
     no_violations(&server);
 }
 
-#[tokio::test]
+#[mm_testkit::test]
 async fn a_tool_call_written_as_text_is_run_and_never_shown() {
     let call = r#"<tool_call>{"name":"bash","arguments":{"command":"echo hi"}}</tool_call>"#;
     let server = FakeServer::start(vec![Reply::text(call), Reply::text("It printed hi.")]).await;
@@ -389,7 +389,7 @@ async fn a_tool_call_written_as_text_is_run_and_never_shown() {
     no_violations(&server);
 }
 
-#[tokio::test]
+#[mm_testkit::test]
 async fn no_yolo_without_a_terminal_rejects_gated_tools_and_says_why() {
     let server = FakeServer::start(vec![
         Reply::tool_call("bash", json!({"command": "echo hi > out.txt"})),
@@ -418,7 +418,7 @@ async fn no_yolo_without_a_terminal_rejects_gated_tools_and_says_why() {
 
 // ------------------------------------------------------------------ a new user's first runs
 
-#[tokio::test]
+#[mm_testkit::test]
 async fn p_names_the_model_once_when_mm_model_is_set() {
     let server = FakeServer::start(vec![Reply::text("ok")]).await;
     let sb = Sandbox::new();
@@ -440,7 +440,7 @@ async fn p_names_the_model_once_when_mm_model_is_set() {
     no_violations(&server);
 }
 
-#[tokio::test]
+#[mm_testkit::test]
 async fn p_warns_of_a_small_window_only_once_a_turn_used_over_half_of_it() {
     let small = Options {
         n_ctx: Some(4096),
@@ -464,7 +464,7 @@ async fn p_warns_of_a_small_window_only_once_a_turn_used_over_half_of_it() {
     no_violations(&server);
 }
 
-#[tokio::test]
+#[mm_testkit::test]
 async fn p_names_a_missing_file_or_skill_and_the_prompt_still_goes() {
     let server = FakeServer::start(vec![Reply::text("ok")]).await;
     let sb = Sandbox::new();
@@ -486,7 +486,7 @@ async fn p_names_a_missing_file_or_skill_and_the_prompt_still_goes() {
     no_violations(&server);
 }
 
-#[tokio::test]
+#[mm_testkit::test]
 async fn p_continue_says_what_it_reopened() {
     let server = FakeServer::start(vec![Reply::text("first answer"), Reply::text("again")]).await;
     let sb = Sandbox::new();
@@ -519,7 +519,7 @@ async fn p_continue_says_what_it_reopened() {
 
 // ------------------------------------------------------------------ exit codes
 
-#[tokio::test]
+#[mm_testkit::test]
 async fn a_refused_connection_exits_1_with_one_line() {
     let port = common::refused_port();
     let url = format!("http://127.0.0.1:{port}/v1");
@@ -533,7 +533,7 @@ async fn a_refused_connection_exits_1_with_one_line() {
     );
 }
 
-#[tokio::test]
+#[mm_testkit::test]
 async fn an_http_500_exits_1_with_the_servers_message() {
     let server = FakeServer::start(vec![Reply::error(
         500,
@@ -550,7 +550,7 @@ async fn an_http_500_exits_1_with_the_servers_message() {
     no_violations(&server);
 }
 
-#[tokio::test]
+#[mm_testkit::test]
 async fn a_stream_broken_midway_exits_1_and_keeps_what_came() {
     let server = FakeServer::start(vec![Reply::disconnect_after(3)]).await;
     let sb = Sandbox::new();
@@ -569,7 +569,7 @@ async fn a_stream_broken_midway_exits_1_and_keeps_what_came() {
     no_violations(&server);
 }
 
-#[tokio::test]
+#[mm_testkit::test]
 async fn an_idle_server_times_out_with_request_timeout() {
     let server = FakeServer::start(vec![Reply::hang()]).await;
     let sb = Sandbox::new();
@@ -590,7 +590,7 @@ async fn an_idle_server_times_out_with_request_timeout() {
     no_violations(&server);
 }
 
-#[tokio::test]
+#[mm_testkit::test]
 async fn max_steps_exits_2_with_the_explanation() {
     let server =
         FakeServer::start(vec![Reply::tool_call("bash", json!({"command": "true"}))]).await;
@@ -610,7 +610,7 @@ async fn max_steps_exits_2_with_the_explanation() {
     no_violations(&server);
 }
 
-#[tokio::test]
+#[mm_testkit::test]
 async fn sigint_during_a_slow_stream_exits_130() {
     // 100 s of answer: only the Ctrl-C can end it in time.
     let words: String = (0..1000).map(|i| format!("word{i} ")).collect();
@@ -633,7 +633,7 @@ async fn sigint_during_a_slow_stream_exits_130() {
 
 // ------------------------------------------------------------------ flags and configuration
 
-#[tokio::test]
+#[mm_testkit::test]
 async fn version_prints_exactly_the_version() {
     let run = Sandbox::new().run(None, &["--version"]).await;
     assert_code(&run, 0);
@@ -641,7 +641,7 @@ async fn version_prints_exactly_the_version() {
     assert_eq!(run.stderr, "");
 }
 
-#[tokio::test]
+#[mm_testkit::test]
 async fn help_lists_every_flag() {
     let run = Sandbox::new().run(None, &["--help"]).await;
     assert_code(&run, 0);
@@ -668,7 +668,7 @@ async fn help_lists_every_flag() {
     }
 }
 
-#[tokio::test]
+#[mm_testkit::test]
 async fn mm_config_shows_each_value_and_its_source() {
     let sb = Sandbox::new();
     let user = sb.user_config();
@@ -702,7 +702,7 @@ async fn mm_config_shows_each_value_and_its_source() {
     assert_eq!(run.stderr, "");
 }
 
-#[tokio::test]
+#[mm_testkit::test]
 async fn an_unknown_key_warns_naming_the_file_and_the_run_goes_on() {
     let server = FakeServer::start(vec![Reply::text("ok")]).await;
     let sb = Sandbox::new();
@@ -719,7 +719,7 @@ async fn an_unknown_key_warns_naming_the_file_and_the_run_goes_on() {
     no_violations(&server);
 }
 
-#[tokio::test]
+#[mm_testkit::test]
 async fn a_value_of_the_wrong_type_exits_1_naming_key_file_and_type() {
     let sb = Sandbox::new();
     let user = sb.user_config();
@@ -738,7 +738,7 @@ async fn a_value_of_the_wrong_type_exits_1_naming_key_file_and_type() {
     assert!(lines[0].ends_with("got a string"), "{}", lines[0]);
 }
 
-#[tokio::test]
+#[mm_testkit::test]
 async fn single_dash_acp_serves_the_protocol_on_stdio() {
     let sb = Sandbox::new();
     let mut cmd = sb.command(Some("http://127.0.0.1:9/v1"), &["-acp"]);
@@ -775,7 +775,7 @@ async fn single_dash_acp_serves_the_protocol_on_stdio() {
     assert_eq!(lines.next_line().await.unwrap(), None);
 }
 
-#[tokio::test]
+#[mm_testkit::test]
 async fn resuming_a_missing_session_says_why_once() {
     let sb = Sandbox::new();
     let run = sb
@@ -801,7 +801,7 @@ async fn resuming_a_missing_session_says_why_once() {
     );
 }
 
-#[tokio::test]
+#[mm_testkit::test]
 async fn a_missing_config_file_says_why_once() {
     let sb = Sandbox::new();
     let run = sb

@@ -79,7 +79,7 @@ fn assert_boundary_is_clean(h: &[Message], range: (usize, usize)) {
     }
 }
 
-#[test]
+#[mm_testkit::test]
 fn the_range_ends_where_the_last_k_turns_begin() {
     let h = history();
     for (k, end) in [(0, 15), (1, 12), (2, 10), (3, 5)] {
@@ -92,7 +92,7 @@ fn the_range_ends_where_the_last_k_turns_begin() {
     assert_eq!(plan_compaction(&h, 10), None);
 }
 
-#[test]
+#[mm_testkit::test]
 fn an_earlier_summary_is_replaced_with_the_old_turns() {
     let h = vec![
         Message::system("s"),
@@ -113,7 +113,7 @@ fn an_earlier_summary_is_replaced_with_the_old_turns() {
     assert_eq!(plan_compaction(&[], 2), None);
 }
 
-#[test]
+#[mm_testkit::test]
 fn the_transcript_renders_every_kind_of_message() {
     let mut h = history();
     h.insert(1, Message::summary("  The user set up the repo.  "));
@@ -142,7 +142,7 @@ fn the_transcript_renders_every_kind_of_message() {
     assert_eq!(t, expected);
 }
 
-#[test]
+#[mm_testkit::test]
 fn the_transcript_is_trimmed_from_the_start() {
     let h = vec![
         Message::user("first question, longer than the note"), // 6 + 36 = 42
@@ -178,7 +178,7 @@ fn the_transcript_is_trimmed_from_the_start() {
     assert_eq!(transcript(&[], 10), "");
 }
 
-#[test]
+#[mm_testkit::test]
 fn the_summary_request_asks_for_the_six_things_then_gives_the_transcript() {
     let req = summary_request("User: hi");
     assert_eq!(req.len(), 2);
@@ -201,7 +201,7 @@ fn the_summary_request_asks_for_the_six_things_then_gives_the_transcript() {
     );
 }
 
-#[tokio::test]
+#[mm_testkit::test]
 async fn a_compression_replaces_the_old_turns_by_one_summary() {
     let h = history();
     let model = summarising(Answer::text("  Goals: build.  \n"));
@@ -237,7 +237,7 @@ async fn a_compression_replaces_the_old_turns_by_one_summary() {
     assert_eq!(model.calls(), 0, "compression must not stream");
 }
 
-#[tokio::test]
+#[mm_testkit::test]
 async fn nothing_to_compact_makes_no_call() {
     let h = history();
     let model = summarising(Answer::text("unused"));
@@ -261,7 +261,7 @@ async fn nothing_to_compact_makes_no_call() {
     assert_eq!(model.calls(), 0);
 }
 
-#[tokio::test]
+#[mm_testkit::test]
 async fn a_failed_or_empty_summary_fails() {
     let h = history();
     let cancel = CancellationToken::new();
@@ -280,7 +280,7 @@ async fn a_failed_or_empty_summary_fails() {
     );
 }
 
-#[test]
+#[mm_testkit::test]
 fn the_estimate_divides_the_request_characters_by_the_ratio() {
     let messages = vec![json!({"role": "user", "content": "hello"})]; // 33 characters
     let tools = vec![json!({"type": "function"})]; // 19 characters

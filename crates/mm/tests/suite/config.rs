@@ -92,7 +92,7 @@ fn error(opts: &LoadOptions) -> String {
     load(opts).unwrap_err().to_string()
 }
 
-#[test]
+#[mm_testkit::test]
 fn no_files_gives_the_defaults() {
     let w = World::new();
     let loaded = w.load();
@@ -102,7 +102,7 @@ fn no_files_gives_the_defaults() {
     assert_eq!(loaded.user_file, Some(w.user_file()));
 }
 
-#[test]
+#[mm_testkit::test]
 fn each_layer_overrides_the_previous_key_by_key() {
     let w = World::new();
     let user = w.trust_project(
@@ -167,7 +167,7 @@ fn each_layer_overrides_the_previous_key_by_key() {
     assert_eq!(load(&opts).unwrap().config.max_steps, 10);
 }
 
-#[test]
+#[mm_testkit::test]
 fn xdg_config_home_replaces_home_config() {
     let w = World::new();
     w.write_user("maxSteps = 10\n");
@@ -180,7 +180,7 @@ fn xdg_config_home_replaces_home_config() {
     assert_eq!(loaded.source_of("maxSteps"), Source::UserFile(xdg_file));
 }
 
-#[test]
+#[mm_testkit::test]
 fn environment_variables() {
     let w = World::new();
     let mut opts = w.opts();
@@ -200,7 +200,7 @@ fn environment_variables() {
     assert_eq!(c.context_window, 32768);
 }
 
-#[test]
+#[mm_testkit::test]
 fn mm_yolo_takes_1_0_true_false() {
     let w = World::new();
     w.write_user("yolo = false\n");
@@ -220,7 +220,7 @@ fn mm_yolo_takes_1_0_true_false() {
     assert!(!load(&opts).unwrap().config.yolo, "empty MM_YOLO is unset");
 }
 
-#[test]
+#[mm_testkit::test]
 fn invalid_mm_yolo_is_an_error_naming_it() {
     let w = World::new();
     let mut opts = w.opts();
@@ -236,7 +236,7 @@ fn invalid_mm_yolo_is_an_error_naming_it() {
     );
 }
 
-#[test]
+#[mm_testkit::test]
 fn dash_c_values_are_toml_else_text() {
     let w = World::new();
     w.write_user("yolo = true\n[skills]\ndirs = [\"x\"]\n");
@@ -272,7 +272,7 @@ fn dash_c_values_are_toml_else_text() {
     assert_eq!(error(&opts), "-c model..url=x: not a valid key");
 }
 
-#[test]
+#[mm_testkit::test]
 fn dash_c_dotted_keys_reach_named_tables() {
     let w = World::new();
     let mut opts = w.opts();
@@ -296,7 +296,7 @@ fn dash_c_dotted_keys_reach_named_tables() {
     );
 }
 
-#[test]
+#[mm_testkit::test]
 fn parse_override_splits_at_the_first_equals() {
     assert_eq!(
         parse_override("model.url=http://h/v1?a=b").unwrap(),
@@ -308,7 +308,7 @@ fn parse_override_splits_at_the_first_equals() {
     );
 }
 
-#[test]
+#[mm_testkit::test]
 fn hooks_are_concatenated_user_first_then_project() {
     let secs = Duration::from_secs;
     let w = World::new();
@@ -352,7 +352,7 @@ fn hooks_are_concatenated_user_first_then_project() {
     );
 }
 
-#[test]
+#[mm_testkit::test]
 fn unknown_keys_are_warnings_naming_key_and_file() {
     let w = World::new();
     let user = w.write_user("[modle]\nurl = \"x\"\n[model]\nnmae = \"y\"\n");
@@ -380,7 +380,7 @@ fn unknown_keys_are_warnings_naming_key_and_file() {
     );
 }
 
-#[test]
+#[mm_testkit::test]
 fn wrong_types_are_errors_naming_key_file_and_type() {
     let w = World::new();
     let project = w.write_project("contextWindow = \"ten\"\n");
@@ -435,7 +435,7 @@ fn wrong_types_are_errors_naming_key_file_and_type() {
     }
 }
 
-#[test]
+#[mm_testkit::test]
 fn invalid_values_are_errors() {
     let w = World::new();
     let user = w.user_file();
@@ -488,7 +488,7 @@ fn invalid_values_are_errors() {
     }
 }
 
-#[test]
+#[mm_testkit::test]
 fn unparsable_and_unreadable_files_are_errors() {
     let w = World::new();
     let user = w.write_user("yolo = \n");
@@ -524,7 +524,7 @@ command = "mm"
 args = ["-acp"]
 "#;
 
-#[test]
+#[mm_testkit::test]
 fn an_untrusted_project_runs_none_of_its_commands() {
     let w = World::new();
     w.write_user("[mcp.servers.mine]\ncommand = \"mine\"\n");
@@ -583,7 +583,7 @@ fn an_untrusted_project_runs_none_of_its_commands() {
     );
 }
 
-#[test]
+#[mm_testkit::test]
 fn a_distrusted_project_is_not_offered_again_and_says_how_to_trust_it() {
     let w = World::new();
     w.write_user(&format!(
@@ -617,7 +617,7 @@ fn a_distrusted_project_is_not_offered_again_and_says_how_to_trust_it() {
     );
 }
 
-#[test]
+#[mm_testkit::test]
 fn mcp_keys_and_the_client_servers_switch() {
     let w = World::new();
     w.write_user(
@@ -635,7 +635,7 @@ fn mcp_keys_and_the_client_servers_switch() {
     );
 }
 
-#[test]
+#[mm_testkit::test]
 fn a_trusted_project_runs_its_commands() {
     let w = World::new();
     w.trust_project("");
@@ -653,7 +653,7 @@ fn a_trusted_project_runs_its_commands() {
     assert_eq!(c.agents["reviewer"].args, vec!["-acp".to_string()]);
 }
 
-#[test]
+#[mm_testkit::test]
 fn trust_matches_the_canonical_cwd_and_expands_tilde() {
     let w = World::new();
     let link = w.home().join("link");
@@ -666,7 +666,7 @@ fn trust_matches_the_canonical_cwd_and_expands_tilde() {
     assert_eq!(loaded.config.hooks.pre_tool_call.len(), 1);
 }
 
-#[test]
+#[mm_testkit::test]
 fn report_lists_every_key_with_its_source_and_masks_keys() {
     let w = World::new();
     let user = w.write_user(
@@ -736,7 +736,7 @@ lsp.servers = {{}}                            # default
     assert_eq!(report, expected);
 }
 
-#[test]
+#[mm_testkit::test]
 fn short_api_keys_are_only_said_to_be_set() {
     let w = World::new();
     let mut opts = w.opts();
@@ -753,7 +753,7 @@ fn short_api_keys_are_only_said_to_be_set() {
     assert!(!report.contains("abc123"));
 }
 
-#[test]
+#[mm_testkit::test]
 fn report_ends_with_the_warnings() {
     let w = World::new();
     let user = w.write_user("colour = \"blue\"\n");
@@ -767,7 +767,7 @@ fn report_ends_with_the_warnings() {
     );
 }
 
-#[test]
+#[mm_testkit::test]
 fn durations_are_written_in_seconds_whole_or_decimal() {
     use mm::config::seconds;
     assert_eq!(seconds(Duration::from_secs(120)), "120");
@@ -779,7 +779,7 @@ fn durations_are_written_in_seconds_whole_or_decimal() {
 
 // ------------------------------------------------------------------ the sandbox keys
 
-#[test]
+#[mm_testkit::test]
 fn the_sandbox_is_set_by_the_user_the_environment_and_flags() {
     use mm::config::SandboxMode as Mode;
     let w = World::new();
@@ -831,7 +831,7 @@ fn the_sandbox_is_set_by_the_user_the_environment_and_flags() {
     );
 }
 
-#[test]
+#[mm_testkit::test]
 fn a_project_file_cannot_set_the_sandbox() {
     use mm::config::SandboxMode as Mode;
     let w = World::new();
@@ -865,7 +865,7 @@ fn a_project_file_cannot_set_the_sandbox() {
     );
 }
 
-#[test]
+#[mm_testkit::test]
 fn an_agents_sandbox_writable_is_the_users_own() {
     let w = World::new();
     // The user's entry: `~/` expanded, shown by `mm config`.
@@ -915,7 +915,7 @@ fn an_agents_sandbox_writable_is_the_users_own() {
     );
 }
 
-#[test]
+#[mm_testkit::test]
 fn bad_sandbox_values_are_errors() {
     let w = World::new();
     let user = w.write_user("[tools]\nsandbox = \"on\"\n");
@@ -944,9 +944,9 @@ fn bad_sandbox_values_are_errors() {
     );
 }
 
-#[test]
+#[mm_testkit::test]
 fn the_table_of_harmless_keys_in_the_docs_is_the_allow_list() {
-    let docs = include_str!("../../../docs/config.md");
+    let docs = include_str!("../../../../docs/config.md");
     let table = docs
         .split("| key | why it is harmless |\n|---|---|\n")
         .nth(1)

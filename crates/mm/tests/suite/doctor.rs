@@ -87,7 +87,7 @@ fn head(url: &str) -> String {
     )
 }
 
-#[tokio::test]
+#[mm_testkit::test]
 async fn structured_tool_calls_and_a_warm_cache_pass() {
     let server = FakeServer::start(vec![
         counted(),
@@ -133,7 +133,7 @@ async fn structured_tool_calls_and_a_warm_cache_pass() {
     assert_eq!(requests[3]["max_tokens"], 1);
 }
 
-#[tokio::test]
+#[mm_testkit::test]
 async fn a_call_written_as_text_is_read_but_the_server_is_told_to_parse_them() {
     let call = r#"<tool_call>{"name": "get_time", "arguments": {"city": "Paris"}}</tool_call>"#;
     let server = FakeServer::start(vec![
@@ -173,7 +173,7 @@ async fn a_call_written_as_text_is_read_but_the_server_is_told_to_parse_them() {
     assert_eq!(run.code, Some(1));
 }
 
-#[tokio::test]
+#[mm_testkit::test]
 async fn a_call_in_a_format_mm_cannot_read_says_the_format() {
     // Kimi K2's markers, the arguments cut: mm sees the format but cannot read the call.
     let broken = "<|tool_calls_section_begin|><|tool_call_begin|>functions.get_time:0<|tool_call_argument_begin|>{\"city\": Paris}<|tool_call_end|>";
@@ -188,7 +188,7 @@ async fn a_call_in_a_format_mm_cannot_read_says_the_format() {
     assert_eq!(run.code, Some(1));
 }
 
-#[tokio::test]
+#[mm_testkit::test]
 async fn the_chat_template_the_server_reports_names_the_models_own_form() {
     // Functionary writes its first call as `NAME` and JSON on the next line, which mm reads only
     // when the server's chat template says the model is Functionary.
@@ -217,7 +217,7 @@ async fn the_chat_template_the_server_reports_names_the_models_own_form() {
     assert_eq!(run.code, Some(0));
 }
 
-#[tokio::test]
+#[mm_testkit::test]
 async fn a_server_without_tool_support_fails_the_check_and_the_exit_code() {
     let refusal = || {
         Reply::error(
@@ -263,7 +263,7 @@ async fn a_server_without_tool_support_fails_the_check_and_the_exit_code() {
     assert_eq!(run.code, Some(1));
 }
 
-#[tokio::test]
+#[mm_testkit::test]
 async fn a_tiny_window_fails_with_the_way_to_raise_it() {
     let options = Options {
         n_ctx: Some(2048),
@@ -308,7 +308,7 @@ async fn a_tiny_window_fails_with_the_way_to_raise_it() {
     assert_eq!(run.code, Some(0));
 }
 
-#[tokio::test]
+#[mm_testkit::test]
 async fn no_server_fails_and_skips_what_needs_one() {
     let sb = Sandbox::new();
     let url = format!("http://127.0.0.1:{}/v1", common::refused_port());
@@ -334,7 +334,7 @@ async fn no_server_fails_and_skips_what_needs_one() {
     assert_eq!(run.stderr, "");
 }
 
-#[tokio::test]
+#[mm_testkit::test]
 async fn the_configuration_and_the_project_are_reported() {
     let server = FakeServer::start(vec![
         counted(),
@@ -397,7 +397,7 @@ async fn the_configuration_and_the_project_are_reported() {
     );
 }
 
-#[tokio::test]
+#[mm_testkit::test]
 async fn json_reports_every_check_for_scripts() {
     let server = FakeServer::start(vec![
         counted(),
@@ -455,7 +455,7 @@ async fn json_reports_every_check_for_scripts() {
     );
 }
 
-#[tokio::test]
+#[mm_testkit::test]
 async fn a_configuration_that_does_not_load_is_the_one_failed_line() {
     let sb = Sandbox::new();
     sb.write(".mm/config.toml", "contextWindow = \"big\"\n");

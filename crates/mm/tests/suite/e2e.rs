@@ -51,7 +51,7 @@ fn usage(session: &Value, key: &str) -> u64 {
     session["usage"][key].as_u64().unwrap_or(0)
 }
 
-#[tokio::test]
+#[mm_testkit::test]
 async fn say_hello_streams_an_answer_and_saves_its_usage() {
     let Some(url) = common::e2e_url("say_hello_streams_an_answer_and_saves_its_usage") else {
         return;
@@ -84,7 +84,7 @@ async fn say_hello_streams_an_answer_and_saves_its_usage() {
     );
 }
 
-#[tokio::test]
+#[mm_testkit::test]
 async fn sigint_during_generation_exits_130_at_once() {
     let Some(url) = common::e2e_url("sigint_during_generation_exits_130_at_once") else {
         return;
@@ -126,7 +126,7 @@ async fn sigint_during_generation_exits_130_at_once() {
 
 /// A first turn, a second one with `--continue` (the same session file grows), then a third
 /// with a window so small that the history is compressed before the model call.
-#[tokio::test]
+#[mm_testkit::test]
 async fn continue_resumes_the_session_and_a_small_window_compresses_it() {
     let Some(url) =
         common::e2e_url("continue_resumes_the_session_and_a_small_window_compresses_it")
@@ -218,7 +218,7 @@ async fn continue_resumes_the_session_and_a_small_window_compresses_it() {
 /// work; the window (the script's 8192) is small; the model never calls a tool — it answers
 /// in prose even with `tool_choice: "required"`, although llama-server's template has tool
 /// calls — so the doctor fails and says so.
-#[tokio::test]
+#[mm_testkit::test]
 async fn doctor_reports_what_the_tiny_model_can_and_cannot_do() {
     let Some(url) = common::e2e_url("doctor_reports_what_the_tiny_model_can_and_cannot_do") else {
         return;
@@ -275,7 +275,7 @@ async fn doctor_reports_what_the_tiny_model_can_and_cannot_do() {
 /// The README's quick start on a fresh machine: `scripts/local-model.sh start` serves on its
 /// default port, and `mm -p` finds it with no variable set. Runs only when the end-to-end
 /// server is the script's default one and no server on a usual port would be found first.
-#[tokio::test]
+#[mm_testkit::test]
 async fn the_quick_start_finds_the_script_s_server_with_nothing_set() {
     let test = "the_quick_start_finds_the_script_s_server_with_nothing_set";
     let Some(url) = common::e2e_url(test) else {
@@ -367,7 +367,7 @@ async fn poem(url: &str) -> (String, Run, Duration, String) {
 /// in the session is a prefix of what was shown. The folder's name is in the system prompt, and
 /// about one name in ten gives a poem that varies instead of looping: such a run must end by
 /// itself or by the cap, without the line, and the next attempt (another name) is made.
-#[tokio::test]
+#[mm_testkit::test]
 async fn a_model_that_repeats_itself_is_stopped_within_seconds() {
     let Some(url) = common::e2e_url("a_model_that_repeats_itself_is_stopped_within_seconds") else {
         return;

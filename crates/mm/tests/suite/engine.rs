@@ -54,7 +54,7 @@ async fn session(r: &Rig, fe: &Recorder) -> Session {
     s
 }
 
-#[tokio::test]
+#[mm_testkit::test]
 async fn a_text_turn_streams_and_is_stored() {
     let model = ScriptedModel::new(vec![Answer::text("hello there")]);
     let r = rig(model.clone(), |_| {});
@@ -98,7 +98,7 @@ async fn a_text_turn_streams_and_is_stored() {
     );
 }
 
-#[tokio::test]
+#[mm_testkit::test]
 async fn tool_call_sequence_refs_and_recap() {
     let model = ScriptedModel::new(vec![
         Answer::raw_call("echo", r#"{"text":"hi"}"#),
@@ -143,7 +143,7 @@ async fn tool_call_sequence_refs_and_recap() {
     );
 }
 
-#[tokio::test]
+#[mm_testkit::test]
 async fn bad_arguments_and_unknown_tools_are_explained_and_the_turn_goes_on() {
     let model = ScriptedModel::new(vec![
         Answer::raw_call("echo", "{not json"),
@@ -174,7 +174,7 @@ async fn bad_arguments_and_unknown_tools_are_explained_and_the_turn_goes_on() {
     assert_eq!(out.recap.unwrap().get(Tally::Command), 0);
 }
 
-#[tokio::test]
+#[mm_testkit::test]
 async fn loop_detector_blocks_then_ends_the_turn() {
     let replies = (0..6)
         .map(|_| Answer::raw_call("echo", r#"{"text":"x"}"#))
@@ -202,7 +202,7 @@ async fn loop_detector_blocks_then_ends_the_turn() {
     assert_eq!(out.recap.unwrap().get(Tally::Command), 3);
 }
 
-#[tokio::test]
+#[mm_testkit::test]
 async fn max_steps_stops_the_turn() {
     let replies = (0..5)
         .map(|i| Answer::raw_call("echo", &format!(r#"{{"text":"{i}"}}"#)))
@@ -219,7 +219,7 @@ async fn max_steps_stops_the_turn() {
     );
 }
 
-#[tokio::test]
+#[mm_testkit::test]
 async fn permission_answers_are_remembered() {
     let replies = vec![
         Answer::raw_call("echo", r#"{"text":"a"}"#),
@@ -259,7 +259,7 @@ async fn permission_answers_are_remembered() {
     );
 }
 
-#[tokio::test]
+#[mm_testkit::test]
 async fn a_failure_removes_the_unanswered_question() {
     let model = ScriptedModel::new(vec![Answer::error(ModelError::Http {
         status: 500,
@@ -280,7 +280,7 @@ async fn a_failure_removes_the_unanswered_question() {
     );
 }
 
-#[tokio::test]
+#[mm_testkit::test]
 async fn a_cancelled_prompt_waiting_for_its_turn_never_runs() {
     let model = ScriptedModel::new(vec![]);
     let r = rig(model.clone(), |_| {});
@@ -294,7 +294,7 @@ async fn a_cancelled_prompt_waiting_for_its_turn_never_runs() {
     assert_eq!(s.history.len(), 1);
 }
 
-#[tokio::test]
+#[mm_testkit::test]
 async fn interrupted_calls_are_answered_in_the_next_request_only() {
     // Two calls in one response; the turn is cut short by maxSteps after the first response.
     let two = Answer::calls(vec![
@@ -333,7 +333,7 @@ async fn interrupted_calls_are_answered_in_the_next_request_only() {
     assert_eq!(s.history.iter().filter(|m| m.role == Role::Tool).count(), 0);
 }
 
-#[tokio::test]
+#[mm_testkit::test]
 async fn at_paths_are_attached_once() {
     let model = ScriptedModel::new(vec![Answer::text("ok")]);
     let r = rig(model.clone(), |_| {});
@@ -349,7 +349,7 @@ async fn at_paths_are_attached_once() {
     assert!(fe.events().contains(&Event::Attached(abs)));
 }
 
-#[tokio::test]
+#[mm_testkit::test]
 async fn the_system_prompt_is_stable_between_turns() {
     let model = ScriptedModel::new(vec![Answer::text("a"), Answer::text("b")]);
     let r = rig(model.clone(), |_| {});
@@ -362,7 +362,7 @@ async fn the_system_prompt_is_stable_between_turns() {
     assert_eq!(r[1].messages.len(), 4);
 }
 
-#[tokio::test]
+#[mm_testkit::test]
 async fn the_system_prompt_speaks_only_of_tools_that_exist() {
     // Without agents there is no ask_agent tool, and the prompt does not offer one.
     let fe = Recorder::new();
@@ -392,7 +392,7 @@ async fn the_system_prompt_speaks_only_of_tools_that_exist() {
     assert!(s.tools.get("ask_agent").is_some());
 }
 
-#[tokio::test]
+#[mm_testkit::test]
 async fn a_model_switch_starts_the_chars_per_token_estimate_afresh() {
     // The ratio learnt from one model's tokenizer says nothing of another's.
     let model = ScriptedModel::new(vec![

@@ -28,7 +28,7 @@ fn tool_results(s: &mm::engine::Session) -> Vec<String> {
         .collect()
 }
 
-#[tokio::test]
+#[mm_testkit::test]
 async fn a_pre_tool_call_guard_denies_rm_rf_before_any_permission_is_asked() {
     let hooks_dir = tempfile::tempdir().unwrap();
     let guard = hooks_dir.path().join("guard.sh");
@@ -129,7 +129,7 @@ async fn a_pre_tool_call_guard_denies_rm_rf_before_any_permission_is_asked() {
     model.assert_invariants();
 }
 
-#[tokio::test]
+#[mm_testkit::test]
 async fn post_tool_call_context_is_appended_to_the_result() {
     let hooks_dir = tempfile::tempdir().unwrap();
     let seen = hooks_dir.path().join("seen.json");
@@ -158,7 +158,7 @@ async fn post_tool_call_context_is_appended_to_the_result() {
     );
 }
 
-#[tokio::test]
+#[mm_testkit::test]
 async fn a_post_tool_call_hook_with_another_match_does_not_run() {
     let hooks_dir = tempfile::tempdir().unwrap();
     let marker = hooks_dir.path().join("ran");
@@ -182,7 +182,7 @@ async fn a_post_tool_call_hook_with_another_match_does_not_run() {
     assert!(!marker.exists());
 }
 
-#[tokio::test]
+#[mm_testkit::test]
 async fn a_user_prompt_submit_deny_blocks_the_turn_without_a_model_call() {
     let model = ScriptedModel::new(vec![]);
     let r = rig(model.clone(), |c| {
@@ -209,7 +209,7 @@ async fn a_user_prompt_submit_deny_blocks_the_turn_without_a_model_call() {
     assert!(matches!(out.command, Some(Command::New { .. })));
 }
 
-#[tokio::test]
+#[mm_testkit::test]
 async fn user_prompt_submit_context_is_appended_to_the_user_message() {
     let hooks_dir = tempfile::tempdir().unwrap();
     let seen = hooks_dir.path().join("seen.json");
@@ -233,7 +233,7 @@ async fn user_prompt_submit_context_is_appended_to_the_user_message() {
     );
 }
 
-#[tokio::test]
+#[mm_testkit::test]
 async fn session_start_context_joins_the_system_prompt_and_the_first_prompt_waits() {
     let model = ScriptedModel::new(vec![Answer::text("ok"), Answer::text("ok")]);
     let r = rig(model.clone(), |c| {
@@ -260,7 +260,7 @@ async fn session_start_context_joins_the_system_prompt_and_the_first_prompt_wait
     assert_eq!(reqs[1].messages[0], reqs[0].messages[0]);
 }
 
-#[tokio::test]
+#[mm_testkit::test]
 async fn turn_end_receives_the_stop_reason() {
     let hooks_dir = tempfile::tempdir().unwrap();
     let seen = hooks_dir.path().join("seen.json");
@@ -286,7 +286,7 @@ async fn turn_end_receives_the_stop_reason() {
     assert_eq!(received(&seen)["stopReason"], "error");
 }
 
-#[tokio::test]
+#[mm_testkit::test]
 async fn a_hanging_hook_times_out_with_a_warning_and_the_tool_still_runs() {
     let model = ScriptedModel::new(vec![
         Answer::call("bash", json!({"command": "echo ran"})),
@@ -312,7 +312,7 @@ async fn a_hanging_hook_times_out_with_a_warning_and_the_tool_still_runs() {
     }));
 }
 
-#[tokio::test]
+#[mm_testkit::test]
 async fn a_fail_closed_hook_that_times_out_denies() {
     let model = ScriptedModel::new(vec![
         Answer::call("bash", json!({"command": "echo ran"})),
@@ -337,7 +337,7 @@ async fn a_fail_closed_hook_that_times_out_denies() {
     }));
 }
 
-#[tokio::test]
+#[mm_testkit::test]
 async fn a_pre_compact_deny_skips_compression() {
     let hooks_dir = tempfile::tempdir().unwrap();
     let seen = hooks_dir.path().join("seen.json");
@@ -368,7 +368,7 @@ async fn a_pre_compact_deny_skips_compression() {
     );
 }
 
-#[tokio::test]
+#[mm_testkit::test]
 async fn mm_p_runs_the_configured_guard() {
     use common::{FakeServer, Reply as Http};
     let server = FakeServer::start(vec![

@@ -30,7 +30,7 @@ fn sessions_on(c: &mut mm::config::Config) {
     c.sessions.enabled = true;
 }
 
-#[tokio::test]
+#[mm_testkit::test]
 async fn the_file_is_written_at_creation_and_after_every_turn_failed_and_cancelled_too() {
     let model = ScriptedModel::new(vec![
         Answer::text("hello"),
@@ -103,7 +103,7 @@ async fn the_file_is_written_at_creation_and_after_every_turn_failed_and_cancell
     model.assert_invariants();
 }
 
-#[tokio::test]
+#[mm_testkit::test]
 async fn new_archives_the_conversation_and_keeps_grants_usage_and_id() {
     let model = ScriptedModel::new(vec![
         Answer::call("bash", json!({"command": "echo a"})),
@@ -217,7 +217,7 @@ fn two_turns() -> Vec<Answer> {
     ]
 }
 
-#[tokio::test]
+#[mm_testkit::test]
 async fn compact_summarises_older_turns_and_keeps_the_last_ones() {
     let model = ScriptedModel::new(two_turns());
     let r = rig(model.clone(), |c| {
@@ -295,7 +295,7 @@ async fn compact_summarises_older_turns_and_keeps_the_last_ones() {
     model.assert_invariants();
 }
 
-#[tokio::test]
+#[mm_testkit::test]
 async fn a_failed_summary_keeps_the_history_and_the_measure() {
     let model = ScriptedModel::new(two_turns());
     let r = rig(model.clone(), |c| c.context.keep_last_turns = 1);
@@ -330,7 +330,7 @@ fn bulky(i: usize) -> String {
     format!("turn {i}: {}", "lorem ipsum dolor sit amet ".repeat(60))
 }
 
-#[tokio::test]
+#[mm_testkit::test]
 async fn a_long_history_is_compressed_before_the_model_call() {
     let model = ScriptedModel::new(vec![]);
     // The window leaves room for a few turns beside the system prompt and the tool schemas.
@@ -378,7 +378,7 @@ async fn a_long_history_is_compressed_before_the_model_call() {
     model.assert_invariants();
 }
 
-#[tokio::test]
+#[mm_testkit::test]
 async fn a_reported_input_count_over_the_threshold_triggers_compression() {
     // The estimate is small, but the server counts many more tokens than 4 chars each.
     let model = ScriptedModel::new(vec![
@@ -405,7 +405,7 @@ async fn a_reported_input_count_over_the_threshold_triggers_compression() {
     model.assert_invariants();
 }
 
-#[tokio::test]
+#[mm_testkit::test]
 async fn a_single_turn_over_the_window_ends_with_an_explanation_and_no_request() {
     let model = ScriptedModel::new(vec![]);
     let r = rig(model.clone(), |c| {
@@ -439,7 +439,7 @@ fn exceeded() -> ModelError {
     }
 }
 
-#[tokio::test]
+#[mm_testkit::test]
 async fn context_exceeded_from_the_server_compresses_once_and_retries_once() {
     let model = ScriptedModel::new(vec![
         Answer::text("a"),
@@ -466,7 +466,7 @@ async fn context_exceeded_from_the_server_compresses_once_and_retries_once() {
     model.assert_invariants();
 }
 
-#[tokio::test]
+#[mm_testkit::test]
 async fn context_exceeded_twice_fails_the_turn_with_the_servers_line() {
     let model = ScriptedModel::new(vec![
         Answer::text("a"),
@@ -489,7 +489,7 @@ async fn context_exceeded_twice_fails_the_turn_with_the_servers_line() {
     model.assert_invariants();
 }
 
-#[tokio::test]
+#[mm_testkit::test]
 async fn context_exceeded_with_a_failed_summary_reports_it_once_and_fails_with_the_servers_line() {
     let model = ScriptedModel::new(vec![
         Answer::text("a"),
@@ -524,7 +524,7 @@ async fn context_exceeded_with_a_failed_summary_reports_it_once_and_fails_with_t
     assert_eq!(s.history, before);
 }
 
-#[tokio::test]
+#[mm_testkit::test]
 async fn context_exceeded_with_nothing_to_compress_fails_with_the_servers_line() {
     let model = ScriptedModel::new(vec![Answer::error(exceeded())]);
     let r = rig(model.clone(), |_| {});
@@ -577,7 +577,7 @@ fn stored_session(id: &str) -> SessionFile {
     }
 }
 
-#[tokio::test]
+#[mm_testkit::test]
 async fn load_session_restores_the_conversation_under_the_current_system_prompt() {
     let model = ScriptedModel::new(vec![
         Answer::call("bash", json!({"command": "echo hi"})),
@@ -633,7 +633,7 @@ async fn load_session_restores_the_conversation_under_the_current_system_prompt(
     model.assert_invariants();
 }
 
-#[tokio::test]
+#[mm_testkit::test]
 async fn load_session_refuses_bad_and_unknown_ids() {
     let model = ScriptedModel::new(vec![]);
     let r = rig(model.clone(), sessions_on);
@@ -691,7 +691,7 @@ async fn load_session_refuses_bad_and_unknown_ids() {
     assert!(model.requests().is_empty());
 }
 
-#[tokio::test]
+#[mm_testkit::test]
 async fn a_session_written_by_one_engine_is_continued_by_another() {
     // As `mm -p` then `mm --continue -p` would: two engines, one folder.
     let model = ScriptedModel::new(vec![
@@ -729,7 +729,7 @@ async fn a_session_written_by_one_engine_is_continued_by_another() {
 /// The same paths with the real OpenAI client over HTTP: the fake server checks every request
 /// against the history invariants real servers enforce (after compaction, `/new`, a cancel and a
 /// load), and answers llama.cpp's "context exceeded" like the real thing.
-#[tokio::test]
+#[mm_testkit::test]
 async fn over_http_the_history_stays_valid_through_compaction_new_cancel_and_load() {
     use common::{FakeServer, Reply as Http};
     let server = FakeServer::start(vec![
@@ -857,7 +857,7 @@ pub(crate) async fn mm(
     )
 }
 
-#[tokio::test]
+#[mm_testkit::test]
 async fn mm_p_writes_a_session_that_continue_and_resume_pick_up() {
     use common::{FakeServer, Reply as Http};
     let server = FakeServer::start(vec![

@@ -49,7 +49,7 @@ fn requested(name: &str) -> String {
     )
 }
 
-#[tokio::test]
+#[mm_testkit::test]
 async fn the_catalogue_is_listed_in_the_system_prompt() {
     let model = ScriptedModel::new(vec![Answer::text("ok")]);
     let r = rig(model.clone(), |_| {});
@@ -93,7 +93,7 @@ fn tool_names(model: &ScriptedModel, request: usize) -> Vec<String> {
         .collect()
 }
 
-#[tokio::test]
+#[mm_testkit::test]
 async fn read_skill_is_offered_only_when_the_session_has_a_skill() {
     // Without a skill the model could name none, and the schema costs tokens on every request.
     let model = ScriptedModel::new(vec![Answer::text("ok")]);
@@ -113,7 +113,7 @@ async fn read_skill_is_offered_only_when_the_session_has_a_skill() {
     assert!(tool_names(&model, 0).contains(&"read_skill".to_string()));
 }
 
-#[tokio::test]
+#[mm_testkit::test]
 async fn dollar_and_slash_notations_request_the_skill() {
     let model = ScriptedModel::new(vec![]);
     let r = rig(model.clone(), |_| {});
@@ -159,7 +159,7 @@ async fn dollar_and_slash_notations_request_the_skill() {
     assert_eq!(sent[3], s.history[3].content);
 }
 
-#[tokio::test]
+#[mm_testkit::test]
 async fn read_skill_returns_the_body_the_folder_and_its_files_and_is_counted() {
     let model = ScriptedModel::new(vec![
         Answer::call("read_skill", json!({"name": "greetings"})),
@@ -212,7 +212,7 @@ async fn read_skill_returns_the_body_the_folder_and_its_files_and_is_counted() {
     model.assert_invariants();
 }
 
-#[tokio::test]
+#[mm_testkit::test]
 async fn a_skill_script_runs_through_bash() {
     // What a real user's skill does: load it, then run its script from its folder.
     let model = ScriptedModel::new(vec![]);
@@ -236,7 +236,7 @@ async fn a_skill_script_runs_through_bash() {
     model.assert_invariants();
 }
 
-#[tokio::test]
+#[mm_testkit::test]
 async fn a_skill_named_like_a_command_is_shadowed_but_reachable_with_dollar() {
     let model = ScriptedModel::new(vec![]);
     let r = rig(model.clone(), |_| {});
@@ -279,7 +279,7 @@ async fn a_skill_named_like_a_command_is_shadowed_but_reachable_with_dollar() {
     );
 }
 
-#[tokio::test]
+#[mm_testkit::test]
 async fn a_broken_skill_is_skipped_with_a_warning_naming_the_file() {
     let model = ScriptedModel::new(vec![]);
     let r = rig(model.clone(), |_| {});

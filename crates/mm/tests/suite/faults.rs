@@ -694,7 +694,7 @@ async fn acp_row(row: &Row) {
     );
 }
 
-#[tokio::test]
+#[mm_testkit::test]
 async fn every_fault_through_acp() {
     for row in rows() {
         acp_row(&row).await;
@@ -826,7 +826,7 @@ async fn one_shot_row(row: &Row) {
     }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[mm_testkit::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_fault_through_mm_p() {
     use futures::StreamExt;
     let rows = rows();
@@ -961,7 +961,7 @@ fn terminal_row(row: &Row) {
     );
 }
 
-#[test]
+#[mm_testkit::test]
 fn every_fault_through_the_terminal() {
     let rows = rows();
     // One pseudo-terminal, sandbox and server per row, a few rows at once.

@@ -112,7 +112,7 @@ fn appears(path: &Path) -> bool {
     false
 }
 
-#[test]
+#[mm_testkit::test]
 fn trust_at_the_prompt_runs_the_project_s_commands_in_this_session() {
     let w = World::new();
     let project = w.project();
@@ -153,7 +153,7 @@ temperature = 0.2
     );
 }
 
-#[test]
+#[mm_testkit::test]
 fn not_now_changes_nothing_and_asks_again_next_time() {
     let w = World::new();
     let project = w.project();
@@ -178,7 +178,7 @@ fn not_now_changes_nothing_and_asks_again_next_time() {
     assert!(!project.join("hook-ran.txt").exists());
 }
 
-#[test]
+#[mm_testkit::test]
 fn never_is_remembered_and_not_asked_again() {
     let w = World::new();
     let project = w.project();
@@ -245,7 +245,7 @@ fn warning(sb: &Sandbox) -> String {
     )
 }
 
-#[tokio::test]
+#[mm_testkit::test]
 async fn one_shot_and_acp_say_what_was_skipped_and_never_ask() {
     let server = FakeServer::start(vec![Reply::text("hello")]).await;
     let sb = untrusted_sandbox();
@@ -275,7 +275,7 @@ async fn one_shot_and_acp_say_what_was_skipped_and_never_ask() {
     assert!(!sb.path("hook-ran.txt").exists());
 }
 
-#[tokio::test]
+#[mm_testkit::test]
 async fn mm_trust_adds_the_project_keeping_the_user_s_file() {
     let server = FakeServer::start(vec![Reply::text("hello")]).await;
     let sb = untrusted_sandbox();
@@ -354,7 +354,7 @@ temperature = 0.2
     );
 }
 
-#[tokio::test]
+#[mm_testkit::test]
 async fn one_shot_ends_with_the_recap_line_and_quiet_keeps_stderr_for_errors() {
     let server =
         FakeServer::start(vec![answer_with_usage("hello"), answer_with_usage("again")]).await;

@@ -98,7 +98,7 @@ fn failed(line: &str) -> HookResult {
     }
 }
 
-#[test]
+#[mm_testkit::test]
 fn events_names_and_abilities() {
     let table: Vec<(&str, bool, bool)> = HookEvent::ALL
         .iter()
@@ -118,7 +118,7 @@ fn events_names_and_abilities() {
     assert_eq!(HookEvent::PreToolCall.to_string(), "preToolCall");
 }
 
-#[test]
+#[mm_testkit::test]
 fn counts_per_event() {
     let c = HooksConfig {
         pre_tool_call: vec![hook("a"), hook("b")],
@@ -138,7 +138,7 @@ fn counts_per_event() {
     );
 }
 
-#[tokio::test]
+#[mm_testkit::test]
 async fn no_hooks_allow() {
     let d = Dir::new();
     let hooks = Hooks::new(&HooksConfig::default(), mm::process::Supervisor::new());
@@ -148,7 +148,7 @@ async fn no_hooks_allow() {
     );
 }
 
-#[tokio::test]
+#[mm_testkit::test]
 async fn exit_zero_with_empty_stdout_allows() {
     let d = Dir::new();
     let hooks = hooks_for(
@@ -161,7 +161,7 @@ async fn exit_zero_with_empty_stdout_allows() {
     );
 }
 
-#[tokio::test]
+#[mm_testkit::test]
 async fn exit_two_denies_with_stderr_as_reason() {
     let d = Dir::new();
     let hooks = hooks_for(
@@ -186,7 +186,7 @@ async fn exit_two_denies_with_stderr_as_reason() {
     );
 }
 
-#[tokio::test]
+#[mm_testkit::test]
 async fn json_decision_denies() {
     let d = Dir::new();
     let hooks = hooks_for(
@@ -210,7 +210,7 @@ async fn json_decision_denies() {
     );
 }
 
-#[tokio::test]
+#[mm_testkit::test]
 async fn context_by_json_and_by_plain_stdout() {
     let d = Dir::new();
     let hooks = hooks_for(
@@ -258,7 +258,7 @@ fn alive(pid: i32) -> bool {
     }
 }
 
-#[tokio::test]
+#[mm_testkit::test]
 async fn a_hung_hook_times_out_and_its_process_group_is_killed() {
     let d = Dir::new();
     let mut h = hook(&d.script("hang.sh", "sleep 300 &\necho $! > child.pid\nwait"));
@@ -287,7 +287,7 @@ async fn a_hung_hook_times_out_and_its_process_group_is_killed() {
     assert!(!alive(pid), "the hook's child {pid} survived");
 }
 
-#[tokio::test]
+#[mm_testkit::test]
 async fn cancel_kills_the_hook() {
     let d = Dir::new();
     let hooks = hooks_for(
@@ -321,7 +321,7 @@ async fn cancel_kills_the_hook() {
     assert_eq!(result, HookResult::default());
 }
 
-#[tokio::test]
+#[mm_testkit::test]
 async fn a_missing_command_cannot_start() {
     let d = Dir::new();
     let hooks = hooks_for(HookEvent::PreToolCall, vec![hook("./missing.sh")]);
@@ -347,7 +347,7 @@ async fn a_missing_command_cannot_start() {
     );
 }
 
-#[tokio::test]
+#[mm_testkit::test]
 async fn a_crash_is_a_failure_that_allows() {
     let d = Dir::new();
     let cmd = d.script(
@@ -366,7 +366,7 @@ async fn a_crash_is_a_failure_that_allows() {
     );
 }
 
-#[tokio::test]
+#[mm_testkit::test]
 async fn fail_closed_turns_a_failure_into_a_deny() {
     let d = Dir::new();
     let cmd = d.script("crash.sh", "echo boom >&2; exit 3");
@@ -392,7 +392,7 @@ async fn fail_closed_turns_a_failure_into_a_deny() {
     );
 }
 
-#[tokio::test]
+#[mm_testkit::test]
 async fn a_deny_from_an_event_that_cannot_deny_is_a_failure() {
     let d = Dir::new();
     let hooks = hooks_for(
@@ -405,7 +405,7 @@ async fn a_deny_from_an_event_that_cannot_deny_is_a_failure() {
     );
 }
 
-#[tokio::test]
+#[mm_testkit::test]
 async fn match_is_a_regex_on_the_whole_tool_name() {
     let d = Dir::new();
     let mut h = hook(&d.script("guard.sh", "echo guarded >&2; exit 2"));
@@ -428,7 +428,7 @@ async fn match_is_a_regex_on_the_whole_tool_name() {
     assert!(!hooks.any(HookEvent::PreToolCall, Some("bash2")));
 }
 
-#[tokio::test]
+#[mm_testkit::test]
 async fn an_invalid_pattern_is_a_warning_and_a_failure() {
     let d = Dir::new();
     let mut h = hook("exit 0");
@@ -453,7 +453,7 @@ async fn an_invalid_pattern_is_a_warning_and_a_failure() {
     );
 }
 
-#[tokio::test]
+#[mm_testkit::test]
 async fn hooks_run_in_order_and_the_first_deny_wins() {
     let d = Dir::new();
     let hooks = hooks_for(
@@ -475,7 +475,7 @@ async fn hooks_run_in_order_and_the_first_deny_wins() {
     assert_eq!(d.read("log"), "one\ntwo\n");
 }
 
-#[tokio::test]
+#[mm_testkit::test]
 async fn the_hook_receives_its_input_and_environment() {
     let d = Dir::new();
     let hooks = hooks_for(
@@ -515,7 +515,7 @@ async fn the_hook_receives_its_input_and_environment() {
     );
 }
 
-#[tokio::test]
+#[mm_testkit::test]
 async fn post_tool_call_input_fields_pass_through() {
     let d = Dir::new();
     let hooks = hooks_for(
@@ -543,7 +543,7 @@ async fn post_tool_call_input_fields_pass_through() {
     );
 }
 
-#[tokio::test]
+#[mm_testkit::test]
 async fn a_hook_that_does_not_read_stdin_is_not_a_failure() {
     let d = Dir::new();
     let hooks = hooks_for(
@@ -568,7 +568,7 @@ async fn a_hook_that_does_not_read_stdin_is_not_a_failure() {
     assert_eq!(result, context(&["noted"]));
 }
 
-#[tokio::test]
+#[mm_testkit::test]
 async fn a_background_process_holding_stdout_does_not_hang_the_hook() {
     let d = Dir::new();
     let hooks = hooks_for(

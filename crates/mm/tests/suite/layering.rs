@@ -12,7 +12,7 @@ use std::process::Command;
 
 use serde_json::Value;
 
-const ARCHITECTURE: &str = include_str!("../../../docs/architecture.md");
+const ARCHITECTURE: &str = include_str!("../../../../docs/architecture.md");
 
 /// The two front ends: nothing uses them but the binary (and the test kit's ACP client).
 const FRONT_ENDS: [&str; 2] = ["mm-acp", "mm-term"];
@@ -121,7 +121,7 @@ fn members(metadata: &Value) -> BTreeSet<String> {
         .collect()
 }
 
-#[test]
+#[mm_testkit::test]
 fn the_table_names_every_crate_of_the_workspace_once() {
     let table = table();
     let named: Vec<&str> = table.iter().map(|l| l.name.as_str()).collect();
@@ -133,7 +133,7 @@ fn the_table_names_every_crate_of_the_workspace_once() {
 /// Arrows run down the list only; a front end is used by the binary alone (the test kit's ACP
 /// client aside) and uses no other; the test kit is for tests only, and depends on no crate
 /// whose tests use it (a suite would link two copies of that crate).
-#[test]
+#[mm_testkit::test]
 fn the_table_keeps_the_layering_rules() {
     let table = table();
     let mut broken = Vec::new();
@@ -169,7 +169,7 @@ fn the_table_keeps_the_layering_rules() {
     assert_eq!(broken, Vec::<String>::new());
 }
 
-#[test]
+#[mm_testkit::test]
 fn every_dependency_between_crates_is_in_the_table() {
     let table = table();
     let metadata = metadata();
@@ -196,7 +196,7 @@ fn every_dependency_between_crates_is_in_the_table() {
     assert_eq!(unlisted, Vec::<String>::new());
 }
 
-#[test]
+#[mm_testkit::test]
 fn the_acp_sdk_stays_out_of_the_layers_below_the_front_ends() {
     let metadata = metadata();
     let users: BTreeSet<String> = dependencies(&metadata)
@@ -216,7 +216,7 @@ fn the_acp_sdk_stays_out_of_the_layers_below_the_front_ends() {
     );
 }
 
-#[test]
+#[mm_testkit::test]
 fn the_core_the_model_and_the_tools_know_no_front_end() {
     let metadata = metadata();
     let mut known = Vec::new();

@@ -153,7 +153,7 @@ impl World {
     }
 }
 
-#[tokio::test]
+#[mm_testkit::test]
 async fn the_tools_of_a_server_are_offered_and_called_with_their_own_schemas() {
     let w = World::new(
         vec![
@@ -240,7 +240,7 @@ async fn the_tools_of_a_server_are_offered_and_called_with_their_own_schemas() {
     assert!(gone(pid).await, "the server outlived the shutdown");
 }
 
-#[tokio::test]
+#[mm_testkit::test]
 async fn max_output_applies_and_the_gate_asks_for_ask_servers_even_in_yolo() {
     let w = World::new(
         vec![
@@ -276,7 +276,7 @@ async fn max_output_applies_and_the_gate_asks_for_ask_servers_even_in_yolo() {
     );
 }
 
-#[tokio::test]
+#[mm_testkit::test]
 async fn with_yolo_off_an_allow_server_asks_too() {
     let w = World::new(
         vec![
@@ -297,7 +297,7 @@ async fn with_yolo_off_an_allow_server_asks_too() {
     assert_eq!(finished(&fe)[0], ("echo: hi".into(), ToolStatus::Completed));
 }
 
-#[tokio::test]
+#[mm_testkit::test]
 async fn a_cancelled_call_sends_notifications_cancelled() {
     let w = World::new(
         vec![
@@ -343,7 +343,7 @@ async fn a_cancelled_call_sends_notifications_cancelled() {
     );
 }
 
-#[tokio::test]
+#[mm_testkit::test]
 async fn a_call_that_hangs_answers_one_line_when_its_timeout_passes() {
     let w = World::new(
         vec![
@@ -373,7 +373,7 @@ async fn a_call_that_hangs_answers_one_line_when_its_timeout_passes() {
     assert!(logged_until(&w.log("fake"), |m| m["method"] == "notifications/cancelled").await);
 }
 
-#[tokio::test]
+#[mm_testkit::test]
 async fn a_server_that_exits_mid_call_answers_one_line_and_its_tools_disappear() {
     let w = World::new(
         vec![
@@ -418,7 +418,7 @@ async fn a_server_that_exits_mid_call_answers_one_line_and_its_tools_disappear()
     assert_eq!(pids(&w.log("fake")).len(), 1);
 }
 
-#[tokio::test]
+#[mm_testkit::test]
 async fn a_failed_server_starts_again_on_a_later_turn() {
     let w = World::new(
         vec![
@@ -469,7 +469,7 @@ async fn fault_at_start(mode: &str, start: Duration) -> (Vec<String>, Vec<String
     (fe.warnings(), bad, pids(&w.log("bad")))
 }
 
-#[tokio::test]
+#[mm_testkit::test]
 async fn a_server_that_crashes_on_start() {
     let (warnings, tools, pids) = fault_at_start("crash-on-start", HANG_GUARD).await;
     assert_eq!(
@@ -483,7 +483,7 @@ async fn a_server_that_crashes_on_start() {
     assert!(gone(pids[0]).await);
 }
 
-#[tokio::test]
+#[mm_testkit::test]
 async fn a_server_that_hangs_on_initialize() {
     let (warnings, tools, pids) = fault_at_start("hang-init", Duration::from_secs(2)).await;
     assert_eq!(
@@ -497,7 +497,7 @@ async fn a_server_that_hangs_on_initialize() {
     assert!(gone(pids[0]).await, "the hung server was stopped");
 }
 
-#[tokio::test]
+#[mm_testkit::test]
 async fn a_server_that_writes_garbage_on_stdout() {
     let (warnings, tools, pids) = fault_at_start("garbage", Duration::from_secs(2)).await;
     assert_eq!(
@@ -511,7 +511,7 @@ async fn a_server_that_writes_garbage_on_stdout() {
     assert!(gone(pids[0]).await);
 }
 
-#[tokio::test]
+#[mm_testkit::test]
 async fn a_server_that_hangs_on_its_tool_list() {
     let (warnings, _, pids) = fault_at_start("hang-list", Duration::from_secs(2)).await;
     assert_eq!(
@@ -524,7 +524,7 @@ async fn a_server_that_hangs_on_its_tool_list() {
     assert!(gone(pids[0]).await);
 }
 
-#[tokio::test]
+#[mm_testkit::test]
 async fn a_command_that_does_not_exist() {
     let w = World::new(vec![Answer::text("fine")], |c, _| {
         c.mcp_servers.insert(
@@ -544,7 +544,7 @@ async fn a_command_that_does_not_exist() {
     );
 }
 
-#[tokio::test]
+#[mm_testkit::test]
 async fn a_slow_list_joins_on_a_later_turn_and_the_first_call_waits_only_so_long() {
     let w = World::new(vec![Answer::text("one"), Answer::text("two")], |c, logs| {
         c.mcp_timing.list_wait = Duration::from_millis(100);
@@ -571,7 +571,7 @@ async fn a_slow_list_joins_on_a_later_turn_and_the_first_call_waits_only_so_long
     assert_eq!(mcp_names(&w.model.requests()[1], "slow__").len(), 7);
 }
 
-#[tokio::test]
+#[mm_testkit::test]
 async fn a_changed_tool_list_is_offered_from_the_next_turn() {
     let w = World::new(
         vec![
@@ -603,7 +603,7 @@ async fn a_changed_tool_list_is_offered_from_the_next_turn() {
     );
 }
 
-#[tokio::test]
+#[mm_testkit::test]
 async fn an_idle_server_stops_keeps_its_tools_and_starts_again_on_a_call() {
     let w = World::new(
         vec![
@@ -644,7 +644,7 @@ async fn an_idle_server_stops_keeps_its_tools_and_starts_again_on_a_call() {
     assert!(gone(all[1]).await);
 }
 
-#[tokio::test]
+#[mm_testkit::test]
 async fn sessions_of_one_cwd_share_a_client_and_another_cwd_gets_its_own() {
     let w = World::new(
         vec![
@@ -678,7 +678,7 @@ async fn sessions_of_one_cwd_share_a_client_and_another_cwd_gets_its_own() {
     assert_eq!(pids(&w.log("fake")).len(), 2);
 }
 
-#[tokio::test]
+#[mm_testkit::test]
 async fn servers_added_to_a_session_get_a_suffix_when_their_name_is_taken() {
     let w = World::new(
         vec![
@@ -734,7 +734,7 @@ pub fn everything(test: &str) -> Option<McpServerConfig> {
     ))
 }
 
-#[tokio::test]
+#[mm_testkit::test]
 async fn the_reference_server_lists_and_answers_calls() {
     let Some(server) = everything("the_reference_server_lists_and_answers_calls") else {
         return;
@@ -790,7 +790,7 @@ fn regex_like_image(text: &str) -> bool {
         .any(|l| l.starts_with("[image, ") && (l.ends_with(" kB]") || l.ends_with(" B]")))
 }
 
-#[tokio::test]
+#[mm_testkit::test]
 async fn a_session_s_servers_start_in_the_background_before_any_turn() {
     let w = World::new(vec![], |c, logs| {
         c.mcp_servers

@@ -47,7 +47,7 @@ fn alive(pid: i32) -> bool {
     })
 }
 
-#[tokio::test]
+#[mm_testkit::test]
 async fn mm_p_uses_a_configured_server_s_tools_and_leaves_no_process_behind() {
     let server = FakeServer::start(vec![
         Reply::tool_call("fake__echo", json!({"text": "from the model"})),
@@ -93,7 +93,7 @@ async fn mm_p_uses_a_configured_server_s_tools_and_leaves_no_process_behind() {
     assert!(!alive(pid), "the MCP server outlived mm");
 }
 
-#[tokio::test]
+#[mm_testkit::test]
 async fn mm_p_with_the_reference_server() {
     let installed = std::env::var_os("PATH")
         .map(|p| std::env::split_paths(&p).any(|d| d.join("mcp-server-everything").is_file()))
@@ -123,7 +123,7 @@ async fn mm_p_with_the_reference_server() {
     );
 }
 
-#[tokio::test]
+#[mm_testkit::test]
 async fn an_untrusted_project_s_servers_are_named_in_the_banner_and_not_started() {
     let server = FakeServer::start(vec![Reply::text("ok")]).await;
     let sb = Sandbox::new();
@@ -149,7 +149,7 @@ async fn an_untrusted_project_s_servers_are_named_in_the_banner_and_not_started(
     );
 }
 
-#[tokio::test]
+#[mm_testkit::test]
 async fn a_server_that_fails_to_start_is_a_warning_and_the_prompt_is_answered() {
     let server = FakeServer::start(vec![Reply::text("answered anyway")]).await;
     let sb = Sandbox::new();

@@ -19,7 +19,7 @@ use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
 const LLAMA_STREAM: &[u8] =
-    include_bytes!("../../mm-model/fixtures/sse/llamacpp_reasoning_tool_call.sse");
+    include_bytes!("../../../mm-model/fixtures/sse/llamacpp_reasoning_tool_call.sse");
 
 fn config(url: &str, name: &str) -> ModelConfig {
     ModelConfig {
@@ -90,7 +90,7 @@ async fn windowless(script: Vec<Reply>) -> FakeServer {
     FakeServer::start_with(options, script).await.unwrap()
 }
 
-#[tokio::test]
+#[mm_testkit::test]
 async fn streams_a_llamacpp_answer_and_sends_the_expected_request() {
     let stream = String::from_utf8(LLAMA_STREAM.to_vec()).unwrap();
     let server = FakeServer::start(vec![Reply::sse(&stream)]).await;
@@ -131,7 +131,7 @@ async fn streams_a_llamacpp_answer_and_sends_the_expected_request() {
     assert_eq!(sent[0].header("authorization"), Some("Bearer sekret"));
 }
 
-#[tokio::test]
+#[mm_testkit::test]
 async fn sends_tools_and_temperature_and_no_key_when_none() {
     let server = FakeServer::start(vec![Reply::text("ok")]).await;
     let mut cfg = config(&server.url(), "m");
@@ -147,7 +147,7 @@ async fn sends_tools_and_temperature_and_no_key_when_none() {
     assert_eq!(sent.header("authorization"), None);
 }
 
-#[tokio::test]
+#[mm_testkit::test]
 async fn a_server_error_is_one_line_with_its_message_and_not_retried() {
     let server = FakeServer::start(vec![Reply::error(
         500,
@@ -163,7 +163,7 @@ async fn a_server_error_is_one_line_with_its_message_and_not_retried() {
     assert_eq!(chats(&server).len(), 1);
 }
 
-#[tokio::test]
+#[mm_testkit::test]
 async fn a_400_shows_the_servers_message() {
     let server = FakeServer::start(vec![Reply::error(
         400,
@@ -178,7 +178,7 @@ async fn a_400_shows_the_servers_message() {
     );
 }
 
-#[tokio::test]
+#[mm_testkit::test]
 async fn a_loading_server_503_is_retried_until_it_answers() {
     let loading = Reply::error(
         503,
@@ -192,7 +192,7 @@ async fn a_loading_server_503_is_retried_until_it_answers() {
     assert_eq!(chats(&server).len(), 3);
 }
 
-#[tokio::test]
+#[mm_testkit::test]
 async fn a_503_that_never_ends_gives_up_after_five_tries() {
     // More than the client tries: it gives up on its own.
     let loading = Reply::error(503, json!({"error": {"message": "Loading model"}}));
@@ -206,7 +206,7 @@ async fn a_503_that_never_ends_gives_up_after_five_tries() {
     assert_eq!(chats(&server).len(), 5);
 }
 
-#[tokio::test]
+#[mm_testkit::test]
 async fn a_429_is_retried_after_its_retry_after() {
     let server = FakeServer::start(vec![
         Reply::error(429, json!({"error": "busy"})).with_header("Retry-After", "0"),
@@ -219,7 +219,7 @@ async fn a_429_is_retried_after_its_retry_after() {
     assert_eq!(chats(&server).len(), 2);
 }
 
-#[tokio::test]
+#[mm_testkit::test]
 async fn a_stream_cut_midway_says_how_many_bytes_came() {
     let partial = "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"Hel\"}}]}\n\n";
     let server = FakeServer::start(vec![Reply::sse(partial).cut_after(1)]).await;
@@ -235,7 +235,7 @@ async fn a_stream_cut_midway_says_how_many_bytes_came() {
     );
 }
 
-#[tokio::test]
+#[mm_testkit::test]
 async fn a_stream_closed_without_an_end_is_broken() {
     let partial = "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"Hel\"}}]}\n\n";
     let server = FakeServer::start(vec![Reply::sse(partial)]).await;
@@ -250,7 +250,7 @@ async fn a_stream_closed_without_an_end_is_broken() {
     );
 }
 
-#[tokio::test]
+#[mm_testkit::test]
 async fn an_idle_server_times_out() {
     let server = FakeServer::start(vec![Reply::hang()]).await;
     let mut cfg = config(&server.url(), "m");
@@ -263,7 +263,7 @@ async fn an_idle_server_times_out() {
     );
 }
 
-#[tokio::test]
+#[mm_testkit::test]
 async fn cancel_ends_a_waiting_call_at_once() {
     let server = FakeServer::start(vec![Reply::hang()]).await;
     let client = client(&config(&server.url(), "m"));
@@ -282,7 +282,7 @@ async fn cancel_ends_a_waiting_call_at_once() {
     assert_eq!(result, Err(ModelError::Cancelled));
 }
 
-#[tokio::test]
+#[mm_testkit::test]
 async fn a_refused_port_is_unreachable_after_retries() {
     let port = common::refused_port();
     let url = format!("http://127.0.0.1:{port}/v1");
@@ -294,7 +294,7 @@ async fn a_refused_port_is_unreachable_after_retries() {
     );
 }
 
-#[tokio::test]
+#[mm_testkit::test]
 async fn a_refused_port_without_a_model_name_fails_detection() {
     let port = common::refused_port();
     let url = format!("http://127.0.0.1:{port}/v1");
@@ -309,7 +309,7 @@ async fn a_refused_port_without_a_model_name_fails_detection() {
     );
 }
 
-#[tokio::test]
+#[mm_testkit::test]
 async fn detection_waits_for_a_server_loading_its_model() {
     // llama.cpp answers every endpoint 503 "Loading model" while it loads.
     let server = FakeServer::start(vec![]).await;
@@ -340,7 +340,7 @@ async fn detection_waits_for_a_server_loading_its_model() {
     assert_eq!(listings, 6, "four refusals, then one listing per client");
 }
 
-#[tokio::test]
+#[mm_testkit::test]
 async fn a_refused_key_is_the_servers_answer_with_a_hint_not_an_unreachable_server() {
     let server = FakeServer::start(vec![]).await;
     let refused = Reply::error(
@@ -358,7 +358,7 @@ async fn a_refused_key_is_the_servers_answer_with_a_hint_not_an_unreachable_serv
     );
 }
 
-#[tokio::test]
+#[mm_testkit::test]
 async fn llamacpp_context_error_carries_n_ctx_and_sets_the_unknown_window() {
     let body = r#"{"error":{"code":400,"message":"the request exceeds the available context size, try increasing it","type":"exceed_context_size_error","n_prompt_tokens":9000,"n_ctx":8192}}"#;
     let body: Value = serde_json::from_str(body).unwrap();
@@ -396,7 +396,7 @@ async fn llamacpp_context_error_carries_n_ctx_and_sets_the_unknown_window() {
     );
 }
 
-#[tokio::test]
+#[mm_testkit::test]
 async fn detection_takes_the_first_live_candidate_and_reads_props() {
     let dead = common::refused_port();
     let server = FakeServer::start(vec![]).await;
@@ -448,7 +448,7 @@ fn default_candidates_moved(moved: impl Fn(u16) -> u16) -> Vec<(ServerKind, Stri
         .collect()
 }
 
-#[tokio::test]
+#[mm_testkit::test]
 async fn detection_finds_the_local_model_script_after_the_well_known_servers() {
     let listing = |server: &FakeServer, id: &str| {
         let models = json!({"object": "list", "data": [{"id": id, "object": "model", "owned_by": "llamacpp"}]});
@@ -498,7 +498,7 @@ async fn detection_finds_the_local_model_script_after_the_well_known_servers() {
     );
 }
 
-#[tokio::test]
+#[mm_testkit::test]
 async fn a_configured_window_is_not_probed() {
     let server = FakeServer::start(vec![]).await;
     server.route(
@@ -519,7 +519,7 @@ async fn a_configured_window_is_not_probed() {
     );
 }
 
-#[tokio::test]
+#[mm_testkit::test]
 async fn no_server_found_says_what_was_tried() {
     let dead = common::refused_port();
     let options = fast_options(vec![(
@@ -536,7 +536,7 @@ async fn no_server_found_says_what_was_tried() {
     );
 }
 
-#[tokio::test]
+#[mm_testkit::test]
 async fn ollama_loaded_model_and_window_probed_again_after_the_first_call() {
     let nothing_loaded = Reply::json(json!({"models": []}));
     let server = FakeServer::start(vec![Reply::text("hi")]).await;
@@ -583,7 +583,7 @@ async fn ollama_loaded_model_and_window_probed_again_after_the_first_call() {
     );
 }
 
-#[tokio::test]
+#[mm_testkit::test]
 async fn lmstudio_loaded_model_is_preferred() {
     let server = FakeServer::start(vec![]).await;
     server.route(
@@ -606,7 +606,7 @@ async fn lmstudio_loaded_model_is_preferred() {
     );
 }
 
-#[tokio::test]
+#[mm_testkit::test]
 async fn complete_is_not_streamed_and_has_no_tools() {
     let server = FakeServer::start(vec![Reply::json(
         json!({"choices": [{"index": 0, "message": {"role": "assistant", "content": "A summary."}, "finish_reason": "stop"}],
@@ -632,7 +632,7 @@ async fn complete_is_not_streamed_and_has_no_tools() {
     );
 }
 
-#[tokio::test]
+#[mm_testkit::test]
 async fn a_call_written_as_text_is_held_back_and_returned_as_a_call() {
     let server = FakeServer::start(vec![sse(&[
         json!({"choices": [{"index": 0, "delta": {"content": "Checking.\n<tool_"}}]}),
@@ -672,7 +672,7 @@ fn content_stream(text: &str) -> Reply {
     ])
 }
 
-#[tokio::test]
+#[mm_testkit::test]
 async fn the_chat_template_from_props_lets_the_model_write_its_own_form() {
     // Llama 3.2 may write a bare pythonic call; mm reads that only when the family is known,
     // here from the template llama.cpp reports (it does without --jinja too).
@@ -711,7 +711,7 @@ async fn the_chat_template_from_props_lets_the_model_write_its_own_form() {
     );
 }
 
-#[tokio::test]
+#[mm_testkit::test]
 async fn ollamas_show_gives_the_family_and_a_chosen_model_its_own() {
     let written = "Sure: {\"name\": \"bash\", \"parameters\": {\"command\": \"id\"}}";
     let server = FakeServer::start(vec![content_stream(written), content_stream(written)]).await;

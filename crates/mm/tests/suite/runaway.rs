@@ -85,7 +85,7 @@ const SESSIONS: [&str; 2] = ["-c", "sessions.enabled=true"];
 
 // ------------------------------------------------------------------ mm -p
 
-#[tokio::test]
+#[mm_testkit::test]
 async fn p_stops_a_phrase_repeated_thousands_of_times_and_stores_it_once() {
     let server = FakeServer::start(vec![text_loop()]).await;
     let sb = Sandbox::new();
@@ -109,7 +109,7 @@ async fn p_stops_a_phrase_repeated_thousands_of_times_and_stores_it_once() {
     assert_eq!(server.requests().len(), 1);
 }
 
-#[tokio::test]
+#[mm_testkit::test]
 async fn p_stops_reasoning_that_goes_round_in_circles() {
     let mut chunks: Vec<Chunk> = (0..RUNAWAY)
         .map(|_| Chunk::reasoning("Wait, let me check the file again. "))
@@ -138,7 +138,7 @@ async fn p_stops_reasoning_that_goes_round_in_circles() {
     }
 }
 
-#[tokio::test]
+#[mm_testkit::test]
 async fn p_stops_a_tool_call_whose_arguments_loop_and_does_not_run_it() {
     let mut chunks = vec![
         Chunk::text("Writing it."),
@@ -169,7 +169,7 @@ async fn p_stops_a_tool_call_whose_arguments_loop_and_does_not_run_it() {
     );
 }
 
-#[tokio::test]
+#[mm_testkit::test]
 async fn p_lets_long_legitimate_answers_through_untouched() {
     let mut answer = String::from("Here is the inventory.\n\n| # | item | status | owner |\n");
     answer.push_str("|---|---|---|---|\n");
@@ -199,7 +199,7 @@ async fn p_lets_long_legitimate_answers_through_untouched() {
     assert_eq!(server.abandoned(), 0);
 }
 
-#[tokio::test]
+#[mm_testkit::test]
 async fn p_writes_a_file_of_many_identical_lines() {
     let content = "hello world\n".repeat(500);
     let server = FakeServer::start(vec![
@@ -227,7 +227,7 @@ async fn p_writes_a_file_of_many_identical_lines() {
     assert_eq!(server.abandoned(), 0);
 }
 
-#[tokio::test]
+#[mm_testkit::test]
 async fn p_with_detection_off_reads_the_whole_loop() {
     let mut chunks: Vec<Chunk> = (0..200).map(|_| Chunk::text(PHRASE)).collect();
     chunks.push(Chunk::finish("stop"));
@@ -245,7 +245,7 @@ async fn p_with_detection_off_reads_the_whole_loop() {
     assert!(!run.stderr.contains(STOP_LINE), "{}", run.stderr);
 }
 
-#[tokio::test]
+#[mm_testkit::test]
 async fn p_honours_a_lower_repeat_count() {
     let server = FakeServer::start(vec![text_loop()]).await;
     let sb = Sandbox::new();
@@ -291,7 +291,7 @@ async fn first_request(n_ctx: Option<u64>, config: &ModelConfig, window: u64) ->
     server.requests().remove(0)
 }
 
-#[tokio::test]
+#[mm_testkit::test]
 async fn max_tokens_is_a_quarter_of_the_window_unless_set() {
     let unset = Config::default().model;
     // (server's n_ctx, model.maxTokens, contextWindow, max_tokens sent)
@@ -323,7 +323,7 @@ async fn max_tokens_is_a_quarter_of_the_window_unless_set() {
     }
 }
 
-#[tokio::test]
+#[mm_testkit::test]
 async fn max_tokens_0_sends_none() {
     let config = ModelConfig {
         max_tokens: Some(0),
@@ -333,7 +333,7 @@ async fn max_tokens_0_sends_none() {
     assert_eq!(body.get("max_tokens"), None, "{body}");
 }
 
-#[tokio::test]
+#[mm_testkit::test]
 async fn mm_config_shows_the_cap_and_where_it_comes_from() {
     let sb = Sandbox::new();
     let line = |run: &Run| -> String {
@@ -401,7 +401,7 @@ fn acp(server: &FakeServer) -> (TestClient, tokio::task::JoinHandle<()>) {
     )
 }
 
-#[tokio::test]
+#[mm_testkit::test]
 async fn acp_ends_the_turn_with_the_line_and_end_turn_and_stores_the_cut_answer() {
     let server =
         FakeServer::start(vec![text_loop(), Reply::text("Hello!").with_usage(120, 2)]).await;
@@ -447,7 +447,7 @@ async fn acp_ends_the_turn_with_the_line_and_end_turn_and_stores_the_cut_answer(
         .unwrap();
 }
 
-#[tokio::test]
+#[mm_testkit::test]
 async fn acp_a_reasoning_loop_leaves_a_valid_history_for_the_next_prompt() {
     let mut chunks: Vec<Chunk> = (0..RUNAWAY)
         .map(|_| Chunk::reasoning("Hmm, let me reconsider. "))
@@ -484,7 +484,7 @@ async fn acp_a_reasoning_loop_leaves_a_valid_history_for_the_next_prompt() {
 
 // ------------------------------------------------------------------ the terminal
 
-#[test]
+#[mm_testkit::test]
 fn the_terminal_shows_the_line_then_a_right_recap_and_the_prompt_comes_back() {
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(1)

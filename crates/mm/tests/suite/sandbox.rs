@@ -142,7 +142,7 @@ fn namespace() -> bool {
 const WW: &str = "[tools.sandbox = workspace-write: commands may write only in the working directory (not its .mm/), the temp folder and tools.sandboxWritable]";
 const RO: &str = "[tools.sandbox = read-only: commands may not write any file]";
 
-#[tokio::test]
+#[mm_testkit::test]
 async fn workspace_write_lets_commands_work_in_the_cwd_and_the_temp_folder() {
     if !landlock() {
         return;
@@ -170,7 +170,7 @@ async fn workspace_write_lets_commands_work_in_the_cwd_and_the_temp_folder() {
     assert_eq!(out.text, "3\n");
 }
 
-#[tokio::test]
+#[mm_testkit::test]
 async fn workspace_write_lets_git_init_and_commit_in_the_cwd() {
     if !landlock() {
         return;
@@ -190,7 +190,7 @@ async fn workspace_write_lets_git_init_and_commit_in_the_cwd() {
     assert_eq!(out.text, "first\n");
 }
 
-#[tokio::test]
+#[mm_testkit::test]
 async fn workspace_write_refuses_every_way_out() {
     if !landlock() {
         return;
@@ -232,7 +232,7 @@ async fn workspace_write_refuses_every_way_out() {
     assert_eq!(w.outside_snapshot(), before);
 }
 
-#[tokio::test]
+#[mm_testkit::test]
 async fn workspace_write_fences_what_a_command_leaves_running() {
     if !landlock() {
         return;
@@ -260,7 +260,7 @@ async fn workspace_write_fences_what_a_command_leaves_running() {
     assert_eq!(w.outside_snapshot(), before);
 }
 
-#[tokio::test]
+#[mm_testkit::test]
 async fn workspace_write_keeps_the_projects_mm_folder_read_only() {
     if !namespace() {
         return;
@@ -289,7 +289,7 @@ async fn workspace_write_keeps_the_projects_mm_folder_read_only() {
     assert_eq!(out.text, "yolo = true\n");
 }
 
-#[tokio::test]
+#[mm_testkit::test]
 async fn workspace_write_makes_a_missing_mm_folder_so_no_command_can_make_it() {
     if !namespace() {
         return;
@@ -307,7 +307,7 @@ async fn workspace_write_makes_a_missing_mm_folder_so_no_command_can_make_it() {
     assert!(!w.cwd.join(".mm/config.toml").exists());
 }
 
-#[tokio::test]
+#[mm_testkit::test]
 async fn read_only_refuses_every_write_but_device_files() {
     if !landlock() {
         return;
@@ -349,7 +349,7 @@ async fn read_only_refuses_every_write_but_device_files() {
     assert_eq!(out.text, "inside2\n");
 }
 
-#[tokio::test]
+#[mm_testkit::test]
 async fn a_failure_without_a_refusal_gets_no_hint_and_off_gets_none() {
     let w = World::new();
     let fenced = bash_in(&sandbox(Mode::WorkspaceWrite));
@@ -377,7 +377,7 @@ fn refused(path: &Path, mode: &str) -> ToolOutput {
     ))
 }
 
-#[tokio::test]
+#[mm_testkit::test]
 async fn the_file_tools_refuse_writes_outside_workspace_write() {
     let w = World::new();
     let before = w.outside_snapshot();
@@ -447,7 +447,7 @@ async fn the_file_tools_refuse_writes_outside_workspace_write() {
     assert_eq!(out.status, ToolStatus::Completed, "{}", out.text);
 }
 
-#[tokio::test]
+#[mm_testkit::test]
 async fn the_file_tools_refuse_every_write_in_read_only_and_none_when_off() {
     let w = World::new();
     fs::write(w.cwd.join("a.txt"), "original").unwrap();
@@ -474,7 +474,7 @@ async fn the_file_tools_refuse_every_write_in_read_only_and_none_when_off() {
     assert_eq!(out.text, "wrote 1 bytes to ../outside/free.txt");
 }
 
-#[tokio::test]
+#[mm_testkit::test]
 async fn writable_paths_open_more_folders() {
     if !landlock() {
         return;
@@ -546,7 +546,7 @@ fn escapes(o: &str, home: &str) -> Vec<(&'static str, Value)> {
     ]
 }
 
-#[tokio::test]
+#[mm_testkit::test]
 async fn a_hostile_model_cannot_get_out_nor_switch_the_fence_off() {
     use common::mm_run::{RUN_LIMIT, Sandbox as Run};
     use common::{FakeServer, Reply};
@@ -647,7 +647,7 @@ async fn a_hostile_model_cannot_get_out_nor_switch_the_fence_off() {
     );
 }
 
-#[tokio::test]
+#[mm_testkit::test]
 async fn the_sandbox_flag_fences_a_one_shot_run() {
     use common::mm_run::{RUN_LIMIT, Sandbox as Run};
     use common::{FakeServer, Reply};
@@ -705,7 +705,7 @@ async fn the_sandbox_flag_fences_a_one_shot_run() {
     );
 }
 
-#[test]
+#[mm_testkit::test]
 fn the_file_tools_check_the_folder_they_opened_before_creating_anything() {
     use mm::writer::{self, Check, FileKind, WriteError};
     let w = World::new();

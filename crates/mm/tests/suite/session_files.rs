@@ -70,7 +70,7 @@ fn sessions_dir(root: &Path) -> PathBuf {
     root.join(".mm/sessions")
 }
 
-#[test]
+#[mm_testkit::test]
 fn the_example_of_the_spec_has_exactly_this_shape() {
     let expected: serde_json::Value = serde_json::from_str(EXAMPLE).unwrap();
     assert_eq!(serde_json::to_value(example()).unwrap(), expected);
@@ -81,7 +81,7 @@ fn the_example_of_the_spec_has_exactly_this_shape() {
     assert_eq!(loaded, example());
 }
 
-#[test]
+#[mm_testkit::test]
 fn round_trip_keeps_everything() {
     let tmp = tempfile::tempdir().unwrap();
     let dir = sessions_dir(tmp.path());
@@ -117,7 +117,7 @@ fn round_trip_keeps_everything() {
     assert_eq!(raw["plan"]["steps"][0]["status"], json!("in_progress"));
 }
 
-#[test]
+#[mm_testkit::test]
 fn saving_again_replaces_the_file_and_leaves_no_temporary_file() {
     let tmp = tempfile::tempdir().unwrap();
     let dir = sessions_dir(tmp.path());
@@ -133,7 +133,7 @@ fn saving_again_replaces_the_file_and_leaves_no_temporary_file() {
     assert_eq!(names, vec!["20260916-101530-4f2a9c1e.json".to_string()]);
 }
 
-#[test]
+#[mm_testkit::test]
 fn folder_is_0700_and_file_0600() {
     let tmp = tempfile::tempdir().unwrap();
     let dir = sessions_dir(tmp.path());
@@ -143,7 +143,7 @@ fn folder_is_0700_and_file_0600() {
     assert_eq!(mode(&path), 0o600);
 }
 
-#[test]
+#[mm_testkit::test]
 fn ids_are_time_then_eight_hex_digits() {
     let now = Local.with_ymd_and_hms(2026, 9, 16, 10, 15, 30).unwrap();
     let a = session::new_id(now);
@@ -164,7 +164,7 @@ fn ids_are_time_then_eight_hex_digits() {
     assert!(session::timestamp(now).starts_with("2026-09-16T10:15:30"));
 }
 
-#[test]
+#[mm_testkit::test]
 fn id_validation_table() {
     let longest = "a".repeat(128);
     let too_long = "a".repeat(129);
@@ -204,7 +204,7 @@ fn id_validation_table() {
     );
 }
 
-#[test]
+#[mm_testkit::test]
 fn an_invalid_id_is_refused_before_any_file_is_touched() {
     let tmp = tempfile::tempdir().unwrap();
     let dir = sessions_dir(tmp.path());
@@ -235,7 +235,7 @@ fn failed_load(dir: &Path, id: &str, content: Option<&[u8]>) -> String {
     err
 }
 
-#[test]
+#[mm_testkit::test]
 fn load_errors_name_the_file_and_the_problem_and_change_nothing() {
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path();
@@ -295,7 +295,7 @@ fn file_with(id: &str, updated_at: &str, prompt: &str) -> SessionFile {
     }
 }
 
-#[test]
+#[mm_testkit::test]
 fn listing_sorts_by_id_and_describes_each_session() {
     let tmp = tempfile::tempdir().unwrap();
     let dir = sessions_dir(tmp.path());
@@ -352,7 +352,7 @@ fn listing_sorts_by_id_and_describes_each_session() {
     );
 }
 
-#[test]
+#[mm_testkit::test]
 fn latest_compares_update_instants_not_strings() {
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path();
@@ -364,7 +364,7 @@ fn latest_compares_update_instants_not_strings() {
     assert_eq!(session::latest(dir).unwrap().id, "a");
 }
 
-#[test]
+#[mm_testkit::test]
 fn latest_breaks_a_tie_within_one_second_by_the_file_written_last() {
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path();
@@ -381,7 +381,7 @@ fn latest_breaks_a_tie_within_one_second_by_the_file_written_last() {
     assert_eq!(session::latest(dir).unwrap().id, "a");
 }
 
-#[test]
+#[mm_testkit::test]
 fn temporary_files_are_ignored_and_old_ones_removed() {
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path();
@@ -404,7 +404,7 @@ fn temporary_files_are_ignored_and_old_ones_removed() {
     assert!(young.exists(), "a young one may be a live writer's");
 }
 
-#[test]
+#[mm_testkit::test]
 fn an_older_file_has_no_title_and_no_mode_and_an_unknown_mode_reads_as_none() {
     let tmp = tempfile::tempdir().unwrap();
     let older = EXAMPLE
@@ -434,7 +434,7 @@ fn an_older_file_has_no_title_and_no_mode_and_an_unknown_mode_reads_as_none() {
     assert_eq!(session::load(tmp.path(), "future").unwrap().mode, None);
 }
 
-#[test]
+#[mm_testkit::test]
 fn a_header_is_read_from_the_start_of_the_file_up_to_the_messages() {
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path();
@@ -505,7 +505,7 @@ const READY: &str = "writer: saving";
 /// The child process of [`a_writer_killed_at_any_moment_leaves_a_whole_file`]: rewrites the
 /// session file in a tight loop, with content that grows and shrinks. Does nothing unless the
 /// parent set the variable on the child's command.
-#[test]
+#[mm_testkit::test]
 #[ignore = "the child process of a_writer_killed_at_any_moment_leaves_a_whole_file"]
 // It tells its parent on stdout that it has started saving.
 #[allow(clippy::print_stdout)]
@@ -546,7 +546,7 @@ impl Prng {
     }
 }
 
-#[test]
+#[mm_testkit::test]
 fn a_writer_killed_at_any_moment_leaves_a_whole_file() {
     // 200 kills in all, by four workers in four folders at once: the same checks in a quarter of
     // the wall time (each kill waits for a process start).
@@ -574,7 +574,7 @@ fn kill_writers(worker: u64, kills: usize) {
         let mut child = Command::new(&exe)
             .args([
                 "--exact",
-                "session_writer_child",
+                "session_files::session_writer_child",
                 "--ignored",
                 "--nocapture",
                 "--test-threads=1",

@@ -98,17 +98,17 @@ async fn one_shot_signal(signal: Signal, code: i32) {
     assert_eq!(server.violations(), Vec::<String>::new());
 }
 
-#[tokio::test]
+#[mm_testkit::test]
 async fn one_shot_sigint_cancels_saves_and_exits_130() {
     one_shot_signal(Signal::SIGINT, 130).await;
 }
 
-#[tokio::test]
+#[mm_testkit::test]
 async fn one_shot_sigterm_cancels_saves_and_exits_143() {
     one_shot_signal(Signal::SIGTERM, 143).await;
 }
 
-#[tokio::test]
+#[mm_testkit::test]
 async fn one_shot_sighup_cancels_saves_and_exits_129() {
     one_shot_signal(Signal::SIGHUP, 129).await;
 }
@@ -205,17 +205,17 @@ async fn acp_ends_during_a_command(end: impl FnOnce(&mut Acp)) {
     assert_eq!(server.violations(), Vec::<String>::new());
 }
 
-#[tokio::test]
+#[mm_testkit::test]
 async fn acp_sigterm_cancels_saves_and_exits_0() {
     acp_ends_during_a_command(|acp| kill(acp.pid(), Signal::SIGTERM).unwrap()).await;
 }
 
-#[tokio::test]
+#[mm_testkit::test]
 async fn acp_sighup_cancels_saves_and_exits_0() {
     acp_ends_during_a_command(|acp| kill(acp.pid(), Signal::SIGHUP).unwrap()).await;
 }
 
-#[tokio::test]
+#[mm_testkit::test]
 async fn acp_end_of_stdin_cancels_saves_and_exits_0() {
     acp_ends_during_a_command(|acp| drop(acp.stdin.take())).await;
 }
@@ -261,12 +261,12 @@ fn interactive_signal(signal: Signal, code: i32) {
     assert_eq!(server.violations(), Vec::<String>::new());
 }
 
-#[test]
+#[mm_testkit::test]
 fn interactive_sigterm_cancels_saves_and_exits_143() {
     interactive_signal(Signal::SIGTERM, 143);
 }
 
-#[test]
+#[mm_testkit::test]
 fn interactive_sighup_cancels_saves_and_exits_129() {
     interactive_signal(Signal::SIGHUP, 129);
 }

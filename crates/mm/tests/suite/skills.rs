@@ -69,7 +69,7 @@ fn catalogue(skills: &[(&str, &str)]) -> Catalogue {
     }
 }
 
-#[test]
+#[mm_testkit::test]
 fn folders_in_precedence_order() {
     let dirs = SkillDirs {
         cwd: "/p".into(),
@@ -104,7 +104,7 @@ fn folders_in_precedence_order() {
     }
 }
 
-#[test]
+#[mm_testkit::test]
 fn load_takes_valid_skills_sorted_and_warns_about_broken_ones() {
     let env = Env::new();
     let proj = env.cwd.join(".mm/skills");
@@ -233,7 +233,7 @@ fn load_takes_valid_skills_sorted_and_warns_about_broken_ones() {
     );
 }
 
-#[test]
+#[mm_testkit::test]
 fn front_matter_fields_that_are_not_strings_and_aliases_elsewhere() {
     let parse = |text: &str| {
         mm::skills::parse_skill(text, Path::new("/s/x"), "x").map_err(|e| e.to_string())
@@ -278,7 +278,7 @@ fn front_matter_fields_that_are_not_strings_and_aliases_elsewhere() {
     );
 }
 
-#[test]
+#[mm_testkit::test]
 fn first_folder_defining_a_name_wins() {
     let env = Env::new();
     let xdg = env.home.join("xdg");
@@ -337,7 +337,7 @@ fn first_folder_defining_a_name_wins() {
     assert_eq!(cat.get("deploy").unwrap().description, "user claude");
 }
 
-#[test]
+#[mm_testkit::test]
 fn no_folders_no_skills() {
     let env = Env::new();
     let (cat, warnings) = Catalogue::load(&env.dirs());
@@ -346,7 +346,7 @@ fn no_folders_no_skills() {
     assert_eq!(cat.prompt_section(), "");
 }
 
-#[test]
+#[mm_testkit::test]
 fn prompt_section_lists_each_skill() {
     let cat = catalogue(&[
         ("greetings", "Greet somebody with a festive message."),
@@ -362,7 +362,7 @@ fn prompt_section_lists_each_skill() {
 
 const GREET_LINE: &str = "\n[skill requested: greetings — load it with read_skill(\"greetings\") and follow it; its parameters are the text after $greetings]";
 
-#[test]
+#[mm_testkit::test]
 fn notation_appends_one_line_per_distinct_skill() {
     let cat = catalogue(&[("greetings", "g"), ("vulcan-salute", "v")]);
     assert_eq!(
@@ -386,7 +386,7 @@ fn notation_appends_one_line_per_distinct_skill() {
     );
 }
 
-#[test]
+#[mm_testkit::test]
 fn notation_leaves_other_words_alone() {
     let cat = catalogue(&[("greetings", "g"), ("home", "h")]);
     for text in [
@@ -402,7 +402,7 @@ fn notation_leaves_other_words_alone() {
     }
 }
 
-#[test]
+#[mm_testkit::test]
 fn slash_skill_becomes_notation_unless_a_command_shadows_it() {
     let cat = catalogue(&[("greetings", "g"), ("compact", "c")]);
     let commands = ["new", "compact"];
@@ -426,7 +426,7 @@ fn slash_skill_becomes_notation_unless_a_command_shadows_it() {
     assert_eq!(rewrite_slash("$greetings", &cat, &commands), None);
 }
 
-#[test]
+#[mm_testkit::test]
 fn shadowed_skills_are_not_advertised() {
     let cat = catalogue(&[("compact", "c"), ("greetings", "g"), ("new", "n")]);
     let commands = ["new", "compact", "help"];
@@ -461,7 +461,7 @@ async fn call(cat: &Catalogue, cwd: &Path, args: serde_json::Value) -> mm::tools
     tool.run(args, &handle).await
 }
 
-#[tokio::test]
+#[mm_testkit::test]
 async fn read_skill_returns_folder_files_and_body() {
     let env = Env::new();
     let dir = env.cwd.join(".mm/skills/greetings");
@@ -503,7 +503,7 @@ async fn read_skill_returns_folder_files_and_body() {
     );
 }
 
-#[tokio::test]
+#[mm_testkit::test]
 async fn read_skill_bounds_the_file_list() {
     let env = Env::new();
     let dir = env.cwd.join(".mm/skills/data");
@@ -524,7 +524,7 @@ async fn read_skill_bounds_the_file_list() {
     assert_eq!(lines[203..], ["", "x"]);
 }
 
-#[tokio::test]
+#[mm_testkit::test]
 async fn read_skill_unknown_name_lists_the_catalogue() {
     let cat = catalogue(&[("greetings", "g"), ("vulcan-salute", "v")]);
     let out = call(&cat, Path::new("/"), json!({"name": "greeting"})).await;

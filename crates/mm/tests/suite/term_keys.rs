@@ -141,7 +141,7 @@ fn last_prompts(requests: &[Value]) -> Vec<String> {
         .collect()
 }
 
-#[test]
+#[mm_testkit::test]
 fn a_prompt_typed_the_instant_an_answer_is_printed_is_never_lost() {
     let (server, url) = Server::start(answers(ROUNDS));
     let home = tempfile::tempdir().unwrap();
@@ -163,7 +163,7 @@ fn a_prompt_typed_the_instant_an_answer_is_printed_is_never_lost() {
     server.assert_valid();
 }
 
-#[test]
+#[mm_testkit::test]
 fn ctrl_c_the_instant_an_answer_is_printed_is_never_lost() {
     let (server, url) = Server::start(answers(ROUNDS));
     let home = tempfile::tempdir().unwrap();
@@ -192,7 +192,7 @@ fn ctrl_c_the_instant_an_answer_is_printed_is_never_lost() {
     server.assert_valid();
 }
 
-#[test]
+#[mm_testkit::test]
 fn ctrl_d_the_instant_an_answer_is_printed_always_leaves() {
     let (server, url) = Server::start(vec![Reply::text("answer"); ROUNDS]);
     // Ctrl-D leaves, so each round is a process of its own: four at a time.
@@ -216,7 +216,7 @@ fn ctrl_d_the_instant_an_answer_is_printed_always_leaves() {
     server.assert_valid();
 }
 
-#[test]
+#[mm_testkit::test]
 fn keys_typed_before_a_permission_question_never_answer_it() {
     // The text first, then (a while later) the call: the `y` sent on seeing the text is typed
     // before the question exists.
@@ -256,7 +256,7 @@ fn keys_typed_before_a_permission_question_never_answer_it() {
     server.assert_valid();
 }
 
-#[test]
+#[mm_testkit::test]
 fn the_terminal_is_given_back_on_sigterm_and_sighup() {
     for (signal, code) in [(Signal::SIGTERM, 143), (Signal::SIGHUP, 129)] {
         let (_server, url) = Server::start(vec![]);

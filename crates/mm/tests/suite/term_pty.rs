@@ -35,7 +35,7 @@ fn user_messages(requests: &[Value]) -> Vec<String> {
         .unwrap_or_default()
 }
 
-#[test]
+#[mm_testkit::test]
 fn a_turn_with_a_tool_call_then_leave() {
     let (server, url) = Server::start(vec![
         bash_reply("c1", "echo hello-from-bash"),
@@ -61,7 +61,7 @@ fn a_turn_with_a_tool_call_then_leave() {
     assert!(history.contains("say hello"), "{history}");
 }
 
-#[test]
+#[mm_testkit::test]
 fn permission_prompt_answered_each_way() {
     let (server, url) = Server::start(vec![
         bash_reply("c1", "echo one"),
@@ -126,7 +126,7 @@ fn permission_prompt_answered_each_way() {
     server.assert_valid();
 }
 
-#[test]
+#[mm_testkit::test]
 fn permission_never_rejects_later_calls_without_asking() {
     let (server, url) = Server::start(vec![
         bash_reply("c1", "echo one"),
@@ -154,7 +154,7 @@ fn permission_never_rejects_later_calls_without_asking() {
     server.assert_valid();
 }
 
-#[test]
+#[mm_testkit::test]
 fn ctrl_c_cancels_a_slow_stream_and_the_prompt_comes_back() {
     let (server, url) = Server::start(vec![slow_reply(), answer_with_usage("after the cancel")]);
     let home = tempfile::tempdir().unwrap();
@@ -182,7 +182,7 @@ fn ctrl_c_cancels_a_slow_stream_and_the_prompt_comes_back() {
     mm.expect(Eof).unwrap();
 }
 
-#[test]
+#[mm_testkit::test]
 fn new_forgets_the_conversation() {
     let (server, url) = Server::start(vec![answer_with_usage("one"), answer_with_usage("two")]);
     let home = tempfile::tempdir().unwrap();
@@ -207,7 +207,7 @@ fn new_forgets_the_conversation() {
     server.assert_valid();
 }
 
-#[test]
+#[mm_testkit::test]
 fn local_commands_answer_without_the_model() {
     let (server, url) = Server::start(vec![]);
     let home = tempfile::tempdir().unwrap();
@@ -254,7 +254,7 @@ fn call_reply(id: &str, tool: &str, args: Value) -> Reply {
     )
 }
 
-#[test]
+#[mm_testkit::test]
 fn the_change_is_shown_before_it_is_allowed() {
     let long: String = (1..=30).map(|i| format!("L{i}\n")).collect();
     let (server, url) = Server::start(vec![
@@ -308,7 +308,7 @@ fn the_change_is_shown_before_it_is_allowed() {
     server.assert_valid();
 }
 
-#[test]
+#[mm_testkit::test]
 fn a_reopened_session_says_what_it_opened() {
     let (server, url) = Server::start(vec![answer_with_usage("first answer")]);
     let home = tempfile::tempdir().unwrap();
@@ -363,7 +363,7 @@ fn a_reopened_session_says_what_it_opened() {
     server.assert_valid();
 }
 
-#[test]
+#[mm_testkit::test]
 fn each_failure_is_one_line() {
     let (server, url) = Server::start(vec![
         Reply::error(
@@ -400,7 +400,7 @@ fn each_failure_is_one_line() {
     server.assert_valid();
 }
 
-#[test]
+#[mm_testkit::test]
 fn the_banner_names_the_model_once_and_says_how_to_leave() {
     let (server, url) = Server::start(vec![]);
     let home = tempfile::tempdir().unwrap();
@@ -421,7 +421,7 @@ fn the_banner_names_the_model_once_and_says_how_to_leave() {
     assert_eq!(server.requests().len(), 0);
 }
 
-#[test]
+#[mm_testkit::test]
 fn a_missing_file_or_skill_gets_a_notice_and_the_prompt_still_goes() {
     let (server, url) = Server::start(vec![answer_with_usage("fine")]);
     let home = tempfile::tempdir().unwrap();
@@ -443,7 +443,7 @@ fn a_missing_file_or_skill_gets_a_notice_and_the_prompt_still_goes() {
     server.assert_valid();
 }
 
-#[test]
+#[mm_testkit::test]
 fn ctrl_c_on_a_line_with_text_clears_it_and_leaving_takes_two_on_an_empty_one() {
     let (_server, url) = Server::start(vec![]);
     let home = tempfile::tempdir().unwrap();
@@ -463,7 +463,7 @@ fn ctrl_c_on_a_line_with_text_clears_it_and_leaving_takes_two_on_an_empty_one() 
     mm.expect(Eof).unwrap();
 }
 
-#[test]
+#[mm_testkit::test]
 fn long_answers_wrap_at_word_boundaries_and_thoughts_are_marked() {
     let answer = "The build failed because the linker could not find libssl; install it and retry.";
     let (server, url) = Server::start(vec![
@@ -486,7 +486,7 @@ fn long_answers_wrap_at_word_boundaries_and_thoughts_are_marked() {
     server.assert_valid();
 }
 
-#[test]
+#[mm_testkit::test]
 fn the_mode_and_the_model_switch_from_the_prompt() {
     let (server, url) = Server::start(vec![
         bash_reply("c1", "echo hi > out.txt"),

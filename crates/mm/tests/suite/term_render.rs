@@ -202,27 +202,27 @@ fn every_event() -> Vec<Event> {
     ]
 }
 
-#[test]
+#[mm_testkit::test]
 fn every_event_interactive_plain() {
     insta::assert_snapshot!(run(Layout::Interactive, false, &every_event()));
 }
 
-#[test]
+#[mm_testkit::test]
 fn every_event_interactive_colour() {
     insta::assert_snapshot!(run(Layout::Interactive, true, &every_event()));
 }
 
-#[test]
+#[mm_testkit::test]
 fn every_event_one_shot_plain() {
     insta::assert_snapshot!(run(Layout::OneShot, false, &every_event()));
 }
 
-#[test]
+#[mm_testkit::test]
 fn every_event_one_shot_colour() {
     insta::assert_snapshot!(run(Layout::OneShot, true, &every_event()));
 }
 
-#[test]
+#[mm_testkit::test]
 fn one_shot_stdout_is_exactly_the_answer() {
     let mut r = Renderer::new(Layout::OneShot, true);
     let mut stdout = String::new();
@@ -245,7 +245,7 @@ fn one_shot_stdout_is_exactly_the_answer() {
     );
 }
 
-#[test]
+#[mm_testkit::test]
 fn a_running_command_shows_the_last_lines_of_each_report() {
     let report: String = (1..=10).map(|i| format!("line {i}\n")).collect();
     let shown = run(
@@ -270,7 +270,7 @@ fn a_running_command_shows_the_last_lines_of_each_report() {
     );
 }
 
-#[test]
+#[mm_testkit::test]
 fn new_file_diff_and_long_diff() {
     let diff = FileDiff {
         path: PathBuf::from("/p/new.txt"),
@@ -280,7 +280,7 @@ fn new_file_diff_and_long_diff() {
     insta::assert_snapshot!(render::diff_lines(&diff, false).join("\n"));
 }
 
-#[test]
+#[mm_testkit::test]
 fn preview_counts_the_rest() {
     assert_eq!(
         render::preview("a\nb\nc\nd\ne\n"),
@@ -294,7 +294,7 @@ fn preview_counts_the_rest() {
     );
 }
 
-#[test]
+#[mm_testkit::test]
 fn tool_icons_per_kind() {
     let line = |kind, title: &str| {
         render::tool_line(
@@ -324,7 +324,7 @@ fn tool_icons_per_kind() {
     );
 }
 
-#[test]
+#[mm_testkit::test]
 fn permission_prompt_is_exact() {
     assert_eq!(
         permission::question(&asked(bash("call_1", "rm -rf build")), 80, false).prompt,
@@ -332,7 +332,7 @@ fn permission_prompt_is_exact() {
     );
 }
 
-#[test]
+#[mm_testkit::test]
 fn recap_lines() {
     let summary = TurnSummary {
         recap: Some(Recap::of(2, 1, 1)),
@@ -373,7 +373,7 @@ fn recap_lines() {
     );
 }
 
-#[test]
+#[mm_testkit::test]
 fn counts_and_windows() {
     assert_eq!(numbers::count(999), "999");
     assert_eq!(numbers::count(1_234), "1.2k");
@@ -396,26 +396,26 @@ fn markdown(chunks: &[&str]) -> String {
 
 const DOC: &str = "# Title\n\nSome *emphasis*, **bold** and `code`; 2 * 3 = 6.\n\n## Steps\n\n- first\n* second\n  1. nested\n> quoted\n\n---\n```rust\nfn main() {\n    let x = \"hi\"; // greet\n    println!(\"{x}\", 42);\n}\n```\n```\nplain\n```\nend";
 
-#[test]
+#[mm_testkit::test]
 fn markdown_whole() {
     insta::assert_snapshot!(markdown(&[DOC]));
 }
 
-#[test]
+#[mm_testkit::test]
 fn markdown_streamed_by_character_is_the_same() {
     let chars: Vec<String> = DOC.chars().map(String::from).collect();
     let refs: Vec<&str> = chars.iter().map(String::as_str).collect();
     assert_eq!(markdown(&refs), markdown(&[DOC]));
 }
 
-#[test]
+#[mm_testkit::test]
 fn markdown_plain_is_untouched() {
     let mut md = MarkdownStream::new(false);
     assert_eq!(md.push(DOC), DOC);
     assert_eq!(md.finish(), "");
 }
 
-#[test]
+#[mm_testkit::test]
 fn markdown_streams_paragraph_text_at_once() {
     let mut md = MarkdownStream::new(true);
     assert_eq!(md.push("Hello wor"), "Hello wor");
@@ -442,12 +442,12 @@ fn full_banner() -> Banner {
     }
 }
 
-#[test]
+#[mm_testkit::test]
 fn banner_plain() {
     insta::assert_snapshot!(banner::banner_lines(&full_banner(), false).join("\n"));
 }
 
-#[test]
+#[mm_testkit::test]
 fn banner_colour() {
     insta::assert_snapshot!(
         banner::banner_lines(&full_banner(), true)
@@ -456,7 +456,7 @@ fn banner_colour() {
     );
 }
 
-#[test]
+#[mm_testkit::test]
 fn banner_minimal_detecting() {
     let b = Banner {
         version: "v0.1.0".into(),
@@ -473,7 +473,7 @@ fn banner_minimal_detecting() {
     );
 }
 
-#[test]
+#[mm_testkit::test]
 fn banner_from_config() {
     let config = mm::config::Config::default();
     let b = Banner::new(&config, &mm::skills::Catalogue::default());
@@ -482,7 +482,7 @@ fn banner_from_config() {
     assert!(!b.sessions);
 }
 
-#[test]
+#[mm_testkit::test]
 fn model_line_once_detection_completes() {
     assert_eq!(
         banner::model_line(
@@ -526,7 +526,7 @@ fn model_line_once_detection_completes() {
     );
 }
 
-#[test]
+#[mm_testkit::test]
 fn a_small_window_is_a_warning_only_once_half_of_it_is_used() {
     use mm::model::detect::ServerKind;
     let ctx = |used, size| ContextUsage { used, size };
@@ -563,7 +563,7 @@ fn wrapped(layout: Layout, width: usize, events: &[Event]) -> String {
     merged(&pieces)
 }
 
-#[test]
+#[mm_testkit::test]
 fn long_text_wraps_at_word_boundaries() {
     let answer = "The build failed because the linker could not find libssl; \
                   install it with apt-get install libssl-dev and run it again.";
@@ -592,7 +592,7 @@ fn long_text_wraps_at_word_boundaries() {
     );
 }
 
-#[test]
+#[mm_testkit::test]
 fn thoughts_are_marked_without_colour_and_wrap_under_their_bar() {
     assert_eq!(
         run_merged(
@@ -625,7 +625,7 @@ fn thoughts_are_marked_without_colour_and_wrap_under_their_bar() {
     );
 }
 
-#[test]
+#[mm_testkit::test]
 fn one_shot_stdout_ends_with_a_newline() {
     assert_eq!(
         run_merged(Layout::OneShot, false, &[Event::Text("42".into())]),
@@ -637,7 +637,7 @@ fn one_shot_stdout_ends_with_a_newline() {
     );
 }
 
-#[test]
+#[mm_testkit::test]
 fn the_loop_stop_is_shown_once() {
     let line = "[stopped: the model kept calling bash with the same arguments]";
     assert_eq!(
@@ -654,7 +654,7 @@ fn the_loop_stop_is_shown_once() {
     );
 }
 
-#[test]
+#[mm_testkit::test]
 fn the_proposed_change_is_shown_before_the_question_and_not_again_after() {
     let diff = FileDiff {
         path: PathBuf::from("/p/out.txt"),
@@ -735,7 +735,7 @@ fn assert_shown_visibly(text: &str, what: &str) {
     );
 }
 
-#[test]
+#[mm_testkit::test]
 fn text_from_outside_is_shown_visibly_in_every_event() {
     let hostile_diff = FileDiff {
         path: PathBuf::from(format!("/p/{INJECTED}")),
@@ -845,7 +845,7 @@ fn plan_lines_of(text: &str) -> Vec<String> {
     )
 }
 
-#[test]
+#[mm_testkit::test]
 fn a_streamed_answer_split_inside_a_sequence_is_shown_the_same() {
     // The Markdown renderer never joins two pieces back into a sequence.
     for color in [false, true] {
@@ -863,7 +863,7 @@ fn a_streamed_answer_split_inside_a_sequence_is_shown_the_same() {
     }
 }
 
-#[test]
+#[mm_testkit::test]
 fn the_answer_is_byte_for_byte_when_stdout_is_not_a_terminal() {
     let mut r = Renderer::new(Layout::OneShot, true).raw_answer(true);
     let mut pieces = r.event(&Event::Thought(INJECTED.into()));
@@ -882,7 +882,7 @@ fn the_answer_is_byte_for_byte_when_stdout_is_not_a_terminal() {
     assert_shown_visibly(&of(Target::Stderr), "stderr");
 }
 
-#[test]
+#[mm_testkit::test]
 fn the_banner_shows_names_from_outside_visibly() {
     let b = Banner {
         version: "v0.1.0".into(),

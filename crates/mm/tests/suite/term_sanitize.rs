@@ -84,7 +84,7 @@ fn assert_shown_visibly(all: &str, times: usize) {
     );
 }
 
-#[test]
+#[mm_testkit::test]
 fn the_models_text_and_thinking_show_visibly_in_the_session() {
     let (server, url) = Server::start(vec![Reply::text(INJECTED).with_reasoning(INJECTED)]);
     let home = tempfile::tempdir().unwrap();
@@ -97,7 +97,7 @@ fn the_models_text_and_thinking_show_visibly_in_the_session() {
     server.assert_valid();
 }
 
-#[test]
+#[mm_testkit::test]
 fn one_shot_on_a_terminal_shows_the_answer_and_thinking_visibly() {
     let (server, url) = Server::start(vec![Reply::text(INJECTED).with_reasoning(INJECTED)]);
     let home = tempfile::tempdir().unwrap();
@@ -109,7 +109,7 @@ fn one_shot_on_a_terminal_shows_the_answer_and_thinking_visibly() {
     server.assert_valid();
 }
 
-#[test]
+#[mm_testkit::test]
 fn one_shot_into_a_pipe_gets_the_answer_byte_for_byte() {
     let (server, url) = Server::start(vec![Reply::text(INJECTED).with_reasoning(INJECTED)]);
     let home = tempfile::tempdir().unwrap();
@@ -133,7 +133,7 @@ fn one_shot_into_a_pipe_gets_the_answer_byte_for_byte() {
     server.assert_valid();
 }
 
-#[test]
+#[mm_testkit::test]
 fn a_commands_output_shows_visibly_while_it_runs_and_after() {
     // printf writes the raw bytes; the command itself is plain text.
     let command = r"printf 'a\033]52;c;SGVsbG8=\007b\033[2K\rc\033]0;title\007d\342\200\256e\302\2332Jf\n'; sleep 0.6; echo finished";
@@ -152,7 +152,7 @@ fn a_commands_output_shows_visibly_while_it_runs_and_after() {
     server.assert_valid();
 }
 
-#[test]
+#[mm_testkit::test]
 fn a_plan_with_a_hostile_title_and_steps_shows_visibly() {
     let (server, url) = Server::start(vec![
         Reply::tool_call(
@@ -172,7 +172,7 @@ fn a_plan_with_a_hostile_title_and_steps_shows_visibly() {
     server.assert_valid();
 }
 
-#[test]
+#[mm_testkit::test]
 fn an_ask_user_form_with_a_hostile_question_and_options_shows_visibly() {
     let (server, url) = Server::start(vec![
         Reply::tool_call(
@@ -208,7 +208,7 @@ fn hostile_skills(project: &Path) {
     }
 }
 
-#[test]
+#[mm_testkit::test]
 fn a_projects_skill_names_and_descriptions_show_visibly() {
     let (server, url) = Server::start(vec![]);
     let home = tempfile::tempdir().unwrap();
@@ -230,7 +230,7 @@ fn a_projects_skill_names_and_descriptions_show_visibly() {
     assert_eq!(server.requests().len(), 0);
 }
 
-#[test]
+#[mm_testkit::test]
 fn the_permission_question_shows_every_line_of_the_command() {
     let (server, url) = Server::start(vec![
         bash_reply("c1", "echo ok\nrm -rf ~"),
@@ -268,7 +268,7 @@ fn the_permission_question_shows_every_line_of_the_command() {
     server.assert_valid();
 }
 
-#[test]
+#[mm_testkit::test]
 fn a_long_command_is_shown_whole_folded_at_the_width() {
     let words: Vec<String> = (0..50).map(|i| format!("w{i:02}xyz")).collect();
     let command = format!("echo {}", words.join(" "));
@@ -308,7 +308,7 @@ fn a_long_command_is_shown_whole_folded_at_the_width() {
     }
 }
 
-#[test]
+#[mm_testkit::test]
 fn another_agents_permission_question_and_text_show_visibly() {
     let (_server, url) = Server::start(vec![]);
     let home = tempfile::tempdir().unwrap();

@@ -268,7 +268,7 @@ fn failed(text: &str) -> ToolOutput {
     ToolOutput::failed(text)
 }
 
-#[tokio::test]
+#[mm_testkit::test]
 async fn html_becomes_text_without_scripts_styles_or_navigation() {
     let s = Server::start().await;
     let dir = tempfile::tempdir().unwrap();
@@ -283,7 +283,7 @@ async fn html_becomes_text_without_scripts_styles_or_navigation() {
     assert_eq!(out, ToolOutput::completed(expected));
 }
 
-#[tokio::test]
+#[mm_testkit::test]
 async fn json_is_pretty_printed_and_other_text_kept_as_it_is() {
     let s = Server::start().await;
     let dir = tempfile::tempdir().unwrap();
@@ -298,7 +298,7 @@ async fn json_is_pretty_printed_and_other_text_kept_as_it_is() {
     assert_eq!(out, ToolOutput::completed("plain  text\n"));
 }
 
-#[tokio::test]
+#[mm_testkit::test]
 async fn binary_is_refused_without_output_and_saved_with_it() {
     let s = Server::start().await;
     let dir = tempfile::tempdir().unwrap();
@@ -326,7 +326,7 @@ async fn binary_is_refused_without_output_and_saved_with_it() {
     assert_eq!(names, vec!["logo.png"]);
 }
 
-#[tokio::test]
+#[mm_testkit::test]
 async fn five_redirects_are_followed_and_a_sixth_is_refused() {
     let s = Server::start().await;
     let dir = tempfile::tempdir().unwrap();
@@ -342,7 +342,7 @@ async fn five_redirects_are_followed_and_a_sixth_is_refused() {
     );
 }
 
-#[tokio::test]
+#[mm_testkit::test]
 async fn error_statuses_give_the_status_and_the_start_of_the_page() {
     let s = Server::start().await;
     let dir = tempfile::tempdir().unwrap();
@@ -364,7 +364,7 @@ async fn error_statuses_give_the_status_and_the_start_of_the_page() {
     );
 }
 
-#[tokio::test]
+#[mm_testkit::test]
 async fn a_slow_server_times_out_with_one_line() {
     let s = Server::start().await;
     let dir = tempfile::tempdir().unwrap();
@@ -390,7 +390,7 @@ async fn a_slow_server_times_out_with_one_line() {
     );
 }
 
-#[tokio::test]
+#[mm_testkit::test]
 async fn a_body_over_the_cap_is_cut_and_said_so_or_not_saved_at_all() {
     let s = Server::start().await;
     let dir = tempfile::tempdir().unwrap();
@@ -419,7 +419,7 @@ async fn a_body_over_the_cap_is_cut_and_said_so_or_not_saved_at_all() {
     assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
 }
 
-#[tokio::test]
+#[mm_testkit::test]
 async fn cancel_stops_the_download_at_once() {
     let s = Server::start().await;
     let dir = tempfile::tempdir().unwrap();
@@ -456,7 +456,7 @@ async fn cancel_stops_the_download_at_once() {
     assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
 }
 
-#[tokio::test]
+#[mm_testkit::test]
 async fn bad_urls_and_unreachable_hosts_get_one_line_each() {
     let dir = tempfile::tempdir().unwrap();
     let cases = [
@@ -499,7 +499,7 @@ async fn bad_urls_and_unreachable_hosts_get_one_line_each() {
     );
 }
 
-#[test]
+#[mm_testkit::test]
 fn kind_title_locations_and_gating() {
     let t = tool(Duration::from_secs(1));
     let cwd = Path::new("/work");
@@ -515,7 +515,7 @@ fn kind_title_locations_and_gating() {
 
 // ---------------------------------------------------------------- over ACP
 
-#[tokio::test]
+#[mm_testkit::test]
 async fn over_acp_a_fetch_is_kind_fetch_and_asks_only_to_save() {
     let s = Server::start().await;
     let dir = tempfile::tempdir().unwrap();

@@ -178,7 +178,7 @@ fn sorted(text: &str) -> Vec<&str> {
     v
 }
 
-#[tokio::test]
+#[mm_testkit::test]
 async fn pylsp_navigates_a_python_project() {
     if !have("pylsp") {
         return;
@@ -234,7 +234,7 @@ async fn pylsp_navigates_a_python_project() {
     f.stop().await;
 }
 
-#[tokio::test]
+#[mm_testkit::test]
 async fn pylsp_diagnostics_follow_the_file_as_the_model_edits_it() {
     if !have("pylsp") {
         return;
@@ -267,7 +267,7 @@ async fn pylsp_diagnostics_follow_the_file_as_the_model_edits_it() {
     f.stop().await;
 }
 
-#[tokio::test]
+#[mm_testkit::test]
 async fn pylsp_renames_across_two_files_with_one_diff_each() {
     if !have("pylsp") {
         return;
@@ -310,7 +310,7 @@ async fn pylsp_renames_across_two_files_with_one_diff_each() {
     f.stop().await;
 }
 
-#[tokio::test]
+#[mm_testkit::test]
 async fn pyright_offers_workspace_symbols() {
     if !have("pyright-langserver") {
         return;
@@ -349,7 +349,7 @@ while True:
             sys.exit(7)
 "#;
 
-#[tokio::test]
+#[mm_testkit::test]
 async fn a_missing_server_or_file_type_is_one_line_naming_the_key() {
     let f = Fixture::new(
         &[("python", "mm-no-such-server", &[], &[".py"])],
@@ -381,7 +381,7 @@ async fn a_missing_server_or_file_type_is_one_line_naming_the_key() {
     f.stop().await;
 }
 
-#[tokio::test]
+#[mm_testkit::test]
 async fn a_server_that_exits_during_initialize_counts_as_missing() {
     let f = Fixture::new(
         &[(
@@ -406,7 +406,7 @@ async fn a_server_that_exits_during_initialize_counts_as_missing() {
     f.stop().await;
 }
 
-#[tokio::test]
+#[mm_testkit::test]
 async fn the_rustup_shim_without_rust_analyzer_counts_as_missing() {
     // On machines where `rust-analyzer` is rustup's proxy without the component, it exits at
     // once with an error: that must read as "missing", not as a broken server.
@@ -439,7 +439,7 @@ async fn the_rustup_shim_without_rust_analyzer_counts_as_missing() {
     f.stop().await;
 }
 
-#[tokio::test]
+#[mm_testkit::test]
 async fn a_server_that_hangs_is_stopped_after_the_timeout() {
     let f = Fixture::with(
         &[("python", "sh", &["-c", "cat > /dev/null"], &[".py"])],
@@ -458,7 +458,7 @@ async fn a_server_that_hangs_is_stopped_after_the_timeout() {
     f.stop().await;
 }
 
-#[tokio::test]
+#[mm_testkit::test]
 async fn a_server_that_hangs_or_crashes_on_a_request_is_one_line_and_starts_again() {
     if !have("python3") {
         return;
@@ -488,7 +488,7 @@ async fn a_server_that_hangs_or_crashes_on_a_request_is_one_line_and_starts_agai
     }
 }
 
-#[tokio::test]
+#[mm_testkit::test]
 async fn a_server_killed_between_two_calls_is_started_again() {
     if !have("pylsp") {
         return;
@@ -535,7 +535,7 @@ async fn a_server_killed_between_two_calls_is_started_again() {
     f.stop().await;
 }
 
-#[tokio::test]
+#[mm_testkit::test]
 async fn typescript_language_server_navigates_and_renames() {
     if !have("typescript-language-server") || !have("npm") {
         return;
@@ -586,7 +586,7 @@ async fn typescript_language_server_navigates_and_renames() {
 
 use mm_testkit as common;
 
-#[tokio::test]
+#[mm_testkit::test]
 async fn over_acp_a_rename_asks_first_and_shows_one_diff_per_file() {
     use common::acp::{Harness, test_config, updates};
     use common::{Answer, ScriptedModel};

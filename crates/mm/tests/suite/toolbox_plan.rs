@@ -25,7 +25,7 @@ fn session_file(cwd: &Path, id: &str) -> Value {
     serde_json::from_str(&text).unwrap()
 }
 
-#[tokio::test]
+#[mm_testkit::test]
 async fn each_change_sends_a_plan_update_and_the_plan_is_saved_and_replayed() {
     let dir = tempfile::tempdir().unwrap();
     let cwd = canonical(dir.path());
@@ -181,7 +181,7 @@ async fn each_change_sends_a_plan_update_and_the_plan_is_saved_and_replayed() {
     h.finish().await.unwrap();
 }
 
-#[tokio::test]
+#[mm_testkit::test]
 async fn changing_actions_are_gated_and_show_is_not() {
     let dir = tempfile::tempdir().unwrap();
     let cwd = canonical(dir.path());
@@ -237,7 +237,7 @@ async fn changing_actions_are_gated_and_show_is_not() {
     h.finish().await.unwrap();
 }
 
-#[tokio::test]
+#[mm_testkit::test]
 async fn a_mistake_is_explained_and_the_turn_goes_on() {
     let dir = tempfile::tempdir().unwrap();
     let cwd = canonical(dir.path());
@@ -272,7 +272,7 @@ async fn a_mistake_is_explained_and_the_turn_goes_on() {
     h.finish().await.unwrap();
 }
 
-#[test]
+#[mm_testkit::test]
 fn the_terminal_draws_the_checklist_once_per_change() {
     use mm::event::{
         Event, Plan, PlanStatus, PlanStep, ToolCallEnd, ToolCallStart, ToolKind, ToolStatus,

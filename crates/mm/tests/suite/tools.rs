@@ -117,7 +117,7 @@ async fn pid_from_fifo(fifo: PathBuf) -> u32 {
 
 // ---------------------------------------------------------------- definitions
 
-#[test]
+#[mm_testkit::test]
 fn wire_definitions_are_small() {
     let tools: Vec<Box<dyn Tool>> = vec![
         Box::new(bash()),
@@ -130,7 +130,7 @@ fn wire_definitions_are_small() {
     assert!(text.len() < 4000, "{} characters", text.len());
 }
 
-#[test]
+#[mm_testkit::test]
 fn schemas_name_their_fields() {
     let required = |t: &dyn Tool| t.parameters()["required"].clone();
     assert_eq!(required(&bash()), json!(["command"]));
@@ -142,7 +142,7 @@ fn schemas_name_their_fields() {
     );
 }
 
-#[test]
+#[mm_testkit::test]
 fn names_kinds_titles_locations_gates() {
     let cwd = Path::new("/w");
     let args = json!({"path": "src/a.rs", "command": "ls -la"});
@@ -194,7 +194,7 @@ fn names_kinds_titles_locations_gates() {
 
 // ---------------------------------------------------------------- bash
 
-#[tokio::test]
+#[mm_testkit::test]
 async fn bash_merges_stdout_and_stderr_in_order() {
     let (_d, cwd) = tmp();
     let out = run(
@@ -206,7 +206,7 @@ async fn bash_merges_stdout_and_stderr_in_order() {
     assert_eq!(out, done("a\nb\nc\n"));
 }
 
-#[tokio::test]
+#[mm_testkit::test]
 async fn bash_reports_a_non_zero_exit_code_and_still_completes() {
     let (_d, cwd) = tmp();
     let out = run(&bash(), &cwd, json!({"command": "echo x; exit 3"})).await;
@@ -217,7 +217,7 @@ async fn bash_reports_a_non_zero_exit_code_and_still_completes() {
     assert_eq!(out, done("[exit code: 2]"));
 }
 
-#[tokio::test]
+#[mm_testkit::test]
 async fn bash_runs_in_the_cwd_with_no_stdin_and_no_git_prompt() {
     let (_d, cwd) = tmp();
     let out = run(
@@ -229,7 +229,7 @@ async fn bash_runs_in_the_cwd_with_no_stdin_and_no_git_prompt() {
     assert_eq!(out, done(&format!("{}\nprompt=0\n", cwd.display())));
 }
 
-#[tokio::test]
+#[mm_testkit::test]
 async fn bash_runs_in_its_own_session_and_group() {
     let (_d, cwd) = tmp();
     let out = run(
@@ -244,14 +244,14 @@ async fn bash_runs_in_its_own_session_and_group() {
     assert_eq!(ids[0], ids[2]);
 }
 
-#[tokio::test]
+#[mm_testkit::test]
 async fn bash_converts_invalid_utf8_lossily() {
     let (_d, cwd) = tmp();
     let out = run(&bash(), &cwd, json!({"command": "printf 'a\\xffb'"})).await;
     assert_eq!(out, done("a\u{FFFD}b"));
 }
 
-#[tokio::test]
+#[mm_testkit::test]
 async fn bash_times_out_keeping_the_output() {
     let (_d, cwd) = tmp();
     let start = Instant::now();
@@ -266,7 +266,7 @@ async fn bash_times_out_keeping_the_output() {
     assert!(start.elapsed() < HANG_GUARD, "{:?}", start.elapsed());
 }
 
-#[tokio::test]
+#[mm_testkit::test]
 async fn bash_default_timeout_comes_from_its_settings() {
     let (_d, cwd) = tmp();
     let out = run(
@@ -278,7 +278,7 @@ async fn bash_default_timeout_comes_from_its_settings() {
     assert_eq!(out, stopped("[timed out after 0.2 s]"));
 }
 
-#[tokio::test]
+#[mm_testkit::test]
 async fn bash_timeout_above_the_maximum_is_capped_not_refused() {
     let (_d, cwd) = tmp();
     let out = run(
@@ -290,7 +290,7 @@ async fn bash_timeout_above_the_maximum_is_capped_not_refused() {
     assert_eq!(out, done("hi\n"));
 }
 
-#[tokio::test]
+#[mm_testkit::test]
 async fn bash_returns_when_a_background_job_holds_the_pipe() {
     let (_d, cwd) = tmp();
     let start = Instant::now();
@@ -309,7 +309,7 @@ async fn bash_returns_when_a_background_job_holds_the_pipe() {
     .unwrap();
 }
 
-#[tokio::test]
+#[mm_testkit::test]
 async fn bash_background_job_keeps_writing_after_the_call() {
     // The job writes to the pipe after the call returned: the pipe must still be drained, or
     // the job dies of SIGPIPE.
@@ -335,7 +335,7 @@ async fn bash_background_job_keeps_writing_after_the_call() {
     .unwrap();
 }
 
-#[tokio::test]
+#[mm_testkit::test]
 async fn bash_output_is_bounded_and_marked() {
     let (_d, cwd) = tmp();
     let out = run_with(
@@ -355,7 +355,7 @@ async fn bash_output_is_bounded_and_marked() {
     assert_eq!(out, done(&expected));
 }
 
-#[tokio::test]
+#[mm_testkit::test]
 async fn bash_bounded_output_keeps_the_exit_code_in_the_tail() {
     let (_d, cwd) = tmp();
     let out = run_with(
@@ -371,7 +371,7 @@ async fn bash_bounded_output_keeps_the_exit_code_in_the_tail() {
     assert_eq!(out, done(&mm::tools::cap_output(&full, 40)));
 }
 
-#[tokio::test]
+#[mm_testkit::test]
 async fn bash_cancel_kills_the_group_at_once() {
     let (_d, cwd) = tmp();
     let fifo = cwd.join("pid");
@@ -397,7 +397,7 @@ async fn bash_cancel_kills_the_group_at_once() {
     assert!(gone_within(pid, HANG_GUARD).await);
 }
 
-#[tokio::test]
+#[mm_testkit::test]
 async fn bash_cancel_escalates_to_sigkill_without_waiting() {
     let (_d, cwd) = tmp();
     let fifo = cwd.join("pid");
@@ -432,7 +432,7 @@ async fn bash_cancel_escalates_to_sigkill_without_waiting() {
     assert!(gone_within(pid, grace + HANG_GUARD).await);
 }
 
-#[tokio::test]
+#[mm_testkit::test]
 async fn bash_that_cannot_start_fails_with_a_reason() {
     let out = run(
         &bash(),
@@ -448,7 +448,7 @@ async fn bash_that_cannot_start_fails_with_a_reason() {
     );
 }
 
-#[tokio::test]
+#[mm_testkit::test]
 async fn bash_bad_arguments() {
     let (_d, cwd) = tmp();
     let cases = [
@@ -476,7 +476,7 @@ async fn bash_bad_arguments() {
 
 // ---------------------------------------------------------------- read_file
 
-#[tokio::test]
+#[mm_testkit::test]
 async fn read_file_returns_the_text() {
     let (_d, cwd) = tmp();
     fs::write(cwd.join("a.txt"), "one\ntwo\n").unwrap();
@@ -491,7 +491,7 @@ async fn read_file_returns_the_text() {
     );
 }
 
-#[tokio::test]
+#[mm_testkit::test]
 async fn read_file_windows_with_offset_and_limit() {
     let (_d, cwd) = tmp();
     fs::write(cwd.join("a.txt"), "1\n2\n3\n4\n5\n").unwrap();
@@ -514,7 +514,7 @@ async fn read_file_windows_with_offset_and_limit() {
     );
 }
 
-#[tokio::test]
+#[mm_testkit::test]
 async fn read_file_stops_at_2000_lines() {
     let (_d, cwd) = tmp();
     let text: String = (1..=2500).map(|i| format!("{i}\n")).collect();
@@ -540,7 +540,7 @@ async fn read_file_stops_at_2000_lines() {
     );
 }
 
-#[tokio::test]
+#[mm_testkit::test]
 async fn read_file_stops_at_the_output_cap() {
     let (_d, cwd) = tmp();
     let text: String = (0..50).map(|i| format!("line {i:04}\n")).collect();
@@ -559,7 +559,7 @@ async fn read_file_stops_at_the_output_cap() {
     );
 }
 
-#[tokio::test]
+#[mm_testkit::test]
 async fn read_file_lists_a_directory() {
     let (_d, cwd) = tmp();
     fs::create_dir(cwd.join("sub")).unwrap();
@@ -577,7 +577,7 @@ async fn read_file_lists_a_directory() {
     );
 }
 
-#[tokio::test]
+#[mm_testkit::test]
 async fn read_file_recognises_binary_and_empty_files() {
     let (_d, cwd) = tmp();
     fs::write(cwd.join("nul.bin"), b"ab\0cd").unwrap();
@@ -597,7 +597,7 @@ async fn read_file_recognises_binary_and_empty_files() {
     );
 }
 
-#[tokio::test]
+#[mm_testkit::test]
 async fn read_file_bad_arguments() {
     let (_d, cwd) = tmp();
     let missing = format!(
@@ -639,7 +639,7 @@ fn mode(path: &Path) -> u32 {
     fs::metadata(path).unwrap().permissions().mode() & 0o7777
 }
 
-#[tokio::test]
+#[mm_testkit::test]
 async fn write_file_creates_parents_with_the_default_mode() {
     let (_d, cwd) = tmp();
     let out = run(
@@ -675,7 +675,7 @@ async fn write_file_creates_parents_with_the_default_mode() {
     assert_eq!(entries(&cwd.join("sub/dir")), vec!["new.txt"]);
 }
 
-#[tokio::test]
+#[mm_testkit::test]
 async fn write_file_overwrites_keeping_the_mode() {
     let (_d, cwd) = tmp();
     let path = cwd.join("run.sh");
@@ -701,7 +701,7 @@ async fn write_file_overwrites_keeping_the_mode() {
     assert_eq!(entries(&cwd), vec!["run.sh"]);
 }
 
-#[tokio::test]
+#[mm_testkit::test]
 async fn write_file_through_a_symlink_keeps_the_link() {
     let (_d, cwd) = tmp();
     fs::create_dir(cwd.join("real")).unwrap();
@@ -729,7 +729,7 @@ async fn write_file_through_a_symlink_keeps_the_link() {
     assert_eq!(entries(&cwd.join("real")), vec!["target.txt"]);
 }
 
-#[tokio::test]
+#[mm_testkit::test]
 async fn write_file_through_a_dangling_symlink_creates_the_target() {
     let (_d, cwd) = tmp();
     symlink("missing.txt", cwd.join("link.txt")).unwrap();
@@ -749,7 +749,7 @@ async fn write_file_through_a_dangling_symlink_creates_the_target() {
     assert_eq!(fs::read_to_string(cwd.join("missing.txt")).unwrap(), "x");
 }
 
-#[tokio::test]
+#[mm_testkit::test]
 async fn write_file_refuses_a_read_only_file() {
     let (_d, cwd) = tmp();
     let path = cwd.join("ro.txt");
@@ -771,7 +771,7 @@ async fn write_file_refuses_a_read_only_file() {
     assert_eq!(entries(&cwd), vec!["ro.txt"]);
 }
 
-#[tokio::test]
+#[mm_testkit::test]
 async fn write_file_bad_arguments() {
     let (_d, cwd) = tmp();
     fs::create_dir(cwd.join("d")).unwrap();
@@ -801,7 +801,7 @@ async fn edit(cwd: &Path, args: Value) -> ToolOutput {
     run(&EditFile::default(), cwd, args).await
 }
 
-#[tokio::test]
+#[mm_testkit::test]
 async fn edit_file_replaces_a_unique_match() {
     let (_d, cwd) = tmp();
     let path = cwd.join("a.rs");
@@ -830,7 +830,7 @@ async fn edit_file_replaces_a_unique_match() {
     assert_eq!(entries(&cwd), vec!["a.rs"]);
 }
 
-#[tokio::test]
+#[mm_testkit::test]
 async fn edit_file_several_matches_need_replace_all() {
     let (_d, cwd) = tmp();
     let path = cwd.join("a.txt");
@@ -862,7 +862,7 @@ async fn edit_file_several_matches_need_replace_all() {
     );
 }
 
-#[tokio::test]
+#[mm_testkit::test]
 async fn edit_file_keeps_crlf_line_endings() {
     let (_d, cwd) = tmp();
     let path = cwd.join("win.txt");
@@ -879,7 +879,7 @@ async fn edit_file_keeps_crlf_line_endings() {
     );
 }
 
-#[tokio::test]
+#[mm_testkit::test]
 async fn edit_file_tolerates_whitespace_and_reindents() {
     let (_d, cwd) = tmp();
     let path = cwd.join("m.py");
@@ -908,7 +908,7 @@ async fn edit_file_tolerates_whitespace_and_reindents() {
     );
 }
 
-#[tokio::test]
+#[mm_testkit::test]
 async fn edit_file_without_a_match_shows_the_closest_lines() {
     let (_d, cwd) = tmp();
     let path = cwd.join("a.rs");
@@ -928,7 +928,7 @@ async fn edit_file_without_a_match_shows_the_closest_lines() {
     assert_eq!(fs::read_to_string(&path).unwrap(), text);
 }
 
-#[tokio::test]
+#[mm_testkit::test]
 async fn edit_file_ambiguous_loose_match_is_refused() {
     let (_d, cwd) = tmp();
     fs::write(cwd.join("a.txt"), "  a\nb\n    a\n").unwrap();
@@ -945,7 +945,7 @@ async fn edit_file_ambiguous_loose_match_is_refused() {
     );
 }
 
-#[tokio::test]
+#[mm_testkit::test]
 async fn edit_file_refuses_a_read_only_file() {
     let (_d, cwd) = tmp();
     let path = cwd.join("ro.txt");
@@ -965,7 +965,7 @@ async fn edit_file_refuses_a_read_only_file() {
     assert_eq!(fs::read_to_string(&path).unwrap(), "abc");
 }
 
-#[tokio::test]
+#[mm_testkit::test]
 async fn edit_file_bad_arguments() {
     let (_d, cwd) = tmp();
     fs::write(cwd.join("a.txt"), "abc").unwrap();
@@ -1014,7 +1014,7 @@ async fn edit_file_bad_arguments() {
     assert_eq!(fs::read_to_string(cwd.join("a.txt")).unwrap(), "abc");
 }
 
-#[tokio::test]
+#[mm_testkit::test]
 async fn edit_file_same_text_changes_nothing() {
     let (_d, cwd) = tmp();
     fs::write(cwd.join("a.txt"), "abc").unwrap();

@@ -82,7 +82,7 @@ fn tool_results(server: &FakeServer, n: usize) -> Vec<String> {
 
 // ------------------------------------------------------------------ the model server and its key
 
-#[tokio::test]
+#[mm_testkit::test]
 async fn a_project_never_chooses_the_model_server_nor_its_key() {
     for trusted in [false, true] {
         let user_server = FakeServer::start(vec![Reply::text("from the user's server")]).await;
@@ -124,7 +124,7 @@ async fn a_project_never_chooses_the_model_server_nor_its_key() {
     }
 }
 
-#[tokio::test]
+#[mm_testkit::test]
 async fn detection_never_sends_the_key_to_a_server_on_a_probed_port() {
     use mm::config::Config;
     use mm::model::ModelClient;
@@ -169,7 +169,7 @@ async fn detection_never_sends_the_key_to_a_server_on_a_probed_port() {
     assert_eq!(keyed, Vec::<String>::new());
 }
 
-#[tokio::test]
+#[mm_testkit::test]
 async fn no_child_sees_the_key_but_a_server_the_user_gave_it_to() {
     let sb = Sandbox::new();
     // Every kind of child: a hook, an MCP server, bash; the second MCP server has the variable
@@ -213,7 +213,7 @@ async fn no_child_sees_the_key_but_a_server_the_user_gave_it_to() {
 
 // ------------------------------------------------------------------ yolo
 
-#[tokio::test]
+#[mm_testkit::test]
 async fn a_project_s_yolo_true_never_stops_mm_asking() {
     for trusted in [false, true] {
         let server = FakeServer::start(vec![
@@ -269,7 +269,7 @@ fn hostile_project(sb: &Sandbox, outside: &Path) -> &'static str {
     "acp.clientMcpServers, maxSteps, sessions.enabled, skills.dirs, systemPrompt"
 }
 
-#[tokio::test]
+#[mm_testkit::test]
 async fn an_untrusted_file_sets_only_harmless_keys_and_one_line_names_the_rest() {
     let outside = tempfile::tempdir().unwrap();
     let sb = Sandbox::new();
@@ -325,7 +325,7 @@ async fn an_untrusted_file_sets_only_harmless_keys_and_one_line_names_the_rest()
     assert_eq!(sb.session_files().len(), 1);
 }
 
-#[tokio::test]
+#[mm_testkit::test]
 async fn an_untrusted_file_cannot_start_the_editor_s_mcp_servers() {
     let outside = tempfile::tempdir().unwrap();
     let sb = Sandbox::new();
@@ -398,7 +398,7 @@ fn refused_line(dir: &str, sb: &Sandbox, target: &Path) -> String {
     )
 }
 
-#[tokio::test]
+#[mm_testkit::test]
 async fn a_symlinked_session_folder_leading_outside_gets_no_file_and_keeps_its_temps() {
     let outside = tempfile::tempdir().unwrap();
     let outside_dir = outside.path().canonicalize().unwrap();
@@ -452,7 +452,7 @@ async fn saved_by_the_user_s_own_choice(sb: &Sandbox, dir: &Path) {
     assert_eq!(saved[0]["cwd"], json!(project(sb)));
 }
 
-#[tokio::test]
+#[mm_testkit::test]
 async fn a_project_s_sessions_dir_outside_is_refused_and_the_user_s_own_works() {
     let outside = tempfile::tempdir().unwrap();
     let outside_dir = outside.path().canonicalize().unwrap().join("s");

@@ -156,14 +156,14 @@ fn scene(test: &str, root: bool) -> Option<Scene> {
 /// Runs `$body` once as root and once as a plain user, as two tests.
 macro_rules! as_root_and_user {
     ($root:ident, $user:ident, $body:ident) => {
-        #[tokio::test]
+        #[mm_testkit::test]
         async fn $root() {
             if let Some(s) = scene(stringify!($root), true) {
                 $body(s).await;
             }
         }
 
-        #[tokio::test]
+        #[mm_testkit::test]
         async fn $user() {
             if let Some(s) = scene(stringify!($user), false) {
                 $body(s).await;
@@ -174,7 +174,7 @@ macro_rules! as_root_and_user {
 
 // ------------------------------------------------------------------------ root's capabilities
 
-#[tokio::test]
+#[mm_testkit::test]
 async fn a_fenced_root_cannot_make_device_files_and_keeps_only_the_named_capabilities() {
     let Some(s) = scene("mknod", true) else {
         return;

@@ -251,7 +251,7 @@ async fn payload_server() -> (FakeServer, String) {
     (server, url)
 }
 
-#[tokio::test]
+#[mm_testkit::test]
 async fn every_builtin_tool_that_writes_is_refused_by_a_sandbox_that_refuses_everything() {
     if !have("python3") {
         return;
@@ -317,7 +317,7 @@ async fn every_builtin_tool_that_writes_is_refused_by_a_sandbox_that_refuses_eve
     tools.processes.shutdown().await;
 }
 
-#[tokio::test]
+#[mm_testkit::test]
 async fn every_builtin_tool_that_writes_is_refused_in_read_only_mode_and_asks_in_ask_mode() {
     let w = World::new();
     let (_server, url) = payload_server().await;
@@ -377,7 +377,7 @@ async fn every_builtin_tool_that_writes_is_refused_in_read_only_mode_and_asks_in
     tools.processes.shutdown().await;
 }
 
-#[tokio::test]
+#[mm_testkit::test]
 async fn a_rename_that_would_edit_a_file_outside_the_workspace_writes_nothing() {
     if !have("python3") {
         return;
@@ -492,7 +492,7 @@ fn serve_call(dir: &Path, port: u16) -> Reply {
     Reply::tool_call("bash", json!({ "command": command }))
 }
 
-#[tokio::test]
+#[mm_testkit::test]
 async fn a_fetched_config_cannot_replace_the_users_in_either_sandbox_mode() {
     if !have("python3") {
         return;
@@ -590,7 +590,7 @@ fn serve(dir: &Path, port: u16) -> Served {
     Served(child)
 }
 
-#[tokio::test]
+#[mm_testkit::test]
 async fn a_fetched_config_cannot_replace_the_users_in_ask_and_read_only_mode() {
     if !have("python3") {
         return;
@@ -711,7 +711,7 @@ fn rename(path: &str, line: u32, symbol: &str) -> Reply {
     )
 }
 
-#[tokio::test]
+#[mm_testkit::test]
 async fn a_rename_cannot_edit_through_a_symlink_or_on_sys_path_in_workspace_write() {
     if !have("pylsp") {
         return;
@@ -739,7 +739,7 @@ async fn a_rename_cannot_edit_through_a_symlink_or_on_sys_path_in_workspace_writ
     assert_eq!(r.snapshot(), before);
 }
 
-#[tokio::test]
+#[mm_testkit::test]
 async fn a_rename_changes_nothing_in_the_read_only_sandbox_nor_in_read_only_mode() {
     if !have("pylsp") {
         return;

@@ -1,0 +1,79 @@
+//! The mm crate's suite: one test binary, a module per part (formerly one binary per file), on
+//! mm-testkit's harness, where a test that cannot run here says why and counts as ignored (under
+//! `CI=true` it fails): see mm-testkit's harness.rs. A test is `#[mm_testkit::test]`, on a plain
+//! or an async fn (`#[mm_testkit::test(flavor = "multi_thread", worker_threads = 2)]` as with
+//! tokio's); a plain `#[test]` here would never run, which `every_test_is_on_the_harness` checks.
+//! The fuzz properties are the other binary (tests/fuzz_props.rs: its counting allocator is the
+//! global one of its process).
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::disallowed_methods)]
+
+mod acp;
+mod acp_acpx;
+mod acp_clients;
+mod acp_input;
+mod acp_letter;
+mod acp_load;
+mod acp_mcp;
+mod acp_more;
+mod agents;
+mod agents_inherit;
+mod agents_pty;
+mod ask_user;
+mod cli;
+mod compact;
+mod config;
+mod doctor;
+mod e2e;
+mod engine;
+mod engine_hooks;
+mod engine_sessions;
+mod engine_skills;
+mod faults;
+mod first_run;
+mod hooks;
+mod layering;
+mod mcp;
+mod mcp_cli;
+mod model_client;
+mod runaway;
+mod sandbox;
+mod session_files;
+mod shutdown;
+mod skills;
+mod term_keys;
+mod term_pty;
+mod term_render;
+mod term_sanitize;
+mod toolbox_fetch;
+mod toolbox_lsp;
+mod toolbox_plan;
+mod tools;
+mod trust_config;
+mod trust_fence;
+mod trust_writes;
+
+fn main() -> std::process::ExitCode {
+    mm_testkit::harness::main()
+}
+
+/// Libtest's `#[test]` and `#[tokio::test]` do nothing in a suite whose harness is not libtest:
+/// such a test would never run.
+#[mm_testkit::test]
+fn every_test_is_on_the_harness() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/suite");
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir(&dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().is_none_or(|e| e != "rs") {
+            continue;
+        }
+        let text = std::fs::read_to_string(&path).unwrap();
+        for (i, line) in text.lines().enumerate() {
+            let line = line.trim_start();
+            if line.starts_with("#[test]") || line.starts_with("#[tokio::test") {
+                found.push(format!("{}:{}: {line}", path.display(), i + 1));
+            }
+        }
+    }
+    assert_eq!(found, Vec::<String>::new(), "use #[mm_testkit::test]");
+}
