@@ -115,7 +115,7 @@ fn report_skipped(mut skipped: Vec<(String, String)>) {
     skipped.sort();
     let n = skipped.len();
     let tests = if n == 1 { "test" } else { "tests" };
-    println!("{n} {tests} skipped, for want of what they need (under CI=true they fail):");
+    println!("skipped: {n} {tests} that cannot run here (under CI=true they fail):");
     for (name, reason) in skipped {
         println!("    {name}: {reason}");
     }

@@ -16,16 +16,17 @@ use common::{FakeServer, Reply};
 use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
 
-const ACPX_MISSING: &str = "SKIPPED: acpx is not installed (npm install -g acpx@0.19.1)";
-
-fn acpx_available() -> bool {
-    std::process::Command::new("acpx")
+/// The test needs acpx: without it the test is skipped with the reason (under `CI=true` it fails).
+fn need_acpx() {
+    let there = std::process::Command::new("acpx")
         .arg("--version")
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .status()
-        .map(|s| s.success())
-        .unwrap_or(false)
+        .is_ok_and(|s| s.success());
+    if !there {
+        common::skip("acpx is not installed (npm install -g acpx@0.19.1)");
+    }
 }
 
 /// The methods a client serves (mm sends them); every other method is the agent's.
@@ -154,10 +155,7 @@ fn tool_result(server: &FakeServer) -> String {
 
 #[mm_testkit::test]
 async fn acpx_approves_a_command_and_mm_runs_it() {
-    if !acpx_available() {
-        eprintln!("{ACPX_MISSING}");
-        return;
-    }
+    need_acpx();
     let server = FakeServer::start(vec![
         Reply::tool_call("bash", json!({"command": "echo made > made.txt"})),
         Reply::text("Wrote made.txt."),
@@ -192,10 +190,7 @@ async fn acpx_approves_a_command_and_mm_runs_it() {
 
 #[mm_testkit::test]
 async fn acpx_denies_a_command_and_the_model_is_told() {
-    if !acpx_available() {
-        eprintln!("{ACPX_MISSING}");
-        return;
-    }
+    need_acpx();
     let server = FakeServer::start(vec![
         Reply::tool_call("bash", json!({"command": "echo made > made.txt"})),
         Reply::text("Understood, I will not."),

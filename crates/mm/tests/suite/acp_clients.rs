@@ -1,5 +1,5 @@
-//! Third-party clients drive `mm -acp`: the official Python SDK (tests/acp_clients/). Skipped,
-//! with a message saying why, when the SDK is not installed.
+//! Third-party clients drive `mm -acp`: the official Python SDK (tests/acp_clients/). Skipped
+//! with the reason when the SDK is not installed (under `CI=true` they fail).
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::disallowed_methods)]
 
 use std::path::Path;
@@ -9,22 +9,9 @@ use mm_testkit::demo::DemoServer;
 use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
 
-fn python_sdk_available() -> bool {
-    Command::new("python3")
-        .args(["-c", "import acp.stdio"])
-        .output()
-        .map(|o| o.status.success())
-        .unwrap_or(false)
-}
-
 #[mm_testkit::test]
 fn the_python_sdk_parses_everything_mm_sends() {
-    if !python_sdk_available() {
-        eprintln!(
-            "SKIPPED: the ACP Python SDK is not installed (pip install agent-client-protocol==0.12.1)"
-        );
-        return;
-    }
+    mm_testkit::agents::need_python_sdk();
     let cwd = tempfile::tempdir().unwrap();
     let home = tempfile::tempdir().unwrap();
     let cwd = cwd.path().canonicalize().unwrap();
@@ -87,12 +74,7 @@ fn demo_server_with(also_models: &[&str]) -> (String, DemoServer) {
 
 #[mm_testkit::test]
 fn the_python_sdk_completes_a_turn_with_a_tool_call_and_a_permission_request() {
-    if !python_sdk_available() {
-        eprintln!(
-            "SKIPPED: the ACP Python SDK is not installed (pip install agent-client-protocol==0.12.1)"
-        );
-        return;
-    }
+    mm_testkit::agents::need_python_sdk();
     let (url, server) = demo_server();
     let cwd = tempfile::tempdir().unwrap();
     let home = tempfile::tempdir().unwrap();
@@ -144,12 +126,7 @@ fn the_python_sdk_completes_a_turn_with_a_tool_call_and_a_permission_request() {
 /// in the list, closed, resumed and deleted.
 #[mm_testkit::test]
 fn the_python_sdk_switches_models_and_modes_watches_a_build_and_reopens_the_session() {
-    if !python_sdk_available() {
-        eprintln!(
-            "SKIPPED: the ACP Python SDK is not installed (pip install agent-client-protocol==0.12.1)"
-        );
-        return;
-    }
+    mm_testkit::agents::need_python_sdk();
     let (url, server) = demo_server_with(&["demo-large"]);
     let cwd = tempfile::tempdir().unwrap();
     let home = tempfile::tempdir().unwrap();

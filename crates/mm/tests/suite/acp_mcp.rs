@@ -34,16 +34,6 @@ fn config(f: impl FnOnce(&mut Config)) -> Config {
     c
 }
 
-fn installed(test: &str) -> bool {
-    let found = std::env::var_os("PATH")
-        .map(|p| std::env::split_paths(&p).any(|d| d.join("mcp-server-everything").is_file()))
-        .unwrap_or(false);
-    if !found {
-        eprintln!("{test}: skipped, mcp-server-everything is not installed");
-    }
-    found
-}
-
 fn tool_updates(msgs: &[Value]) -> Vec<Value> {
     updates(msgs)
         .into_iter()
@@ -129,9 +119,10 @@ async fn a_configured_server_s_calls_are_execute_tool_calls_titled_server_colon_
 
 #[mm_testkit::test]
 async fn the_reference_server_over_acp() {
-    if !installed("the_reference_server_over_acp") {
-        return;
-    }
+    common::need_command(
+        "mcp-server-everything",
+        "npm install -g @modelcontextprotocol/server-everything",
+    );
     let model = ScriptedModel::new(vec![
         Answer::call("everything__get-sum", json!({"a": 40, "b": 2})),
         Answer::text("42"),
@@ -160,7 +151,7 @@ async fn the_reference_server_over_acp() {
 
 /// The server an editor passes: the reference server when installed, else our fake.
 fn client_server() -> (Value, &'static str, Value, &'static str) {
-    if installed("client servers (falling back on the fake server)") {
+    if common::on_path("mcp-server-everything") {
         (
             json!({"name": "everything", "command": "mcp-server-everything", "args": ["stdio"], "env": []}),
             "everything__echo",

@@ -166,9 +166,7 @@ async fn over_acp_the_asked_agents_tool_calls_are_progress_and_new_stops_it() {
 
 #[mm_testkit::test]
 async fn session_cancel_reaches_the_asked_agent() {
-    if !python_available() {
-        return;
-    }
+    need_python();
     let server = FakeServer::start(vec![
         Reply::tool_call("ask_agent", json!({"agent": "raw", "question": "wait"})),
         Reply::text("never used"),
@@ -230,9 +228,7 @@ async fn session_cancel_reaches_the_asked_agent() {
 
 #[mm_testkit::test]
 async fn a_python_sdk_agent_gets_reject_once_and_an_error_from_mm_ask() {
-    if !python_sdk_available() {
-        return;
-    }
+    need_python_sdk();
     let sandbox = Sandbox::new();
     let agent = format!("python3 {}", agents_dir().join("python_agent.py").display());
     let r = run(&sandbox, None, &["--ask", &agent, "go"]).await;
@@ -246,9 +242,7 @@ async fn a_python_sdk_agent_gets_reject_once_and_an_error_from_mm_ask() {
 
 #[mm_testkit::test]
 async fn a_python_sdk_agents_questions_are_relayed_to_an_acp_client() {
-    if !python_sdk_available() {
-        return;
-    }
+    need_python_sdk();
     for forms in [true, false] {
         let server = FakeServer::start(vec![
             Reply::tool_call("ask_agent", json!({"agent": "py", "question": "go"})),
@@ -354,9 +348,7 @@ fn pids_of(file: &Path) -> Vec<i32> {
 
 #[mm_testkit::test]
 async fn every_failure_is_one_line_and_leaves_no_process() {
-    if !python_available() {
-        return;
-    }
+    need_python();
     let agent = agents_dir().join("raw_agent.py");
     let cases = [
         ("start_crash", "it exited (exit code 3)"),
@@ -401,9 +393,7 @@ async fn every_failure_is_one_line_and_leaves_no_process() {
 
 #[mm_testkit::test]
 async fn mm_ask_exits_2_when_the_agent_stopped_at_a_limit() {
-    if !python_available() {
-        return;
-    }
+    need_python();
     let sandbox = Sandbox::new();
     let line = format!(
         "python3 {} limit {}",
@@ -483,9 +473,7 @@ async fn ask_agent_reaches_configured_agents_only() {
 
 #[mm_testkit::test]
 async fn ctrl_c_on_mm_ask_cancels_the_asked_agent() {
-    if !python_available() {
-        return;
-    }
+    need_python();
     let sandbox = Sandbox::new();
     let pids = sandbox.path("pids");
     let log = PathBuf::from(format!("{}.log", pids.display()));

@@ -46,9 +46,7 @@ fn bash_results(server: &FakeServer) -> Vec<String> {
 
 #[mm_testkit::test]
 async fn under_the_sandbox_an_asked_mm_cannot_write_where_our_own_commands_cannot() {
-    if !landlock_available() {
-        return;
-    }
+    need_landlock();
     // The mode by flag (the asked mm's own sandbox is off), or in the shared configuration: a
     // nested mm with a sandbox of its own still works inside ours (it cannot make its own mount
     // namespace there, and layers its Landlock ruleset on ours).
@@ -99,9 +97,7 @@ async fn under_the_sandbox_an_asked_mm_cannot_write_where_our_own_commands_canno
 
 #[mm_testkit::test]
 async fn mm_ask_and_a_command_line_agent_run_inside_the_fence_too() {
-    if !landlock_available() {
-        return;
-    }
+    need_landlock();
     let sandbox = Sandbox::new();
     let file = sandbox.path("from-the-agent.txt");
     let [run, done] = agent_runs(&format!("touch {}", file.display()));
@@ -126,9 +122,7 @@ async fn mm_ask_and_a_command_line_agent_run_inside_the_fence_too() {
 
 #[mm_testkit::test]
 async fn an_agents_own_sandbox_writable_folders_open_for_that_agent_only() {
-    if !landlock_available() {
-        return;
-    }
+    need_landlock();
     let state = outside();
     let elsewhere = outside();
     let (state_dir, other_dir) = (state.path(), elsewhere.path());
@@ -222,9 +216,7 @@ impl Recording {
 
 #[mm_testkit::test]
 async fn in_read_only_mode_over_acp_the_agent_is_set_read_only_or_not_asked() {
-    if !python_available() {
-        return;
-    }
+    need_python();
     let w = Recording::new("");
     let target = w.sandbox.path("written.txt");
     let server = FakeServer::start(vec![
@@ -346,9 +338,7 @@ async fn in_ask_mode_the_asked_mm_asks_and_a_rejection_keeps_its_command_from_ru
 
 #[mm_testkit::test]
 async fn mm_ask_puts_the_agent_in_the_configured_mode() {
-    if !python_available() {
-        return;
-    }
+    need_python();
     for (flag, mode) in [("--no-yolo", "ask"), ("--yolo", "yolo")] {
         let w = Recording::new("");
         let target = w.sandbox.path("written.txt");
@@ -377,9 +367,7 @@ async fn mm_ask_puts_the_agent_in_the_configured_mode() {
 
 #[mm_testkit::test]
 async fn a_kept_agent_is_put_in_the_sessions_mode_again_before_each_question() {
-    if !python_available() {
-        return;
-    }
+    need_python();
     let w = Recording::new("");
     let server = FakeServer::start(vec![
         ask("rec", "first"),

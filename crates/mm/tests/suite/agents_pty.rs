@@ -8,9 +8,7 @@ use mm_testkit as common;
 use std::path::Path;
 
 use common::Reply;
-use common::agents::{
-    landlock_available, mode_agent, python_available, python_sdk_available, received,
-};
+use common::agents::{mode_agent, need_landlock, need_python, need_python_sdk, received};
 use common::pty::{PtyServer as Server, spawn_mm};
 use expectrl::{Eof, Expect};
 use serde_json::json;
@@ -58,9 +56,7 @@ fn ask_user_in_the_terminal_and_ctrl_c_cancels_only_the_question() {
 
 #[mm_testkit::test]
 fn slash_ask_puts_the_agents_questions_to_the_terminal() {
-    if !python_sdk_available() {
-        return;
-    }
+    need_python_sdk();
     let (_server, url) = Server::start(vec![]);
     let home = tempfile::tempdir().unwrap();
     common::pty::python_agent_config(home.path(), "py", "python_agent.py");
@@ -93,9 +89,7 @@ fn write_config(home: &Path, toml: &str) {
 
 #[mm_testkit::test]
 fn slash_mode_reaches_the_asked_agent_before_each_question() {
-    if !python_available() {
-        return;
-    }
+    need_python();
     let ask = |agent: &str, question: &str| {
         Reply::tool_call("ask_agent", json!({"agent": agent, "question": question}))
     };
@@ -160,9 +154,7 @@ fn slash_mode_reaches_the_asked_agent_before_each_question() {
 
 #[mm_testkit::test]
 fn slash_ask_runs_the_agent_inside_the_fence() {
-    if !landlock_available() {
-        return;
-    }
+    need_landlock();
     let home = tempfile::tempdir().unwrap();
     let file = home.path().join("from-the-agent.txt");
     let (server, url) = Server::start(vec![

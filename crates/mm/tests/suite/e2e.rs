@@ -1,6 +1,6 @@
 //! The `mm` binary against the real model server (llama.cpp with a tiny model), when
-//! `MM_E2E_URL` is set (`scripts/local-model.sh start` prints it); otherwise each test says it is
-//! skipped and passes.
+//! `MM_E2E_URL` is set (`scripts/local-model.sh start` prints it); otherwise each test is skipped
+//! with the reason (under `CI=true` it fails).
 //!
 //! The model (SmolLM2-135M) cannot call tools and the machine is small, so the tests are few,
 //! answers short (`model.maxTokens`) and deterministic (`model.temperature=0`).
@@ -53,9 +53,7 @@ fn usage(session: &Value, key: &str) -> u64 {
 
 #[mm_testkit::test]
 async fn say_hello_streams_an_answer_and_saves_its_usage() {
-    let Some(url) = common::e2e_url("say_hello_streams_an_answer_and_saves_its_usage") else {
-        return;
-    };
+    let url = common::e2e_url();
     let sb = Sandbox::with_limit(E2E_LIMIT);
     let run = sb.run(Some(&url), &args(&["-p", "Say hello."])).await;
     // The tiny model sometimes rambles to the 64-token cap (the random folder name is in its
@@ -86,9 +84,7 @@ async fn say_hello_streams_an_answer_and_saves_its_usage() {
 
 #[mm_testkit::test]
 async fn sigint_during_generation_exits_130_at_once() {
-    let Some(url) = common::e2e_url("sigint_during_generation_exits_130_at_once") else {
-        return;
-    };
+    let url = common::e2e_url();
     let sb = Sandbox::with_limit(E2E_LIMIT);
     let mut child = sb
         .command(
@@ -128,11 +124,7 @@ async fn sigint_during_generation_exits_130_at_once() {
 /// with a window so small that the history is compressed before the model call.
 #[mm_testkit::test]
 async fn continue_resumes_the_session_and_a_small_window_compresses_it() {
-    let Some(url) =
-        common::e2e_url("continue_resumes_the_session_and_a_small_window_compresses_it")
-    else {
-        return;
-    };
+    let url = common::e2e_url();
     let sb = Sandbox::with_limit(E2E_LIMIT);
     let first = sb.run(Some(&url), &args(&["-p", "Say hello."])).await;
     assert_turn_ended(&first);
@@ -220,9 +212,7 @@ async fn continue_resumes_the_session_and_a_small_window_compresses_it() {
 /// calls — so the doctor fails and says so.
 #[mm_testkit::test]
 async fn doctor_reports_what_the_tiny_model_can_and_cannot_do() {
-    let Some(url) = common::e2e_url("doctor_reports_what_the_tiny_model_can_and_cannot_do") else {
-        return;
-    };
+    let url = common::e2e_url();
     let sb = Sandbox::with_limit(E2E_LIMIT);
     let run = sb
         .run(Some(&url), &["doctor", "-c", "model.temperature=0"])
@@ -277,14 +267,12 @@ async fn doctor_reports_what_the_tiny_model_can_and_cannot_do() {
 /// server is the script's default one and no server on a usual port would be found first.
 #[mm_testkit::test]
 async fn the_quick_start_finds_the_script_s_server_with_nothing_set() {
-    let test = "the_quick_start_finds_the_script_s_server_with_nothing_set";
-    let Some(url) = common::e2e_url(test) else {
-        return;
-    };
+    let url = common::e2e_url();
     let default = "http://127.0.0.1:8089/v1";
     if url.trim_end_matches('/') != default {
-        eprintln!("{test}: skipped, the end-to-end server is at {url}, not the script's {default}");
-        return;
+        common::skip(format!(
+            "the end-to-end server is at {url}, not the script's {default}"
+        ));
     }
     // Detection prefers these ports: a server there would be found instead.
     let earlier = [8080u16, 11434, 1234, 12434, 8000];
@@ -296,8 +284,9 @@ async fn the_quick_start_finds_the_script_s_server_with_nothing_set() {
         })
         .collect();
     if !taken.is_empty() {
-        eprintln!("{test}: skipped, a server on port(s) {taken:?} would be found first");
-        return;
+        common::skip(format!(
+            "a server on port(s) {taken:?} would be found first"
+        ));
     }
     let sb = Sandbox::with_limit(E2E_LIMIT);
     // No MM_MODEL_URL, no configuration: only what detection finds.
@@ -369,9 +358,7 @@ async fn poem(url: &str) -> (String, Run, Duration, String) {
 /// itself or by the cap, without the line, and the next attempt (another name) is made.
 #[mm_testkit::test]
 async fn a_model_that_repeats_itself_is_stopped_within_seconds() {
-    let Some(url) = common::e2e_url("a_model_that_repeats_itself_is_stopped_within_seconds") else {
-        return;
-    };
+    let url = common::e2e_url();
     const STOP: &str = "[stopped: the model repeated itself]";
     for _attempt in 0..3 {
         let (shown, run, took, kept) = poem(&url).await;

@@ -77,3 +77,65 @@ fn every_test_is_on_the_harness() {
     }
     assert_eq!(found, Vec::<String>::new(), "use #[mm_testkit::test]");
 }
+
+/// Run by `a_test_that_cannot_run_is_ignored_with_its_reason_and_fails_under_ci` only.
+#[mm_testkit::test]
+#[ignore = "the child of a_test_that_cannot_run_is_ignored_with_its_reason_and_fails_under_ci"]
+fn a_test_that_cannot_run() {
+    mm_testkit::skip("the widget is not installed (apt-get install widget)");
+}
+
+#[mm_testkit::test]
+fn a_test_that_cannot_run_is_ignored_with_its_reason_and_fails_under_ci() {
+    let run = |ci: Option<&str>| {
+        let mut cmd = std::process::Command::new(std::env::current_exe().unwrap());
+        cmd.args([
+            "--exact",
+            "a_test_that_cannot_run",
+            "--ignored",
+            "--color=never",
+        ]);
+        match ci {
+            Some(v) => cmd.env("CI", v),
+            None => cmd.env_remove("CI"),
+        };
+        let out = cmd.output().unwrap();
+        (out.status.code(), String::from_utf8(out.stdout).unwrap())
+    };
+    let (code, out) = run(None);
+    assert_eq!(code, Some(0), "{out}");
+    let lines: Vec<&str> = out.lines().collect();
+    assert!(
+        lines.contains(
+            &"test a_test_that_cannot_run ... ignored (the widget is not installed (apt-get install widget))"
+        ),
+        "{out}"
+    );
+    assert!(
+        out.ends_with(
+            "skipped: 1 test that cannot run here (under CI=true they fail):\n    \
+             a_test_that_cannot_run: the widget is not installed (apt-get install widget)\n\n"
+        ),
+        "{out}"
+    );
+    assert!(
+        lines
+            .iter()
+            .any(|l| l.starts_with("test result: ok. 0 passed; 0 failed; 1 ignored; 0 measured; ")),
+        "{out}"
+    );
+
+    let (code, out) = run(Some("true"));
+    assert_eq!(code, Some(101), "{out}");
+    assert!(
+        out.contains(
+            "cannot run here, and under CI=true every test must: the widget is not installed (apt-get install widget)"
+        ),
+        "{out}"
+    );
+    assert!(
+        out.lines()
+            .any(|l| l.starts_with("test result: FAILED. 0 passed; 1 failed; 0 ignored;")),
+        "{out}"
+    );
+}

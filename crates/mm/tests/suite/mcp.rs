@@ -717,28 +717,19 @@ async fn servers_added_to_a_session_get_a_suffix_when_their_name_is_taken() {
 
 // ---------------------------------------------------------------- the reference server
 
-/// `mcp-server-everything` on PATH (.ci/run installs it), or `None` and a note.
-pub fn everything(test: &str) -> Option<McpServerConfig> {
-    let found = std::env::var_os("PATH")
-        .map(|p| std::env::split_paths(&p).any(|d| d.join("mcp-server-everything").is_file()))
-        .unwrap_or(false);
-    if !found {
-        eprintln!(
-            "{test}: skipped, mcp-server-everything is not installed (npm install -g @modelcontextprotocol/server-everything)"
-        );
-        return None;
-    }
-    Some(McpServerConfig::new(
+/// `mcp-server-everything`, which the test needs on PATH (.ci/run installs it): without it the
+/// test is skipped with the reason.
+fn everything() -> McpServerConfig {
+    common::need_command(
         "mcp-server-everything",
-        vec!["stdio".into()],
-    ))
+        "npm install -g @modelcontextprotocol/server-everything",
+    );
+    McpServerConfig::new("mcp-server-everything", vec!["stdio".into()])
 }
 
 #[mm_testkit::test]
 async fn the_reference_server_lists_and_answers_calls() {
-    let Some(server) = everything("the_reference_server_lists_and_answers_calls") else {
-        return;
-    };
+    let server = everything();
     let w = World::new(
         vec![
             Answer::call("everything__get-sum", json!({"a": 2, "b": 3})),

@@ -95,15 +95,10 @@ async fn mm_p_uses_a_configured_server_s_tools_and_leaves_no_process_behind() {
 
 #[mm_testkit::test]
 async fn mm_p_with_the_reference_server() {
-    let installed = std::env::var_os("PATH")
-        .map(|p| std::env::split_paths(&p).any(|d| d.join("mcp-server-everything").is_file()))
-        .unwrap_or(false);
-    if !installed {
-        eprintln!(
-            "mm_p_with_the_reference_server: skipped, mcp-server-everything is not installed"
-        );
-        return;
-    }
+    common::need_command(
+        "mcp-server-everything",
+        "npm install -g @modelcontextprotocol/server-everything",
+    );
     let server = FakeServer::start(vec![
         Reply::tool_call("everything__get-sum", json!({"a": 19, "b": 23})),
         Reply::text("42."),

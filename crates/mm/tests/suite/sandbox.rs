@@ -118,25 +118,22 @@ async fn sh(bash: &Bash, cwd: &Path, command: &str) -> ToolOutput {
     run(bash, cwd, json!({ "command": command })).await
 }
 
-/// Whether this kernel fences at all; the tests of the fence say so and pass vacuously
-/// otherwise (docs/sandbox.md: mm then says so in its banner).
-fn landlock() -> bool {
-    let abi = mm::sandbox::landlock_abi();
-    if abi == 0 {
-        eprintln!("this kernel has no Landlock: the fence is not tested here");
+/// The tests of the fence need a kernel that fences (docs/sandbox.md: mm then says so in its
+/// banner): without Landlock the test is skipped with the reason (under `CI=true` it fails).
+fn require_landlock() {
+    if mm::sandbox::landlock_abi() == 0 {
+        common::skip("this kernel has no Landlock: the fence cannot be tested here");
     }
-    abi > 0
 }
 
-/// Whether the project's `.mm/` can be kept read-only here (a private mount namespace).
-fn namespace() -> bool {
-    match mm::sandbox::namespace_works() {
-        Ok(()) => landlock(),
-        Err(why) => {
-            eprintln!("no private mount namespace here ({why}): .mm/ is not tested");
-            false
-        }
+/// Keeping the project's `.mm/` read-only needs a private mount namespace too.
+fn require_namespace() {
+    if let Err(why) = mm::sandbox::namespace_works() {
+        common::skip(format!(
+            "no private mount namespace here ({why}): .mm/ cannot be kept read-only"
+        ));
     }
+    require_landlock();
 }
 
 const WW: &str = "[tools.sandbox = workspace-write: commands may write only in the working directory (not its .mm/), the temp folder and tools.sandboxWritable]";
@@ -144,9 +141,7 @@ const RO: &str = "[tools.sandbox = read-only: commands may not write any file]";
 
 #[mm_testkit::test]
 async fn workspace_write_lets_commands_work_in_the_cwd_and_the_temp_folder() {
-    if !landlock() {
-        return;
-    }
+    require_landlock();
     let w = World::new();
     let bash = bash_in(&sandbox(Mode::WorkspaceWrite));
     let out = sh(
@@ -172,9 +167,7 @@ async fn workspace_write_lets_commands_work_in_the_cwd_and_the_temp_folder() {
 
 #[mm_testkit::test]
 async fn workspace_write_lets_git_init_and_commit_in_the_cwd() {
-    if !landlock() {
-        return;
-    }
+    require_landlock();
     let w = World::new();
     let bash = bash_in(&sandbox(Mode::WorkspaceWrite));
     let out = sh(
@@ -192,9 +185,7 @@ async fn workspace_write_lets_git_init_and_commit_in_the_cwd() {
 
 #[mm_testkit::test]
 async fn workspace_write_refuses_every_way_out() {
-    if !landlock() {
-        return;
-    }
+    require_landlock();
     let w = World::new();
     let before = w.outside_snapshot();
     let etc_file = PathBuf::from(format!("/etc/mm-sandbox-test-{}", std::process::id()));
@@ -234,9 +225,7 @@ async fn workspace_write_refuses_every_way_out() {
 
 #[mm_testkit::test]
 async fn workspace_write_fences_what_a_command_leaves_running() {
-    if !landlock() {
-        return;
-    }
+    require_landlock();
     let w = World::new();
     let before = w.outside_snapshot();
     let bash = bash_in(&sandbox(Mode::WorkspaceWrite));
@@ -262,9 +251,7 @@ async fn workspace_write_fences_what_a_command_leaves_running() {
 
 #[mm_testkit::test]
 async fn workspace_write_keeps_the_projects_mm_folder_read_only() {
-    if !namespace() {
-        return;
-    }
+    require_namespace();
     let w = World::new();
     fs::create_dir_all(w.cwd.join(".mm/hooks")).unwrap();
     fs::write(w.cwd.join(".mm/config.toml"), "yolo = true\n").unwrap();
@@ -291,9 +278,7 @@ async fn workspace_write_keeps_the_projects_mm_folder_read_only() {
 
 #[mm_testkit::test]
 async fn workspace_write_makes_a_missing_mm_folder_so_no_command_can_make_it() {
-    if !namespace() {
-        return;
-    }
+    require_namespace();
     let w = World::new();
     let bash = bash_in(&sandbox(Mode::WorkspaceWrite));
     let out = sh(
@@ -309,9 +294,7 @@ async fn workspace_write_makes_a_missing_mm_folder_so_no_command_can_make_it() {
 
 #[mm_testkit::test]
 async fn read_only_refuses_every_write_but_device_files() {
-    if !landlock() {
-        return;
-    }
+    require_landlock();
     let w = World::new();
     let before = w.outside_snapshot();
     fs::write(w.cwd.join("inside.txt"), "inside").unwrap();
@@ -476,9 +459,7 @@ async fn the_file_tools_refuse_every_write_in_read_only_and_none_when_off() {
 
 #[mm_testkit::test]
 async fn writable_paths_open_more_folders() {
-    if !landlock() {
-        return;
-    }
+    require_landlock();
     let w = World::new();
     let mut config = Config::default();
     config.tools.sandbox = Mode::WorkspaceWrite;
@@ -550,9 +531,7 @@ fn escapes(o: &str, home: &str) -> Vec<(&'static str, Value)> {
 async fn a_hostile_model_cannot_get_out_nor_switch_the_fence_off() {
     use common::mm_run::{RUN_LIMIT, Sandbox as Run};
     use common::{FakeServer, Reply};
-    if !namespace() {
-        return;
-    }
+    require_namespace();
     // One folder of the test's own holds the home, the project and, beside it, `outside`.
     let root = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
     let run = Run {
@@ -651,9 +630,7 @@ async fn a_hostile_model_cannot_get_out_nor_switch_the_fence_off() {
 async fn the_sandbox_flag_fences_a_one_shot_run() {
     use common::mm_run::{RUN_LIMIT, Sandbox as Run};
     use common::{FakeServer, Reply};
-    if !landlock() {
-        return;
-    }
+    require_landlock();
     let root = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
     let run = Run {
         home: tempfile::tempdir_in(root.path()).unwrap(),

@@ -38,23 +38,6 @@ impl Frontend for NoFrontend {
     }
 }
 
-/// Whether a command is on PATH; when it is not, the test says so on stderr and skips.
-fn have(command: &str) -> bool {
-    let found = std::env::var_os("PATH").is_some_and(|paths| {
-        std::env::split_paths(&paths).any(|d| {
-            let p = d.join(command);
-            p.is_file()
-                && std::fs::metadata(&p)
-                    .map(|m| std::os::unix::fs::PermissionsExt::mode(&m.permissions()) & 0o111 != 0)
-                    .unwrap_or(false)
-        })
-    });
-    if !found {
-        eprintln!("SKIPPED: {command} is not installed (.ci/run installs it)");
-    }
-    found
-}
-
 struct Fixture {
     _dir: tempfile::TempDir,
     cwd: PathBuf,
@@ -180,9 +163,7 @@ fn sorted(text: &str) -> Vec<&str> {
 
 #[mm_testkit::test]
 async fn pylsp_navigates_a_python_project() {
-    if !have("pylsp") {
-        return;
-    }
+    common::need_command("pylsp", ".ci/run installs it");
     let f = Fixture::new(&[], Duration::from_secs(30));
     python_project(&f);
     assert_eq!(
@@ -236,9 +217,7 @@ async fn pylsp_navigates_a_python_project() {
 
 #[mm_testkit::test]
 async fn pylsp_diagnostics_follow_the_file_as_the_model_edits_it() {
-    if !have("pylsp") {
-        return;
-    }
+    common::need_command("pylsp", ".ci/run installs it");
     let f = Fixture::new(&[], Duration::from_secs(30));
     python_project(&f);
     f.write("broken.py", "import os\n\ndef f(x):\n    return y\n");
@@ -269,9 +248,7 @@ async fn pylsp_diagnostics_follow_the_file_as_the_model_edits_it() {
 
 #[mm_testkit::test]
 async fn pylsp_renames_across_two_files_with_one_diff_each() {
-    if !have("pylsp") {
-        return;
-    }
+    common::need_command("pylsp", ".ci/run installs it");
     let f = Fixture::new(&[], Duration::from_secs(30));
     python_project(&f);
     let out = f
@@ -312,9 +289,7 @@ async fn pylsp_renames_across_two_files_with_one_diff_each() {
 
 #[mm_testkit::test]
 async fn pyright_offers_workspace_symbols() {
-    if !have("pyright-langserver") {
-        return;
-    }
+    common::need_command("pyright-langserver", ".ci/run installs it");
     let f = Fixture::new(
         &[("python", "pyright-langserver", &["--stdio"], &[".py"])],
         Duration::from_secs(60),
@@ -414,12 +389,10 @@ async fn the_rustup_shim_without_rust_analyzer_counts_as_missing() {
         .arg("--version")
         .output();
     let Ok(out) = shim else {
-        eprintln!("SKIPPED: no rust-analyzer on PATH");
-        return;
+        common::skip("no rust-analyzer on PATH (rustup's proxy is the case tested)");
     };
     if out.status.success() {
-        eprintln!("SKIPPED: rust-analyzer is installed for real here");
-        return;
+        common::skip("rust-analyzer is installed for real here, not as rustup's bare proxy");
     }
     let f = Fixture::new(&[], Duration::from_secs(10));
     f.write("lib.rs", "fn main() {}\n");
@@ -460,9 +433,7 @@ async fn a_server_that_hangs_is_stopped_after_the_timeout() {
 
 #[mm_testkit::test]
 async fn a_server_that_hangs_or_crashes_on_a_request_is_one_line_and_starts_again() {
-    if !have("python3") {
-        return;
-    }
+    common::need_command("python3", ".ci/run installs it");
     for (mode, expected) in [
         (
             "hang",
@@ -490,9 +461,7 @@ async fn a_server_that_hangs_or_crashes_on_a_request_is_one_line_and_starts_agai
 
 #[mm_testkit::test]
 async fn a_server_killed_between_two_calls_is_started_again() {
-    if !have("pylsp") {
-        return;
-    }
+    common::need_command("pylsp", ".ci/run installs it");
     let f = Fixture::new(
         &[(
             "python",
@@ -537,9 +506,8 @@ async fn a_server_killed_between_two_calls_is_started_again() {
 
 #[mm_testkit::test]
 async fn typescript_language_server_navigates_and_renames() {
-    if !have("typescript-language-server") || !have("npm") {
-        return;
-    }
+    common::need_command("typescript-language-server", ".ci/run installs it");
+    common::need_command("npm", ".ci/run installs it");
     // The server runs the project's own TypeScript: link the one installed with it.
     let root = std::process::Command::new("npm")
         .args(["root", "-g"])
@@ -547,8 +515,7 @@ async fn typescript_language_server_navigates_and_renames() {
         .unwrap();
     let typescript = PathBuf::from(String::from_utf8_lossy(&root.stdout).trim()).join("typescript");
     if !typescript.is_dir() {
-        eprintln!("SKIPPED: typescript is not installed globally (.ci/run installs it)");
-        return;
+        common::skip("typescript is not installed globally (.ci/run installs it)");
     }
     let f = Fixture::new(&[], Duration::from_secs(30));
     std::fs::create_dir_all(f.cwd.join("node_modules")).unwrap();
@@ -590,9 +557,7 @@ use mm_testkit as common;
 async fn over_acp_a_rename_asks_first_and_shows_one_diff_per_file() {
     use common::acp::{Harness, test_config, updates};
     use common::{Answer, ScriptedModel};
-    if !have("pylsp") {
-        return;
-    }
+    common::need_command("pylsp", ".ci/run installs it");
     let dir = tempfile::tempdir().unwrap();
     let cwd = dir.path().canonicalize().unwrap();
     std::fs::write(cwd.join("calc.py"), CALC).unwrap();

@@ -139,18 +139,16 @@ fn bash(command: &str) -> (&'static str, Value) {
     ("bash", json!({ "command": command }))
 }
 
-/// The scene for a variant, or `None` (said on stderr) when it cannot run here: no Landlock,
-/// not root, no plain user.
-fn scene(test: &str, root: bool) -> Option<Scene> {
+/// The scene for a variant; when it cannot run here (no Landlock, no private mount namespace,
+/// not root, no plain user) the test is skipped with the reason (under `CI=true` it fails).
+fn scene(root: bool) -> Scene {
     if mm::sandbox::landlock_abi() == 0 {
-        eprintln!("{test}: skipped: this kernel has no Landlock");
-        return None;
+        common::skip("this kernel has no Landlock");
     }
     if let Err(why) = mm::sandbox::namespace_works() {
-        eprintln!("{test}: skipped: no private mount namespace here ({why})");
-        return None;
+        common::skip(format!("no private mount namespace here ({why})"));
     }
-    Who::get(test, root).map(Scene::new)
+    Scene::new(Who::get(root))
 }
 
 /// Runs `$body` once as root and once as a plain user, as two tests.
@@ -158,16 +156,12 @@ macro_rules! as_root_and_user {
     ($root:ident, $user:ident, $body:ident) => {
         #[mm_testkit::test]
         async fn $root() {
-            if let Some(s) = scene(stringify!($root), true) {
-                $body(s).await;
-            }
+            $body(scene(true)).await;
         }
 
         #[mm_testkit::test]
         async fn $user() {
-            if let Some(s) = scene(stringify!($user), false) {
-                $body(s).await;
-            }
+            $body(scene(false)).await;
         }
     };
 }
@@ -176,9 +170,7 @@ macro_rules! as_root_and_user {
 
 #[mm_testkit::test]
 async fn a_fenced_root_cannot_make_device_files_and_keeps_only_the_named_capabilities() {
-    let Some(s) = scene("mknod", true) else {
-        return;
-    };
+    let s = scene(true);
     let (_, results) = s
         .attack(
             &s.project,
@@ -544,11 +536,10 @@ as_root_and_user!(
 async fn an_abstract_socket_outside_cannot_be_reached(s: Scene) {
     use std::os::linux::net::SocketAddrExt;
     if mm::sandbox::landlock_abi() < 6 {
-        eprintln!(
-            "abstract sockets: skipped: Landlock ABI {} has no scope (6 or later)",
+        common::skip(format!(
+            "Landlock ABI {} has no scope for abstract sockets (6 or later)",
             mm::sandbox::landlock_abi()
-        );
-        return;
+        ));
     }
     let name = format!("mm-fence-test-{}-{}", std::process::id(), s.who.is_root());
     let addr = std::os::unix::net::SocketAddr::from_abstract_name(&name).unwrap();

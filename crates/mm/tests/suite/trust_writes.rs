@@ -63,22 +63,9 @@ fn snapshot(dir: &Path) -> BTreeMap<PathBuf, String> {
     out
 }
 
-/// Whether a command is on PATH; when it is not, the test says so on stderr and skips.
-fn have(command: &str) -> bool {
-    let found = std::env::var_os("PATH")
-        .is_some_and(|paths| std::env::split_paths(&paths).any(|d| d.join(command).is_file()));
-    if !found {
-        eprintln!("SKIPPED: {command} is not installed (.ci/run installs it)");
-    }
-    found
-}
-
+/// Whether this kernel fences bash (Landlock).
 fn landlock() -> bool {
-    let abi = mm::sandbox::landlock_abi();
-    if abi == 0 {
-        eprintln!("this kernel has no Landlock: bash is not fenced here, and not tried");
-    }
-    abi > 0
+    mm::sandbox::landlock_abi() > 0
 }
 
 /// `[write outside the sandbox refused: <path> (tools.sandbox = <mode>)]`
@@ -253,9 +240,7 @@ async fn payload_server() -> (FakeServer, String) {
 
 #[mm_testkit::test]
 async fn every_builtin_tool_that_writes_is_refused_by_a_sandbox_that_refuses_everything() {
-    if !have("python3") {
-        return;
-    }
+    common::need_command("python3", ".ci/run installs it");
     let w = World::new();
     let (_server, url) = payload_server().await;
     let tools = Tools::new(&w.config(Mode::ReadOnly, &[]), &w.cwd);
@@ -315,6 +300,10 @@ async fn every_builtin_tool_that_writes_is_refused_by_a_sandbox_that_refuses_eve
     tried.sort();
     assert_eq!(tried, listed);
     tools.processes.shutdown().await;
+    if !landlock() {
+        // The other tools were checked; the test did not do all it says.
+        common::skip("this kernel has no Landlock: bash is not fenced here, and was not tried");
+    }
 }
 
 #[mm_testkit::test]
@@ -379,9 +368,7 @@ async fn every_builtin_tool_that_writes_is_refused_in_read_only_mode_and_asks_in
 
 #[mm_testkit::test]
 async fn a_rename_that_would_edit_a_file_outside_the_workspace_writes_nothing() {
-    if !have("python3") {
-        return;
-    }
+    common::need_command("python3", ".ci/run installs it");
     let w = World::new();
     let outside_file = w.outside.join("lib.py");
     let tools = Tools::new(&w.config(Mode::WorkspaceWrite, &[&outside_file]), &w.cwd);
@@ -494,9 +481,7 @@ fn serve_call(dir: &Path, port: u16) -> Reply {
 
 #[mm_testkit::test]
 async fn a_fetched_config_cannot_replace_the_users_in_either_sandbox_mode() {
-    if !have("python3") {
-        return;
-    }
+    common::need_command("python3", ".ci/run installs it");
     for mode in ["workspace-write", "read-only"] {
         let user_config = format!("[tools]\nsandbox = \"{mode}\"\n");
         let (_root, run) = user(&user_config);
@@ -592,9 +577,7 @@ fn serve(dir: &Path, port: u16) -> Served {
 
 #[mm_testkit::test]
 async fn a_fetched_config_cannot_replace_the_users_in_ask_and_read_only_mode() {
-    if !have("python3") {
-        return;
-    }
+    common::need_command("python3", ".ci/run installs it");
     let served = tempfile::tempdir_in("/tmp").unwrap();
     std::fs::write(served.path().join("config.toml"), HOSTILE_CONFIG).unwrap();
     let port = common::refused_port();
@@ -713,9 +696,7 @@ fn rename(path: &str, line: u32, symbol: &str) -> Reply {
 
 #[mm_testkit::test]
 async fn a_rename_cannot_edit_through_a_symlink_or_on_sys_path_in_workspace_write() {
-    if !have("pylsp") {
-        return;
-    }
+    common::need_command("pylsp", ".ci/run installs it");
     let r = Renames::new("[tools]\nsandbox = \"workspace-write\"\n");
     let before = r.snapshot();
     let server = FakeServer::start(vec![
@@ -741,9 +722,7 @@ async fn a_rename_cannot_edit_through_a_symlink_or_on_sys_path_in_workspace_writ
 
 #[mm_testkit::test]
 async fn a_rename_changes_nothing_in_the_read_only_sandbox_nor_in_read_only_mode() {
-    if !have("pylsp") {
-        return;
-    }
+    common::need_command("pylsp", ".ci/run installs it");
     // The read-only sandbox: even the project's own files are refused.
     let r = Renames::new("[tools]\nsandbox = \"read-only\"\n");
     let before = r.snapshot();
