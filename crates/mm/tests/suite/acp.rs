@@ -132,7 +132,7 @@ async fn authenticate_returns_an_empty_response() {
 }
 
 #[mm_testkit::test]
-async fn unsupported_methods_are_method_not_found() {
+async fn unsupported_methods_are_method_not_found_and_unknown_sessions_invalid_params() {
     let mut h = Harness::start(test_config(), ScriptedModel::new(vec![]));
     h.client.initialize(false).await;
     for (method, params) in [

@@ -131,6 +131,56 @@ async fn streams_a_llamacpp_answer_and_sends_the_expected_request() {
     assert_eq!(sent[0].header("authorization"), Some("Bearer sekret"));
 }
 
+/// Streams captured from a real llama.cpp server (llama-server b11434 serving SmolLM2-135M-Instruct,
+/// scripts/local-model.sh): a plain answer, and two tool calls (`tool_choice: "required"` with
+/// the `<tool_call>` prefill), each replayed byte for byte.
+#[mm_testkit::test]
+async fn replays_streams_captured_from_a_real_llamacpp_server() {
+    let text = include_str!("../../../mm-model/fixtures/sse/llamacpp_captured_text.sse");
+    let calls = include_str!("../../../mm-model/fixtures/sse/llamacpp_captured_tool_calls.sse");
+    let server = FakeServer::start(vec![Reply::sse(text), Reply::sse(calls)]).await;
+    let client = client(&config(&server.url(), "smollm2-135m-instruct"));
+
+    let (events, result) = chat(&client, &request()).await;
+    let answer = "I'm glad you're here. I'm glad you're here. What can I help you with?";
+    let streamed: String = events
+        .iter()
+        .map(|e| match e {
+            StreamEvent::Text(t) => t.as_str(),
+            other => panic!("{other:?}"),
+        })
+        .collect();
+    assert_eq!(streamed, answer);
+    let response = result.unwrap();
+    assert_eq!(response.text, answer);
+    assert_eq!(response.tool_calls, Vec::<RawToolCall>::new());
+    assert_eq!(response.finish_reason.as_deref(), Some("stop"));
+    let usage = response.usage.unwrap();
+    assert_eq!((usage.input_tokens, usage.output_tokens), (35, 22));
+    assert_eq!(usage.cached_read_tokens, Some(0));
+
+    let (events, result) = chat(&client, &request()).await;
+    assert_eq!(events, Vec::<StreamEvent>::new());
+    let response = result.unwrap();
+    assert_eq!(response.text, "");
+    let call = |id: &str| RawToolCall {
+        id: id.into(),
+        name: "bash".into(),
+        arguments: "{\n    \"command\": \"bash\"\n}".into(),
+    };
+    assert_eq!(
+        response.tool_calls,
+        vec![
+            call("yTe7iEKPUIsFRQewroYbXhMNoDbt7pBO"),
+            call("QxhWKeOMngcwDCQkRQVX0AAwLhfBsm9l")
+        ]
+    );
+    assert_eq!(response.finish_reason.as_deref(), Some("tool_calls"));
+    let usage = response.usage.unwrap();
+    assert_eq!((usage.input_tokens, usage.output_tokens), (203, 63));
+    assert_eq!(usage.cached_read_tokens, Some(21));
+}
+
 #[mm_testkit::test]
 async fn sends_tools_and_temperature_and_no_key_when_none() {
     let server = FakeServer::start(vec![Reply::text("ok")]).await;

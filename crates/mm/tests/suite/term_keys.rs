@@ -165,7 +165,16 @@ fn a_prompt_typed_the_instant_an_answer_is_printed_is_never_lost() {
 
 #[mm_testkit::test]
 fn ctrl_c_the_instant_an_answer_is_printed_is_never_lost() {
-    let (server, url) = Server::start(answers(ROUNDS));
+    // The rounds, then one answer that stalls after its first word: a Ctrl-C there lands in the
+    // turn for certain, and must cancel it.
+    let mut replies = answers(ROUNDS);
+    let held = vec![
+        Chunk::text("held-answer "),
+        Chunk::finish("stop"),
+        Chunk::Done,
+    ];
+    replies.push(Reply::chunks(held, Duration::from_millis(10)).stall_after(1));
+    let (server, url) = Server::start(replies);
     let home = tempfile::tempdir().unwrap();
     let mut mm = Term::spawn(home.path(), &url, &["--yolo"]);
     let mut cancelled = 0;
@@ -185,9 +194,25 @@ fn ctrl_c_the_instant_an_answer_is_printed_is_never_lost() {
         }
     }
     eprintln!("{cancelled} of {ROUNDS} Ctrl-C cancelled the turn; the others came at the prompt");
+    // The branch the race may not have taken: a Ctrl-C while the answer is still streaming.
+    mm.send("held\r");
+    mm.wait("held-answer", "the held answer");
+    mm.send("\x03");
+    let reaction = mm.wait(
+        Regex(r"cancelled|\(Ctrl-C again or Ctrl-D to leave\)"),
+        "a reaction to Ctrl-C during the held answer",
+    );
+    assert_eq!(reaction, "cancelled", "a Ctrl-C during a turn cancels it");
+    // And the prompt is back: one more Ctrl-C there is the prompt's.
+    mm.send("\x03");
+    mm.wait(
+        "(Ctrl-C again or Ctrl-D to leave)",
+        "the prompt's Ctrl-C line",
+    );
     mm.send("\x04");
     assert_eq!(mm.wait_exit("Ctrl-D"), 0);
-    let expected: Vec<String> = (0..ROUNDS).map(|i| format!("q{i}")).collect();
+    let mut expected: Vec<String> = (0..ROUNDS).map(|i| format!("q{i}")).collect();
+    expected.push("held".into());
     assert_eq!(last_prompts(&server.requests()), expected);
     server.assert_valid();
 }

@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 
 use async_trait::async_trait;
 use common::acp::*;
-use common::{Answer, ScriptedModel};
+use common::{Answer, HANG_GUARD, ScriptedModel};
 use mm::event::{
     Event, Form, FormAnswer, Frontend, PermissionDecision, PermissionRequest, ToolKind, ToolStatus,
 };
@@ -39,6 +39,9 @@ const PAGE: &str = r##"<!doctype html>
 <footer>Copyright</footer>
 <script>track();</script>
 </body></html>"##;
+
+/// The 1 kB writes of `/trickle`, one every 20 ms: three HANG_GUARDs of body.
+const TRICKLE_WRITES: usize = (HANG_GUARD.as_millis() as usize * 3) / 20;
 
 /// What the server saw of an endless body: how many bytes it wrote before the client went away.
 type Stopped = mpsc::UnboundedReceiver<usize>;
@@ -156,8 +159,9 @@ async fn serve(
             .await
         }
         "/slow" => {
-            // Never answers within the test's timeout; bounded so the task ends by itself.
-            tokio::time::sleep(Duration::from_secs(10)).await;
+            // Never answers within the test's timeout nor its HANG_GUARD; bounded so the task
+            // ends by itself.
+            tokio::time::sleep(HANG_GUARD * 3).await;
             respond(&mut socket, "200 OK", &[], b"late").await
         }
         "/endless" => {
@@ -174,12 +178,13 @@ async fn serve(
             }
         }
         "/trickle" => {
-            // 1 kB every 20 ms for 10 s at most: only a client that goes away stops it sooner.
+            // 1 kB every 20 ms for 3 HANG_GUARDs at most: only a client that goes away stops it
+            // sooner.
             let head = "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nConnection: close\r\n\r\n";
             let _ = socket.write_all(head.as_bytes()).await;
             let mut sent = 0usize;
             let _ = started.send(());
-            for _ in 0..500 {
+            for _ in 0..TRICKLE_WRITES {
                 if socket.write_all(&[b'y'; 1024]).await.is_err() {
                     break;
                 }
@@ -383,11 +388,7 @@ async fn a_slow_server_times_out_with_one_line() {
             s.url("/slow")
         ))
     );
-    assert!(
-        started.elapsed() < Duration::from_secs(5),
-        "{:?}",
-        started.elapsed()
-    );
+    assert!(started.elapsed() < HANG_GUARD, "{:?}", started.elapsed());
 }
 
 #[mm_testkit::test]
@@ -445,14 +446,18 @@ async fn cancel_stops_the_download_at_once() {
     };
     let (out, at) = tokio::join!(run, cancelled_at);
     assert_eq!(out, ToolOutput::stopped("[cancelled]"));
-    assert!(at.elapsed() < Duration::from_secs(1), "{:?}", at.elapsed());
-    // The server's writes fail soon after (it would go on for 10 s): the connection was
-    // dropped, not drained.
-    let sent = tokio::time::timeout(Duration::from_secs(3), stopped.recv())
+    // At once: bounded by HANG_GUARD, against a body that would flow for three (bench/toolbox.sh
+    // measures how fast).
+    assert!(at.elapsed() < HANG_GUARD, "{:?}", at.elapsed());
+    // The server's writes fail soon after: the connection was dropped, not drained.
+    let sent = tokio::time::timeout(HANG_GUARD, stopped.recv())
         .await
         .expect("the server kept writing")
         .unwrap();
-    assert!(sent < 500 * 1024, "the whole body was sent: {sent}");
+    assert!(
+        sent < TRICKLE_WRITES * 1024,
+        "the whole body was sent: {sent}"
+    );
     assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
 }
 
