@@ -103,7 +103,7 @@ fn expand(args: Punctuated<MetaNameValue, Token![,]>, mut function: ItemFn) -> s
                 .expect("the test's tokio runtime")
                 .block_on(body)
         }))?;
-        function.block = Box::new(block);
+        *function.block = block;
     } else if multi_thread {
         return Err(syn::Error::new_spanned(
             &function.sig,
