@@ -345,10 +345,16 @@ def main():
     m.close()
 
     print(f"{'measure':<58} {'value':>10}  {'target':>8}  ok")
+    missed = []
     for label, value, unit, target in rows:
         tgt = f"< {target} {unit}" if target is not None else "—"
         good = "" if target is None else ("yes" if value < target else "NO")
+        if good == "NO" or "FAILED" in label:
+            missed.append(label)
         print(f"{label:<58} {value:>7.2f} {unit:<2}  {tgt:>8}  {good}")
+    # A missed target (or a failed request) is a failed run.
+    if missed:
+        sys.exit("missed: " + "; ".join(missed))
 
 
 main()

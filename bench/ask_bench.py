@@ -195,3 +195,7 @@ print(f"{'asked agent turn, direct (median of 20)':<58} {ms(statistics.median(di
 print(f"{'same turn through ask_agent, follow-up (median of 20)':<58} {ms(statistics.median(relayed)):>10}")
 print(f"{'relay overhead of a follow-up':<58} {ms(overhead):>10} {'< 5 ms':>8}")
 server.shutdown()
+# A missed target is a failed run.
+missed = [what for what, value, target in (("the whole exchange", ex, 0.050), ("the relay overhead", overhead, 0.005)) if value >= target]
+if missed:
+    sys.exit("missed the target: " + ", ".join(missed))

@@ -162,8 +162,14 @@ rows = [
     ("bash call `sleep 300 & echo $!` → next request", median(round_trip, "sleep 300 & echo $!"), 400),
 ]
 print(f"{'measure (median of ' + str(runs) + ')':<52} {'value':>10}  {'target':>9}  ok")
+missed = []
 for label, value, target in rows:
     tgt = f"< {target} ms" if target is not None else "—"
     good = "" if target is None else ("yes" if value < target else "NO")
+    if good == "NO":
+        missed.append(label)
     print(f"{label:<52} {value:>7.1f} ms  {tgt:>9}  {good}")
+# A missed target is a failed run.
+if missed:
+    sys.exit("missed: " + "; ".join(missed))
 PY

@@ -81,7 +81,9 @@ impl PermissionMode {
     /// platform has one (Landlock), so `read-only` lets them read; without one they are refused.
     pub fn description(self, fenced: bool) -> &'static str {
         match (self, fenced) {
-            (PermissionMode::Ask, _) => "Ask before every command, file change and other gated tool",
+            (PermissionMode::Ask, _) => {
+                "Ask before every command, file change and other gated tool"
+            }
             (PermissionMode::Yolo, _) => "Run every tool without asking",
             (PermissionMode::ReadOnly, true) => {
                 "Read and answer only: commands run inside a read-only fence (writes fail); file changes and other gated tools are refused"

@@ -163,4 +163,8 @@ async fn main() {
     );
     drop(direct);
     processes.shutdown().await;
+    // A missed target is a failed run.
+    if m - d >= 2.0 {
+        std::process::exit(1);
+    }
 }

@@ -22,41 +22,37 @@ pub fn agents_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("agents")
 }
 
-/// Whether the ACP Python SDK is installed; when not, the calling test says it is skipped.
-pub fn python_sdk_available() -> bool {
+/// The test needs the ACP Python SDK (`import acp.stdio`): without it the test is skipped with
+/// the reason (under `CI=true` it fails).
+pub fn need_python_sdk() {
     let there = std::process::Command::new("python3")
         .args(["-c", "import acp.stdio"])
         .output()
         .is_ok_and(|o| o.status.success());
     if !there {
-        eprintln!(
-            "SKIPPED: the ACP Python SDK is not installed (pip install agent-client-protocol==0.12.1)"
+        crate::skip(
+            "the ACP Python SDK is not installed (pip install agent-client-protocol==0.12.1)",
         );
     }
-    there
 }
 
-/// Whether `python3` runs (the raw and recording agents); when not, the calling test says it is
-/// skipped.
-pub fn python_available() -> bool {
+/// The test needs python3 (the stand-in agents are Python scripts).
+pub fn need_python() {
     let there = std::process::Command::new("python3")
         .arg("--version")
         .output()
         .is_ok_and(|o| o.status.success());
     if !there {
-        eprintln!("SKIPPED: python3 is not installed");
+        crate::skip("python3 is not installed");
     }
-    there
 }
 
-/// Whether this kernel fences at all (Landlock); when not, mm says so in its banner, and the
-/// calling test says it is skipped: there is no fence to check.
-pub fn landlock_available() -> bool {
-    let abi = mm_tools::sandbox::landlock_abi();
-    if abi == 0 {
-        eprintln!("SKIPPED: this kernel has no Landlock: the asked agent's fence is not tested");
+/// The test needs a kernel that fences (Landlock); without it mm says so in its banner, and
+/// there is no fence to check: the test is skipped with the reason.
+pub fn need_landlock() {
+    if mm_tools::sandbox::landlock_abi() == 0 {
+        crate::skip("this kernel has no Landlock: the asked agent's fence cannot be tested");
     }
-    abi > 0
 }
 
 /// `PATH` with the directory of the `mm` under test first, so that `mm -acp` names it.

@@ -35,9 +35,9 @@ fn euid() -> u32 {
 }
 
 impl Who {
-    /// The variant `root` (true) or the plain user, when it can run here; `None` after saying
-    /// on stderr why not.
-    pub fn get(test: &str, root: bool) -> Option<Who> {
+    /// The variant `root` (true) or the plain user; when it cannot run here, the test is
+    /// skipped with the reason ([`crate::skip`]: under `CI=true` it fails).
+    pub fn get(root: bool) -> Who {
         let who = match (root, euid()) {
             (true, 0) => Ok(Who::Root),
             (true, uid) => Err(format!("the tests run as uid {uid}, not root")),
@@ -49,13 +49,7 @@ impl Who {
                 setpriv: false,
             }),
         };
-        match who {
-            Ok(w) => Some(w),
-            Err(why) => {
-                eprintln!("{test}: skipped: {why}");
-                None
-            }
-        }
+        who.unwrap_or_else(|why| crate::skip(why))
     }
 
     pub fn is_root(&self) -> bool {

@@ -1,6 +1,6 @@
 //! The demo model's canned answers and the streaming benchmark's (`mm-fake-server`), and the
 //! demo server run in process for the suites that drive a third-party client against `mm -acp`
-//! (crates/mm/tests/acp_clients.rs).
+//! (crates/mm/tests/suite/acp_clients.rs).
 
 use std::sync::Arc;
 use std::time::Duration;

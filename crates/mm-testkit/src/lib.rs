@@ -10,7 +10,9 @@
 //! - the ACP test client and in-process server (acp.rs); stand-in language servers (lsp.rs);
 //! - asking other agents from the real binary: helpers and the agents of agents/ (agents.rs);
 //! - the `mm` binary run in a sandbox (mm_run.rs), as root or as a plain user (as_user.rs);
-//! - the fuzz targets and the counting allocator (fuzz.rs; also in examples/fuzz.rs).
+//! - the fuzz targets and the counting allocator (fuzz.rs; also in examples/fuzz.rs);
+//! - the suites' harness (harness.rs): `#[mm_testkit::test]`, and [`skip`] for a test that
+//!   cannot run here.
 //!
 //! It depends on the crates below the binary only (never on `mm`, whose suites use it), so a
 //! suite links one copy of each crate.
@@ -29,6 +31,7 @@ pub mod as_user;
 pub mod demo;
 pub mod fake_server;
 pub mod fuzz;
+pub mod harness;
 pub mod http;
 pub mod invariants;
 pub mod lsp;
@@ -43,11 +46,32 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 pub use fake_server::{FakeServer, LastByte, Options, Received, Responder};
+pub use harness::{skip, under_ci};
 pub use invariants::check_history;
+pub use mm_testkit_macros::test;
 pub use model::{Answer, ScriptedModel};
 pub use recorder::Recorder;
 pub use rig::{Rig, compact_line, contents, hook, rig, script};
 pub use script::{Call, Chunk, Reply};
+
+/// Whether an executable `command` is on PATH.
+pub fn on_path(command: &str) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    std::env::var_os("PATH").is_some_and(|paths| {
+        std::env::split_paths(&paths).any(|d| {
+            std::fs::metadata(d.join(command))
+                .is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+        })
+    })
+}
+
+/// The test needs `command` on PATH: when it is not there, the test is skipped with the reason,
+/// `install` saying how to get it (under `CI=true` it fails).
+pub fn need_command(command: &str, install: &str) {
+    if !on_path(command) {
+        skip(format!("{command} is not installed ({install})"));
+    }
+}
 
 /// The bound of what must happen at once (a cancel answered, a timeout fired, a call returning
 /// while a job it started runs on): many times the expected time, so a busy two-core machine
@@ -74,15 +98,12 @@ pub fn refused_port() -> u16 {
 }
 
 /// The real model server's base URL for end-to-end tests: `MM_E2E_URL`, which `.ci/run` sets
-/// after `scripts/local-model.sh start`. `None` (and a note on stderr) when it is not set: the
-/// test returns early.
-pub fn e2e_url(test: &str) -> Option<String> {
+/// after `scripts/local-model.sh start`. When it is not set the test is skipped with the reason
+/// (under `CI=true` it fails).
+pub fn e2e_url() -> String {
     match std::env::var("MM_E2E_URL") {
-        Ok(url) if !url.is_empty() => Some(url),
-        _ => {
-            eprintln!("{test}: skipped, MM_E2E_URL is not set (scripts/local-model.sh start)");
-            None
-        }
+        Ok(url) if !url.is_empty() => url,
+        _ => skip("MM_E2E_URL is not set: no real model server (scripts/local-model.sh start)"),
     }
 }
 

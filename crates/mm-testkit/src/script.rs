@@ -173,7 +173,7 @@ impl Reply {
         Self::new(Body::Stream(chunks))
     }
 
-    /// An event stream as recorded from a real server (`data: …` events, each followed by a blank
+    /// An event stream in a real server's shape (`data: …` events, each followed by a blank
     /// line, as in mm-model's fixtures/sse), sent byte for byte, whatever its events say.
     pub fn sse(recorded: &str) -> Self {
         let chunks = recorded

@@ -1,5 +1,5 @@
 //! Tests of the model doubles themselves: the fake model server with a plain reqwest client, and
-//! the scripted model in process.
+//! the scripted model in process. On the test kit's own harness (src/harness.rs), like the suites.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use mm_testkit as common;
@@ -46,7 +46,7 @@ fn deltas(events: &[String]) -> Vec<Value> {
         .collect()
 }
 
-#[tokio::test]
+#[mm_testkit::test]
 async fn streams_text_word_by_word_with_usage_and_done() {
     let server = FakeServer::start(vec![Reply::text("hello brave world").with_usage(12, 3)]).await;
     let client = reqwest::Client::new();
@@ -86,7 +86,7 @@ async fn streams_text_word_by_word_with_usage_and_done() {
     assert!(server.violations().is_empty());
 }
 
-#[tokio::test]
+#[mm_testkit::test]
 async fn reasoning_comes_before_text() {
     let server = FakeServer::start(vec![Reply::text("ok").with_reasoning("think hard")]).await;
     let client = reqwest::Client::new();
@@ -104,7 +104,7 @@ async fn reasoning_comes_before_text() {
     assert_eq!(d[2], json!({"content": "ok"}));
 }
 
-#[tokio::test]
+#[mm_testkit::test]
 async fn tool_calls_are_split_across_deltas_by_index() {
     let server = FakeServer::start(vec![Reply::tool_calls(vec![
         Call::new("bash", json!({"command": "ls -la /tmp"})),
@@ -154,7 +154,7 @@ async fn tool_calls_are_split_across_deltas_by_index() {
     assert_eq!(events[events.len() - 1], "[DONE]");
 }
 
-#[tokio::test]
+#[mm_testkit::test]
 async fn ids_count_per_server_across_replies() {
     let server = FakeServer::start(vec![
         Reply::tool_call("bash", json!({"command": "a"})),
@@ -183,7 +183,7 @@ async fn ids_count_per_server_across_replies() {
     assert!(server.violations().is_empty());
 }
 
-#[tokio::test]
+#[mm_testkit::test]
 async fn non_streamed_request_gets_a_whole_completion() {
     let server = FakeServer::start(vec![
         Reply::tool_call("bash", json!({"command": "ls"}))
@@ -209,7 +209,7 @@ async fn non_streamed_request_gets_a_whole_completion() {
     );
 }
 
-#[tokio::test]
+#[mm_testkit::test]
 async fn exhausted_script_answers_done() {
     let server = FakeServer::start(vec![]).await;
     let client = reqwest::Client::new();
@@ -221,7 +221,7 @@ async fn exhausted_script_answers_done() {
     assert_eq!(deltas(&events(&body))[0]["content"], "done");
 }
 
-#[tokio::test]
+#[mm_testkit::test]
 async fn broken_history_is_answered_417_and_recorded() {
     let server = FakeServer::start(vec![Reply::text("scripted")]).await;
     let client = reqwest::Client::new();
@@ -252,7 +252,7 @@ async fn broken_history_is_answered_417_and_recorded() {
     assert_eq!(deltas(&events(&body))[0]["content"], "scripted");
 }
 
-#[test]
+#[mm_testkit::test]
 fn history_invariants() {
     let call = |ids: &[&str]| {
         let calls: Vec<Value> = ids
@@ -322,7 +322,7 @@ fn history_invariants() {
     );
 }
 
-#[tokio::test]
+#[mm_testkit::test]
 async fn hang_holds_until_the_client_drops_it() {
     let server = FakeServer::start(vec![Reply::hang(), Reply::text("after")]).await;
     let client = reqwest::Client::new();
@@ -345,7 +345,7 @@ async fn hang_holds_until_the_client_drops_it() {
     assert_eq!(deltas(&events(&body))[0]["content"], "after");
 }
 
-#[tokio::test]
+#[mm_testkit::test]
 async fn dropping_the_server_ends_a_hang() {
     let server = FakeServer::start(vec![Reply::hang()]).await;
     let client = reqwest::Client::new();
@@ -363,7 +363,7 @@ async fn dropping_the_server_ends_a_hang() {
     assert!(result.is_err());
 }
 
-#[tokio::test]
+#[mm_testkit::test]
 async fn disconnect_mid_stream_breaks_the_body() {
     let server = FakeServer::start(vec![Reply::disconnect_after(2)]).await;
     let client = reqwest::Client::new();
@@ -386,7 +386,7 @@ async fn disconnect_mid_stream_breaks_the_body() {
     assert_eq!(texts, vec![json!("part0 "), json!("part1 ")]);
 }
 
-#[tokio::test]
+#[mm_testkit::test]
 async fn stall_after_sends_the_first_chunks_then_nothing_until_the_client_leaves() {
     let server = FakeServer::start(vec![Reply::text("one two three").stall_after(2)]).await;
     let client = reqwest::Client::new();
@@ -411,7 +411,7 @@ async fn stall_after_sends_the_first_chunks_then_nothing_until_the_client_leaves
     server.wait_for_abandoned(1).await;
 }
 
-#[tokio::test]
+#[mm_testkit::test]
 async fn a_loading_server_answers_503_to_everything_until_loaded() {
     let server = FakeServer::start(vec![Reply::text("ready")]).await;
     server.load_for(Duration::from_secs(60));
@@ -441,7 +441,7 @@ async fn a_loading_server_answers_503_to_everything_until_loaded() {
     assert_eq!(deltas(&events(&body))[0]["content"], "ready");
 }
 
-#[tokio::test]
+#[mm_testkit::test]
 async fn a_request_that_is_not_http_is_refused_at_once() {
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
     let server = FakeServer::start(vec![]).await;
@@ -462,7 +462,7 @@ async fn a_request_that_is_not_http_is_refused_at_once() {
     );
 }
 
-#[tokio::test]
+#[mm_testkit::test]
 async fn disconnect_before_any_byte() {
     let server = FakeServer::start(vec![Reply::disconnect_after(0)]).await;
     let client = reqwest::Client::new();
@@ -475,7 +475,7 @@ async fn disconnect_before_any_byte() {
     assert!(err.is_request(), "{err:?}");
 }
 
-#[tokio::test]
+#[mm_testkit::test]
 async fn error_reply_with_header() {
     let server = FakeServer::start(vec![
         Reply::error(429, json!({"error": {"message": "slow down"}}))
@@ -490,7 +490,7 @@ async fn error_reply_with_header() {
     assert_eq!(body, json!({"error": {"message": "slow down"}}));
 }
 
-#[tokio::test]
+#[mm_testkit::test]
 async fn keep_alive_reuses_one_connection() {
     let server = FakeServer::start(vec![]).await;
     let client = reqwest::Client::new();
@@ -524,7 +524,7 @@ async fn keep_alive_reuses_one_connection() {
     );
 }
 
-#[tokio::test]
+#[mm_testkit::test]
 async fn models_and_props_report_the_context_window() {
     let server = FakeServer::start_with(
         Options {
@@ -573,7 +573,7 @@ async fn models_and_props_report_the_context_window() {
     assert_eq!(models["data"][0].get("meta"), None);
 }
 
-#[tokio::test]
+#[mm_testkit::test]
 async fn paced_chunks_and_last_byte_time() {
     let chunks = (0..5).map(|i| Chunk::text(format!("{i}"))).collect();
     let server = FakeServer::start(vec![Reply::chunks(chunks, Duration::from_millis(20))]).await;
@@ -595,7 +595,7 @@ async fn paced_chunks_and_last_byte_time() {
     assert!(last.at <= received);
 }
 
-#[tokio::test]
+#[mm_testkit::test]
 async fn raw_chunks_and_pushed_replies() {
     let server = FakeServer::start(vec![]).await;
     server.push([Reply::chunks(
@@ -613,7 +613,7 @@ async fn raw_chunks_and_pushed_replies() {
     assert_eq!(server.remaining(), 0);
 }
 
-#[tokio::test]
+#[mm_testkit::test]
 async fn answers_expect_100_continue_before_the_body() {
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
     let server = FakeServer::start(vec![]).await;
@@ -637,7 +637,7 @@ async fn answers_expect_100_continue_before_the_body() {
 }
 
 /// The demo binary: prints its URL, answers "list" with a `bash` call of `ls`, then a text.
-#[tokio::test]
+#[mm_testkit::test]
 async fn demo_binary_calls_ls_when_asked_to_list() {
     use tokio::io::AsyncBufReadExt;
     let mut child = tokio::process::Command::new(env!("CARGO_BIN_EXE_mm-fake-server"))
@@ -688,7 +688,7 @@ async fn demo_binary_calls_ls_when_asked_to_list() {
 }
 
 /// `--stream-bench N`: N one-token chunks, and the time of the last byte on stderr.
-#[tokio::test]
+#[mm_testkit::test]
 async fn bench_binary_streams_n_chunks_and_reports_the_last_byte() {
     use tokio::io::AsyncBufReadExt;
     let mut child = tokio::process::Command::new(env!("CARGO_BIN_EXE_mm-fake-server"))
@@ -739,7 +739,7 @@ async fn bench_binary_streams_n_chunks_and_reports_the_last_byte() {
 }
 
 /// The body llama.cpp b11434 sent for a 12 033-token prompt with `-c 8192`, byte for byte.
-#[tokio::test]
+#[mm_testkit::test]
 async fn context_exceeded_is_llama_cpp_s_error() {
     let server = FakeServer::start(vec![Reply::context_exceeded(12033, 8192)]).await;
     let resp = post(&reqwest::Client::new(), &server, &chat_body(hello(), true)).await;
@@ -750,7 +750,7 @@ async fn context_exceeded_is_llama_cpp_s_error() {
     );
 }
 
-#[tokio::test]
+#[mm_testkit::test]
 async fn other_routes_answer_their_replies_in_order_the_last_one_again() {
     let server = FakeServer::start(vec![]).await;
     server.route(
@@ -793,7 +793,7 @@ async fn other_routes_answer_their_replies_in_order_the_last_one_again() {
     assert_eq!(server.hits().last().unwrap(), "GET /props");
 }
 
-#[tokio::test]
+#[mm_testkit::test]
 async fn recorded_events_are_sent_byte_for_byte() {
     let recorded = "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"Hi\"}}]}\n\n\
                     data: [DONE]\n\n";
@@ -816,7 +816,7 @@ fn wire(messages: Value) -> ChatRequest {
     }
 }
 
-#[tokio::test]
+#[mm_testkit::test]
 async fn the_scripted_model_streams_its_chunks_then_hangs_until_cancelled() {
     let model = ScriptedModel::new(vec![
         Answer::chunks(&["Hel", "lo"]).with_usage(7, 2),
@@ -846,7 +846,7 @@ async fn the_scripted_model_streams_its_chunks_then_hangs_until_cancelled() {
     assert_eq!(model.requests().len(), 2);
 }
 
-#[tokio::test]
+#[mm_testkit::test]
 async fn the_scripted_model_refuses_a_broken_history_and_will_not_be_dropped_quietly() {
     let model = ScriptedModel::new(vec![Answer::text("kept for a valid request")]);
     let orphan = wire(json!([
@@ -865,4 +865,8 @@ async fn the_scripted_model_refuses_a_broken_history_and_will_not_be_dropped_qui
     assert_eq!(answered.text, "kept for a valid request");
     let dropped = std::panic::catch_unwind(std::panic::AssertUnwindSafe(move || drop(model)));
     assert!(dropped.is_err(), "dropping it with a violation must panic");
+}
+
+fn main() -> std::process::ExitCode {
+    mm_testkit::harness::main()
 }

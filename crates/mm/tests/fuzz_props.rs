@@ -482,7 +482,7 @@ fn a_short_hook_pattern_that_compiles_huge_is_refused_in_bounded_memory() {
 }
 
 #[test]
-fn the_recorded_streams_of_real_servers_pass_every_check() {
+fn every_sse_fixture_passes_every_check() {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../mm-model/fixtures/sse");
     for entry in std::fs::read_dir(dir).unwrap() {
         let bytes = std::fs::read(entry.unwrap().path()).unwrap();

@@ -203,7 +203,8 @@ mod tests {
             serde_json::to_value(modes(PermissionMode::Ask, true)).unwrap()["availableModes"][2]["description"],
             "Read and answer only: commands run inside a read-only fence (writes fail); file changes and other gated tools are refused"
         );
-        let mode_only = serde_json::to_value(config_options(PermissionMode::Yolo, false, None)).unwrap();
+        let mode_only =
+            serde_json::to_value(config_options(PermissionMode::Yolo, false, None)).unwrap();
         assert_eq!(mode_only.as_array().unwrap().len(), 1);
         assert_eq!(mode_only[0]["id"], "mode");
         assert_eq!(mode_only[0]["type"], "select");
@@ -217,8 +218,12 @@ mod tests {
             default: "a".into(),
             models: vec!["a".into(), "b".into()],
         };
-        let both =
-            serde_json::to_value(config_options(PermissionMode::Ask, false, Some((&list, "b")))).unwrap();
+        let both = serde_json::to_value(config_options(
+            PermissionMode::Ask,
+            false,
+            Some((&list, "b")),
+        ))
+        .unwrap();
         assert_eq!(
             both[1],
             json!({"id": "model", "name": "Model", "description": "The server's model this session asks, from its next turn",
@@ -232,12 +237,16 @@ mod tests {
             config_options(PermissionMode::Ask, false, Some((&none, "x"))).len(),
             1
         );
-        let other =
-            serde_json::to_value(config_options(PermissionMode::Ask, false, Some((&list, "c")))).unwrap();
+        let other = serde_json::to_value(config_options(
+            PermissionMode::Ask,
+            false,
+            Some((&list, "c")),
+        ))
+        .unwrap();
         assert_eq!(other[1]["options"][0], json!({"value": "c", "name": "c"}));
         assert_eq!(
-            config_option_update(&config_options(PermissionMode::ReadOnly, false, None))["configOptions"][0]
-                ["currentValue"],
+            config_option_update(&config_options(PermissionMode::ReadOnly, false, None))["configOptions"]
+                [0]["currentValue"],
             "read-only"
         );
         assert_eq!(

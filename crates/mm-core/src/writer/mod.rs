@@ -216,9 +216,7 @@ pub fn stage_noted(
         },
     };
     if let Some(journal) = journal {
-        journal.note(&dir.join(&name), || {
-            prior(&folder, &name, &existing)
-        });
+        journal.note(&dir.join(&name), || prior(&folder, &name, &existing));
     }
     let (tmp, file) = create_temp(&folder, &name, kind).map_err(io_err)?;
     let staged = Staged {

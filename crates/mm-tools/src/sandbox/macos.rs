@@ -7,7 +7,7 @@ use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
 
 pub use super::not_linux::{FenceError, landlock_abi, namespace_works};
-use super::{Enforcement, Fencer, SandboxMode, Roots, Sandbox};
+use super::{Enforcement, Fencer, Roots, Sandbox, SandboxMode};
 
 /// Where macOS keeps it.
 const SANDBOX_EXEC: &str = "/usr/bin/sandbox-exec";

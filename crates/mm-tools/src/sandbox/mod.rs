@@ -262,7 +262,9 @@ impl Sandbox {
         } = settings;
         let enforcement = match mode {
             SandboxMode::Off => Enforcement::off(),
-            SandboxMode::WorkspaceWrite | SandboxMode::ReadOnly => os::enforcement(places.outer_fence.clone()),
+            SandboxMode::WorkspaceWrite | SandboxMode::ReadOnly => {
+                os::enforcement(places.outer_fence.clone())
+            }
         };
         let (mut held, mut skipped) = (Vec::new(), Vec::new());
         if mode == SandboxMode::WorkspaceWrite {

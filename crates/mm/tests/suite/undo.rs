@@ -1,0 +1,274 @@
+//! `/undo` over the file tools and `bash`, in and out of a git repository: what it restores,
+//! what it says, and that the user's branch, index and stash are left alone.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::disallowed_methods)]
+
+use mm_testkit as common;
+
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::Command as Process;
+use std::sync::Arc;
+
+use common::{Answer, Recorder, ScriptedModel};
+use mm::config::Config;
+use mm::engine::{Command, Engine, Environment, Session};
+use pretty_assertions::assert_eq;
+use serde_json::json;
+use tokio_util::sync::CancellationToken;
+
+/// A folder under the target's tmp (the fence lets commands write in /tmp).
+fn folder() -> tempfile::TempDir {
+    tempfile::tempdir_in(common::target_tmpdir()).unwrap()
+}
+
+fn engine(model: Arc<ScriptedModel>, home: &Path) -> Engine {
+    Engine::new(Arc::new(Config::default()), model).with_env(Environment {
+        home: Some(home.to_path_buf()),
+        xdg_config_home: Some(home.join("config")),
+    })
+}
+
+async fn prompt(e: &Engine, s: &mut Session, text: &str, fe: &Recorder) -> Option<Command> {
+    e.prompt(s, text, &[], fe, &CancellationToken::new())
+        .await
+        .command
+}
+
+/// `/undo`'s lines.
+async fn undo(e: &Engine, s: &mut Session) -> Vec<String> {
+    let fe = Recorder::new();
+    match prompt(e, s, "/undo", &fe).await {
+        Some(Command::Undo(done)) => {
+            assert_eq!(fe.notices(), [done.lines().join("\n")]);
+            done.lines()
+        }
+        other => panic!("not /undo: {other:?}"),
+    }
+}
+
+fn git(cwd: &Path, args: &[&str]) -> String {
+    let out = Process::new("git")
+        .args(args)
+        .current_dir(cwd)
+        .env("GIT_AUTHOR_NAME", "t")
+        .env("GIT_AUTHOR_EMAIL", "t@t")
+        .env("GIT_COMMITTER_NAME", "t")
+        .env("GIT_COMMITTER_EMAIL", "t@t")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "git {args:?}: {out:?}");
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// A repository with `kept.txt` and `gone.txt` committed, `staged.txt` staged, `.mm/` ignored.
+fn repository(cwd: &Path) {
+    git(cwd, &["init", "-q", "-b", "main"]);
+    fs::write(cwd.join("kept.txt"), "kept 1\n").unwrap();
+    fs::write(cwd.join("gone.txt"), "gone 1\n").unwrap();
+    fs::write(cwd.join(".gitignore"), ".mm/\n").unwrap();
+    git(cwd, &["add", "."]);
+    git(cwd, &["commit", "-q", "-m", "first"]);
+    fs::write(cwd.join("staged.txt"), "staged\n").unwrap();
+    git(cwd, &["add", "staged.txt"]);
+}
+
+fn read(path: PathBuf) -> Option<String> {
+    fs::read_to_string(path).ok()
+}
+
+#[mm_testkit::test]
+async fn undo_puts_back_what_the_file_tools_wrote_outside_git() {
+    let (home, dir) = (folder(), folder());
+    let cwd = dir.path().canonicalize().unwrap();
+    fs::write(cwd.join("a.txt"), "one\n").unwrap();
+    let model = ScriptedModel::new(vec![
+        Answer::call("write_file", json!({"path": "a.txt", "content": "two\n"})),
+        Answer::call(
+            "write_file",
+            json!({"path": "sub/new.txt", "content": "new\n"}),
+        ),
+        Answer::text("written"),
+        Answer::call(
+            "edit_file",
+            json!({"path": "a.txt", "old_text": "two", "new_text": "three"}),
+        ),
+        Answer::text("edited"),
+    ]);
+    let e = engine(model, home.path());
+    let fe = Recorder::new();
+    let mut s = e.new_session(cwd.clone(), &fe).await;
+    prompt(&e, &mut s, "write", &fe).await;
+    prompt(&e, &mut s, "edit", &fe).await;
+    assert_eq!(read(cwd.join("a.txt")).as_deref(), Some("three\n"));
+    // The last turn first, then the one before it.
+    assert_eq!(
+        undo(&e, &mut s).await,
+        [
+            "↩ turn 2 undone: 1 restored, 0 not restored",
+            "  restored a.txt",
+        ]
+    );
+    assert_eq!(read(cwd.join("a.txt")).as_deref(), Some("two\n"));
+    assert_eq!(
+        undo(&e, &mut s).await,
+        [
+            "↩ turn 1 undone: 2 restored, 0 not restored",
+            "  restored a.txt",
+            "  removed sub/new.txt (the turn created it)",
+        ]
+    );
+    assert_eq!(read(cwd.join("a.txt")).as_deref(), Some("one\n"));
+    assert_eq!(read(cwd.join("sub/new.txt")), None);
+    assert_eq!(
+        undo(&e, &mut s).await,
+        ["↩ nothing to undo: no turn of this session is left to undo"]
+    );
+}
+
+#[mm_testkit::test]
+async fn outside_git_what_commands_changed_is_said_not_restored() {
+    let (home, dir) = (folder(), folder());
+    let cwd = dir.path().canonicalize().unwrap();
+    fs::write(cwd.join("a.txt"), "one\n").unwrap();
+    let model = ScriptedModel::new(vec![
+        Answer::call("bash", json!({"command": "rm a.txt"})),
+        Answer::text("removed"),
+    ]);
+    let e = engine(model, home.path());
+    let fe = Recorder::new();
+    let mut s = e.new_session(cwd.clone(), &fe).await;
+    prompt(&e, &mut s, "remove", &fe).await;
+    assert_eq!(
+        undo(&e, &mut s).await,
+        [
+            "↩ turn 1 undone: 0 restored, 1 not restored".to_string(),
+            format!(
+                "  not restored: what its 1 command(s) changed ({} is not in a git repository)",
+                cwd.display()
+            ),
+        ]
+    );
+    assert_eq!(read(cwd.join("a.txt")), None);
+}
+
+#[mm_testkit::test]
+async fn in_git_writes_deletes_and_renames_by_commands_are_put_back() {
+    let (home, dir) = (folder(), folder());
+    let cwd = dir.path().canonicalize().unwrap();
+    repository(&cwd);
+    let head = git(&cwd, &["rev-parse", "HEAD"]);
+    let index = fs::read(cwd.join(".git/index")).unwrap();
+    let model = ScriptedModel::new(vec![
+        Answer::call(
+            "bash",
+            json!({"command": "echo kept 2 > kept.txt && rm gone.txt && mv staged.txt moved.txt && echo u > untracked.txt"}),
+        ),
+        Answer::call(
+            "write_file",
+            json!({"path": "kept.txt", "content": "kept 3\n"}),
+        ),
+        Answer::text("done"),
+    ]);
+    let e = engine(model, home.path());
+    let fe = Recorder::new();
+    let mut s = e.new_session(cwd.clone(), &fe).await;
+    prompt(&e, &mut s, "change things", &fe).await;
+    assert_eq!(read(cwd.join("kept.txt")).as_deref(), Some("kept 3\n"));
+    let mut lines = undo(&e, &mut s).await;
+    let last = lines.pop().unwrap();
+    lines[1..].sort();
+    assert_eq!(
+        lines,
+        [
+            "↩ turn 1 undone: 5 restored, 1 not restored",
+            "  brought back gone.txt (the turn deleted it)",
+            "  brought back staged.txt (the turn deleted it)",
+            "  removed moved.txt (the turn created it)",
+            "  removed untracked.txt (the turn created it)",
+            "  restored kept.txt",
+        ]
+    );
+    assert_eq!(
+        last,
+        format!(
+            "  not restored: what its 1 command(s) changed outside {} or in files git ignores",
+            cwd.display()
+        )
+    );
+    assert_eq!(read(cwd.join("kept.txt")).as_deref(), Some("kept 1\n"));
+    assert_eq!(read(cwd.join("gone.txt")).as_deref(), Some("gone 1\n"));
+    assert_eq!(read(cwd.join("staged.txt")).as_deref(), Some("staged\n"));
+    assert_eq!(read(cwd.join("moved.txt")), None);
+    assert_eq!(read(cwd.join("untracked.txt")), None);
+    // The user's branch, index and stash are as they were; mm's refs are gone with the turn.
+    assert_eq!(git(&cwd, &["rev-parse", "HEAD"]), head);
+    assert_eq!(fs::read(cwd.join(".git/index")).unwrap(), index);
+    assert_eq!(git(&cwd, &["stash", "list"]), "");
+    assert_eq!(git(&cwd, &["for-each-ref", "refs/mm"]), "");
+    assert_eq!(
+        git(&cwd, &["status", "--porcelain"]),
+        "A  staged.txt\n",
+        "the work tree is as it was"
+    );
+}
+
+#[mm_testkit::test]
+async fn a_file_changed_again_since_the_turn_is_left_alone() {
+    let (home, dir) = (folder(), folder());
+    let cwd = dir.path().canonicalize().unwrap();
+    repository(&cwd);
+    let model = ScriptedModel::new(vec![
+        Answer::call(
+            "write_file",
+            json!({"path": "kept.txt", "content": "kept 2\n"}),
+        ),
+        Answer::call(
+            "write_file",
+            json!({"path": "gone.txt", "content": "gone 2\n"}),
+        ),
+        Answer::text("written"),
+    ]);
+    let e = engine(model, home.path());
+    let fe = Recorder::new();
+    let mut s = e.new_session(cwd.clone(), &fe).await;
+    prompt(&e, &mut s, "write", &fe).await;
+    // The user edits one of them after the turn.
+    fs::write(cwd.join("gone.txt"), "mine\n").unwrap();
+    assert_eq!(
+        undo(&e, &mut s).await,
+        [
+            "↩ turn 1 undone: 1 restored, 1 not restored",
+            "  restored kept.txt",
+            "  not restored: gone.txt (changed since the turn)",
+        ]
+    );
+    assert_eq!(read(cwd.join("kept.txt")).as_deref(), Some("kept 1\n"));
+    assert_eq!(read(cwd.join("gone.txt")).as_deref(), Some("mine\n"));
+}
+
+#[mm_testkit::test]
+async fn a_turn_that_changed_nothing_is_not_one_to_undo() {
+    let (home, dir) = (folder(), folder());
+    let cwd = dir.path().canonicalize().unwrap();
+    repository(&cwd);
+    let model = ScriptedModel::new(vec![
+        Answer::call(
+            "write_file",
+            json!({"path": "kept.txt", "content": "kept 2\n"}),
+        ),
+        Answer::text("written"),
+        Answer::text("just talking"),
+    ]);
+    let e = engine(model, home.path());
+    let fe = Recorder::new();
+    let mut s = e.new_session(cwd.clone(), &fe).await;
+    prompt(&e, &mut s, "write", &fe).await;
+    prompt(&e, &mut s, "talk", &fe).await;
+    assert_eq!(
+        undo(&e, &mut s).await,
+        [
+            "↩ turn 1 undone: 1 restored, 0 not restored",
+            "  restored kept.txt",
+        ]
+    );
+}
