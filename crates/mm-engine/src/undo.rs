@@ -127,9 +127,7 @@ fn put_back(path: &Path, shown: &str, bytes: &[u8], mode: u32) -> Result<(), Str
     }
     writer::write(path, shown, bytes, FileKind::Ordinary, Check::Anywhere)
         .map_err(|e| e.to_string())?;
-    use std::os::unix::fs::PermissionsExt;
-    std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode))
-        .map_err(|e| format!("{shown} ({e})"))
+    writer::set_mode(path, mode).map_err(|e| format!("{shown} ({e})"))
 }
 
 /// Removes what the turn created at `path`.

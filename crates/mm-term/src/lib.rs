@@ -11,6 +11,8 @@ mod frontend;
 mod history;
 pub mod input;
 mod keyboard;
+// The byte decoder is the Unix reader's: on Windows the keys are crossterm's events.
+#[cfg_attr(not(unix), allow(dead_code))]
 mod keys;
 mod layout;
 pub mod markdown;

@@ -27,6 +27,10 @@
 
 pub mod acp;
 pub mod agents;
+#[cfg(unix)]
+pub mod as_user;
+#[cfg(not(unix))]
+#[path = "as_user_none.rs"]
 pub mod as_user;
 pub mod demo;
 pub mod fake_server;
@@ -37,6 +41,7 @@ pub mod invariants;
 pub mod lsp;
 pub mod mm_run;
 pub mod model;
+pub mod platform;
 pub mod pty;
 pub mod recorder;
 pub mod rig;
@@ -56,11 +61,10 @@ pub use script::{Call, Chunk, Reply};
 
 /// Whether an executable `command` is on PATH.
 pub fn on_path(command: &str) -> bool {
-    use std::os::unix::fs::PermissionsExt;
     std::env::var_os("PATH").is_some_and(|paths| {
         std::env::split_paths(&paths).any(|d| {
             std::fs::metadata(d.join(command))
-                .is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+                .is_ok_and(|m| m.is_file() && platform::is_executable(&m))
         })
     })
 }

@@ -220,10 +220,5 @@ pub async fn finish_within(child: Child, limit: Duration) -> Run {
 
 /// Sends SIGINT to a running child, as Ctrl-C in a terminal would.
 pub fn interrupt(child: &Child) {
-    let pid = child.id().expect("the child is still running") as i32;
-    nix::sys::signal::kill(
-        nix::unistd::Pid::from_raw(pid),
-        nix::sys::signal::Signal::SIGINT,
-    )
-    .unwrap();
+    super::platform::interrupt(child.id().expect("the child is still running"));
 }

@@ -78,12 +78,11 @@ pub fn hook(
 
 /// Writes an executable script.
 pub fn script(path: &Path, body: &str) {
-    use std::os::unix::fs::PermissionsExt;
     if let Some(dir) = path.parent() {
         std::fs::create_dir_all(dir).unwrap();
     }
     std::fs::write(path, body).unwrap();
-    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755)).unwrap();
+    crate::platform::make_executable(path);
 }
 
 /// The message contents of a request, as sent.

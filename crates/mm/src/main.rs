@@ -4,6 +4,8 @@
 // answers); the workspace denies it everywhere else, since stdout is the protocol in ACP mode.
 #![allow(clippy::print_stdout)]
 
+mod signals;
+
 use std::collections::BTreeMap;
 use std::io::{IsTerminal, Read};
 use std::path::PathBuf;
@@ -413,26 +415,11 @@ type Signalled = Arc<std::sync::atomic::AtomicI32>;
 /// itself) and fires `stop` on the first. The handlers are installed before this returns, so a
 /// signal that comes at once is never the default action (death without saving).
 fn watch_signals(stop: &CancellationToken, sigint: bool) -> anyhow::Result<Signalled> {
-    use tokio::signal::unix::{SignalKind, signal};
-    let mut kinds = vec![(SignalKind::terminate(), 143), (SignalKind::hangup(), 129)];
-    if sigint {
-        kinds.push((SignalKind::interrupt(), 130));
-    }
-    let mut streams = Vec::new();
-    for (kind, code) in kinds {
-        streams.push((signal(kind).context("cannot watch signals")?, code));
-    }
+    let first = signals::watch(sigint).context("cannot watch signals")?;
     let signalled: Signalled = Arc::default();
     let (stop, seen) = (stop.clone(), signalled.clone());
     tokio::spawn(async move {
-        let waits = streams.iter_mut().map(|(s, code)| {
-            let code = *code;
-            Box::pin(async move {
-                s.recv().await;
-                code
-            })
-        });
-        let (code, _, _) = futures::future::select_all(waits).await;
+        let code = first.await;
         seen.store(code, std::sync::atomic::Ordering::SeqCst);
         stop.cancel();
     });

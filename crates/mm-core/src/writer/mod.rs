@@ -234,6 +234,17 @@ pub fn stage_noted(
 }
 
 /// What the file `name` of `folder` holds now, for the journal.
+/// Whether this process may write in the folder `dir`, as the system says (`mm doctor`).
+pub fn can_write(dir: &Path) -> bool {
+    os::can_write(dir)
+}
+
+/// Gives the file at `path` the permission bits `mode` (Unix; on Windows, only whether it is
+/// read-only), as `/undo` puts back what a file had.
+pub fn set_mode(path: &Path, mode: u32) -> io::Result<()> {
+    os::set_mode(path, mode)
+}
+
 /// All of `file` when it holds at most `limit` bytes.
 fn read_limited(file: File, limit: u64) -> io::Result<Option<Vec<u8>>> {
     if file.metadata()?.len() > limit {

@@ -81,6 +81,17 @@ pub(super) fn existing(dir: &Dir, name: &OsStr) -> io::Result<Existing> {
     })
 }
 
+/// Whether this process may write in `dir` (access(2), which knows root and ACLs).
+pub fn can_write(dir: &Path) -> bool {
+    nix::unistd::access(dir, nix::unistd::AccessFlags::W_OK).is_ok()
+}
+
+/// Sets the permission bits of the file at `path`.
+pub fn set_mode(path: &Path, mode: u32) -> io::Result<()> {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode))
+}
+
 /// The content of the file `name` in `dir` (a link not followed); `None` when it is over `limit`
 /// bytes.
 pub fn read_in(dir: &Dir, name: &OsStr, limit: u64) -> io::Result<Option<Vec<u8>>> {

@@ -87,6 +87,18 @@ pub(super) fn existing(dir: &Dir, name: &OsStr) -> io::Result<Existing> {
     })
 }
 
+/// Whether this process may write in `dir`: Windows tells only the read-only attribute here.
+pub fn can_write(dir: &Path) -> bool {
+    std::fs::metadata(dir).is_ok_and(|m| !m.permissions().readonly())
+}
+
+/// Windows has no permission bits: a mode without any write bit makes the file read-only.
+pub fn set_mode(path: &Path, mode: u32) -> io::Result<()> {
+    let mut perms = std::fs::metadata(path)?.permissions();
+    perms.set_readonly(mode & 0o222 == 0);
+    std::fs::set_permissions(path, perms)
+}
+
 /// The content of the file `name` in `dir`, by its path under the folder's final path; `None`
 /// when it is over `limit` bytes.
 pub fn read_in(dir: &Dir, name: &OsStr, limit: u64) -> io::Result<Option<Vec<u8>>> {

@@ -528,7 +528,7 @@ fn sessions_check(setup: &Setup<'_>, loaded: &Loaded) -> Check {
             None => break,
         }
     }
-    let writable = nix::unistd::access(existing, nix::unistd::AccessFlags::W_OK).is_ok();
+    let writable = crate::writer::can_write(existing);
     if !writable {
         return Check::new(
             Topic::Sessions,

@@ -1029,7 +1029,7 @@ async fn the_binary_switches_between_the_servers_models_and_keeps_the_history() 
 
 // ------------------------------------------------------------------ undo
 
-#[tokio::test]
+#[mm_testkit::test]
 async fn undo_is_a_command_and_puts_back_the_last_turn_s_files() {
     let dir = tempfile::tempdir_in(common::target_tmpdir()).unwrap();
     let cwd = canonical(dir.path());

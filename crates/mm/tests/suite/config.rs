@@ -777,7 +777,7 @@ fn durations_are_written_in_seconds_whole_or_decimal() {
     assert_eq!(seconds(Duration::from_secs(u64::MAX)), u64::MAX.to_string());
 }
 
-#[test]
+#[mm_testkit::test]
 fn tools_bash_path_is_read_with_the_home_expanded_and_shown_only_when_set() {
     let w = World::new();
     assert_eq!(w.load().config.tools.bash_path, None);

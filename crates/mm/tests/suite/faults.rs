@@ -846,6 +846,9 @@ fn spawn_terminal(dir: &Path, url: &str, model: &str) -> expectrl::session::OsSe
     let options: Vec<&str> = options.iter().map(String::as_str).collect();
     let cmd = common::pty::mm_command(dir, dir, url, &options);
     let mut session = Session::spawn(cmd).expect("spawn mm in a pty");
+    // Wide enough that no error line is wrapped (the terminal wraps them at word boundaries):
+    // each is matched whole.
+    session.get_process_mut().set_window_size(250, 24).unwrap();
     session.set_expect_timeout(Some(Duration::from_secs(30)));
     session
 }

@@ -911,7 +911,7 @@ fn the_banner_shows_names_from_outside_visibly() {
     }
 }
 
-#[test]
+#[mm_testkit::test]
 fn the_status_line_says_what_runs_for_how_long_and_how_to_stop_it() {
     use std::time::Duration;
     let line = |what: &str, secs: u64, tokens: u64, width: usize| {
@@ -948,7 +948,7 @@ fn the_status_line_says_what_runs_for_how_long_and_how_to_stop_it() {
     assert!(at_60.chars().count() < 60, "{at_60}");
 }
 
-#[test]
+#[mm_testkit::test]
 fn prose_lines_wrap_at_word_boundaries() {
     let recap =
         "1.2k in / 340 out · 80% cached · ctx 23% of 32k · 4.2s · mode yolo · 📖 1 skill(s)";
