@@ -132,19 +132,25 @@ fn edit(
     if !change(&mut doc, &path, home)? {
         return Ok(Outcome::Already);
     }
-    // The old file's mode is kept: a config holding an API key may be private.
+    // The old file's mode is kept, unless it holds an API key: then only its owner may read it
+    // (0600), as for any secret mm writes.
+    let holds_key = doc
+        .get("model")
+        .and_then(|m| m.get("apiKey"))
+        .and_then(Item::as_str)
+        .is_some_and(|k| !k.is_empty());
+    let kind = if holds_key {
+        FileKind::Private
+    } else {
+        FileKind::Ordinary
+    };
     let shown = path.display().to_string();
     let bytes = doc.to_string();
-    writer::write(
-        &path,
-        &shown,
-        bytes.as_bytes(),
-        FileKind::Ordinary,
-        Check::Anywhere,
-    )
-    .map_err(|e| EditError::Write {
-        path: path.clone(),
-        err: e.into_io(),
+    writer::write(&path, &shown, bytes.as_bytes(), kind, Check::Anywhere).map_err(|e| {
+        EditError::Write {
+            path: path.clone(),
+            err: e.into_io(),
+        }
     })?;
     Ok(Outcome::Changed)
 }
@@ -384,5 +390,22 @@ mod tests {
         );
         let mode = std::fs::metadata(&real).unwrap().permissions().mode();
         assert_eq!(mode & 0o777, 0o600);
+    }
+
+    #[test]
+    fn a_file_given_an_api_key_is_made_private() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("config.toml");
+        std::fs::write(&file, "# mine\n").unwrap();
+        std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o644)).unwrap();
+        set(Some(&file), None, &[("model.url", "http://h/v1")]).unwrap();
+        let mode = |f: &Path| std::fs::metadata(f).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode(&file), 0o644);
+        set(Some(&file), None, &[("model.apiKey", "sk-1")]).unwrap();
+        assert_eq!(mode(&file), 0o600);
+        let new = dir.path().join("new.toml");
+        set(Some(&new), None, &[("model.apiKey", "sk-1")]).unwrap();
+        assert_eq!(mode(&new), 0o600);
     }
 }
