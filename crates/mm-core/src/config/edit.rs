@@ -373,6 +373,7 @@ mod tests {
         );
     }
 
+    #[cfg(unix)]
     #[test]
     fn a_linked_file_is_changed_where_it_lives_with_its_permissions() {
         use std::os::unix::fs::PermissionsExt;
@@ -392,6 +393,7 @@ mod tests {
         assert_eq!(mode & 0o777, 0o600);
     }
 
+    #[cfg(unix)]
     #[test]
     fn a_file_given_an_api_key_is_made_private() {
         use std::os::unix::fs::PermissionsExt;

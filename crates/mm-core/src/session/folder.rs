@@ -76,7 +76,7 @@ fn real_path(path: &Path) -> (PathBuf, Option<PathBuf>) {
     (out, dangling)
 }
 
-#[cfg(test)]
+#[cfg(all(test, unix))]
 #[allow(clippy::unwrap_used, clippy::disallowed_methods)]
 mod tests {
     use super::*;

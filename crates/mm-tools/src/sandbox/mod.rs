@@ -863,6 +863,7 @@ mod tests {
         );
     }
 
+    #[cfg(unix)]
     #[test]
     fn a_writable_entry_through_a_link_where_commands_write_is_found() {
         let dir = tempfile::tempdir().unwrap();
@@ -884,6 +885,7 @@ mod tests {
         assert_eq!(link_in(&entries[0], &writable), None);
     }
 
+    #[cfg(unix)]
     #[test]
     fn real_path_follows_links_and_keeps_what_does_not_exist() {
         let dir = tempfile::tempdir().unwrap();

@@ -1098,6 +1098,7 @@ async fn the_binary_serves_initialize_and_session_new_and_exits_0_at_eof() {
     );
 }
 
+#[cfg(unix)]
 #[mm_testkit::test]
 async fn the_binary_exits_0_on_sigterm() {
     let dir = tmp();

@@ -207,6 +207,7 @@ async fn two_hundred_sessions_and_twenty_prompts_at_once_all_answered_in_order()
 
 // ------------------------------------------------------------------ processes
 
+#[cfg(unix)]
 /// Whether a process is running (a zombie is not: it only waits to be reaped).
 fn alive(pid: u32) -> bool {
     match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
@@ -218,6 +219,7 @@ fn alive(pid: u32) -> bool {
     }
 }
 
+#[cfg(unix)]
 #[mm_testkit::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_hundred_cancelled_bash_calls_leave_no_process_behind() {
     use common::acp::Harness;

@@ -86,6 +86,7 @@ async fn close_frees_a_session_with_sessions_off_and_its_id_is_unknown_after() {
     h.finish().await.unwrap();
 }
 
+#[cfg(unix)]
 #[mm_testkit::test]
 async fn close_cancels_the_running_turn_and_stops_its_command() {
     let dir = tmp();

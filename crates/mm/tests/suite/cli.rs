@@ -144,6 +144,7 @@ async fn an_empty_p_is_no_prompt() {
     assert_eq!(server.requests().len(), 0);
 }
 
+#[cfg(unix)]
 #[mm_testkit::test]
 async fn sigint_while_a_command_runs_kills_it_and_exits_130() {
     let server = FakeServer::start(vec![Reply::tool_call(

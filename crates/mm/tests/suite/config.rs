@@ -653,6 +653,7 @@ fn a_trusted_project_runs_its_commands() {
     assert_eq!(c.agents["reviewer"].args, vec!["-acp".to_string()]);
 }
 
+#[cfg(unix)]
 #[mm_testkit::test]
 fn trust_matches_the_canonical_cwd_and_expands_tilde() {
     let w = World::new();

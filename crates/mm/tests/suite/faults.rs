@@ -15,7 +15,10 @@ use common::acp::{TestClient, agent_text};
 use common::mm_run::Sandbox;
 use common::script::sse_data;
 use common::{Call, Chunk, FakeServer, Options, Reply};
-use expectrl::{Eof, Expect, Session};
+#[cfg(unix)]
+use expectrl::Session;
+#[cfg(unix)]
+use expectrl::{Eof, Expect};
 use mm::acp::{AcpError, Logger, serve_io};
 use mm::config::Config;
 use mm::engine::Engine;
@@ -840,6 +843,7 @@ async fn every_fault_through_mm_p() {
 
 // ------------------------------------------------------------------ the interactive terminal
 
+#[cfg(unix)]
 /// `mm` in a pseudo-terminal in `dir` (also its home), talking to `url`.
 fn spawn_terminal(dir: &Path, url: &str, model: &str) -> expectrl::session::OsSession {
     let options = binary_options(model);
@@ -853,6 +857,7 @@ fn spawn_terminal(dir: &Path, url: &str, model: &str) -> expectrl::session::OsSe
     session
 }
 
+#[cfg(unix)]
 fn terminal_row(row: &Row) {
     let fault = row.fault;
     let runtime = tokio::runtime::Builder::new_multi_thread()
@@ -964,6 +969,7 @@ fn terminal_row(row: &Row) {
     );
 }
 
+#[cfg(unix)]
 #[mm_testkit::test]
 fn every_fault_through_the_terminal() {
     let rows = rows();

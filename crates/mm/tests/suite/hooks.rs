@@ -1,6 +1,7 @@
 //! Hooks with real scripts: decisions, context, failures, timeouts, matching, input.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::disallowed_methods)]
-
+// Unix permissions, signals and process groups throughout (docs/platforms.md)
+#![cfg(unix)]
 use mm_testkit as common;
 
 use std::fs;

@@ -1,6 +1,8 @@
 //! Session files on disk: format, ids, atomic saves, load errors, listings, and a writer killed
 //! at random moments.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::disallowed_methods)]
+// Unix permissions, signals and process groups throughout (docs/platforms.md)
+#![cfg(unix)]
 
 use std::fs;
 use std::io::{BufRead, BufReader};

@@ -4,6 +4,8 @@
 //! `bash` call that sleeps, and checks that the sleep is gone and the session file holds the
 //! prompt.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
+// Unix permissions, signals and process groups throughout (docs/platforms.md)
+#![cfg(unix)]
 
 use mm_testkit as common;
 

@@ -459,6 +459,7 @@ async fn a_server_that_hangs_or_crashes_on_a_request_is_one_line_and_starts_agai
     }
 }
 
+#[cfg(unix)]
 #[mm_testkit::test]
 async fn a_server_killed_between_two_calls_is_started_again() {
     common::need_command("pylsp", ".ci/run installs it");
@@ -504,6 +505,7 @@ async fn a_server_killed_between_two_calls_is_started_again() {
     f.stop().await;
 }
 
+#[cfg(unix)]
 #[mm_testkit::test]
 async fn typescript_language_server_navigates_and_renames() {
     common::need_command("typescript-language-server", ".ci/run installs it");

@@ -398,6 +398,7 @@ fn refused_line(dir: &str, sb: &Sandbox, target: &Path) -> String {
     )
 }
 
+#[cfg(unix)]
 #[mm_testkit::test]
 async fn a_symlinked_session_folder_leading_outside_gets_no_file_and_keeps_its_temps() {
     let outside = tempfile::tempdir().unwrap();
