@@ -261,9 +261,12 @@ def main():
     # A saved session of 10 000 messages.
     sessions = os.path.join(cwd, ".mm", "sessions")
     os.makedirs(sessions, exist_ok=True)
-    cfg_dir = os.path.join(cwd, ".mm")
-    with open(os.path.join(cfg_dir, "config.toml"), "w") as f:
-        f.write("[sessions]\nenabled = true\n")
+    # Sessions on in the user's own config: a project's file may not turn them on (docs/config.md,
+    # "Trust").
+    user_cfg = os.path.join(home, ".config", "mm")
+    os.makedirs(user_cfg, exist_ok=True)
+    with open(os.path.join(user_cfg, "config.toml"), "a") as f:
+        f.write("\n[sessions]\nenabled = true\n")
     sid = "20260101-000000-0badcafe"
     messages = [{"role": "system", "content": "s"}]
     for i in range(2500):
@@ -290,8 +293,6 @@ def main():
     listed = tempfile.mkdtemp()
     sessions = os.path.join(listed, ".mm", "sessions")
     os.makedirs(sessions)
-    with open(os.path.join(listed, ".mm", "config.toml"), "w") as f:
-        f.write("[sessions]\nenabled = true\n")
     history = [{"role": "system", "content": "s"}]
     for i in range(100):
         history.append({"role": "user", "content": f"question {i} " + "x" * 40})
