@@ -329,6 +329,9 @@ pub struct TermFrontend {
     screen: Arc<Screen>,
     /// One question at a time.
     asking: tokio::sync::Mutex<()>,
+    /// The running call's last lines, redrawn in place (stdout is a terminal), or `None`: the
+    /// renderer appends them.
+    live: Option<Mutex<render::LiveOutput>>,
 }
 
 /// What the status line says while the model is asked.
@@ -356,9 +359,11 @@ impl TermFrontend {
             keyboard,
             screen,
             asking: tokio::sync::Mutex::new(()),
+            live: (!raw_answer).then(|| Mutex::new(render::LiveOutput::default())),
         });
         if spinner_enabled {
             let state = Arc::clone(&frontend.spinner);
+            let keyboard = Arc::clone(&frontend.keyboard);
             let color = frontend.color;
             tokio::spawn(async move {
                 let mut tick = tokio::time::interval(Duration::from_millis(100));
@@ -376,7 +381,8 @@ impl TermFrontend {
                             s.width,
                             color,
                         );
-                        let text = format!("\r{line}\x1b[K");
+                        let typed = keyboard.typed_ahead();
+                        let text = render::status_rows(&line, &typed, s.width);
                         let mut err = io::stderr().lock();
                         let _ = err.write_all(text.as_bytes());
                         let _ = err.flush();
@@ -423,6 +429,9 @@ impl TermFrontend {
         s.turn = None;
         drop(s);
         let _s = self.stop_spinner();
+        if let Some(live) = &self.live {
+            self.screen.print(Target::Stdout, &lock(live).end());
+        }
         let pieces = lock(&self.renderer).finish();
         self.write(&pieces);
     }
@@ -432,7 +441,15 @@ impl TermFrontend {
         lock(&self.renderer).context()
     }
 
+    /// Writes rendered pieces, erasing the live output's box first when it is drawn (the call's
+    /// next output draws it again under them).
     fn write(&self, pieces: &[Out]) {
+        if let (Some(live), false) = (&self.live, pieces.is_empty()) {
+            let mut live = lock(live);
+            if live.drawn() {
+                self.screen.print(Target::Stdout, &live.erase());
+            }
+        }
         for piece in pieces {
             self.screen.print(piece.target, &piece.text);
         }
@@ -490,8 +507,9 @@ impl TermFrontend {
         let mut s = lock(&self.spinner);
         s.showing = false;
         if s.drawn {
+            // The status line and the type-ahead's row under it, if any.
             let mut err = io::stderr().lock();
-            let _ = err.write_all(b"\r\x1b[K");
+            let _ = err.write_all(b"\r\x1b[J");
             let _ = err.flush();
             s.drawn = false;
         }
@@ -550,7 +568,19 @@ impl Frontend for TermFrontend {
         } else {
             Some(self.stop_spinner())
         };
-        let pieces = lock(&self.renderer).event(&event);
+        let pieces = match (&event, &self.live) {
+            (Event::ToolCallProgress { id, text }, Some(live)) => {
+                let width = super::raw::width().unwrap_or(permission::DEFAULT_WIDTH);
+                let drawn = lock(live).push(id, text, width, self.color);
+                self.screen.print(Target::Stdout, &drawn);
+                Vec::new()
+            }
+            (Event::ToolCallFinished(_), Some(live)) => {
+                self.screen.print(Target::Stdout, &lock(live).end());
+                lock(&self.renderer).event(&event)
+            }
+            _ => lock(&self.renderer).event(&event),
+        };
         self.write(&pieces);
         drop(spinner);
         if let Some(what) = then {

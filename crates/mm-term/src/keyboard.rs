@@ -197,6 +197,38 @@ impl Keyboard {
         None
     }
 
+    /// The text typed ahead so far, as the next prompt will start (its last line), for the echo
+    /// under the status line while a turn runs. An approximation: characters, pastes, Backspace,
+    /// Ctrl-W and Alt-Enter count; moves of the cursor do not (the prompt replays every key).
+    pub fn typed_ahead(&self) -> String {
+        let s = self.lock();
+        let mut text = String::new();
+        for entry in s.held.iter().chain(s.queue.iter()) {
+            match entry {
+                Entry::Key(Key::Char(c)) => text.push(*c),
+                Entry::Key(Key::Paste(p)) => text.push_str(p),
+                Entry::Key(Key::AltEnter) => text.push('\n'),
+                Entry::Key(Key::Backspace) => {
+                    text.pop();
+                }
+                Entry::Key(Key::DeleteWordBack) => {
+                    let kept = text.trim_end().len();
+                    text.truncate(kept);
+                    let start = text
+                        .char_indices()
+                        .rev()
+                        .find(|(_, c)| c.is_whitespace())
+                        .map_or(0, |(i, c)| i + c.len_utf8());
+                    text.truncate(start);
+                }
+                // A line typed ahead is sent at the next prompt: the echo starts again.
+                Entry::Key(Key::Enter) => text.clear(),
+                _ => {}
+            }
+        }
+        text.rsplit('\n').next().unwrap_or("").to_string()
+    }
+
     /// A turn starts: Ctrl-C and Esc cancel `cancel` from now on.
     pub fn begin_turn(&self, cancel: &CancellationToken) {
         self.lock().turn = Some(cancel.clone());
@@ -314,6 +346,29 @@ mod tests {
 
     fn chars(s: &str) -> Vec<Key> {
         s.chars().map(Key::Char).collect()
+    }
+
+    #[test]
+    fn the_echo_of_keys_typed_ahead_is_the_next_prompt_s_last_line() {
+        let k = Keyboard::detached();
+        let turn = CancellationToken::new();
+        k.begin_turn(&turn);
+        assert_eq!(k.typed_ahead(), "");
+        k.push(chars("git stax"));
+        k.push(vec![Key::Backspace, Key::Char('t'), Key::Left]);
+        assert_eq!(k.typed_ahead(), "git stat");
+        k.push(vec![Key::DeleteWordBack]);
+        assert_eq!(k.typed_ahead(), "git ");
+        k.push(vec![Key::Paste("log é".into()), Key::AltEnter]);
+        assert_eq!(k.typed_ahead(), "");
+        k.push(chars("second"));
+        assert_eq!(k.typed_ahead(), "second");
+        k.push(vec![Key::Enter]);
+        k.push(chars("next"));
+        assert_eq!(k.typed_ahead(), "next");
+        // The cancel is not text.
+        k.push(vec![Key::Escape]);
+        assert_eq!(k.typed_ahead(), "next");
     }
 
     #[tokio::test]

@@ -21,6 +21,7 @@ use crate::event::{
     ToolKind, ToolStatus, Usage,
 };
 use crate::sanitize::visible;
+use crate::tools::cut;
 
 /// Lines of a tool's output shown under its line.
 pub const PREVIEW_LINES: usize = 4;
@@ -216,11 +217,21 @@ impl Renderer {
                 }
             }
             Event::ToolCallStarted(call) => {
+                // Wrapped at word boundaries, continuation rows indented under the title.
                 let line = tool_line(call, self.color);
+                let lines = match self.width() {
+                    Some(width) => {
+                        let mut wrap = Wrap::new(width).with_prefix("  ");
+                        let mut text = wrap.push(&line);
+                        text.push_str(&wrap.finish());
+                        text.split('\n').map(str::to_string).collect()
+                    }
+                    None => vec![line],
+                };
                 self.calls.insert(call.id.clone(), call.clone());
                 self.plan_drawn = false;
                 let target = self.activity();
-                self.lines(&mut out, target, vec![line]);
+                self.lines(&mut out, target, lines);
             }
             Event::ToolCallRunning { .. } => {}
             Event::ToolCallProgress { text, .. } => {
@@ -445,10 +456,9 @@ pub fn tool_result(end: &ToolCallEnd, color: bool) -> Vec<String> {
 }
 
 /// The last lines of a tool's output, each clipped, after `… N earlier lines` when there are
-/// more: a build's errors and a test run's summary are at the end. The count is exact for the
-/// output as the tool gave it; when the tool cut the middle of a long output (its
-/// `[… N characters omitted …]` line), the lines it cut are not known, and the count says
-/// `more than N`.
+/// more: a build's errors and a test run's summary are at the end. The count is exact: where the
+/// tool cut the middle of a long output, its marker line says how many line breaks it cut
+/// (`tools::cut`).
 pub fn tail(output: &str) -> Vec<String> {
     let text = output.trim_end();
     if text.trim().is_empty() {
@@ -458,23 +468,36 @@ pub fn tail(output: &str) -> Vec<String> {
     let from = all.len().saturating_sub(PREVIEW_LINES);
     let mut lines = Vec::new();
     if from > 0 {
-        let hidden = &all[..from];
-        let cut = hidden.iter().any(|l| is_cut_marker(l));
-        let n = hidden.len() - usize::from(cut);
-        let noun = if n == 1 { "line" } else { "lines" };
-        lines.push(if cut {
-            format!("… more than {n} earlier {noun}")
-        } else {
-            format!("… {n} earlier {noun}")
-        });
+        lines.push(earlier(hidden_lines(&all[..from])));
     }
     lines.extend(all[from..].iter().map(|l| clip(&clean(l))));
     lines
 }
 
-/// The line a tool puts where it cut the middle of a long output (mm-tools' `cap_output`).
-fn is_cut_marker(line: &str) -> bool {
-    line.starts_with("[… ") && line.ends_with(" characters omitted …]")
+/// The lines of the output that these shown lines stand for: a cut's marker line stands for the
+/// line breaks it cut, less itself and the line it split in two.
+fn hidden_lines(shown: &[&str]) -> usize {
+    shown
+        .iter()
+        .map(|line| match cut::parse_marker(line) {
+            Some(omitted) => omitted.lines,
+            None => 1,
+        })
+        .sum::<usize>()
+        .saturating_sub(
+            shown
+                .iter()
+                .filter(|l| cut::parse_marker(l).is_some())
+                .count(),
+        )
+}
+
+fn earlier(n: usize) -> String {
+    if n == 1 {
+        "… 1 earlier line".to_string()
+    } else {
+        format!("… {n} earlier lines")
+    }
 }
 
 fn more(n: usize) -> String {
@@ -651,26 +674,43 @@ pub fn status_line(
     let what = one_line(what);
     // `frame what · facts`, one column spare so the terminal never wraps at the edge.
     let room = width.saturating_sub(facts.chars().count() + frame.chars().count() + 5);
-    let what = if what.width() > room {
-        let mut cut = String::new();
-        let mut used = 0;
-        for c in what.chars() {
-            let w = c.width().unwrap_or(0);
-            if used + w + 1 > room {
-                break;
-            }
-            used += w;
-            cut.push(c);
-        }
-        format!("{cut}…")
-    } else {
-        what
-    };
+    let what = fit(&what, room);
     format!(
         "{frame} {what} {}",
         style::dim(color, &format!("· {facts}"))
     )
 }
+
+/// The status line as it is drawn in place (`\r`, the line, the rest of the row erased), and
+/// under it, when keys were typed ahead during the turn, the prompt with their text, cut to
+/// fit `width` columns from its end; the cursor is left on the status line's row.
+pub fn status_rows(line: &str, typed: &str, width: usize) -> String {
+    let mut text = format!("\r{line}\x1b[K");
+    if !typed.is_empty() {
+        let typed = clean(typed);
+        let room = width.saturating_sub(PROMPT_COLUMNS + 1).max(1);
+        let shown = if typed.width() > room {
+            // Its end, where the typing is: characters from the end while they fit.
+            let mut used = 1;
+            let mut tail: Vec<char> = Vec::new();
+            for c in typed.chars().rev() {
+                used += c.width().unwrap_or(0);
+                if used > room {
+                    break;
+                }
+                tail.push(c);
+            }
+            std::iter::once('…').chain(tail.into_iter().rev()).collect()
+        } else {
+            typed
+        };
+        text.push_str(&format!("\n\r> {shown}\x1b[K\x1b[1A\r"));
+    }
+    text
+}
+
+/// The columns of the prompt (`> `).
+const PROMPT_COLUMNS: usize = 2;
 
 /// The first line of a title, with `…` when there were more.
 fn one_line(text: &str) -> String {
@@ -697,4 +737,87 @@ fn clip(line: &str) -> String {
 /// as four spaces.
 pub fn clean(line: &str) -> String {
     visible(line).replace('\t', "    ")
+}
+
+/// The live output of the running call on a terminal: its last [`PREVIEW_LINES`] lines, each
+/// cut to one row, redrawn in place under the call's line as output arrives (never appended to
+/// the scrollback). When the call ends, the box is erased and the result's tail takes its place.
+///
+/// The text it returns moves the cursor: it assumes the cursor is where the box left it, at
+/// the start of the row under the box, and that nothing was written since but lines it erased
+/// first ([`LiveOutput::erase`]).
+#[derive(Debug, Default)]
+pub struct LiveOutput {
+    /// The call whose output is kept.
+    id: String,
+    lines: std::collections::VecDeque<String>,
+    /// The rows drawn now.
+    rows: usize,
+}
+
+impl LiveOutput {
+    /// Output of call `id` arrived (whole lines): the text that draws the box again with its
+    /// last lines, each cut to fit `width` columns.
+    pub fn push(&mut self, id: &str, text: &str, width: usize, color: bool) -> String {
+        if self.id != id {
+            self.id = id.to_string();
+            self.lines.clear();
+        }
+        for line in text.lines() {
+            if self.lines.len() == PREVIEW_LINES {
+                self.lines.pop_front();
+            }
+            self.lines.push_back(clean(line));
+        }
+        let mut drawn = self.erase();
+        // `  │ ` and one column spare, so that a row never wraps.
+        let room = width.saturating_sub(5).max(1);
+        for line in &self.lines {
+            drawn.push_str(&style::dim(color, &format!("  │ {}", fit(line, room))));
+            drawn.push('\n');
+        }
+        self.rows = self.lines.len();
+        drawn
+    }
+
+    /// The text that erases the box (nothing when none is drawn); its lines are kept, for the
+    /// next output of the same call.
+    pub fn erase(&mut self) -> String {
+        let rows = std::mem::take(&mut self.rows);
+        match rows {
+            0 => String::new(),
+            n => format!("\x1b[{n}A\r\x1b[J"),
+        }
+    }
+
+    /// The call ended: the text that erases the box; its lines are forgotten.
+    pub fn end(&mut self) -> String {
+        self.id.clear();
+        self.lines.clear();
+        self.erase()
+    }
+
+    /// Whether a box is on the screen.
+    pub fn drawn(&self) -> bool {
+        self.rows > 0
+    }
+}
+
+/// `line` cut to `room` columns, with `…` when it was longer.
+fn fit(line: &str, room: usize) -> String {
+    if line.width() <= room {
+        return line.to_string();
+    }
+    let mut cut = String::new();
+    let mut used = 0;
+    for c in line.chars() {
+        let w = c.width().unwrap_or(0);
+        if used + w + 1 > room {
+            break;
+        }
+        used += w;
+        cut.push(c);
+    }
+    cut.push('…');
+    cut
 }

@@ -11,8 +11,8 @@ use std::path::Path;
 use std::process::Command;
 use std::time::Duration;
 
-use expectrl::Session;
 use expectrl::session::OsSession;
+use expectrl::{Expect, Session};
 use serde_json::{Value, json};
 
 use super::{Chunk, FakeServer, Reply};
@@ -61,6 +61,19 @@ impl PtyServer {
             .filter(|m| m["role"] == "tool")
             .map(|m| m["content"].as_str().unwrap_or("").to_string())
             .collect()
+    }
+
+    /// The content of the last user message of the last request.
+    pub fn last_user_message(&self) -> Value {
+        self.requests().last().cloned().unwrap_or_default()["messages"]
+            .as_array()
+            .cloned()
+            .unwrap_or_default()
+            .iter()
+            .rev()
+            .find(|m| m["role"] == "user")
+            .map(|m| m["content"].clone())
+            .unwrap_or_default()
     }
 
     /// Every request kept the invariants real servers enforce.
@@ -166,4 +179,69 @@ pub fn python_agent_config(home: &Path, name: &str, script: &str) {
         ),
     )
     .unwrap();
+}
+
+/// The real `mm` in a pseudo-terminal of a given size, and what that terminal shows: every byte
+/// an expectation reads goes through a screen emulator (vt100), so a test asserts the rows a
+/// user sees, after every cursor move and erase mm made.
+pub struct Term {
+    pub mm: OsSession,
+    screen: vt100::Parser,
+}
+
+impl Term {
+    /// [`spawn_mm`] in a window `cols` wide and `rows` high.
+    pub fn spawn(home: &Path, url: &str, extra: &[&str], cols: u16, rows: u16) -> Term {
+        let mut mm = spawn_mm(home, url, extra);
+        mm.get_process_mut().set_window_size(cols, rows).unwrap();
+        Term {
+            mm,
+            screen: vt100::Parser::new(rows, cols, 0),
+        }
+    }
+
+    /// Reads until `needle` (consumed too) and shows what came on the screen; returns it.
+    pub fn expect(&mut self, needle: &str) -> String {
+        let found = self.mm.expect(needle).unwrap();
+        let mut bytes = found.before().to_vec();
+        bytes.extend_from_slice(found.get(0).unwrap_or_default());
+        self.screen.process(&bytes);
+        String::from_utf8_lossy(&bytes).into_owned()
+    }
+
+    /// Reads until this regular expression matches, as [`Term::expect`].
+    pub fn expect_regex(&mut self, regex: &str) -> String {
+        let found = self.mm.expect(expectrl::Regex(regex)).unwrap();
+        let mut bytes = found.before().to_vec();
+        bytes.extend_from_slice(found.get(0).unwrap_or_default());
+        self.screen.process(&bytes);
+        String::from_utf8_lossy(&bytes).into_owned()
+    }
+
+    pub fn send(&mut self, text: &str) {
+        self.mm.send(text).unwrap();
+    }
+
+    pub fn send_line(&mut self, text: &str) {
+        self.mm.send_line(text).unwrap();
+    }
+
+    /// The rows on the screen, their trailing blanks cut, the empty rows at the bottom left out.
+    pub fn rows(&self) -> Vec<String> {
+        let screen = self.screen.screen();
+        let (_, cols) = screen.size();
+        let mut rows: Vec<String> = screen
+            .rows(0, cols)
+            .map(|r| r.trim_end().to_string())
+            .collect();
+        while rows.last().is_some_and(String::is_empty) {
+            rows.pop();
+        }
+        rows
+    }
+
+    /// The cursor's row and column.
+    pub fn cursor(&self) -> (u16, u16) {
+        self.screen.screen().cursor_position()
+    }
 }

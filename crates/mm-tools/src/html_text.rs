@@ -61,6 +61,8 @@ pub struct Capture {
     tail: String,
     tail_chars: usize,
     total: usize,
+    /// The line breaks in everything pushed.
+    breaks: usize,
 }
 
 impl Capture {
@@ -72,12 +74,14 @@ impl Capture {
             tail: String::new(),
             tail_chars: 0,
             total: 0,
+            breaks: 0,
         }
     }
 
     pub fn push_str(&mut self, s: &str) {
         let head_cap = self.max / 2;
         let tail_cap = self.max - head_cap;
+        self.breaks += crate::tools::cut::line_breaks(s.as_bytes());
         let mut rest = s;
         if self.head_chars < head_cap {
             let room = head_cap - self.head_chars;
@@ -122,7 +126,7 @@ impl Capture {
         self.total
     }
 
-    /// The text, or its head and tail with `[… N characters omitted …]` between them.
+    /// The text, or its head and tail with the cut's marker between them.
     pub fn finish(mut self) -> String {
         let tail_cap = self.max - self.max / 2;
         self.trim_tail(tail_cap);
@@ -130,10 +134,10 @@ impl Capture {
             return self.head + &self.tail;
         }
         let omitted = self.total - self.max;
-        format!(
-            "{}\n[… {omitted} characters omitted …]\n{}",
-            self.head, self.tail
-        )
+        let kept = crate::tools::cut::line_breaks(self.head.as_bytes())
+            + crate::tools::cut::line_breaks(self.tail.as_bytes());
+        let marker = crate::tools::cut::marker(omitted, self.breaks - kept);
+        format!("{}\n{marker}\n{}", self.head, self.tail)
     }
 }
 
@@ -609,16 +613,17 @@ mod tests {
 
     #[test]
     fn the_capture_cuts_like_the_tool_output_cap() {
-        let whole = "abcdefghij";
-        for max in [4, 5, 10, 20] {
-            let mut c = Capture::new(max);
-            c.push_str(&whole[..3]);
-            c.push_str(&whole[3..]);
-            assert_eq!(
-                c.finish(),
-                crate::tools::cap_output(whole, max),
-                "max {max}"
-            );
+        for whole in ["abcdefghij", "a\nb\nc\nd\ne\nf\ng"] {
+            for max in [4, 5, 10, 20] {
+                let mut c = Capture::new(max);
+                c.push_str(&whole[..3]);
+                c.push_str(&whole[3..]);
+                assert_eq!(
+                    c.finish(),
+                    crate::tools::cap_output(whole, max),
+                    "max {max}"
+                );
+            }
         }
     }
 }

@@ -14,7 +14,7 @@ use serde_json::Value;
 use tokio::io::AsyncReadExt;
 use tokio_util::sync::CancellationToken;
 
-use super::{Call, Setup, ToolOutput, TypedTool};
+use super::{Call, Setup, ToolOutput, TypedTool, cut};
 use crate::event::{PermissionMode, Tally, ToolKind};
 use crate::process::{Child, Group, OutputReader, Supervisor};
 use crate::sandbox::{DENIED_MARKERS, Fence, Sandbox};
@@ -379,8 +379,9 @@ struct Capture {
     tail: VecDeque<u8>,
     /// Bytes kept on each side: enough for `max_chars` characters of up to 4 bytes.
     side_bytes: usize,
-    /// Characters evicted from the tail ring.
+    /// Characters evicted from the tail ring, and the line breaks among them.
     dropped_chars: usize,
+    dropped_lines: usize,
 }
 
 impl Capture {
@@ -392,6 +393,7 @@ impl Capture {
             tail: VecDeque::new(),
             side_bytes,
             dropped_chars: 0,
+            dropped_lines: 0,
         }
     }
 
@@ -415,16 +417,24 @@ impl Capture {
             return;
         }
         if bytes.len() >= self.side_bytes {
-            self.dropped_chars += count_chars(self.tail.iter().copied());
-            self.tail.clear();
+            self.drop_tail(self.tail.len());
             let cut = bytes.len() - self.side_bytes;
             self.dropped_chars += count_chars(bytes[..cut].iter().copied());
+            self.dropped_lines += cut::line_breaks(&bytes[..cut]);
             bytes = &bytes[cut..];
         } else {
             let excess = (self.tail.len() + bytes.len()).saturating_sub(self.side_bytes);
-            self.dropped_chars += count_chars(self.tail.drain(..excess));
+            self.drop_tail(excess);
         }
         self.tail.extend(bytes.iter().copied());
+    }
+
+    /// Evicts the first `n` bytes of the tail ring, counting them.
+    fn drop_tail(&mut self, n: usize) {
+        for b in self.tail.drain(..n) {
+            self.dropped_chars += usize::from(b & 0xC0 != 0x80);
+            self.dropped_lines += usize::from(b == b'\n');
+        }
     }
 
     /// The text for the model: the output, then `suffix` on its own line, capped at
@@ -435,6 +445,7 @@ impl Capture {
             mut head,
             tail,
             dropped_chars,
+            dropped_lines,
             ..
         } = self;
         let with_suffix = |mut text: String| {
@@ -459,9 +470,13 @@ impl Capture {
         let tail_total = tail.chars().count();
         let kept_tail_from = tail_total.saturating_sub(tail_n);
         let omitted = head_total.saturating_sub(head_n) + dropped_chars + kept_tail_from;
+        let breaks = |s: &str| s.chars().filter(|&c| c == '\n').count();
+        let head_cut: String = head.chars().skip(head_n).collect();
+        let tail_cut: String = tail.chars().take(kept_tail_from).collect();
+        let lines = breaks(&head_cut) + dropped_lines + breaks(&tail_cut);
         let head: String = head.chars().take(head_n).collect();
         let tail: String = tail.chars().skip(kept_tail_from).collect();
-        format!("{head}\n[… {omitted} characters omitted …]\n{tail}")
+        format!("{head}\n{}\n{tail}", cut::marker(omitted, lines))
     }
 }
 

@@ -2,6 +2,7 @@
 
 pub mod ask_user;
 pub mod bash;
+pub mod cut;
 pub mod dispatch;
 pub mod edit_file;
 pub mod fetch_content;
@@ -13,6 +14,8 @@ pub mod read_file;
 pub mod read_skill;
 pub mod repeat;
 pub mod write_file;
+
+pub use cut::cap_output;
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -689,21 +692,6 @@ fn parse_args<T: DeserializeOwned>(tool: &str, args: &Value) -> Result<T, ToolOu
     })
 }
 
-/// Caps a result at `max` characters, keeping the head and the tail with
-/// `[… N characters omitted …]` between them.
-pub fn cap_output(text: &str, max: usize) -> String {
-    let n = text.chars().count();
-    if n <= max {
-        return text.to_string();
-    }
-    let head_n = max / 2;
-    let tail_n = max - head_n;
-    let omitted = n - head_n - tail_n;
-    let head: String = text.chars().take(head_n).collect();
-    let tail: String = text.chars().skip(n - tail_n).collect();
-    format!("{head}\n[… {omitted} characters omitted …]\n{tail}")
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -789,15 +777,6 @@ mod tests {
                     "format": {"type": "string"},
                 },
             })
-        );
-    }
-
-    #[test]
-    fn cap_keeps_head_and_tail() {
-        assert_eq!(cap_output("abcdef", 10), "abcdef");
-        assert_eq!(
-            cap_output("abcdefghij", 4),
-            "ab\n[… 6 characters omitted …]\nij"
         );
     }
 }

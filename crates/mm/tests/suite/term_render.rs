@@ -292,10 +292,28 @@ fn a_result_shows_its_tail_and_counts_what_is_above() {
         render::tail(&seq),
         vec!["… 3996 earlier lines", "3997", "3998", "3999", "4000"]
     );
-    // Cut by the tool in the middle: the lines it cut are not known.
+    // Cut by the tool in the middle: its marker says how many line breaks it cut, so the
+    // count is still exact ("2" and "7" were one line when the cut held no line break).
     assert_eq!(
         render::tail("1\n2\n[… 900 characters omitted …]\n7\n8\n9\n10\n"),
-        vec!["… more than 2 earlier lines", "7", "8", "9", "10"]
+        vec!["… 1 earlier line", "7", "8", "9", "10"]
+    );
+    assert_eq!(
+        // A cut at the start of a line: lines 3 to 182 are the 180 line breaks it cut.
+        render::tail("1\n2\n\n[… 900 characters, 180 lines omitted …]\n183\n184\n185\n186\n"),
+        vec!["… 182 earlier lines", "183", "184", "185", "186"]
+    );
+    // As the tools cut it: 4000 lines and one more for the exit code.
+    let cut = mm::tools::cap_output(&format!("{seq}[exit code: 4]"), 1000);
+    assert_eq!(
+        render::tail(&cut),
+        vec![
+            "… 3997 earlier lines",
+            "3998",
+            "3999",
+            "4000",
+            "[exit code: 4]"
+        ]
     );
     assert_eq!(render::tail("\n  \n"), Vec::<String>::new());
     // A tool's escapes are shown, never acted on (its colours included).
@@ -967,4 +985,72 @@ fn prose_lines_wrap_at_word_boundaries() {
         render::wrap_lines(vec![recap.to_string()], None),
         vec![recap]
     );
+}
+
+#[mm_testkit::test]
+fn the_status_line_has_the_type_ahead_under_it_and_the_cursor_stays_on_its_row() {
+    assert_eq!(
+        render::status_rows("⠋ thinking · 0s", "", 60),
+        "\r⠋ thinking · 0s\x1b[K"
+    );
+    assert_eq!(
+        render::status_rows("⠋ thinking · 0s", "git log", 60),
+        "\r⠋ thinking · 0s\x1b[K\n\r> git log\x1b[K\x1b[1A\r"
+    );
+    // Longer than the row: its end, where the typing is.
+    let typed = format!("{}end", "x".repeat(40));
+    assert_eq!(
+        render::status_rows("s", &typed, 20),
+        format!("\rs\x1b[K\n\r> …{}end\x1b[K\x1b[1A\r", "x".repeat(13))
+    );
+    // What came from the keyboard is shown, never acted on.
+    assert_eq!(
+        render::status_rows("s", "a\x1b[2Jb", 60),
+        "\rs\x1b[K\n\r> a^[[2Jb\x1b[K\x1b[1A\r"
+    );
+}
+
+#[mm_testkit::test]
+fn live_output_is_a_box_of_the_last_lines_redrawn_in_place() {
+    let mut live = render::LiveOutput::default();
+    assert!(!live.drawn());
+    assert_eq!(live.erase(), "");
+    assert_eq!(
+        live.push("c1", "one\ntwo\n", 80, false),
+        "  │ one\n  │ two\n"
+    );
+    assert!(live.drawn());
+    // Up the two rows drawn, erase to the end of the screen, draw the last four.
+    assert_eq!(
+        live.push("c1", "three\nfour\nfive\n", 80, false),
+        "\x1b[2A\r\x1b[J  │ two\n  │ three\n  │ four\n  │ five\n"
+    );
+    // Erased for other output, drawn again whole at the next.
+    assert_eq!(live.erase(), "\x1b[4A\r\x1b[J");
+    assert_eq!(live.erase(), "");
+    assert_eq!(
+        live.push("c1", "six\n", 80, false),
+        "  │ three\n  │ four\n  │ five\n  │ six\n"
+    );
+    // One row each, cut to the window with `…`, tabs as spaces, escapes shown visibly.
+    assert_eq!(
+        live.push(
+            "c1",
+            &format!("{}\n\tx\x1b[2J\n", "y".repeat(30)),
+            20,
+            false
+        ),
+        format!(
+            "\x1b[4A\r\x1b[J  │ five\n  │ six\n  │ {}…\n  │     x^[[2J\n",
+            "y".repeat(14)
+        )
+    );
+    // Another call's output starts a box of its own; the end erases it and forgets it.
+    assert_eq!(
+        live.push("c2", "other\n", 80, false),
+        "\x1b[4A\r\x1b[J  │ other\n"
+    );
+    assert_eq!(live.end(), "\x1b[1A\r\x1b[J");
+    assert!(!live.drawn());
+    assert_eq!(live.push("c2", "again\n", 80, false), "  │ again\n");
 }

@@ -8,7 +8,7 @@
 use mm_testkit as common;
 
 use common::Reply;
-use common::pty::{PtyServer as Server, answer_with_usage, bash_reply, spawn_mm};
+use common::pty::{PtyServer as Server, Term, answer_with_usage, bash_reply, spawn_mm};
 use expectrl::{Eof, Expect, Regex};
 use serde_json::json;
 
@@ -83,14 +83,7 @@ fn ctrl_r_finds_an_earlier_prompt_and_enter_sends_it() {
     mm.send("\r").unwrap();
     mm.expect("three").unwrap();
     mm.expect("> ").unwrap();
-    let last = server.requests().last().unwrap()["messages"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .rev()
-        .find(|m| m["role"] == "user")
-        .unwrap()["content"]
-        .clone();
+    let last = server.last_user_message();
     assert_eq!(last, "list the files");
     mm.send("\x04").unwrap();
     mm.expect(Eof).unwrap();
@@ -143,4 +136,110 @@ fn a_resize_draws_the_prompt_again_whole() {
         .unwrap();
     mm.send("\x15\x04").unwrap();
     mm.expect(Eof).unwrap();
+}
+
+/// A command that writes 400 lines, then waits: while it runs, its last lines are redrawn in
+/// place in a box of 4 under its line (the scrollback does not fill); when it ends, the box
+/// makes way for the tail of its output with the exact count of the lines above.
+fn live_output_is_redrawn_in_place(cols: u16, title: &[&str]) {
+    let command = "for i in $(seq 1 400); do echo line $i; done; sleep 1; echo finished";
+    let (server, url) = Server::start(vec![
+        bash_reply("call_1", command),
+        answer_with_usage("all done"),
+    ]);
+    let home = tempfile::tempdir().unwrap();
+    let mut term = Term::spawn(home.path(), &url, &["--yolo"], cols, 50);
+    term.expect("> ");
+    term.send_line("count");
+    term.expect("line 400");
+    let rows = term.rows();
+    let at = rows.iter().position(|r| r.starts_with("$ bash")).unwrap();
+    assert_eq!(rows[at..at + title.len()], *title, "{rows:#?}");
+    let live: Vec<&String> = rows.iter().filter(|r| r.contains("│ line")).collect();
+    assert_eq!(
+        live,
+        [
+            "  │ line 397",
+            "  │ line 398",
+            "  │ line 399",
+            "  │ line 400"
+        ],
+        "{rows:#?}"
+    );
+    assert_eq!(rows[at + title.len()], "  │ line 397", "{rows:#?}");
+    term.expect("all done");
+    term.expect("> ");
+    let rows = term.rows();
+    let at = rows.iter().position(|r| r.starts_with("$ bash")).unwrap();
+    let after: Vec<&str> = rows[at + title.len()..]
+        .iter()
+        .map(String::as_str)
+        .take(6)
+        .collect();
+    assert_eq!(
+        after,
+        [
+            "  … 397 earlier lines",
+            "  line 398",
+            "  line 399",
+            "  line 400",
+            "  finished",
+            "all done"
+        ],
+        "{rows:#?}"
+    );
+    assert!(!rows.iter().any(|r| r.contains('│')), "{rows:#?}");
+    server.assert_valid();
+    term.send("\x04");
+    term.mm.expect(Eof).unwrap();
+}
+
+#[mm_testkit::test]
+fn live_output_is_redrawn_in_place_at_120_columns() {
+    live_output_is_redrawn_in_place(
+        120,
+        &["$ bash: for i in $(seq 1 400); do echo line $i; done; sleep 1; echo finished"],
+    );
+}
+
+#[mm_testkit::test]
+fn live_output_is_redrawn_in_place_at_60_columns() {
+    live_output_is_redrawn_in_place(
+        60,
+        &[
+            "$ bash: for i in $(seq 1 400); do echo line $i; done; sleep",
+            "  1; echo finished",
+        ],
+    );
+}
+
+/// Keys typed while a turn runs are echoed on a prompt row under the status line, and the next
+/// prompt starts with them.
+#[mm_testkit::test]
+fn type_ahead_is_echoed_while_a_turn_runs() {
+    let (server, url) = Server::start(vec![
+        bash_reply("call_1", "sleep 2"),
+        answer_with_usage("slept"),
+        answer_with_usage("listed"),
+    ]);
+    let home = tempfile::tempdir().unwrap();
+    let mut term = Term::spawn(home.path(), &url, &["--yolo"], 60, 30);
+    term.expect("> ");
+    term.send_line("wait");
+    term.expect("esc to interrupt");
+    term.send("list the fi");
+    term.expect("> list the fi");
+    let rows = term.rows();
+    let status = rows
+        .iter()
+        .position(|r| r.contains("bash: sleep 2 · ") && r.ends_with("esc to interrupt"))
+        .unwrap_or_else(|| panic!("{rows:#?}"));
+    assert_eq!(rows[status + 1], "> list the fi", "{rows:#?}");
+    term.expect("slept");
+    term.send("les\r");
+    term.expect("listed");
+    let last = server.last_user_message();
+    assert_eq!(last, "list the files");
+    term.send("\x04");
+    term.mm.expect(Eof).unwrap();
 }

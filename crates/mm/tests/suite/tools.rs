@@ -375,6 +375,34 @@ async fn bash_bounded_output_keeps_the_exit_code_in_the_tail() {
 }
 
 #[mm_testkit::test]
+async fn bash_says_how_many_lines_it_cut_so_the_tail_counts_exactly() {
+    let (_d, cwd) = tmp();
+    let out = run_with(
+        &bash(),
+        &cwd,
+        json!({"command": "seq 1 100000; exit 4"}),
+        Opts { max_output: 1000 },
+        &CancellationToken::new(),
+    )
+    .await;
+    assert!(
+        out.text.contains(" lines omitted …]\n"),
+        "the marker counts the lines: {}",
+        out.text
+    );
+    assert_eq!(
+        mm::term::render::tail(&out.text),
+        vec![
+            "… 99997 earlier lines",
+            "99998",
+            "99999",
+            "100000",
+            "[exit code: 4]"
+        ]
+    );
+}
+
+#[mm_testkit::test]
 async fn bash_cancel_kills_the_group_at_once() {
     let (_d, cwd) = tmp();
     let fifo = cwd.join("pid");
