@@ -57,7 +57,9 @@ impl Engine {
         s: &mut Session,
         frontend: &dyn Frontend,
     ) -> PromptOutcome {
-        let done = s.undo.undo(&self.processes, &s.cwd).await;
+        let cwd = s.cwd.clone();
+        let fence = |path: &std::path::Path| self.sandbox.check_write(&cwd, path);
+        let done = s.undo.undo(&self.processes, &s.cwd, &fence).await;
         frontend.emit(Event::Notice(done.lines().join("\n")));
         frontend.emit(Event::ContextUsage(self.context_usage(s)));
         PromptOutcome {

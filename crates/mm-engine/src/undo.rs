@@ -119,19 +119,33 @@ fn now(path: &Path) -> Option<Vec<u8>> {
     std::fs::read(path).ok()
 }
 
+/// What the session's sandbox says of a write at a path (`Sandbox::check_write` in the cwd):
+/// every restore and removal asks it first, as the tools' writes do. The paths come from the
+/// journal and from git's view of the work tree, but the turn may have put a link to a folder
+/// outside the project in the way since.
+pub type Fence<'a> = &'a (dyn Fn(&Path) -> Result<(), String> + Sync);
+
 /// Puts `bytes` at `path` with the permission bits `mode` (a link in its place is removed
 /// first: the old file is put back, not written through the link).
-fn put_back(path: &Path, shown: &str, bytes: &[u8], mode: u32) -> Result<(), String> {
+fn put_back(
+    fence: Fence<'_>,
+    path: &Path,
+    shown: &str,
+    bytes: &[u8],
+    mode: u32,
+) -> Result<(), String> {
+    fence(path).map_err(|refused| format!("{shown} ({refused})"))?;
     if std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink()) {
         std::fs::remove_file(path).map_err(|e| format!("{shown} ({e})"))?;
     }
-    writer::write(path, shown, bytes, FileKind::Ordinary, Check::Anywhere)
+    writer::write(path, shown, bytes, FileKind::Ordinary, Check::Fenced(fence))
         .map_err(|e| e.to_string())?;
     writer::set_mode(path, mode).map_err(|e| format!("{shown} ({e})"))
 }
 
 /// Removes what the turn created at `path`.
-fn remove(path: &Path, shown: &str) -> Result<(), String> {
+fn remove(fence: Fence<'_>, path: &Path, shown: &str) -> Result<(), String> {
+    fence(path).map_err(|refused| format!("{shown} ({refused})"))?;
     match std::fs::remove_file(path) {
         Ok(()) => Ok(()),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
@@ -214,8 +228,14 @@ impl Undo {
         }
     }
 
-    /// `/undo`: puts back what the last turn not undone yet changed.
-    pub async fn undo(&mut self, processes: &Arc<Supervisor>, cwd: &Path) -> Undone {
+    /// `/undo`: puts back what the last turn not undone yet changed, each write and removal
+    /// asked of `fence` first.
+    pub async fn undo(
+        &mut self,
+        processes: &Arc<Supervisor>,
+        cwd: &Path,
+        fence: Fence<'_>,
+    ) -> Undone {
         let real_cwd = cwd.canonicalize().unwrap_or_else(|_| cwd.to_path_buf());
         let cwd = real_cwd.as_path();
         let Some(turn) = self.turns.pop() else {
@@ -233,8 +253,16 @@ impl Undo {
         let repo = self.repo.clone().flatten();
         let mut handled: Vec<PathBuf> = Vec::new();
         if let (Some(repo), Some((before, after))) = (&repo, &turn.trees) {
-            self.undo_in_git(processes, repo, before, after, cwd, &mut done, &mut handled)
-                .await;
+            self.undo_in_git(
+                processes,
+                repo,
+                (before, after),
+                cwd,
+                fence,
+                &mut done,
+                &mut handled,
+            )
+            .await;
         }
         for (noted, after) in &turn.written {
             if handled.contains(&noted.path) {
@@ -247,11 +275,10 @@ impl Undo {
                 continue;
             }
             let result = match &noted.before {
-                Prior::Missing => remove(&noted.path, &name)
+                Prior::Missing => remove(fence, &noted.path, &name)
                     .map(|()| format!("removed {name} (the turn created it)")),
-                Prior::File { bytes, mode } => {
-                    put_back(&noted.path, &name, bytes, *mode).map(|()| format!("restored {name}"))
-                }
+                Prior::File { bytes, mode } => put_back(fence, &noted.path, &name, bytes, *mode)
+                    .map(|()| format!("restored {name}")),
                 Prior::NotKept(why) => Err(format!("{name} ({why})")),
             };
             match result {
@@ -289,9 +316,9 @@ impl Undo {
         &self,
         processes: &Arc<Supervisor>,
         repo: &Repo,
-        before: &str,
-        after: &str,
+        (before, after): (&str, &str),
         cwd: &Path,
+        fence: Fence<'_>,
         done: &mut Undone,
         handled: &mut Vec<PathBuf>,
     ) {
@@ -327,9 +354,8 @@ impl Undo {
                 continue;
             }
             let result = match change.old_mode.as_str() {
-                "000000" => {
-                    remove(&path, &name).map(|()| format!("removed {name} (the turn created it)"))
-                }
+                "000000" => remove(fence, &path, &name)
+                    .map(|()| format!("removed {name} (the turn created it)")),
                 "100644" | "100755" => {
                     let mode = if change.old_mode == "100755" {
                         0o755
@@ -338,7 +364,7 @@ impl Undo {
                     };
                     let existed = std::fs::symlink_metadata(&path).is_ok();
                     match repo.blob(processes, &change.old_blob).await {
-                        Ok(bytes) => put_back(&path, &name, &bytes, mode).map(|()| {
+                        Ok(bytes) => put_back(fence, &path, &name, &bytes, mode).map(|()| {
                             if existed {
                                 format!("restored {name}")
                             } else {

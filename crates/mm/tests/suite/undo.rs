@@ -272,3 +272,53 @@ async fn a_turn_that_changed_nothing_is_not_one_to_undo() {
         ]
     );
 }
+
+/// The turn wrote `d/f.txt`, then made `d` a link to a folder outside the project holding a
+/// file of the same content: `/undo` asks the sandbox before each removal and restore, as the
+/// tools' writes do, so it does not remove the file outside through the link.
+#[cfg(unix)]
+#[mm_testkit::test]
+async fn undo_never_reaches_outside_the_project_through_a_link_the_turn_made() {
+    let (home, dir, outside) = (folder(), folder(), folder());
+    let cwd = dir.path().canonicalize().unwrap();
+    let out = outside.path().canonicalize().unwrap();
+    fs::write(out.join("f.txt"), "x\n").unwrap();
+    let model = ScriptedModel::new(vec![
+        Answer::call("write_file", json!({"path": "d/f.txt", "content": "x\n"})),
+        Answer::call(
+            "bash",
+            json!({"command": format!("rm -rf d && ln -s {} d", out.display())}),
+        ),
+        Answer::text("linked"),
+    ]);
+    // The fence on (without it the model's commands may write anywhere anyway).
+    let mut config = Config::default();
+    config.tools.sandbox = mm::config::SandboxMode::WorkspaceWrite;
+    let e = Engine::new(Arc::new(config), model).with_env(Environment {
+        home: Some(home.path().to_path_buf()),
+        xdg_config_home: Some(home.path().join("config")),
+    });
+    let fe = Recorder::new();
+    let mut s = e.new_session(cwd.clone(), &fe).await;
+    prompt(&e, &mut s, "write and link", &fe).await;
+    assert!(
+        fs::symlink_metadata(cwd.join("d"))
+            .unwrap()
+            .file_type()
+            .is_symlink()
+    );
+    let lines = undo(&e, &mut s).await;
+    assert_eq!(
+        lines[0], "↩ turn 1 undone: 0 restored, 2 not restored",
+        "{lines:?}"
+    );
+    let f = out.join("f.txt");
+    assert_eq!(
+        lines[1],
+        format!(
+            "  not restored: {f} ([write outside the sandbox refused: {f} (tools.sandbox = workspace-write)])",
+            f = f.display()
+        )
+    );
+    assert_eq!(read(out.join("f.txt")).as_deref(), Some("x\n"));
+}
