@@ -161,7 +161,7 @@ pub fn save(dir: &Path, file: &SessionFile) -> io::Result<PathBuf> {
 
 /// Why a session file could not be loaded; `Display` names the file and the problem.
 #[derive(Debug, thiserror::Error)]
-pub enum LoadError {
+pub enum FileError {
     #[error(transparent)]
     InvalidId(#[from] InvalidId),
     /// `err`, not `source`: the message already says why, and a source would be printed again
@@ -175,10 +175,10 @@ pub enum LoadError {
     Version { path: PathBuf, version: u64 },
 }
 
-impl LoadError {
+impl FileError {
     /// No file for that id.
     pub fn is_not_found(&self) -> bool {
-        matches!(self, LoadError::Read { err, .. } if err.kind() == io::ErrorKind::NotFound)
+        matches!(self, FileError::Read { err, .. } if err.kind() == io::ErrorKind::NotFound)
     }
 }
 
@@ -193,10 +193,10 @@ fn os_reason(e: &io::Error) -> String {
 
 /// Reads and checks `<dir>/<id>.json`. The id is validated before any file is touched; a failed
 /// load never modifies or deletes the file. The caller replaces the system prompt.
-pub fn load(dir: &Path, id: &str) -> Result<SessionFile, LoadError> {
+pub fn load(dir: &Path, id: &str) -> Result<SessionFile, FileError> {
     validate_id(id)?;
     let path = file_path(dir, id);
-    let bytes = fs::read(&path).map_err(|err| LoadError::Read {
+    let bytes = fs::read(&path).map_err(|err| FileError::Read {
         path: path.clone(),
         err,
     })?;
@@ -205,12 +205,12 @@ pub fn load(dir: &Path, id: &str) -> Result<SessionFile, LoadError> {
 
 /// Reads a session file's bytes (`path` only names it in errors): what [`load`] does once the
 /// file is read.
-pub fn parse(path: &Path, bytes: &[u8]) -> Result<SessionFile, LoadError> {
+pub fn parse(path: &Path, bytes: &[u8]) -> Result<SessionFile, FileError> {
     #[derive(Deserialize)]
     struct Probe {
         version: u64,
     }
-    let version_error = |version| LoadError::Version {
+    let version_error = |version| FileError::Version {
         path: path.to_path_buf(),
         version,
     };
@@ -220,7 +220,7 @@ pub fn parse(path: &Path, bytes: &[u8]) -> Result<SessionFile, LoadError> {
         Err(e) => match serde_json::from_slice::<Probe>(bytes) {
             // Another version may have another shape: say so rather than what does not parse.
             Ok(p) if p.version != u64::from(VERSION) => Err(version_error(p.version)),
-            _ => Err(LoadError::NotSession {
+            _ => Err(FileError::NotSession {
                 path: path.to_path_buf(),
                 reason: e.to_string(),
             }),
@@ -229,10 +229,10 @@ pub fn parse(path: &Path, bytes: &[u8]) -> Result<SessionFile, LoadError> {
 }
 
 /// Removes `<dir>/<id>.json` (the id is validated first).
-pub fn delete(dir: &Path, id: &str) -> Result<(), LoadError> {
+pub fn delete(dir: &Path, id: &str) -> Result<(), FileError> {
     validate_id(id)?;
     let path = file_path(dir, id);
-    fs::remove_file(&path).map_err(|err| LoadError::Read { path, err })
+    fs::remove_file(&path).map_err(|err| FileError::Read { path, err })
 }
 
 /// What a session list shows of a file: read from its start up to the messages.
@@ -247,9 +247,9 @@ pub struct SessionHeader {
 
 /// Reads the start of a session file, up to its messages (or its end, for a file written in
 /// another field order): the bytes a list needs, whatever the length of the history.
-pub fn read_header(path: &Path) -> Result<SessionHeader, LoadError> {
+pub fn read_header(path: &Path) -> Result<SessionHeader, FileError> {
     use serde::de::Deserializer as _;
-    let read_error = |err| LoadError::Read {
+    let read_error = |err| FileError::Read {
         path: path.to_path_buf(),
         err,
     };
@@ -259,7 +259,7 @@ pub fn read_header(path: &Path) -> Result<SessionHeader, LoadError> {
     let parsed = (&mut de).deserialize_map(HeaderVisitor {
         fields: &mut fields,
     });
-    let not_session = |reason: String| LoadError::NotSession {
+    let not_session = |reason: String| FileError::NotSession {
         path: path.to_path_buf(),
         reason,
     };
@@ -267,7 +267,7 @@ pub fn read_header(path: &Path) -> Result<SessionHeader, LoadError> {
     // was read by then is the header.
     if let (Err(e), false) = (parsed, fields.reached_messages) {
         return Err(match fields.version {
-            Some(v) if v != u64::from(VERSION) => LoadError::Version {
+            Some(v) if v != u64::from(VERSION) => FileError::Version {
                 path: path.to_path_buf(),
                 version: v,
             },
@@ -291,7 +291,7 @@ pub fn read_header(path: &Path) -> Result<SessionHeader, LoadError> {
     match fields.version {
         Some(v) if v == u64::from(VERSION) => {}
         Some(v) => {
-            return Err(LoadError::Version {
+            return Err(FileError::Version {
                 path: path.to_path_buf(),
                 version: v,
             });

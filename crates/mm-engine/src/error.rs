@@ -27,7 +27,7 @@ pub enum LoadError {
     InvalidId(#[from] crate::session::InvalidId),
     /// The file is missing, unreadable or not a session.
     #[error(transparent)]
-    File(#[from] crate::session::LoadError),
+    File(#[from] crate::session::FileError),
     /// The session folder leads outside the cwd: nothing is read there.
     #[error(transparent)]
     Outside(#[from] crate::session::OutsideProject),

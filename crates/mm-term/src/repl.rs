@@ -72,7 +72,7 @@ pub const CTRL_C_AGAIN: &str = "(Ctrl-C again or Ctrl-D to leave)";
 /// the screen. Taken before anything else starts, so that a question asked before the session
 /// opens (whether to trust the project: trust.rs) reads the same keys as everything after it.
 pub struct Terminal {
-    tty: Option<raw::Session>,
+    tty: Option<raw::RawMode>,
     pub keyboard: Arc<Keyboard>,
     pub screen: Arc<Screen>,
 }
@@ -80,7 +80,7 @@ pub struct Terminal {
 impl Terminal {
     /// Takes the terminal (stdin): raw mode, and the key reader started.
     pub fn enter() -> Terminal {
-        let tty = raw::Session::enter();
+        let tty = raw::RawMode::enter();
         Terminal {
             tty,
             keyboard: Keyboard::start(),

@@ -160,7 +160,7 @@ pub async fn read_line(
     keyboard: &Keyboard,
     editor: &mut Editor,
     completer: &dyn Complete,
-    tty: Option<&raw::Session>,
+    tty: Option<&raw::RawMode>,
     stop: &CancellationToken,
 ) -> Read {
     editor.start();

@@ -13,7 +13,7 @@
 //!   escape sequences on the output are switched on; the reader polls its events in short
 //!   slices and looks at a flag between them for a question.
 //!
-//! Each platform module has the same items: `Session`, `Question`, `suspend`, `width`,
+//! Each platform module has the same items: `RawMode`, `Question`, `suspend`, `width`,
 //! `stderr_width`, `read_keys`, `wake_pair` (a `Waker` for the keyboard, a `Woken` for its
 //! thread), `read_loop`, `forward_interrupts` and `on_resize`.
 

@@ -50,14 +50,14 @@ fn write_tty(text: &str) {
 }
 
 /// The interactive session's hold on the terminal: raw mode and bracketed paste from
-/// [`Session::enter`] until it is dropped (or a panic on the thread that entered).
-pub struct Session {
+/// [`RawMode::enter`] until it is dropped (or a panic on the thread that entered).
+pub struct RawMode {
     saved: Termios,
 }
 
-impl Session {
+impl RawMode {
     /// Takes the terminal; `None` when stdin is not one.
-    pub fn enter() -> Option<Session> {
+    pub fn enter() -> Option<RawMode> {
         let saved = termios::tcgetattr(io::stdin().as_fd()).ok()?;
         if !set(&raw_of(&saved)) {
             return None;
@@ -67,7 +67,7 @@ impl Session {
             *slot = Some((saved.clone(), std::thread::current().id()));
         }
         install_panic_hook();
-        Some(Session { saved })
+        Some(RawMode { saved })
     }
 
     /// Ctrl-Z at the prompt: see [`suspend`].
@@ -96,7 +96,7 @@ fn suspend_with(saved: &Termios) {
     write_tty(PASTE_ON);
 }
 
-impl Drop for Session {
+impl Drop for RawMode {
     fn drop(&mut self) {
         write_tty(PASTE_OFF);
         set(&self.saved);
@@ -107,7 +107,7 @@ impl Drop for Session {
 }
 
 /// Once per process: a panic on the thread that holds the terminal puts it back before the
-/// message is printed (unwinding drops the [`Session`] too; this covers an abort). Panics on
+/// message is printed (unwinding drops the [`RawMode`] too; this covers an abort). Panics on
 /// other threads (a task's, caught by the runtime) leave the session as it is.
 fn install_panic_hook() {
     static ONCE: std::sync::Once = std::sync::Once::new();

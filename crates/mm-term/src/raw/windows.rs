@@ -25,26 +25,26 @@ fn enable_ansi() {
     let _ = crossterm::ansi_support::supports_ansi();
 }
 
-/// The interactive session's hold on the console: raw mode from [`Session::enter`] until it is
+/// The interactive session's hold on the console: raw mode from [`RawMode::enter`] until it is
 /// dropped.
-pub struct Session(());
+pub struct RawMode(());
 
-impl Session {
+impl RawMode {
     /// Takes the console; `None` when stdin is not one.
-    pub fn enter() -> Option<Session> {
+    pub fn enter() -> Option<RawMode> {
         if !io::stdin().is_terminal() {
             return None;
         }
         enable_ansi();
         terminal::enable_raw_mode().ok()?;
-        Some(Session(()))
+        Some(RawMode(()))
     }
 
     /// Ctrl-Z at the prompt: nothing to do on Windows.
     pub fn suspend(&self) {}
 }
 
-impl Drop for Session {
+impl Drop for RawMode {
     fn drop(&mut self) {
         let _ = terminal::disable_raw_mode();
     }

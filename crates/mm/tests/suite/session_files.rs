@@ -214,7 +214,7 @@ fn an_invalid_id_is_refused_before_any_file_is_touched() {
     // A file the id would reach if it were used as a path.
     fs::write(tmp.path().join(".mm/x.json"), EXAMPLE).unwrap();
     let err = session::load(&dir, "../x").unwrap_err();
-    assert!(matches!(err, session::LoadError::InvalidId(_)), "{err}");
+    assert!(matches!(err, session::FileError::InvalidId(_)), "{err}");
 
     let mut bad = example();
     bad.id = "../escape".into();
