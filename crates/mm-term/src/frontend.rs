@@ -331,7 +331,7 @@ pub struct TermFrontend {
     asking: tokio::sync::Mutex<()>,
     /// The running call's last lines, redrawn in place (stdout is a terminal), or `None`: the
     /// renderer appends them.
-    live: Option<Mutex<render::LiveOutput>>,
+    live: Option<Arc<Mutex<render::LiveOutput>>>,
 }
 
 /// What the status line says while the model is asked.
@@ -359,11 +359,12 @@ impl TermFrontend {
             keyboard,
             screen,
             asking: tokio::sync::Mutex::new(()),
-            live: (!raw_answer).then(|| Mutex::new(render::LiveOutput::default())),
+            live: (!raw_answer).then(|| Arc::new(Mutex::new(render::LiveOutput::default()))),
         });
         if spinner_enabled {
             let state = Arc::clone(&frontend.spinner);
             let keyboard = Arc::clone(&frontend.keyboard);
+            let live = frontend.live.clone();
             let color = frontend.color;
             tokio::spawn(async move {
                 let mut tick = tokio::time::interval(Duration::from_millis(100));
@@ -371,6 +372,16 @@ impl TermFrontend {
                 loop {
                     tick.tick().await;
                     let mut s = lock(&state);
+                    if s.turn.is_some() && keyboard.take_clear() {
+                        // Ctrl-L during the turn: the screen is cleared now, the status line
+                        // drawn again at its top.
+                        let mut out = io::stdout().lock();
+                        let _ = out.write_all(b"\x1b[H\x1b[2J");
+                        let _ = out.flush();
+                        if let Some(live) = &live {
+                            lock(live).cleared();
+                        }
+                    }
                     if let (Some(since), true) = (s.turn, s.showing) {
                         frame = (frame + 1) % FRAMES.len();
                         let line = render::status_line(

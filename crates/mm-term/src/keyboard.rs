@@ -38,6 +38,8 @@ struct State {
     turn: Option<CancellationToken>,
     /// A question is open: it takes the keys.
     question: bool,
+    /// Ctrl-L came during the turn: the front end clears the screen at once.
+    clear: bool,
     marks_requested: u64,
     marks_done: u64,
     /// The reader stopped (the terminal is gone, or mm is leaving).
@@ -118,6 +120,9 @@ impl Keyboard {
                         turn.cancel();
                     }
                     s.queue.push_back(Entry::TurnCancel(key));
+                } else if in_turn && key == Key::Ctrl('l') {
+                    // Now, not when the turn ends: the status line is drawn again at once.
+                    s.clear = true;
                 } else if in_turn && key == Key::Ctrl('z') {
                     // At the prompt the editor suspends (and draws the line again after).
                     suspend = true;
@@ -197,6 +202,11 @@ impl Keyboard {
         None
     }
 
+    /// Whether Ctrl-L came during the turn since the last ask (the screen is to be cleared).
+    pub fn take_clear(&self) -> bool {
+        std::mem::take(&mut self.lock().clear)
+    }
+
     /// The text typed ahead so far, as the next prompt will start (its last line), for the echo
     /// under the status line while a turn runs. An approximation: characters, pastes, Backspace,
     /// Ctrl-W and Alt-Enter count; moves of the cursor do not (the prompt replays every key).
@@ -231,7 +241,9 @@ impl Keyboard {
 
     /// A turn starts: Ctrl-C and Esc cancel `cancel` from now on.
     pub fn begin_turn(&self, cancel: &CancellationToken) {
-        self.lock().turn = Some(cancel.clone());
+        let mut s = self.lock();
+        s.turn = Some(cancel.clone());
+        s.clear = false;
     }
 
     /// The turn ended; `cancelled`: it stopped on a cancel. A Ctrl-C that did not cancel it
@@ -240,6 +252,10 @@ impl Keyboard {
         {
             let mut s = self.lock();
             s.turn = None;
+            // A Ctrl-L nobody acted on (no status line) clears at the prompt.
+            if std::mem::take(&mut s.clear) {
+                s.queue.push_back(Entry::Key(Key::Ctrl('l')));
+            }
             let queue = std::mem::take(&mut s.queue);
             s.queue = queue
                 .into_iter()
@@ -366,9 +382,23 @@ mod tests {
         k.push(vec![Key::Enter]);
         k.push(chars("next"));
         assert_eq!(k.typed_ahead(), "next");
-        // The cancel is not text.
+        // The cancel is not text, nor is Ctrl-L, which clears the screen during the turn.
         k.push(vec![Key::Escape]);
         assert_eq!(k.typed_ahead(), "next");
+        assert!(!k.take_clear());
+        k.push(vec![Key::Ctrl('l')]);
+        assert!(k.take_clear());
+        assert!(!k.take_clear());
+        // One nobody took is the prompt's, after the keys typed before it.
+        k.push(vec![Key::Ctrl('l')]);
+        k.end_turn(true);
+        assert!(!k.take_clear(), "at the prompt it is the editor's key");
+        let mut keys = Vec::new();
+        while let Some(key) = k.try_key() {
+            keys.push(key);
+        }
+        assert_eq!(keys.last(), Some(&Key::Ctrl('l')));
+        assert_eq!(keys.iter().filter(|k| **k == Key::Ctrl('l')).count(), 1);
     }
 
     #[tokio::test]

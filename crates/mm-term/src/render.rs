@@ -797,6 +797,11 @@ impl LiveOutput {
         self.erase()
     }
 
+    /// The screen was cleared: nothing is left to erase (the next output draws the box again).
+    pub fn cleared(&mut self) {
+        self.rows = 0;
+    }
+
     /// Whether a box is on the screen.
     pub fn drawn(&self) -> bool {
         self.rows > 0

@@ -243,3 +243,30 @@ fn type_ahead_is_echoed_while_a_turn_runs() {
     term.send("\x04");
     term.mm.expect(Eof).unwrap();
 }
+
+/// Ctrl-L while a turn runs clears the screen at once (not when the turn ends), and the status
+/// line is drawn again at the top; the turn goes on.
+#[mm_testkit::test]
+fn ctrl_l_during_a_turn_clears_the_screen_at_once() {
+    let (server, url) = Server::start(vec![
+        bash_reply("call_1", "sleep 2"),
+        answer_with_usage("slept"),
+    ]);
+    let home = tempfile::tempdir().unwrap();
+    let mut term = Term::spawn(home.path(), &url, &["--yolo"], 60, 30);
+    term.expect("> ");
+    term.send_line("wait");
+    term.expect("esc to interrupt");
+    term.send("\x0c");
+    term.expect("\x1b[H\x1b[2J");
+    term.expect("esc to interrupt");
+    let rows = term.rows();
+    assert_eq!(rows.len(), 1, "{rows:#?}");
+    assert!(rows[0].contains(" bash: sleep 2 · "), "{rows:#?}");
+    term.expect("slept");
+    term.expect("> ");
+    assert_eq!(term.rows()[0], "slept", "{:#?}", term.rows());
+    server.assert_valid();
+    term.send("\x04");
+    term.mm.expect(Eof).unwrap();
+}
