@@ -34,7 +34,7 @@ use tokio::io::{AsyncRead, AsyncWrite};
 use tokio_util::sync::CancellationToken;
 
 // The layers below under the names the modules of this crate use (`crate::config::…`).
-use mm_core::{VERSION, config, event, history, relay, session, skills};
+use mm_core::{VERSION, config, event, history, relay, session, skills, tasks};
 use mm_engine as engine;
 use mm_model as model;
 
@@ -42,7 +42,7 @@ use crate::config::Config;
 use crate::engine::Engine;
 pub use frontend::{AcpFrontend, Peer};
 pub use logger::Logger;
-use server::{Server, Tasks};
+use server::Server;
 use slot::Slot;
 pub use transport::ClientHello;
 
@@ -99,15 +99,8 @@ where
     R: AsyncRead + Unpin + Send + 'static,
     W: AsyncWrite + Unpin + Send + 'static,
 {
-    serve_with(
-        engine,
-        config,
-        input,
-        stdout::QueuedWriter::task(output),
-        log,
-        std::future::pending(),
-    )
-    .await
+    let out = stdout::QueuedWriter::task(engine.processes.tasks(), output);
+    serve_with(engine, config, input, out, log, std::future::pending()).await
 }
 
 async fn serve_with<R>(
@@ -122,6 +115,7 @@ where
     R: AsyncRead + Unpin + Send + 'static,
 {
     let hello = Arc::new(Mutex::new(None));
+    let engine_tasks = engine.processes.tasks().clone();
     let max_line = config.acp.max_line_bytes;
     let transport = transport::lines(input, out.clone(), hello.clone(), max_line, log.clone());
     let server = Arc::new(Server {
@@ -136,7 +130,7 @@ where
         hello,
         sessions: Mutex::new(HashMap::new()),
         shutdown: CancellationToken::new(),
-        tasks: Tasks::new(),
+        tasks: engine_tasks.group(),
         out,
     });
     let (s1, s2, s3, s4, s5, s6) = (
@@ -154,7 +148,7 @@ where
             async move |req: InitializeRequest, responder: Responder<InitializeResponse>, _cx| {
                 let answered = responder.respond(s1.initialize(req));
                 // Detection (HTTP client, probes) starts once the answer is out, never before.
-                s1.engine.model.warm_up();
+                s1.engine.model.warm_up(s1.engine.processes.tasks());
                 s1.engine.probe_window_later();
                 answered
             },
@@ -171,8 +165,7 @@ where
                         responder: Responder<NewSessionResponse>,
                         cx: ConnectionTo<Client>| {
                 let server = s2.clone();
-                s2.tasks
-                    .spawn(&cx, server.new_session(req, responder, cx.clone()));
+                s2.spawn(&cx, server.new_session(req, responder, cx.clone()));
                 Ok(())
             },
             agent_client_protocol::on_receive_request!(),
@@ -186,8 +179,7 @@ where
                         .respond_with_error(Error::method_not_found().data("session/load"));
                 }
                 let server = s3.clone();
-                s3.tasks
-                    .spawn(&cx, server.load_session(req, responder, cx.clone()));
+                s3.spawn(&cx, server.load_session(req, responder, cx.clone()));
                 Ok(())
             },
             agent_client_protocol::on_receive_request!(),
@@ -205,7 +197,7 @@ where
                 let key = slot.track(&token);
                 let (before, done) = slot.queue();
                 let server = s4.clone();
-                s4.tasks.spawn(&cx, async move {
+                s4.spawn(&cx, async move {
                     // A second prompt on the session waits for the first to be answered.
                     if let Some(before) = before {
                         let _ = before.await;
@@ -245,7 +237,7 @@ where
                             responder: Responder<CloseSessionResponse>,
                             cx: ConnectionTo<Client>| {
                     let s = server.clone();
-                    server.tasks.spawn(&cx, s.close_session(req, responder));
+                    server.spawn(&cx, s.close_session(req, responder));
                     Ok(())
                 }
             },
@@ -264,7 +256,7 @@ where
                             .respond_with_error(Error::method_not_found().data("session/list"));
                     }
                     let s = server.clone();
-                    server.tasks.spawn(&cx, s.list_sessions(req, responder));
+                    server.spawn(&cx, s.list_sessions(req, responder));
                     Ok(())
                 }
             },
@@ -281,9 +273,7 @@ where
                             .respond_with_error(Error::method_not_found().data("session/resume"));
                     }
                     let s = server.clone();
-                    server
-                        .tasks
-                        .spawn(&cx, s.resume_session(req, responder, cx.clone()));
+                    server.spawn(&cx, s.resume_session(req, responder, cx.clone()));
                     Ok(())
                 }
             },
@@ -300,7 +290,7 @@ where
                             .respond_with_error(Error::method_not_found().data("session/delete"));
                     }
                     let s = server.clone();
-                    server.tasks.spawn(&cx, s.delete_session(req, responder));
+                    server.spawn(&cx, s.delete_session(req, responder));
                     Ok(())
                 }
             },
