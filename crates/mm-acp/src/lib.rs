@@ -1,15 +1,19 @@
 //! The ACP front end (`mm -acp`): JSON-RPC 2.0 on stdio, through `agent-client-protocol`.
 //!
-//! A thin translation: requests call the [`Engine`], the engine's events come back through an
-//! [`AcpFrontend`] per session, and `convert` holds every wire shape. Turns run in tasks mm owns
-//! (the SDK drops its own spawned tasks at EOF), so that at EOF or on a signal they can be
-//! cancelled and awaited.
+//! A thin translation: the router (router.rs) hands each method to its handler (handlers/, one
+//! file per group of methods), which calls the [`Engine`] through the `Server`; the engine's
+//! events come back through an [`AcpFrontend`] per session, and `convert` holds every wire
+//! shape. Answers and turns run in tasks mm owns (the SDK drops its own spawned tasks at EOF),
+//! so that at EOF or on a signal they can be cancelled and awaited. This file: the entry points
+//! and the way out.
 
 mod auth;
 mod convert;
 mod frontend;
+mod handlers;
 mod logger;
 mod prompt;
+mod router;
 mod server;
 mod sessions;
 mod slot;
@@ -20,21 +24,11 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use agent_client_protocol::v1::schema::{
-    AuthenticateRequest, AuthenticateResponse, CancelNotification, CloseSessionRequest,
-    CloseSessionResponse, DeleteSessionRequest, DeleteSessionResponse, InitializeRequest,
-    InitializeResponse, ListSessionsRequest, ListSessionsResponse, LoadSessionRequest,
-    LoadSessionResponse, NewSessionRequest, NewSessionResponse, PromptRequest, PromptResponse,
-    ResumeSessionRequest, ResumeSessionResponse, SetSessionConfigOptionRequest,
-    SetSessionConfigOptionResponse, SetSessionModeRequest, SetSessionModeResponse,
-};
-use agent_client_protocol::v1::{ConnectionTo, Responder};
-use agent_client_protocol::{Agent, Client, Error};
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio_util::sync::CancellationToken;
 
 // The layers below under the names the modules of this crate use (`crate::config::…`).
-use mm_core::{VERSION, config, event, history, relay, session, skills};
+use mm_core::{VERSION, config, event, history, relay, session, skills, tasks};
 use mm_engine as engine;
 use mm_model as model;
 
@@ -42,7 +36,7 @@ use crate::config::Config;
 use crate::engine::Engine;
 pub use frontend::{AcpFrontend, Peer};
 pub use logger::Logger;
-use server::{Server, Tasks};
+use server::Server;
 use slot::Slot;
 pub use transport::ClientHello;
 
@@ -99,15 +93,8 @@ where
     R: AsyncRead + Unpin + Send + 'static,
     W: AsyncWrite + Unpin + Send + 'static,
 {
-    serve_with(
-        engine,
-        config,
-        input,
-        stdout::QueuedWriter::task(output),
-        log,
-        std::future::pending(),
-    )
-    .await
+    let out = stdout::QueuedWriter::task(engine.processes.tasks(), output);
+    serve_with(engine, config, input, out, log, std::future::pending()).await
 }
 
 async fn serve_with<R>(
@@ -122,6 +109,8 @@ where
     R: AsyncRead + Unpin + Send + 'static,
 {
     let hello = Arc::new(Mutex::new(None));
+    // The front end's answers and turns: a group of the process's tasks, awaited below.
+    let tasks = engine.processes.tasks().group();
     let max_line = config.acp.max_line_bytes;
     let transport = transport::lines(input, out.clone(), hello.clone(), max_line, log.clone());
     let server = Arc::new(Server {
@@ -136,195 +125,19 @@ where
         hello,
         sessions: Mutex::new(HashMap::new()),
         shutdown: CancellationToken::new(),
-        tasks: Tasks::new(),
+        tasks,
         out,
     });
-    let (s1, s2, s3, s4, s5, s6) = (
-        server.clone(),
-        server.clone(),
-        server.clone(),
-        server.clone(),
-        server.clone(),
-        server.clone(),
-    );
-    let connection = Agent
-        .v1()
-        .name("mm")
-        .on_receive_request(
-            async move |req: InitializeRequest, responder: Responder<InitializeResponse>, _cx| {
-                let answered = responder.respond(s1.initialize(req));
-                // Detection (HTTP client, probes) starts once the answer is out, never before.
-                s1.engine.model.warm_up();
-                s1.engine.probe_window_later();
-                answered
-            },
-            agent_client_protocol::on_receive_request!(),
-        )
-        .on_receive_request(
-            async move |_req: AuthenticateRequest,
-                        responder: Responder<AuthenticateResponse>,
-                        _cx| { responder.respond(AuthenticateResponse::new()) },
-            agent_client_protocol::on_receive_request!(),
-        )
-        .on_receive_request(
-            async move |req: NewSessionRequest,
-                        responder: Responder<NewSessionResponse>,
-                        cx: ConnectionTo<Client>| {
-                let server = s2.clone();
-                s2.tasks
-                    .spawn(&cx, server.new_session(req, responder, cx.clone()));
-                Ok(())
-            },
-            agent_client_protocol::on_receive_request!(),
-        )
-        .on_receive_request(
-            async move |req: LoadSessionRequest,
-                        responder: Responder<LoadSessionResponse>,
-                        cx: ConnectionTo<Client>| {
-                if !s3.config.sessions.enabled {
-                    return responder
-                        .respond_with_error(Error::method_not_found().data("session/load"));
-                }
-                let server = s3.clone();
-                s3.tasks
-                    .spawn(&cx, server.load_session(req, responder, cx.clone()));
-                Ok(())
-            },
-            agent_client_protocol::on_receive_request!(),
-        )
-        .on_receive_request(
-            async move |req: PromptRequest,
-                        responder: Responder<PromptResponse>,
-                        cx: ConnectionTo<Client>| {
-                let id = req.session_id.0.to_string();
-                let Some(slot) = s4.slot(&id) else {
-                    let e = convert::RequestError::UnknownSession(id.clone());
-                    return responder.respond_with_error(convert::request_error(Some(&id), &e));
-                };
-                let token = s4.shutdown.child_token();
-                let key = slot.track(&token);
-                let (before, done) = slot.queue();
-                let server = s4.clone();
-                s4.tasks.spawn(&cx, async move {
-                    // A second prompt on the session waits for the first to be answered.
-                    if let Some(before) = before {
-                        let _ = before.await;
-                    }
-                    let result = server.clone().prompt(slot.clone(), req, token, key).await;
-                    let _ = responder.respond_with_result(result);
-                    // A model list that came during the turn (a server started late).
-                    server.show_models_now(&slot);
-                    drop(done);
-                });
-                Ok(())
-            },
-            agent_client_protocol::on_receive_request!(),
-        )
-        .on_receive_request(
-            {
-                let server = server.clone();
-                async move |req: SetSessionModeRequest,
-                            responder: Responder<SetSessionModeResponse>,
-                            _cx| server.set_mode(req, responder)
-            },
-            agent_client_protocol::on_receive_request!(),
-        )
-        .on_receive_request(
-            {
-                let server = server.clone();
-                async move |req: SetSessionConfigOptionRequest,
-                            responder: Responder<SetSessionConfigOptionResponse>,
-                            _cx| server.set_config_option(req, responder)
-            },
-            agent_client_protocol::on_receive_request!(),
-        )
-        .on_receive_request(
-            {
-                let server = server.clone();
-                async move |req: CloseSessionRequest,
-                            responder: Responder<CloseSessionResponse>,
-                            cx: ConnectionTo<Client>| {
-                    let s = server.clone();
-                    server.tasks.spawn(&cx, s.close_session(req, responder));
-                    Ok(())
-                }
-            },
-            agent_client_protocol::on_receive_request!(),
-        )
-        // Saved sessions' methods: without `sessions.enabled`, "method not found" as for an
-        // agent that has none.
-        .on_receive_request(
-            {
-                let server = server.clone();
-                async move |req: ListSessionsRequest,
-                            responder: Responder<ListSessionsResponse>,
-                            cx: ConnectionTo<Client>| {
-                    if !server.config.sessions.enabled {
-                        return responder
-                            .respond_with_error(Error::method_not_found().data("session/list"));
-                    }
-                    let s = server.clone();
-                    server.tasks.spawn(&cx, s.list_sessions(req, responder));
-                    Ok(())
-                }
-            },
-            agent_client_protocol::on_receive_request!(),
-        )
-        .on_receive_request(
-            {
-                let server = server.clone();
-                async move |req: ResumeSessionRequest,
-                            responder: Responder<ResumeSessionResponse>,
-                            cx: ConnectionTo<Client>| {
-                    if !server.config.sessions.enabled {
-                        return responder
-                            .respond_with_error(Error::method_not_found().data("session/resume"));
-                    }
-                    let s = server.clone();
-                    server
-                        .tasks
-                        .spawn(&cx, s.resume_session(req, responder, cx.clone()));
-                    Ok(())
-                }
-            },
-            agent_client_protocol::on_receive_request!(),
-        )
-        .on_receive_request(
-            {
-                let server = server.clone();
-                async move |req: DeleteSessionRequest,
-                            responder: Responder<DeleteSessionResponse>,
-                            cx: ConnectionTo<Client>| {
-                    if !server.config.sessions.enabled {
-                        return responder
-                            .respond_with_error(Error::method_not_found().data("session/delete"));
-                    }
-                    let s = server.clone();
-                    server.tasks.spawn(&cx, s.delete_session(req, responder));
-                    Ok(())
-                }
-            },
-            agent_client_protocol::on_receive_request!(),
-        )
-        .on_receive_notification(
-            async move |n: CancelNotification, _cx| {
-                if let Some(slot) = s5.slot(&n.session_id.0) {
-                    slot.cancel_all();
-                }
-                Ok(())
-            },
-            agent_client_protocol::on_receive_notification!(),
-        )
-        .connect_to(transport);
+    let connection = router::serve(&server, transport);
     let result = tokio::select! {
         r = connection => r.map_err(|e| AcpError::Connection(e.to_string())),
         () = stop => Ok(()),
     };
     // The output ends with the connection (the reader sees EOF now, not once the last turn
     // lets go of the server); what the SDK wrote before is still written.
-    s6.out.close();
+    server.out.close();
     // The SDK does not join what was spawned: cancel the turns and give them time to save.
-    s6.shutdown.cancel();
-    s6.tasks.wait(SHUTDOWN_GRACE).await;
+    server.shutdown.cancel();
+    server.tasks.wait(SHUTDOWN_GRACE).await;
     result
 }

@@ -1,11 +1,10 @@
 //! The ACP front end's state and its handlers of the reference's methods (`initialize`,
-//! `session/new`, `session/load`, `session/prompt`); sessions.rs has the others. Tasks: the
-//! turns in flight, which mm owns and awaits at the end.
+//! `session/new`, `session/load`, `session/prompt`); sessions.rs has the others. Its tasks (the
+//! answers and turns in flight) are a group of the process's, awaited at the end.
 
 use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
 
 use agent_client_protocol::v1::schema::{
     AgentCapabilities, Implementation, InitializeRequest, InitializeResponse, LoadSessionRequest,
@@ -15,7 +14,6 @@ use agent_client_protocol::v1::schema::{
 };
 use agent_client_protocol::v1::{ConnectionTo, Responder};
 use agent_client_protocol::{Client, Error};
-use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 use crate::config::Config;
@@ -24,55 +22,9 @@ use crate::engine::{Engine, Session};
 use crate::frontend::AcpFrontend;
 use crate::skills::Catalogue;
 use crate::slot::Slot;
+use crate::tasks::Tasks;
 use crate::transport::ClientHello;
 use crate::{Logger, prompt, stdout};
-
-/// Turns in flight: each holds a guard; waiting ends when every guard is dropped.
-pub(crate) struct Tasks {
-    guard: Mutex<Option<mpsc::Sender<()>>>,
-    done: tokio::sync::Mutex<mpsc::Receiver<()>>,
-}
-
-impl Tasks {
-    pub(crate) fn new() -> Self {
-        let (tx, rx) = mpsc::channel(1);
-        Tasks {
-            guard: Mutex::new(Some(tx)),
-            done: tokio::sync::Mutex::new(rx),
-        }
-    }
-
-    pub(crate) fn guard(&self) -> Option<mpsc::Sender<()>> {
-        self.guard.lock().ok().and_then(|g| g.clone())
-    }
-
-    /// Runs `work` as one of mm's tasks (outliving the connection), and also hands the SDK a
-    /// task that awaits it.
-    pub(crate) fn spawn(
-        &self,
-        cx: &ConnectionTo<Client>,
-        work: impl std::future::Future<Output = ()> + Send + 'static,
-    ) {
-        let guard = self.guard();
-        let handle = tokio::spawn(async move {
-            let _guard = guard;
-            work.await;
-        });
-        // Never an error: a spawned task's error would shut the whole connection down.
-        let _ = cx.spawn(async move {
-            let _ = handle.await;
-            Ok(())
-        });
-    }
-
-    pub(crate) async fn wait(&self, limit: Duration) {
-        if let Ok(mut g) = self.guard.lock() {
-            g.take();
-        }
-        let mut rx = self.done.lock().await;
-        let _ = tokio::time::timeout(limit, rx.recv()).await;
-    }
-}
 
 pub(crate) struct Server {
     pub(crate) engine: Arc<Engine>,
@@ -93,6 +45,8 @@ pub(crate) struct Server {
     pub(crate) sessions: Mutex<HashMap<String, Arc<Slot>>>,
     /// Cancels every turn at EOF or on a signal.
     pub(crate) shutdown: CancellationToken,
+    /// The answers and turns in flight: a group of the process's tasks, awaited at the end of
+    /// the connection.
     pub(crate) tasks: Tasks,
     /// The transport's writer, which the SDK's outgoing messages go through too: a
     /// `session/load` replay is queued there in one piece instead of message by message through
@@ -101,6 +55,21 @@ pub(crate) struct Server {
 }
 
 impl Server {
+    /// Runs `work` as one of the front end's tasks (outliving the connection: the SDK drops
+    /// its own at EOF), and also hands the SDK a task that awaits it.
+    pub(crate) fn spawn(
+        &self,
+        cx: &ConnectionTo<Client>,
+        work: impl std::future::Future<Output = ()> + Send + 'static,
+    ) {
+        let handle = self.tasks.spawn(work);
+        // Never an error: a spawned task's error would shut the whole connection down.
+        let _ = cx.spawn(async move {
+            let _ = handle.await;
+            Ok(())
+        });
+    }
+
     pub(crate) fn forms(&self) -> bool {
         self.forms.lock().map(|f| *f).unwrap_or(false)
     }

@@ -47,7 +47,7 @@ impl Server {
         }
         let (server, slot) = (self.clone(), slot.clone());
         let cancel = self.shutdown.child_token();
-        tokio::spawn(async move {
+        self.tasks.spawn(async move {
             if server.engine.model.models(&cancel).await.is_ok() {
                 server.show_models_now(&slot);
             }
@@ -84,7 +84,7 @@ impl Server {
             return;
         }
         let (engine, slot) = (self.engine.clone(), slot.clone());
-        tokio::spawn(async move {
+        self.tasks.spawn(async move {
             if let Ok(session) = slot.session.try_lock() {
                 engine.save(&session, &*slot.frontend);
             }
@@ -243,7 +243,10 @@ impl Server {
             })
             .collect();
         // A list reads a few kilobytes of each file: off the runtime's threads all the same.
-        let read = tokio::task::spawn_blocking(move || read_lists(&dirs, shared)).await;
+        let read = self
+            .tasks
+            .spawn_blocking(move || read_lists(&dirs, shared))
+            .await;
         let (found, skipped) = read.unwrap_or_default();
         for why in &skipped {
             self.log.line(&convert::log_unlisted(why));

@@ -16,6 +16,8 @@ use std::time::Duration;
 use tokio::io::{AsyncWrite, AsyncWriteExt};
 use tokio::sync::mpsc;
 
+use crate::tasks::Tasks;
+
 /// Room for a burst before a write reaches the underlying writer.
 const BUFFER: usize = 64 * 1024;
 
@@ -78,11 +80,11 @@ impl QueuedWriter {
         QueuedWriter { tx }
     }
 
-    /// Starts a task (on the current tokio runtime) that owns `out`; closing shuts `out` down,
-    /// so its reader sees the end.
-    pub fn task<W: AsyncWrite + Unpin + Send + 'static>(out: W) -> Self {
+    /// Starts a task (one of `tasks`, on the current tokio runtime) that owns `out`; closing
+    /// shuts `out` down, so its reader sees the end.
+    pub fn task<W: AsyncWrite + Unpin + Send + 'static>(tasks: &Tasks, out: W) -> Self {
         let (tx, mut rx) = mpsc::unbounded_channel::<Msg>();
-        tokio::spawn(async move {
+        tasks.spawn(async move {
             let mut out = Some(tokio::io::BufWriter::with_capacity(BUFFER, out));
             while let Some(first) = rx.recv().await {
                 let mut next = Some(first);
@@ -202,7 +204,7 @@ mod tests {
     #[tokio::test]
     async fn a_task_writer_keeps_the_order_of_writes_and_queued_lines_and_ends_at_close() {
         let (mut reader, pipe) = tokio::io::duplex(64);
-        let mut w = QueuedWriter::task(pipe);
+        let mut w = QueuedWriter::task(&Tasks::new(), pipe);
         w.write_all(b"1\n").await.unwrap();
         w.write_lines("2\n3\n".to_string());
         w.write_all(b"4\n").await.unwrap();

@@ -414,7 +414,7 @@ mod tests {
     async fn the_gate_opens_with_the_answer_to_initialize() {
         let gate = InitGate::new();
         gate.saw_incoming(r#"{"jsonrpc":"2.0","id":7,"method":"initialize","params":{}}"#);
-        let waiting = tokio::spawn({
+        let waiting = crate::tasks::Tasks::new().spawn({
             let gate = gate.clone();
             async move { gate.wait().await }
         });

@@ -18,6 +18,7 @@ use crate::config::AgentConfig;
 use crate::event::ToolKind;
 use crate::process::Supervisor;
 use crate::sandbox::Sandbox;
+use crate::tasks::Tasks;
 use crate::tools::dispatch::read_only_refusal;
 use crate::tools::{Call, Setup, ToolOutput, TypedTool};
 
@@ -49,7 +50,7 @@ pub fn tool(setup: &Setup<'_>) -> Option<Arc<dyn crate::tools::Tool>> {
         sandbox: Arc::clone(setup.sandbox),
         depth: setup.ask_depth,
         silence: setup.config.model.request_timeout,
-        kept: Pool::new(IDLE),
+        kept: Pool::new(IDLE, setup.processes.tasks().clone()),
     }))
 }
 
@@ -160,6 +161,8 @@ pub fn answer_text(text: &str, stop: AgentStop) -> String {
 pub struct Pool<T: Send + 'static> {
     inner: Arc<Mutex<HashMap<String, Kept<T>>>>,
     idle: Duration,
+    /// The idle timers are theirs (cut at shutdown).
+    tasks: Tasks,
 }
 
 struct Kept<T> {
@@ -175,10 +178,11 @@ impl<T> Drop for Kept<T> {
 }
 
 impl<T: Send + 'static> Pool<T> {
-    pub fn new(idle: Duration) -> Self {
+    pub fn new(idle: Duration, tasks: Tasks) -> Self {
         Pool {
             inner: Arc::new(Mutex::new(HashMap::new())),
             idle,
+            tasks,
         }
     }
 
@@ -193,14 +197,16 @@ impl<T: Send + 'static> Pool<T> {
         let weak: Weak<Mutex<HashMap<String, Kept<T>>>> = Arc::downgrade(&self.inner);
         let idle = self.idle;
         let key = name.to_string();
-        let timer = tokio::spawn(async move {
-            tokio::time::sleep(idle).await;
-            let expired = weak
-                .upgrade()
-                .and_then(|inner| inner.lock().ok().and_then(|mut m| m.remove(&key)));
-            drop(expired);
-        })
-        .abort_handle();
+        let timer = self
+            .tasks
+            .spawn_until_shutdown(async move {
+                tokio::time::sleep(idle).await;
+                let expired = weak
+                    .upgrade()
+                    .and_then(|inner| inner.lock().ok().and_then(|mut m| m.remove(&key)));
+                drop(expired);
+            })
+            .abort_handle();
         if let Ok(mut m) = self.inner.lock() {
             m.insert(
                 name.to_string(),
@@ -253,7 +259,7 @@ mod tests {
     #[tokio::test(start_paused = true)]
     async fn a_kept_value_is_dropped_after_the_idle_limit_unless_taken() {
         let dropped = Arc::new(AtomicUsize::new(0));
-        let pool = Pool::new(Duration::from_secs(600));
+        let pool = Pool::new(Duration::from_secs(600), Tasks::new());
         pool.put("a", Counted(dropped.clone()));
         pool.put("b", Counted(dropped.clone()));
         tokio::time::sleep(Duration::from_secs(300)).await;
@@ -270,7 +276,7 @@ mod tests {
     #[tokio::test]
     async fn clearing_drops_everything() {
         let dropped = Arc::new(AtomicUsize::new(0));
-        let pool = Pool::new(IDLE);
+        let pool = Pool::new(IDLE, Tasks::new());
         pool.put("a", Counted(dropped.clone()));
         pool.put("b", Counted(dropped.clone()));
         pool.clear();

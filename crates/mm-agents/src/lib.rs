@@ -8,5 +8,5 @@ pub mod ask_agent;
 pub mod relay;
 
 // The layers below under the names the modules of this crate use (`crate::config::…`).
-use mm_core::{VERSION, config, event};
+use mm_core::{VERSION, config, event, tasks};
 use mm_tools::{process, sandbox, tools};

@@ -13,6 +13,7 @@ pub mod relay;
 pub mod sanitize;
 pub mod session;
 pub mod skills;
+pub mod tasks;
 pub mod writer;
 
 /// The version string shown by `mm --version` and sent as ACP `agentInfo.version` (every crate

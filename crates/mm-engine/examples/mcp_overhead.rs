@@ -98,7 +98,11 @@ async fn main() {
     let mut repeat = RepeatDetector::new(3);
     let (mut allow, mut never) = (HashSet::new(), HashSet::new());
 
-    // Directly: the same command, its own rmcp client.
+    // Directly: the same command, its own rmcp client (the baseline: not through the Supervisor).
+    #[allow(
+        clippy::disallowed_methods,
+        reason = "the bench's baseline bypasses mm"
+    )]
     let mut child = tokio::process::Command::new(&command)
         .args(&args)
         .stdin(Stdio::piped())

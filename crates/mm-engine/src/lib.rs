@@ -189,9 +189,18 @@ pub struct Engine {
 
 impl Engine {
     pub fn new(config: Arc<Config>, model: Arc<dyn ModelClient>) -> Self {
+        Engine::with_processes(config, model, Supervisor::new())
+    }
+
+    /// An engine whose children and tasks go through `processes` (the binary makes it first:
+    /// its signal watcher is one of the tasks).
+    pub fn with_processes(
+        config: Arc<Config>,
+        model: Arc<dyn ModelClient>,
+        processes: Arc<Supervisor>,
+    ) -> Self {
         let config_window = config.context_window;
         let model_name = config.model.name.clone();
-        let processes = Supervisor::new();
         let hooks = Arc::new(
             Hooks::new(&config.hooks, Arc::clone(&processes))
                 .with_bash(config.tools.bash_path.clone()),
@@ -383,7 +392,7 @@ impl Engine {
         }
         let hooks = self.hooks.clone();
         let (id, cwd) = (s.id.clone(), s.cwd.clone());
-        s.start_hooks = Some(tokio::spawn(async move {
+        s.start_hooks = Some(self.processes.tasks().spawn(async move {
             let cancel = CancellationToken::new();
             hooks
                 .run(
@@ -688,11 +697,11 @@ impl Engine {
     /// `initialize` is answered), so that what is sent before the first model call (a
     /// `session/load`'s `usage_update`) carries the size once it is known. Never waited for.
     pub fn probe_window_later(self: &Arc<Self>) {
-        let Ok(runtime) = tokio::runtime::Handle::try_current() else {
+        if tokio::runtime::Handle::try_current().is_err() {
             return;
-        };
+        }
         let engine = Arc::clone(self);
-        runtime.spawn(async move {
+        self.processes.tasks().spawn_until_shutdown(async move {
             engine.context_window(&CancellationToken::new()).await;
         });
     }

@@ -11,7 +11,7 @@ use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 // The vocabulary under the names the modules of this crate use (`crate::config::…`).
-use mm_core::{config, event};
+use mm_core::{config, event, tasks};
 
 use crate::event::Usage;
 use mm_core::config::RepeatLimits;
@@ -136,8 +136,8 @@ pub trait ModelClient: Send + Sync {
 
     /// Starts detection in the background, if it has not started. Front ends call it once the
     /// work that must be fast (the ACP `initialize` answer, the prompt) is done; a call to the
-    /// model starts it anyway.
-    fn warm_up(&self) {}
+    /// model starts it anyway. The probe is one of `tasks`, cut at shutdown.
+    fn warm_up(&self, _tasks: &tasks::Tasks) {}
 
     /// The models a session may switch to (`/v1/models`); waits for detection. A client that
     /// cannot list answers an empty list.

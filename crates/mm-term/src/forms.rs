@@ -17,6 +17,7 @@ use crate::event::{
 };
 use crate::relay::{RelayedOption, RelayedPermission};
 use crate::sanitize::visible;
+use crate::tasks::Tasks;
 
 /// Where a question's keys come from.
 #[async_trait]
@@ -38,14 +39,17 @@ pub struct OneShotKeys {
     _raw: Option<raw::Question>,
     decoder: Decoder,
     pending: VecDeque<Key>,
+    /// The reads run on their blocking threads.
+    tasks: Tasks,
 }
 
 impl OneShotKeys {
-    pub fn enter() -> Self {
+    pub fn enter(tasks: &Tasks) -> Self {
         OneShotKeys {
             _raw: raw::Question::enter(),
             decoder: Decoder::new(),
             pending: VecDeque::new(),
+            tasks: tasks.clone(),
         }
     }
 }
@@ -61,11 +65,13 @@ impl Keys for OneShotKeys {
                 return key;
             }
             let mut decoder = std::mem::take(&mut self.decoder);
-            let read = tokio::task::spawn_blocking(move || {
-                let keys = raw::read_keys(&mut decoder);
-                (decoder, keys)
-            })
-            .await;
+            let read = self
+                .tasks
+                .spawn_blocking(move || {
+                    let keys = raw::read_keys(&mut decoder);
+                    (decoder, keys)
+                })
+                .await;
             let Ok((decoder, keys)) = read else {
                 return Key::Hangup;
             };

@@ -26,6 +26,7 @@ use crate::event::{
 };
 use crate::relay::{RelayedAnswer, RelayedForm, RelayedPermission};
 use crate::sanitize::visible;
+use crate::tasks::Tasks;
 use mm_agents::relay;
 
 /// The note when a gated call cannot be asked about.
@@ -65,17 +66,19 @@ pub struct OneShotFrontend {
     stdin_terminal: bool,
     /// `-q`: nothing on stderr but the questions asked (main.rs prints errors).
     quiet: bool,
+    tasks: Tasks,
 }
 
 impl OneShotFrontend {
     /// `color`: style stderr (a terminal, NO_COLOR unset); `stdin_terminal`: questions can be
     /// asked on the terminal.
-    pub fn new(color: bool, stdin_terminal: bool) -> Self {
+    pub fn new(color: bool, stdin_terminal: bool, tasks: &Tasks) -> Self {
         OneShotFrontend {
             renderer: Mutex::new(Renderer::new(Layout::OneShot, color)),
             color,
             stdin_terminal,
             quiet: false,
+            tasks: tasks.clone(),
         }
     }
 
@@ -158,7 +161,7 @@ impl Frontend for OneShotFrontend {
             return PermissionDecision::RejectOnce;
         }
         // Raw mode and what was typed before discarded, then the question.
-        let mut keys = OneShotKeys::enter();
+        let mut keys = OneShotKeys::enter(&self.tasks);
         let width = super::raw::stderr_width().unwrap_or(permission::DEFAULT_WIDTH);
         let question = permission::question(&request, width, self.color);
         let pieces = {
@@ -189,7 +192,7 @@ impl Frontend for OneShotFrontend {
         if !self.stdin_terminal {
             return FormAnswer::Unavailable(NO_TERMINAL.to_string());
         }
-        let mut keys = OneShotKeys::enter();
+        let mut keys = OneShotKeys::enter(&self.tasks);
         let pieces = lock(&self.renderer).finish();
         write_out(&pieces);
         let mut err = io::stderr();
@@ -213,7 +216,7 @@ impl Frontend for OneShotFrontend {
         if cancel.is_cancelled() {
             return None;
         }
-        let mut keys = OneShotKeys::enter();
+        let mut keys = OneShotKeys::enter(&self.tasks);
         let width = super::raw::stderr_width().unwrap_or(permission::DEFAULT_WIDTH);
         let question = permission::relayed_question(&request, width, self.color);
         let pieces = {
@@ -248,7 +251,7 @@ impl Frontend for OneShotFrontend {
         if !self.stdin_terminal {
             return RelayedAnswer::Unavailable(NO_TERMINAL.to_string());
         }
-        let mut keys = OneShotKeys::enter();
+        let mut keys = OneShotKeys::enter(&self.tasks);
         let pieces = lock(&self.renderer).finish();
         write_out(&pieces);
         ask_relayed_form(form, &mut keys, &mut io::stderr(), self.color, cancel).await
@@ -348,6 +351,7 @@ impl TermFrontend {
         raw_answer: bool,
         keyboard: Arc<Keyboard>,
         screen: Arc<Screen>,
+        tasks: &Tasks,
     ) -> Arc<Self> {
         let frontend = Arc::new(TermFrontend {
             renderer: Mutex::new(Renderer::new(Layout::Interactive, color).raw_answer(raw_answer)),
@@ -366,7 +370,7 @@ impl TermFrontend {
             let keyboard = Arc::clone(&frontend.keyboard);
             let live = frontend.live.clone();
             let color = frontend.color;
-            tokio::spawn(async move {
+            tasks.spawn_until_shutdown(async move {
                 let mut tick = tokio::time::interval(Duration::from_millis(100));
                 let mut frame = 0usize;
                 loop {

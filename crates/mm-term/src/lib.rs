@@ -31,7 +31,7 @@ mod wrap;
 // The layers below under the names the modules of this crate use (`crate::config::…`); the
 // terminal's own `history` (the prompt history) and `mcp` (`/mcp`) name theirs in full.
 use mm_agents::agent_client;
-use mm_core::{VERSION, config, event, paths, relay, sanitize, session, skills, writer};
+use mm_core::{VERSION, config, event, paths, relay, sanitize, session, skills, tasks, writer};
 use mm_engine as engine;
 use mm_model as model;
 use mm_tools::{process, sandbox, tools};

@@ -122,6 +122,7 @@ pub async fn run_interactive(
         !options.stdout_terminal,
         Arc::clone(&keyboard),
         Arc::clone(&screen),
+        engine.processes.tasks(),
     );
     frontend.banner_model(banner.model_named());
     let mut lines = banner::banner_lines(&banner, options.color_stderr);
@@ -131,9 +132,9 @@ pub async fn run_interactive(
     lines.push(banner::hint_line(options.color_stderr));
     frontend.lines(Target::Stderr, lines);
 
-    raw::forward_interrupts(&keyboard);
+    raw::forward_interrupts(engine.processes.tasks(), &keyboard);
     let resized = Arc::clone(&screen);
-    raw::on_resize(move || resized.resized());
+    raw::on_resize(engine.processes.tasks(), move || resized.resized());
     spawn_detection(Arc::clone(&engine), Arc::clone(&frontend));
 
     let skills = session.skills.name_list();
@@ -385,7 +386,8 @@ pub fn usage_delta(before: &Usage, after: &Usage) -> Usage {
 
 /// Shows the model line when detection completes, above the prompt being edited.
 fn spawn_detection(engine: Arc<Engine>, frontend: Arc<TermFrontend>) {
-    tokio::spawn(async move {
+    let tasks = engine.processes.tasks().clone();
+    tasks.spawn_until_shutdown(async move {
         let color = frontend.color();
         let line = match engine.model.info(&CancellationToken::new()).await {
             Ok(info) => {
@@ -402,7 +404,8 @@ fn spawn_detection(engine: Arc<Engine>, frontend: Arc<TermFrontend>) {
 
 /// Asks the server for its models once, for `/model`'s completion.
 fn spawn_model_list(engine: Arc<Engine>, into: Arc<std::sync::Mutex<Vec<String>>>) {
-    tokio::spawn(async move {
+    let tasks = engine.processes.tasks().clone();
+    tasks.spawn_until_shutdown(async move {
         if let Ok(list) = engine.model.models(&CancellationToken::new()).await
             && let Ok(mut models) = into.lock()
         {

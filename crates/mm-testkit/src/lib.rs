@@ -16,7 +16,8 @@
 //!
 //! It depends on the crates below the binary only (never on `mm`, whose suites use it), so a
 //! suite links one copy of each crate.
-// Test code: a failed step panics with its reason, and the fixtures write files directly.
+// Test code: a failed step panics with its reason, the fixtures write files directly, and the
+// rigs spawn their tasks and start mm and its stand-ins themselves (the test's runtime owns them).
 #![allow(
     dead_code,
     unused_imports,

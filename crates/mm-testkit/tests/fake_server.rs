@@ -1,6 +1,9 @@
 //! Tests of the model doubles themselves: the fake model server with a plain reqwest client, and
 //! the scripted model in process. On the test kit's own harness (src/harness.rs), like the suites.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
+// Test code: its requests run in tasks of their own and it starts mm-fake-server itself (the
+// test's runtime owns them and its end reaps them).
+#![allow(clippy::disallowed_methods)]
 
 use mm_testkit as common;
 

@@ -132,6 +132,7 @@ async fn fetch_bench() {
     let tool = FetchContent {
         settings: FetchSettings::default(),
         sandbox: Default::default(),
+        tasks: Default::default(),
     };
     let dir = std::env::temp_dir();
     let before = peak_rss();

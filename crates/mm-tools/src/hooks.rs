@@ -469,7 +469,7 @@ async fn run_process(
     // that exits without reading it (EPIPE) is not a failure.
     let writer = child.take_stdin().map(|mut w| {
         let bytes = stdin.to_vec();
-        tokio::spawn(async move {
+        processes.tasks().spawn(async move {
             let _ = w.write_all(&bytes).await;
             let _ = w.shutdown().await;
         })
@@ -477,10 +477,10 @@ async fn run_process(
     let stop = CancellationToken::new();
     let out = child
         .take_stdout()
-        .map(|r| tokio::spawn(read_capped(r, stop.clone())));
+        .map(|r| processes.tasks().spawn(read_capped(r, stop.clone())));
     let err = child
         .take_stderr()
-        .map(|r| tokio::spawn(read_capped(r, stop.clone())));
+        .map(|r| processes.tasks().spawn(read_capped(r, stop.clone())));
 
     let timeout = hook.config.timeout;
     let deadline = tokio::time::Instant::now() + timeout;

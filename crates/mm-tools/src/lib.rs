@@ -13,4 +13,4 @@ pub mod sandbox;
 pub mod tools;
 
 // The vocabulary under the names the modules of this crate use (`crate::config::…`).
-use mm_core::{VERSION, config, event, history, paths, relay, skills, writer};
+use mm_core::{VERSION, config, event, history, paths, relay, skills, tasks, writer};

@@ -12,7 +12,7 @@ pub mod setup;
 pub use mm_acp as acp;
 pub use mm_agents::agent_client;
 pub use mm_core::{
-    VERSION, config, event, history, paths, prompt, relay, sanitize, session, skills, writer,
+    VERSION, config, event, history, paths, prompt, relay, sanitize, session, skills, tasks, writer,
 };
 pub use mm_engine as engine;
 pub use mm_model as model;

@@ -368,11 +368,17 @@ async fn async_main(
     sandbox: mm::sandbox::Sandbox,
 ) -> anyhow::Result<i32> {
     let stop = CancellationToken::new();
+    // Every child and every task of the process is the supervisor's (the signal watcher
+    // first): the one way out below shuts them down.
+    let processes = mm::process::Supervisor::new();
     // The interactive session takes the terminal (and the signals) first: whether to trust a
     // project whose own commands were skipped is asked before anything starts, so a "trust"
     // works at once.
     let terminal = match interactive(&cli) {
-        true => Some((mm::term::Terminal::enter(), watch_signals(&stop, false)?)),
+        true => Some((
+            mm::term::Terminal::enter(),
+            watch_signals(processes.tasks(), &stop, false)?,
+        )),
         false => None,
     };
     let loaded = match &terminal {
@@ -395,14 +401,15 @@ async fn async_main(
         .and_then(|v| v.trim().parse::<u32>().ok())
         .unwrap_or(0);
     let engine = Arc::new(
-        Engine::new(config.clone(), model)
+        Engine::with_processes(config.clone(), model, processes)
             .with_env(env)
             .with_ask_depth(depth)
             .with_sandbox(sandbox),
     );
     // One way out for every front end: a signal (or stdin's end, in ACP mode) fires `stop`; the
     // front end cancels its running turn and waits for it (the session is saved), then every
-    // child still running is stopped and reaped here.
+    // child still running is stopped and reaped here, and the tasks are shut down (watchers
+    // cut, the rest awaited within the grace).
     let result = front_end(&cli, &engine, config, cwd, &stop, terminal).await;
     engine.processes.shutdown().await;
     result
@@ -414,11 +421,15 @@ type Signalled = Arc<std::sync::atomic::AtomicI32>;
 /// Watches SIGTERM and SIGHUP (and SIGINT when `sigint`: the interactive session reads Ctrl-C
 /// itself) and fires `stop` on the first. The handlers are installed before this returns, so a
 /// signal that comes at once is never the default action (death without saving).
-fn watch_signals(stop: &CancellationToken, sigint: bool) -> anyhow::Result<Signalled> {
+fn watch_signals(
+    tasks: &mm::tasks::Tasks,
+    stop: &CancellationToken,
+    sigint: bool,
+) -> anyhow::Result<Signalled> {
     let first = signals::watch(sigint).context("cannot watch signals")?;
     let signalled: Signalled = Arc::default();
     let (stop, seen) = (stop.clone(), signalled.clone());
-    tokio::spawn(async move {
+    tasks.spawn_until_shutdown(async move {
         let code = first.await;
         seen.store(code, std::sync::atomic::Ordering::SeqCst);
         stop.cancel();
@@ -436,7 +447,7 @@ async fn front_end(
 ) -> anyhow::Result<i32> {
     let engine = Arc::clone(engine);
     if cli.acp {
-        watch_signals(stop, true)?;
+        watch_signals(engine.processes.tasks(), stop, true)?;
         // The banner goes to stderr in ACP mode too: stdout carries JSON-RPC only. It speaks of
         // the skills of the process's folder (each session reads those of its own cwd).
         let (skills, warnings) = engine.skills_for(&cwd);
@@ -453,7 +464,7 @@ async fn front_end(
         return ask_agent(cli, &engine, &config, &cwd, agent, stop).await;
     }
     // The terminal front ends start detection at once (the banner's model line waits for it).
-    engine.model.warm_up();
+    engine.model.warm_up(engine.processes.tasks());
 
     let stdin_terminal = std::io::stdin().is_terminal();
     let prompt = match (&cli.prompt, cli.words.is_empty()) {
@@ -487,7 +498,10 @@ async fn front_end(
     let interactive = prompt.is_none();
     let (terminal, signalled) = match terminal {
         Some((terminal, signalled)) => (Some(terminal), signalled),
-        None => (None, watch_signals(stop, !interactive)?),
+        None => (
+            None,
+            watch_signals(engine.processes.tasks(), stop, !interactive)?,
+        ),
     };
     let code = match prompt {
         Some(text) => {
@@ -550,7 +564,7 @@ async fn ask_agent(
     if question.trim().is_empty() {
         anyhow::bail!("--ask {agent}: no question (mm --ask AGENT \"question\")");
     }
-    let signalled = watch_signals(stop, true)?;
+    let signalled = watch_signals(engine.processes.tasks(), stop, true)?;
     let setup = mm::term::ask::AskSetup {
         config,
         processes: &engine.processes,
@@ -648,7 +662,7 @@ async fn one_shot(
 ) -> anyhow::Result<i32> {
     let quiet = cli.quiet;
     let color = options.color_stderr;
-    let frontend = OneShotFrontend::new(color, stdin_terminal)
+    let frontend = OneShotFrontend::new(color, stdin_terminal, engine.processes.tasks())
         .quiet(quiet)
         .raw_answer(!options.stdout_terminal);
     let mut session = open_session(&engine, &config, cwd, cli, &frontend).await?;

@@ -21,6 +21,7 @@ use super::{
 };
 use crate::event::PermissionMode;
 use crate::process::{Child, Group};
+use crate::tasks::Tasks;
 use crate::tools::Call;
 use mm_core::relay::{RelayedAnswer, refusal_of};
 
@@ -65,6 +66,8 @@ pub struct Connection {
     silence: Duration,
     /// A failure or an abandoned cancel left it in an unknown state: never reused.
     broken: bool,
+    /// The process's tasks: the SDK's loop, and the last wait for the agent's exit.
+    tasks: Tasks,
 }
 
 impl Connection {
@@ -116,7 +119,8 @@ impl Connection {
                 error: "its pipes are missing".into(),
             });
         };
-        transport::relay_stderr(stderr, format!("[{}] ", cmd.name));
+        let tasks = opts.processes.tasks().clone();
+        transport::relay_stderr(&tasks, stderr, format!("[{}] ", cmd.name));
         let (lines, end) = transport::lines(stdin, stdout);
 
         let (cx_tx, cx_rx) = oneshot::channel();
@@ -124,7 +128,9 @@ impl Connection {
         let shutdown = CancellationToken::new();
         let until = shutdown.clone();
         let requests = in_tx.clone();
-        tokio::spawn(async move {
+        // The SDK's loop runs until the connection is dropped: cut at shutdown (the agent is
+        // stopped by then).
+        tasks.spawn_until_shutdown(async move {
             // Handlers run inside the SDK's dispatch loop: they only hand over (a request's
             // responder with it); the exchange answers. A responder dropped unanswered tells the
             // agent `-32603`.
@@ -168,6 +174,7 @@ impl Connection {
             shutdown,
             silence: opts.silence,
             broken: false,
+            tasks,
         };
         let init = json!({
             "protocolVersion": 1,
@@ -474,10 +481,13 @@ impl Drop for Connection {
         if let (Some(mut child), Ok(handle)) =
             (self.child.take(), tokio::runtime::Handle::try_current())
         {
-            handle.spawn(async move {
-                let _ = tokio::time::timeout(CLOSE_GRACE, child.wait()).await;
-                child.stop();
-            });
+            self.tasks.spawn_on(
+                async move {
+                    let _ = tokio::time::timeout(CLOSE_GRACE, child.wait()).await;
+                    child.stop();
+                },
+                &handle,
+            );
         }
     }
 }

@@ -9,6 +9,8 @@ use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use tokio::process::{ChildStderr, ChildStdin, ChildStdout};
 use tokio::sync::watch;
 
+use crate::tasks::Tasks;
+
 /// Characters of a stray stdout line quoted in the failure line.
 const STRAY_LINE_CHARS: usize = 80;
 
@@ -91,8 +93,8 @@ pub fn lines(
 }
 
 /// Copies the agent's stderr to ours, each line prefixed, until it closes.
-pub fn relay_stderr(stderr: ChildStderr, prefix: String) {
-    tokio::spawn(async move {
+pub fn relay_stderr(tasks: &Tasks, stderr: ChildStderr, prefix: String) {
+    tasks.spawn(async move {
         let mut lines = BufReader::new(stderr).lines();
         while let Ok(Some(line)) = lines.next_line().await {
             let mut err = std::io::stderr().lock();

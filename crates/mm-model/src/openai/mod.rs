@@ -22,6 +22,7 @@ use super::{
     ChatRequest, ModelClient, ModelError, ModelInfo, ModelList, ModelResponse, StreamEvent,
 };
 use crate::config::ModelConfig;
+use crate::tasks::Tasks;
 pub(crate) use errors::describe_error;
 pub use errors::{http_error, server_message};
 
@@ -546,13 +547,13 @@ impl Inner {
 
 #[async_trait]
 impl ModelClient for OpenAiClient {
-    fn warm_up(&self) {
+    fn warm_up(&self, tasks: &Tasks) {
         if self.warmed.swap(true, Ordering::Relaxed) {
             return;
         }
-        if let Ok(runtime) = tokio::runtime::Handle::try_current() {
+        if tokio::runtime::Handle::try_current().is_ok() {
             let background = Arc::clone(&self.inner);
-            runtime.spawn(async move {
+            tasks.spawn_until_shutdown(async move {
                 let _ = background.detection().await;
             });
         }

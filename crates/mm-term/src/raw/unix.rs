@@ -18,6 +18,7 @@ use tokio::signal::unix::{SignalKind, signal};
 
 use super::super::keyboard::Keyboard;
 use super::super::keys::{Decoder, Key};
+use crate::tasks::Tasks;
 
 /// How long the rest of an escape sequence may take to arrive before a lone ESC is Escape.
 const SEQUENCE_WAIT: Duration = Duration::from_millis(30);
@@ -200,11 +201,11 @@ pub fn read_keys(decoder: &mut Decoder) -> Vec<Key> {
 }
 
 /// A SIGINT from outside (`kill -INT`; the terminal's Ctrl-C is a key in raw mode) counts as a
-/// Ctrl-C. Spawns a task of the running runtime.
-pub fn forward_interrupts(keyboard: &Arc<Keyboard>) {
+/// Ctrl-C. Spawns one of `tasks` (cut at shutdown).
+pub fn forward_interrupts(tasks: &Tasks, keyboard: &Arc<Keyboard>) {
     if let Ok(mut sigint) = signal(SignalKind::interrupt()) {
         let keys = Arc::clone(keyboard);
-        tokio::spawn(async move {
+        tasks.spawn_until_shutdown(async move {
             while sigint.recv().await.is_some() {
                 keys.push(vec![Key::Interrupt]);
             }
@@ -212,11 +213,11 @@ pub fn forward_interrupts(keyboard: &Arc<Keyboard>) {
     }
 }
 
-/// Calls `resized` each time the window changes size (SIGWINCH). Spawns a task of the running
-/// runtime.
-pub fn on_resize(resized: impl Fn() + Send + 'static) {
+/// Calls `resized` each time the window changes size (SIGWINCH). Spawns one of `tasks` (cut at
+/// shutdown).
+pub fn on_resize(tasks: &Tasks, resized: impl Fn() + Send + 'static) {
     if let Ok(mut winch) = signal(SignalKind::window_change()) {
-        tokio::spawn(async move {
+        tasks.spawn_until_shutdown(async move {
             while winch.recv().await.is_some() {
                 resized();
             }

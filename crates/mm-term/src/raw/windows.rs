@@ -17,6 +17,7 @@ use crossterm::terminal;
 
 use super::super::keyboard::Keyboard;
 use super::super::keys::{self, Decoder, Key};
+use crate::tasks::Tasks;
 
 /// How often the reader looks at its wake-up flag while no key comes.
 const WAKE_POLL: Duration = Duration::from_millis(20);
@@ -116,11 +117,11 @@ pub fn read_keys(_decoder: &mut Decoder) -> Vec<Key> {
 }
 
 /// A Ctrl-C sent from outside (`GenerateConsoleCtrlEvent`; the console's own Ctrl-C is a key in
-/// raw mode) counts as a Ctrl-C. Spawns a task of the running runtime.
-pub fn forward_interrupts(keyboard: &Arc<Keyboard>) {
+/// raw mode) counts as a Ctrl-C. Spawns one of `tasks` (cut at shutdown).
+pub fn forward_interrupts(tasks: &Tasks, keyboard: &Arc<Keyboard>) {
     if let Ok(mut ctrl_c) = tokio::signal::windows::ctrl_c() {
         let keys = Arc::clone(keyboard);
-        tokio::spawn(async move {
+        tasks.spawn_until_shutdown(async move {
             while ctrl_c.recv().await.is_some() {
                 keys.push(vec![Key::Interrupt]);
             }
@@ -129,10 +130,10 @@ pub fn forward_interrupts(keyboard: &Arc<Keyboard>) {
 }
 
 /// Calls `resized` each time the console changes size (its size looked at four times a second:
-/// the reader's resize events are crossterm's, read on another thread). Spawns a task of the
-/// running runtime.
-pub fn on_resize(resized: impl Fn() + Send + 'static) {
-    tokio::spawn(async move {
+/// the reader's resize events are crossterm's, read on another thread). Spawns one of `tasks`
+/// (cut at shutdown).
+pub fn on_resize(tasks: &Tasks, resized: impl Fn() + Send + 'static) {
+    tasks.spawn_until_shutdown(async move {
         let mut last = terminal::size().ok();
         let mut tick = tokio::time::interval(Duration::from_millis(250));
         loop {

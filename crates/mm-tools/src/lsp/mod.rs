@@ -362,7 +362,13 @@ impl LspServers {
             }));
         };
         let root_uri = text::uri_of(cwd);
-        let conn = Connection::start(stdout, stdin, child.take_stderr(), root_uri.clone());
+        let conn = Connection::start(
+            self.processes.tasks(),
+            stdout,
+            stdin,
+            child.take_stderr(),
+            root_uri.clone(),
+        );
         let mut server = Server {
             command: command.to_string(),
             key: spec.key(),

@@ -14,6 +14,8 @@ use tokio::io::{
 };
 use tokio::sync::{mpsc, oneshot, watch};
 
+use crate::tasks::Tasks;
+
 /// A message larger than this is a broken server, not a big answer.
 const MAX_MESSAGE: usize = 64 * 1024 * 1024;
 /// Lines of the server's stderr kept for error lines: the first ones, and the last ones.
@@ -121,9 +123,15 @@ impl Pending {
 }
 
 impl Connection {
-    /// Starts the reader, writer and stderr tasks over a server's pipes. `root` answers the
-    /// server's `workspace/workspaceFolders` requests.
-    pub fn start<R, W, E>(stdout: R, stdin: W, stderr: Option<E>, root_uri: String) -> Connection
+    /// Starts the reader, writer and stderr tasks over a server's pipes (they end when the
+    /// pipes close). `root` answers the server's `workspace/workspaceFolders` requests.
+    pub fn start<R, W, E>(
+        tasks: &Tasks,
+        stdout: R,
+        stdin: W,
+        stderr: Option<E>,
+        root_uri: String,
+    ) -> Connection
     where
         R: tokio::io::AsyncRead + Unpin + Send + 'static,
         W: AsyncWrite + Unpin + Send + 'static,
@@ -134,8 +142,9 @@ impl Connection {
         let shared = Arc::new(Shared::default());
         let (events_tx, events) = watch::channel(0u64);
         let (closed_tx, closed) = watch::channel(false);
-        tokio::spawn(write_loop(stdin, out_rx));
-        let stderr_task = stderr.map(|err| tokio::spawn(stderr_loop(err, Arc::clone(&shared))));
+        // The queue's sender lives as long as the connection: cut at shutdown.
+        tasks.spawn_until_shutdown(write_loop(stdin, out_rx));
+        let stderr_task = stderr.map(|err| tasks.spawn(stderr_loop(err, Arc::clone(&shared))));
         let reader = Reader {
             out: out.clone(),
             pending: Arc::clone(&pending),
@@ -144,7 +153,7 @@ impl Connection {
             closed: closed_tx,
             root_uri,
         };
-        tokio::spawn(async move { reader.run(BufReader::new(stdout)).await });
+        tasks.spawn(async move { reader.run(BufReader::new(stdout)).await });
         Connection {
             out,
             pending,

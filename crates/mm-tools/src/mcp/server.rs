@@ -383,7 +383,9 @@ impl Server {
         i.conn = None;
         let epoch = i.epoch;
         let me = Arc::clone(self);
-        runtime.spawn(async move { me.connect(epoch).await });
+        self.processes
+            .tasks()
+            .spawn_on(async move { me.connect(epoch).await }, &runtime);
         self.bump();
     }
 
@@ -416,7 +418,7 @@ impl Server {
         };
         let err_tail = Arc::new(Tail::default());
         let tail = err_tail.clone();
-        tokio::spawn(async move {
+        self.processes.tasks().spawn(async move {
             let mut lines = BufReader::new(stderr).lines();
             while let Ok(Some(line)) = lines.next_line().await {
                 tail.push(&line);
@@ -426,7 +428,7 @@ impl Server {
         let stop = CancellationToken::new();
         let (exit_tx, exit) = watch::channel(None);
         let (weak, stopper, tail) = (Arc::downgrade(&self), stop.clone(), err_tail.clone());
-        tokio::spawn(async move {
+        self.processes.tasks().spawn(async move {
             tokio::select! {
                 status = child.wait() => {
                     // Let stderr's last lines arrive (the pipe closes with the process).
@@ -514,7 +516,10 @@ impl Server {
         }
         self.bump();
         let me = Arc::clone(&self);
-        tokio::spawn(async move { me.idle_watch(epoch).await });
+        // It sleeps until the server is idle: cut at shutdown.
+        self.processes
+            .tasks()
+            .spawn_until_shutdown(async move { me.idle_watch(epoch).await });
     }
 
     /// The attempt `epoch` failed: its tools are withdrawn and the fault recorded.
@@ -571,7 +576,7 @@ impl Server {
         self.bump();
         let me = Arc::clone(self);
         let limit = self.timing.start;
-        tokio::spawn(async move {
+        self.processes.tasks().spawn(async move {
             let listed = tokio::time::timeout(limit, peer.list_all_tools()).await;
             {
                 let mut i = me.lock();

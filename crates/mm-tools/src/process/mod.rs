@@ -2,7 +2,8 @@
 //! and the way out"): each runs in a tree of its own, a stopped child is asked to stop and its
 //! whole tree killed after a grace period, a child dropped while running takes its tree with it,
 //! and at exit [`Supervisor::shutdown`] stops whatever is still running, so no exit path leaves
-//! an orphan.
+//! an orphan. Next to it, the process's [`Tasks`]: every task mm spawns is one of them, and
+//! [`Supervisor::shutdown`] ends them after the children (their readers end with the pipes).
 //!
 //! The tree is the system's, one module per system (docs/platforms.md): on Unix a process
 //! group (or session), asked with SIGTERM and killed with SIGKILL (`unix.rs`); on Windows a Job
@@ -21,9 +22,9 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use tokio::process::{ChildStderr, ChildStdin, ChildStdout, Command};
-use tokio_util::task::TaskTracker;
 
 use crate::sandbox::Fence;
+use crate::tasks::Tasks;
 
 #[cfg(unix)]
 mod unix;
@@ -55,8 +56,10 @@ pub struct Supervisor {
     /// The trees of the children that are still ours to stop, by key.
     groups: Mutex<HashMap<u64, Tree>>,
     next: AtomicU64,
-    /// Ask → kill escalations in flight.
-    stopping: TaskTracker,
+    /// Ask → kill escalations in flight (awaited before the process's tasks).
+    stopping: Tasks,
+    /// The process's tasks.
+    tasks: Tasks,
     grace: Duration,
 }
 
@@ -76,9 +79,16 @@ impl Supervisor {
         Supervisor {
             groups: Mutex::new(HashMap::new()),
             next: AtomicU64::new(0),
-            stopping: TaskTracker::new(),
+            stopping: Tasks::new(),
+            tasks: Tasks::new(),
             grace,
         }
+    }
+
+    /// The process's tasks, shut down by [`Supervisor::shutdown`] (the binary's signal watcher
+    /// is one of them, so the binary makes the supervisor first).
+    pub fn tasks(&self) -> &Tasks {
+        &self.tasks
     }
 
     /// Starts `cmd` in a group of its own. The command's stdio is as the caller set it.
@@ -102,6 +112,10 @@ impl Supervisor {
         if let Some(fence) = fence {
             fence.apply(cmd);
         }
+        #[allow(
+            clippy::disallowed_methods,
+            reason = "the Supervisor is where children are started"
+        )]
         let mut child = cmd.spawn()?;
         let pgid = match Tree::of(&child) {
             Ok(tree) => tree,
@@ -163,7 +177,9 @@ impl Supervisor {
     }
 
     /// Stops every child still running (asked, killed after the grace) and waits until
-    /// each is gone. Called once on the way out, after the front end has cancelled its turns.
+    /// each is gone, then shuts the process's tasks down (watchers dropped, the others awaited
+    /// within the grace). Called once on the way out, after the front end has cancelled its
+    /// turns.
     pub async fn shutdown(&self) {
         let groups: Vec<Tree> = self
             .groups
@@ -173,7 +189,6 @@ impl Supervisor {
         for pgid in &groups {
             pgid.ask();
         }
-        self.stopping.close();
         if !groups.is_empty() {
             let deadline = tokio::time::Instant::now() + self.grace;
             while self.live() > 0 && tokio::time::Instant::now() < deadline {
@@ -189,10 +204,11 @@ impl Supervisor {
                 pgid.kill();
             }
         }
-        let _ = tokio::time::timeout(self.grace, self.stopping.wait()).await;
+        self.stopping.wait(self.grace).await;
         if let Ok(mut g) = self.groups.lock() {
             g.clear();
         }
+        self.tasks.shutdown(self.grace).await;
     }
 }
 
@@ -340,6 +356,23 @@ mod tests {
         }
         let pid = String::from_utf8(line).unwrap().trim().parse().unwrap();
         (child, pid)
+    }
+
+    #[tokio::test]
+    async fn shutdown_ends_the_process_tasks() {
+        let sup = Supervisor::new();
+        let watcher = sup.tasks().spawn_until_shutdown(std::future::pending());
+        let tasks = sup.tasks().clone();
+        let saver = sup.tasks().spawn(async move {
+            tasks.cancelled().await;
+            "saved"
+        });
+        tokio::time::timeout(Duration::from_secs(10), sup.shutdown())
+            .await
+            .unwrap();
+        assert!(sup.tasks().is_empty());
+        watcher.await.unwrap();
+        assert_eq!(saver.await.unwrap(), "saved");
     }
 
     #[tokio::test]

@@ -18,6 +18,7 @@ use super::{Call, Setup, ToolOutput, TypedTool, cut};
 use crate::event::{PermissionMode, Tally, ToolKind};
 use crate::process::{Child, Group, OutputReader, Supervisor};
 use crate::sandbox::{DENIED_MARKERS, Fence, Sandbox};
+use crate::tasks::Tasks;
 
 pub const NAME: &str = "bash";
 /// The largest timeout the model may ask for, in seconds.
@@ -216,7 +217,7 @@ async fn run_command(
                 }
             }
             if !eof {
-                drain_detached(reader);
+                drain_detached(processes.tasks(), reader);
             }
             // What bash left running in its group is the user's business (background jobs).
             child.release();
@@ -237,7 +238,7 @@ async fn run_command(
         End::TimedOut => {
             child.stop();
             if !eof && !take_ready(&mut reader, &mut buf, &mut capture) {
-                drain_detached(reader);
+                drain_detached(processes.tasks(), reader);
             }
             let note = format!("[timed out after {} s]", seconds(timeout));
             ToolOutput::interrupted(capture.finish(Some(&note)))
@@ -245,7 +246,7 @@ async fn run_command(
         End::Cancelled => {
             child.stop();
             if !eof && !take_ready(&mut reader, &mut buf, &mut capture) {
-                drain_detached(reader);
+                drain_detached(processes.tasks(), reader);
             }
             ToolOutput::interrupted(capture.finish(Some("[cancelled]")))
         }
@@ -347,9 +348,10 @@ fn take_ready(reader: &mut OutputReader, buf: &mut [u8], capture: &mut Capture) 
     false
 }
 
-/// Reads and discards what is left in the pipe until every writer has closed it.
-fn drain_detached(mut reader: OutputReader) {
-    tokio::spawn(async move {
+/// Reads and discards what is left in the pipe until every writer has closed it, or until
+/// shutdown: background jobs of a finished call may hold it open for ever.
+fn drain_detached(tasks: &Tasks, mut reader: OutputReader) {
+    tasks.spawn_until_shutdown(async move {
         let mut buf = vec![0u8; 16 * 1024];
         loop {
             match reader.read(&mut buf).await {

@@ -20,6 +20,7 @@ use crate::event::ToolKind;
 use crate::html_text::{Capture, HtmlText};
 use crate::paths;
 use crate::sandbox::Sandbox;
+use crate::tasks::Tasks;
 use crate::writer::{self, Check, FileKind};
 
 pub const NAME: &str = "fetch_content";
@@ -54,6 +55,8 @@ pub struct FetchContent {
     pub settings: FetchSettings,
     /// Saving to a file (`output`) outside it is refused (docs/sandbox.md).
     pub sandbox: Arc<Sandbox>,
+    /// The HTML parser runs on a blocking thread of these.
+    pub tasks: Tasks,
 }
 
 /// The registration (`mm_engine::BUILTIN`).
@@ -64,6 +67,7 @@ pub fn tool(setup: &Setup<'_>) -> Option<Arc<dyn super::Tool>> {
             max_body: MAX_BODY,
         },
         sandbox: Arc::clone(setup.sandbox),
+        tasks: setup.processes.tasks().clone(),
     }))
 }
 
@@ -119,6 +123,7 @@ impl TypedTool for FetchContent {
             url: &url,
             call,
             sandbox: &self.sandbox,
+            tasks: &self.tasks,
         };
         let result = match output {
             Some(path) => fetch.save(path).await,
@@ -305,6 +310,7 @@ struct Fetch<'a> {
     url: &'a url::Url,
     call: &'a Call<'a>,
     sandbox: &'a Sandbox,
+    tasks: &'a Tasks,
 }
 
 impl Fetch<'_> {
@@ -497,7 +503,7 @@ impl Fetch<'_> {
         let base = resp.url().clone();
         // A few chunks in flight: the download waits for the parser, memory stays bounded.
         let (tx, mut rx) = tokio::sync::mpsc::channel::<bytes::Bytes>(8);
-        let parser = tokio::task::spawn_blocking(move || {
+        let parser = self.tasks.spawn_blocking(move || {
             let mut page = HtmlText::new(Some(base), charset.as_deref(), max);
             while let Some(chunk) = rx.blocking_recv() {
                 if page.write(&chunk).is_err() {

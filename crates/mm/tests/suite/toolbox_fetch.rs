@@ -238,6 +238,7 @@ fn tool(timeout: Duration) -> FetchContent {
             ..FetchSettings::default()
         },
         sandbox: Default::default(),
+        tasks: Default::default(),
     }
 }
 
