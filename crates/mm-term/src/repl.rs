@@ -129,7 +129,8 @@ pub async fn run_interactive(
         lines.extend(sessions::reopened(&engine, &session, options.color_stderr));
     }
     lines.push(banner::hint_line(options.color_stderr));
-    frontend.lines(Target::Stderr, lines);
+    // Wrapped at word boundaries for the window: the terminal would cut words.
+    frontend.prose(Target::Stderr, lines);
 
     raw::forward_interrupts(&keyboard);
     let resized = Arc::clone(&screen);
@@ -387,15 +388,18 @@ pub fn usage_delta(before: &Usage, after: &Usage) -> Usage {
 fn spawn_detection(engine: Arc<Engine>, frontend: Arc<TermFrontend>) {
     tokio::spawn(async move {
         let color = frontend.color();
-        let line = match engine.model.info(&CancellationToken::new()).await {
+        let lines = match engine.model.info(&CancellationToken::new()).await {
             Ok(info) => {
                 let window = (info.context_window > 0).then_some(info.context_window);
-                frontend.model_text(&info.name, &info.url, window)
+                let line = frontend.model_text(&info.name, &info.url, window);
+                // A URL where nothing answered a listing: said now, not at the first prompt.
+                let warning = info.warning.map(|w| banner::detection_failed(&w, color));
+                line.into_iter().chain(warning).collect()
             }
-            Err(e) => Some(banner::detection_failed(&e.to_string(), color)),
+            Err(e) => vec![banner::detection_failed(&e.to_string(), color)],
         };
-        if let Some(line) = line {
-            frontend.lines(Target::Stderr, vec![line]);
+        if !lines.is_empty() {
+            frontend.prose(Target::Stderr, lines);
         }
     });
 }

@@ -521,17 +521,27 @@ async fn p_continue_says_what_it_reopened() {
 // ------------------------------------------------------------------ exit codes
 
 #[mm_testkit::test]
-async fn a_refused_connection_exits_1_with_one_line() {
+async fn a_refused_connection_exits_1_at_once_with_the_url_and_the_fix() {
     let port = common::refused_port();
     let url = format!("http://127.0.0.1:{port}/v1");
     let sb = Sandbox::new();
-    let run = sb.run(Some(&url), &["-p", "hi"]).await;
-    assert_code(&run, 1);
-    assert_eq!(run.stdout, "");
-    assert_eq!(
-        activity(&run),
-        vec![format!("[error: model server unreachable at {url}: connection refused]").as_str()]
-    );
+    // With a model named, as without: nothing listens, so nothing is retried.
+    for named in [&[][..], &["--model", "qwen3:8b"][..]] {
+        let started = std::time::Instant::now();
+        let run = sb.run(Some(&url), &[named, &["-p", "hi"]].concat()).await;
+        let took = started.elapsed();
+        assert_code(&run, 1);
+        assert_eq!(run.stdout, "");
+        assert_eq!(
+            activity(&run),
+            vec![format!(
+                "[error: cannot reach the model server at {url}: connection refused — is it running? (mm doctor checks)]"
+            )
+            .as_str()]
+        );
+        // A hang guard, far above what it takes (it was 7.5 s of retries).
+        assert!(took < std::time::Duration::from_secs(3), "{took:?}");
+    }
 }
 
 #[mm_testkit::test]

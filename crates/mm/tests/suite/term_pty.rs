@@ -323,12 +323,15 @@ fn a_reopened_session_says_what_it_opened() {
     mm.send("\x04").unwrap();
     mm.expect(Eof).unwrap();
 
-    // --continue: the session updated last, where it stopped.
-    let mut mm = spawn_mm(
+    // --continue: the session updated last, where it stopped. A window where its line fits
+    // (the banner wraps at word boundaries).
+    let command = common::pty::mm_command(
+        home.path(),
         home.path(),
         &url,
         &[&sessions[..], &["--continue"]].concat(),
     );
+    let mut mm = common::pty::spawn_sized(&command, 200);
     mm.expect(expectrl::Regex(
         r"session \d{8}-\d{6}-[0-9a-f]{8} · saved \d+s ago · 2 message\(s\) · first prompt: first question",
     ))
