@@ -203,7 +203,7 @@ pub async fn run_interactive(
                 )],
             ),
             Input::Engine(text) => {
-                let notices = input::unresolved(&text, &session.cwd, &skills);
+                let notices = input::unresolved(&text, &session.cwd);
                 if !notices.is_empty() {
                     let notices = notices.iter().map(|n| style::dim(color, n)).collect();
                     frontend.lines(Target::Stdout, notices);
