@@ -734,7 +734,8 @@ async fn one_shot(
         activity.push(mm::term::style::dim(color, notice));
     }
     if !quiet {
-        for line in activity {
+        // At word boundaries for the window: the terminal would cut words.
+        for line in mm::term::render::wrap_lines(activity, mm::term::stderr_width()) {
             eprintln!("{line}");
         }
     }

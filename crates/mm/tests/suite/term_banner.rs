@@ -133,3 +133,35 @@ fn a_refused_url_is_a_warning_in_the_banner_wrapped_at_60_columns() {
         ],
     );
 }
+
+#[mm_testkit::test]
+fn mm_p_wraps_its_banner_at_60_columns() {
+    let (server, url) = Server::start(vec![common::pty::answer_with_usage("fine")]);
+    let home = tempfile::tempdir_in(common::target_tmpdir()).unwrap();
+    let project = home.path().join("proj");
+    std::fs::create_dir_all(project.join(".mm")).unwrap();
+    std::fs::write(
+        project.join(".mm/config.toml"),
+        "[[hooks.sessionStart]]\ncommand = \"true\"\n",
+    )
+    .unwrap();
+    let project = project.canonicalize().unwrap();
+    let command = mm_command(home.path(), &project, &url, &["-p", "hi"]);
+    let mut mm = spawn_sized(&command, 60);
+    let shown = until(&mut mm, "fine");
+    let warning = format!(
+        "warning: project {} is not trusted: ignored its 1 hook(s); trust it with: mm trust {}",
+        project.display(),
+        project.display()
+    );
+    let rows: Vec<&str> = shown
+        .split("\r\n")
+        .skip_while(|r| !r.starts_with("warning: project"))
+        .take_while(|r| !r.is_empty() && !r.starts_with("model "))
+        .collect();
+    assert!(rows.len() > 1, "{shown:?}");
+    assert!(rows.iter().all(|r| r.chars().count() <= 60), "{rows:#?}");
+    assert_eq!(rows.join(" "), warning, "{shown:?}");
+    mm.expect(Eof).unwrap();
+    server.assert_valid();
+}
