@@ -94,31 +94,12 @@ pub fn spawn_mm_in(home: &Path, cwd: &Path, url: &str, extra: &[&str]) -> OsSess
 }
 
 /// [`mm_command`] in a pseudo-terminal `columns` wide from its first byte. The size is set once
-/// the pty exists (expectrl gives it 80 columns after the child started), and a shell waits
-/// for it before starting mm (a resize after the spawn may come after the banner is printed):
-/// a bounded poll, as nothing else announces it.
+/// the pty exists (expectrl gives it 80 columns after the child started), and on Unix a shell
+/// waits for it before starting mm (a resize after the spawn may come after the banner).
 pub fn spawn_sized(command: &Command, columns: u16) -> OsSession {
-    let mut sh = Command::new("sh");
-    sh.arg("-c")
-        .arg(format!(
-            "while [ \"$(stty size)\" != \"24 {columns}\" ]; do sleep 0.01; done; exec \"$0\" \"$@\""
-        ))
-        .arg(command.get_program())
-        .args(command.get_args())
-        .env_clear();
-    for (key, value) in command.get_envs() {
-        if let Some(value) = value {
-            sh.env(key, value);
-        }
-    }
-    if let Some(dir) = command.get_current_dir() {
-        sh.current_dir(dir);
-    }
-    let mut session = Session::spawn(sh).expect("spawn mm in a pty");
-    session
-        .get_process_mut()
-        .set_window_size(columns, 24)
-        .expect("set the window's size");
+    let mut session =
+        Session::spawn(super::platform::once_sized(command, columns)).expect("spawn mm in a pty");
+    super::platform::resize(&mut session, columns);
     session.set_expect_timeout(Some(EXPECT_TIMEOUT));
     session
 }
