@@ -98,6 +98,28 @@ pub fn attachment_line(path: &Path, is_dir: bool) -> String {
     }
 }
 
+/// What is appended for a text attached whole (piped stdin: `cat calc.py | mm -p "review
+/// this"`): a header naming it and its size, the text, an end line. `cut` names the cap when the
+/// text is only the start of what came.
+pub fn attached_text(name: &str, text: &str, cut: Option<&str>) -> String {
+    format!(
+        "\n\n[attached {name} ({})]\n{text}\n[end of {name}]",
+        attached_size(text, cut)
+    )
+}
+
+/// How much of a text is attached: `3 lines`, `1 line`, or `its first 50 lines: <cut>`.
+pub fn attached_size(text: &str, cut: Option<&str>) -> String {
+    let lines = match text.lines().count() {
+        1 => "1 line".to_string(),
+        n => format!("{n} lines"),
+    };
+    match cut {
+        Some(cut) => format!("its first {lines}: {cut}"),
+        None => lines,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     #![allow(clippy::unwrap_used, clippy::disallowed_methods)]
@@ -123,6 +145,19 @@ mod tests {
                 "\n[attached directory: {}]",
                 dir.path().join("src").display()
             )
+        );
+    }
+
+    #[test]
+    fn an_attached_text_is_framed_with_its_size() {
+        assert_eq!(
+            attached_text("stdin", "def f():\n    pass", None),
+            "\n\n[attached stdin (2 lines)]\ndef f():\n    pass\n[end of stdin]"
+        );
+        assert_eq!(attached_size("one", None), "1 line");
+        assert_eq!(
+            attached_text("stdin", "y\ny", Some("cut at 4 characters")),
+            "\n\n[attached stdin (its first 2 lines: cut at 4 characters)]\ny\ny\n[end of stdin]"
         );
     }
 

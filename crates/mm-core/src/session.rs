@@ -148,15 +148,47 @@ pub fn encode(file: &SessionFile) -> serde_json::Result<Vec<u8>> {
 }
 
 /// Writes `<dir>/<id>.json` atomically (crate::writer: temporary file in the same folder, fsync,
-/// rename, fsync of the folder), creating the folder (0700) if needed. The file is 0600.
+/// rename, fsync of the folder), creating the folder (0700) if needed. The file is 0600. The
+/// save that creates a folder of `.mm` (the default `.mm/sessions`) also creates
+/// `.mm/.gitignore` ignoring it ([`ignore_beside`]).
 pub fn save(dir: &Path, file: &SessionFile) -> io::Result<PathBuf> {
     validate_id(&file.id).map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e))?;
     let bytes = encode(file).map_err(io::Error::other)?;
     let target = file_path(dir, &file.id);
     let shown = target.display().to_string();
+    let first = fs::symlink_metadata(dir).is_err();
     writer::write(&target, &shown, &bytes, FileKind::Private, Check::Anywhere)
         .map_err(WriteError::into_io)?;
+    // The session is saved: a `.gitignore` that cannot be made is no reason to say otherwise.
+    if first {
+        let _ = ignore_beside(dir);
+    }
     Ok(target)
+}
+
+/// Session files are the user's conversations, not the project's: when `dir` is a folder of
+/// a `.mm` folder (`.mm/sessions`), `.mm/.gitignore` is created ignoring it (`sessions/`), so a
+/// `git add .` leaves them out. A `.gitignore` already there is the user's: left as it is, with
+/// or without the line. Whether it was created.
+pub fn ignore_beside(dir: &Path) -> io::Result<bool> {
+    let (Some(parent), Some(name)) = (dir.parent(), dir.file_name()) else {
+        return Ok(false);
+    };
+    if parent.file_name() != Some(std::ffi::OsStr::new(".mm")) {
+        return Ok(false);
+    }
+    let path = parent.join(".gitignore");
+    let text = format!(
+        "# mm's session files: your conversations, not the project's.\n{}/\n",
+        name.to_string_lossy()
+    );
+    writer::create_new(
+        &path,
+        &path.display().to_string(),
+        text.as_bytes(),
+        Check::Anywhere,
+    )
+    .map_err(WriteError::into_io)
 }
 
 /// Why a session file could not be loaded; `Display` names the file and the problem.

@@ -113,6 +113,9 @@ pub struct Detected {
     pub models: Value,
     /// The model's family, as its chat template or its name says ([`probe_family`]).
     pub family: Option<Family>,
+    /// The configured URL gave no model listing, although a name is configured so detection
+    /// went on: what it answered, and the fix (the banner's warning).
+    pub problem: Option<String>,
 }
 
 /// GET/POST helpers that answer `None` for anything but a 200 with JSON.
@@ -167,7 +170,7 @@ impl Prober {
         let response = request
             .send()
             .await
-            .map_err(|e| unreachable(super::openai::describe_error(&e).0))?;
+            .map_err(|e| super::openai::transport_error(url, &e).0)?;
         let status = response.status().as_u16();
         if status != 200 {
             let body = response.text().await.unwrap_or_default();
@@ -297,22 +300,30 @@ pub async fn detect(
     configured_name: &str,
     candidates: &[(ServerKind, String)],
 ) -> Result<Detected, ModelError> {
-    let (kind, url, models) = if configured_url.trim().is_empty() {
-        find_server(prober, candidates).await?
+    let (kind, url, models, problem) = if configured_url.trim().is_empty() {
+        let (kind, url, models) = find_server(prober, candidates).await?;
+        (kind, url, models, None)
     } else {
         let url = configured_url.trim().trim_end_matches('/').to_string();
         let models = match prober.list_models_checked(&url).await {
-            Ok(models) => models,
+            Ok(models) => Ok(models),
             // Without a listing there is no model to pick: fail now (not cached, so the next
             // call tries again) rather than send requests for an empty model name.
             Err(e) if configured_name.is_empty() => return Err(e),
+            // Nothing listens there: no request can work, whatever the name (not cached, so a
+            // server started later is found).
+            Err(e @ ModelError::Refused { .. }) => return Err(e),
             // A server still loading its model: waited for (openai/), so that its kind and
             // window are read once it is up.
             Err(e @ ModelError::Http { status: 503, .. }) => return Err(e),
-            Err(_) => Value::Null,
+            Err(e) => Err(wrong_url(&url, &e)),
+        };
+        let (models, problem) = match models {
+            Ok(models) => (models, None),
+            Err(problem) => (Value::Null, Some(problem)),
         };
         let kind = identify(prober, &url, &server_root(&url), &models).await;
-        (kind, url, models)
+        (kind, url, models, problem)
     };
     let root = server_root(&url);
     let name = if !configured_name.is_empty() {
@@ -334,7 +345,24 @@ pub async fn detect(
         kind,
         models,
         family: None,
+        problem,
     })
+}
+
+/// What is said of a configured URL whose `GET /models` failed (not refused, not loading): most
+/// often a wrong port or path (a web server's 404, a URL without its `/v1`).
+fn wrong_url(url: &str, error: &ModelError) -> String {
+    let what = match error {
+        ModelError::Http {
+            status: 401 | 403, ..
+        } => return error.to_string(),
+        ModelError::Http { status, .. } => format!("GET /models answered {status}"),
+        ModelError::Unreachable { reason, .. } => reason.clone(),
+        other => other.to_string(),
+    };
+    format!(
+        "no OpenAI-compatible server at {url} ({what}): check model.url or --url (mm doctor checks)"
+    )
 }
 
 /// The model's family, for reading calls it writes as text: what the chat template the server
@@ -491,6 +519,7 @@ mod tests {
             kind: ServerKind::Ollama,
             models,
             family: None,
+            problem: None,
         };
         let list =
             json!({"data": [{"id": "qwen3:8b"}, {"id": "nomic-embed-text"}, {"id": "llama3.2"}]});

@@ -72,6 +72,9 @@ pub struct ModelInfo {
     pub name: String,
     /// The context window, 0 when unknown.
     pub context_window: u64,
+    /// What detection found wrong at a configured URL that it did not fail on: nothing there
+    /// answered a model listing (a 404, not an OpenAI-compatible server), with how to fix it.
+    pub warning: Option<String>,
 }
 
 /// The models a server lists, and the one sessions use unless they choose another.
@@ -89,6 +92,12 @@ pub struct ModelList {
 pub enum ModelError {
     #[error("model server unreachable at {url}: {reason}")]
     Unreachable { url: String, reason: String },
+    /// Nothing listens at the URL: not worth retrying for seconds, and most often a server not
+    /// started or a wrong port.
+    #[error(
+        "cannot reach the model server at {url}: connection refused — is it running? (mm doctor checks)"
+    )]
+    Refused { url: String },
     #[error("model server answered {status}: {message}")]
     Http { status: u16, message: String },
     /// The server says the request does not fit its context (`n_ctx` when it said).

@@ -188,33 +188,26 @@ pub fn complete_argument(
 }
 
 /// What a prompt names that does not exist: an `@path` (at the start or after whitespace, as
-/// the engine reads them) naming no file or folder, and a `$name` that is a skill's kind of name
-/// but names no skill. One dim notice line each, shown before the prompt goes anyway.
-pub fn unresolved(text: &str, cwd: &Path, skills: &[String]) -> Vec<String> {
+/// the engine reads them) naming no file or folder. One dim notice line each, shown before the
+/// prompt goes anyway. A `$word` naming no skill is plain text (`echo tick $i`): no line.
+pub fn unresolved(text: &str, cwd: &Path) -> Vec<String> {
     let trailing: &[char] = &[',', '.', ';', ':', '!', '?', ')', ']', '}', '"', '\''];
     let mut notices = Vec::new();
     for word in text.split_whitespace() {
-        if let Some(path) = word.strip_prefix('@') {
-            let path = path.trim_end_matches(trailing);
-            // The prompt may come from a file (`mm < notes.txt`): shown visibly.
-            let line = format!(
-                "@{}: no such file or folder, not attached",
-                crate::sanitize::visible(path)
-            );
-            if !path.is_empty()
-                && !crate::paths::resolve(cwd, path).exists()
-                && !notices.contains(&line)
-            {
-                notices.push(line);
-            }
-        } else if let Some(name) = word.strip_prefix('$') {
-            let name = name.trim_end_matches(trailing);
-            let line = format!("${name}: no skill of that name (/skills lists them)");
-            let skill_like = crate::skills::valid_name(name)
-                && name.starts_with(|c: char| c.is_ascii_lowercase());
-            if skill_like && !skills.iter().any(|s| s == name) && !notices.contains(&line) {
-                notices.push(line);
-            }
+        let Some(path) = word.strip_prefix('@') else {
+            continue;
+        };
+        let path = path.trim_end_matches(trailing);
+        // The prompt may come from a file (`mm < notes.txt`): shown visibly.
+        let line = format!(
+            "@{}: no such file or folder, not attached",
+            crate::sanitize::visible(path)
+        );
+        if !path.is_empty()
+            && !crate::paths::resolve(cwd, path).exists()
+            && !notices.contains(&line)
+        {
+            notices.push(line);
         }
     }
     notices
@@ -399,19 +392,15 @@ mod tests {
     }
 
     #[test]
-    fn missing_paths_and_unknown_skills_are_named() {
+    fn missing_paths_are_named_and_unknown_skills_are_plain_text() {
         let dir = tempfile::tempdir().unwrap();
         std::fs::write(dir.path().join("here.txt"), "").unwrap();
         assert_eq!(
             unresolved(
-                "read @here.txt and @missing.txt, use $greetings $nosuch; echo $HOME a@b.c $5",
+                "read @here.txt and @missing.txt, use $greetings $nosuch; echo tick $i $HOME a@b.c $5",
                 dir.path(),
-                &skills()
             ),
-            vec![
-                "@missing.txt: no such file or folder, not attached".to_string(),
-                "$nosuch: no skill of that name (/skills lists them)".to_string()
-            ]
+            vec!["@missing.txt: no such file or folder, not attached".to_string()]
         );
     }
 

@@ -39,3 +39,9 @@ use mm_tools::{process, sandbox, tools};
 pub use banner::Banner;
 pub use frontend::{OneShotFrontend, TermFrontend};
 pub use repl::{TermOptions, Terminal, run_interactive};
+
+/// The width of the terminal on stderr, in columns; `None` when stderr is not a terminal (what
+/// `mm -p` wraps its banner and notices at).
+pub fn stderr_width() -> Option<usize> {
+    raw::stderr_width()
+}

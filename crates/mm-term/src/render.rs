@@ -290,7 +290,8 @@ impl Renderer {
                     self.banner_model.as_ref(),
                     self.color,
                 );
-                self.lines(&mut out, Target::Stderr, vec![line]);
+                let lines = wrap_lines(vec![line], self.width());
+                self.lines(&mut out, Target::Stderr, lines);
             }
             Event::AutoCompacted(outcome) => {
                 let line = style::dim(self.color, &visible(&outcome.line()));

@@ -130,7 +130,8 @@ pub async fn run_interactive(
         lines.extend(sessions::reopened(&engine, &session, options.color_stderr));
     }
     lines.push(banner::hint_line(options.color_stderr));
-    frontend.lines(Target::Stderr, lines);
+    // Wrapped at word boundaries for the window: the terminal would cut words.
+    frontend.prose(Target::Stderr, lines);
 
     raw::forward_interrupts(engine.processes.tasks(), &keyboard);
     let resized = Arc::clone(&screen);
@@ -203,7 +204,7 @@ pub async fn run_interactive(
                 )],
             ),
             Input::Engine(text) => {
-                let notices = input::unresolved(&text, &session.cwd, &skills);
+                let notices = input::unresolved(&text, &session.cwd);
                 if !notices.is_empty() {
                     let notices = notices.iter().map(|n| style::dim(color, n)).collect();
                     frontend.lines(Target::Stdout, notices);
@@ -389,15 +390,18 @@ fn spawn_detection(engine: Arc<Engine>, frontend: Arc<TermFrontend>) {
     let tasks = engine.processes.tasks().clone();
     tasks.spawn_until_shutdown(async move {
         let color = frontend.color();
-        let line = match engine.model.info(&CancellationToken::new()).await {
+        let lines = match engine.model.info(&CancellationToken::new()).await {
             Ok(info) => {
                 let window = (info.context_window > 0).then_some(info.context_window);
-                frontend.model_text(&info.name, &info.url, window)
+                let line = frontend.model_text(&info.name, &info.url, window);
+                // A URL where nothing answered a listing: said now, not at the first prompt.
+                let warning = info.warning.map(|w| banner::detection_failed(&w, color));
+                line.into_iter().chain(warning).collect()
             }
-            Err(e) => Some(banner::detection_failed(&e.to_string(), color)),
+            Err(e) => vec![banner::detection_failed(&e.to_string(), color)],
         };
-        if let Some(line) = line {
-            frontend.lines(Target::Stderr, vec![line]);
+        if !lines.is_empty() {
+            frontend.prose(Target::Stderr, lines);
         }
     });
 }

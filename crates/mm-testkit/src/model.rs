@@ -431,6 +431,7 @@ impl ModelClient for ScriptedModel {
                 url: MODEL_URL.into(),
                 name: MODEL_NAME.into(),
                 context_window: WINDOW,
+                warning: None,
             }),
         }
     }

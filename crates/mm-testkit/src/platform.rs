@@ -3,6 +3,9 @@
 
 use std::fs::Metadata;
 use std::path::Path;
+use std::process::Command;
+
+use expectrl::session::OsSession;
 
 /// Whether a file found on PATH can be run (Unix: an execute bit; Windows: any file).
 #[cfg(unix)]
@@ -40,4 +43,50 @@ pub fn interrupt(pid: u32) {
 #[cfg(not(unix))]
 pub fn interrupt(_pid: u32) {
     panic!("no SIGINT to send on this system: the suites that interrupt mm are Unix's");
+}
+
+/// `command`, started once its terminal is `columns` wide (Unix: a shell polls `stty size`, as
+/// nothing announces the size; Windows: at once, the console resized meanwhile).
+#[cfg(unix)]
+pub fn once_sized(command: &Command, columns: u16) -> Command {
+    let mut sh = Command::new("sh");
+    sh.arg("-c").arg(format!(
+        "while [ \"$(stty size)\" != \"24 {columns}\" ]; do sleep 0.01; done; exec \"$0\" \"$@\""
+    ));
+    sh.arg(command.get_program());
+    copy_into(command, sh)
+}
+
+#[cfg(not(unix))]
+pub fn once_sized(command: &Command, _columns: u16) -> Command {
+    copy_into(command, Command::new(command.get_program()))
+}
+
+/// `into` with `command`'s arguments, environment (cleared first) and folder.
+fn copy_into(command: &Command, mut into: Command) -> Command {
+    into.args(command.get_args()).env_clear();
+    for (key, value) in command.get_envs() {
+        if let Some(value) = value {
+            into.env(key, value);
+        }
+    }
+    if let Some(dir) = command.get_current_dir() {
+        into.current_dir(dir);
+    }
+    into
+}
+
+/// Gives a pseudo-terminal session's window `columns` columns and 24 rows.
+#[cfg(unix)]
+pub fn resize(session: &mut OsSession, columns: u16) {
+    session
+        .get_process_mut()
+        .set_window_size(columns, 24)
+        .unwrap();
+}
+
+#[cfg(not(unix))]
+pub fn resize(session: &mut OsSession, columns: u16) {
+    let columns = i16::try_from(columns).unwrap_or(i16::MAX);
+    session.get_process_mut().resize(columns, 24).unwrap();
 }

@@ -106,6 +106,17 @@ pub fn spawn_mm_in(home: &Path, cwd: &Path, url: &str, extra: &[&str]) -> OsSess
     session
 }
 
+/// [`mm_command`] in a pseudo-terminal `columns` wide from its first byte. The size is set once
+/// the pty exists (expectrl gives it 80 columns after the child started), and on Unix a shell
+/// waits for it before starting mm (a resize after the spawn may come after the banner).
+pub fn spawn_sized(command: &Command, columns: u16) -> OsSession {
+    let mut session =
+        Session::spawn(super::platform::once_sized(command, columns)).expect("spawn mm in a pty");
+    super::platform::resize(&mut session, columns);
+    session.set_expect_timeout(Some(EXPECT_TIMEOUT));
+    session
+}
+
 /// [`spawn_mm_in`] with the home as the working folder.
 pub fn spawn_mm(home: &Path, url: &str, extra: &[&str]) -> OsSession {
     spawn_mm_in(home, home, url, extra)

@@ -4,10 +4,11 @@
 // answers); the workspace denies it everywhere else, since stdout is the protocol in ACP mode.
 #![allow(clippy::print_stdout)]
 
+mod piped;
 mod signals;
 
 use std::collections::BTreeMap;
-use std::io::{IsTerminal, Read};
+use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::sync::Arc;
 
@@ -467,29 +468,43 @@ async fn front_end(
     engine.model.warm_up(engine.processes.tasks());
 
     let stdin_terminal = std::io::stdin().is_terminal();
-    let prompt = match (&cli.prompt, cli.words.is_empty()) {
+    let cap = config.tools.max_output;
+    let given = match (&cli.prompt, cli.words.is_empty()) {
         (Some(p), _) => Some(p.clone()),
         (None, false) => Some(cli.words.join(" ")),
-        (None, true) if !stdin_terminal => {
-            let mut text = String::new();
-            std::io::stdin()
-                .read_to_string(&mut text)
-                .context("cannot read the prompt from stdin")?;
-            // `echo prompt | mm` ends the prompt with a newline that is not part of it; an empty
-            // pipe (`mm < /dev/null`) is no prompt, not an empty question to the model.
-            let text = text.trim_end();
-            if text.trim().is_empty() {
+        (None, true) => None,
+    };
+    if given.as_deref().is_some_and(|p| p.trim().is_empty()) {
+        anyhow::bail!("no prompt: the prompt is empty");
+    }
+    let prompt = match given {
+        // `cat calc.py | mm -p "review this"`: what is piped goes with the prompt.
+        Some(text) if !stdin_terminal => Some(with_stdin(text, cap, cli.quiet)?),
+        Some(text) => Some(Prompt {
+            text,
+            ..Prompt::default()
+        }),
+        // `echo prompt | mm`: what is piped is the prompt.
+        None if !stdin_terminal => {
+            let piped = read_stdin(cap, cli.quiet).context("cannot read the prompt from stdin")?;
+            // An empty pipe (`mm < /dev/null`) is no prompt, not an empty question to the model.
+            if piped.is_empty() {
                 anyhow::bail!(
                     "no prompt: stdin is empty (give one with -p \"…\", or run mm in a terminal)"
                 );
             }
-            Some(text.to_string())
+            let notices = match piped.cut {
+                true => vec![format!("the prompt from stdin is cut at {}", cut_at(cap))],
+                false => Vec::new(),
+            };
+            Some(Prompt {
+                text: piped.text,
+                attached: String::new(),
+                notices,
+            })
         }
-        (None, true) => None,
+        None => None,
     };
-    if prompt.as_deref().is_some_and(|p| p.trim().is_empty()) {
-        anyhow::bail!("no prompt: the prompt is empty");
-    }
     let options = TermOptions {
         reopened: cli.resume.is_some() || cli.continue_,
         ..TermOptions::from_env()
@@ -540,6 +555,53 @@ async fn front_end(
     })
 }
 
+/// A one-shot prompt: what the user gave, what is attached to it (piped stdin), and the
+/// notices about how it was made (shown after the banner).
+#[derive(Default)]
+struct Prompt {
+    text: String,
+    attached: String,
+    notices: Vec<String>,
+}
+
+/// How a cut is named: the cap and its key.
+fn cut_at(cap: usize) -> String {
+    format!("{cap} characters, tools.maxOutput")
+}
+
+/// Reads what is piped on stdin, at most `cap` characters; saying on stderr (unless `quiet`)
+/// that mm waits for it when nothing comes for a while.
+fn read_stdin(cap: usize, quiet: bool) -> std::io::Result<piped::Piped> {
+    piped::read_stdin(cap, move || {
+        if !quiet {
+            eprintln!(
+                "waiting for stdin to end (nothing came in 3 s; `< /dev/null` gives mm no stdin)"
+            );
+        }
+    })
+}
+
+/// The prompt with piped stdin attached (`cat calc.py | mm -p "review this"`), and the line
+/// that says so; an empty stdin (`< /dev/null`) attaches nothing and says nothing.
+fn with_stdin(text: String, cap: usize, quiet: bool) -> anyhow::Result<Prompt> {
+    let piped = read_stdin(cap, quiet).context("cannot read stdin")?;
+    let mut prompt = Prompt {
+        text,
+        ..Prompt::default()
+    };
+    if piped.binary {
+        prompt
+            .notices
+            .push("stdin holds binary data (a NUL byte): not attached".to_string());
+    } else if !piped.is_empty() {
+        let cut = piped.cut.then(|| format!("cut at {}", cut_at(cap)));
+        prompt.attached = mm::prompt::attached_text("stdin", &piped.text, cut.as_deref());
+        let size = mm::prompt::attached_size(&piped.text, cut.as_deref());
+        prompt.notices.push(format!("📎 attached stdin ({size})"));
+    }
+    Ok(prompt)
+}
+
 /// `mm --ask AGENT "question"`: the question is the words after AGENT, else `-p`, else stdin.
 async fn ask_agent(
     cli: &Cli,
@@ -553,11 +615,9 @@ async fn ask_agent(
         (Some(p), _) => p.clone(),
         (None, false) => cli.words.join(" "),
         (None, true) if !std::io::stdin().is_terminal() => {
-            let mut text = String::new();
-            std::io::stdin()
-                .read_to_string(&mut text)
-                .context("cannot read the question from stdin")?;
-            text.trim_end().to_string()
+            read_stdin(config.tools.max_output, cli.quiet)
+                .context("cannot read the question from stdin")?
+                .text
         }
         (None, true) => String::new(),
     };
@@ -655,11 +715,16 @@ async fn one_shot(
     config: Arc<config::Config>,
     cwd: PathBuf,
     cli: &Cli,
-    text: String,
+    prompt: Prompt,
     stdin_terminal: bool,
     options: &TermOptions,
     stop: &CancellationToken,
 ) -> anyhow::Result<i32> {
+    let Prompt {
+        text,
+        attached,
+        notices,
+    } = prompt;
     let quiet = cli.quiet;
     let color = options.color_stderr;
     let frontend = OneShotFrontend::new(color, stdin_terminal, engine.processes.tasks())
@@ -674,13 +739,17 @@ async fn one_shot(
     if options.reopened {
         activity.extend(mm::term::sessions::reopened(&engine, &session, color));
     }
-    // `@missing` and `$nosuch` are left out of the prompt: say so, and the prompt still goes.
-    let skills = session.skills.name_list();
-    for notice in mm::term::input::unresolved(&text, &session.cwd, &skills) {
-        activity.push(mm::term::style::dim(color, &notice));
+    // `@missing` is left out of the prompt: say so, and the prompt still goes (what stdin
+    // brought is not looked at: `@property` in piped Python names no file).
+    for notice in notices
+        .iter()
+        .chain(&mm::term::input::unresolved(&text, &session.cwd))
+    {
+        activity.push(mm::term::style::dim(color, notice));
     }
     if !quiet {
-        for line in activity {
+        // At word boundaries for the window: the terminal would cut words.
+        for line in mm::term::render::wrap_lines(activity, mm::term::stderr_width()) {
             eprintln!("{line}");
         }
     }
@@ -689,6 +758,7 @@ async fn one_shot(
     let cancel = stop.child_token();
     let before = session.usage;
     let started = std::time::Instant::now();
+    let text = text + &attached;
     let outcome = engine
         .prompt(&mut session, &text, &[], &frontend, &cancel)
         .await;

@@ -357,6 +357,31 @@ pub fn append(
     file.write_all(&text).map_err(io_err)
 }
 
+/// Creates the file at `path` holding `bytes` (an [`FileKind::Ordinary`] file, its folders
+/// made when missing) unless something is at that name already, which is left as it is;
+/// whether it was created. Not atomic (the name is taken first, then written): for a small file
+/// of mm's own that is never replaced (the `.gitignore` beside the session folder).
+pub fn create_new(
+    path: &Path,
+    shown: &str,
+    bytes: &[u8],
+    check: Check<'_>,
+) -> Result<bool, WriteError> {
+    let io_err = |source| WriteError::Io {
+        path: shown.to_string(),
+        source,
+    };
+    let (dir, name) = split(path).map_err(io_err)?;
+    let folder =
+        open_folder(&dir, Some(&name), FileKind::Ordinary, check).map_err(|e| e.named(shown))?;
+    let Some(mut file) = os::create_new(&folder, &name, FileKind::Ordinary).map_err(io_err)? else {
+        return Ok(false);
+    };
+    file.write_all(bytes).map_err(io_err)?;
+    file.sync_all().map_err(io_err)?;
+    Ok(true)
+}
+
 /// Creates the folder at `path` and what is missing above it (0777 less the umask), each
 /// checked first; a folder that exists is left as it is.
 pub fn create_dir_all(path: &Path, shown: &str, check: Check<'_>) -> Result<(), WriteError> {

@@ -10,8 +10,32 @@ use super::MESSAGE_MAX;
 use crate::ModelError;
 use crate::sse::truncate_chars;
 
-/// A short reason for a transport error, and whether it is worth retrying (the server is not
-/// there yet, or dropped a kept-alive connection).
+/// The error of a request to `url` that got no answer, and whether it is worth retrying (the
+/// server dropped a kept-alive connection). A refused connection is not: nothing listens there,
+/// and waiting seconds behind a spinner tells the user nothing (a restarting server is there
+/// again by the next prompt).
+pub(crate) fn transport_error(url: &str, error: &reqwest::Error) -> (ModelError, bool) {
+    match describe_error(error) {
+        (reason, _) if reason == REFUSED => (
+            ModelError::Refused {
+                url: url.to_string(),
+            },
+            false,
+        ),
+        (reason, retry) => (
+            ModelError::Unreachable {
+                url: url.to_string(),
+                reason,
+            },
+            retry,
+        ),
+    }
+}
+
+const REFUSED: &str = "connection refused";
+
+/// A short reason for a transport error, and whether it is worth retrying (the server
+/// dropped a kept-alive connection).
 pub(crate) fn describe_error(error: &reqwest::Error) -> (String, bool) {
     let mut source: Option<&(dyn std::error::Error + 'static)> = error.source();
     let mut innermost = error.to_string();
@@ -19,7 +43,7 @@ pub(crate) fn describe_error(error: &reqwest::Error) -> (String, bool) {
         if let Some(io) = e.downcast_ref::<std::io::Error>() {
             use std::io::ErrorKind;
             let known = match io.kind() {
-                ErrorKind::ConnectionRefused => Some(("connection refused", true)),
+                ErrorKind::ConnectionRefused => Some((REFUSED, false)),
                 ErrorKind::ConnectionReset => Some(("connection reset", true)),
                 ErrorKind::ConnectionAborted => Some(("connection aborted", true)),
                 ErrorKind::BrokenPipe => Some(("connection closed", true)),

@@ -23,7 +23,7 @@ use super::{
 };
 use crate::config::ModelConfig;
 use crate::tasks::Tasks;
-pub(crate) use errors::describe_error;
+pub(crate) use errors::{describe_error, transport_error};
 pub use errors::{http_error, server_message};
 
 const MAX_TRIES: u32 = 5;
@@ -371,11 +371,7 @@ impl Inner {
             let (error, wait) = match sent {
                 Err(_) => return Err(self.timeout_error()),
                 Ok(Err(e)) => {
-                    let (reason, retry) = describe_error(&e);
-                    let error = ModelError::Unreachable {
-                        url: base_url.to_string(),
-                        reason,
-                    };
+                    let (error, retry) = transport_error(base_url, &e);
                     (error, retry.then_some(backoff))
                 }
                 Ok(Ok(response)) if response.status().is_success() => return Ok(response),
@@ -624,6 +620,7 @@ impl ModelClient for OpenAiClient {
             url: detected.url.clone(),
             name: detected.name.clone(),
             context_window: self.inner.context_window.load(Ordering::Relaxed),
+            warning: detected.problem.clone(),
         })
     }
 

@@ -133,6 +133,14 @@ fn server_missing(
         .fix(format!(
             "start the server, or correct model.url (set by {source})"
         )),
+        ModelError::Refused { url } => Check::new(
+            Topic::Server,
+            Status::Fail,
+            format!("not reachable at {url}: connection refused"),
+        )
+        .fix(format!(
+            "start the server, or correct model.url (set by {source})"
+        )),
         other => Check::new(Topic::Server, Status::Fail, other.to_string())
             .fix(format!("check model.url (set by {source})")),
     }
@@ -217,7 +225,9 @@ fn fix_for(error: &ModelError, kind: ServerKind) -> Option<String> {
             "the server sent nothing for 2 minutes: is the model still loading, or the machine too busy? Run mm doctor again"
                 .to_string(),
         ),
-        ModelError::Unreachable { .. } | ModelError::StreamBroke { .. } => {
+        ModelError::Unreachable { .. }
+        | ModelError::Refused { .. }
+        | ModelError::StreamBroke { .. } => {
             Some("is the server still running? Its log says why it stopped answering".to_string())
         }
         ModelError::Http { .. }

@@ -83,6 +83,7 @@ impl ModelClient for Echo {
             url: "http://echo/v1".into(),
             name: "echo".into(),
             context_window: 1_000_000,
+            warning: None,
         })
     }
 }

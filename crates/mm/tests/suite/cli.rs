@@ -69,6 +69,15 @@ fn activity(run: &Run) -> Vec<&str> {
     lines
 }
 
+/// [`activity`] without the model line, which comes when the first call is made (after the
+/// notices about the prompt).
+fn notices(run: &Run) -> Vec<&str> {
+    activity(run)
+        .into_iter()
+        .filter(|l| !l.starts_with("model fake-model at "))
+        .collect()
+}
+
 // ------------------------------------------------------------------ one-shot prompts
 
 #[mm_testkit::test]
@@ -118,6 +127,110 @@ async fn a_piped_prompt_is_read_from_stdin() {
     assert_code(&run, 0);
     assert_eq!(run.stdout, "ok\n");
     assert_eq!(messages(&server, 0)[1]["content"], "prompt from a pipe");
+    no_violations(&server);
+}
+
+#[mm_testkit::test]
+async fn piped_stdin_with_a_prompt_is_attached_and_said_so() {
+    let code = "def f():\n    return 1\n@property\n";
+    for args in [&["-p", "review this"][..], &["review", "this"][..]] {
+        let server = FakeServer::start(vec![Reply::text("ok")]).await;
+        let sb = Sandbox::new();
+        let run = sb.run_with_stdin(Some(&server.url()), args, code).await;
+        assert_code(&run, 0);
+        assert_eq!(run.stdout, "ok\n");
+        // One line, and no notice for the `@property` of the piped text.
+        assert_eq!(notices(&run), vec!["📎 attached stdin (3 lines)"]);
+        assert_eq!(
+            messages(&server, 0)[1]["content"],
+            "review this\n\n[attached stdin (3 lines)]\ndef f():\n    return 1\n@property\n[end of stdin]"
+        );
+        no_violations(&server);
+    }
+}
+
+#[mm_testkit::test]
+async fn a_silent_pipe_is_waited_for_and_said_so() {
+    use tokio::io::AsyncWriteExt;
+    let server = FakeServer::start(vec![Reply::text("ok")]).await;
+    let sb = Sandbox::new();
+    let mut cmd = sb.command(Some(&server.url()), &["-p", "why does it fail"]);
+    cmd.stdin(std::process::Stdio::piped());
+    let mut child = cmd.spawn().unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
+    // The first line on stderr, 3 s on: nothing else comes before stdin is read.
+    let first = tokio::time::timeout(HANG_GUARD, lines.next_line())
+        .await
+        .expect("no line on stderr")
+        .unwrap();
+    assert_eq!(
+        first.as_deref(),
+        Some("waiting for stdin to end (nothing came in 3 s; `< /dev/null` gives mm no stdin)")
+    );
+    // The slow command's output comes at last: it is attached.
+    stdin.write_all(b"error: it broke\n").await.unwrap();
+    drop(stdin);
+    let mut rest = Vec::new();
+    while let Some(line) = tokio::time::timeout(HANG_GUARD, lines.next_line())
+        .await
+        .unwrap()
+        .unwrap()
+    {
+        rest.push(line);
+    }
+    assert_code(&finish(child).await, 0);
+    assert!(
+        rest.contains(&"📎 attached stdin (1 line)".to_string()),
+        "{rest:#?}"
+    );
+    assert_eq!(
+        messages(&server, 0)[1]["content"],
+        "why does it fail\n\n[attached stdin (1 line)]\nerror: it broke\n[end of stdin]"
+    );
+    no_violations(&server);
+}
+
+#[mm_testkit::test]
+async fn a_pipe_over_the_cap_is_cut_and_said_so() {
+    let server = FakeServer::start(vec![Reply::text("ok")]).await;
+    let sb = Sandbox::new();
+    // 40 kB: more than the cap, less than a pipe's buffer (mm stops reading at the cap).
+    let input = "y\n".repeat(20_000);
+    let args = ["-c", "tools.maxOutput=100", "-p", "hi"];
+    let run = sb.run_with_stdin(Some(&server.url()), &args, &input).await;
+    assert_code(&run, 0);
+    let notice = "📎 attached stdin (its first 50 lines: cut at 100 characters, tools.maxOutput)";
+    assert_eq!(notices(&run), vec![notice]);
+    assert_eq!(
+        messages(&server, 0)[1]["content"],
+        format!(
+            "hi\n\n[attached stdin (its first 50 lines: cut at 100 characters, tools.maxOutput)]\n{}\n[end of stdin]",
+            "y\n".repeat(50)
+        )
+    );
+    no_violations(&server);
+}
+
+#[mm_testkit::test]
+async fn binary_stdin_is_not_attached_and_an_empty_one_says_nothing() {
+    let server = FakeServer::start(vec![Reply::text("ok"), Reply::text("ok")]).await;
+    let sb = Sandbox::new();
+    let run = sb
+        .run_with_stdin(Some(&server.url()), &["-p", "hi"], "PNG\0\0data")
+        .await;
+    assert_code(&run, 0);
+    assert_eq!(
+        notices(&run),
+        vec!["stdin holds binary data (a NUL byte): not attached"]
+    );
+    assert_eq!(messages(&server, 0)[1]["content"], "hi");
+    let run = sb
+        .run_with_stdin(Some(&server.url()), &["-p", "again"], "")
+        .await;
+    assert_code(&run, 0);
+    assert_eq!(notices(&run), Vec::<&str>::new());
+    assert_eq!(messages(&server, 1)[1]["content"], "again");
     no_violations(&server);
 }
 
@@ -466,22 +579,15 @@ async fn p_warns_of_a_small_window_only_once_a_turn_used_over_half_of_it() {
 }
 
 #[mm_testkit::test]
-async fn p_names_a_missing_file_or_skill_and_the_prompt_still_goes() {
+async fn p_names_a_missing_file_not_an_unknown_skill_and_the_prompt_still_goes() {
     let server = FakeServer::start(vec![Reply::text("ok")]).await;
     let sb = Sandbox::new();
-    let prompt = "read @missing.txt with $nosuch";
+    let prompt = "read @missing.txt with $nosuch; echo tick $i";
     let run = sb.run(Some(&server.url()), &["-p", prompt]).await;
     assert_code(&run, 0);
-    let notices: Vec<&str> = activity(&run)
-        .into_iter()
-        .filter(|l| !l.starts_with("model fake-model at "))
-        .collect();
     assert_eq!(
-        notices,
-        vec![
-            "@missing.txt: no such file or folder, not attached",
-            "$nosuch: no skill of that name (/skills lists them)",
-        ]
+        notices(&run),
+        vec!["@missing.txt: no such file or folder, not attached"]
     );
     assert_eq!(messages(&server, 0)[1]["content"], prompt);
     no_violations(&server);
@@ -521,17 +627,27 @@ async fn p_continue_says_what_it_reopened() {
 // ------------------------------------------------------------------ exit codes
 
 #[mm_testkit::test]
-async fn a_refused_connection_exits_1_with_one_line() {
+async fn a_refused_connection_exits_1_at_once_with_the_url_and_the_fix() {
     let port = common::refused_port();
     let url = format!("http://127.0.0.1:{port}/v1");
     let sb = Sandbox::new();
-    let run = sb.run(Some(&url), &["-p", "hi"]).await;
-    assert_code(&run, 1);
-    assert_eq!(run.stdout, "");
-    assert_eq!(
-        activity(&run),
-        vec![format!("[error: model server unreachable at {url}: connection refused]").as_str()]
-    );
+    // With a model named, as without: nothing listens, so nothing is retried.
+    for named in [&[][..], &["--model", "qwen3:8b"][..]] {
+        let started = std::time::Instant::now();
+        let run = sb.run(Some(&url), &[named, &["-p", "hi"]].concat()).await;
+        let took = started.elapsed();
+        assert_code(&run, 1);
+        assert_eq!(run.stdout, "");
+        assert_eq!(
+            activity(&run),
+            vec![format!(
+                "[error: cannot reach the model server at {url}: connection refused — is it running? (mm doctor checks)]"
+            )
+            .as_str()]
+        );
+        // A hang guard, far above what it takes (it was 7.5 s of retries).
+        assert!(took < std::time::Duration::from_secs(3), "{took:?}");
+    }
 }
 
 #[mm_testkit::test]

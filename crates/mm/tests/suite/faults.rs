@@ -174,7 +174,7 @@ fn rows() -> Vec<Row> {
             models: none,
             line: |c| {
                 Some(format!(
-                    "model server unreachable at {}: connection refused",
+                    "cannot reach the model server at {}: connection refused — is it running? (mm doctor checks)",
                     c.url
                 ))
             },

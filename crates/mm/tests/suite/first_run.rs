@@ -60,10 +60,16 @@ impl World {
     }
 
     /// `mm` in a pseudo-terminal, in the project; the model server is not there (nothing here
-    /// needs it).
+    /// needs it). A window wide enough for every warning on one line.
     fn spawn(&self) -> OsSession {
+        self.spawn_at(250)
+    }
+
+    /// [`World::spawn`] in a window `columns` wide.
+    fn spawn_at(&self, columns: u16) -> OsSession {
         let url = format!("http://127.0.0.1:{}/v1", common::refused_port());
-        common::pty::spawn_mm_in(self.home.path(), &self.project(), &url, &[])
+        let command = common::pty::mm_command(self.home.path(), &self.project(), &url, &[]);
+        common::pty::spawn_sized(&command, columns)
     }
 }
 
@@ -157,21 +163,30 @@ temperature = 0.2
 fn not_now_changes_nothing_and_asks_again_next_time() {
     let w = World::new();
     let project = w.project();
-    for _ in 0..2 {
-        let mut mm = w.spawn();
+    let warning = format!(
+        "warning: project {} is not trusted: ignored its 1 hook(s); trust it with: mm trust {}",
+        project.display(),
+        project.display()
+    );
+    for columns in [250, 60] {
+        let mut mm = w.spawn_at(columns);
         ask(&mut mm, &project);
         mm.send("n").unwrap();
         mm.expect(" not now\r\n").unwrap();
         let banner = until(&mut mm, "/help for commands");
         assert!(banner.contains("0 hooks"), "{banner}");
-        assert!(
-            banner.contains(&format!(
-                "warning: project {} is not trusted: ignored its 1 hook(s); trust it with: mm trust {}",
-                project.display(),
-                project.display()
-            )),
-            "{banner}"
-        );
+        if columns == 250 {
+            assert!(banner.contains(&format!("{warning}\r\n")), "{banner}");
+        } else {
+            // Wrapped at word boundaries: rows that fit, which put together are the line.
+            let rows: Vec<&str> = banner
+                .split("\r\n")
+                .skip_while(|r| !r.starts_with("warning: project"))
+                .take_while(|r| !r.is_empty() && !r.starts_with("warning: cannot reach"))
+                .collect();
+            assert!(rows.iter().all(|r| r.chars().count() <= 60), "{rows:#?}");
+            assert_eq!(rows.join(" "), warning, "{banner}");
+        }
         leave(mm);
         assert_eq!(w.user_text(), USER_FILE);
     }
@@ -383,7 +398,7 @@ async fn one_shot_ends_with_the_recap_line_and_quiet_keeps_stderr_for_errors() {
     let run = sb.run(Some(&url), &["-p", "hi"]).await;
     assert_eq!(
         run.stderr.lines().last(),
-        Some(format!("[error: model server unreachable at {url}: connection refused]").as_str())
+        Some(format!("[error: cannot reach the model server at {url}: connection refused — is it running? (mm doctor checks)]").as_str())
     );
     let run = sb.run(Some(&url), &["--quiet", "-p", "hi"]).await;
     assert_eq!(
@@ -391,7 +406,7 @@ async fn one_shot_ends_with_the_recap_line_and_quiet_keeps_stderr_for_errors() {
         (
             Some(1),
             "",
-            format!("[error: model server unreachable at {url}: connection refused]\n").as_str()
+            format!("[error: cannot reach the model server at {url}: connection refused — is it running? (mm doctor checks)]\n").as_str()
         )
     );
 }

@@ -44,6 +44,7 @@ mod session_files;
 mod setup;
 mod shutdown;
 mod skills;
+mod term_banner;
 mod term_keys;
 mod term_markdown;
 mod term_pty;

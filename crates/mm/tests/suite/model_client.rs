@@ -333,15 +333,18 @@ async fn cancel_ends_a_waiting_call_at_once() {
 }
 
 #[mm_testkit::test]
-async fn a_refused_port_is_unreachable_after_retries() {
+async fn a_refused_port_fails_at_once_without_retries() {
     let port = common::refused_port();
     let url = format!("http://127.0.0.1:{port}/v1");
     let client = client(&config(&url, "m"));
+    let started = std::time::Instant::now();
     let (_, result) = chat(&client, &request()).await;
     assert_eq!(
-        result.unwrap_err().to_string(),
-        format!("model server unreachable at {url}: connection refused")
+        result.unwrap_err(),
+        ModelError::Refused { url: url.clone() }
     );
+    // A hang guard: retries took 7.5 s, nothing is waited for now.
+    assert!(started.elapsed() < std::time::Duration::from_secs(2));
 }
 
 #[mm_testkit::test]
@@ -355,8 +358,30 @@ async fn a_refused_port_without_a_model_name_fails_detection() {
             .await
             .unwrap_err()
             .to_string(),
-        format!("model server unreachable at {url}: connection refused")
+        format!(
+            "cannot reach the model server at {url}: connection refused — is it running? (mm doctor checks)"
+        )
     );
+}
+
+#[mm_testkit::test]
+async fn a_configured_url_without_a_model_list_is_detections_warning() {
+    let server = FakeServer::start(vec![]).await;
+    let wrong = server.url().replace("/v1", "/nope");
+    let cancel = CancellationToken::new();
+    // A model named: detection goes on without the listing, and says what it found.
+    let info = client(&config(&wrong, "m")).info(&cancel).await.unwrap();
+    assert_eq!(
+        info.warning,
+        Some(format!(
+            "no OpenAI-compatible server at {wrong} (GET /models answered 404): check model.url or --url (mm doctor checks)"
+        ))
+    );
+    let info = client(&config(&server.url(), "m"))
+        .info(&cancel)
+        .await
+        .unwrap();
+    assert_eq!(info.warning, None);
 }
 
 #[mm_testkit::test]
@@ -474,7 +499,8 @@ async fn detection_takes_the_first_live_candidate_and_reads_props() {
         ModelInfo {
             url: server.url(),
             name: "qwen3-8b-q4_k_m.gguf".into(),
-            context_window: 32768
+            context_window: 32768,
+            warning: None
         }
     );
     assert_eq!(client.server_kind().await, ServerKind::LlamaCpp);

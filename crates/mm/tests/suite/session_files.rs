@@ -146,6 +146,43 @@ fn folder_is_0700_and_file_0600() {
 }
 
 #[mm_testkit::test]
+fn the_first_save_ignores_the_session_folder_in_git() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = sessions_dir(tmp.path());
+    session::save(&dir, &example()).unwrap();
+    let ignore = tmp.path().join(".mm/.gitignore");
+    let expected = "# mm's session files: your conversations, not the project's.\nsessions/\n";
+    assert_eq!(fs::read_to_string(&ignore).unwrap(), expected);
+    // Later saves leave it alone: the user may edit it, or remove the line.
+    fs::write(&ignore, "# mine\n").unwrap();
+    let mut file = example();
+    file.id = "20260916-101531-00000000".into();
+    session::save(&dir, &file).unwrap();
+    assert_eq!(fs::read_to_string(&ignore).unwrap(), "# mine\n");
+}
+
+#[mm_testkit::test]
+fn a_gitignore_of_the_users_is_never_replaced() {
+    let tmp = tempfile::tempdir().unwrap();
+    fs::create_dir(tmp.path().join(".mm")).unwrap();
+    let ignore = tmp.path().join(".mm/.gitignore");
+    fs::write(&ignore, "*.log\n").unwrap();
+    session::save(&sessions_dir(tmp.path()), &example()).unwrap();
+    assert_eq!(fs::read_to_string(&ignore).unwrap(), "*.log\n");
+}
+
+#[mm_testkit::test]
+fn a_session_folder_outside_dot_mm_gets_no_gitignore() {
+    let tmp = tempfile::tempdir().unwrap();
+    session::save(&tmp.path().join("chats"), &example()).unwrap();
+    let names: Vec<String> = fs::read_dir(tmp.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .collect();
+    assert_eq!(names, vec!["chats".to_string()]);
+}
+
+#[mm_testkit::test]
 fn ids_are_time_then_eight_hex_digits() {
     let now = Local.with_ymd_and_hms(2026, 9, 16, 10, 15, 30).unwrap();
     let a = session::new_id(now);

@@ -217,7 +217,9 @@ fn a_projects_skill_names_and_descriptions_show_visibly() {
     hostile_skills(home.path());
     // A description is read as one line (its whitespace, the CR included, made single spaces).
     let description = SHOWN.replace("^M", " ");
-    let mut t = Transcript::new(spawn_mm(home.path(), &url, &["--yolo"]));
+    // A window where the banner's warning fits (it wraps at word boundaries).
+    let command = mm_command(home.path(), home.path(), &url, &["--yolo"]);
+    let mut t = Transcript::new(common::pty::spawn_sized(&command, 250));
     // The banner's warning quotes the invalid name.
     t.until(&format!("invalid name \"{SHOWN}\""));
     t.until("> ");

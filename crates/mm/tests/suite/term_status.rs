@@ -105,7 +105,7 @@ fn tab_after_model_completes_the_server_s_models() {
     // The model line: detection asked the server, as the completion's list did at the same time.
     // It may come before the first prompt or after it (detection runs beside the prompt), so it
     // alone is awaited; keys typed before the prompt is drawn are kept.
-    mm.expect("context window").unwrap();
+    mm.expect(Regex(r"context(\r\n| )window")).unwrap();
     mm.send("/model qw\t").unwrap();
     mm.expect("/model qwen3:8b").unwrap();
     mm.send("\r").unwrap();
@@ -121,7 +121,8 @@ fn a_resize_draws_the_prompt_again_whole() {
     let mut mm = spawn_mm(home.path(), &url, &["--yolo"]);
     mm.get_process_mut().set_window_size(60, 24).unwrap();
     mm.expect("> ").unwrap();
-    mm.expect("context window").unwrap();
+    // The model line, wrapped at 60 columns (`… · context` / `window 32k`) or not.
+    mm.expect("window 32k").unwrap();
     // `> ` and 70 characters: two rows at 60 columns, the cursor on the second.
     let draft = "x".repeat(70);
     mm.send(&draft).unwrap();
