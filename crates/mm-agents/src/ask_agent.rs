@@ -20,7 +20,7 @@ use crate::process::Supervisor;
 use crate::sandbox::Sandbox;
 use crate::tasks::Tasks;
 use crate::tools::dispatch::read_only_refusal;
-use crate::tools::{Call, Setup, ToolOutput, TypedTool};
+use crate::tools::{CallContext, ToolOutput, ToolSetup, TypedTool};
 
 /// How long a kept agent waits for a follow-up before it is stopped.
 pub const IDLE: Duration = Duration::from_secs(600);
@@ -39,7 +39,7 @@ pub struct AskAgent {
 }
 
 /// The registration (`mm_engine::BUILTIN`): offered only when agents are configured.
-pub fn tool(setup: &Setup<'_>) -> Option<Arc<dyn crate::tools::Tool>> {
+pub fn tool(setup: &ToolSetup<'_>) -> Option<Arc<dyn crate::tools::Tool>> {
     if setup.config.agents.is_empty() {
         return None;
     }
@@ -95,7 +95,7 @@ impl TypedTool for AskAgent {
     fn reset(&self) {
         self.kept.clear();
     }
-    async fn run(&self, args: Args, call: &Call<'_>) -> ToolOutput {
+    async fn run(&self, args: Args, call: &CallContext<'_>) -> ToolOutput {
         let cmd = match AgentCommand::named(&self.agents, &args.agent) {
             Ok(c) => c,
             Err(e) => return ToolOutput::not_run(e.line(&args.agent)),

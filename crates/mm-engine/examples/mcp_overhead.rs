@@ -21,7 +21,7 @@ use mm_tools::hooks::Hooks;
 use mm_tools::mcp::{McpServers, spec};
 use mm_tools::process::Supervisor;
 use mm_tools::tools::Toolbox;
-use mm_tools::tools::dispatch::{CallEnv, Gates, dispatch};
+use mm_tools::tools::dispatch::{Gates, TurnEnv, dispatch};
 use mm_tools::tools::repeat::RepeatDetector;
 use rmcp::ServiceExt;
 use rmcp::model::CallToolRequestParams;
@@ -123,7 +123,7 @@ async fn main() {
             name: name.clone(),
             arguments: json!({ arg: text }).to_string(),
         };
-        let env = CallEnv {
+        let env = TurnEnv {
             tools: &tools,
             cwd: &cwd,
             session_id: "bench",

@@ -4,7 +4,7 @@
 
 use mm_agents::ask_agent;
 use mm_tools::tools::{
-    Builder, Setup, Toolbox, ask_user, bash, edit_file, fetch_content, lsp, plan, read_file,
+    Builder, ToolSetup, Toolbox, ask_user, bash, edit_file, fetch_content, lsp, plan, read_file,
     read_skill, write_file,
 };
 
@@ -23,6 +23,6 @@ pub const BUILTIN: &[Builder] = &[
 ];
 
 /// The built-in tools of a session.
-pub fn builtin(setup: &Setup<'_>) -> Toolbox {
+pub fn builtin(setup: &ToolSetup<'_>) -> Toolbox {
     Toolbox::new(BUILTIN.iter().filter_map(|build| build(setup)).collect())
 }

@@ -39,7 +39,7 @@ use crate::model::ModelClient;
 use crate::process::Supervisor;
 use crate::sandbox::{Places, Sandbox, Settings};
 use crate::skills::{Catalogue, SkillDirs};
-use crate::tools::{Setup, Toolbox};
+use crate::tools::{ToolSetup, Toolbox};
 
 /// Why a turn ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -351,7 +351,7 @@ impl Engine {
         skills: &Arc<Catalogue>,
         plan: &Arc<Mutex<Option<Plan>>>,
     ) -> Toolbox {
-        builtin(&Setup {
+        builtin(&ToolSetup {
             config: &self.config,
             session_id: id,
             cwd,

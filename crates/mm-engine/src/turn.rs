@@ -10,7 +10,7 @@ use super::{Engine, Recap, Session, StopReason, TurnError};
 use crate::event::{CompactOutcome, ContextUsage, Event, Frontend, ToolStatus};
 use crate::history::{self, Message, Role, ToolCall};
 use crate::model::{ChatRequest, ModelError, ModelResponse, RawToolCall, StreamEvent};
-use crate::tools::dispatch::{self, CallEnv, Gates};
+use crate::tools::dispatch::{self, Gates, TurnEnv};
 use crate::tools::repeat::RepeatDetector;
 
 /// The line that ends a turn whose answer was stopped because the model repeated itself.
@@ -160,7 +160,7 @@ impl Engine {
                 if cancel.is_cancelled() {
                     return Ok(StopReason::Cancelled);
                 }
-                let env = CallEnv {
+                let env = TurnEnv {
                     tools: &tools,
                     cwd: &s.cwd,
                     session_id: &s.id,

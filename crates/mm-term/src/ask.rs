@@ -19,7 +19,7 @@ use crate::process::Supervisor;
 use crate::relay::CANNOT_ASK;
 use crate::sandbox::Sandbox;
 use crate::sanitize::visible;
-use crate::tools::Call;
+use crate::tools::CallContext;
 
 /// The `toolCallId`-like ref the doors use for the asked agent's progress and questions.
 const ASK_REF: &str = "ask";
@@ -47,7 +47,7 @@ pub async fn ask(
     cancel: &CancellationToken,
 ) -> Result<Answer, AgentError> {
     let cmd = AgentCommand::resolve(&setup.config.agents, agent)?;
-    let call = Call::new(
+    let call = CallContext::new(
         ASK_REF,
         setup.cwd,
         setup.config.tools.max_output,

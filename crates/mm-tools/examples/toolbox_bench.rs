@@ -23,7 +23,7 @@ use mm_tools::lsp::{LspServers, Timeouts};
 use mm_tools::process::Supervisor;
 use mm_tools::tools::fetch_content::{FetchContent, FetchSettings};
 use mm_tools::tools::lsp::Lsp;
-use mm_tools::tools::{Call, Tool, ToolOutput};
+use mm_tools::tools::{CallContext, Tool, ToolOutput};
 use serde_json::{Value, json};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio_util::sync::CancellationToken;
@@ -47,7 +47,7 @@ impl Frontend for Quiet {
 
 async fn run(tool: &dyn Tool, cwd: &Path, args: Value) -> ToolOutput {
     let cancel = CancellationToken::new();
-    let call = Call::new(
+    let call = CallContext::new(
         "call_1",
         cwd,
         30_000,

@@ -22,7 +22,7 @@ use super::{
 use crate::event::PermissionMode;
 use crate::process::{Child, Group};
 use crate::tasks::Tasks;
-use crate::tools::Call;
+use crate::tools::CallContext;
 use mm_core::relay::{RelayedAnswer, refusal_of};
 
 /// How long a closed connection's process gets to exit on its own before it is stopped.
@@ -75,7 +75,7 @@ impl Connection {
     pub async fn start(
         cmd: &AgentCommand,
         opts: &StartOptions<'_>,
-        call: &Call<'_>,
+        call: &CallContext<'_>,
     ) -> Result<Connection, AgentError> {
         if opts.depth >= MAX_DEPTH {
             return Err(AgentError::TooDeep);
@@ -209,7 +209,11 @@ impl Connection {
 
     /// Asks one question in the connection's session, in our session's mode (`call.mode`): its
     /// answer, or why there is none.
-    pub async fn ask(&mut self, question: &str, call: &Call<'_>) -> Result<Answer, AgentError> {
+    pub async fn ask(
+        &mut self,
+        question: &str,
+        call: &CallContext<'_>,
+    ) -> Result<Answer, AgentError> {
         self.put_in_mode(call).await?;
         let params = json!({
             "sessionId": self.session_id,
@@ -239,7 +243,7 @@ impl Connection {
     /// outlives `/mode` switches (and may have switched itself). An agent that does not offer
     /// the mode keeps its own for `ask` and `yolo` (its permission requests still come to our
     /// user), and is not asked at all in `read-only`.
-    async fn put_in_mode(&mut self, call: &Call<'_>) -> Result<(), AgentError> {
+    async fn put_in_mode(&mut self, call: &CallContext<'_>) -> Result<(), AgentError> {
         let mode = call.mode;
         if self.modes.iter().any(|m| m == mode.id()) {
             let params = json!({"sessionId": self.session_id, "modeId": mode.id()});
@@ -271,7 +275,7 @@ impl Connection {
         &mut self,
         method: &str,
         params: Value,
-        call: &Call<'_>,
+        call: &CallContext<'_>,
         mut collect: Option<&mut String>,
     ) -> Result<Value, AgentError> {
         let request = match UntypedMessage::new(method, params) {
@@ -358,7 +362,7 @@ impl Connection {
     /// What arrived before the response but was not read yet (the select prefers the response):
     /// updates are read as usual, a tool call among them still becomes progress (the call is
     /// not finished until this returns), requests are refused (too late).
-    fn drain(&mut self, call: &Call<'_>, collect: &mut Option<&mut String>) {
+    fn drain(&mut self, call: &CallContext<'_>, collect: &mut Option<&mut String>) {
         while let Ok(m) = self.incoming.try_recv() {
             match m {
                 Incoming::Notification(n) => self.on_notification(&n, call, collect),
@@ -370,7 +374,7 @@ impl Connection {
     fn on_notification(
         &self,
         n: &UntypedMessage,
-        call: &Call<'_>,
+        call: &CallContext<'_>,
         collect: &mut Option<&mut String>,
     ) {
         update_text(n, collect);
@@ -383,7 +387,7 @@ impl Connection {
         &self,
         req: UntypedMessage,
         responder: Responder<Value>,
-        call: &Call<'_>,
+        call: &CallContext<'_>,
         cancelling: bool,
     ) {
         let params = req.params();

@@ -34,7 +34,7 @@ use std::time::Duration;
 use crate::config::AgentConfig;
 use crate::process::Supervisor;
 use crate::sandbox::Sandbox;
-use crate::tools::Call;
+use crate::tools::CallContext;
 
 /// The environment variable that carries the asking depth to an asked agent.
 pub const DEPTH_VAR: &str = "MM_ASK_DEPTH";
@@ -205,7 +205,7 @@ pub async fn ask_once(
     cmd: &AgentCommand,
     question: &str,
     opts: &StartOptions<'_>,
-    call: &Call<'_>,
+    call: &CallContext<'_>,
 ) -> Result<Answer, AgentError> {
     let mut conn = Connection::start(cmd, opts, call).await?;
     let answer = conn.ask(question, call).await;

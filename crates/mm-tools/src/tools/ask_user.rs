@@ -7,7 +7,7 @@ use async_trait::async_trait;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::{Call, Setup, ToolOutput, TypedTool};
+use super::{CallContext, ToolOutput, ToolSetup, TypedTool};
 use crate::event::{AnswerValue, FormAnswer, Question, QuestionKind, ToolKind};
 
 /// What the model receives when the user declined the form.
@@ -19,7 +19,7 @@ pub const CANCELLED: &str = "[the question was cancelled]";
 pub struct AskUser;
 
 /// The registration (`mm_engine::BUILTIN`).
-pub fn tool(_setup: &Setup<'_>) -> Option<Arc<dyn super::Tool>> {
+pub fn tool(_setup: &ToolSetup<'_>) -> Option<Arc<dyn super::Tool>> {
     Some(Arc::new(AskUser))
 }
 
@@ -88,7 +88,7 @@ impl TypedTool for AskUser {
     fn gated(&self, _args: &Value) -> bool {
         false
     }
-    async fn run(&self, args: Args, call: &Call<'_>) -> ToolOutput {
+    async fn run(&self, args: Args, call: &CallContext<'_>) -> ToolOutput {
         let questions = match questions(args) {
             Ok(q) => q,
             Err(why) => {

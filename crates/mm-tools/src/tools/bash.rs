@@ -14,7 +14,7 @@ use serde_json::Value;
 use tokio::io::AsyncReadExt;
 use tokio_util::sync::CancellationToken;
 
-use super::{Call, Setup, ToolOutput, TypedTool, cut};
+use super::{CallContext, ToolOutput, ToolSetup, TypedTool, cut};
 use crate::event::{PermissionMode, Tally, ToolKind};
 use crate::process::{Child, Group, OutputReader, Supervisor};
 use crate::sandbox::{DENIED_MARKERS, Fence, Sandbox};
@@ -25,7 +25,7 @@ pub const NAME: &str = "bash";
 pub const MAX_TIMEOUT: u64 = 3600;
 /// How long the output is still read after bash exits, for jobs it left holding the pipe.
 const AFTER_EXIT_READ: Duration = Duration::from_millis(200);
-/// How often a running command's new output is reported (`Call::progress`), at most.
+/// How often a running command's new output is reported (`CallContext::progress`), at most.
 pub const PROGRESS_EVERY: Duration = Duration::from_millis(250);
 /// Lines of new output one report carries at most (the last ones).
 pub const PROGRESS_LINES: usize = 40;
@@ -45,7 +45,7 @@ pub struct Bash {
 }
 
 /// The registration (`mm_engine::BUILTIN`).
-pub fn tool(setup: &Setup<'_>) -> Option<Arc<dyn super::Tool>> {
+pub fn tool(setup: &ToolSetup<'_>) -> Option<Arc<dyn super::Tool>> {
     Some(Arc::new(Bash {
         timeout: setup.config.tools.bash_timeout,
         bash: setup.config.tools.bash_path.clone(),
@@ -106,7 +106,7 @@ impl TypedTool for Bash {
     fn prompt_section(&self) -> Option<String> {
         self.sandbox.prompt_section()
     }
-    async fn run(&self, args: Args, call: &Call<'_>) -> ToolOutput {
+    async fn run(&self, args: Args, call: &CallContext<'_>) -> ToolOutput {
         let timeout = match args.timeout {
             Some(secs) => Duration::from_secs(secs.clamp(1, MAX_TIMEOUT)),
             None => self.timeout,
@@ -149,7 +149,7 @@ async fn run_command(
     bash: Option<&Path>,
     command: &str,
     timeout: Duration,
-    call: &Call<'_>,
+    call: &CallContext<'_>,
 ) -> ToolOutput {
     let (cwd, cancel): (&Path, &CancellationToken) = (call.cwd, call.cancel);
     let fence = match sandbox.fence(cwd) {

@@ -10,14 +10,14 @@ use tokio_util::sync::CancellationToken;
 
 use super::gate::{self, GateVerdict};
 use super::repeat::{RepeatDetector, Verdict};
-use super::{Call, ToolOutput, Toolbox, cap_output, parse_raw_args};
+use super::{CallContext, ToolOutput, Toolbox, cap_output, parse_raw_args};
 use crate::event::{Event, Frontend, PermissionMode, Tally, ToolCallEnd, ToolStatus};
 use crate::history::ToolCall;
 use crate::hooks::{HookDecision, HookEvent, HookResult, Hooks};
 use crate::writer::Journal;
 
 /// What a call runs with, for the length of a turn.
-pub struct CallEnv<'a> {
+pub struct TurnEnv<'a> {
     /// The tool set the turn started with.
     pub tools: &'a Toolbox,
     pub cwd: &'a Path,
@@ -52,7 +52,7 @@ pub struct Dispatched {
 
 /// Runs one call through every gate, reporting each step to the front end.
 pub async fn dispatch(
-    env: &CallEnv<'_>,
+    env: &TurnEnv<'_>,
     gates: Gates<'_>,
     call: &ToolCall,
     cancel: &CancellationToken,
@@ -160,7 +160,7 @@ pub async fn dispatch(
     env.frontend.emit(Event::ToolCallRunning {
         id: call.ref_.clone(),
     });
-    let handle = Call::new(
+    let handle = CallContext::new(
         &call.ref_,
         env.cwd,
         env.max_output,
@@ -211,7 +211,7 @@ pub fn read_only_refusal(tool: &str) -> String {
 /// Runs the hooks of a tool event; their failures are reported, and the caller reads the
 /// decision and the context.
 async fn tool_hooks(
-    env: &CallEnv<'_>,
+    env: &TurnEnv<'_>,
     event: HookEvent,
     tool: &str,
     input: Value,

@@ -12,7 +12,7 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use super::write_file::{path_location, path_title};
-use super::{Call, Setup, ToolOutput, TypedTool};
+use super::{CallContext, ToolOutput, ToolSetup, TypedTool};
 use crate::event::{FileDiff, Tally, ToolKind};
 use crate::paths;
 use crate::sandbox::Sandbox;
@@ -29,7 +29,7 @@ pub struct EditFile {
 }
 
 /// The registration (`mm_engine::BUILTIN`).
-pub fn tool(setup: &Setup<'_>) -> Option<Arc<dyn super::Tool>> {
+pub fn tool(setup: &ToolSetup<'_>) -> Option<Arc<dyn super::Tool>> {
     Some(Arc::new(EditFile {
         sandbox: Arc::clone(setup.sandbox),
     }))
@@ -76,7 +76,7 @@ impl TypedTool for EditFile {
             Ok(Planned::Unchanged(_)) | Err(_) => Vec::new(),
         }
     }
-    async fn run(&self, args: Args, call: &Call<'_>) -> ToolOutput {
+    async fn run(&self, args: Args, call: &CallContext<'_>) -> ToolOutput {
         let shown = args.path.as_str();
         let abs = paths::resolve(call.cwd, shown);
         if let Err(refused) = self.sandbox.check_write(call.cwd, &abs) {

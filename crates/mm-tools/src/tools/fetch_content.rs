@@ -15,7 +15,7 @@ use serde_json::Value;
 use tokio::io::AsyncWriteExt;
 use tokio::time::Instant;
 
-use super::{Call, Setup, ToolOutput, TypedTool};
+use super::{CallContext, ToolOutput, ToolSetup, TypedTool};
 use crate::event::ToolKind;
 use crate::html_text::{Capture, HtmlText};
 use crate::paths;
@@ -60,7 +60,7 @@ pub struct FetchContent {
 }
 
 /// The registration (`mm_engine::BUILTIN`).
-pub fn tool(setup: &Setup<'_>) -> Option<Arc<dyn super::Tool>> {
+pub fn tool(setup: &ToolSetup<'_>) -> Option<Arc<dyn super::Tool>> {
     Some(Arc::new(FetchContent {
         settings: FetchSettings {
             timeout: setup.config.tools.fetch_timeout,
@@ -107,7 +107,7 @@ impl TypedTool for FetchContent {
     fn gated(&self, args: &Value) -> bool {
         output_arg(args).is_some()
     }
-    async fn run(&self, args: Args, call: &Call<'_>) -> ToolOutput {
+    async fn run(&self, args: Args, call: &CallContext<'_>) -> ToolOutput {
         let url = match check_url(&args.url) {
             Ok(u) => u,
             Err(line) => return ToolOutput::not_run(format!("[{NAME}: {line}]")),
@@ -308,7 +308,7 @@ struct Fetch<'a> {
     settings: FetchSettings,
     deadline: Instant,
     url: &'a url::Url,
-    call: &'a Call<'a>,
+    call: &'a CallContext<'a>,
     sandbox: &'a Sandbox,
     tasks: &'a Tasks,
 }

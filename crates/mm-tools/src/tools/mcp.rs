@@ -8,7 +8,7 @@ use std::sync::Arc;
 use async_trait::async_trait;
 use serde_json::Value;
 
-use super::{Call, Tool, ToolOutput};
+use super::{CallContext, Tool, ToolOutput};
 use crate::config::McpPermissions;
 use crate::event::ToolKind;
 use crate::mcp::{CallError, Server, ServerSpec, ToolInfo, content};
@@ -85,7 +85,7 @@ impl Tool for McpTool {
         self.ask
     }
 
-    async fn run(&self, args: Value, call: &Call<'_>) -> ToolOutput {
+    async fn run(&self, args: Value, call: &CallContext<'_>) -> ToolOutput {
         let Value::Object(arguments) = args else {
             return ToolOutput::not_run(format!(
                 "[bad arguments for {}: expected a JSON object]",

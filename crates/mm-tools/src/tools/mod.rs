@@ -40,7 +40,7 @@ use crate::writer::Journal;
 
 /// What a session's tools are built with: each tool takes the settings and the session state
 /// it needs, and nothing else reaches it.
-pub struct Setup<'a> {
+pub struct ToolSetup<'a> {
     pub config: &'a Config,
     pub session_id: &'a str,
     /// The session's working directory (absolute).
@@ -63,11 +63,11 @@ pub struct Setup<'a> {
 
 /// Builds a tool for a session; `None` when the tool is not offered (nothing to do for it). The
 /// engine lists the built-in builders (`mm_engine::BUILTIN`: these tools and `ask_agent`).
-pub type Builder = fn(&Setup<'_>) -> Option<Arc<dyn Tool>>;
+pub type Builder = fn(&ToolSetup<'_>) -> Option<Arc<dyn Tool>>;
 
 /// The narrow handle a running call gets: who it is, where it runs, its cancellation, and the
 /// three things it may ask of the front end (show progress, ask the user, see the cap).
-pub struct Call<'a> {
+pub struct CallContext<'a> {
     /// The `call_N` ref of this call (ACP `toolCallId`).
     pub id: &'a str,
     /// The session's working directory (absolute).
@@ -85,7 +85,7 @@ pub struct Call<'a> {
     journal: Option<&'a Journal>,
 }
 
-impl<'a> Call<'a> {
+impl<'a> CallContext<'a> {
     pub fn new(
         id: &'a str,
         cwd: &'a Path,
@@ -94,7 +94,7 @@ impl<'a> Call<'a> {
         mode: PermissionMode,
         frontend: &'a dyn Frontend,
     ) -> Self {
-        Call {
+        CallContext {
             id,
             cwd,
             max_output,
@@ -303,7 +303,7 @@ pub trait Tool: Send + Sync {
     /// processes of asked agents).
     fn reset(&self) {}
     /// Runs the call. Bad arguments are a `not_run` output explaining the mistake, never a panic.
-    async fn run(&self, args: Value, call: &Call<'_>) -> ToolOutput;
+    async fn run(&self, args: Value, call: &CallContext<'_>) -> ToolOutput;
 }
 
 /// A built-in tool, its arguments declared once as `Args`: the schema the model sees is derived
@@ -364,7 +364,7 @@ pub trait TypedTool: Send + Sync {
     fn reset(&self) {}
     /// Runs a call whose arguments parsed. A mistake found later is a `not_run` output
     /// explaining it, never a panic.
-    async fn run(&self, args: Self::Args, call: &Call<'_>) -> ToolOutput;
+    async fn run(&self, args: Self::Args, call: &CallContext<'_>) -> ToolOutput;
 }
 
 #[async_trait]
@@ -417,7 +417,7 @@ impl<T: TypedTool> Tool for T {
     fn reset(&self) {
         TypedTool::reset(self)
     }
-    async fn run(&self, args: Value, call: &Call<'_>) -> ToolOutput {
+    async fn run(&self, args: Value, call: &CallContext<'_>) -> ToolOutput {
         match parse_args::<T::Args>(TypedTool::name(self), &args) {
             Ok(args) => TypedTool::run(self, args, call).await,
             Err(out) => out,
@@ -718,7 +718,7 @@ mod tests {
         fn gated(&self, _args: &Value) -> bool {
             false
         }
-        async fn run(&self, _args: Value, _call: &Call<'_>) -> ToolOutput {
+        async fn run(&self, _args: Value, _call: &CallContext<'_>) -> ToolOutput {
             ToolOutput::completed("")
         }
     }

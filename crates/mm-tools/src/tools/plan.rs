@@ -10,7 +10,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::Value;
 
-use super::{Call, Setup, ToolOutput, TypedTool};
+use super::{CallContext, ToolOutput, ToolSetup, TypedTool};
 use crate::event::{Plan, PlanStatus, PlanStep, ToolKind};
 
 pub const NAME: &str = "plan";
@@ -21,7 +21,7 @@ pub struct PlanTool {
 }
 
 /// The registration (`mm_engine::BUILTIN`).
-pub fn tool(setup: &Setup<'_>) -> Option<Arc<dyn super::Tool>> {
+pub fn tool(setup: &ToolSetup<'_>) -> Option<Arc<dyn super::Tool>> {
     Some(Arc::new(PlanTool {
         plan: Arc::clone(setup.plan),
     }))
@@ -116,7 +116,7 @@ impl TypedTool for PlanTool {
     fn gated(&self, args: &Value) -> bool {
         args.get("action").and_then(Value::as_str) != Some("show")
     }
-    async fn run(&self, args: Args, call: &Call<'_>) -> ToolOutput {
+    async fn run(&self, args: Args, call: &CallContext<'_>) -> ToolOutput {
         let action = args.action;
         let changed = {
             let Ok(mut slot) = self.plan.lock() else {

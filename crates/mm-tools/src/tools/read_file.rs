@@ -12,7 +12,7 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use super::write_file::{path_location, path_title};
-use super::{Call, Setup, ToolOutput, TypedTool};
+use super::{CallContext, ToolOutput, ToolSetup, TypedTool};
 use crate::event::{Tally, ToolKind};
 use crate::paths;
 
@@ -25,7 +25,7 @@ const BINARY_SNIFF: usize = 8 * 1024;
 pub struct ReadFile;
 
 /// The registration (`mm_engine::BUILTIN`).
-pub fn tool(_setup: &Setup<'_>) -> Option<Arc<dyn super::Tool>> {
+pub fn tool(_setup: &ToolSetup<'_>) -> Option<Arc<dyn super::Tool>> {
     Some(Arc::new(ReadFile))
 }
 
@@ -63,7 +63,7 @@ impl TypedTool for ReadFile {
     fn gated(&self, _args: &Value) -> bool {
         false
     }
-    async fn run(&self, args: Args, call: &Call<'_>) -> ToolOutput {
+    async fn run(&self, args: Args, call: &CallContext<'_>) -> ToolOutput {
         let abs = paths::resolve(call.cwd, &args.path);
         let meta = match fs::metadata(&abs) {
             Ok(m) => m,

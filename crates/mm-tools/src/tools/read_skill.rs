@@ -9,7 +9,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::Value;
 
-use super::{Call, Setup, ToolOutput, TypedTool};
+use super::{CallContext, ToolOutput, ToolSetup, TypedTool};
 use crate::event::{Tally, ToolKind};
 use crate::skills::{Catalogue, read_body};
 
@@ -25,7 +25,7 @@ pub struct ReadSkill {
 
 /// The registration (`mm_engine::BUILTIN`): only when the session has skills, since the model could
 /// not name one otherwise and the schema is paid for on every request.
-pub fn tool(setup: &Setup<'_>) -> Option<Arc<dyn super::Tool>> {
+pub fn tool(setup: &ToolSetup<'_>) -> Option<Arc<dyn super::Tool>> {
     if setup.skills.is_empty() {
         return None;
     }
@@ -71,7 +71,7 @@ impl TypedTool for ReadSkill {
         let section = self.skills.prompt_section();
         (!section.is_empty()).then_some(section)
     }
-    async fn run(&self, args: Args, _call: &Call<'_>) -> ToolOutput {
+    async fn run(&self, args: Args, _call: &CallContext<'_>) -> ToolOutput {
         load(&args.name, &self.skills)
     }
 }

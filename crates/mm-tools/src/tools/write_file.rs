@@ -9,7 +9,7 @@ use async_trait::async_trait;
 use serde::Deserialize;
 use serde_json::Value;
 
-use super::{Call, Setup, ToolOutput, TypedTool};
+use super::{CallContext, ToolOutput, ToolSetup, TypedTool};
 use crate::event::{FileDiff, Tally, ToolKind};
 use crate::paths;
 use crate::sandbox::Sandbox;
@@ -24,7 +24,7 @@ pub struct WriteFile {
 }
 
 /// The registration (`mm_engine::BUILTIN`).
-pub fn tool(setup: &Setup<'_>) -> Option<Arc<dyn super::Tool>> {
+pub fn tool(setup: &ToolSetup<'_>) -> Option<Arc<dyn super::Tool>> {
     Some(Arc::new(WriteFile {
         sandbox: Arc::clone(setup.sandbox),
     }))
@@ -64,7 +64,7 @@ impl TypedTool for WriteFile {
     fn preview(&self, args: Args, cwd: &Path) -> Vec<FileDiff> {
         change(args, cwd).map(|d| vec![d]).unwrap_or_default()
     }
-    async fn run(&self, args: Args, call: &Call<'_>) -> ToolOutput {
+    async fn run(&self, args: Args, call: &CallContext<'_>) -> ToolOutput {
         let shown = args.path.clone();
         let abs = paths::resolve(call.cwd, &args.path);
         if let Err(refused) = self.sandbox.check_write(call.cwd, &abs) {

@@ -11,7 +11,7 @@ use mm::engine::{Command, Session, StopReason};
 use mm::event::*;
 use mm::history::Role;
 use mm::model::{ModelError, RawToolCall};
-use mm::tools::{Call, Tool, ToolOutput};
+use mm::tools::{CallContext, Tool, ToolOutput};
 use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
@@ -42,7 +42,7 @@ impl Tool for Echo {
     fn gated(&self, _a: &Value) -> bool {
         true
     }
-    async fn run(&self, a: Value, _call: &Call<'_>) -> ToolOutput {
+    async fn run(&self, a: Value, _call: &CallContext<'_>) -> ToolOutput {
         ToolOutput::completed(a["text"].as_str().unwrap_or("").to_string())
     }
 }

@@ -24,7 +24,7 @@ use mm::sandbox::{Places, Sandbox, Settings};
 use mm::tools::bash::Bash;
 use mm::tools::edit_file::EditFile;
 use mm::tools::write_file::WriteFile;
-use mm::tools::{Call, Tool, ToolOutput};
+use mm::tools::{CallContext, Tool, ToolOutput};
 use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
@@ -107,7 +107,7 @@ fn bash_in(sandbox: &Arc<Sandbox>) -> Bash {
 async fn run(tool: &dyn Tool, cwd: &Path, args: Value) -> ToolOutput {
     let frontend = Recorder::new();
     let cancel = CancellationToken::new();
-    let call = Call::new(
+    let call = CallContext::new(
         "call_1",
         cwd,
         30_000,

@@ -12,7 +12,7 @@ use mm::skills::{
     Catalogue, Skill, SkillDirs, advertised, resolve_notation, rewrite_slash, shadowed,
 };
 use mm::tools::read_skill::ReadSkill;
-use mm::tools::{Call, Tool};
+use mm::tools::{CallContext, Tool};
 use pretty_assertions::assert_eq;
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
@@ -450,7 +450,7 @@ async fn call(cat: &Catalogue, cwd: &Path, args: serde_json::Value) -> mm::tools
     };
     let cancel = CancellationToken::new();
     let frontend = Recorder::new();
-    let handle = Call::new(
+    let handle = CallContext::new(
         "call_1",
         cwd,
         30_000,

@@ -15,7 +15,7 @@ use mm::event::{
     Event, Form, FormAnswer, Frontend, PermissionDecision, PermissionRequest, ToolKind, ToolStatus,
 };
 use mm::tools::fetch_content::{FetchContent, FetchSettings};
-use mm::tools::{Call, Tool, ToolOutput};
+use mm::tools::{CallContext, Tool, ToolOutput};
 use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -249,7 +249,7 @@ async fn fetch_with(
     cancel: &CancellationToken,
 ) -> ToolOutput {
     let frontend = NoFrontend;
-    let call = Call::new(
+    let call = CallContext::new(
         "call_1",
         cwd,
         30_000,

@@ -16,7 +16,7 @@ use mm::event::{
 use mm::lsp::{LspServers, Timeouts};
 use mm::process::Supervisor;
 use mm::tools::lsp::Lsp;
-use mm::tools::{Call, Tool, ToolOutput};
+use mm::tools::{CallContext, Tool, ToolOutput};
 use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
@@ -107,7 +107,7 @@ impl Fixture {
     async fn run(&self, args: Value) -> ToolOutput {
         let frontend = NoFrontend;
         let cancel = CancellationToken::new();
-        let call = Call::new(
+        let call = CallContext::new(
             "call_1",
             &self.cwd,
             30_000,

@@ -30,9 +30,9 @@ use mm::lsp::LspServers;
 use mm::process::Supervisor;
 use mm::sandbox::{Places, Sandbox, Settings};
 use mm::skills::{Catalogue, Skill};
-use mm::tools::dispatch::{CallEnv, Gates, dispatch};
+use mm::tools::dispatch::{Gates, TurnEnv, dispatch};
 use mm::tools::repeat::RepeatDetector;
-use mm::tools::{Call, Setup, Toolbox};
+use mm::tools::{CallContext, ToolSetup, Toolbox};
 use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
@@ -188,7 +188,7 @@ impl Tools {
             }],
         });
         let plan = Arc::new(Mutex::new(None));
-        let toolbox = mm::engine::builtin(&Setup {
+        let toolbox = mm::engine::builtin(&ToolSetup {
             config,
             session_id: "s1",
             cwd,
@@ -276,7 +276,7 @@ async fn every_builtin_tool_that_writes_is_refused_by_a_sandbox_that_refuses_eve
         }
         let frontend = Recorder::new();
         let cancel = CancellationToken::new();
-        let call = Call::new(
+        let call = CallContext::new(
             "call_1",
             &w.cwd,
             30_000,
@@ -325,7 +325,7 @@ async fn every_builtin_tool_that_writes_is_refused_in_read_only_mode_and_asks_in
             n += 1;
             // Nothing scripted: the front end rejects what it is asked.
             let frontend = Recorder::new();
-            let env = CallEnv {
+            let env = TurnEnv {
                 tools: &tools.toolbox,
                 cwd: &w.cwd,
                 session_id: "s1",
@@ -383,7 +383,7 @@ async fn a_rename_that_would_edit_a_file_outside_the_workspace_writes_nothing() 
     let lsp = tools.toolbox.get("lsp").unwrap();
     let frontend = Recorder::new();
     let cancel = CancellationToken::new();
-    let call = Call::new(
+    let call = CallContext::new(
         "call_1",
         &w.cwd,
         30_000,

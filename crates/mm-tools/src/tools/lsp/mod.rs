@@ -25,7 +25,7 @@ use self::render::{
     workspace_symbols,
 };
 use super::write_file::path_location;
-use super::{Call, Setup, ToolOutput, TypedTool};
+use super::{CallContext, ToolOutput, ToolSetup, TypedTool};
 use crate::event::ToolKind;
 use crate::lsp::text::{self, lines};
 use crate::lsp::{LspError, LspServers, ServerHandle, Timeouts, seconds};
@@ -44,7 +44,7 @@ pub struct Lsp {
 }
 
 /// The registration (`mm_engine::BUILTIN`).
-pub fn tool(setup: &Setup<'_>) -> Option<Arc<dyn super::Tool>> {
+pub fn tool(setup: &ToolSetup<'_>) -> Option<Arc<dyn super::Tool>> {
     Some(Arc::new(Lsp {
         servers: Arc::clone(setup.lsp),
         timeouts: Timeouts {
@@ -149,7 +149,7 @@ impl TypedTool for Lsp {
     fn gated(&self, args: &Value) -> bool {
         is_rename(args)
     }
-    async fn run(&self, args: Args, call: &Call<'_>) -> ToolOutput {
+    async fn run(&self, args: Args, call: &CallContext<'_>) -> ToolOutput {
         let mut result = self.answer(&args, call, None).await;
         // A server that had died since the last call is noticed when it answers nothing: the
         // call is tried once more on a new one.
@@ -202,7 +202,7 @@ impl Lsp {
     async fn answer(
         &self,
         args: &Args,
-        call: &Call<'_>,
+        call: &CallContext<'_>,
         note: Option<String>,
     ) -> Result<ToolOutput, Failure> {
         let action = args.action;
@@ -306,7 +306,7 @@ struct Query<'s, 'c> {
     here: String,
     files: Files,
     t: &'c Timeouts,
-    call: &'c Call<'c>,
+    call: &'c CallContext<'c>,
 }
 
 impl Query<'_, '_> {

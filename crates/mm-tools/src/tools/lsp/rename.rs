@@ -10,7 +10,7 @@ use super::Failure;
 use crate::event::FileDiff;
 use crate::lsp::text;
 use crate::sandbox::Sandbox;
-use crate::tools::{Call, ToolOutput};
+use crate::tools::{CallContext, ToolOutput};
 use crate::writer::{self, Check, FileKind};
 
 /// Applies a rename's workspace edit to the files, one diff per file. Every file is checked
@@ -19,7 +19,7 @@ use crate::writer::{self, Check, FileKind};
 pub(super) fn apply(
     edit: WorkspaceEdit,
     new_name: &str,
-    call: &Call<'_>,
+    call: &CallContext<'_>,
     sandbox: &Sandbox,
     here: &str,
 ) -> Result<ToolOutput, Failure> {
