@@ -5,7 +5,7 @@
 
 use mm_testkit as common;
 
-use common::pty::{PtyServer as Server, answer_with_usage, call_reply, spawn_mm};
+use common::pty::{PtyServer as Server, Term, answer_with_usage, call_reply};
 use expectrl::{Eof, Expect};
 use serde_json::json;
 
@@ -20,31 +20,53 @@ fn undo_at(columns: u16) {
     ]);
     let home = tempfile::tempdir_in(common::target_tmpdir()).unwrap();
     std::fs::write(home.path().join("a.txt"), "one\n").unwrap();
-    let mut mm = spawn_mm(home.path(), &url, &["--yolo"]);
-    mm.get_process_mut().set_window_size(columns, 24).unwrap();
-    mm.expect("> ").unwrap();
-    mm.send_line("write it").unwrap();
-    mm.expect("written").unwrap();
-    mm.expect("> ").unwrap();
+    let mut term = Term::spawn(home.path(), &url, &["--yolo"], columns, 40);
+    term.expect("> ");
+    term.send_line("write it");
+    term.expect("written");
+    term.expect("> ");
     assert_eq!(
         std::fs::read_to_string(home.path().join("a.txt")).unwrap(),
         "two\n"
     );
-    mm.send_line("/undo").unwrap();
-    mm.expect("\r\n↩ turn 1 undone: 1 restored, 0 not restored\r\n  restored a.txt\r\n")
-        .unwrap();
-    mm.expect("> ").unwrap();
+    // The rows on the screen, whatever the status line drew and erased meanwhile.
+    term.send_line("/undo");
+    term.expect("restored a.txt");
+    term.expect("> ");
+    assert_eq!(
+        after_last(&term.rows(), "> /undo"),
+        [
+            "↩ turn 1 undone: 1 restored, 0 not restored",
+            "  restored a.txt",
+            ">"
+        ]
+    );
     assert_eq!(
         std::fs::read_to_string(home.path().join("a.txt")).unwrap(),
         "one\n"
     );
-    mm.send_line("/undo").unwrap();
-    mm.expect("\r\n↩ nothing to undo: no turn of this session is left to undo\r\n")
-        .unwrap();
-    mm.expect("> ").unwrap();
-    mm.send("\x04").unwrap();
-    mm.expect(Eof).unwrap();
+    term.send_line("/undo");
+    term.expect("left to undo");
+    term.expect("> ");
+    assert_eq!(
+        after_last(&term.rows(), "> /undo"),
+        [
+            "↩ nothing to undo: no turn of this session is left to undo",
+            ">"
+        ]
+    );
+    term.send("\x04");
+    term.mm.expect(Eof).unwrap();
     server.assert_valid();
+}
+
+/// The rows after the last one that is `row`.
+fn after_last(rows: &[String], row: &str) -> Vec<String> {
+    let at = rows
+        .iter()
+        .rposition(|r| r == row)
+        .unwrap_or_else(|| panic!("{rows:#?}"));
+    rows[at + 1..].to_vec()
 }
 
 #[mm_testkit::test]
