@@ -48,17 +48,17 @@ pub fn interrupt(_pid: u32) {
 /// `command`, started once its terminal is `columns` wide (Unix: a shell polls `stty size`, as
 /// nothing announces the size; Windows: at once, the console resized meanwhile).
 #[cfg(unix)]
-pub fn once_sized(command: &Command, columns: u16) -> Command {
+pub fn once_sized(command: &Command, columns: u16, rows: u16) -> Command {
     let mut sh = Command::new("sh");
     sh.arg("-c").arg(format!(
-        "while [ \"$(stty size)\" != \"24 {columns}\" ]; do sleep 0.01; done; exec \"$0\" \"$@\""
+        "while [ \"$(stty size)\" != \"{rows} {columns}\" ]; do sleep 0.01; done; exec \"$0\" \"$@\""
     ));
     sh.arg(command.get_program());
     copy_into(command, sh)
 }
 
 #[cfg(not(unix))]
-pub fn once_sized(command: &Command, _columns: u16) -> Command {
+pub fn once_sized(command: &Command, _columns: u16, _rows: u16) -> Command {
     copy_into(command, Command::new(command.get_program()))
 }
 
@@ -76,17 +76,18 @@ fn copy_into(command: &Command, mut into: Command) -> Command {
     into
 }
 
-/// Gives a pseudo-terminal session's window `columns` columns and 24 rows.
+/// Gives a pseudo-terminal session's window `columns` columns and `rows` rows.
 #[cfg(unix)]
-pub fn resize(session: &mut OsSession, columns: u16) {
+pub fn resize(session: &mut OsSession, columns: u16, rows: u16) {
     session
         .get_process_mut()
-        .set_window_size(columns, 24)
+        .set_window_size(columns, rows)
         .unwrap();
 }
 
 #[cfg(not(unix))]
-pub fn resize(session: &mut OsSession, columns: u16) {
+pub fn resize(session: &mut OsSession, columns: u16, rows: u16) {
     let columns = i16::try_from(columns).unwrap_or(i16::MAX);
-    session.get_process_mut().resize(columns, 24).unwrap();
+    let rows = i16::try_from(rows).unwrap_or(i16::MAX);
+    session.get_process_mut().resize(columns, rows).unwrap();
 }

@@ -110,9 +110,14 @@ pub fn spawn_mm_in(home: &Path, cwd: &Path, url: &str, extra: &[&str]) -> OsSess
 /// the pty exists (expectrl gives it 80 columns after the child started), and on Unix a shell
 /// waits for it before starting mm (a resize after the spawn may come after the banner).
 pub fn spawn_sized(command: &Command, columns: u16) -> OsSession {
-    let mut session =
-        Session::spawn(super::platform::once_sized(command, columns)).expect("spawn mm in a pty");
-    super::platform::resize(&mut session, columns);
+    spawn_window(command, columns, 24)
+}
+
+/// [`spawn_sized`] with `rows` rows.
+pub fn spawn_window(command: &Command, columns: u16, rows: u16) -> OsSession {
+    let sized = super::platform::once_sized(command, columns, rows);
+    let mut session = Session::spawn(sized).expect("spawn mm in a pty");
+    super::platform::resize(&mut session, columns, rows);
     session.set_expect_timeout(Some(EXPECT_TIMEOUT));
     session
 }
@@ -203,8 +208,7 @@ pub struct Term {
 impl Term {
     /// [`spawn_mm`] in a window `cols` wide and `rows` high.
     pub fn spawn(home: &Path, url: &str, extra: &[&str], cols: u16, rows: u16) -> Term {
-        let mut mm = spawn_mm(home, url, extra);
-        mm.get_process_mut().set_window_size(cols, rows).unwrap();
+        let mm = spawn_window(&mm_command(home, home, url, extra), cols, rows);
         Term {
             mm,
             screen: vt100::Parser::new(rows, cols, 0),
