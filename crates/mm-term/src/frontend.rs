@@ -309,12 +309,34 @@ struct SpinnerState {
     titles: HashMap<String, String>,
     width: usize,
     drawn: bool,
+    /// The spinner's frame.
+    frame: usize,
 }
 
 impl SpinnerState {
     fn tokens(&self) -> u64 {
         (self.chars / 4) as u64
     }
+}
+
+/// Draws the status line in place while a turn runs (and the type-ahead under it).
+fn draw_status(s: &mut SpinnerState, keyboard: &Keyboard, color: bool) {
+    let Some(since) = s.turn else {
+        return;
+    };
+    let line = render::status_line(
+        FRAMES[s.frame],
+        &s.what,
+        since.elapsed(),
+        s.tokens(),
+        s.width,
+        color,
+    );
+    let text = render::status_rows(&line, &keyboard.typed_ahead(), s.width);
+    let mut err = io::stderr().lock();
+    let _ = err.write_all(text.as_bytes());
+    let _ = err.flush();
+    s.drawn = true;
 }
 
 /// The interactive front end: streams the answer to stdout, asks questions on the terminal.
@@ -372,7 +394,6 @@ impl TermFrontend {
             let color = frontend.color;
             tasks.spawn_until_shutdown(async move {
                 let mut tick = tokio::time::interval(Duration::from_millis(100));
-                let mut frame = 0usize;
                 loop {
                     tick.tick().await;
                     let mut s = lock(&state);
@@ -386,22 +407,9 @@ impl TermFrontend {
                             lock(live).cleared();
                         }
                     }
-                    if let (Some(since), true) = (s.turn, s.showing) {
-                        frame = (frame + 1) % FRAMES.len();
-                        let line = render::status_line(
-                            FRAMES[frame],
-                            &s.what,
-                            since.elapsed(),
-                            s.tokens(),
-                            s.width,
-                            color,
-                        );
-                        let typed = keyboard.typed_ahead();
-                        let text = render::status_rows(&line, &typed, s.width);
-                        let mut err = io::stderr().lock();
-                        let _ = err.write_all(text.as_bytes());
-                        let _ = err.flush();
-                        s.drawn = true;
+                    if s.showing {
+                        s.frame = (s.frame + 1) % FRAMES.len();
+                        draw_status(&mut s, &keyboard, color);
                     }
                 }
             });
@@ -509,11 +517,13 @@ impl TermFrontend {
         ))
     }
 
+    /// Shows the status line (drawn at once, then redrawn by the tick: no gap after output).
     fn start_spinner(&self, what: &str) {
         if self.spinner_enabled {
             let mut s = lock(&self.spinner);
             s.showing = true;
             s.what = what.to_string();
+            draw_status(&mut s, &self.keyboard, self.color);
         }
     }
 
