@@ -339,3 +339,19 @@ fn another_agents_permission_question_and_text_show_visibly() {
     t.until(&format!("chose no {SHOWN}\r\n"));
     assert_shown_visibly(&t.leave(), 4);
 }
+
+/// A server whose listing fails with a hostile message: the banner's warning (said at start-up,
+/// not at the first prompt) shows it visibly.
+#[mm_testkit::test]
+fn a_servers_error_in_the_banner_shows_visibly() {
+    let (server, url) = Server::start(vec![]);
+    server.server.route(
+        "GET /v1/models",
+        vec![Reply::error(404, json!({"error": {"message": INJECTED}}))],
+    );
+    let home = tempfile::tempdir().unwrap();
+    let command = mm_command(home.path(), home.path(), &url, &["--yolo"]);
+    let mut t = Transcript::new(common::pty::spawn_sized(&command, 200));
+    t.until(&format!("warning: model server answered 404: {SHOWN}"));
+    assert_shown_visibly(&t.leave(), 1);
+}
