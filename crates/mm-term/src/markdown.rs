@@ -138,21 +138,13 @@ impl MarkdownStream {
 
     /// A line of code, highlighted, cut with a dim `…` where it would cross the window's edge.
     fn code_line(&self, line: &str, lang: &str) -> String {
-        match self.width {
-            Some(w) if line.width() >= w => {
-                let mut kept = String::new();
-                let mut used = 0;
-                for c in line.chars() {
-                    let cw = c.width().unwrap_or(0);
-                    if used + cw + 2 > w {
-                        break;
-                    }
-                    used += cw;
-                    kept.push(c);
-                }
-                format!("{}{DIM}…{RESET}", highlight_line(&kept, lang))
-            }
-            _ => highlight_line(line, lang),
+        // One column spare: a row as wide as the window would wrap in some terminals.
+        match self
+            .width
+            .and_then(|w| super::wrap::cut_start(line, w.saturating_sub(1)))
+        {
+            Some(kept) => format!("{}{DIM}…{RESET}", highlight_line(kept, lang)),
+            None => highlight_line(line, lang),
         }
     }
 

@@ -811,19 +811,8 @@ impl LiveOutput {
 
 /// `line` cut to `room` columns, with `…` when it was longer.
 fn fit(line: &str, room: usize) -> String {
-    if line.width() <= room {
-        return line.to_string();
+    match super::wrap::cut_start(line, room) {
+        Some(kept) => format!("{kept}…"),
+        None => line.to_string(),
     }
-    let mut cut = String::new();
-    let mut used = 0;
-    for c in line.chars() {
-        let w = c.width().unwrap_or(0);
-        if used + w + 1 > room {
-            break;
-        }
-        used += w;
-        cut.push(c);
-    }
-    cut.push('…');
-    cut
 }

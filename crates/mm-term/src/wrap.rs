@@ -250,6 +250,22 @@ impl Wrap {
     }
 }
 
+/// The longest start of `line` (no escape sequence in it) that leaves a column for a `…` within
+/// `room` columns; `None` when the whole line fits in `room`.
+pub fn cut_start(line: &str, room: usize) -> Option<&str> {
+    if unicode_width::UnicodeWidthStr::width(line) <= room {
+        return None;
+    }
+    let mut used = 0;
+    for (i, c) in line.char_indices() {
+        used += c.width().unwrap_or(0);
+        if used + 1 > room {
+            return Some(&line[..i]);
+        }
+    }
+    Some(line)
+}
+
 /// Cuts one line (no newline in it, no escape sequence) into rows of at most `width` columns,
 /// keeping every character: for text that must be shown whole, such as a command to allow,
 /// where a break at a space would hide whether the space was there. A wide character that
