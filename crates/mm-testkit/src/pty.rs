@@ -63,17 +63,10 @@ impl PtyServer {
             .collect()
     }
 
-    /// The content of the last user message of the last request.
-    pub fn last_user_message(&self) -> Value {
-        self.requests().last().cloned().unwrap_or_default()["messages"]
-            .as_array()
-            .cloned()
-            .unwrap_or_default()
-            .iter()
-            .rev()
-            .find(|m| m["role"] == "user")
-            .map(|m| m["content"].clone())
-            .unwrap_or_default()
+    /// The text of the last user message of the last request.
+    pub fn last_user_message(&self) -> String {
+        let last = self.requests().pop().unwrap_or_default();
+        super::agents::user_texts(&last).pop().unwrap_or_default()
     }
 
     /// Every request kept the invariants real servers enforce.

@@ -227,6 +227,8 @@ fn type_ahead_is_echoed_while_a_turn_runs() {
     let mut term = Term::spawn(home.path(), &url, &["--yolo"], 60, 30);
     term.expect("> ");
     term.send_line("wait");
+    // The status line of the running call (it says `thinking` first, from the turn's start).
+    term.expect("bash: sleep 2 · ");
     term.expect("esc to interrupt");
     term.send("list the fi");
     term.expect("> list the fi");
@@ -257,6 +259,7 @@ fn ctrl_l_during_a_turn_clears_the_screen_at_once() {
     let mut term = Term::spawn(home.path(), &url, &["--yolo"], 60, 30);
     term.expect("> ");
     term.send_line("wait");
+    term.expect("bash: sleep 2 · ");
     term.expect("esc to interrupt");
     term.send("\x0c");
     term.expect("\x1b[H\x1b[2J");
