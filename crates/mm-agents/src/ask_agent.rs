@@ -82,7 +82,7 @@ impl TypedTool for AskAgent {
     }
     /// Not gated: it reaches configured agents only, which run inside the session's fence and
     /// are put in its mode before each question; they ask their own permissions (relayed).
-    fn gated(&self, _args: &Value) -> bool {
+    fn gated(&self, _args: &Args) -> bool {
         false
     }
     fn prompt_section(&self) -> Option<String> {

@@ -389,10 +389,12 @@ pub struct PermissionRequest {
 pub enum AlwaysRule {
     /// Every call of the tool (a file tool, an MCP tool).
     Tool,
-    /// The commands that start with these words (`pytest`, `cargo test`) and chain nothing
-    /// else (no `;`, `&&`, `|`, redirection or substitution).
-    Matching(String),
-    /// Nothing: the command's first word runs other commands (`bash`, `sudo`, `env`, …).
+    /// The command's program (with git's subcommand: `git log`) in the forms mm knows to be
+    /// read-only: only the options its table allows, chaining nothing (docs/engine.md).
+    ReadOnly(String),
+    /// Exactly this command: the same words, chaining nothing.
+    Exact,
+    /// Nothing: the command chains, redirects or substitutes (no rule would let it run).
     Nothing,
 }
 
@@ -408,8 +410,12 @@ pub enum PermissionDecision {
     RejectOnce,
     /// Reject it, and tell the model why (the user's words join the tool's rejection).
     RejectBecause(String),
-    /// Reject this call and every later call of the tool in the session.
+    /// Reject this call and every later call of the tool in the session (ACP's
+    /// `reject_always`).
     Never,
+    /// Reject this call and, for the session, every later call of the same command (its
+    /// words); of the tool when its calls have no command (the terminal's `ne[v]er`).
+    NeverMatching,
 }
 
 /// The kind of one question of a form (`ask_user`).

@@ -8,7 +8,6 @@
 //! same machine; the overhead is the median of mm's times minus the median of the direct ones.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::print_stdout)]
 
-use std::collections::HashSet;
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 
@@ -22,6 +21,7 @@ use mm_tools::mcp::{McpServers, spec};
 use mm_tools::process::Supervisor;
 use mm_tools::tools::Toolbox;
 use mm_tools::tools::dispatch::{Gates, TurnEnv, dispatch};
+use mm_tools::tools::gate::Rules;
 use mm_tools::tools::repeat::RepeatDetector;
 use rmcp::ServiceExt;
 use rmcp::model::CallToolRequestParams;
@@ -96,7 +96,7 @@ async fn main() {
     assert!(tools.get(&name).is_some(), "{name} is not offered");
     let hooks = Hooks::new(&HooksConfig::default(), processes.clone());
     let mut repeat = RepeatDetector::new(3);
-    let (mut allow, mut never) = (HashSet::new(), HashSet::new());
+    let mut rules = Rules::default();
 
     // Directly: the same command, its own rmcp client (the baseline: not through the Supervisor).
     #[allow(
@@ -135,8 +135,7 @@ async fn main() {
         };
         let gates = Gates {
             repeat: &mut repeat,
-            allow_always: &mut allow,
-            never: &mut never,
+            rules: &mut rules,
         };
         let t = Instant::now();
         let d = dispatch(&env, gates, &call, &cancel).await;

@@ -16,7 +16,7 @@ pub use controls::Controls;
 pub use error::{LoadError, TurnError};
 pub use mcp::{ServerReport, SessionServers};
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::atomic::AtomicU64;
 use std::sync::{Arc, Mutex};
@@ -103,10 +103,9 @@ pub struct Session {
     pub last_input: Option<u64>,
     /// Characters per token measured on the last call that reported `prompt_tokens`.
     pub chars_per_token: f64,
-    /// Tool names allowed for the rest of the session.
-    pub allow_always: HashSet<String>,
-    /// Tool names rejected for the rest of the session.
-    pub never: HashSet<String>,
+    /// What the user answered "always" and "never" to, for the rest of the session (kept by
+    /// `/new`).
+    pub rules: tools::gate::Rules,
     /// Shared with the tools that keep it.
     pub plan: Arc<Mutex<Option<Plan>>>,
     pub skills: Arc<Catalogue>,
@@ -327,8 +326,7 @@ impl Engine {
             last_measure: None,
             last_input: None,
             chars_per_token: 4.0,
-            allow_always: HashSet::new(),
-            never: HashSet::new(),
+            rules: Default::default(),
             plan,
             skills,
             tools,

@@ -173,8 +173,7 @@ impl Engine {
                 };
                 let gates = Gates {
                     repeat: &mut repeat,
-                    allow_always: &mut s.allow_always,
-                    never: &mut s.never,
+                    rules: &mut s.rules,
                 };
                 let d = dispatch::dispatch(&env, gates, call, cancel).await;
                 if let Some(t) = d.tally {

@@ -10,6 +10,7 @@ use super::style;
 use crate::engine::{Engine, Session};
 use crate::event::{Frontend, PermissionMode};
 use crate::sanitize::visible;
+use crate::tools::gate::{Answer, Covers, Rule};
 
 /// Runs a local command (not `/quit`, which the loop handles) and returns its lines.
 pub async fn run(
@@ -25,7 +26,7 @@ pub async fn run(
         Local::Model(name) => switch_model(engine, session, name, color).await,
         Local::Mode(name) => mode_lines(engine, session, name, frontend, color),
         Local::Skills => skills_lines(session, color),
-        Local::Permissions => permissions_lines(session, color),
+        Local::Permissions(what) => permissions(session, what, color),
         Local::Mcp => super::mcp::mcp_lines(&engine.mcp_report(session), color),
         Local::Sessions => sessions::sessions_lines(engine, session, color),
         Local::Load(id) => sessions::load(engine, session, id.trim(), frontend, color).await,
@@ -35,33 +36,81 @@ pub async fn run(
     }
 }
 
-/// `/permissions`: what `[a]lways` and `ne[v]er` remembered this session, sorted: `always allow
-/// bash "pytest …"`, `always allow write_file`, `never fetch_content`.
-pub fn permissions_lines(session: &Session, color: bool) -> Vec<String> {
-    let mut always: Vec<String> = session
-        .allow_always
-        .iter()
-        .map(|key| match key.split_once(' ') {
-            Some((tool, prefix)) => {
-                format!("always allow {} \"{} …\"", visible(tool), visible(prefix))
+/// `/permissions`: what `[a]lways` and `ne[v]er` remembered this session, numbered in the
+/// order given (`1  always allow bash read-only "git log …"`); `/permissions remove N` forgets
+/// one, `/permissions clear` all. `/new` keeps them.
+pub fn permissions(session: &mut Session, what: &str, color: bool) -> Vec<String> {
+    let mut words = what.split_whitespace();
+    match (words.next(), words.next(), words.next()) {
+        (None, _, _) => permissions_lines(session, color),
+        (Some("clear"), None, _) => {
+            let n = session.rules.list().len();
+            session.rules.clear();
+            vec![format!(
+                "forgot {n} remembered answer(s): every gated call asks"
+            )]
+        }
+        (Some("remove"), Some(n), None) => {
+            match n.parse().ok().and_then(|n| session.rules.remove(n)) {
+                Some(rule) => vec![format!("forgot: {}", rule_line(&rule))],
+                None => vec![style::yellow(
+                    color,
+                    &format!(
+                        "no remembered answer {} (/permissions lists them)",
+                        visible(n)
+                    ),
+                )],
             }
-            None => format!("always allow {}", visible(key)),
-        })
-        .collect();
-    always.sort();
-    let mut never: Vec<String> = session
-        .never
-        .iter()
-        .map(|tool| format!("never {}", visible(tool)))
-        .collect();
-    never.sort();
-    if always.is_empty() && never.is_empty() {
+        }
+        _ => vec![style::yellow(
+            color,
+            "usage: /permissions, /permissions remove N, /permissions clear",
+        )],
+    }
+}
+
+/// The numbered list of the session's remembered answers.
+pub fn permissions_lines(session: &Session, color: bool) -> Vec<String> {
+    let rules = session.rules.list();
+    if rules.is_empty() {
         return vec![style::dim(
             color,
             "no permission remembered: every gated call asks (in ask mode)",
         )];
     }
-    always.into_iter().chain(never).collect()
+    let digits = rules.len().to_string().len();
+    let mut lines: Vec<String> = rules
+        .iter()
+        .enumerate()
+        .map(|(i, rule)| format!("{:>digits$}  {}", i + 1, rule_line(rule)))
+        .collect();
+    lines.push(style::dim(
+        color,
+        "/permissions remove N forgets one, /permissions clear all (/new keeps them)",
+    ));
+    lines
+}
+
+/// One remembered answer: `always allow bash read-only "git log …"`, `always allow bash
+/// exactly "make build"`, `always allow write_file`, `never bash exactly "rm -rf x"`, `never
+/// fetch_content`.
+fn rule_line(rule: &Rule) -> String {
+    let answer = match rule.answer {
+        Answer::Always => "always allow",
+        Answer::Never => "never",
+    };
+    let tool = super::permission::inline(&rule.tool);
+    match &rule.covers {
+        Covers::Tool => format!("{answer} {tool}"),
+        Covers::ReadOnly(form) => format!(
+            "{answer} {tool} read-only \"{} …\"",
+            super::permission::inline(form)
+        ),
+        Covers::Exact(command) => format!(
+            "{answer} {tool} exactly \"{}\"",
+            super::permission::inline(command)
+        ),
+    }
 }
 
 /// `/model`: the model the session asks, its server and window, and the server's others.

@@ -96,12 +96,14 @@ pub async fn permission_key(
     let _ = out.flush();
     let allowed: &[char] = match rule {
         AlwaysRule::Nothing => &['y', 'n', 't', 'v'],
-        AlwaysRule::Tool | AlwaysRule::Matching(_) => &['y', 'a', 'n', 't', 'v'],
+        AlwaysRule::Tool | AlwaysRule::ReadOnly(_) | AlwaysRule::Exact => {
+            &['y', 'a', 'n', 't', 'v']
+        }
     };
     let (decision, word, interrupted) = match read_choice(keys, allowed, None).await {
         Choice::Key('y') => (PermissionDecision::AllowOnce, "yes", false),
         Choice::Key('a') => (PermissionDecision::AllowMatching, "always", false),
-        Choice::Key('v') => (PermissionDecision::Never, "never", false),
+        Choice::Key('v') => (PermissionDecision::NeverMatching, "never", false),
         Choice::Key('t') => {
             let _ = write!(out, " no, because: ");
             let _ = out.flush();
@@ -658,12 +660,15 @@ mod tests {
         // No rule offered: `a` is not a key of the question.
         let got = permission_key(&mut typed("ay"), &mut Vec::new(), &AlwaysRule::Nothing).await;
         assert_eq!(got, (PermissionDecision::AllowOnce, false));
+        // "Never" is the terminal's: scoped like "always" (the gate reads what it covers).
+        let got = permission_key(&mut typed("v"), &mut Vec::new(), &AlwaysRule::Exact).await;
+        assert_eq!(got, (PermissionDecision::NeverMatching, false));
     }
 
     #[tokio::test]
     async fn tell_why_reads_the_reason_the_model_is_told() {
         let mut out = Vec::new();
-        let rule = AlwaysRule::Matching("pytest".into());
+        let rule = AlwaysRule::Exact;
         let got = permission_key(&mut typed("tuse nextest\r"), &mut out, &rule).await;
         assert_eq!(
             got,

@@ -14,7 +14,7 @@ pub const LOCAL_COMMANDS: &[(&str, &str)] = &[
     ("skills", "List the skills and their folders"),
     (
         "permissions",
-        "List what this session allows or refuses without asking",
+        "List the answers remembered this session (/new keeps them); /permissions remove N|clear",
     ),
     ("mcp", "List the MCP servers, their state and their tools"),
     ("sessions", "List the saved sessions of this folder"),
@@ -33,8 +33,9 @@ pub enum Local {
     /// `/mode` (empty) or `/mode NAME`.
     Mode(String),
     Skills,
-    /// `/permissions`: the session's remembered answers.
-    Permissions,
+    /// `/permissions` (empty), `/permissions remove N` or `/permissions clear`: the session's
+    /// remembered answers.
+    Permissions(String),
     Mcp,
     Sessions,
     Load(String),
@@ -81,7 +82,7 @@ pub fn classify(text: &str, skills: &[String]) -> Input {
         "model" => Input::Local(Local::Model(rest)),
         "mode" => Input::Local(Local::Mode(rest)),
         "skills" => Input::Local(Local::Skills),
-        "permissions" => Input::Local(Local::Permissions),
+        "permissions" => Input::Local(Local::Permissions(rest)),
         "mcp" => Input::Local(Local::Mcp),
         "sessions" => Input::Local(Local::Sessions),
         "load" => Input::Local(Local::Load(rest)),

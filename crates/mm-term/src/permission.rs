@@ -9,7 +9,7 @@
 //! ```text
 //!   1 │ bash: echo ok
 //!   2 │ rm -rf ~
-//! Allow the call above?  [y]es  [a]lways allow "echo …"  [n]o  [t]ell why  ne[v]er
+//! Allow the call above?  [y]es  [n]o  [t]ell why  ne[v]er this command
 //! ```
 //!
 //! A call's arguments that its title does not show (`fetch_content`'s `output`, `lsp rename`'s
@@ -41,9 +41,10 @@ pub struct Question {
 }
 
 /// The gate's question for a call: the change it proposes (`write_file`, `edit_file`), what
-/// will run, and `[y]es  [a]lways for <tool> this session  [n]o  [t]ell why  ne[v]er` (for a
-/// command, `[a]lways allow "<its first words> …"`, or no `[a]lways` when its first word runs
-/// other commands).
+/// will run, and `[y]es  [a]lways for <tool> this session  [n]o  [t]ell why  ne[v]er`. For a
+/// command, "always" says what it covers — `[a]lways allow read-only "git log …"` (the
+/// options the read-only table allows), `[a]lways allow exactly this command`, or nothing for
+/// one that chains — and `ne[v]er this command`.
 pub fn question(request: &PermissionRequest, width: usize, color: bool) -> Question {
     let call = &request.call;
     let mut lines = render::proposed_lines(&request.preview, color);
@@ -56,10 +57,16 @@ pub fn question(request: &PermissionRequest, width: usize, color: bool) -> Quest
     lines.extend(block);
     let always = match &request.rule {
         AlwaysRule::Tool => format!("  [a]lways for {} this session", inline(&call.name)),
-        AlwaysRule::Matching(prefix) => format!("  [a]lways allow \"{} …\"", inline(prefix)),
+        AlwaysRule::ReadOnly(form) => format!("  [a]lways allow read-only \"{} …\"", inline(form)),
+        AlwaysRule::Exact => "  [a]lways allow exactly this command".to_string(),
         AlwaysRule::Nothing => String::new(),
     };
-    let keys = format!("  [y]es{always}  [n]o  [t]ell why  ne[v]er");
+    // "Never" holds for what "always" is about: the tool, or this command's words.
+    let never = match &request.rule {
+        AlwaysRule::Tool => "ne[v]er",
+        AlwaysRule::ReadOnly(_) | AlwaysRule::Exact | AlwaysRule::Nothing => "ne[v]er this command",
+    };
+    let keys = format!("  [y]es{always}  [n]o  [t]ell why  {never}");
     Question {
         lines,
         prompt: prompt(&question, &keys, color),
@@ -102,20 +109,12 @@ fn block_text(text: &str) -> String {
     sanitize::visible(text).replace('\t', "    ")
 }
 
-/// The block that shows `title` and `extra` whole, and the question after it; no block when
-/// the title is one line that fits on the question's line and nothing else is to be shown.
-fn what_runs(
-    title: &str,
-    extra: &[(String, String)],
-    width: usize,
-    color: bool,
-) -> (Vec<String>, String) {
-    let title = block_text(title.trim());
-    let one_line = format!("Allow {title}?");
-    if !title.contains('\n') && extra.is_empty() && one_line.width() <= width {
-        return (Vec::new(), one_line);
-    }
-    let lines: Vec<&str> = title.split('\n').collect();
+/// Outside text as a block, never cut: shown visibly, each of its lines numbered and folded at
+/// the window's width — at the column, not at a space, so that a fold is never mistaken for a
+/// space or a line (the permission question, the trust question).
+pub fn numbered(text: &str, width: usize, color: bool) -> Vec<String> {
+    let text = block_text(text);
+    let lines: Vec<&str> = text.split('\n').collect();
     let digits = lines.len().to_string().len();
     // "  12 │ ": the number, right-aligned, then the bar.
     let room = width.saturating_sub(digits + 5).max(MIN_ROOM);
@@ -132,6 +131,23 @@ fn what_runs(
             ));
         }
     }
+    block
+}
+
+/// The block that shows `title` and `extra` whole, and the question after it; no block when
+/// the title is one line that fits on the question's line and nothing else is to be shown.
+fn what_runs(
+    title: &str,
+    extra: &[(String, String)],
+    width: usize,
+    color: bool,
+) -> (Vec<String>, String) {
+    let shown = block_text(title.trim());
+    let one_line = format!("Allow {shown}?");
+    if !shown.contains('\n') && extra.is_empty() && one_line.width() <= width {
+        return (Vec::new(), one_line);
+    }
+    let mut block = numbered(title.trim(), width, color);
     for (name, value) in extra {
         // Continuation rows go under the value, four columns in.
         let text = format!("with {name}: {value}");
@@ -213,18 +229,28 @@ mod tests {
         r
     }
 
-    const KEYS: &str = "  [y]es  [a]lways allow \"rm …\"  [n]o  [t]ell why  ne[v]er";
-    const ECHO_KEYS: &str = "  [y]es  [a]lways allow \"echo …\"  [n]o  [t]ell why  ne[v]er";
+    const KEYS: &str =
+        "  [y]es  [a]lways allow exactly this command  [n]o  [t]ell why  ne[v]er this command";
+    /// A command that chains (a line end, `\r`): no rule would let it run again.
+    const CHAINED_KEYS: &str = "  [y]es  [n]o  [t]ell why  ne[v]er this command";
 
     #[test]
-    fn always_offers_the_command_s_first_words_or_nothing() {
+    fn always_says_what_it_covers_and_never_holds_for_the_command() {
+        assert_eq!(
+            question(&bash("git log -1"), 80, false).prompt,
+            "Allow bash: git log -1?  [y]es  [a]lways allow read-only \"git log …\"  [n]o  [t]ell why  ne[v]er this command"
+        );
         assert_eq!(
             question(&bash("cargo test -p mm"), 80, false).prompt,
-            "Allow bash: cargo test -p mm?  [y]es  [a]lways allow \"cargo test …\"  [n]o  [t]ell why  ne[v]er"
+            format!("Allow bash: cargo test -p mm?{KEYS}")
         );
         assert_eq!(
             question(&bash("sudo rm -rf /"), 80, false).prompt,
-            "Allow bash: sudo rm -rf /?  [y]es  [n]o  [t]ell why  ne[v]er"
+            format!("Allow bash: sudo rm -rf /?{KEYS}")
+        );
+        assert_eq!(
+            question(&bash("pytest; rm -rf ~"), 80, false).prompt,
+            format!("Allow bash: pytest; rm -rf ~?{CHAINED_KEYS}")
         );
     }
 
@@ -245,7 +271,7 @@ mod tests {
             question(&bash("echo ok\nrm -rf ~"), 80, false),
             Question {
                 lines: vec!["  1 │ bash: echo ok".into(), "  2 │ rm -rf ~".into()],
-                prompt: format!("Allow the call above?{ECHO_KEYS}"),
+                prompt: format!("Allow the call above?{CHAINED_KEYS}"),
             }
         );
     }
@@ -271,7 +297,7 @@ mod tests {
         let q = question(&bash("echo ok\x1b[2K\r\u{202e}rm -rf ~\trm"), 80, false);
         assert_eq!(
             q.prompt,
-            format!("Allow bash: echo ok^[[2K^M<U+202E>rm -rf ~    rm?{ECHO_KEYS}")
+            format!("Allow bash: echo ok^[[2K^M<U+202E>rm -rf ~    rm?{CHAINED_KEYS}")
         );
     }
 

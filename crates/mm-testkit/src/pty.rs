@@ -201,7 +201,19 @@ pub struct Term {
 impl Term {
     /// [`spawn_mm`] in a window `cols` wide and `rows` high.
     pub fn spawn(home: &Path, url: &str, extra: &[&str], cols: u16, rows: u16) -> Term {
-        let mm = spawn_window(&mm_command(home, home, url, extra), cols, rows);
+        Term::spawn_in(home, home, url, extra, cols, rows)
+    }
+
+    /// [`Term::spawn`] with `cwd` as the working folder.
+    pub fn spawn_in(
+        home: &Path,
+        cwd: &Path,
+        url: &str,
+        extra: &[&str],
+        cols: u16,
+        rows: u16,
+    ) -> Term {
+        let mm = spawn_window(&mm_command(home, cwd, url, extra), cols, rows);
         Term {
             mm,
             screen: vt100::Parser::new(rows, cols, 0),

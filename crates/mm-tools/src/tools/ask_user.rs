@@ -85,7 +85,7 @@ impl TypedTool for AskUser {
     fn title(&self, _args: &Value) -> String {
         "ask_user".into()
     }
-    fn gated(&self, _args: &Value) -> bool {
+    fn gated(&self, _args: &Args) -> bool {
         false
     }
     async fn run(&self, args: Args, call: &CallContext<'_>) -> ToolOutput {

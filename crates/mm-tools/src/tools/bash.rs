@@ -85,17 +85,11 @@ impl TypedTool for Bash {
     fn tally(&self) -> Option<Tally> {
         Some(Tally::Command)
     }
-    fn gated(&self, _args: &Value) -> bool {
+    fn gated(&self, _args: &Args) -> bool {
         true
     }
-    fn rule_subject(&self, args: &Value) -> Option<String> {
-        // Malformed arguments match no rule: an empty command offers none.
-        Some(
-            args.get("command")
-                .and_then(Value::as_str)
-                .unwrap_or("")
-                .to_string(),
-        )
+    fn rule_subject(&self, args: &Args) -> Option<String> {
+        Some(args.command.clone())
     }
     fn runs_read_only(&self) -> bool {
         self.read_only.is_some()
@@ -561,7 +555,8 @@ mod tests {
         assert_eq!(t.title(&serde_json::json!({"cmd": "ls"})), "bash");
         assert_eq!(t.title(&serde_json::json!("ls")), "bash");
         assert_eq!(t.kind(&Value::Null), ToolKind::Execute);
-        assert!(t.gated(&Value::Null));
+        let parsed = crate::tools::Tool::parse(&t, serde_json::json!({"command": "ls"}));
+        assert!(parsed.is_ok_and(|p| crate::tools::Tool::gated(&t, &p)));
         assert!(t.locations(&Value::Null, Path::new("/")).is_empty());
     }
 }

@@ -1,14 +1,14 @@
 //! The one dispatcher every tool call goes through:
-//! announce → loop detector → `preToolCall` hooks → permission gate → run → `postToolCall` hooks
-//! → finish. The engine never branches on a tool's name; the tools never run the gates.
+//! announce → loop detector → parse → `preToolCall` hooks → permission gate → run →
+//! `postToolCall` hooks → finish. The engine never branches on a tool's name; the tools never
+//! run the gates.
 
-use std::collections::HashSet;
 use std::path::Path;
 
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
-use super::gate::{self, GateVerdict};
+use super::gate::{self, GateVerdict, Rules};
 use super::repeat::{RepeatDetector, Verdict};
 use super::{CallContext, ToolOutput, Toolbox, cap_output, parse_raw_args};
 use crate::event::{Event, Frontend, PermissionMode, Tally, ToolCallEnd, ToolStatus};
@@ -34,8 +34,8 @@ pub struct TurnEnv<'a> {
 /// The mutable state of the gates within a session and a turn.
 pub struct Gates<'a> {
     pub repeat: &'a mut RepeatDetector,
-    pub allow_always: &'a mut HashSet<String>,
-    pub never: &'a mut HashSet<String>,
+    /// The session's remembered answers.
+    pub rules: &'a mut Rules,
 }
 
 /// The outcome of one dispatched call.
@@ -108,9 +108,15 @@ pub async fn dispatch(
             call.name
         ));
     }
+    // Once, before anyone sees the call: one that does not fit the tool is answered to the
+    // model, and the hooks, the gate and the run share what parsed.
+    let args = match tool.parse(args) {
+        Ok(parsed) => parsed,
+        Err(complaint) => return refused(complaint),
+    };
 
     if env.hooks.any(HookEvent::PreToolCall, Some(&call.name)) {
-        let input = json!({"tool": call.name, "toolCallId": call.ref_, "input": args});
+        let input = json!({"tool": call.name, "toolCallId": call.ref_, "input": args.raw()});
         let r = tool_hooks(env, HookEvent::PreToolCall, &call.name, input, cancel).await;
         if let HookDecision::Deny(reason) = r.decision {
             if cancel.is_cancelled() {
@@ -142,8 +148,7 @@ pub async fn dispatch(
         &start,
         gated,
         subject.as_deref(),
-        gates.allow_always,
-        gates.never,
+        gates.rules,
         || tool.preview(&args, env.cwd),
         env.frontend,
         cancel,
@@ -171,7 +176,7 @@ pub async fn dispatch(
     .with_journal(env.journal);
     // The hooks after the call see the arguments it ran with.
     let args_for_hooks = if env.hooks.any(HookEvent::PostToolCall, Some(&call.name)) {
-        args.clone()
+        args.raw().clone()
     } else {
         Value::Null
     };
@@ -179,7 +184,7 @@ pub async fn dispatch(
         text,
         outcome,
         diffs,
-    } = tool.run(args, &handle).await;
+    } = tool.run_parsed(args, &handle).await;
     let status = outcome.status();
     let mut text = cap_output(&text, env.max_output);
     if env.hooks.any(HookEvent::PostToolCall, Some(&call.name)) {

@@ -67,11 +67,11 @@ impl TypedTool for EditFile {
     fn tally(&self) -> Option<Tally> {
         Some(Tally::FileOp)
     }
-    fn gated(&self, _args: &Value) -> bool {
+    fn gated(&self, _args: &Args) -> bool {
         true
     }
-    fn preview(&self, args: Args, cwd: &Path) -> Vec<FileDiff> {
-        match plan(&args, cwd) {
+    fn preview(&self, args: &Args, cwd: &Path) -> Vec<FileDiff> {
+        match plan(args, cwd) {
             Ok(Planned::Edit { diff, .. }) => vec![diff],
             Ok(Planned::Unchanged(_)) | Err(_) => Vec::new(),
         }

@@ -104,8 +104,8 @@ impl TypedTool for FetchContent {
             .unwrap_or_default()
     }
     /// Only writing a file is gated; reading a page is not.
-    fn gated(&self, args: &Value) -> bool {
-        output_arg(args).is_some()
+    fn gated(&self, args: &Args) -> bool {
+        args.output.as_deref().is_some_and(|p| !p.trim().is_empty())
     }
     async fn run(&self, args: Args, call: &CallContext<'_>) -> ToolOutput {
         let url = match check_url(&args.url) {

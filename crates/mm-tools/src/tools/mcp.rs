@@ -8,7 +8,7 @@ use std::sync::Arc;
 use async_trait::async_trait;
 use serde_json::Value;
 
-use super::{CallContext, Tool, ToolOutput};
+use super::{CallContext, Parsed, Tool, ToolOutput};
 use crate::config::McpPermissions;
 use crate::event::ToolKind;
 use crate::mcp::{CallError, Server, ServerSpec, ToolInfo, content};
@@ -77,7 +77,7 @@ impl Tool for McpTool {
         format!("{}: {}", self.server_name, self.info.name)
     }
 
-    fn gated(&self, _args: &Value) -> bool {
+    fn gated(&self, _args: &Parsed) -> bool {
         true
     }
 
@@ -85,8 +85,8 @@ impl Tool for McpTool {
         self.ask
     }
 
-    async fn run(&self, args: Value, call: &CallContext<'_>) -> ToolOutput {
-        let Value::Object(arguments) = args else {
+    async fn run_parsed(&self, args: Parsed, call: &CallContext<'_>) -> ToolOutput {
+        let Value::Object(arguments) = args.into_raw() else {
             return ToolOutput::not_run(format!(
                 "[bad arguments for {}: expected a JSON object]",
                 self.name

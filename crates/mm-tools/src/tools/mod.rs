@@ -17,11 +17,13 @@ pub mod write_file;
 
 pub use cut::cap_output;
 
+use std::any::Any;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 
 use async_trait::async_trait;
+use serde::Deserialize;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
@@ -245,9 +247,49 @@ impl ToolOutput {
     }
 }
 
-/// The face the dispatcher sees: every method takes the raw arguments. Built-in tools implement
-/// [`TypedTool`] and get this through its blanket implementation; an MCP server's tool, whose
-/// schema is the server's, implements it directly.
+/// A call's arguments, parsed once by its tool ([`Tool::parse`]) before the hooks and the
+/// permission gate: what the gate asks about, the hooks see and the tool runs is this one value.
+pub struct Parsed {
+    /// The arguments as the model sent them (what the hooks receive).
+    raw: Value,
+    /// The tool's typed arguments ([`TypedTool::Args`]); `None` for a tool whose schema is not
+    /// ours (an MCP server's).
+    typed: Option<Box<dyn Any + Send + Sync>>,
+}
+
+impl Parsed {
+    /// Arguments a tool takes as they are (an MCP server's tool: its server checks them).
+    pub fn untyped(raw: Value) -> Self {
+        Parsed { raw, typed: None }
+    }
+
+    fn typed<T: Any + Send + Sync>(raw: Value, typed: T) -> Self {
+        Parsed {
+            raw,
+            typed: Some(Box::new(typed)),
+        }
+    }
+
+    /// The arguments as the model sent them.
+    pub fn raw(&self) -> &Value {
+        &self.raw
+    }
+
+    pub fn into_raw(self) -> Value {
+        self.raw
+    }
+
+    /// The typed arguments, when they are a `T`.
+    fn get<T: Any>(&self) -> Option<&T> {
+        self.typed.as_ref()?.downcast_ref()
+    }
+}
+
+/// The face the dispatcher sees. A call's arguments are parsed once ([`Tool::parse`]); what
+/// announces a call before that — the title, the kind, the locations — reads them raw, since a
+/// call with bad arguments is announced too. Built-in tools implement [`TypedTool`] and get
+/// this through its blanket implementation; an MCP server's tool, whose schema is the
+/// server's, implements it directly.
 #[async_trait]
 pub trait Tool: Send + Sync {
     fn name(&self) -> &str;
@@ -262,12 +304,17 @@ pub trait Tool: Send + Sync {
     fn locations(&self, _args: &Value, _cwd: &Path) -> Vec<PathBuf> {
         Vec::new()
     }
+    /// Parses a call's arguments, once, before the hooks and the gate see it; the error is what
+    /// the model receives (no one is asked about a call that does not fit the tool).
+    fn parse(&self, args: Value) -> Result<Parsed, String> {
+        Ok(Parsed::untyped(args))
+    }
     /// Whether the permission gate asks before this call runs in `ask` mode (`yolo = false`); in
     /// `read-only` mode such a call is refused.
-    fn gated(&self, args: &Value) -> bool;
+    fn gated(&self, args: &Parsed) -> bool;
     /// What the permission gate matches a remembered rule against (`bash`: the command);
     /// `None`: "always" remembers the whole tool.
-    fn rule_subject(&self, _args: &Value) -> Option<String> {
+    fn rule_subject(&self, _args: &Parsed) -> Option<String> {
         None
     }
     /// Whether a gated call still runs in `read-only` mode, unasked, because it cannot write
@@ -276,9 +323,9 @@ pub trait Tool: Send + Sync {
         false
     }
     /// The file changes this call would make, computed without making them, for the permission
-    /// question; empty when the tool changes no file or cannot tell (bad arguments, a failed
-    /// edit: the run says why).
-    fn preview(&self, _args: &Value, _cwd: &Path) -> Vec<FileDiff> {
+    /// question; empty when the tool changes no file or cannot tell (a failed edit: the run
+    /// says why).
+    fn preview(&self, _args: &Parsed, _cwd: &Path) -> Vec<FileDiff> {
         Vec::new()
     }
 
@@ -302,18 +349,28 @@ pub trait Tool: Send + Sync {
     /// The session starts afresh (`/new`): let go of what was kept for follow-ups (the
     /// processes of asked agents).
     fn reset(&self) {}
-    /// Runs the call. Bad arguments are a `not_run` output explaining the mistake, never a panic.
-    async fn run(&self, args: Value, call: &CallContext<'_>) -> ToolOutput;
+    /// Runs a call whose arguments parsed. A mistake found later is a `not_run` output
+    /// explaining it, never a panic.
+    async fn run_parsed(&self, args: Parsed, call: &CallContext<'_>) -> ToolOutput;
+    /// Parses the arguments and runs the call (for callers without a dispatcher: tests,
+    /// benchmarks); arguments that do not parse are a `not_run` output explaining the mistake.
+    async fn run(&self, args: Value, call: &CallContext<'_>) -> ToolOutput {
+        match self.parse(args) {
+            Ok(parsed) => self.run_parsed(parsed, call).await,
+            Err(complaint) => ToolOutput::not_run(complaint),
+        }
+    }
 }
 
 /// A built-in tool, its arguments declared once as `Args`: the schema the model sees is derived
-/// from it, and `preview` and `run` get the parsed value (a call whose arguments do not parse
-/// never reaches them: the model is told the mistake). What runs before parsing — the title,
-/// the kind, the locations and `gated`, which announce and gate a call even with bad arguments,
-/// and the hooks — sees the raw arguments, as in [`Tool`].
+/// from it, and the dispatcher parses a call's arguments into it once, before the hooks and
+/// the gate; `gated`, `rule_subject`, `preview` and `run` get that value (a call whose
+/// arguments do not parse never reaches them, nor the user: the model is told the mistake).
+/// What announces a call before the parse — the title, the kind, the locations — reads the
+/// raw arguments, as in [`Tool`].
 #[async_trait]
 pub trait TypedTool: Send + Sync {
-    type Args: DeserializeOwned + schemars::JsonSchema + Send;
+    type Args: DeserializeOwned + schemars::JsonSchema + Send + Sync + 'static;
 
     fn name(&self) -> &str;
     /// The description sent to the model: short, it is paid for on every request.
@@ -331,20 +388,20 @@ pub trait TypedTool: Send + Sync {
         Vec::new()
     }
     /// As [`Tool::gated`].
-    fn gated(&self, args: &Value) -> bool;
-    /// As [`Tool::preview`], for arguments that parsed.
-    fn preview(&self, _args: Self::Args, _cwd: &Path) -> Vec<FileDiff> {
+    fn gated(&self, args: &Self::Args) -> bool;
+    /// As [`Tool::preview`].
+    fn preview(&self, _args: &Self::Args, _cwd: &Path) -> Vec<FileDiff> {
         Vec::new()
     }
-    /// As [`Tool::always_gated`].
-    /// As [`Tool::rule_subject`]: the raw arguments (it runs before they are parsed).
-    fn rule_subject(&self, _args: &Value) -> Option<String> {
+    /// As [`Tool::rule_subject`].
+    fn rule_subject(&self, _args: &Self::Args) -> Option<String> {
         None
     }
     /// As [`Tool::runs_read_only`].
     fn runs_read_only(&self) -> bool {
         false
     }
+    /// As [`Tool::always_gated`].
     fn always_gated(&self) -> bool {
         false
     }
@@ -387,17 +444,29 @@ impl<T: TypedTool> Tool for T {
     fn locations(&self, args: &Value, cwd: &Path) -> Vec<PathBuf> {
         TypedTool::locations(self, args, cwd)
     }
-    fn gated(&self, args: &Value) -> bool {
-        TypedTool::gated(self, args)
-    }
-    fn preview(&self, args: &Value, cwd: &Path) -> Vec<FileDiff> {
-        match serde_json::from_value::<T::Args>(args.clone()) {
-            Ok(args) => TypedTool::preview(self, args, cwd),
-            Err(_) => Vec::new(),
+    fn parse(&self, args: Value) -> Result<Parsed, String> {
+        match T::Args::deserialize(&args) {
+            Ok(typed) => Ok(Parsed::typed(args, typed)),
+            Err(e) => Err(format!(
+                "[bad arguments for {}: {e}; arguments given: {args}]",
+                TypedTool::name(self)
+            )),
         }
     }
-    fn rule_subject(&self, args: &Value) -> Option<String> {
-        TypedTool::rule_subject(self, args)
+    // Arguments this tool did not parse cannot reach these (the dispatcher parses with the
+    // same tool); were they to, the gate asks and the run parses again.
+    fn gated(&self, args: &Parsed) -> bool {
+        args.get::<T::Args>()
+            .is_none_or(|args| TypedTool::gated(self, args))
+    }
+    fn preview(&self, args: &Parsed, cwd: &Path) -> Vec<FileDiff> {
+        args.get::<T::Args>()
+            .map(|args| TypedTool::preview(self, args, cwd))
+            .unwrap_or_default()
+    }
+    fn rule_subject(&self, args: &Parsed) -> Option<String> {
+        args.get::<T::Args>()
+            .and_then(|args| TypedTool::rule_subject(self, args))
     }
     fn runs_read_only(&self) -> bool {
         TypedTool::runs_read_only(self)
@@ -417,11 +486,15 @@ impl<T: TypedTool> Tool for T {
     fn reset(&self) {
         TypedTool::reset(self)
     }
-    async fn run(&self, args: Value, call: &CallContext<'_>) -> ToolOutput {
-        match parse_args::<T::Args>(TypedTool::name(self), &args) {
-            Ok(args) => TypedTool::run(self, args, call).await,
-            Err(out) => out,
-        }
+    async fn run_parsed(&self, args: Parsed, call: &CallContext<'_>) -> ToolOutput {
+        let typed = match args.typed.map(|t| t.downcast::<T::Args>()) {
+            Some(Ok(typed)) => *typed,
+            Some(Err(_)) | None => match Tool::parse(self, args.raw) {
+                Ok(parsed) => return Tool::run_parsed(self, parsed, call).await,
+                Err(complaint) => return ToolOutput::not_run(complaint),
+            },
+        };
+        TypedTool::run(self, typed, call).await
     }
 }
 
@@ -683,15 +756,6 @@ fn compact_node(v: &mut Value, defs: Option<&Value>) {
     }
 }
 
-/// Parses a call's arguments, or explains the mistake to the model.
-fn parse_args<T: DeserializeOwned>(tool: &str, args: &Value) -> Result<T, ToolOutput> {
-    serde_json::from_value(args.clone()).map_err(|e| {
-        ToolOutput::not_run(format!(
-            "[bad arguments for {tool}: {e}; arguments given: {args}]"
-        ))
-    })
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -715,10 +779,10 @@ mod tests {
         fn title(&self, _args: &Value) -> String {
             self.0.to_string()
         }
-        fn gated(&self, _args: &Value) -> bool {
+        fn gated(&self, _args: &Parsed) -> bool {
             false
         }
-        async fn run(&self, _args: Value, _call: &CallContext<'_>) -> ToolOutput {
+        async fn run_parsed(&self, _args: Parsed, _call: &CallContext<'_>) -> ToolOutput {
             ToolOutput::completed("")
         }
     }

@@ -113,8 +113,8 @@ impl TypedTool for PlanTool {
         }
     }
     /// Every action but `show` changes the plan.
-    fn gated(&self, args: &Value) -> bool {
-        args.get("action").and_then(Value::as_str) != Some("show")
+    fn gated(&self, args: &Args) -> bool {
+        args.action != Action::Show
     }
     async fn run(&self, args: Args, call: &CallContext<'_>) -> ToolOutput {
         let action = args.action;

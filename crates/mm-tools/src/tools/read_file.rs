@@ -60,7 +60,7 @@ impl TypedTool for ReadFile {
     fn tally(&self) -> Option<Tally> {
         Some(Tally::FileOp)
     }
-    fn gated(&self, _args: &Value) -> bool {
+    fn gated(&self, _args: &Args) -> bool {
         false
     }
     async fn run(&self, args: Args, call: &CallContext<'_>) -> ToolOutput {

@@ -63,7 +63,7 @@ impl TypedTool for ReadSkill {
     fn tally(&self) -> Option<Tally> {
         Some(Tally::Skill)
     }
-    fn gated(&self, _args: &Value) -> bool {
+    fn gated(&self, _args: &Args) -> bool {
         false
     }
     /// The catalogue, in the system prompt, so the model knows what it can load.

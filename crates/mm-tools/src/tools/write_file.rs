@@ -58,11 +58,13 @@ impl TypedTool for WriteFile {
     fn tally(&self) -> Option<Tally> {
         Some(Tally::FileOp)
     }
-    fn gated(&self, _args: &Value) -> bool {
+    fn gated(&self, _args: &Args) -> bool {
         true
     }
-    fn preview(&self, args: Args, cwd: &Path) -> Vec<FileDiff> {
-        change(args, cwd).map(|d| vec![d]).unwrap_or_default()
+    fn preview(&self, args: &Args, cwd: &Path) -> Vec<FileDiff> {
+        change(&args.path, args.content.clone(), cwd)
+            .map(|d| vec![d])
+            .unwrap_or_default()
     }
     async fn run(&self, args: Args, call: &CallContext<'_>) -> ToolOutput {
         let shown = args.path.clone();
@@ -70,7 +72,7 @@ impl TypedTool for WriteFile {
         if let Err(refused) = self.sandbox.check_write(call.cwd, &abs) {
             return ToolOutput::not_run(refused);
         }
-        let diff = match change(args, call.cwd) {
+        let diff = match change(&args.path, args.content, call.cwd) {
             Ok(d) => d,
             Err(e) => return ToolOutput::not_run(e.to_string()),
         };
@@ -95,17 +97,17 @@ impl TypedTool for WriteFile {
 
 /// The change a call makes: the file's absolute path, its content now (`None`: it does not
 /// exist) and the new content.
-fn change(args: Args, cwd: &Path) -> Result<FileDiff, WriteError> {
-    let abs = paths::resolve(cwd, &args.path);
+fn change(path: &str, content: String, cwd: &Path) -> Result<FileDiff, WriteError> {
+    let abs = paths::resolve(cwd, path);
     if abs.is_dir() {
-        return Err(WriteError::IsDirectory(args.path));
+        return Err(WriteError::IsDirectory(path.to_string()));
     }
     let old_text = match fs::read(&abs) {
         Ok(bytes) => Some(String::from_utf8_lossy(&bytes).into_owned()),
         Err(e) if e.kind() == io::ErrorKind::NotFound => None,
         Err(e) => {
             return Err(WriteError::Io {
-                path: args.path,
+                path: path.to_string(),
                 source: e,
             });
         }
@@ -113,7 +115,7 @@ fn change(args: Args, cwd: &Path) -> Result<FileDiff, WriteError> {
     Ok(FileDiff {
         path: abs,
         old_text,
-        new_text: args.content,
+        new_text: content,
     })
 }
 

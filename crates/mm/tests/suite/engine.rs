@@ -11,7 +11,8 @@ use mm::engine::{Command, Session, StopReason};
 use mm::event::*;
 use mm::history::Role;
 use mm::model::{ModelError, RawToolCall};
-use mm::tools::{CallContext, Tool, ToolOutput};
+use mm::tools::gate::Answer as Remembered;
+use mm::tools::{CallContext, Parsed, Tool, ToolOutput};
 use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
@@ -39,11 +40,11 @@ impl Tool for Echo {
     fn tally(&self) -> Option<Tally> {
         Some(Tally::Command)
     }
-    fn gated(&self, _a: &Value) -> bool {
+    fn gated(&self, _a: &Parsed) -> bool {
         true
     }
-    async fn run(&self, a: Value, _call: &CallContext<'_>) -> ToolOutput {
-        ToolOutput::completed(a["text"].as_str().unwrap_or("").to_string())
+    async fn run_parsed(&self, a: Parsed, _call: &CallContext<'_>) -> ToolOutput {
+        ToolOutput::completed(a.raw()["text"].as_str().unwrap_or("").to_string())
     }
 }
 
@@ -252,7 +253,7 @@ async fn permission_answers_are_remembered() {
             archived_as: None
         })
     );
-    assert!(s.never.contains("echo"));
+    assert_eq!(s.rules.answer("echo", None), Some(Remembered::Never));
     assert!(
         fe.notices()
             .contains(&"🆕 New session: 6 message(s) forgotten.".to_string())

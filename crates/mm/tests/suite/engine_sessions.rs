@@ -13,6 +13,7 @@ use mm::event::{Event, PermissionDecision, Plan, PlanStatus, PlanStep, Usage};
 use mm::history::{Message, Role, ToolCall};
 use mm::model::ModelError;
 use mm::session::{self, SessionFile};
+use mm::tools::gate::{Answer as Remembered, Covers, Rule};
 use pretty_assertions::assert_eq;
 use regex::Regex;
 use serde_json::json;
@@ -120,7 +121,11 @@ async fn new_archives_the_conversation_and_keeps_grants_usage_and_id() {
     fe.answer_permission(PermissionDecision::AllowAlways);
     let mut s = r.session(&fe).await;
     r.prompt(&mut s, "first", &fe).await;
-    s.never.insert("write_file".into());
+    s.rules.remember(Rule {
+        answer: Remembered::Never,
+        tool: "write_file".into(),
+        covers: Covers::Tool,
+    });
     *s.plan.lock().unwrap() = Some(Plan {
         title: "the plan".into(),
         steps: vec![PlanStep {
@@ -173,8 +178,11 @@ async fn new_archives_the_conversation_and_keeps_grants_usage_and_id() {
     assert_eq!(s.last_measure, None);
     assert_eq!(s.last_input, None);
     assert!(s.plan.lock().unwrap().is_none());
-    assert!(s.allow_always.contains("bash"));
-    assert!(s.never.contains("write_file"));
+    assert_eq!(
+        s.rules.answer("bash", Some("rm x")),
+        Some(Remembered::Always)
+    );
+    assert_eq!(s.rules.answer("write_file", None), Some(Remembered::Never));
 
     // The grant survived: the next bash call asks nothing.
     assert_eq!(fe.asked(), vec!["bash: echo a"]);

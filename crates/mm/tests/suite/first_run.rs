@@ -88,7 +88,7 @@ fn ask(mm: &mut OsSession, project: &Path) {
         .as_str(),
     )
     .unwrap();
-    mm.expect("  hook sessionStart: echo started > hook-ran.txt\r\n")
+    mm.expect("  1 │ hook sessionStart: echo started > hook-ran.txt\r\n")
         .unwrap();
     mm.expect(
         format!(

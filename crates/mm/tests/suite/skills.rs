@@ -492,7 +492,7 @@ async fn read_skill_returns_folder_files_and_body() {
     assert_eq!(tool.title(&args), "read_skill: greetings");
     assert_eq!(tool.title(&json!({})), "read_skill");
     assert_eq!(tool.kind(&args), ToolKind::Read);
-    assert!(!tool.gated(&args));
+    assert!(!tool.gated(&tool.parse(args.clone()).unwrap()));
     assert_eq!(
         tool.parameters(),
         json!({

@@ -268,7 +268,7 @@ fn keys_typed_before_a_permission_question_never_answer_it() {
     mm.wait("thinking", "the text before the call");
     mm.send("y");
     mm.wait(
-        "Allow bash: echo asked?  [y]es  [a]lways allow \"echo …\"  [n]o  [t]ell why  ne[v]er",
+        "Allow bash: echo asked?  [y]es  [a]lways allow read-only \"echo …\"  [n]o  [t]ell why  ne[v]er this command",
         "the question",
     );
     // The question waits for a key typed after it showed.

@@ -82,8 +82,10 @@ fn permission_prompt_answered_each_way() {
     mm.expect("> ").unwrap();
 
     mm.send_line("one").unwrap();
-    mm.expect("Allow bash: echo one?  [y]es  [a]lways allow \"echo …\"  [n]o  [t]ell why  ne[v]er")
-        .unwrap();
+    mm.expect(
+        "Allow bash: echo one?  [y]es  [a]lways allow read-only \"echo …\"  [n]o  [t]ell why  ne[v]er this command",
+    )
+    .unwrap();
     mm.send("y").unwrap();
     mm.expect(" yes").unwrap();
     mm.expect("first").unwrap();
@@ -129,11 +131,11 @@ fn permission_prompt_answered_each_way() {
 }
 
 #[mm_testkit::test]
-fn permission_never_rejects_later_calls_without_asking() {
+fn permission_never_rejects_the_same_command_later_without_asking() {
     let (server, url) = Server::start(vec![
         bash_reply("c1", "echo one"),
         answer_with_usage("first"),
-        bash_reply("c2", "echo two"),
+        bash_reply("c2", "echo one"),
         answer_with_usage("second"),
     ]);
     let home = tempfile::tempdir().unwrap();
@@ -146,7 +148,7 @@ fn permission_never_rejects_later_calls_without_asking() {
     mm.expect("first").unwrap();
     mm.expect("> ").unwrap();
     mm.send_line("two").unwrap();
-    mm.expect("$ bash: echo two").unwrap();
+    mm.expect("$ bash: echo one").unwrap();
     mm.expect("[command rejected by the user]").unwrap();
     mm.expect("second").unwrap();
     mm.expect("> ").unwrap();

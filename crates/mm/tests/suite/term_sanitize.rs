@@ -249,9 +249,7 @@ fn the_permission_question_shows_every_line_of_the_command() {
     t.until("> ");
     t.send("clean up\r");
     // Every line is on the screen before the question that reads the key.
-    let shown = t.until(
-        "Allow the call above?  [y]es  [a]lways allow \"echo …\"  [n]o  [t]ell why  ne[v]er",
-    );
+    let shown = t.until("Allow the call above?  [y]es  [n]o  [t]ell why  ne[v]er this command");
     assert!(
         shown.ends_with("  1 │ bash: echo ok\r\n  2 │ rm -rf ~\r\n"),
         "{shown:?}"

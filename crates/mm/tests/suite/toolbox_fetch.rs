@@ -513,8 +513,8 @@ fn kind_title_locations_and_gating() {
     let save = json!({"url": "http://x.test/", "output": "a/b.bin"});
     assert_eq!(t.kind(&page), ToolKind::Fetch);
     assert_eq!(t.title(&page), "fetch_content: http://x.test/");
-    assert!(!t.gated(&page));
-    assert!(t.gated(&save));
+    assert!(!t.gated(&t.parse(page.clone()).unwrap()));
+    assert!(t.gated(&t.parse(save.clone()).unwrap()));
     assert_eq!(t.locations(&page, cwd), Vec::<std::path::PathBuf>::new());
     assert_eq!(t.locations(&save, cwd), vec![cwd.join("a/b.bin")]);
 }

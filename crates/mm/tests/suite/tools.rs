@@ -179,7 +179,10 @@ fn names_kinds_titles_locations_gates() {
         assert_eq!(tool.title(&args), title);
         assert_eq!(tool.title(&json!("garbage")), name);
         assert_eq!(tool.title(&json!({"path": 3, "command": []})), name);
-        assert_eq!(tool.gated(&args), gated);
+        // Arguments that fit each of the four (none of them refuses a field it does not know).
+        let fitting = json!({"path": "src/a.rs", "command": "ls -la", "content": "x",
+                             "old_text": "a", "new_text": "b"});
+        assert_eq!(tool.gated(&tool.parse(fitting).unwrap()), gated);
         assert!(tool.locations(&json!("garbage"), cwd).is_empty());
     }
     assert!(bash().locations(&args, cwd).is_empty());

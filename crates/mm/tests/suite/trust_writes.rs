@@ -13,7 +13,7 @@
 
 use mm_testkit as common;
 
-use std::collections::{BTreeMap, HashSet};
+use std::collections::BTreeMap;
 use std::os::unix::fs::symlink;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
@@ -335,11 +335,9 @@ async fn every_builtin_tool_that_writes_is_refused_in_read_only_mode_and_asks_in
                 hooks: &hooks,
                 journal: None,
             };
-            let (mut allow, mut never) = (HashSet::new(), HashSet::new());
             let gates = Gates {
                 repeat: &mut RepeatDetector::new(10),
-                allow_always: &mut allow,
-                never: &mut never,
+                rules: &mut Default::default(),
             };
             let call = ToolCall {
                 id: format!("c{n}"),

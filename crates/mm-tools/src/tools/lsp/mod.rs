@@ -146,8 +146,8 @@ impl TypedTool for Lsp {
         path_location(args, cwd)
     }
     /// Only `rename` changes files.
-    fn gated(&self, args: &Value) -> bool {
-        is_rename(args)
+    fn gated(&self, args: &Args) -> bool {
+        args.action == Action::Rename
     }
     async fn run(&self, args: Args, call: &CallContext<'_>) -> ToolOutput {
         let mut result = self.answer(&args, call, None).await;
@@ -549,7 +549,10 @@ mod tests {
         );
         assert_eq!(title(json!({})), "lsp");
         assert_eq!(t.kind(&json!({"action": "rename"})), ToolKind::Edit);
-        assert!(t.gated(&json!({"action": "rename"})));
-        assert!(!t.gated(&json!({"action": "hover"})));
+        let gated = |v: Value| {
+            crate::tools::Tool::parse(&t, v).is_ok_and(|p| crate::tools::Tool::gated(&t, &p))
+        };
+        assert!(gated(json!({"action": "rename", "path": "a.py"})));
+        assert!(!gated(json!({"action": "hover", "path": "a.py"})));
     }
 }
