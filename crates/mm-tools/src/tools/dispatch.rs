@@ -57,9 +57,11 @@ pub async fn dispatch(
     call: &ToolCall,
     cancel: &CancellationToken,
 ) -> Dispatched {
+    // The text read as JSON once: the announcement, the loop detector and the parse share it.
+    let (args, json_error) = parse_raw_args(&call.arguments);
     let start = env
         .tools
-        .describe(&call.ref_, &call.name, &call.arguments, env.cwd);
+        .describe_args(&call.ref_, &call.name, args.clone(), env.cwd);
     env.frontend.emit(Event::ToolCallStarted(start.clone()));
     let finish = |output: String, status: ToolStatus, diffs, title: Option<String>| {
         env.frontend.emit(Event::ToolCallFinished(ToolCallEnd {
@@ -78,7 +80,6 @@ pub async fn dispatch(
         end_turn: None,
     };
 
-    let (args, json_error) = parse_raw_args(&call.arguments);
     match gates.repeat.check(&call.name, &args) {
         Verdict::Run => {}
         Verdict::Block(text) => return refused(text),

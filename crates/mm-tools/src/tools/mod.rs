@@ -638,6 +638,17 @@ impl Toolbox {
         cwd: &Path,
     ) -> ToolCallStart {
         let (args, _) = parse_raw_args(arguments);
+        self.describe_args(call_ref, name, args, cwd)
+    }
+
+    /// [`Toolbox::describe`] for arguments already read as JSON ([`parse_raw_args`]).
+    pub fn describe_args(
+        &self,
+        call_ref: &str,
+        name: &str,
+        args: Value,
+        cwd: &Path,
+    ) -> ToolCallStart {
         match self.get(name) {
             Some(tool) => ToolCallStart {
                 id: call_ref.to_string(),

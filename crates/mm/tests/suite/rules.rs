@@ -49,6 +49,10 @@ async fn always_does_not_cover(approved: &str, hostile: &str, written: &str, set
     fe.answer_permission(PermissionDecision::RejectOnce);
     let mut s = r.session(&fe).await;
     r.prompt(&mut s, "look around", &fe).await;
+    assert!(
+        !r.cwd.path().join(written).exists(),
+        "{hostile} ran unasked and wrote {written}"
+    );
     assert_eq!(
         fe.asked(),
         [format!("bash: {approved}"), format!("bash: {hostile}")]
@@ -56,10 +60,6 @@ async fn always_does_not_cover(approved: &str, hostile: &str, written: &str, set
     assert_eq!(
         tool_results(&s).last().map(String::as_str),
         Some("[command rejected by the user]")
-    );
-    assert!(
-        !r.cwd.path().join(written).exists(),
-        "{hostile} wrote {written}"
     );
 }
 
