@@ -98,11 +98,28 @@ fn after_last(rows: &[String], row: &str) -> Vec<String> {
     rows[at + 1..].to_vec()
 }
 
-/// `mm --no-yolo` in a 120×40 window, at its prompt.
-fn asking(url: &str, home: &std::path::Path) -> Term {
-    let mut term = Term::spawn(home, url, &["--no-yolo"], 120, 40);
+/// The answers of the turns, in order.
+const ANSWERS: [&str; 4] = ["first", "second", "third", "fourth"];
+
+/// A model that runs `commands`, one per turn, each turn then answering `ANSWERS`' word; and
+/// `mm --no-yolo` in a 120×40 window, at its prompt, in a home of its own.
+fn asking(commands: &[&str]) -> (Server, tempfile::TempDir, Term) {
+    let script = commands
+        .iter()
+        .zip(ANSWERS)
+        .enumerate()
+        .flat_map(|(i, (command, answer))| {
+            [
+                bash_reply(&format!("c{}", i + 1), command),
+                answer_with_usage(answer),
+            ]
+        })
+        .collect();
+    let (server, url) = Server::start(script);
+    let home = tempfile::tempdir_in(common::target_tmpdir()).unwrap();
+    let mut term = Term::spawn(home.path(), &url, &["--no-yolo"], 120, 40);
     term.expect("> ");
-    term
+    (server, home, term)
 }
 
 fn leave(mut term: Term) {
@@ -112,16 +129,7 @@ fn leave(mut term: Term) {
 
 #[mm_testkit::test]
 fn always_for_another_program_covers_exactly_that_command_and_says_so() {
-    let (server, url) = Server::start(vec![
-        bash_reply("c1", "printf one"),
-        answer_with_usage("first"),
-        bash_reply("c2", "printf  one"),
-        answer_with_usage("second"),
-        bash_reply("c3", "printf two"),
-        answer_with_usage("third"),
-    ]);
-    let home = tempfile::tempdir_in(common::target_tmpdir()).unwrap();
-    let mut term = asking(&url, home.path());
+    let (server, _home, mut term) = asking(&["printf one", "printf  one", "printf two"]);
     term.send_line("one");
     term.expect(EXACT_KEYS);
     term.send("a");
@@ -155,16 +163,7 @@ fn always_for_another_program_covers_exactly_that_command_and_says_so() {
 
 #[mm_testkit::test]
 fn never_refuses_that_command_and_a_second_command_is_still_asked() {
-    let (server, url) = Server::start(vec![
-        bash_reply("c1", "printf one"),
-        answer_with_usage("first"),
-        bash_reply("c2", "printf two"),
-        answer_with_usage("second"),
-        bash_reply("c3", "printf one"),
-        answer_with_usage("third"),
-    ]);
-    let home = tempfile::tempdir_in(common::target_tmpdir()).unwrap();
-    let mut term = asking(&url, home.path());
+    let (server, _home, mut term) = asking(&["printf one", "printf two", "printf one"]);
     term.send_line("one");
     term.expect(EXACT_KEYS);
     term.send("v");
@@ -220,18 +219,7 @@ fn never_refuses_that_command_and_a_second_command_is_still_asked() {
 
 #[mm_testkit::test]
 fn a_removed_rule_asks_again_and_clear_forgets_all() {
-    let (server, url) = Server::start(vec![
-        bash_reply("c1", "ls -a"),
-        answer_with_usage("first"),
-        bash_reply("c2", "ls"),
-        answer_with_usage("second"),
-        bash_reply("c3", "ls"),
-        answer_with_usage("third"),
-        bash_reply("c4", "ls -a"),
-        answer_with_usage("fourth"),
-    ]);
-    let home = tempfile::tempdir_in(common::target_tmpdir()).unwrap();
-    let mut term = asking(&url, home.path());
+    let (server, _home, mut term) = asking(&["ls -a", "ls", "ls", "ls -a"]);
     let question = "Allow bash: ls?  [y]es  [a]lways allow read-only \"ls …\"  [n]o  [t]ell why  ne[v]er this command";
     term.send_line("one");
     term.expect("ne[v]er this command");
@@ -291,7 +279,8 @@ fn a_call_that_does_not_fit_its_tool_is_never_asked() {
     ]);
     let home = tempfile::tempdir_in(common::target_tmpdir()).unwrap();
     std::fs::write(home.path().join("a.txt"), "one\n").unwrap();
-    let mut term = asking(&url, home.path());
+    let mut term = Term::spawn(home.path(), &url, &["--no-yolo"], 120, 40);
+    term.expect("> ");
     term.send_line("edit it");
     term.expect("noted");
     term.expect("> ");
