@@ -581,7 +581,7 @@ async fn a_hostile_model_cannot_get_out_nor_switch_the_fence_off() {
     assert_eq!(out.stdout, "done\n");
     assert!(
         out.stderr
-            .contains("sessions off · mode yolo · sandbox workspace-write · 0 skills · 0 hooks"),
+            .contains("sessions on · mode yolo · sandbox workspace-write · 0 skills · 0 hooks"),
         "{}",
         out.stderr
     );
