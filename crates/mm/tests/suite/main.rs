@@ -40,6 +40,7 @@ mod permissions_pty;
 mod registry;
 mod runaway;
 mod sandbox;
+mod scripts;
 mod session_files;
 mod setup;
 mod shutdown;
