@@ -20,6 +20,7 @@
 #   MM_MODEL_CTX      context size (default 8192, what the model was trained with)
 #   MM_MODEL_THREADS  CPU threads (default: all)
 #   MM_START_TIMEOUT  seconds to wait for /health (default 120)
+#   MM_PROGRESS_SECONDS  how often the build says how far it got (default 20)
 #
 # The 135M model writes text, never a tool call of its own accord: a structured tool call comes
 # back only when the request sets tool_choice "required" and ends with an assistant message
