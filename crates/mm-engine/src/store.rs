@@ -1,5 +1,6 @@
 //! Sessions on disk: written after every change when `sessions.enabled`, loaded by id.
 
+use std::fs;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::Ordering;
 
@@ -53,8 +54,15 @@ impl Engine {
         let Ok(dir) = &s.sessions_dir else {
             return false;
         };
+        let new = fs::symlink_metadata(session::file_path(dir, &file.id)).is_err();
         match session::save(dir, file) {
-            Ok(_) => true,
+            Ok(_) => {
+                // A new file: the folder keeps `sessions.keep` of them.
+                if new {
+                    self.prune(dir, &file.id, frontend);
+                }
+                true
+            }
             Err(e) => {
                 frontend.emit(Event::Warning(format!(
                     "cannot save session {} in {}: {e}",
@@ -63,6 +71,19 @@ impl Engine {
                 )));
                 false
             }
+        }
+    }
+
+    /// Removes the session files of `dir` beyond `sessions.keep` (the one just saved, `id`,
+    /// stays); one that cannot be removed is a warning.
+    fn prune(&self, dir: &Path, id: &str, frontend: &dyn Frontend) {
+        let (_, failed) = session::prune(dir, self.config.sessions.keep, id);
+        for why in failed {
+            frontend.emit(Event::Warning(format!(
+                "cannot remove an old session file in {} (sessions.keep = {}): {why}",
+                dir.display(),
+                self.config.sessions.keep
+            )));
         }
     }
 

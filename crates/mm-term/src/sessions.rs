@@ -6,8 +6,9 @@ use std::path::Path;
 use std::time::SystemTime;
 
 use super::style;
-use crate::engine::{Engine, Session};
+use crate::engine::{Engine, LoadError, Session};
 use crate::sanitize::visible;
+use crate::session::SessionSummary;
 use mm_core::history::{Message, Role};
 
 /// Lines of the last prompt and of the last answer shown when a session is reopened.
@@ -37,23 +38,57 @@ pub fn sessions_lines(engine: &Engine, session: &Session, color: bool) -> Vec<St
         .iter()
         .map(|s| {
             let mark = if s.id == session.id { "* " } else { "  " };
-            let age = chrono::DateTime::parse_from_rfc3339(&s.updated_at)
-                .map(|t| age(chrono::Local::now().signed_duration_since(t)))
-                .unwrap_or_else(|_| "?".into());
-            let size = if s.size >= 1024 {
-                format!("{} kB", s.size / 1024)
-            } else {
-                format!("{} B", s.size)
-            };
-            let prompt = super::render::clean(s.first_prompt.as_deref().unwrap_or("(no prompt)"));
-            format!(
-                "{mark}{}  {age:>8}  {:>4} msg  {size:>7}  {prompt}",
-                visible(&s.id),
-                s.messages
-            )
+            format!("{mark}{}", row(s))
         })
         .collect();
     lines.push(style::dim(color, "resume one with /load ID"));
+    lines
+}
+
+/// One saved session as `/sessions` lists it, after its mark: id, age, messages, size, first
+/// prompt.
+fn row(s: &SessionSummary) -> String {
+    let age = chrono::DateTime::parse_from_rfc3339(&s.updated_at)
+        .map(|t| age(chrono::Local::now().signed_duration_since(t)))
+        .unwrap_or_else(|_| "?".into());
+    let size = if s.size >= 1024 {
+        format!("{} kB", s.size / 1024)
+    } else {
+        format!("{} B", s.size)
+    };
+    let prompt = super::render::clean(s.first_prompt.as_deref().unwrap_or("(no prompt)"));
+    format!(
+        "{}  {age:>8}  {:>4} msg  {size:>7}  {prompt}",
+        visible(&s.id),
+        s.messages
+    )
+}
+
+/// How many saved sessions a wrong id is answered with.
+const RECENT: usize = 5;
+
+/// What an id that names no saved session of `dir` is answered with (`mm --resume ID`, `/load
+/// ID`): no path, the sessions saved last to pick from, newest first, and how to reopen one
+/// (`how`: `mm --resume ID` or `/load ID`).
+pub fn unknown_id(dir: &Path, id: &str, how: &str) -> Vec<String> {
+    let mut list = crate::session::list(dir);
+    list.sort_by(|a, b| {
+        let at = |s: &SessionSummary| chrono::DateTime::parse_from_rfc3339(&s.updated_at).ok();
+        at(b).cmp(&at(a)).then_with(|| b.id.cmp(&a.id))
+    });
+    let head = format!("no saved session {} in this folder", visible(id));
+    if list.is_empty() {
+        return vec![format!("{head}, and none is saved here yet")];
+    }
+    let mut lines = vec![format!("{head}; the ones saved last:")];
+    lines.extend(list.iter().take(RECENT).map(|s| format!("  {}", row(s))));
+    if list.len() > RECENT {
+        lines.push(format!(
+            "  … {} more (/sessions lists them)",
+            list.len() - RECENT
+        ));
+    }
+    lines.push(format!("{how} reopens one"));
     lines
 }
 
@@ -88,6 +123,12 @@ pub async fn load(
         Ok(loaded) => {
             *session = loaded;
             reopened_lines(&summary(session, saved), color)
+        }
+        Err(LoadError::File(e)) if e.is_not_found() => {
+            let dir = session.sessions_dir.as_deref().unwrap_or(Path::new(""));
+            let mut lines = unknown_id(dir, id, "/load ID");
+            lines[0] = style::red(color, &format!("/load: {}", lines[0]));
+            lines
         }
         Err(e) => vec![style::red(color, &visible(&format!("/load: {e}")))],
     }

@@ -4,8 +4,9 @@
 //! On a plain `fn` or an `async fn` (then on a tokio runtime, current-thread unless
 //! `flavor = "multi_thread"`, with `worker_threads = N`, as `#[tokio::test]` takes them). The
 //! function stays as written (an `async fn` becomes a plain one that blocks on its body), and
-//! an entry naming it goes to the harness's list; `#[ignore]` and `#[ignore = "why"]` mark it
-//! ignored unless asked for (`--ignored`, `--include-ignored`).
+//! an entry naming it goes to the harness's list; `#[ignore = "why"]` marks it ignored unless
+//! asked for (`--ignored`, `--include-ignored`), reported with its reason (a bare `#[ignore]` is
+//! refused: an ignored test says why).
 //!
 //! A suite on this harness has `harness = false`: a plain `#[test]` or `#[tokio::test]` there
 //! would never run, and the suite's own `every_test_of_the_suite_is_on_its_harness` fails on one.
@@ -58,16 +59,20 @@ fn expand(args: Punctuated<MetaNameValue, Token![,]>, mut function: ItemFn) -> s
     }
 
     // `#[ignore]` / `#[ignore = "why"]` are the harness's, not the compiler's.
-    let mut ignored = false;
+    let mut ignored = quote!(::core::option::Option::None);
     let mut attrs = Vec::new();
     for attr in function.attrs.drain(..) {
         if attr.path().is_ident("ignore") {
+            // The reason is what the harness reports for it: one is required.
             match &attr.meta {
-                Meta::Path(_) | Meta::NameValue(_) => ignored = true,
-                Meta::List(list) => {
+                Meta::NameValue(nv) => {
+                    let why = &nv.value;
+                    ignored = quote!(::core::option::Option::Some(#why));
+                }
+                Meta::Path(_) | Meta::List(_) => {
                     return Err(syn::Error::new_spanned(
-                        list,
-                        "expected `#[ignore = \"why\"]`",
+                        &attr,
+                        "expected `#[ignore = \"why\"]`: an ignored test says why",
                     ));
                 }
             }

@@ -211,13 +211,8 @@ pub fn received(log: &Path) -> Vec<String> {
         .collect()
 }
 
-/// A folder outside the temp folders (under cargo's target folder), which `workspace-write`
-/// does not open: what a write that must be refused aims at.
+/// A folder outside the temp folders, which `workspace-write` does not open: what a write that
+/// must be refused aims at ([`super::outside_the_fence`]).
 pub fn outside() -> tempfile::TempDir {
-    let dir = tempfile::tempdir_in(super::target_tmpdir()).unwrap();
-    assert!(
-        !dir.path().canonicalize().unwrap().starts_with("/tmp"),
-        "the target folder must not be under /tmp for these tests"
-    );
-    dir
+    super::outside_the_fence()
 }

@@ -120,16 +120,10 @@ fn reachable(dir: &Path) -> bool {
 }
 
 /// A folder of the test's own for its home, project and decoys, outside the temp folders (which
-/// the fence lets commands write) and reachable by the plain user: under cargo's target folder
-/// when anyone can reach it, else under /var/tmp.
+/// the fence lets commands write) and reachable by the plain user
+/// ([`super::outside_the_fence_where`]).
 pub fn scene() -> tempfile::TempDir {
-    let target = super::target_tmpdir();
-    let base = if reachable(&target) {
-        target.as_path()
-    } else {
-        Path::new("/var/tmp")
-    };
-    let dir = tempfile::tempdir_in(base).unwrap();
+    let dir = super::outside_the_fence_where(reachable);
     std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
     dir
 }

@@ -122,7 +122,10 @@ struct State {
     stopped_after: Vec<usize>,
     connections: usize,
     next_call_id: u64,
-    /// Until then every request is answered 503 "Loading model" (`FakeServer::load_for`).
+    /// How long the model loads from the next request on (`FakeServer::load_for`).
+    loading_for: Option<Duration>,
+    /// Until then every request is answered 503 "Loading model": set by the first request
+    /// after `load_for`.
     loading_until: Option<Instant>,
 }
 
@@ -224,12 +227,16 @@ impl FakeServer {
             .update(|s| s.routes.insert(route.to_string(), replies.into()));
     }
 
-    /// Plays a server still loading its model for `d` from now: until then every request, chat
-    /// or not, is answered as llama.cpp does, HTTP 503 `Loading model` (recorded in
-    /// [`hits`](Self::hits), not in [`requests`](Self::requests)).
+    /// Plays a server that loads its model for `d` from the next request it receives: until
+    /// then every request, chat or not, is answered as llama.cpp does, HTTP 503 `Loading model`
+    /// (recorded in [`hits`](Self::hits), not in [`requests`](Self::requests)). The loading
+    /// clock starts with that request, not now, so a client's wait measured from before its
+    /// first request is at least `d` however slowly the client started.
     pub fn load_for(&self, d: Duration) {
-        self.shared
-            .update(|s| s.loading_until = Some(Instant::now() + d));
+        self.shared.update(|s| {
+            s.loading_for = Some(d);
+            s.loading_until = None;
+        });
     }
 
     /// `METHOD path` of every request received, chat or not.
@@ -378,7 +385,11 @@ async fn route(stream: &mut TcpStream, shared: &Shared, req: Request) -> After {
     let route = received.route();
     let loading = shared.update(|s| {
         s.received.push(received.clone());
-        s.loading_until.is_some_and(|t| Instant::now() < t)
+        let now = Instant::now();
+        if let Some(d) = s.loading_for.take() {
+            s.loading_until = Some(now + d);
+        }
+        s.loading_until.is_some_and(|t| now < t)
     });
     if loading {
         let body = json!({"error": {"code": 503, "message": "Loading model",

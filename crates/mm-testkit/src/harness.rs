@@ -23,8 +23,9 @@ pub struct Test {
     /// `module_path!()` where it is written (the suite's crate first).
     pub module: &'static str,
     pub name: &'static str,
-    /// `#[ignore]`: run only when asked (`--ignored`, `--include-ignored`).
-    pub ignored: bool,
+    /// `#[ignore = "why"]`: run only when asked (`--ignored`, `--include-ignored`); otherwise
+    /// reported as ignored with the reason.
+    pub ignored: Option<&'static str>,
     pub run: fn(),
 }
 
@@ -57,8 +58,21 @@ impl Test {
     }
 }
 
+thread_local! {
+    /// Where the last panic of this thread was raised (the panic hook of [`main`]).
+    static PANICKED_AT: std::cell::RefCell<Option<String>> = const { std::cell::RefCell::new(None) };
+}
+
 /// Runs the suite's tests as the command line asks, then lists those that were skipped and why.
 pub fn main() -> ExitCode {
+    // The default hook still prints every panic; this one also notes where, for a panic whose
+    // message is empty (`run_one`). `skip` unwinds without a panic: it is not noted.
+    let default_hook = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        let at = info.location().map(|l| l.to_string());
+        PANICKED_AT.with(|p| *p.borrow_mut() = at);
+        default_hook(info);
+    }));
     let mut args = Arguments::from_args();
     if args.test_threads.is_none() {
         args.test_threads = std::env::var("RUST_TEST_THREADS")
@@ -66,15 +80,21 @@ pub fn main() -> ExitCode {
             .and_then(|n| n.parse().ok());
     }
     let skipped: Arc<Mutex<Vec<(String, String)>>> = Arc::default();
+    // libtest-mimic reports a flagged test as `ignored` without its reason: one that is not
+    // asked for runs as a trial that ends at once, ignored with it.
+    let asked_ignored = args.ignored || args.include_ignored || args.list;
     let mut trials: Vec<Trial> = inventory::iter::<Test>
         .into_iter()
         .map(|test| {
             let name = test.full_name();
+            if let (Some(why), false) = (test.ignored, asked_ignored) {
+                return Trial::ignorable_test(name, move || Ok(Completion::ignored_with(why)));
+            }
             let run = test.run;
             let skipped = Arc::clone(&skipped);
             let trial_name = name.clone();
             Trial::ignorable_test(trial_name, move || run_one(&name, run, &skipped))
-                .with_ignored_flag(test.ignored)
+                .with_ignored_flag(test.ignored.is_some())
         })
         .collect();
     trials.sort_by(|a, b| a.name().cmp(b.name()));
@@ -94,6 +114,21 @@ fn run_one(
         Err(payload) => payload,
     };
     let Some(Skip(reason)) = payload.downcast_ref::<Skip>() else {
+        let message = payload
+            .downcast_ref::<String>()
+            .map(String::as_str)
+            .or_else(|| payload.downcast_ref::<&str>().copied());
+        // `assert!(ok, "{}", output)` with an empty output panics with an empty message: say
+        // where, so that the failure list is never a bare `test panicked: `.
+        if message.is_none_or(|m| m.trim().is_empty()) {
+            let at = PANICKED_AT
+                .with(|p| p.borrow_mut().take())
+                .unwrap_or_else(|| "a place the panic did not name".into());
+            return Err(format!(
+                "test panicked with an empty message at {at} (the assertion there failed; what it printed was empty)"
+            )
+            .into());
+        }
         // A failure: libtest-mimic reports the panic's message.
         std::panic::resume_unwind(payload)
     };
@@ -106,6 +141,11 @@ fn run_one(
     Ok(Completion::ignored_with(reason))
 }
 
+/// The variable naming the file where every suite adds the tests it skipped
+/// (`<suite> <test>: <reason>`, a line each) instead of listing them after its own summary:
+/// `scripts/test.sh` sets it and lists them all once every suite ran, as the last thing printed.
+pub const SKIPPED_FILE_VAR: &str = "MM_SKIPPED_FILE";
+
 // libtest-mimic writes its report to stdout; this list goes right after its summary.
 #[allow(clippy::print_stdout)]
 fn report_skipped(mut skipped: Vec<(String, String)>) {
@@ -113,6 +153,21 @@ fn report_skipped(mut skipped: Vec<(String, String)>) {
         return;
     }
     skipped.sort();
+    if let Some(file) = std::env::var_os(SKIPPED_FILE_VAR).filter(|f| !f.is_empty()) {
+        let suite = suite_name();
+        let lines: String = skipped
+            .iter()
+            .map(|(name, reason)| format!("{suite} {name}: {}\n", one_line(reason)))
+            .collect();
+        let added = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&file)
+            .and_then(|mut f| std::io::Write::write_all(&mut f, lines.as_bytes()));
+        if added.is_ok() {
+            return;
+        }
+    }
     let n = skipped.len();
     let tests = if n == 1 { "test" } else { "tests" };
     println!("skipped: {n} {tests} that cannot run here (under CI=true they fail):");
@@ -120,4 +175,23 @@ fn report_skipped(mut skipped: Vec<(String, String)>) {
         println!("    {name}: {reason}");
     }
     println!();
+}
+
+/// The running suite's name: its executable's, without cargo's `-<hash>`.
+fn suite_name() -> String {
+    let exe = std::env::current_exe().ok();
+    let stem = exe
+        .as_deref()
+        .and_then(|p| p.file_stem())
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    match stem.rsplit_once('-') {
+        Some((name, hash)) if hash.chars().all(|c| c.is_ascii_hexdigit()) => name.to_string(),
+        _ => stem,
+    }
+}
+
+/// A reason on one line.
+fn one_line(reason: &str) -> String {
+    reason.split_whitespace().collect::<Vec<_>>().join(" ")
 }

@@ -142,3 +142,103 @@ pub fn target_tmpdir() -> PathBuf {
     std::fs::create_dir_all(&tmp).expect("the target's tmp folder");
     tmp
 }
+
+/// The folders the fence of `workspace-write` lets every command write, as `mm` finds them: the
+/// sandbox's temp folders (`/tmp`, `/dev/shm`) and `$TMPDIR`, canonical.
+pub fn fence_temp_folders() -> Vec<PathBuf> {
+    let mut temp = mm_tools::sandbox::Places::default().temp;
+    if let Some(tmp) = std::env::var_os("TMPDIR").filter(|t| !t.is_empty()) {
+        temp.push(PathBuf::from(tmp));
+    }
+    temp.into_iter()
+        .map(|t| t.canonicalize().unwrap_or(t))
+        .collect()
+}
+
+/// A fresh folder of the test's own outside every folder the fence lets commands write
+/// ([`fence_temp_folders`]), for a project and what lies beside it (a write that must be refused
+/// aims there): under cargo's target folder when that is outside them, else under `/var/tmp`,
+/// else under `~/.cache/mm-tests`, the first where the test can make a folder and `fits`
+/// accepts it. A clone under `/tmp` has its target folder there too: the test runs all the same.
+/// When there is no such folder, the test is skipped with the reason (under `CI=true` it fails).
+pub fn outside_the_fence_where(fits: impl Fn(&std::path::Path) -> bool) -> tempfile::TempDir {
+    let mut candidates = vec![target_tmpdir(), PathBuf::from("/var/tmp")];
+    if let Some(home) = std::env::var_os("HOME").filter(|h| !h.is_empty()) {
+        candidates.push(PathBuf::from(home).join(".cache/mm-tests"));
+    }
+    let mut tried = Vec::new();
+    for base in first_outside(&candidates, &fence_temp_folders(), fits, &mut tried) {
+        match tempfile::tempdir_in(&base) {
+            Ok(dir) => return dir,
+            Err(e) => tried.push(format!("{} ({e})", base.display())),
+        }
+    }
+    skip(format!(
+        "no folder outside the fence's writable temp folders for this test: tried {}",
+        tried.join(", ")
+    ))
+}
+
+/// The candidates (made when missing, canonical) that lie under none of `temp` and that `fits`
+/// accepts, in order; why each other one was passed over goes to `tried`.
+fn first_outside(
+    candidates: &[PathBuf],
+    temp: &[PathBuf],
+    fits: impl Fn(&std::path::Path) -> bool,
+    tried: &mut Vec<String>,
+) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    for base in candidates {
+        let _ = std::fs::create_dir_all(base);
+        let Ok(real) = base.canonicalize() else {
+            tried.push(format!("{} (cannot be made)", base.display()));
+            continue;
+        };
+        if let Some(t) = temp.iter().find(|t| real.starts_with(t)) {
+            tried.push(format!("{} (under {})", real.display(), t.display()));
+        } else if !fits(&real) {
+            tried.push(format!("{} (not reachable)", real.display()));
+        } else {
+            out.push(real);
+        }
+    }
+    out
+}
+
+/// [`outside_the_fence_where`] any such folder fits.
+pub fn outside_the_fence() -> tempfile::TempDir {
+    outside_the_fence_where(|_| true)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    // libtest's `#[test]`: the crate's own `test` (the suites' harness macro) is in scope.
+    /// A clone under /tmp: its target folder is passed over for the next candidate.
+    #[::core::prelude::v1::test]
+    fn a_target_folder_under_a_temp_folder_is_passed_over() {
+        let temp = tempfile::tempdir().unwrap();
+        let other = tempfile::tempdir().unwrap();
+        let t = temp.path().canonicalize().unwrap();
+        let target = t.join("clone/target/tmp");
+        let beside = other.path().canonicalize().unwrap();
+        let mut tried = Vec::new();
+        let found = first_outside(
+            &[target.clone(), beside.clone()],
+            std::slice::from_ref(&t),
+            |_| true,
+            &mut tried,
+        );
+        assert_eq!(found, vec![beside.clone()]);
+        assert_eq!(
+            tried,
+            vec![format!("{} (under {})", target.display(), t.display())]
+        );
+        // One that does not fit (a plain user cannot reach it) is passed over too.
+        let mut tried = Vec::new();
+        let found = first_outside(std::slice::from_ref(&beside), &[], |_| false, &mut tried);
+        assert!(found.is_empty());
+        assert_eq!(tried, vec![format!("{} (not reachable)", beside.display())]);
+    }
+}

@@ -414,6 +414,32 @@ async fn stall_after_sends_the_first_chunks_then_nothing_until_the_client_leaves
     server.wait_for_abandoned(1).await;
 }
 
+/// The loading clock starts with the first request, not with `load_for`: a client that starts
+/// late (a loaded machine) still meets the whole load, so a test may assert its wait from its
+/// own first request (faults' "503 while loading" row measured 379 ms of a 400 ms load).
+#[mm_testkit::test]
+async fn the_loading_clock_starts_with_the_first_request() {
+    let server = FakeServer::start(vec![Reply::text("ready")]).await;
+    let load = Duration::from_millis(200);
+    server.load_for(load);
+    // What a slow client's start-up looks like to the server: time passes, nothing arrives.
+    tokio::time::sleep(load + Duration::from_millis(100)).await;
+    let client = reqwest::Client::new();
+    let first = Instant::now();
+    let resp = post(&client, &server, &chat_body(hello(), true)).await;
+    assert_eq!(resp.status(), 503, "still loading at the first request");
+    drop(resp);
+    loop {
+        let resp = post(&client, &server, &chat_body(hello(), true)).await;
+        if resp.status() == 200 {
+            break;
+        }
+        assert!(first.elapsed() < load + HANG_GUARD, "never loaded");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert!(first.elapsed() >= load, "{:?}", first.elapsed());
+}
+
 #[mm_testkit::test]
 async fn a_loading_server_answers_503_to_everything_until_loaded() {
     let server = FakeServer::start(vec![Reply::text("ready")]).await;

@@ -651,26 +651,40 @@ async fn open_session(
     cli: &Cli,
     frontend: &dyn Frontend,
 ) -> anyhow::Result<Session> {
+    let flag = if cli.resume.is_some() {
+        "--resume"
+    } else {
+        "--continue"
+    };
+    if (cli.resume.is_some() || cli.continue_) && !config.sessions.enabled {
+        anyhow::bail!(
+            "{flag}: sessions are off: set sessions.enabled = true (or -c sessions.enabled=true) to keep and resume them"
+        );
+    }
     let id = if let Some(id) = &cli.resume {
         Some(id.clone())
     } else if cli.continue_ {
         let dir = engine.sessions_dir(&cwd)?;
         match mm::session::latest(&dir) {
             Some(s) => Some(s.id),
-            None => anyhow::bail!("--continue: no saved session in {}", dir.display()),
+            None => anyhow::bail!(
+                "--continue: no saved session in this folder yet (they are kept in {})",
+                config.sessions.dir.display()
+            ),
         }
     } else {
         None
     };
     let session = match id {
-        Some(id) => {
-            if !config.sessions.enabled {
-                anyhow::bail!(
-                    "sessions are off: set sessions.enabled = true (or -c sessions.enabled=true) to resume"
-                );
+        Some(id) => match engine.load_session(cwd.clone(), &id, frontend).await {
+            Ok(s) => s,
+            Err(mm::engine::LoadError::File(e)) if e.is_not_found() => {
+                let dir = engine.sessions_dir(&cwd)?;
+                let lines = mm::term::sessions::unknown_id(&dir, &id, "mm --resume ID");
+                anyhow::bail!("{flag}: {}", lines.join("\n"));
             }
-            engine.load_session(cwd, &id, frontend).await?
-        }
+            Err(e) => return Err(e.into()),
+        },
         None => engine.new_session(cwd, frontend).await,
     };
     // The MCP servers start in the background: the banner and the prompt do not wait.

@@ -128,7 +128,11 @@ const ROOT: Shape = Shape::Table(&[
     ),
     (
         "sessions",
-        Shape::Table(&[("enabled", Shape::Leaf), ("dir", Shape::Str)]),
+        Shape::Table(&[
+            ("enabled", Shape::Leaf),
+            ("dir", Shape::Str),
+            ("keep", Shape::Leaf),
+        ]),
     ),
     (
         "context",

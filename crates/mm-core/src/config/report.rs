@@ -150,6 +150,7 @@ pub(super) fn report(loaded: &Loaded) -> String {
         "sessions.dir",
         quote(&c.sessions.dir.to_string_lossy()),
     );
+    add(&mut lines, "sessions.keep", c.sessions.keep.to_string());
     add(
         &mut lines,
         "context.threshold",

@@ -445,6 +445,9 @@ impl Resolver<'_> {
                     Source::Default | Source::ProjectFile(_) => false,
                 };
             }
+            if let Some(v) = self.uint(s, "sessions", "keep", 0, usize::MAX as u64)? {
+                c.sessions.keep = v as usize;
+            }
         }
         if let Some(x) = self.table(root, "", "context")? {
             if let Some(v) = self.number(x, "context", "threshold")? {

@@ -88,6 +88,7 @@ mod tests {
             enabled: true,
             dir: PathBuf::from(dir),
             user_dir,
+            keep: crate::config::SESSIONS_KEEP,
         }
     }
 

@@ -382,6 +382,36 @@ pub fn create_new(
     Ok(true)
 }
 
+/// Removes the file at `path` once `check` has accepted it: a symlink there is removed itself,
+/// never followed; a folder, a device, a pipe or a socket is refused. Whether there was
+/// something to remove (a missing file or folder: `false`). For mm's own files that it lets go
+/// (old session files beyond `sessions.keep`).
+pub fn remove(path: &Path, shown: &str, check: Check<'_>) -> Result<bool, WriteError> {
+    let io_err = |source| WriteError::Io {
+        path: shown.to_string(),
+        source,
+    };
+    let (dir, name) = split(path).map_err(io_err)?;
+    match std::fs::symlink_metadata(&dir) {
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(false),
+        Err(e) => return Err(io_err(e)),
+        Ok(_) => {}
+    }
+    let folder =
+        open_folder(&dir, Some(&name), FileKind::Private, check).map_err(|e| e.named(shown))?;
+    match os::existing(&folder, &name).map_err(io_err)? {
+        Existing::Missing => Ok(false),
+        Existing::Dir => Err(WriteError::IsDirectory(shown.to_string())),
+        Existing::Other => Err(WriteError::NotAFile(shown.to_string())),
+        Existing::Link | Existing::File { .. } => match os::remove_in(&folder, &name) {
+            Ok(()) => Ok(true),
+            // Removed meanwhile (another process pruning the same folder).
+            Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(false),
+            Err(e) => Err(io_err(e)),
+        },
+    }
+}
+
 /// Creates the folder at `path` and what is missing above it (0777 less the umask), each
 /// checked first; a folder that exists is left as it is.
 pub fn create_dir_all(path: &Path, shown: &str, check: Check<'_>) -> Result<(), WriteError> {

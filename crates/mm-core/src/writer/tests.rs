@@ -319,3 +319,31 @@ fn the_path_of_an_open_folder_is_where_it_really_is() {
         dir.join("real")
     );
 }
+
+#[test]
+fn remove_takes_a_file_or_a_link_itself_never_what_it_points_to() {
+    let (_d, dir) = tmp();
+    fs::write(dir.join("old.json"), "x").unwrap();
+    fs::write(dir.join("kept.txt"), "keep").unwrap();
+    symlink(dir.join("kept.txt"), dir.join("link.json")).unwrap();
+    fs::create_dir(dir.join("sub")).unwrap();
+    assert!(remove(&dir.join("old.json"), "old", Check::Anywhere).unwrap());
+    assert!(remove(&dir.join("link.json"), "link", Check::Anywhere).unwrap());
+    assert_eq!(fs::read_to_string(dir.join("kept.txt")).unwrap(), "keep");
+    assert!(!remove(&dir.join("old.json"), "old", Check::Anywhere).unwrap());
+    assert!(!remove(&dir.join("none/x.json"), "x", Check::Anywhere).unwrap());
+    assert_eq!(
+        remove(&dir.join("sub"), "sub", Check::Anywhere)
+            .unwrap_err()
+            .to_string(),
+        "sub is a directory, not a file"
+    );
+    let refuse = |_: &Path| Err("not here".to_string());
+    assert_eq!(
+        remove(&dir.join("kept.txt"), "kept", Check::Fenced(&refuse))
+            .unwrap_err()
+            .to_string(),
+        "not here"
+    );
+    assert_eq!(names(&dir), ["kept.txt", "sub"]);
+}

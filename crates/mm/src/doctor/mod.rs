@@ -505,7 +505,7 @@ fn sessions_check(setup: &Setup<'_>, loaded: &Loaded) -> Check {
         return Check::new(
             Topic::Sessions,
             Status::Ok,
-            "off: conversations are not kept (sessions.enabled = true keeps them for --continue, /load and editors)",
+            "off: conversations are not kept (sessions.enabled = true, the default, keeps them for --continue, /load and editors)",
         )
         .details(json!({"enabled": false}));
     }
@@ -519,7 +519,8 @@ fn sessions_check(setup: &Setup<'_>, loaded: &Loaded) -> Check {
     };
     let shown_dir = shown(&dir, setup.home);
     let saved = crate::session::list(&dir).len();
-    let details = json!({"enabled": true, "dir": dir, "saved": saved});
+    let keep = config.sessions.keep;
+    let details = json!({"enabled": true, "dir": dir, "saved": saved, "keep": keep});
     // The nearest folder that exists is where the first session file will be created.
     let mut existing = dir.as_path();
     while !existing.exists() {
@@ -541,7 +542,10 @@ fn sessions_check(setup: &Setup<'_>, loaded: &Loaded) -> Check {
     Check::new(
         Topic::Sessions,
         Status::Ok,
-        format!("on: {saved} saved in {shown_dir}"),
+        match keep {
+            0 => format!("on: {saved} saved in {shown_dir}, all kept (sessions.keep = 0)"),
+            n => format!("on: {saved} saved in {shown_dir}, the last {n} kept (sessions.keep)"),
+        },
     )
     .details(details)
 }

@@ -4,9 +4,13 @@
 //! this kernel enforces, and writes the user's file keeping its comments. Questions are plain
 //! lines; with `--url` and `--model` there are none.
 //!
+//! A model that fails a check is saved all the same when the user says so ("Save it anyway?")
+//! or, without questions, with its failures listed.
+//!
 //! Exit codes: 0 once a working configuration is written, 1 when nothing was written (no
-//! server, a model that does not work, no answers). Ctrl-C (130) is `main.rs`'s: everything is
-//! written at the end in one atomic write, so stopping before leaves the file as it was.
+//! server, no answers, a failing model the user did not save) or what was written fails a
+//! check. Ctrl-C (130) is `main.rs`'s: everything is written at the end in one atomic write, so
+//! stopping before leaves the file as it was.
 
 use std::io::Write;
 use std::path::Path;
@@ -247,13 +251,32 @@ pub async fn run(s: &Setup<'_>, answers: &mut Answers, out: &mut (dyn Write + Se
         };
         crate::doctor::model_checks(&loaded, s.client.clone(), &mut push).await;
     }
+    // A model that fails a check may still be what the user wants (the tiny model of
+    // scripts/local-model.sh, a server being fixed): asked, it is saved all the same; without
+    // questions it is saved, and the exit code says it does not work yet.
     if !failed.is_empty() {
         let _ = writeln!(
             out,
-            "{model} does not work with mm as it is ({}): fix what is said above, or pick another model, and run `mm setup` again.",
+            "{} does not work with mm as it is ({}): fix what is said above, or pick another model.",
+            crate::sanitize::visible(&model),
             failed.join(", ")
         );
-        return nothing_written(out);
+        if questions {
+            let save = loop {
+                let Some(answer) = answers.ask(out, SAVE_ANYWAY).await else {
+                    return stopped(out);
+                };
+                match answer.to_ascii_lowercase().as_str() {
+                    "y" | "yes" => break true,
+                    "" | "n" | "no" => break false,
+                    _ => {}
+                }
+            };
+            if !save {
+                let _ = writeln!(out, "Run `mm setup` again once it works.");
+                return nothing_written(out);
+            }
+        }
     }
 
     // The sandbox: only the modes this kernel enforces.
@@ -295,6 +318,9 @@ pub async fn run(s: &Setup<'_>, answers: &mut Answers, out: &mut (dyn Write + Se
         }
     };
 
+    // Sessions are not a question: on by default, said with the key that changes them.
+    let _ = writeln!(out, "{}", sessions_line(&s.loaded.config.sessions));
+
     // What is written, and what would override it.
     let sandbox_label = sandbox.map(|m| m.to_string());
     let mut values: Vec<(&str, &str)> = vec![("model.url", &url), ("model.name", &model)];
@@ -321,6 +347,15 @@ pub async fn run(s: &Setup<'_>, answers: &mut Answers, out: &mut (dyn Write + Se
         Ok(_) => {
             let keys: Vec<&str> = values.iter().map(|(k, _)| *k).collect();
             let _ = writeln!(out, "✓ wrote {} in {shown}", keys.join(", "));
+            if !failed.is_empty() {
+                let _ = writeln!(
+                    out,
+                    "! saved although {} fails a check ({}): fix what is said above, then `mm doctor` checks it again.",
+                    crate::sanitize::visible(&model),
+                    failed.join(", ")
+                );
+                return 1;
+            }
             let _ = writeln!(
                 out,
                 "Next: run `mm` in a project folder (`mm doctor` checks everything again)."
@@ -333,6 +368,24 @@ pub async fn run(s: &Setup<'_>, answers: &mut Answers, out: &mut (dyn Write + Se
         }
     }
 }
+
+/// What setup says of sessions (`sessions.enabled`, `sessions.keep`).
+fn sessions_line(sessions: &crate::config::SessionsConfig) -> String {
+    if !sessions.enabled {
+        return "Sessions: off (sessions.enabled = false): conversations are not kept; set it to true for --continue, /load and an editor's history.".into();
+    }
+    let kept = match sessions.keep {
+        0 => "every conversation".to_string(),
+        n => format!("the last {n} conversations"),
+    };
+    format!(
+        "Sessions: on: each project keeps {kept} in {} for --continue, /load and an editor's history (sessions.enabled = false keeps none, sessions.keep how many).",
+        sessions.dir.display()
+    )
+}
+
+/// Asked when the model failed a check; Enter is no.
+const SAVE_ANYWAY: &str = "Save it anyway? [y/N]: ";
 
 /// A number of `list` (1-based), an empty answer for the first, or the text itself.
 fn pick(answer: &str, list: &[String]) -> Option<String> {

@@ -55,11 +55,13 @@ async fn initialize_answers_the_reference_values_and_logs_the_client() {
         result["agentInfo"],
         json!({"name": "bob", "title": "Bob (bash-first agent)", "version": mm::VERSION})
     );
-    assert_capabilities_off(&result["agentCapabilities"], false);
+    // No configuration: sessions are kept by default, so `loadSession` and the history's
+    // methods are on (acp.md: `loadSession` follows `sessions.enabled`).
+    assert_capabilities_off(&result["agentCapabilities"], true);
     // Beyond the reference: a client can always close a session (docs/acp.md).
     assert_eq!(
         result["agentCapabilities"]["sessionCapabilities"],
-        json!({"close": {}})
+        json!({"close": {}, "list": {}, "resume": {}, "delete": {}})
     );
     assert_eq!(
         h.log_lines(),
@@ -71,7 +73,7 @@ async fn initialize_answers_the_reference_values_and_logs_the_client() {
 #[mm_testkit::test]
 async fn initialize_reflects_the_configuration() {
     let mut config = test_config();
-    config.sessions.enabled = true;
+    config.sessions.enabled = false;
     config.acp.name = "alice".into();
     config.acp.title = String::new();
     let mut h = Harness::start(config, ScriptedModel::new(vec![]));
@@ -83,10 +85,10 @@ async fn initialize_reflects_the_configuration() {
         r["result"]["agentInfo"],
         json!({"name": "alice", "version": mm::VERSION})
     );
-    assert_capabilities_off(&r["result"]["agentCapabilities"], true);
+    assert_capabilities_off(&r["result"]["agentCapabilities"], false);
     assert_eq!(
         r["result"]["agentCapabilities"]["sessionCapabilities"],
-        json!({"close": {}, "list": {}, "resume": {}, "delete": {}})
+        json!({"close": {}})
     );
     assert_eq!(
         h.log_lines(),
@@ -133,7 +135,9 @@ async fn authenticate_returns_an_empty_response() {
 
 #[mm_testkit::test]
 async fn unsupported_methods_are_method_not_found_and_unknown_sessions_invalid_params() {
-    let mut h = Harness::start(test_config(), ScriptedModel::new(vec![]));
+    let mut config = test_config();
+    config.sessions.enabled = false;
+    let mut h = Harness::start(config, ScriptedModel::new(vec![]));
     h.client.initialize(false).await;
     for (method, params) in [
         ("logout", json!({})),

@@ -58,7 +58,9 @@ fn older_file(cwd: &Path, id: &str, updated_at: &str, prompt: &str) {
 async fn close_frees_a_session_with_sessions_off_and_its_id_is_unknown_after() {
     let dir = tmp();
     let cwd = canonical(dir.path());
-    let mut h = Harness::start(test_config(), ScriptedModel::new(vec![]));
+    let mut config = test_config();
+    config.sessions.enabled = false;
+    let mut h = Harness::start(config, ScriptedModel::new(vec![]));
     h.client.initialize(false).await;
     let (id, _) = h.client.new_session(&cwd).await;
     let (_, r) = h

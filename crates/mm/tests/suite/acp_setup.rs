@@ -56,14 +56,15 @@ async fn initialize_with(h: &mut Harness, caps: Value) -> Value {
 
 #[mm_testkit::test]
 async fn a_client_without_terminal_auth_sees_the_reference_initialize() {
-    // What acp.md fixes, whole: `authMethods: []` whatever else the client can do.
+    // What acp.md fixes, whole: `authMethods: []` whatever else the client can do (sessions
+    // on, the default: `loadSession` and the history's methods).
     let reference = json!({
         "protocolVersion": 1,
         "agentCapabilities": {
-            "loadSession": false,
+            "loadSession": true,
             "promptCapabilities": {"image": false, "audio": false, "embeddedContext": false},
             "mcpCapabilities": {"http": false, "sse": false},
-            "sessionCapabilities": {"close": {}},
+            "sessionCapabilities": {"close": {}, "list": {}, "resume": {}, "delete": {}},
             "auth": {}
         },
         "authMethods": [],

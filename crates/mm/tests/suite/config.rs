@@ -419,6 +419,14 @@ fn wrong_types_are_errors_naming_key_file_and_type() {
             "sessions.enabled must be a boolean, got a string",
         ),
         (
+            "[sessions]\nkeep = -1\n",
+            "sessions.keep must be a non-negative integer, got -1",
+        ),
+        (
+            "[sessions]\nkeep = \"30d\"\n",
+            "sessions.keep must be an integer, got a string",
+        ),
+        (
             "hooks.turnEnd = \"x\"\n",
             "hooks.turnEnd must be an array of tables, got a string",
         ),
@@ -709,8 +717,9 @@ acp.name = "bob"                            # default
 acp.title = "Bob (bash-first agent)"        # default
 acp.clientMcpServers = false                # default — true: start the stdio MCP servers an editor passes in session/new like mcp.servers; false: ignore them
 acp.maxLineBytes = 8388608                  # default
-sessions.enabled = false                    # default
+sessions.enabled = true                     # default
 sessions.dir = ".mm/sessions"               # default
+sessions.keep = 100                         # default
 context.threshold = 0.8                     # default
 context.keepLastTurns = 4                   # -c
 loop.maxRepeats = 3                         # default

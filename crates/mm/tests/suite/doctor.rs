@@ -64,14 +64,15 @@ async fn doctor(sb: &Sandbox, url: &str, extra: &[&str]) -> Run {
     sb.run(Some(url), &args).await
 }
 
-/// The lines every default sandbox ends with: the project, the sandbox, sessions.
+/// The lines every default sandbox ends with: the project, the sandbox, sessions (on by default).
 fn tail(sb: &Sandbox) -> String {
     format!(
         "✓ project: {} has no .mm/config.toml
 ! sandbox: off; with yolo on, the model's commands run unasked and unfenced
   fix: tools.sandbox = \"workspace-write\" in ~/.config/mm/config.toml fences them (or --sandbox workspace-write)
-✓ sessions: off: conversations are not kept (sessions.enabled = true keeps them for --continue, /load and editors)
+✓ sessions: on: 0 saved in {}/.mm/sessions, the last 100 kept (sessions.keep)
 ",
+        sb.dir().display(),
         sb.dir().display()
     )
 }
@@ -393,7 +394,10 @@ async fn the_configuration_and_the_project_are_reported() {
     );
     assert_eq!(
         lines[lines.len() - 2],
-        format!("✓ sessions: on: 0 saved in {}/.mm/sessions", dir.display())
+        format!(
+            "✓ sessions: on: 0 saved in {}/.mm/sessions, the last 100 kept (sessions.keep)",
+            dir.display()
+        )
     );
 }
 

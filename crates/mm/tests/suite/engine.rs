@@ -244,15 +244,15 @@ async fn permission_answers_are_remembered() {
         tool_msgs,
         vec!["[echo rejected by the user]", "[echo rejected by the user]"]
     );
-    // Survives /new.
+    // Survives /new (which keeps the conversation so far: sessions are on by default).
     let out = r.prompt(&mut s, "/new", &fe).await;
-    assert_eq!(
-        out.command,
-        Some(Command::New {
-            forgotten: 6,
-            archived_as: None
-        })
-    );
+    let Some(Command::New {
+        forgotten: 6,
+        archived_as: Some(_),
+    }) = out.command
+    else {
+        panic!("/new: {:?}", out.command);
+    };
     assert_eq!(s.rules.answer("echo", None), Some(Remembered::Never));
     assert!(
         fe.notices()

@@ -931,3 +931,159 @@ async fn mm_p_writes_a_session_that_continue_and_resume_pick_up() {
     assert_eq!(server.requests().len(), 2);
     assert_eq!(server.violations(), Vec::<String>::new());
 }
+
+/// Sessions switched off: `--continue` and `--resume` stop naming the key that switches them
+/// on. Sessions on (the default), a wrong id: no path, the sessions saved last to pick from,
+/// newest first; none saved: said so.
+#[mm_testkit::test]
+async fn continue_without_sessions_names_the_key_and_a_wrong_id_lists_the_recent_ones() {
+    use common::{FakeServer, Reply as Http};
+    let server = FakeServer::start(vec![Http::text("first"), Http::text("second")]).await;
+    let home = tempfile::tempdir().unwrap();
+    let cwd = tempfile::tempdir().unwrap();
+    let off = ["-c", "sessions.enabled=false"];
+    for flag in [
+        &["--continue"][..],
+        &["--resume", "20260916-101530-4f2a9c1e"][..],
+    ] {
+        let (code, stdout, stderr) = mm(
+            home.path(),
+            cwd.path(),
+            &server.url(),
+            &[&off[..], flag, &["-p", "hi"]].concat(),
+        )
+        .await;
+        assert_eq!((code, stdout.as_str()), (1, ""), "{stderr}");
+        assert_eq!(
+            stderr,
+            format!(
+                "mm: {}: sessions are off: set sessions.enabled = true (or -c sessions.enabled=true) to keep and resume them\n",
+                flag[0]
+            )
+        );
+    }
+
+    let wrong = ["--resume", "20260916-101530-4f2a9c1e", "-p", "hi"];
+    let (code, _, stderr) = mm(home.path(), cwd.path(), &server.url(), &wrong).await;
+    assert_eq!(code, 1, "{stderr}");
+    assert_eq!(
+        stderr,
+        "mm: --resume: no saved session 20260916-101530-4f2a9c1e in this folder, and none is saved here yet\n"
+    );
+    let (code, _, stderr) = mm(
+        home.path(),
+        cwd.path(),
+        &server.url(),
+        &["--continue", "-p", "hi"],
+    )
+    .await;
+    assert_eq!(code, 1, "{stderr}");
+    assert_eq!(
+        stderr,
+        "mm: --continue: no saved session in this folder yet (they are kept in .mm/sessions)\n"
+    );
+
+    // Two sessions saved (by default): both listed, the one saved last first.
+    for prompt in ["list the files", "fix the build"] {
+        let (code, _, stderr) = mm(home.path(), cwd.path(), &server.url(), &["-p", prompt]).await;
+        assert_eq!(code, 0, "{stderr}");
+    }
+    let dir = cwd.path().join(".mm/sessions");
+    let mut saved = session::list(&dir);
+    assert_eq!(saved.len(), 2);
+    saved.sort_by(|a, b| (&b.updated_at, &b.id).cmp(&(&a.updated_at, &a.id)));
+    let (code, _, stderr) = mm(home.path(), cwd.path(), &server.url(), &wrong).await;
+    assert_eq!(code, 1, "{stderr}");
+    let lines: Vec<&str> = stderr.lines().collect();
+    assert_eq!(
+        lines[0],
+        "mm: --resume: no saved session 20260916-101530-4f2a9c1e in this folder; the ones saved last:"
+    );
+    let row = Regex::new(r"^  (\S+)  +\d+s ago +2 msg +\d+ B  (.*)$").unwrap();
+    let listed: Vec<(String, String)> = lines[1..3]
+        .iter()
+        .map(|l| {
+            let c = row.captures(l).unwrap_or_else(|| panic!("{l:?}"));
+            (c[1].to_string(), c[2].to_string())
+        })
+        .collect();
+    let expected: Vec<(String, String)> = saved
+        .iter()
+        .map(|s| (s.id.clone(), s.first_prompt.clone().unwrap()))
+        .collect();
+    // Saved within one second of each other, the two may tie on `updatedAt`: the order is the
+    // listing's, the content both.
+    assert_eq!(listed, expected);
+    assert_eq!(lines[3..], ["mm --resume ID reopens one"]);
+    assert!(
+        !stderr.contains(&*cwd.path().to_string_lossy()),
+        "no path: {stderr}"
+    );
+    assert_eq!(server.requests().len(), 2);
+}
+
+/// The modification time of session `id`'s file set to `ago` before now: which file was saved
+/// last, whatever the file system's clock granularity.
+fn saved_ago(r: &Rig, id: &str, ago: std::time::Duration) {
+    let file = std::fs::File::options()
+        .write(true)
+        .open(session::file_path(&r.sessions_dir(), id))
+        .unwrap();
+    file.set_modified(std::time::SystemTime::now() - ago)
+        .unwrap();
+}
+
+fn saved_ids(r: &Rig) -> Vec<String> {
+    let mut ids: Vec<String> = std::fs::read_dir(r.sessions_dir())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter_map(|name| name.strip_suffix(".json").map(str::to_string))
+        .collect();
+    ids.sort();
+    ids
+}
+
+/// With no configuration at all, a session is kept (`sessions.enabled` is on by default) with
+/// the `.gitignore` that keeps it out of the project's commits, and a folder keeps
+/// `sessions.keep` files: a save that creates one removes those saved least recently beyond it,
+/// never the one just saved; `sessions.keep = 0` keeps them all.
+#[mm_testkit::test]
+async fn sessions_are_kept_by_default_and_the_folder_keeps_sessions_keep_of_them() {
+    let hour = std::time::Duration::from_secs(3600);
+    let model = ScriptedModel::new(vec![Answer::text("one")]);
+    let r = rig(model, |c| {
+        assert!(c.sessions.enabled, "sessions are on by default");
+        assert_eq!(c.sessions.keep, 100, "sessions.keep's default");
+        c.sessions.keep = 2;
+    });
+    let fe = Recorder::new();
+    let mut first = r.session(&fe).await;
+    assert_eq!(
+        std::fs::read_to_string(r.cwd().join(".mm/.gitignore")).unwrap(),
+        "# mm's session files: your conversations, not the project's.\nsessions/\n"
+    );
+    r.prompt(&mut first, "one", &fe).await;
+    let second = r.session(&fe).await;
+    // The first was saved last: the second is the one to go.
+    saved_ago(&r, &second.id, 2 * hour);
+    saved_ago(&r, &first.id, hour);
+    let third = r.session(&fe).await;
+    let mut kept = vec![first.id.clone(), third.id.clone()];
+    kept.sort();
+    assert_eq!(saved_ids(&r), kept);
+    // Each new file prunes again.
+    let fourth = r.session(&fe).await;
+    saved_ago(&r, &fourth.id, 3 * hour);
+    let fifth = r.session(&fe).await;
+    let mut kept = vec![third.id.clone(), fifth.id.clone()];
+    kept.sort();
+    assert_eq!(saved_ids(&r), kept);
+    assert_eq!(fe.warnings(), Vec::<String>::new());
+
+    // 0 keeps them all.
+    let r = rig(ScriptedModel::new(vec![]), |c| c.sessions.keep = 0);
+    for _ in 0..3 {
+        r.session(&fe).await;
+    }
+    assert_eq!(saved_ids(&r).len(), 3);
+}

@@ -70,9 +70,11 @@ struct Row {
     /// front of the next prompt, at the next request.
     kept: fn(&Ctx) -> Vec<Value>,
     next: Next,
-    /// The server is loading its model for [`LOADING`] when the turn starts.
+    /// The server loads its model for [`LOADING`] from the turn's first request.
     loading: bool,
-    /// The turn takes at least this long (a `Retry-After` honoured, a load waited for).
+    /// The turn takes at least this long (a `Retry-After` honoured, a load waited for),
+    /// measured from before the prompt: every clock a wait depends on starts after that (the
+    /// `Retry-After` with the 429, the load with the first request).
     waits: Duration,
 }
 
@@ -126,9 +128,10 @@ fn sse_bytes(chunks: &[Chunk]) -> usize {
         .sum()
 }
 
-/// How long the server of the "503 while loading" row loads its model: every request is
-/// answered 503 until then (`FakeServer::load_for`). Shorter than the retries' reach at both
-/// paces (50 ms doubling in process, 500 ms doubling in the binary: 4 waits).
+/// How long the server of the "503 while loading" row loads its model from the turn's first
+/// request: every request is answered 503 until then (`FakeServer::load_for`). Shorter than
+/// the retries' reach at both paces (50 ms doubling in process, 500 ms doubling in the binary:
+/// 4 waits).
 const LOADING: Duration = Duration::from_millis(400);
 
 fn unauthorized() -> Reply {
@@ -602,6 +605,12 @@ async fn acp_row(row: &Row) {
     let mut acp = Acp::start(acp_config(&url, row.model)).await;
     let (id, _) = acp.client.new_session(&cwd).await;
 
+    // `waits` is measured from here: no clock it depends on may have started before.
+    assert_eq!(
+        server.hits(),
+        Vec::<String>::new(),
+        "{fault}: asked before the prompt"
+    );
     let started = Instant::now();
     let (text, line) = acp_prompt(&mut acp.client, &id, "first").await;
     let took = started.elapsed();
@@ -744,6 +753,12 @@ async fn one_shot_row(row: &Row) {
             sb.run(Some(&url), &args).await
         }
     };
+    // `waits` is measured from here: no clock it depends on may have started before.
+    assert_eq!(
+        server.hits(),
+        Vec::<String>::new(),
+        "{fault}: asked before the run"
+    );
     let started = Instant::now();
     let first = run(url.clone(), row.model, &["-p", "first"]).await;
     let took = started.elapsed();

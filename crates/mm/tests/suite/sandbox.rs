@@ -1,7 +1,8 @@
 //! The sandbox (docs/sandbox.md): real commands and the file tools under each mode, with decoy
 //! files outside the project that must come out untouched.
 //!
-//! Every folder here lies under cargo's target folder, not /tmp: the temp folder is writable in
+//! Every folder here lies outside the temp folders (`common::outside_the_fence`: cargo's target
+//! folder, or `/var/tmp` for a clone under /tmp): the temp folder is writable in
 //! `workspace-write` by design, so a decoy there would prove nothing.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::disallowed_methods)]
 // Landlock is Linux's (docs/platforms.md)
@@ -38,12 +39,8 @@ struct World {
 
 impl World {
     fn new() -> World {
-        let root = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+        let root = common::outside_the_fence();
         let base = root.path().canonicalize().unwrap();
-        assert!(
-            !base.starts_with("/tmp"),
-            "the target folder must not be under /tmp for these tests"
-        );
         let cwd = base.join("project");
         let outside = base.join("outside");
         fs::create_dir_all(&cwd).unwrap();
@@ -542,7 +539,7 @@ async fn a_hostile_model_cannot_get_out_nor_switch_the_fence_off() {
     use common::{FakeServer, Reply};
     require_namespace();
     // One folder of the test's own holds the home, the project and, beside it, `outside`.
-    let root = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let root = common::outside_the_fence();
     let run = Run {
         home: tempfile::tempdir_in(root.path()).unwrap(),
         cwd: tempfile::tempdir_in(root.path()).unwrap(),
@@ -581,7 +578,7 @@ async fn a_hostile_model_cannot_get_out_nor_switch_the_fence_off() {
     assert_eq!(out.stdout, "done\n");
     assert!(
         out.stderr
-            .contains("sessions off · mode yolo · sandbox workspace-write · 0 skills · 0 hooks"),
+            .contains("sessions on · mode yolo · sandbox workspace-write · 0 skills · 0 hooks"),
         "{}",
         out.stderr
     );
@@ -640,7 +637,7 @@ async fn the_sandbox_flag_fences_a_one_shot_run() {
     use common::mm_run::{RUN_LIMIT, Sandbox as Run};
     use common::{FakeServer, Reply};
     require_landlock();
-    let root = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let root = common::outside_the_fence();
     let run = Run {
         home: tempfile::tempdir_in(root.path()).unwrap(),
         cwd: tempfile::tempdir_in(root.path()).unwrap(),

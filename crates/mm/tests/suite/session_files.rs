@@ -651,3 +651,48 @@ fn kill_writers(worker: u64, kills: usize) {
     let ids: Vec<String> = session::list(&dir).into_iter().map(|s| s.id).collect();
     assert_eq!(ids, vec![CRASH_ID.to_string()]);
 }
+
+/// `session::prune` keeps the `keep` files saved last (by modification time) and the current
+/// one, looks at session files only (not temporary files, not other names), and keeps
+/// everything with `keep` 0.
+#[mm_testkit::test]
+fn prune_keeps_the_files_saved_last_and_the_current_one() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = sessions_dir(tmp.path());
+    let now = SystemTime::now();
+    for (i, id) in ["a", "b", "c", "d"].iter().enumerate() {
+        session::save(&dir, &file_with(id, "2026-09-16T10:00:00+02:00", "p")).unwrap();
+        let f = fs::File::options()
+            .write(true)
+            .open(dir.join(format!("{id}.json")))
+            .unwrap();
+        // `a` saved last, `d` first.
+        f.set_modified(now - Duration::from_secs(60 * (i as u64 + 1)))
+            .unwrap();
+    }
+    fs::write(dir.join("notes.txt"), "mine").unwrap();
+    fs::write(dir.join(".d.json.mm-1-1.tmp"), "").unwrap();
+    let names = |dir: &Path| {
+        let mut v: Vec<String> = fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().into_string().unwrap())
+            .collect();
+        v.sort();
+        v
+    };
+
+    assert_eq!(session::prune(&dir, 0, "d"), (vec![], vec![]));
+    assert_eq!(names(&dir).len(), 6);
+    // `d` is the one just saved: kept with the one saved last.
+    let (mut removed, failed) = session::prune(&dir, 2, "d");
+    removed.sort();
+    assert_eq!(
+        (removed, failed),
+        (vec!["b".to_string(), "c".to_string()], vec![])
+    );
+    assert_eq!(
+        names(&dir),
+        [".d.json.mm-1-1.tmp", "a.json", "d.json", "notes.txt"]
+    );
+    assert_eq!(session::prune(&dir, 2, "d"), (vec![], vec![]));
+}

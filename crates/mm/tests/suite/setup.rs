@@ -269,8 +269,17 @@ fn without_questions_a_project_file_that_overrides_is_warned_about() {
     assert!(world.user_text().contains("name = \"fake-model\""));
 }
 
+/// What the probes of a model that cannot make structured tool calls are answered (the tiny
+/// model of scripts/local-model.sh): the stream works, the call comes back as prose.
+fn no_tool_calls() -> Vec<Reply> {
+    let mut replies = probes();
+    replies[1] = Reply::text("I would look at the time in Paris.");
+    replies.remove(2);
+    replies
+}
+
 #[mm_testkit::test]
-fn a_model_that_fails_the_checks_writes_nothing() {
+fn without_questions_a_model_that_fails_a_check_is_saved_with_its_failures_and_exits_1() {
     // The model answers the first check with an error.
     let (_server, url) = PtyServer::start(vec![Reply::error(
         500,
@@ -279,11 +288,75 @@ fn a_model_that_fails_the_checks_writes_nothing() {
     let world = World::new(Some(USER_FILE));
     let (code, stdout) = world.run(&["--url", &url, "--model", "fake-model"]);
     assert_eq!(code, Some(1), "{stdout}");
-    assert!(stdout.contains("Nothing written."), "{stdout}");
-    assert_eq!(world.user_text(), USER_FILE);
+    assert!(stdout.contains("✗ streaming: "), "{stdout}");
+    assert!(
+        stdout.contains("fake-model does not work with mm as it is (streaming"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("✓ wrote model.url, model.name in "),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("! saved although fake-model fails a check (streaming"),
+        "{stdout}"
+    );
+    assert!(!stdout.contains("Save it anyway?"), "no question: {stdout}");
+    assert_eq!(
+        world.user_text(),
+        format!("{USER_FILE}url = \"{url}\"\nname = \"fake-model\"\n")
+    );
     // `mm -acp setup` (what an editor runs for the auth method) is the same command.
     let (code, stdout) = world.run(&["-acp", "--url", &url, "--model", "fake-model"]);
     assert_eq!(code, Some(1), "{stdout}");
     assert!(stdout.starts_with("mm setup v"), "{stdout}");
+}
+
+/// Asked, a model that fails a check is saved when the user says so (exit 1: it does not work
+/// yet, and doctor's advice was shown), and not when they take the default.
+#[mm_testkit::test]
+fn asked_a_model_that_fails_a_check_is_saved_only_if_the_user_says_so() {
+    let (server, url) = PtyServer::start(no_tool_calls());
+    let world = World::new(Some(USER_FILE));
+    let mut mm = world.spawn(&[]);
+    answer_server(&mut mm, &url);
+    mm.expect("Model (number or name) [1]: ").unwrap();
+    mm.send_line("").unwrap();
+    mm.expect("✗ tool calls: ").unwrap();
+    mm.expect("  fix: ").unwrap();
+    mm.expect("fake-model does not work with mm as it is (tool calls): fix what is said above, or pick another model.")
+        .unwrap();
+    mm.expect("Save it anyway? [y/N]: ").unwrap();
+    mm.send_line("maybe").unwrap();
+    mm.expect("Save it anyway? [y/N]: ").unwrap();
+    mm.send_line("y").unwrap();
+    let mode = answer_sandbox(&mut mm);
+    mm.expect("Sessions: on: each project keeps the last 100 conversations in .mm/sessions")
+        .unwrap();
+    mm.expect("✓ wrote model.url, model.name").unwrap();
+    mm.expect("! saved although fake-model fails a check (tool calls)")
+        .unwrap();
+    assert_eq!(exit_code(&mut mm), 1);
+    assert_eq!(
+        world.user_text(),
+        format!(
+            "{USER_FILE}url = \"{url}\"\nname = \"fake-model\"\n{}",
+            sandbox_line(mode)
+        )
+    );
+    drop(server);
+
+    // Enter: no, nothing written.
+    let (_server, url) = PtyServer::start(no_tool_calls());
+    let world = World::new(Some(USER_FILE));
+    let mut mm = world.spawn(&[]);
+    answer_server(&mut mm, &url);
+    mm.expect("Model (number or name) [1]: ").unwrap();
+    mm.send_line("").unwrap();
+    mm.expect("Save it anyway? [y/N]: ").unwrap();
+    mm.send_line("").unwrap();
+    mm.expect("Run `mm setup` again once it works.").unwrap();
+    mm.expect("Nothing written.").unwrap();
+    assert_eq!(exit_code(&mut mm), 1);
     assert_eq!(world.user_text(), USER_FILE);
 }

@@ -54,7 +54,7 @@ fn banner_of_a_wrong_url(columns: u16, warning: &[&str]) {
     let mut expected = vec![
         "mm v0.1.0".to_string(),
         format!("model fake-model at {wrong}"),
-        "sessions off · mode yolo · 0 skills · 0 hooks".to_string(),
+        "sessions on · mode yolo · 0 skills · 0 hooks".to_string(),
         "/help for commands · Ctrl-D to leave".to_string(),
         "context window unknown".to_string(),
     ];
@@ -103,7 +103,7 @@ fn banner_of_a_refused_url(columns: u16, warning: &[&str]) {
     let mut expected = vec![
         "mm v0.1.0".to_string(),
         format!("model server {url}"),
-        "sessions off · mode yolo · 0 skills · 0 hooks".to_string(),
+        "sessions on · mode yolo · 0 skills · 0 hooks".to_string(),
         "/help for commands · Ctrl-D to leave".to_string(),
     ];
     expected.extend(warning.iter().map(|row| row.replace("PORT", &port)));

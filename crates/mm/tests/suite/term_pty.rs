@@ -12,7 +12,7 @@ use std::time::Duration;
 use common::pty::{PtyServer as Server, answer_with_usage, bash_reply, spawn_mm};
 use common::{Chunk, Reply};
 use expectrl::session::OsSession;
-use expectrl::{Eof, Expect, Session};
+use expectrl::{Eof, Expect, Regex, Session};
 use serde_json::{Value, json};
 
 /// Many words, slowly: cancelled long before the end.
@@ -223,8 +223,16 @@ fn local_commands_answer_without_the_model() {
     mm.send_line("/model").unwrap();
     mm.expect("fake-model").unwrap();
     mm.expect("context window  32k").unwrap();
+    // Sessions are on by default: this one is saved from the start, marked in the list.
     mm.send_line("/sessions").unwrap();
-    mm.expect("sessions are off").unwrap();
+    mm.expect(Regex(r"\* \d{8}-\d{6}-[0-9a-f]{8} ")).unwrap();
+    mm.expect("resume one with /load ID").unwrap();
+    // A wrong id: no path, the sessions saved last to pick from.
+    mm.send_line("/load nosuch").unwrap();
+    mm.expect("/load: no saved session nosuch in this folder; the ones saved last:")
+        .unwrap();
+    mm.expect(Regex(r"  \d{8}-\d{6}-[0-9a-f]{8} ")).unwrap();
+    mm.expect("/load ID reopens one").unwrap();
     mm.send_line("/bogus").unwrap();
     mm.expect("unknown command /bogus").unwrap();
     mm.send_line("/quit").unwrap();

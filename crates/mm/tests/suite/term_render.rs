@@ -508,7 +508,8 @@ fn banner_from_config() {
     let b = Banner::new(&config, &mm::skills::Catalogue::default());
     assert_eq!(b.version, mm::VERSION);
     assert_eq!(b.mode, PermissionMode::Yolo);
-    assert!(!b.sessions);
+    // Sessions are kept by default.
+    assert!(b.sessions);
 }
 
 #[mm_testkit::test]

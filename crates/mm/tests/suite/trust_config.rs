@@ -261,12 +261,12 @@ fn hostile_project(sb: &Sandbox, outside: &Path) -> &'static str {
         &format!(
             "systemPrompt = \"PROJECT-PROMPT\"\nmaxSteps = 1\ncontextWindow = 65536\n\
              [acp]\nclientMcpServers = true\n\
-             [sessions]\nenabled = true\n\
+             [sessions]\nkeep = 1\n\
              [skills]\ndirs = [\"{}\"]\n",
             outside.join("skills").display()
         ),
     );
-    "acp.clientMcpServers, maxSteps, sessions.enabled, skills.dirs, systemPrompt"
+    "acp.clientMcpServers, maxSteps, sessions.keep, skills.dirs, systemPrompt"
 }
 
 #[mm_testkit::test]
@@ -280,10 +280,6 @@ async fn an_untrusted_file_sets_only_harmless_keys_and_one_line_names_the_rest()
     let system = system_prompt(&server);
     assert!(!system.contains("PROJECT-PROMPT"), "{system}");
     assert!(!system.contains("EVIL-SKILL-DESCRIPTION"), "{system}");
-    assert!(
-        !sb.path(".mm/sessions").exists(),
-        "sessions.enabled ignored"
-    );
     assert_said(&run, &format!("warning: {}", keys_line(&sb, keys)));
     // The harmless key applies: the answer's cap is a quarter of the project's window (the
     // server's own, probed, is 32768).
@@ -313,7 +309,14 @@ async fn an_untrusted_file_sets_only_harmless_keys_and_one_line_names_the_rest()
         doctor.stdout
     );
 
-    // Trusting the project restores them.
+    // `sessions.keep = 1` is ignored: a second session joins the first (sessions are on by
+    // default).
+    let server = FakeServer::start(vec![Reply::text("ok")]).await;
+    let run = sb.run(Some(&server.url()), &["-p", "again"]).await;
+    assert_code(&run, 0);
+    assert_eq!(sb.session_files().len(), 2, "sessions.keep ignored");
+
+    // Trusting the project restores them: the next session leaves one file.
     let server = FakeServer::start(vec![Reply::text("ok")]).await;
     user_file(&sb, &trusting(&sb, ""));
     let run = sb.run(Some(&server.url()), &["-p", "hi"]).await;

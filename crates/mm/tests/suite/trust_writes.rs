@@ -5,8 +5,9 @@
 //! the user's (`fetch_content` with `output`), and that renames through a symlink out of the
 //! project or into a module the language server found on `sys.path` (`lsp rename`).
 //!
-//! Folders the sandbox must protect lie under cargo's target folder, not /tmp: the temp folder is
-//! writable in `workspace-write` by design, so a decoy there would prove nothing.
+//! Folders the sandbox must protect lie outside the temp folders (`common::outside_the_fence`:
+//! cargo's target folder, or `/var/tmp` for a clone under /tmp): the temp folder is writable in
+//! `workspace-write` by design, so a decoy there would prove nothing.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::disallowed_methods)]
 // Landlock is Linux's (docs/platforms.md)
 #![cfg(target_os = "linux")]
@@ -116,9 +117,8 @@ struct World {
 
 impl World {
     fn new() -> World {
-        let root = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+        let root = common::outside_the_fence();
         let base = root.path().canonicalize().unwrap();
-        assert!(!base.starts_with("/tmp"), "the target folder is under /tmp");
         let cwd = base.join("project");
         let outside = base.join("outside");
         std::fs::create_dir_all(&cwd).unwrap();
@@ -408,7 +408,7 @@ async fn a_rename_that_would_edit_a_file_outside_the_workspace_writes_nothing() 
 /// The home, the project and the folder outside, all under the target folder; the user's config
 /// sets `tools.sandbox` (and `yolo`) as given.
 fn user(config: &str) -> (tempfile::TempDir, Run) {
-    let root = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let root = common::outside_the_fence();
     let run = Run {
         home: tempfile::tempdir_in(root.path()).unwrap(),
         cwd: tempfile::tempdir_in(root.path()).unwrap(),

@@ -16,9 +16,9 @@ use pretty_assertions::assert_eq;
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
-/// A folder under the target's tmp (the fence lets commands write in /tmp).
+/// A folder outside the folders the fence lets commands write (/tmp among them).
 fn folder() -> tempfile::TempDir {
-    tempfile::tempdir_in(common::target_tmpdir()).unwrap()
+    common::outside_the_fence()
 }
 
 fn engine(model: Arc<ScriptedModel>, home: &Path) -> Engine {
