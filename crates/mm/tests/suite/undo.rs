@@ -25,6 +25,7 @@ fn engine(model: Arc<ScriptedModel>, home: &Path) -> Engine {
     Engine::new(Arc::new(Config::default()), model).with_env(Environment {
         home: Some(home.to_path_buf()),
         xdg_config_home: Some(home.join("config")),
+        xdg_state_home: Some(home.join("state")),
     })
 }
 
@@ -297,6 +298,7 @@ async fn undo_never_reaches_outside_the_project_through_a_link_the_turn_made() {
     let e = Engine::new(Arc::new(config), model).with_env(Environment {
         home: Some(home.path().to_path_buf()),
         xdg_config_home: Some(home.path().join("config")),
+        xdg_state_home: Some(home.path().join("state")),
     });
     let fe = Recorder::new();
     let mut s = e.new_session(cwd.clone(), &fe).await;
