@@ -291,7 +291,7 @@ impl Repo {
             }
         }
         if !first && age(&repo.store.join("gc")).is_none_or(|a| a > DAY) {
-            repo.collect_in_background(processes);
+            repo.collect(processes).await;
         }
         Ok(Some(repo))
     }
@@ -411,14 +411,22 @@ impl Repo {
     /// The session's index, seeded from the newest of the store (so that git hashes only
     /// what changed since); none: the first snapshot hashes every file.
     fn seed_index(&self) {
-        let newest = files_in(&self.store)
+        if let Some(bytes) = self
+            .newest_index()
+            .and_then(|path| std::fs::read(path).ok())
+        {
+            let _ = write_file(&self.index, &bytes);
+        }
+    }
+
+    /// The index file of the store written last.
+    fn newest_index(&self) -> Option<PathBuf> {
+        files_in(&self.store)
             .into_iter()
             .filter(|(name, _)| name.starts_with("index-") && !name.ends_with(".lock"))
             .filter_map(|(_, path)| Some((age(&path)?, path)))
-            .min_by_key(|(age, _)| *age);
-        if let Some(bytes) = newest.and_then(|(_, path)| std::fs::read(path).ok()) {
-            let _ = write_file(&self.index, &bytes);
-        }
+            .min_by_key(|(age, _)| *age)
+            .map(|(_, path)| path)
     }
 
     /// Lets go of the snapshot kept as `name`.
@@ -462,21 +470,15 @@ impl Repo {
             .await
     }
 
-    /// The store's retention, at most once a day, in the background: the undo points of a
-    /// session whose last snapshot is more than [`KEPT_DAYS`] old are deleted (and its
-    /// index), then `git gc --prune=1.day.ago` gives their space back.
-    fn collect_in_background(&self, processes: &Arc<Supervisor>) {
+    /// The store's retention, at most once a day: the undo points of a session whose last
+    /// snapshot is more than [`KEPT_DAYS`] old are deleted, and the index files of ended
+    /// sessions but the newest (the next session's seed); then, in the background, `git gc
+    /// --prune=1.day.ago` gives their space back.
+    async fn collect(&self, processes: &Arc<Supervisor>) {
         // Stamped first: a gc cut short at exit waits for the next day.
         if write_file(&self.store.join("gc"), b"").is_err() {
             return;
         }
-        let (repo, owner) = (self.clone(), Arc::clone(processes));
-        processes
-            .tasks()
-            .spawn_until_shutdown(async move { repo.collect(&owner).await });
-    }
-
-    async fn collect(&self, processes: &Arc<Supervisor>) {
         let kept = Duration::from_secs(KEPT_DAYS * DAY.as_secs());
         let live: Vec<String> = files_in(&self.store.join("sessions"))
             .into_iter()
@@ -488,21 +490,27 @@ impl Repo {
                 }
             })
             .collect();
+        let newest = self.newest_index();
         for (name, path) in files_in(&self.store) {
-            // A `.lock` is git's, written now.
-            let session = name.strip_prefix("index-").unwrap_or_default();
-            if !session.is_empty() && !name.ends_with(".lock") && !live.iter().any(|l| l == session)
-            {
+            // A `.lock` is git's, being written.
+            let Some(session) = name.strip_prefix("index-") else {
+                continue;
+            };
+            let stale = !live.iter().any(|l| l == session) || age(&path).is_none_or(|a| a > DAY);
+            if stale && !name.ends_with(".lock") && Some(&path) != newest.as_ref() {
                 let _ = std::fs::remove_file(path);
             }
         }
         let git = self.git(false);
         let expired = |session: &str| !live.iter().any(|l| l == session);
-        if delete_refs(processes, &git, expired).await.is_ok() {
-            let _ = git
-                .run(processes, &["gc", "--quiet", "--prune=1.day.ago"], None)
-                .await;
+        if delete_refs(processes, &git, expired).await.is_err() {
+            return;
         }
+        let (repo, owner) = (self.clone(), Arc::clone(processes));
+        processes.tasks().spawn_until_shutdown(async move {
+            let gc = ["gc", "--quiet", "--prune=1.day.ago"];
+            let _ = repo.git(false).run(&owner, &gc, None).await;
+        });
     }
 }
 

@@ -57,6 +57,7 @@ mod toolbox_plan;
 mod tools;
 mod trust_config;
 mod trust_fence;
+mod trust_repo;
 mod trust_writes;
 mod undo;
 mod undo_pty;
