@@ -211,14 +211,14 @@ impl Undo {
             return Before { tree, read_only };
         }
         if self.repo.is_none() {
-            self.repo = Some(match &self.stores {
-                None => WorkTree::NoStore("mm has no state folder: HOME is not set".into()),
-                Some(stores) => match Repo::find(processes, cwd, stores, session, excluded).await {
+            let stores = self.stores.as_deref();
+            self.repo = Some(
+                match Repo::find(processes, cwd, stores, session, excluded).await {
                     Ok(Some(repo)) => WorkTree::Git(repo),
                     Ok(None) => WorkTree::NotGit,
                     Err(e) => WorkTree::NoStore(e),
                 },
-            });
+            );
         }
         let tree = match &self.repo {
             Some(WorkTree::Git(repo)) => repo

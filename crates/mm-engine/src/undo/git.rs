@@ -47,7 +47,7 @@ const OPTIONS: [&str; 9] = [
 ];
 
 /// A session's undo points are deleted this long after its last snapshot.
-pub const KEPT_DAYS: u64 = 7;
+const KEPT_DAYS: u64 = 7;
 
 const DAY: Duration = Duration::from_secs(24 * 60 * 60);
 
@@ -229,12 +229,13 @@ fn files_in(dir: &Path) -> Vec<(String, PathBuf)> {
 impl Repo {
     /// The work tree `cwd` is in (the nearest folder up from it that holds a `.git`, a folder
     /// or a file), with its store under `stores` (made the first time, when the refs an older
-    /// mm left in the repository are cleaned up); `Ok(None)` outside git or in a cwd git
-    /// ignores. `excluded`: folders left out of snapshots.
+    /// mm left in the repository are cleaned up; `None`: mm has no state folder, an error in
+    /// git); `Ok(None)` outside git or in a cwd git ignores. `excluded`: folders left out of
+    /// snapshots.
     pub async fn find(
         processes: &Arc<Supervisor>,
         cwd: &Path,
-        stores: &Path,
+        stores: Option<&Path>,
         session: &str,
         excluded: &[PathBuf],
     ) -> Result<Option<Repo>, String> {
@@ -250,6 +251,7 @@ impl Repo {
             p if p.is_empty() => p,
             p => format!("{p}/"),
         };
+        let stores = stores.ok_or("mm has no state folder: HOME is not set")?;
         let store = stores.join(store_name(&top));
         let first = !store.join("HEAD").exists();
         if first {
@@ -298,8 +300,8 @@ impl Repo {
 
     /// A new store: an empty repository of mm's with its attributes, no hooks or templates.
     async fn make_store(processes: &Arc<Supervisor>, store: &Path) -> Result<(), String> {
-        let shown = store.display().to_string();
-        writer::create_dir_all(store, &shown, Check::Anywhere).map_err(|e| e.to_string())?;
+        // Its first file makes the folder, private: it holds copies of the project's files.
+        write_file(&store.join("gc"), b"")?;
         let git = Git {
             dir: store,
             work_tree: None,
@@ -310,8 +312,7 @@ impl Repo {
         write_file(
             &store.join("info").join("attributes"),
             NO_ATTRIBUTES.as_bytes(),
-        )?;
-        write_file(&store.join("gc"), b"")
+        )
     }
 
     fn git(&self, index: bool) -> Git<'_> {
