@@ -15,12 +15,13 @@ use mm_testkit as common;
 use std::collections::BTreeMap;
 use std::fs;
 use std::path::{Path, PathBuf};
-use std::process::Command as Process;
 
 use common::as_user::{self, Who};
 use common::mm_run::{RUN_LIMIT, Run, Sandbox as Dirs, finish_within};
 use common::{FakeServer, Reply, tool_results};
 use pretty_assertions::assert_eq;
+
+use crate::undo::git;
 use serde_json::json;
 
 /// A home, a project in git and, beside them, a folder standing for everything outside, owned
@@ -94,6 +95,15 @@ impl Scene {
         (out, results)
     }
 
+    /// Another repository, outside, and every file of its `.git` as it is.
+    fn other_repository(&self) -> (PathBuf, BTreeMap<PathBuf, Vec<u8>>) {
+        let other = self.outside.join("other");
+        fs::create_dir_all(&other).unwrap();
+        repository(&other);
+        let files = tree(&other.join(".git"));
+        (other, files)
+    }
+
     fn marker(&self, name: &str) -> PathBuf {
         self.outside.join(name)
     }
@@ -122,24 +132,6 @@ fn fence_or_skip() {
     if let Err(why) = mm::sandbox::namespace_works() {
         common::skip(format!("no private mount namespace here ({why})"));
     }
-}
-
-/// git as the test runs it (a repository's own `git`, not mm's), as root in folders the plain
-/// user may own by then.
-fn git(cwd: &Path, args: &[&str]) -> String {
-    let out = Process::new("git")
-        .args(["-c", "safe.directory=*"])
-        .args(args)
-        .current_dir(cwd)
-        .env("GIT_AUTHOR_NAME", "t")
-        .env("GIT_AUTHOR_EMAIL", "t@t")
-        .env("GIT_COMMITTER_NAME", "t")
-        .env("GIT_COMMITTER_EMAIL", "t@t")
-        .env("GIT_CONFIG_GLOBAL", "/dev/null")
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "git {args:?}: {out:?}");
-    String::from_utf8_lossy(&out.stdout).into_owned()
 }
 
 /// git in the bare git folder `dir` (a store of mm's, another repository's `.git`).
@@ -299,16 +291,13 @@ as_root_and_user!(
 /// writes nothing there (no objects, no index, no `refs/mm/undo/*`).
 async fn a_git_file_pointing_elsewhere(root: bool) {
     let s = Scene::new(root, false);
-    let other = s.outside.join("other");
-    fs::create_dir_all(&other).unwrap();
-    repository(&other);
+    let (other, theirs) = s.other_repository();
     fs::remove_dir_all(s.project.join(".git")).unwrap();
     fs::write(
         s.project.join(".git"),
         format!("gitdir: {}\n", other.join(".git").display()),
     )
     .unwrap();
-    let theirs = tree(&other.join(".git"));
     s.mm(
         &["--yolo"],
         "go",
@@ -342,10 +331,7 @@ as_root_and_user!(
 /// hook): its own git does not follow them.
 async fn git_variables_of_mm_s_environment(root: bool) {
     let s = Scene::new(root, false);
-    let other = s.outside.join("other");
-    fs::create_dir_all(&other).unwrap();
-    repository(&other);
-    let theirs = tree(&other.join(".git"));
+    let (other, theirs) = s.other_repository();
     let (git_dir, index) = (other.join(".git"), other.join(".git/index"));
     s.mm(
         &["--yolo"],
