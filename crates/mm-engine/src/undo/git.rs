@@ -78,11 +78,22 @@ pub struct Change {
     pub old_blob: String,
 }
 
-/// One git of mm's: which repository (`GIT_DIR`), which work tree and index.
+/// One git of mm's: which repository, which work tree and index.
 struct Git<'a> {
-    dir: &'a Path,
+    at: At<'a>,
     work_tree: Option<&'a Path>,
     index: Option<&'a Path>,
+}
+
+/// The repository a git of mm's works in.
+#[derive(Clone, Copy)]
+enum At<'a> {
+    /// mm's store (`GIT_DIR`), where git starts.
+    Store(&'a Path),
+    /// The user's repository whose `.git` folder is in this folder, found by git itself from
+    /// there, so that it refuses one another user owns (`safe.directory`, which only the system
+    /// and global config could widen, and neither is read).
+    Theirs(&'a Path),
 }
 
 impl Git<'_> {
@@ -105,12 +116,8 @@ impl Git<'_> {
         cmd.env("GIT_CONFIG_NOSYSTEM", "1")
             .env("GIT_CONFIG_GLOBAL", "/dev/null")
             .env("GIT_ATTR_SOURCE", EMPTY_TREE)
-            .env("GIT_DIR", self.dir)
             .args(OPTIONS)
             .args(args)
-            // In the git folder, not the project: nothing there is found as `git` or read as
-            // its config.
-            .current_dir(self.dir)
             .stdin(if input.is_some() {
                 Stdio::piped()
             } else {
@@ -119,6 +126,12 @@ impl Git<'_> {
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .kill_on_drop(true);
+        match self.at {
+            // In the store, not the project: nothing there is found as `git` or read as its
+            // config.
+            At::Store(dir) => cmd.env("GIT_DIR", dir).current_dir(dir),
+            At::Theirs(top) => cmd.current_dir(top),
+        };
         if let Some(tree) = self.work_tree {
             cmd.env("GIT_WORK_TREE", tree);
         }
@@ -126,8 +139,9 @@ impl Git<'_> {
             cmd.env("GIT_INDEX_FILE", index);
         }
         // Not fenced: it writes mm's store in the state folder, which the fence keeps out of
-        // the commands' reach (that is what keeps the store's config and attributes mm's). It
-        // runs nothing of the repository's (above), and reads the work tree only.
+        // the commands' reach (that is what keeps the store's config and attributes mm's), and
+        // once deletes the refs an older mm left in the repository's `.git`. It runs nothing
+        // of the repository's (above), and reads the work tree only.
         let mut child = processes
             .spawn(&mut cmd, Group::Own)
             .map_err(|e| format!("could not run git: {e}"))?;
@@ -303,7 +317,7 @@ impl Repo {
         // Its first file makes the folder, private: it holds copies of the project's files.
         write_file(&store.join("gc"), b"")?;
         let git = Git {
-            dir: store,
+            at: At::Store(store),
             work_tree: None,
             index: None,
         };
@@ -317,7 +331,7 @@ impl Repo {
 
     fn git(&self, index: bool) -> Git<'_> {
         Git {
-            dir: &self.store,
+            at: At::Store(&self.store),
             work_tree: Some(&self.top),
             index: index.then_some(self.index.as_path()),
         }
@@ -361,7 +375,7 @@ impl Repo {
             return;
         }
         let theirs = Git {
-            dir: &dot_git,
+            at: At::Theirs(&self.top),
             work_tree: None,
             index: None,
         };
