@@ -268,6 +268,12 @@ impl Repo {
         let stores = stores.ok_or("mm has no state folder: HOME is not set")?;
         let store = stores.join(store_name(&top));
         let first = !store.join("HEAD").exists();
+        // What making the store creates, so that a cwd git ignores leaves nothing behind.
+        let made = store
+            .ancestors()
+            .take_while(|d| !d.exists())
+            .last()
+            .map(Path::to_path_buf);
         if first {
             Self::make_store(processes, &store).await?;
         }
@@ -288,9 +294,6 @@ impl Repo {
             session: session.to_string(),
         };
         repo.copy_excludes();
-        if first {
-            repo.clean_up_older_refs(processes).await;
-        }
         // A cwd that git ignores (a build folder) has nothing to snapshot.
         if !repo.prefix.is_empty() {
             let path = repo.prefix.trim_end_matches('/');
@@ -303,8 +306,14 @@ impl Repo {
                 )
                 .await;
             if ignored.is_ok() {
+                if let Some(made) = made {
+                    let _ = std::fs::remove_dir_all(made);
+                }
                 return Ok(None);
             }
+        }
+        if first {
+            repo.clean_up_older_refs(processes).await;
         }
         if !first && age(&repo.store.join("gc")).is_none_or(|a| a > DAY) {
             repo.collect(processes).await;

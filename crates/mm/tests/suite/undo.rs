@@ -454,3 +454,31 @@ async fn the_undo_refs_an_older_mm_left_in_the_repository_are_deleted() {
     assert!(!cwd.join(".git/mm-index-old").exists());
     assert!(cwd.join(".git/index").exists());
 }
+
+/// A cwd that git ignores (a build folder) is not snapshotted, and mm's state folder is left
+/// as it was: the store made to ask git is removed again.
+#[mm_testkit::test]
+async fn a_cwd_git_ignores_gets_no_snapshot_and_no_store() {
+    let (home, dir) = (folder(), folder());
+    let top = dir.path().canonicalize().unwrap();
+    repository(&top);
+    fs::write(top.join(".gitignore"), ".mm/\nbuild/\n").unwrap();
+    let cwd = top.join("build");
+    fs::create_dir_all(&cwd).unwrap();
+    let model = ScriptedModel::new(vec![
+        Answer::call("bash", json!({"command": "echo o > out.o"})),
+        Answer::text("built"),
+    ]);
+    let e = engine(model, home.path());
+    let fe = Recorder::new();
+    let mut s = e.new_session(cwd.clone(), &fe).await;
+    prompt(&e, &mut s, "build", &fe).await;
+    assert!(!home.path().join("state").exists());
+    assert_eq!(
+        undo(&e, &mut s).await[1],
+        format!(
+            "  not restored: what its 1 command(s) changed ({} is not in a git repository)",
+            cwd.display()
+        )
+    );
+}
