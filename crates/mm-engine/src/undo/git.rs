@@ -243,9 +243,9 @@ fn files_in(dir: &Path) -> Vec<(String, PathBuf)> {
 impl Repo {
     /// The work tree `cwd` is in (the nearest folder up from it that holds a `.git`, a folder
     /// or a file), with its store under `stores` (made the first time, when the refs an older
-    /// mm left in the repository are cleaned up; `None`: mm has no state folder, an error in
-    /// git); `Ok(None)` outside git or in a cwd git ignores. `excluded`: folders left out of
-    /// snapshots.
+    /// mm left in the repository are cleaned up); `Ok(None)` outside git or in a cwd git
+    /// ignores; `Err` when there is no store (`stores` is `None` without a state folder, or
+    /// git failed). `excluded`: folders left out of snapshots.
     pub async fn find(
         processes: &Arc<Supervisor>,
         cwd: &Path,
