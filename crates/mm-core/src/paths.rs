@@ -1,7 +1,8 @@
 //! Path resolution shared by tools and prompt flattening, and where the user's folders are on
-//! each system (docs/platforms.md): the home folder (`HOME`; `USERPROFILE` on Windows) and the
-//! folder mm's config, history and sessions live under (`$XDG_CONFIG_HOME`, else `~/.config`,
-//! on Unix; `%APPDATA%` on Windows, so `%APPDATA%\mm`).
+//! each system (docs/platforms.md): the home folder (`HOME`; `USERPROFILE` on Windows), the
+//! folder mm's config lives under (`$XDG_CONFIG_HOME`, else `~/.config`, on Unix; `%APPDATA%`
+//! on Windows, so `%APPDATA%\mm`) and mm's state folder, the prompt history's and `/undo`'s
+//! store (`$XDG_STATE_HOME/mm`, else `~/.local/state/mm`).
 
 use std::ffi::OsString;
 use std::io;
@@ -49,6 +50,23 @@ pub fn home() -> Option<PathBuf> {
 /// `~/.config`); `%APPDATA%` on Windows, where a set `XDG_CONFIG_HOME` still wins.
 pub fn config_home() -> Option<PathBuf> {
     config_home_in(cfg!(windows), &|name| std::env::var_os(name))
+}
+
+/// `XDG_STATE_HOME` when set and absolute (the one place the library reads it; `None` then means
+/// `~/.local/state`).
+pub fn state_home() -> Option<PathBuf> {
+    std::env::var_os("XDG_STATE_HOME")
+        .map(PathBuf::from)
+        .filter(|s| s.is_absolute())
+}
+
+/// mm's state folder: `$XDG_STATE_HOME/mm` (`xdg_state_home`, when absolute), else
+/// `~/.local/state/mm`; `None` without either.
+pub fn state_dir(home: Option<&Path>, xdg_state_home: Option<&Path>) -> Option<PathBuf> {
+    match xdg_state_home {
+        Some(state) if state.is_absolute() => Some(state.join("mm")),
+        _ => home.map(|h| h.join(".local").join("state").join("mm")),
+    }
 }
 
 /// [`home`] with the system and the environment given.
@@ -136,6 +154,21 @@ mod tests {
             );
         }
         assert_eq!(home_in(true, &env(&[("HOME", "/home/u")])), None);
+    }
+
+    #[test]
+    fn the_state_folder_is_xdg_state_home_s_else_the_home_s() {
+        let home = Path::new("/home/u");
+        assert_eq!(
+            state_dir(Some(home), Some(Path::new("/state"))),
+            Some(PathBuf::from("/state/mm"))
+        );
+        // A relative XDG_STATE_HOME is ignored, as the XDG spec says.
+        assert_eq!(
+            state_dir(Some(home), Some(Path::new("state"))),
+            Some(PathBuf::from("/home/u/.local/state/mm"))
+        );
+        assert_eq!(state_dir(None, None), None);
     }
 
     #[test]

@@ -25,7 +25,7 @@ use tokio_util::sync::CancellationToken;
 
 // The layers below under the names the modules of this crate use (`crate::config::…`); the
 // engine's own `mcp` module is a session's servers, mm-tools' `mcp` the client.
-use mm_core::{config, event, history, prompt, session, skills, writer};
+use mm_core::{config, event, history, paths, prompt, session, skills, writer};
 use mm_model as model;
 use mm_tools::{hooks, lsp, process, sandbox, tools};
 
@@ -148,6 +148,8 @@ pub type SkillsEntry = (Arc<Catalogue>, Vec<String>);
 pub struct Environment {
     pub home: Option<PathBuf>,
     pub xdg_config_home: Option<PathBuf>,
+    /// `XDG_STATE_HOME`: mm's state folder is `<it>/mm`, else `~/.local/state/mm`.
+    pub xdg_state_home: Option<PathBuf>,
 }
 
 /// The engine shared by every session of the process.
@@ -334,7 +336,13 @@ impl Engine {
             sessions_dir,
             mcp: SessionServers::default(),
             start_hooks: None,
-            undo: undo::Undo::default(),
+            undo: undo::Undo::new(
+                crate::paths::state_dir(
+                    self.env.home.as_deref(),
+                    self.env.xdg_state_home.as_deref(),
+                )
+                .map(|state| state.join("undo")),
+            ),
         };
         self.attach_configured_mcp(&mut s);
         self.start_session_hooks(&mut s);
@@ -538,13 +546,17 @@ impl Engine {
         }
         s.history.push(Message::user(full));
         let excluded: Vec<PathBuf> = s.sessions_dir.iter().cloned().collect();
+        let read_only = s.controls.mode() == PermissionMode::ReadOnly;
         let before = s
             .undo
-            .before_turn(&self.processes, &s.cwd, &s.id, &excluded)
+            .before_turn(&self.processes, &s.cwd, &s.id, &excluded, read_only)
             .await;
         let end = self.run_turn(s, frontend, cancel).await;
         let commands = end.recap.get(crate::event::Tally::Command);
-        s.undo.after_turn(&self.processes, before, commands).await;
+        let read_only = s.controls.mode() == PermissionMode::ReadOnly;
+        s.undo
+            .after_turn(&self.processes, before, commands, read_only)
+            .await;
         if self.hooks.any(HookEvent::TurnEnd, None) {
             let reason = match &end.stop {
                 Ok(r) => stop_reason_name(*r),

@@ -2,8 +2,8 @@
 //! are kept per turn: the files mm's own tools replaced, noted by the checked writer in the
 //! session's [`Journal`] with what they held before; and, in a git repository, snapshots of the
 //! work tree below the cwd before and after the turn (untracked files included, ignored ones
-//! not), kept as trees in mm's own refs (git.rs), so that what the turn's commands changed can
-//! be put back too. Each `/undo` undoes the last turn not undone yet, and says what it
+//! not), kept as trees in a git store of mm's own in its state folder (git.rs), so that what the
+//! turn's commands changed can be put back too. No snapshot is made in read-only mode. Each `/undo` undoes the last turn not undone yet, and says what it
 //! restored and what it could not: a file changed again since the turn, a change the journal
 //! could not keep, what commands changed outside git.
 
@@ -24,12 +24,34 @@ pub const KEPT_TURNS: usize = 20;
 pub struct Undo {
     /// Where the running turn's tools note the files they replace.
     pub journal: Journal,
-    /// The work tree, once looked for (`Some(None)`: not in git).
-    repo: Option<Option<Repo>>,
+    /// Where mm's git stores are (`<state folder>/undo`); `None`: there is no state folder.
+    stores: Option<PathBuf>,
+    /// The work tree, once looked for.
+    repo: Option<WorkTree>,
     /// The turns that can be undone, the last at the end.
     turns: Vec<Turn>,
     /// Engine turns of the session so far.
     count: usize,
+}
+
+/// What [`Undo::before_turn`] found of the work tree.
+#[derive(Debug, Clone)]
+enum WorkTree {
+    Git(Repo),
+    /// Not in a git repository (or in a folder git ignores).
+    NotGit,
+    /// In one, but mm has no store for it: why.
+    NoStore(String),
+}
+
+/// What a turn starts from, for [`Undo::after_turn`].
+#[derive(Debug)]
+pub struct Before {
+    /// The snapshot before it, or why there is none (the end of `what its N command(s)
+    /// changed (…)`).
+    tree: Result<String, String>,
+    /// It started in read-only mode.
+    read_only: bool,
 }
 
 /// What one turn changed.
@@ -37,8 +59,8 @@ pub struct Undo {
 struct Turn {
     /// Its number in the session (1 for the first).
     number: usize,
-    /// The snapshots before and after it (in a git repository, when both were made).
-    trees: Option<(String, String)>,
+    /// The snapshots before and after it, or why there are none.
+    trees: Result<(String, String), String>,
     /// The files its tools replaced, with what they hold after the turn (`None`: missing, or
     /// not kept).
     written: Vec<(Noted, Option<Vec<u8>>)>,
@@ -50,7 +72,7 @@ impl Turn {
     fn changed_anything(&self) -> bool {
         !self.written.is_empty()
             || self.commands > 0
-            || self.trees.as_ref().is_some_and(|(b, a)| b != a)
+            || self.trees.as_ref().is_ok_and(|(b, a)| b != a)
     }
 }
 
@@ -154,43 +176,87 @@ fn remove(fence: Fence<'_>, path: &Path, shown: &str) -> Result<(), String> {
 }
 
 impl Undo {
-    /// Before an engine turn: the snapshot of the work tree it starts from (in git).
+    /// The records of a session whose git snapshots go to stores under `stores` (`<state
+    /// folder>/undo`; `None`: none are made).
+    pub fn new(stores: Option<PathBuf>) -> Undo {
+        Undo {
+            stores,
+            ..Undo::default()
+        }
+    }
+
+    /// The repository, when snapshots are made in it.
+    fn repo(&self) -> Option<Repo> {
+        match &self.repo {
+            Some(WorkTree::Git(repo)) => Some(repo.clone()),
+            _ => None,
+        }
+    }
+
+    /// Before an engine turn: the snapshot of the work tree it starts from (in git; none in
+    /// read-only mode, where nothing is written, mm's store included).
     pub async fn before_turn(
         &mut self,
         processes: &Arc<Supervisor>,
         cwd: &Path,
         session: &str,
         excluded: &[PathBuf],
-    ) -> Option<String> {
+        read_only: bool,
+    ) -> Before {
         self.count += 1;
         // What a tool wrote outside a turn (none should) is not this turn's.
         self.journal.take();
-        if self.repo.is_none() {
-            self.repo = Some(Repo::find(processes, cwd, session, excluded).await);
+        if read_only {
+            let tree = Err("no snapshot of the work tree in read-only mode".to_string());
+            return Before { tree, read_only };
         }
-        let repo = self.repo.as_ref()?.as_ref()?;
-        repo.snapshot(processes, &format!("{}-before", self.count))
-            .await
-            .ok()
+        if self.repo.is_none() {
+            let stores = self.stores.as_deref();
+            self.repo = Some(
+                match Repo::find(processes, cwd, stores, session, excluded).await {
+                    Ok(Some(repo)) => WorkTree::Git(repo),
+                    Ok(None) => WorkTree::NotGit,
+                    Err(e) => WorkTree::NoStore(e),
+                },
+            );
+        }
+        let tree = match &self.repo {
+            Some(WorkTree::Git(repo)) => repo
+                .snapshot(processes, &format!("{}-before", self.count))
+                .await
+                .map_err(|_| "the snapshot of the work tree failed".to_string()),
+            Some(WorkTree::NoStore(why)) => Err(format!("no snapshot of the work tree: {why}")),
+            Some(WorkTree::NotGit) | None => {
+                Err(format!("{} is not in a git repository", cwd.display()))
+            }
+        };
+        Before { tree, read_only }
     }
 
     /// After it: what it changed is kept for `/undo` (a turn that changed nothing and ran no
-    /// command is not kept).
+    /// command is not kept). `read_only`: the session is in read-only mode now; the commands
+    /// of a turn that began and ended in it could write nothing (they ran in the read-only
+    /// fence) and do not count.
     pub async fn after_turn(
         &mut self,
         processes: &Arc<Supervisor>,
-        before: Option<String>,
+        before: Before,
         commands: u32,
+        read_only: bool,
     ) {
         let number = self.count;
-        let repo = self.repo.clone().flatten();
-        let trees = match (&repo, before) {
-            (Some(repo), Some(before)) => repo
+        let commands = match before.read_only && read_only {
+            true => 0,
+            false => commands,
+        };
+        let trees = match (self.repo(), before.tree) {
+            (Some(repo), Ok(before)) => repo
                 .snapshot(processes, &format!("{number}-after"))
                 .await
-                .ok()
-                .map(|after| (before, after)),
-            _ => None,
+                .map(|after| (before, after))
+                .map_err(|_| "the snapshot of the work tree failed".to_string()),
+            (_, Err(why)) => Err(why),
+            (None, Ok(_)) => Err("the snapshot of the work tree failed".to_string()),
         };
         let written = self
             .journal
@@ -220,7 +286,7 @@ impl Undo {
     }
 
     async fn forget(&self, processes: &Arc<Supervisor>, turn: &Turn) {
-        if let Some(repo) = self.repo.clone().flatten() {
+        if let Some(repo) = self.repo() {
             repo.forget(processes, &format!("{}-before", turn.number))
                 .await;
             repo.forget(processes, &format!("{}-after", turn.number))
@@ -250,9 +316,9 @@ impl Undo {
             restored: Vec::new(),
             not_restored: Vec::new(),
         };
-        let repo = self.repo.clone().flatten();
+        let repo = self.repo();
         let mut handled: Vec<PathBuf> = Vec::new();
-        if let (Some(repo), Some((before, after))) = (&repo, &turn.trees) {
+        if let (Some(repo), Ok((before, after))) = (&repo, &turn.trees) {
             self.undo_in_git(
                 processes,
                 repo,
@@ -287,21 +353,13 @@ impl Undo {
             }
         }
         if turn.commands > 0 {
-            let line = match (&repo, &turn.trees) {
-                (Some(_), Some(_)) => format!(
+            let line = match &turn.trees {
+                Ok(_) => format!(
                     "what its {} command(s) changed outside {} or in files git ignores",
                     turn.commands,
                     cwd.display()
                 ),
-                (Some(_), None) => format!(
-                    "what its {} command(s) changed (the snapshot of the work tree failed)",
-                    turn.commands
-                ),
-                (None, _) => format!(
-                    "what its {} command(s) changed ({} is not in a git repository)",
-                    turn.commands,
-                    cwd.display()
-                ),
+                Err(why) => format!("what its {} command(s) changed ({why})", turn.commands),
             };
             done.not_restored.push(line);
         }

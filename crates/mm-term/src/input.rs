@@ -254,10 +254,7 @@ pub fn complete_path(typed: &str, cwd: &Path, home: Option<&Path>) -> Vec<String
 
 /// The history file: `$XDG_STATE_HOME/mm/history`, else `~/.local/state/mm/history`.
 pub fn history_path(xdg_state_home: Option<&Path>, home: Option<&Path>) -> Option<PathBuf> {
-    match xdg_state_home {
-        Some(state) if state.is_absolute() => Some(state.join("mm").join("history")),
-        _ => home.map(|h| h.join(".local/state/mm/history")),
-    }
+    crate::paths::state_dir(home, xdg_state_home).map(|d| d.join("history"))
 }
 
 #[cfg(test)]

@@ -19,7 +19,8 @@ use tokio_util::sync::CancellationToken;
 use super::recorder::Recorder;
 
 /// An engine over a model with the default configuration changed by `f`; the user's folders
-/// (`home`, `xdg_config_home`) are empty tempdirs so nothing of the real user leaks in.
+/// (`home`, `xdg_config_home`, `xdg_state_home`) are empty tempdirs so nothing of the real user
+/// leaks in.
 pub struct Rig {
     pub engine: Engine,
     pub home: tempfile::TempDir,
@@ -34,6 +35,7 @@ pub fn rig(model: Arc<dyn ModelClient>, f: impl FnOnce(&mut Config)) -> Rig {
     let engine = Engine::new(Arc::new(cfg), model).with_env(Environment {
         home: Some(home.path().to_path_buf()),
         xdg_config_home: Some(home.path().join("config")),
+        xdg_state_home: Some(home.path().join("state")),
     });
     Rig { engine, home, cwd }
 }

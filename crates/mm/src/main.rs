@@ -351,6 +351,13 @@ fn sandbox_places(cli: &Cli, cwd: &std::path::Path, loaded: &Loaded) -> mm::sand
     if let Some(dir) = loaded.user_file.as_deref().and_then(|f| f.parent()) {
         places.protected.push(dir.to_path_buf());
     }
+    // /undo's git store: its config and attributes are what keeps mm's own git from running
+    // anything, so a command never writes them, even where XDG_STATE_HOME lies in the project
+    // or a temp folder.
+    let home = mm::paths::home();
+    if let Some(state) = mm::paths::state_dir(home.as_deref(), mm::paths::state_home().as_deref()) {
+        places.protected.push(state.join("undo"));
+    }
     if let Some(file) = &cli.config {
         places.protected_files.push(cwd.join(file));
     }
@@ -394,6 +401,7 @@ async fn async_main(
     let env = Environment {
         home: mm::paths::home(),
         xdg_config_home: mm::paths::config_home(),
+        xdg_state_home: mm::paths::state_home(),
     };
     // How deep this process is in a chain of agents asking agents (agents.md): the asking mm
     // sets it on the agent it starts.

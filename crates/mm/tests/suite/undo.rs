@@ -25,6 +25,7 @@ fn engine(model: Arc<ScriptedModel>, home: &Path) -> Engine {
     Engine::new(Arc::new(Config::default()), model).with_env(Environment {
         home: Some(home.to_path_buf()),
         xdg_config_home: Some(home.join("config")),
+        xdg_state_home: Some(home.join("state")),
     })
 }
 
@@ -46,9 +47,13 @@ async fn undo(e: &Engine, s: &mut Session) -> Vec<String> {
     }
 }
 
-fn git(cwd: &Path, args: &[&str]) -> String {
+/// git as the tests run it (not mm's): no global config, and as root in folders a plain user
+/// may own by then (trust_repo.rs).
+pub(crate) fn git(cwd: &Path, args: &[&str]) -> String {
     let out = Process::new("git")
+        .args(["-c", "safe.directory=*"])
         .args(args)
+        .env("GIT_CONFIG_GLOBAL", "/dev/null")
         .current_dir(cwd)
         .env("GIT_AUTHOR_NAME", "t")
         .env("GIT_AUTHOR_EMAIL", "t@t")
@@ -297,6 +302,7 @@ async fn undo_never_reaches_outside_the_project_through_a_link_the_turn_made() {
     let e = Engine::new(Arc::new(config), model).with_env(Environment {
         home: Some(home.path().to_path_buf()),
         xdg_config_home: Some(home.path().join("config")),
+        xdg_state_home: Some(home.path().join("state")),
     });
     let fe = Recorder::new();
     let mut s = e.new_session(cwd.clone(), &fe).await;
@@ -321,4 +327,158 @@ async fn undo_never_reaches_outside_the_project_through_a_link_the_turn_made() {
         )
     );
     assert_eq!(read(out.join("f.txt")).as_deref(), Some("x\n"));
+}
+
+/// With `.gitattributes` `* text eol=crlf` git would store a CRLF file as LF: mm's snapshots
+/// store the bytes as they are, so `/undo` puts the file back byte for byte.
+#[mm_testkit::test]
+async fn a_crlf_file_is_put_back_byte_for_byte_under_eol_crlf() {
+    let (home, dir) = (folder(), folder());
+    let cwd = dir.path().canonicalize().unwrap();
+    git(&cwd, &["init", "-q", "-b", "main"]);
+    fs::write(cwd.join(".gitattributes"), "* text eol=crlf\n").unwrap();
+    fs::write(cwd.join("crlf.txt"), "one\r\ntwo\r\n").unwrap();
+    git(&cwd, &["add", "."]);
+    git(&cwd, &["commit", "-q", "-m", "first"]);
+    let model = ScriptedModel::new(vec![
+        Answer::call("bash", json!({"command": "printf 'three\\n' > crlf.txt"})),
+        Answer::text("changed"),
+    ]);
+    let e = engine(model, home.path());
+    let fe = Recorder::new();
+    let mut s = e.new_session(cwd.clone(), &fe).await;
+    prompt(&e, &mut s, "change it", &fe).await;
+    assert_eq!(fs::read(cwd.join("crlf.txt")).unwrap(), b"three\n");
+    let lines = undo(&e, &mut s).await;
+    assert_eq!(
+        lines[..2],
+        [
+            "↩ turn 1 undone: 1 restored, 1 not restored",
+            "  restored crlf.txt"
+        ]
+    );
+    assert_eq!(fs::read(cwd.join("crlf.txt")).unwrap(), b"one\r\ntwo\r\n");
+}
+
+/// mm's store for a project (the one folder under `<state>/mm/undo`).
+fn store(home: &Path) -> PathBuf {
+    let stores: Vec<PathBuf> = fs::read_dir(home.join("state/mm/undo"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    assert_eq!(stores.len(), 1, "{stores:?}");
+    stores[0].clone()
+}
+
+fn refs_of(git_dir: &Path) -> Vec<String> {
+    let dir = git_dir.to_str().unwrap();
+    git(
+        git_dir,
+        &["--git-dir", dir, "for-each-ref", "--format=%(refname)"],
+    )
+    .lines()
+    .map(str::to_string)
+    .collect()
+}
+
+fn age_by(path: &Path, days: u64) {
+    let then = std::time::SystemTime::now() - std::time::Duration::from_secs(days * 24 * 60 * 60);
+    fs::File::open(path).unwrap().set_modified(then).unwrap();
+}
+
+/// The undo points are kept in mm's store by session id and turn, never in the repository; a
+/// session's are deleted 7 days after its last snapshot (checked at most once a day).
+#[mm_testkit::test]
+async fn undo_points_are_kept_by_session_in_mm_s_store_for_seven_days() {
+    let (home, dir) = (folder(), folder());
+    let cwd = dir.path().canonicalize().unwrap();
+    repository(&cwd);
+    let write = |content: &str| {
+        Answer::call(
+            "write_file",
+            json!({"path": "kept.txt", "content": content}),
+        )
+    };
+    let model = ScriptedModel::new(vec![
+        write("kept 2\n"),
+        Answer::text("written"),
+        write("kept 3\n"),
+        Answer::text("written"),
+    ]);
+    let e = engine(model, home.path());
+    let fe = Recorder::new();
+    let mut first = e.new_session(cwd.clone(), &fe).await;
+    prompt(&e, &mut first, "write", &fe).await;
+    let store = store(home.path());
+    let undo_points = |id: &str| {
+        vec![
+            format!("refs/mm/undo/{id}/1-after"),
+            format!("refs/mm/undo/{id}/1-before"),
+        ]
+    };
+    assert_eq!(refs_of(&store), undo_points(&first.id));
+    assert_eq!(git(&cwd, &["for-each-ref", "refs/mm"]), "");
+    // The first session ended 8 days ago; the store was last collected 2 days ago.
+    age_by(&store.join("sessions").join(&first.id), 8);
+    age_by(&store.join("gc"), 2);
+    let mut second = e.new_session(cwd.clone(), &fe).await;
+    prompt(&e, &mut second, "write again", &fe).await;
+    assert_eq!(refs_of(&store), undo_points(&second.id));
+    assert!(!store.join("sessions").join(&first.id).exists());
+}
+
+/// The `refs/mm/undo/*` and `mm-index-*` an older mm left in the repository (loose and packed)
+/// are deleted when mm first makes its store for the project; nothing else of the user's.
+#[mm_testkit::test]
+async fn the_undo_refs_an_older_mm_left_in_the_repository_are_deleted() {
+    let (home, dir) = (folder(), folder());
+    let cwd = dir.path().canonicalize().unwrap();
+    repository(&cwd);
+    let tree = git(&cwd, &["rev-parse", "HEAD^{tree}"]);
+    let tree = tree.trim();
+    git(&cwd, &["update-ref", "refs/mm/undo/old/1-before", tree]);
+    git(&cwd, &["update-ref", "refs/mm/kept", "HEAD"]);
+    git(&cwd, &["tag", "t1"]);
+    git(&cwd, &["pack-refs", "--all"]);
+    git(&cwd, &["update-ref", "refs/mm/undo/old/1-after", tree]);
+    fs::copy(cwd.join(".git/index"), cwd.join(".git/mm-index-old")).unwrap();
+    let model = ScriptedModel::new(vec![Answer::text("hi")]);
+    let e = engine(model, home.path());
+    let fe = Recorder::new();
+    let mut s = e.new_session(cwd.clone(), &fe).await;
+    prompt(&e, &mut s, "hello", &fe).await;
+    assert_eq!(
+        refs_of(&cwd.join(".git")),
+        ["refs/heads/main", "refs/mm/kept", "refs/tags/t1"]
+    );
+    assert!(!cwd.join(".git/mm-index-old").exists());
+    assert!(cwd.join(".git/index").exists());
+}
+
+/// A cwd that git ignores (a build folder) is not snapshotted, and mm's state folder is left
+/// as it was: the store made to ask git is removed again.
+#[mm_testkit::test]
+async fn a_cwd_git_ignores_gets_no_snapshot_and_no_store() {
+    let (home, dir) = (folder(), folder());
+    let top = dir.path().canonicalize().unwrap();
+    repository(&top);
+    fs::write(top.join(".gitignore"), ".mm/\nbuild/\n").unwrap();
+    let cwd = top.join("build");
+    fs::create_dir_all(&cwd).unwrap();
+    let model = ScriptedModel::new(vec![
+        Answer::call("bash", json!({"command": "echo o > out.o"})),
+        Answer::text("built"),
+    ]);
+    let e = engine(model, home.path());
+    let fe = Recorder::new();
+    let mut s = e.new_session(cwd.clone(), &fe).await;
+    prompt(&e, &mut s, "build", &fe).await;
+    assert!(!home.path().join("state").exists());
+    assert_eq!(
+        undo(&e, &mut s).await[1],
+        format!(
+            "  not restored: what its 1 command(s) changed ({} is not in a git repository)",
+            cwd.display()
+        )
+    );
 }
