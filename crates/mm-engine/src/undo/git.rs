@@ -62,7 +62,10 @@ pub struct Repo {
     store: PathBuf,
     /// The session's index file in it.
     index: PathBuf,
-    /// Paths left out of every snapshot (the session files, mm's state), as pathspecs.
+    /// Paths left out of every snapshot (the session files, mm's state), as lines of the
+    /// store's `info/exclude` anchored at the work tree. Not as `:(exclude)` pathspecs: git
+    /// refuses `add` ("paths are ignored") when such a path is also ignored, as `.mm/sessions`
+    /// is by the `.mm/.gitignore` the first session save writes.
     excluded: Vec<String>,
     /// The session's id.
     session: String,
@@ -240,6 +243,19 @@ fn files_in(dir: &Path) -> Vec<(String, PathBuf)> {
         .collect()
 }
 
+/// A path as a gitignore pattern that matches it literally: the characters gitignore reads as
+/// glob or syntax (`*?[\\`, a leading `!` or `#`, trailing spaces) escaped with a backslash.
+fn exclude_literal(path: &str) -> String {
+    let mut out = String::with_capacity(path.len());
+    for (i, c) in path.chars().enumerate() {
+        if matches!(c, '*' | '?' | '[' | '\\' | ' ') || (i == 0 && matches!(c, '!' | '#')) {
+            out.push('\\');
+        }
+        out.push(c);
+    }
+    out
+}
+
 impl Repo {
     /// The work tree `cwd` is in (the nearest folder up from it that holds a `.git`, a folder
     /// or a file), with its store under `stores` (made the first time, when the refs an older
@@ -285,7 +301,8 @@ impl Repo {
                 .filter_map(|d| {
                     let d = crate::paths::canonical(d).unwrap_or_else(|_| d.clone());
                     let rel = git_path(d.strip_prefix(&cwd).ok()?);
-                    (!rel.is_empty()).then(|| format!(":(exclude,literal){prefix}{rel}"))
+                    (!rel.is_empty())
+                        .then(|| format!("/{}/", exclude_literal(&format!("{prefix}{rel}"))))
                 })
                 .collect(),
             top,
@@ -352,10 +369,17 @@ impl Repo {
         let theirs = self.top.join(".git").join("info").join("exclude");
         let regular = std::fs::symlink_metadata(self.top.join(".git")).is_ok_and(|m| m.is_dir())
             && std::fs::symlink_metadata(&theirs).is_ok_and(|m| m.is_file() && m.len() < 1 << 20);
-        let bytes = match regular {
+        let mut bytes = match regular {
             true => std::fs::read(&theirs).unwrap_or_default(),
             false => Vec::new(),
         };
+        if !bytes.is_empty() && !bytes.ends_with(b"\n") {
+            bytes.push(b'\n');
+        }
+        for line in &self.excluded {
+            bytes.extend_from_slice(line.as_bytes());
+            bytes.push(b'\n');
+        }
         let ours = self.store.join("info").join("exclude");
         if std::fs::read(&ours).unwrap_or_default() != bytes {
             let _ = write_file(&ours, &bytes);
@@ -424,9 +448,9 @@ impl Repo {
             true => ".".to_string(),
             false => format!(":(literal){}", self.prefix),
         };
-        let mut args = vec!["add", "-A", "--", &below];
-        args.extend(self.excluded.iter().map(String::as_str));
-        self.git(true).run(processes, &args, None).await?;
+        self.git(true)
+            .run(processes, &["add", "-A", "--", &below], None)
+            .await?;
         Ok(text(
             self.git(true).run(processes, &["write-tree"], None).await?,
         ))
@@ -593,6 +617,14 @@ fn parse_raw(out: &[u8]) -> Vec<Change> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_excluded_folder_is_a_literal_pattern() {
+        assert_eq!(exclude_literal(".mm/sessions"), ".mm/sessions");
+        assert_eq!(exclude_literal("a b/[x]*?\\"), "a\\ b/\\[x]\\*\\?\\\\");
+        assert_eq!(exclude_literal("!x/#y"), "\\!x/#y");
+        assert_eq!(exclude_literal("#x"), "\\#x");
+    }
 
     #[test]
     fn the_raw_diff_is_read_path_by_path() {
