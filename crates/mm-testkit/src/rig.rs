@@ -73,6 +73,7 @@ pub fn hook(
         timeout,
         fail_closed,
         origin: Origin::User,
+        sandbox: Default::default(),
     }
 }
 

@@ -10,6 +10,7 @@ use tokio::io::AsyncReadExt;
 use tokio::process::Command;
 
 use crate::process::{Group, Supervisor};
+use crate::sandbox::{Fencing, Unfenced};
 
 /// A work tree mm snapshots: where it is and the index file of mm's that it uses.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -58,7 +59,11 @@ async fn git(
         cmd.env("GIT_INDEX_FILE", index);
     }
     let mut child = processes
-        .spawn(&mut cmd, Group::Own)
+        .spawn(
+            &mut cmd,
+            Group::Own,
+            Fencing::outside(Unfenced::UndoSnapshots),
+        )
         .map_err(|e| format!("could not run git: {e}"))?;
     let (mut out, mut err) = (Vec::new(), Vec::new());
     let mut stdout = child.take_stdout();
