@@ -1,6 +1,8 @@
-//! The sandbox for what the model runs (`tools.sandbox`, docs/sandbox.md): `bash` children run
-//! inside a [`Fence`], and the file tools ask [`Sandbox::check_write`] before they write, since
-//! mm's own process is not confined (it must still write its sessions and history).
+//! The sandbox for what the model runs (`tools.sandbox`, docs/sandbox.md): `bash` children, and
+//! the hooks, servers and agents mm starts in the project, run inside a [`Fence`] (every child
+//! takes a [`Fencing`]: `fencing.rs`), and the file tools ask [`Sandbox::check_write`] before
+//! they write, since mm's own process is not confined (it must still write its sessions and
+//! history).
 //!
 //! The fence is the system's, one module per system (docs/platforms.md): on Linux, Landlock, a
 //! private mount namespace that keeps mm's own configuration read-only and gives the command
