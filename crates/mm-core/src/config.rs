@@ -21,7 +21,7 @@ pub use load::{
 };
 use load::{canonical, source_of};
 pub use raw::Source;
-pub use trust::{AGENT_SANDBOX_KEY, HARMLESS_KEYS, IgnoredKeys, UntrustedProject};
+pub use trust::{ENTRY_SANDBOX_KEYS, HARMLESS_KEYS, IgnoredKeys, UntrustedProject};
 
 /// The effective configuration.
 #[derive(Debug, Clone, PartialEq)]
@@ -243,6 +243,20 @@ pub enum Origin {
     CommandLine,
 }
 
+/// How an entry that starts a process in the project (a hook, an MCP or language server, an
+/// asked agent) meets the fence of `tools.sandbox` (docs/sandbox.md, "What runs outside the
+/// fence"): its `sandbox` and `sandboxWritable` keys, which only the user's own entries set
+/// (config/trust.rs).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct EntrySandbox {
+    /// `sandbox = false`: it runs outside the fence, which the banner and the ACP log say.
+    pub outside: bool,
+    /// `sandboxWritable`: folders its fence (only) lets it write in, in `workspace-write` — a
+    /// language server's caches (`~/.cargo`), an agent's state (`~/.codex`); absolute, `~/`
+    /// expanded.
+    pub writable: Vec<PathBuf>,
+}
+
 #[derive(Debug, Clone, PartialEq)]
 pub struct HookConfig {
     pub command: String,
@@ -252,6 +266,7 @@ pub struct HookConfig {
     pub timeout: Duration,
     pub fail_closed: bool,
     pub origin: Origin,
+    pub sandbox: EntrySandbox,
 }
 
 /// Hooks per event, in the order they run (the user's before the project's).
@@ -265,14 +280,28 @@ pub struct HooksConfig {
     pub pre_compact: Vec<HookConfig>,
 }
 
+impl HooksConfig {
+    /// Each event's name, as the files write it, with its hooks (in the order `mm config` lists
+    /// them).
+    pub fn by_event(&self) -> [(&'static str, &[HookConfig]); 6] {
+        let e = raw::HOOK_EVENTS;
+        [
+            (e[0], &self.session_start),
+            (e[1], &self.user_prompt_submit),
+            (e[2], &self.pre_tool_call),
+            (e[3], &self.post_tool_call),
+            (e[4], &self.turn_end),
+            (e[5], &self.pre_compact),
+        ]
+    }
+}
+
 #[derive(Debug, Clone, PartialEq)]
 pub struct AgentConfig {
     pub command: String,
     pub args: Vec<String>,
     pub env: BTreeMap<String, String>,
-    /// `agents.<name>.sandboxWritable`: folders this agent's fence (only) lets it write in — its
-    /// own state (`~/.codex`); absolute, `~/` expanded; user layers only, like the sandbox keys.
-    pub sandbox_writable: Vec<PathBuf>,
+    pub sandbox: EntrySandbox,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -290,6 +319,7 @@ pub struct McpServerConfig {
     /// How long one call may take before it is cancelled (`timeout`, whole seconds in the
     /// files).
     pub timeout: Duration,
+    pub sandbox: EntrySandbox,
 }
 
 impl McpServerConfig {
@@ -301,6 +331,7 @@ impl McpServerConfig {
             env: BTreeMap::new(),
             permissions: McpPermissions::Allow,
             timeout: MCP_CALL_TIMEOUT,
+            sandbox: EntrySandbox::default(),
         }
     }
 }
@@ -340,6 +371,7 @@ pub struct LspServerConfig {
     pub command: String,
     pub args: Vec<String>,
     pub extensions: Vec<String>,
+    pub sandbox: EntrySandbox,
 }
 
 impl Default for Config {

@@ -81,7 +81,7 @@ async fn main() {
         list_wait: Duration::from_secs(60),
         ..McpTiming::default()
     };
-    let servers = McpServers::new(processes.clone(), timing);
+    let servers = McpServers::new(processes.clone(), Default::default(), timing);
     let mut session = SessionServers::default();
     session.attach(
         &servers,

@@ -202,13 +202,8 @@ impl Engine {
     ) -> Self {
         let config_window = config.context_window;
         let model_name = config.model.name.clone();
-        let hooks = Arc::new(
-            Hooks::new(&config.hooks, Arc::clone(&processes))
-                .with_bash(config.tools.bash_path.clone()),
-        );
-        let lsp = Arc::new(LspServers::new(&config, Arc::clone(&processes)));
         let sandbox = Arc::new(Sandbox::new(Settings::of(&config), Places::default()));
-        let mcp = mm_tools::mcp::McpServers::new(Arc::clone(&processes), config.mcp_timing);
+        let (hooks, lsp, mcp) = Engine::starters(&config, &processes, &sandbox);
         Engine {
             config,
             model,
@@ -230,6 +225,25 @@ impl Engine {
         }
     }
 
+    /// What starts the configuration's processes (hooks, language servers, MCP servers), each
+    /// inside `sandbox`'s fence.
+    fn starters(
+        config: &Config,
+        processes: &Arc<Supervisor>,
+        sandbox: &Arc<Sandbox>,
+    ) -> (Arc<Hooks>, Arc<LspServers>, Arc<mm_tools::mcp::McpServers>) {
+        let hooks = Hooks::new(&config.hooks, Arc::clone(processes))
+            .with_bash(config.tools.bash_path.clone())
+            .with_sandbox(Arc::clone(sandbox));
+        let lsp = LspServers::new(config, Arc::clone(processes), Arc::clone(sandbox));
+        let mcp = mm_tools::mcp::McpServers::new(
+            Arc::clone(processes),
+            Arc::clone(sandbox),
+            config.mcp_timing,
+        );
+        (Arc::new(hooks), Arc::new(lsp), mcp)
+    }
+
     /// Sets how deep this process is in a chain of agents asking agents.
     pub fn with_ask_depth(mut self, depth: u32) -> Self {
         self.ask_depth = depth;
@@ -246,6 +260,9 @@ impl Engine {
     pub fn with_sandbox(mut self, sandbox: Sandbox) -> Self {
         self.sandbox = Arc::new(sandbox);
         self.read_only = std::sync::OnceLock::new();
+        // Nothing has started yet: what starts processes takes the new fence.
+        (self.hooks, self.lsp, self.mcp) =
+            Engine::starters(&self.config, &self.processes, &self.sandbox);
         self
     }
 

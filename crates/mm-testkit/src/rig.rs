@@ -75,6 +75,7 @@ pub fn hook(
         timeout,
         fail_closed,
         origin: Origin::User,
+        sandbox: Default::default(),
     }
 }
 

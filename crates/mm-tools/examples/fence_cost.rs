@@ -47,8 +47,8 @@ async fn main() -> std::io::Result<()> {
             let start = Instant::now();
             let fence = sandbox.fence(&cwd).map_err(std::io::Error::other)?;
             let built = Instant::now();
-            let mut cmd = tokio::process::Command::new("/bin/true");
-            let mut child = processes.spawn_fenced(&mut cmd, Group::Session, fence)?;
+            let mut cmd = fence.command("/bin/true");
+            let mut child = processes.spawn(&mut cmd, Group::Session, fence)?;
             child.wait().await?;
             child.release();
             build[m].push((built - start).as_secs_f64() * 1e3);

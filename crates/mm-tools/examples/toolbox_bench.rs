@@ -177,7 +177,11 @@ async fn lsp_bench() {
     }
     std::fs::write(cwd.join("main.py"), &main).unwrap();
     let processes = Supervisor::new();
-    let servers = Arc::new(LspServers::new(&Config::default(), Arc::clone(&processes)));
+    let servers = Arc::new(LspServers::new(
+        &Config::default(),
+        Arc::clone(&processes),
+        Default::default(),
+    ));
     let tool = Lsp {
         servers: Arc::clone(&servers),
         timeouts: Timeouts {

@@ -10,13 +10,14 @@ use std::time::Duration;
 use regex::Regex;
 use serde_json::{Map, Value};
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt};
-use tokio::process::Command;
+
 use tokio_util::sync::CancellationToken;
 
 use std::sync::Arc;
 
 use crate::config::{HookConfig, HooksConfig, seconds};
 use crate::process::{Group, Supervisor};
+use crate::sandbox::Sandbox;
 
 /// Bytes of a hook's stdout or stderr kept; the rest is read and dropped.
 const MAX_CAPTURE: usize = 256 * 1024;
@@ -145,6 +146,8 @@ pub struct Hooks {
     by_event: [Vec<Hook>; 6],
     warnings: Vec<String>,
     processes: Arc<Supervisor>,
+    /// Hooks run inside its fence for the session's cwd (docs/sandbox.md).
+    sandbox: Arc<Sandbox>,
     /// `tools.bash.path`: the shell of hooks on Windows ([`crate::program::hook_shell`]).
     bash: Option<std::path::PathBuf>,
 }
@@ -153,6 +156,12 @@ impl Hooks {
     /// Hooks that run through `bash` (`tools.bash.path`) where they run through bash (Windows).
     pub fn with_bash(mut self, bash: Option<std::path::PathBuf>) -> Hooks {
         self.bash = bash;
+        self
+    }
+
+    /// Hooks that run inside `sandbox`'s fence (the sandbox off when not set).
+    pub fn with_sandbox(mut self, sandbox: Arc<Sandbox>) -> Hooks {
+        self.sandbox = sandbox;
         self
     }
 
@@ -449,7 +458,11 @@ async fn run_process(
         Ok(shell) => shell,
         Err(line) => return Ran::CannotStart(line),
     };
-    let mut cmd = Command::new(shell);
+    let fencing = match hooks.sandbox.fence_for(cwd, &hook.config.sandbox) {
+        Ok(f) => f,
+        Err(e) => return Ran::CannotStart(format!("the sandbox: {e}")),
+    };
+    let mut cmd = fencing.command(shell);
     cmd.arg("-c")
         .arg(&hook.config.command)
         .current_dir(cwd)
@@ -459,8 +472,10 @@ async fn run_process(
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
+    let python = crate::program::python::line_cwd_first(&hook.config.command);
+    crate::program::python::protect(&mut cmd, python, &Default::default());
     // Stopped with its whole group if we give up on it (a timeout, a cancel, a dropped future).
-    let mut child = match processes.spawn(&mut cmd, Group::Own) {
+    let mut child = match processes.spawn(&mut cmd, Group::Own, fencing) {
         Ok(c) => c,
         Err(e) => return Ran::CannotStart(e.to_string()),
     };

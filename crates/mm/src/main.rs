@@ -160,6 +160,9 @@ fn run() -> anyhow::Result<i32> {
     }
     let cwd = std::env::current_dir().context("cannot read the current directory")?;
     let opts = load_options(&cli, &cwd)?;
+    // The key was read into `opts`: from here on it is mm's alone (docs/config.md, "Trust").
+    // SAFETY: no thread has started yet (the runtime starts below).
+    unsafe { mm::process::keep_private(&config::KEY_VARS) };
     // `mm doctor` reports a configuration that does not load as one of its lines.
     if let Some(Subcommand::Doctor) = subcommand(&cli) {
         return doctor(&cli, &opts, &cwd);

@@ -82,17 +82,14 @@ impl Connection {
         }
         // The asking session's fence: what the agent runs may write no more than our own
         // commands may (plus the agent's own state folders).
-        let fence = opts
+        let fencing = opts
             .sandbox
-            .fence_with(opts.cwd, &cmd.sandbox_writable)
+            .fence_for(opts.cwd, &cmd.sandbox)
             .map_err(|e| AgentError::Start {
                 program: cmd.program.clone(),
                 error: format!("the sandbox: {e}"),
             })?;
-        let mut command = crate::sandbox::command(
-            fence.as_ref(),
-            mm_tools::program::resolve(cmd.program.as_ref()),
-        );
+        let mut command = fencing.command(mm_tools::program::resolve(cmd.program.as_ref()));
         command
             .args(&cmd.args)
             .envs(&cmd.env)
@@ -101,9 +98,11 @@ impl Connection {
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped());
+        let python = mm_tools::program::python::cwd_first(&cmd.program, &cmd.args);
+        mm_tools::program::python::protect(&mut command, python, &cmd.env);
         let mut child = opts
             .processes
-            .spawn_fenced(&mut command, Group::Own, fence)
+            .spawn(&mut command, Group::Own, fencing)
             .map_err(|e| match e.kind() {
                 std::io::ErrorKind::NotFound => AgentError::NotFound(cmd.program.clone()),
                 _ => AgentError::Start {

@@ -27,11 +27,11 @@ pub use connection::Connection;
 pub use words::{split_command_line, split_first_word};
 
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
-use crate::config::AgentConfig;
+use crate::config::{AgentConfig, EntrySandbox};
 use crate::process::Supervisor;
 use crate::sandbox::Sandbox;
 use crate::tools::CallContext;
@@ -95,8 +95,8 @@ pub struct AgentCommand {
     pub program: String,
     pub args: Vec<String>,
     pub env: BTreeMap<String, String>,
-    /// Folders its fence (only) lets it write in (`agents.<name>.sandboxWritable`).
-    pub sandbox_writable: Vec<PathBuf>,
+    /// How it meets the fence (`agents.<name>.sandbox`, `sandboxWritable`).
+    pub sandbox: EntrySandbox,
 }
 
 impl AgentCommand {
@@ -106,7 +106,7 @@ impl AgentCommand {
             program: agent.command.clone(),
             args: agent.args.clone(),
             env: agent.env.clone(),
-            sandbox_writable: agent.sandbox_writable.clone(),
+            sandbox: agent.sandbox.clone(),
         }
     }
 
@@ -140,7 +140,7 @@ impl AgentCommand {
             program,
             args: words.collect(),
             env: BTreeMap::new(),
-            sandbox_writable: Vec::new(),
+            sandbox: EntrySandbox::default(),
         })
     }
 }
@@ -270,7 +270,7 @@ mod tests {
                 command: "mm".into(),
                 args: vec!["-acp".into()],
                 env: BTreeMap::new(),
-                sandbox_writable: Vec::new(),
+                sandbox: Default::default(),
             },
         );
         assert_eq!(

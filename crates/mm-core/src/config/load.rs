@@ -184,7 +184,7 @@ pub fn from_text(path: &Path, text: &str) -> Result<Config, ConfigError> {
         home: None,
     };
     let mut config = resolver.resolve(&merged)?;
-    config.warnings = warnings;
+    config.warnings.splice(0..0, warnings);
     Ok(config)
 }
 
@@ -305,7 +305,7 @@ pub fn load(opts: &LoadOptions) -> Result<Loaded, ConfigError> {
         home,
     };
     let mut config = resolver.resolve(&merged)?;
-    config.warnings = warnings;
+    config.warnings.splice(0..0, warnings);
     Ok(Loaded {
         config,
         sources,

@@ -84,6 +84,8 @@ const HOOK: Shape = Shape::Table(&[
     ("match", Shape::Str),
     ("timeout", Shape::Leaf),
     ("failClosed", Shape::Leaf),
+    ("sandbox", Shape::Leaf),
+    ("sandboxWritable", Shape::Leaf),
 ]);
 
 /// The hook events as docs/hooks.md names them, in the order `mm config` lists them.
@@ -178,6 +180,7 @@ const ROOT: Shape = Shape::Table(&[
             ("command", Shape::Str),
             ("args", Shape::Leaf),
             ("env", STRING_MAP),
+            ("sandbox", Shape::Leaf),
             ("sandboxWritable", Shape::Leaf),
         ])),
     ),
@@ -191,6 +194,8 @@ const ROOT: Shape = Shape::Table(&[
                 ("env", STRING_MAP),
                 ("permissions", Shape::Str),
                 ("timeout", Shape::Leaf),
+                ("sandbox", Shape::Leaf),
+                ("sandboxWritable", Shape::Leaf),
             ])),
         )]),
     ),
@@ -202,6 +207,8 @@ const ROOT: Shape = Shape::Table(&[
                 ("command", Shape::Str),
                 ("args", Shape::Leaf),
                 ("extensions", Shape::Leaf),
+                ("sandbox", Shape::Leaf),
+                ("sandboxWritable", Shape::Leaf),
             ])),
         )]),
     ),

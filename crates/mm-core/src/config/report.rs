@@ -4,7 +4,7 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 use super::raw::{HOOK_EVENTS, join, quote};
-use super::{ANSWER_CAP_MIN, Config, HookConfig, Loaded, McpPermissions, seconds};
+use super::{ANSWER_CAP_MIN, Config, EntrySandbox, HookConfig, Loaded, McpPermissions, seconds};
 
 /// Widest `key = value` part that the source column is aligned after.
 const ALIGN_MAX: usize = 60;
@@ -45,7 +45,20 @@ fn hook(h: &HookConfig) -> String {
     }
     parts.push(format!("timeout = {}", seconds(h.timeout)));
     parts.push(format!("failClosed = {}", h.fail_closed));
+    // Shown when set: most hooks have neither.
+    if h.sandbox.outside {
+        parts.push("sandbox = false".into());
+    }
+    if !h.sandbox.writable.is_empty() {
+        parts.push(format!("sandboxWritable = {}", paths(&h.sandbox.writable)));
+    }
     format!("{{ {} }}", parts.join(", "))
+}
+
+/// An entry's `sandbox` and `sandboxWritable` lines.
+fn entry_sandbox(lines: &mut Vec<(String, String)>, prefix: &str, sandbox: &EntrySandbox) {
+    lines.push((join(prefix, "sandbox"), (!sandbox.outside).to_string()));
+    lines.push((join(prefix, "sandboxWritable"), paths(&sandbox.writable)));
 }
 
 fn env(lines: &mut Vec<(String, String)>, prefix: &str, env: &BTreeMap<String, String>) {
@@ -241,11 +254,7 @@ pub(super) fn report(loaded: &Loaded) -> String {
         add(&mut lines, &join(&p, "command"), quote(&agent.command));
         add(&mut lines, &join(&p, "args"), strings(&agent.args));
         env(&mut lines, &p, &agent.env);
-        add(
-            &mut lines,
-            &join(&p, "sandboxWritable"),
-            paths(&agent.sandbox_writable),
-        );
+        entry_sandbox(&mut lines, &p, &agent.sandbox);
     }
     if c.mcp_servers.is_empty() {
         add(&mut lines, "mcp.servers", "{}".into());
@@ -261,6 +270,7 @@ pub(super) fn report(loaded: &Loaded) -> String {
         };
         add(&mut lines, &join(&p, "permissions"), quote(permissions));
         add(&mut lines, &join(&p, "timeout"), seconds(server.timeout));
+        entry_sandbox(&mut lines, &p, &server.sandbox);
     }
     if c.lsp_servers.is_empty() {
         lines.push(("lsp.servers".into(), "{}".into()));
@@ -270,6 +280,7 @@ pub(super) fn report(loaded: &Loaded) -> String {
         lines.push((join(&p, "command"), quote(&server.command)));
         lines.push((join(&p, "args"), strings(&server.args)));
         lines.push((join(&p, "extensions"), strings(&server.extensions)));
+        entry_sandbox(&mut lines, &p, &server.sandbox);
     }
 
     let pairs: Vec<(String, String)> = lines

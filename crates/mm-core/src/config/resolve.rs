@@ -8,7 +8,7 @@ use toml::{Table, Value};
 
 use super::raw::{HOOK_EVENTS, Source, join, quote};
 use super::{
-    AgentConfig, Config, ConfigError, HookConfig, LspServerConfig, MCP_CALL_TIMEOUT,
+    AgentConfig, Config, ConfigError, EntrySandbox, HookConfig, LspServerConfig, MCP_CALL_TIMEOUT,
     McpPermissions, McpServerConfig, Origin, source_of,
 };
 
@@ -198,7 +198,7 @@ impl Resolver<'_> {
     }
 
     /// A list of folders that must be absolute (after `~/` expansion): `tools.sandboxWritable`,
-    /// `agents.<name>.sandboxWritable`. Missing: empty.
+    /// an entry's `sandboxWritable`. Missing: empty.
     fn absolute_paths(
         &self,
         t: &Table,
@@ -218,6 +218,41 @@ impl Resolver<'_> {
             }
         }
         Ok(list)
+    }
+
+    /// An entry's `sandbox` and `sandboxWritable` (config::EntrySandbox).
+    fn entry_sandbox(&self, t: &Table, prefix: &str) -> Result<EntrySandbox, ConfigError> {
+        Ok(EntrySandbox {
+            outside: !self.boolean(t, prefix, "sandbox")?.unwrap_or(true),
+            writable: self.absolute_paths(t, prefix, "sandboxWritable")?,
+        })
+    }
+
+    /// An entry's [`Resolver::entry_sandbox`], unless a project's file set part of the entry:
+    /// then what the user's keys opened would hold for the project's command or arguments, so
+    /// the entry runs in the fence like any other, and `warnings` says so.
+    fn named_sandbox(
+        &self,
+        t: &Table,
+        prefix: &str,
+        warnings: &mut Vec<String>,
+    ) -> Result<EntrySandbox, ConfigError> {
+        let sandbox = self.entry_sandbox(t, prefix)?;
+        let under = format!("{prefix}.");
+        let project = self.sources.iter().find_map(|(k, s)| match s {
+            Source::ProjectFile(file) if k.starts_with(&under) => Some(file),
+            _ => None,
+        });
+        match project {
+            Some(file) if sandbox != EntrySandbox::default() => {
+                warnings.push(format!(
+                    "{prefix}: its sandbox and sandboxWritable are ignored, as the project's file ({}) sets part of the entry: only the user's own entries leave or open the fence",
+                    file.display()
+                ));
+                Ok(EntrySandbox::default())
+            }
+            _ => Ok(sandbox),
+        }
     }
 
     /// `trustedProjects`, `distrustedProjects`: absolute paths (after `~/` expansion).
@@ -269,6 +304,7 @@ impl Resolver<'_> {
             ),
             fail_closed: self.boolean(t, prefix, "failClosed")?.unwrap_or(false),
             origin,
+            sandbox: self.entry_sandbox(t, prefix)?,
         })
     }
 
@@ -327,7 +363,7 @@ impl Resolver<'_> {
                 command: self.required_string(t, &p, "command")?,
                 args: self.strings(t, &p, "args")?.unwrap_or_default(),
                 env: self.string_map(t, &p, "env")?,
-                sandbox_writable: self.absolute_paths(t, &p, super::AGENT_SANDBOX_KEY)?,
+                sandbox: self.named_sandbox(t, &p, &mut c.warnings)?,
             };
             c.agents.insert(name, agent);
         }
@@ -352,6 +388,7 @@ impl Resolver<'_> {
                     env: self.string_map(t, &p, "env")?,
                     permissions,
                     timeout,
+                    sandbox: self.named_sandbox(t, &p, &mut c.warnings)?,
                 };
                 c.mcp_servers.insert(name, server);
             }
@@ -362,6 +399,7 @@ impl Resolver<'_> {
                     command: self.required_string(t, &p, "command")?,
                     args: self.strings(t, &p, "args")?.unwrap_or_default(),
                     extensions: self.strings(t, &p, "extensions")?.unwrap_or_default(),
+                    sandbox: self.named_sandbox(t, &p, &mut c.warnings)?,
                 };
                 c.lsp_servers.insert(name, server);
             }

@@ -31,19 +31,48 @@ pub const HARMLESS_KEYS: [&str; 11] = [
 /// The keys of the sandbox (`tools.sandbox…`), which only the user's layers set.
 pub const SANDBOX_KEYS: [&str; 3] = ["sandbox", "sandboxWritable", "sandboxRequired"];
 
-/// The key of an agent's entry that opens its own fence (`agents.<name>.sandboxWritable`),
-/// which only the user's layers set, like [`SANDBOX_KEYS`].
-pub const AGENT_SANDBOX_KEY: &str = "sandboxWritable";
+/// The keys of an entry that starts a process (a hook, an MCP or language server, an agent)
+/// that take it out of the fence or open the fence for it (`sandbox = false`,
+/// `sandboxWritable`), which only the user's layers set, like [`SANDBOX_KEYS`].
+pub const ENTRY_SANDBOX_KEYS: [&str; 2] = ["sandbox", "sandboxWritable"];
 
-/// Removes every `agents.<name>.sandboxWritable` of a layer; returns their dotted names.
-fn strip_agent_sandbox(table: &mut Table) -> Vec<String> {
+/// Removes every entry's [`ENTRY_SANDBOX_KEYS`] from a layer; returns their dotted names.
+fn strip_entry_sandbox(table: &mut Table) -> Vec<String> {
     let mut removed = Vec::new();
-    if let Some(Value::Table(agents)) = table.get_mut("agents") {
-        for (name, entry) in agents.iter_mut() {
-            if let Value::Table(entry) = entry
-                && entry.remove(AGENT_SANDBOX_KEY).is_some()
-            {
-                removed.push(format!("{}.{AGENT_SANDBOX_KEY}", join("agents", name)));
+    let mut strip = |entry: &mut Value, path: String| {
+        if let Value::Table(entry) = entry {
+            for key in ENTRY_SANDBOX_KEYS {
+                if entry.remove(key).is_some() {
+                    removed.push(join(&path, key));
+                }
+            }
+        }
+    };
+    if let Some(Value::Table(events)) = table.get_mut("hooks") {
+        for (event, entries) in events.iter_mut() {
+            if let Value::Array(items) = entries {
+                for (i, item) in items.iter_mut().enumerate() {
+                    strip(item, format!("{}[{i}]", join("hooks", event)));
+                }
+            }
+        }
+    }
+    let named = [
+        ("agents", None),
+        ("mcp.servers", Some("mcp")),
+        ("lsp.servers", Some("lsp")),
+    ];
+    for (prefix, section) in named {
+        let entries = match section {
+            None => table.get_mut(prefix),
+            Some(section) => match table.get_mut(section) {
+                Some(Value::Table(t)) => t.get_mut("servers"),
+                _ => None,
+            },
+        };
+        if let Some(Value::Table(entries)) = entries {
+            for (name, entry) in entries.iter_mut() {
+                strip(entry, join(prefix, name));
             }
         }
     }
@@ -186,7 +215,7 @@ pub(super) fn filter_project(
         (
             {
                 let mut keys = strip_in(table, "tools", &SANDBOX_KEYS);
-                keys.extend(strip_agent_sandbox(table));
+                keys.extend(strip_entry_sandbox(table));
                 keys
             },
             "set the sandbox",

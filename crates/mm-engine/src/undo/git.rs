@@ -21,6 +21,7 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::process::Command;
 
 use crate::process::{Group, Supervisor};
+use crate::sandbox::{Fencing, Unfenced};
 use crate::writer::{self, Check, FileKind};
 
 /// git's empty tree: the attributes' source (git ≥ 2.41 reads `.gitattributes` from it, so not
@@ -146,7 +147,11 @@ impl Git<'_> {
         // once deletes the refs an older mm left in the repository's `.git`. It runs nothing
         // of the repository's (above), and reads the work tree only.
         let mut child = processes
-            .spawn(&mut cmd, Group::Own)
+            .spawn(
+                &mut cmd,
+                Group::Own,
+                Fencing::outside(Unfenced::UndoSnapshots),
+            )
             .map_err(|e| format!("could not run git: {e}"))?;
         let (mut out, mut err) = (Vec::new(), Vec::new());
         let mut stdin = child.take_stdin();

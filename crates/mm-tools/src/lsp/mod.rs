@@ -13,12 +13,12 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
-use tokio::process::Command;
 use tokio::sync::OwnedMutexGuard;
 use tokio_util::sync::CancellationToken;
 
-use crate::config::Config;
+use crate::config::{Config, EntrySandbox};
 use crate::process::{Child, Group, Supervisor};
+use crate::sandbox::Sandbox;
 use rpc::{Connection, RequestError};
 
 /// How long a server is given to write its last words on stderr after it exited.
@@ -113,6 +113,8 @@ struct Spec {
     commands: Vec<(String, Vec<String>)>,
     /// With their dot, lowercase.
     extensions: Vec<String>,
+    /// How it meets the fence (a default: inside, nothing more writable).
+    sandbox: EntrySandbox,
 }
 
 impl Spec {
@@ -130,6 +132,7 @@ fn defaults() -> Vec<Spec> {
             .map(|(c, a)| (c.to_string(), a.iter().map(|s| s.to_string()).collect()))
             .collect(),
         extensions: exts.iter().map(|s| s.to_string()).collect(),
+        sandbox: EntrySandbox::default(),
     };
     vec![
         spec("rust", &[("rust-analyzer", &[])], &[".rs"]),
@@ -189,6 +192,8 @@ pub struct LspServers {
     /// Configured servers first, then the defaults they do not replace.
     specs: Vec<Spec>,
     processes: Arc<Supervisor>,
+    /// The servers start inside its fence (docs/sandbox.md).
+    sandbox: Arc<Sandbox>,
     slots: Mutex<HashMap<(String, PathBuf), Slot>>,
     /// The last request's time from writing it to reading its answer (for the benchmark).
     round_trip: Mutex<Option<Duration>>,
@@ -196,7 +201,7 @@ pub struct LspServers {
 
 impl LspServers {
     /// Nothing starts here: a server starts on the first call that needs it.
-    pub fn new(config: &Config, processes: Arc<Supervisor>) -> Self {
+    pub fn new(config: &Config, processes: Arc<Supervisor>, sandbox: Arc<Sandbox>) -> Self {
         let mut specs: Vec<Spec> = Vec::new();
         let defaults = defaults();
         for (name, c) in &config.lsp_servers {
@@ -213,6 +218,7 @@ impl LspServers {
                 name: name.clone(),
                 commands: vec![(c.command.clone(), c.args.clone())],
                 extensions,
+                sandbox: c.sandbox.clone(),
             });
         }
         for d in defaults {
@@ -223,6 +229,7 @@ impl LspServers {
         LspServers {
             specs,
             processes,
+            sandbox,
             slots: Mutex::new(HashMap::new()),
             round_trip: Mutex::new(None),
         }
@@ -337,22 +344,29 @@ impl LspServers {
         t: &Timeouts,
         cancel: &CancellationToken,
     ) -> Result<Server, Option<LspError>> {
-        let mut cmd = Command::new(crate::program::resolve(command.as_ref()));
+        let failed = |error: String| {
+            Some(LspError::StartFailed {
+                command: command.into(),
+                key: spec.key(),
+                error,
+            })
+        };
+        let fencing = self
+            .sandbox
+            .fence_for(cwd, &spec.sandbox)
+            .map_err(|e| failed(format!("the sandbox: {e}")))?;
+        let mut cmd = fencing.command(crate::program::resolve(command.as_ref()));
         cmd.args(args)
             .current_dir(cwd)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped());
-        let mut child = match self.processes.spawn(&mut cmd, Group::Own) {
+        let python = crate::program::python::cwd_first(command, args);
+        crate::program::python::protect(&mut cmd, python, &Default::default());
+        let mut child = match self.processes.spawn(&mut cmd, Group::Own, fencing) {
             Ok(c) => c,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Err(None),
-            Err(e) => {
-                return Err(Some(LspError::StartFailed {
-                    command: command.into(),
-                    key: spec.key(),
-                    error: e.to_string(),
-                }));
-            }
+            Err(e) => return Err(failed(e.to_string())),
         };
         let (Some(stdin), Some(stdout)) = (child.take_stdin(), child.take_stdout()) else {
             return Err(Some(LspError::StartFailed {

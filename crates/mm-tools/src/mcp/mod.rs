@@ -17,11 +17,14 @@ use tokio_util::sync::CancellationToken;
 
 use crate::config::{McpServerConfig, McpTiming};
 use crate::process::Supervisor;
+use crate::sandbox::Sandbox;
 pub use server::{CallError, Phase, Server, ServerKey, ServerSpec, Snapshot, ToolInfo};
 
 /// Every MCP server of the process, by key.
 pub struct McpServers {
     processes: Arc<Supervisor>,
+    /// The servers start inside its fence (docs/sandbox.md).
+    sandbox: Arc<Sandbox>,
     timing: McpTiming,
     servers: Mutex<HashMap<ServerKey, Arc<Server>>>,
     /// Bumped by every server on every change.
@@ -29,9 +32,10 @@ pub struct McpServers {
 }
 
 impl McpServers {
-    pub fn new(processes: Arc<Supervisor>, timing: McpTiming) -> Arc<Self> {
+    pub fn new(processes: Arc<Supervisor>, sandbox: Arc<Sandbox>, timing: McpTiming) -> Arc<Self> {
         Arc::new(McpServers {
             processes,
+            sandbox,
             timing,
             servers: Mutex::new(HashMap::new()),
             changes: Arc::new(watch::channel(0).0),
@@ -51,6 +55,7 @@ impl McpServers {
                 Server::new(
                     key,
                     Arc::clone(&self.processes),
+                    Arc::clone(&self.sandbox),
                     self.timing,
                     Arc::clone(&self.changes),
                 )
@@ -86,6 +91,7 @@ pub fn spec(name: &str, config: &McpServerConfig, cwd: &std::path::Path) -> Serv
             args: config.args.clone(),
             env: config.env.clone(),
             cwd: cwd.to_path_buf(),
+            sandbox: config.sandbox.clone(),
         },
         permissions: config.permissions,
         timeout: config.timeout,

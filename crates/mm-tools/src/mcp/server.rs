@@ -25,8 +25,9 @@ use tokio::sync::watch;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
-use crate::config::{McpPermissions, McpTiming, seconds};
+use crate::config::{EntrySandbox, McpPermissions, McpTiming, seconds};
 use crate::process::{Group, Supervisor};
+use crate::sandbox::Sandbox;
 
 /// What identifies a server: two sessions that would start the same one share it.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -37,6 +38,8 @@ pub struct ServerKey {
     pub env: BTreeMap<String, String>,
     /// The session's cwd: the server runs there.
     pub cwd: PathBuf,
+    /// Its entry's `sandbox` and `sandboxWritable`: how it meets the fence.
+    pub sandbox: EntrySandbox,
 }
 
 /// A server as a session uses it: its key and the settings of its calls.
@@ -141,6 +144,8 @@ struct Inner {
 pub struct Server {
     key: ServerKey,
     processes: Arc<Supervisor>,
+    /// The process's sandbox: the server starts inside its fence for the key's cwd.
+    sandbox: Arc<Sandbox>,
     timing: McpTiming,
     inner: Mutex<Inner>,
     /// Bumped on every change of any server of the engine (list waits watch it).
@@ -308,12 +313,14 @@ impl Server {
     pub(super) fn new(
         key: ServerKey,
         processes: Arc<Supervisor>,
+        sandbox: Arc<Sandbox>,
         timing: McpTiming,
         changes: Arc<watch::Sender<u64>>,
     ) -> Arc<Self> {
         Arc::new(Server {
             key,
             processes,
+            sandbox,
             timing,
             inner: Mutex::new(Inner {
                 phase: Phase::Idle,
@@ -393,15 +400,21 @@ impl Server {
     async fn connect(self: Arc<Self>, epoch: u64) {
         let deadline = Instant::now() + self.timing.start;
         let limit = seconds(self.timing.start);
-        let mut cmd =
-            tokio::process::Command::new(crate::program::resolve(self.key.command.as_ref()));
-        cmd.args(&self.key.args)
-            .envs(&self.key.env)
-            .current_dir(&self.key.cwd)
+        let fencing = match self.sandbox.fence_for(&self.key.cwd, &self.key.sandbox) {
+            Ok(f) => f,
+            Err(e) => return self.fail(epoch, format!("the sandbox: {e}")),
+        };
+        let key = &self.key;
+        let mut cmd = fencing.command(crate::program::resolve(key.command.as_ref()));
+        cmd.args(&key.args)
+            .envs(&key.env)
+            .current_dir(&key.cwd)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped());
-        let mut child = match self.processes.spawn(&mut cmd, Group::Own) {
+        let python = crate::program::python::cwd_first(&key.command, &key.args);
+        crate::program::python::protect(&mut cmd, python, &key.env);
+        let mut child = match self.processes.spawn(&mut cmd, Group::Own, fencing) {
             Ok(c) => c,
             Err(e) if !self.key.cwd.is_dir() => {
                 let cwd = self.key.cwd.display();

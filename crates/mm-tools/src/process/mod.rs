@@ -23,7 +23,7 @@ use std::time::Duration;
 
 use tokio::process::{ChildStderr, ChildStdin, ChildStdout, Command};
 
-use crate::sandbox::Fence;
+use crate::sandbox::Fencing;
 use crate::tasks::Tasks;
 
 #[cfg(unix)]
@@ -36,7 +36,7 @@ mod windows;
 use windows as os;
 
 use os::Tree;
-pub use os::{OutputReader, output_reader, read_now, signal_of};
+pub use os::{OutputReader, keep_private, output_reader, read_now, signal_of};
 
 /// Between asking a child's tree to stop (SIGTERM, CTRL_BREAK) and killing it.
 pub const KILL_GRACE: Duration = Duration::from_secs(2);
@@ -91,27 +91,22 @@ impl Supervisor {
         &self.tasks
     }
 
-    /// Starts `cmd` in a group of its own. The command's stdio is as the caller set it.
-    pub fn spawn(self: &Arc<Self>, cmd: &mut Command, group: Group) -> io::Result<Child> {
-        self.spawn_fenced(cmd, group, None)
-    }
-
-    /// Starts `cmd` like [`Supervisor::spawn`], inside `fence` when given (the sandbox,
-    /// docs/sandbox.md): the child enters it before `exec`, so the program and every descendant
-    /// run fenced, and finds [`FENCED_VAR`](crate::sandbox::FENCED_VAR) set to the mode in its
-    /// environment (a nested mm then skips its own namespace). `bash` calls and asked agents
-    /// are fenced; hooks and servers are not.
-    pub fn spawn_fenced(
+    /// Starts `cmd` in a group of its own, where `fencing` says (docs/sandbox.md, "What runs
+    /// outside the fence"): inside the fence the sandbox gave for it — the child enters it
+    /// before `exec`, so the program and every descendant run fenced, and finds
+    /// [`FENCED_VAR`](crate::sandbox::FENCED_VAR) set to the mode in its environment (a nested
+    /// mm then skips its own namespace) — or outside it for a reason of
+    /// [`Unfenced`](crate::sandbox::Unfenced). `cmd` was made by [`Fencing::command`]; its
+    /// stdio is as the caller set it.
+    pub fn spawn(
         self: &Arc<Self>,
         cmd: &mut Command,
         group: Group,
-        fence: Option<Fence>,
+        fencing: Fencing,
     ) -> io::Result<Child> {
         os::prepare(cmd, group);
         without_keys(cmd);
-        if let Some(fence) = fence {
-            fence.apply(cmd);
-        }
+        fencing.apply(cmd);
         #[allow(
             clippy::disallowed_methods,
             reason = "the Supervisor is where children are started"
@@ -338,6 +333,13 @@ mod tests {
         !alive(pid)
     }
 
+    /// The sandbox off: no fence.
+    fn no_fence() -> Fencing {
+        crate::sandbox::Sandbox::off()
+            .fence(std::path::Path::new("/"))
+            .unwrap()
+    }
+
     /// Starts `sh -c` with a background `sleep` in its group; returns the child and the
     /// sleep's pid.
     async fn with_background_sleep(sup: &Arc<Supervisor>, group: Group) -> (Child, i32) {
@@ -346,7 +348,7 @@ mod tests {
             .arg("sleep 300 & echo $!; wait")
             .stdin(Stdio::null())
             .stdout(Stdio::piped());
-        let mut child = sup.spawn(&mut cmd, group).unwrap();
+        let mut child = sup.spawn(&mut cmd, group, no_fence()).unwrap();
         let mut out = child.take_stdout().unwrap();
         let mut line = Vec::new();
         let mut byte = [0u8; 1];
@@ -404,7 +406,7 @@ mod tests {
         cmd.arg("-c")
             .arg("trap '' TERM; echo ready; while :; do sleep 0.05; done")
             .stdout(Stdio::piped());
-        let mut stubborn = sup.spawn(&mut cmd, Group::Own).unwrap();
+        let mut stubborn = sup.spawn(&mut cmd, Group::Own, no_fence()).unwrap();
         let mut out = stubborn.take_stdout().unwrap();
         let mut buf = [0u8; 6];
         use tokio::io::AsyncReadExt;

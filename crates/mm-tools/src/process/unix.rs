@@ -75,3 +75,40 @@ pub fn output_reader(read_end: io::PipeReader) -> io::Result<OutputReader> {
 pub fn read_now(reader: &mut OutputReader, buf: &mut [u8]) -> io::Result<usize> {
     Ok(nix::unistd::read(&*reader, buf)?)
 }
+
+/// Keeps what mm read from its environment for itself (`vars`: the model server's key,
+/// `config::KEY_VARS`) from the user's other processes: each value is wiped in the environment
+/// block the process started with (what `/proc/<pid>/environ` shows, however the environment
+/// changes later) and the variable removed; on Linux the process is made non-dumpable
+/// (`PR_SET_DUMPABLE` 0), so that a process of the same user cannot read its environment or
+/// its memory, nor trace it. Root outside the fence still can (docs/sandbox.md, "Limits").
+///
+/// # Safety
+/// No other thread may run: the environment is written.
+pub unsafe fn keep_private(vars: &[&str]) {
+    unsafe extern "C" {
+        static mut environ: *mut *mut libc::c_char;
+    }
+    // SAFETY: single-threaded (the caller's promise); `environ` is the process's
+    // NUL-terminated array of NUL-terminated strings, each writable (the first ones lie in the
+    // block the kernel gave the process, the others were copied by `setenv`), and only the
+    // bytes of a value are overwritten, within its string.
+    unsafe {
+        let mut entry = environ;
+        while !entry.is_null() && !(*entry).is_null() {
+            let text = *entry;
+            let bytes = std::ffi::CStr::from_ptr(text).to_bytes();
+            if let Some(eq) = bytes.iter().position(|b| *b == b'=')
+                && vars.iter().any(|v| v.as_bytes() == &bytes[..eq])
+            {
+                std::ptr::write_bytes(text.add(eq + 1), 0, bytes.len() - eq - 1);
+            }
+            entry = entry.add(1);
+        }
+        for var in vars {
+            std::env::remove_var(var);
+        }
+        #[cfg(target_os = "linux")]
+        libc::prctl(libc::PR_SET_DUMPABLE, 0, 0, 0, 0);
+    }
+}

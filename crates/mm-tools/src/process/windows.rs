@@ -200,3 +200,16 @@ pub fn read_now(reader: &mut OutputReader, buf: &mut [u8]) -> io::Result<usize> 
         false => Err(io::ErrorKind::WouldBlock.into()),
     }
 }
+
+/// Removes what mm read from its environment for itself (`vars`) from the environment. Windows
+/// keeps the block the process started with in its own memory, which the user's other
+/// processes can read: nothing more is promised there (docs/sandbox.md, "Limits").
+///
+/// # Safety
+/// No other thread may run: the environment is written.
+pub unsafe fn keep_private(vars: &[&str]) {
+    for var in vars {
+        // SAFETY: single-threaded (the caller's promise).
+        unsafe { std::env::remove_var(var) };
+    }
+}

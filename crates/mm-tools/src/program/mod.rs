@@ -6,6 +6,7 @@
 //! `PATHEXT` (`npx` is `npx.cmd`; std only tries `.exe`), and both run through Git for Windows'
 //! `bash.exe` ([`find_bash`]), never `C:\Windows\System32\bash.exe`, which starts WSL.
 
+pub mod python;
 #[cfg(windows)]
 mod windows;
 

@@ -1,6 +1,6 @@
 //! The kernel's side of the sandbox: a [`Fence`] is built in mm's process (a Landlock ruleset,
 //! the plan of a private mount namespace, root's capability cut, the seccomp filter), handed to
-//! [`Supervisor::spawn_fenced`](crate::process::Supervisor::spawn_fenced), and entered by the
+//! [`Supervisor::spawn`](crate::process::Supervisor::spawn), and entered by the
 //! child between `fork` and `exec` ([`Fence::enter`]), so that the program and every descendant
 //! run inside it.
 //!

@@ -1,6 +1,8 @@
-//! The sandbox for what the model runs (`tools.sandbox`, docs/sandbox.md): `bash` children run
-//! inside a [`Fence`], and the file tools ask [`Sandbox::check_write`] before they write, since
-//! mm's own process is not confined (it must still write its sessions and history).
+//! The sandbox for what the model runs (`tools.sandbox`, docs/sandbox.md): `bash` children, and
+//! the hooks, servers and agents mm starts in the project, run inside a [`Fence`] (every child
+//! takes a [`Fencing`]: `fencing.rs`), and the file tools ask [`Sandbox::check_write`] before
+//! they write, since mm's own process is not confined (it must still write its sessions and
+//! history).
 //!
 //! The fence is the system's, one module per system (docs/platforms.md): on Linux, Landlock, a
 //! private mount namespace that keeps mm's own configuration read-only and gives the command
@@ -14,6 +16,7 @@
 //! (the temp folder, the configuration files, the home folder, an outer fence), handed to tools
 //! through `Setup::sandbox`.
 
+mod fencing;
 mod held;
 mod seatbelt;
 
@@ -47,23 +50,13 @@ use none as os;
 #[cfg(not(any(target_os = "linux", target_os = "macos")))]
 pub use none::{Fence, FenceError, REMEDY, landlock_abi, namespace_works};
 
+pub use fencing::{Fencing, Unfenced};
 pub use seatbelt::profile as seatbelt_profile;
 
-use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
 
 use held::Held;
-use mm_core::config::{Config, SandboxMode};
-
-/// The command that runs `program`, inside `fence` when given: pass the fence on to
-/// [`Supervisor::spawn_fenced`](crate::process::Supervisor::spawn_fenced). On macOS a fenced
-/// command is `sandbox-exec -p <profile> <program>`, so a fenced child must be made here.
-pub fn command(fence: Option<&Fence>, program: impl AsRef<OsStr>) -> tokio::process::Command {
-    match fence {
-        Some(fence) => fence.command(program.as_ref()),
-        None => tokio::process::Command::new(program),
-    }
-}
+use mm_core::config::{Config, EntrySandbox, SandboxMode};
 
 /// The variable a fenced child finds in its environment, set to the mode
 /// (`workspace-write`, `read-only`): a nested mm reads it (through `main.rs`, into
@@ -175,13 +168,18 @@ pub struct Sandbox {
     /// resolved once at start and held open: a symlink put later where one was, or where a
     /// missing one would be, opens nothing.
     held: Vec<Held>,
-    /// The asked agents' own `agents.<name>.sandboxWritable` entries, as configured, held
-    /// open the same way; each opens only for a fence asked for with it
-    /// ([`Sandbox::fence_with`]).
-    agent_held: Vec<(PathBuf, Held)>,
-    /// Why each `tools.sandboxWritable` entry skipped for this run was (it did not exist at
-    /// start, or it goes through a symlink a command could have made).
+    /// The `sandboxWritable` folders of the entries that start processes (hooks, MCP and
+    /// language servers, agents), as configured, held open the same way; each opens only for
+    /// a fence asked for with it ([`Sandbox::fence_for`]).
+    entry_held: Vec<(PathBuf, Held)>,
+    /// Why each `sandboxWritable` entry skipped for this run was (it did not exist at start,
+    /// or it goes through a symlink a command could have made).
     skipped: Vec<String>,
+    /// The entries that run outside the fence (`sandbox = false`), by key (`mcp.servers.x`).
+    outside: Vec<String>,
+    /// Whether an entry's `sandbox = false` is honoured: not in the fence of `read-only`
+    /// sessions, which nothing they start leaves.
+    opt_outs: bool,
     /// The home folder, canonical.
     home: Option<PathBuf>,
     places: Places,
@@ -214,27 +212,59 @@ impl Default for Sandbox {
     }
 }
 
-/// What the configuration says of the fence: `tools.sandbox`, `tools.sandboxWritable` and each
-/// asked agent's `agents.<name>.sandboxWritable`.
+/// What the configuration says of the fence: `tools.sandbox`, `tools.sandboxWritable` and the
+/// `sandbox` and `sandboxWritable` of each entry that starts a process.
 #[derive(Debug, Clone, Default)]
 pub struct Settings {
     pub mode: SandboxMode,
     pub writable: Vec<PathBuf>,
-    /// `(name, entries)` of each agent that has `sandboxWritable` entries.
-    pub agents: Vec<(String, Vec<PathBuf>)>,
+    /// `(key, folders)` of each entry that has `sandboxWritable` folders (`agents.codex`,
+    /// `lsp.servers.rust`, `hooks.preToolCall[0]`).
+    pub entries: Vec<(String, Vec<PathBuf>)>,
+    /// The keys of the entries with `sandbox = false`.
+    pub outside: Vec<String>,
 }
 
 impl Settings {
     /// The fence settings of a configuration.
     pub fn of(config: &Config) -> Settings {
+        let mut all: Vec<(String, &EntrySandbox)> = Vec::new();
+        for (event, hooks) in config.hooks.by_event() {
+            for (i, h) in hooks.iter().enumerate() {
+                all.push((format!("hooks.{event}[{i}]"), &h.sandbox));
+            }
+        }
+        let named = |prefix: &str, name: &str| format!("{prefix}.{name}");
+        all.extend(
+            config
+                .mcp_servers
+                .iter()
+                .map(|(n, s)| (named("mcp.servers", n), &s.sandbox)),
+        );
+        all.extend(
+            config
+                .lsp_servers
+                .iter()
+                .map(|(n, s)| (named("lsp.servers", n), &s.sandbox)),
+        );
+        all.extend(
+            config
+                .agents
+                .iter()
+                .map(|(n, a)| (named("agents", n), &a.sandbox)),
+        );
         Settings {
             mode: config.tools.sandbox,
             writable: config.tools.sandbox_writable.clone(),
-            agents: config
-                .agents
+            entries: all
                 .iter()
-                .filter(|(_, a)| !a.sandbox_writable.is_empty())
-                .map(|(name, a)| (name.clone(), a.sandbox_writable.clone()))
+                .filter(|(_, e)| !e.writable.is_empty())
+                .map(|(key, e)| (key.clone(), e.writable.clone()))
+                .collect(),
+            outside: all
+                .iter()
+                .filter(|(_, e)| e.outside)
+                .map(|(key, _)| key.clone())
                 .collect(),
         }
     }
@@ -258,7 +288,8 @@ impl Sandbox {
         let Settings {
             mode,
             writable: entries,
-            agents,
+            entries: own,
+            outside,
         } = settings;
         let enforcement = match mode {
             SandboxMode::Off => Enforcement::off(),
@@ -278,14 +309,14 @@ impl Sandbox {
                 }
             }
         }
-        let mut agent_held = Vec::new();
+        let mut entry_held = Vec::new();
         if mode == SandboxMode::WorkspaceWrite {
             let writable = plain_places(&places.temp, &entries);
-            for (name, agent_entries) in &agents {
-                for entry in agent_entries {
-                    let key = format!("agents.{name}.sandboxWritable");
+            for (key, folders) in &own {
+                for entry in folders {
+                    let key = format!("{key}.sandboxWritable");
                     match hold(entry, &writable) {
-                        Ok(h) => agent_held.push((entry.clone(), h)),
+                        Ok(h) => entry_held.push((entry.clone(), h)),
                         Err(why) => skipped.push(why.line(&key, entry)),
                     }
                 }
@@ -294,8 +325,10 @@ impl Sandbox {
         Sandbox {
             mode,
             held,
-            agent_held,
+            entry_held,
             skipped,
+            outside,
+            opt_outs: true,
             home: places
                 .home
                 .as_deref()
@@ -311,8 +344,10 @@ impl Sandbox {
         Sandbox {
             mode: SandboxMode::Off,
             held: Vec::new(),
-            agent_held: Vec::new(),
+            entry_held: Vec::new(),
             skipped: Vec::new(),
+            outside: Vec::new(),
+            opt_outs: true,
             home: None,
             places: Places::default(),
             enforcement: Enforcement::off(),
@@ -328,12 +363,13 @@ impl Sandbox {
     /// writable, whatever `tools.sandbox` says; `None` where the kernel fences nothing (then
     /// such a session refuses commands).
     pub fn read_only(&self) -> Option<Sandbox> {
-        let ro = match self.mode {
+        let mut ro = match self.mode {
             SandboxMode::ReadOnly => self.clone(),
             SandboxMode::Off | SandboxMode::WorkspaceWrite => {
                 Sandbox::new(Settings::mode(SandboxMode::ReadOnly), self.places.clone())
             }
         };
+        ro.opt_outs = false;
         ro.fences_commands().then_some(ro)
     }
 
@@ -430,7 +466,8 @@ impl Sandbox {
     }
 
     /// The banner's warnings for a session in `cwd`: what the fence lacks, the
-    /// `tools.sandboxWritable` entries skipped, and a cwd that is not writable.
+    /// `sandboxWritable` folders skipped, the entries that run outside the fence, and a cwd
+    /// that is not writable.
     pub fn warnings(&self, cwd: &Path) -> Vec<String> {
         let mode = self.mode;
         self.note()
@@ -441,9 +478,16 @@ impl Sandbox {
             .collect()
     }
 
-    /// One line per `tools.sandboxWritable` entry skipped for this run.
+    /// One line per `sandboxWritable` folder skipped for this run, then one per entry that
+    /// runs outside the fence while commands are fenced (`mcp.servers.x runs outside the
+    /// fence (sandbox = false)`).
     pub fn skipped_lines(&self) -> Vec<String> {
-        self.skipped.clone()
+        let outside = self
+            .outside
+            .iter()
+            .filter(|_| self.fences_commands())
+            .map(|key| format!("{key} runs outside the fence (sandbox = false)"));
+        self.skipped.iter().cloned().chain(outside).collect()
     }
 
     /// The line said when the cwd of a session is not writable in `workspace-write` (the home
@@ -463,7 +507,8 @@ impl Sandbox {
     }
 
     /// The ACP log lines at `initialize`: `[acp] sandbox: <mode>`, and what is not enforced
-    /// after ` — `; then one line per skipped `tools.sandboxWritable` entry.
+    /// after ` — `; then one line per skipped `sandboxWritable` folder and per entry that runs
+    /// outside the fence.
     pub fn log_lines(&self) -> Vec<String> {
         let first = match self.note() {
             Some(n) => format!("[acp] sandbox: {} — {n}", self.mode),
@@ -499,8 +544,8 @@ impl Sandbox {
     }
 
     /// Where commands of a session in `cwd` may write (those that exist), with the folders
-    /// of `extra` that were held at start for one child of its own (an asked agent's
-    /// `agents.<name>.sandboxWritable`).
+    /// of `extra` that were held at start for one child of its own (an entry's
+    /// `sandboxWritable`).
     fn roots(&self, cwd: &Path, extra: &[PathBuf]) -> Roots<'_> {
         match self.mode {
             SandboxMode::Off | SandboxMode::ReadOnly => Roots {
@@ -515,7 +560,7 @@ impl Sandbox {
                     .held
                     .iter()
                     .chain(
-                        self.agent_held
+                        self.entry_held
                             .iter()
                             .filter(|(entry, _)| extra.contains(entry))
                             .map(|(_, h)| h),
@@ -541,22 +586,31 @@ impl Sandbox {
             .collect()
     }
 
-    /// The fence a command of a session in `cwd` runs in; `None` when the sandbox is off or
+    /// The fence a command of a session in `cwd` runs in: none when the sandbox is off or
     /// nothing fences commands here (or, on macOS, inside an outer fence: Seatbelt cannot be
     /// nested, and the outer one holds).
-    pub fn fence(&self, cwd: &Path) -> Result<Option<Fence>, FenceError> {
-        self.fence_with(cwd, &[])
+    pub fn fence(&self, cwd: &Path) -> Result<Fencing, FenceError> {
+        self.fence_within(cwd, &[])
     }
 
-    /// [`Sandbox::fence`] that also lets the child write under `extra` in `workspace-write`
-    /// (never in `read-only`): an asked agent's own `agents.<name>.sandboxWritable`, for its
-    /// fence only.
-    pub fn fence_with(&self, cwd: &Path, extra: &[PathBuf]) -> Result<Option<Fence>, FenceError> {
+    /// Where a process of an entry of the configuration (a hook, an MCP or language server, an
+    /// asked agent) starting in `cwd` runs: in the fence of [`Sandbox::fence`] that also lets
+    /// it write in its own `sandboxWritable` folders in `workspace-write` (never in
+    /// `read-only`), or outside when the entry says `sandbox = false` (not in the fence of a
+    /// `read-only` session: [`Sandbox::read_only`]).
+    pub fn fence_for(&self, cwd: &Path, entry: &EntrySandbox) -> Result<Fencing, FenceError> {
+        if entry.outside && self.opt_outs {
+            return Ok(Fencing::outside(Unfenced::OptedOut));
+        }
+        self.fence_within(cwd, &entry.writable)
+    }
+
+    fn fence_within(&self, cwd: &Path, extra: &[PathBuf]) -> Result<Fencing, FenceError> {
         if !self.fences_commands() {
-            return Ok(None);
+            return Ok(Fencing::inside(None));
         }
         let roots = self.roots(cwd, extra);
-        os::fence(self, cwd, &roots)
+        os::fence(self, cwd, &roots).map(Fencing::inside)
     }
 
     /// Checks a write by mm itself on behalf of a tool (`write_file`, `edit_file`, …) against
@@ -739,8 +793,10 @@ mod tests {
         Sandbox {
             mode,
             held: Vec::new(),
-            agent_held: Vec::new(),
+            entry_held: Vec::new(),
             skipped: Vec::new(),
+            outside: Vec::new(),
+            opt_outs: true,
             home: None,
             places: Places::default(),
             state: os::State::default(),
@@ -797,7 +853,7 @@ mod tests {
         let none = with(SandboxMode::ReadOnly, 0, Ok(()));
         assert_eq!(none.label(), "read-only (not enforced)");
         // Nothing claimed for commands: no fence to enter, no hint, nothing in the prompt.
-        assert!(none.fence(Path::new("/")).unwrap().is_none());
+        assert!(!none.fence(Path::new("/")).unwrap().fences());
         assert_eq!(none.bash_hint(Path::new("/")), None);
         assert_eq!(none.prompt_section(), None);
         assert_eq!(
@@ -813,6 +869,94 @@ mod tests {
                 "Landlock ABI 1 enforced, but moving or linking a file between folders is always refused; truncate(2) is not fenced; device ioctls are not fenced; abstract unix sockets are not fenced"
             )
         );
+    }
+
+    #[test]
+    fn the_entries_that_leave_or_open_the_fence_are_named_by_their_keys() {
+        let mut config = Config::default();
+        let opted = EntrySandbox {
+            outside: true,
+            writable: Vec::new(),
+        };
+        let cache = EntrySandbox {
+            outside: false,
+            writable: vec![PathBuf::from("/cache")],
+        };
+        let mut hook = mm_core::config::HookConfig {
+            command: "sh lint.sh".into(),
+            matcher: None,
+            timeout: std::time::Duration::from_secs(1),
+            fail_closed: false,
+            origin: mm_core::config::Origin::User,
+            sandbox: EntrySandbox::default(),
+        };
+        config.hooks.pre_tool_call.push(hook.clone());
+        hook.sandbox = opted.clone();
+        config.hooks.pre_tool_call.push(hook);
+        let mut server = mm_core::config::McpServerConfig::new("srv", Vec::new());
+        server.sandbox = cache.clone();
+        config.mcp_servers.insert("files".into(), server);
+        config.lsp_servers.insert(
+            "rust".into(),
+            mm_core::config::LspServerConfig {
+                command: "rust-analyzer".into(),
+                args: Vec::new(),
+                extensions: Vec::new(),
+                sandbox: opted,
+            },
+        );
+        let settings = Settings::of(&config);
+        assert_eq!(
+            settings.entries,
+            [(
+                "mcp.servers.files".to_string(),
+                vec![PathBuf::from("/cache")]
+            )]
+        );
+        assert_eq!(
+            settings.outside,
+            [
+                "hooks.preToolCall[1]".to_string(),
+                "lsp.servers.rust".into()
+            ]
+        );
+    }
+
+    #[test]
+    fn an_entry_opted_out_runs_outside_and_is_named_but_not_in_a_read_only_session() {
+        let mut s = with(SandboxMode::WorkspaceWrite, 7, Ok(()));
+        s.outside = vec!["mcp.servers.x".into()];
+        let out = EntrySandbox {
+            outside: true,
+            writable: Vec::new(),
+        };
+        let fencing = s.fence_for(Path::new("/"), &out).unwrap();
+        assert_eq!(fencing.unfenced(), Some(Unfenced::OptedOut));
+        let line = "mcp.servers.x runs outside the fence (sandbox = false)";
+        assert_eq!(
+            s.warnings(Path::new("/")),
+            [format!("sandbox workspace-write: {line}")]
+        );
+        assert_eq!(
+            s.log_lines(),
+            [
+                "[acp] sandbox: workspace-write".to_string(),
+                format!("[acp] sandbox: {line}")
+            ]
+        );
+        // Nothing fences commands: nothing to name.
+        let mut none = with(SandboxMode::WorkspaceWrite, 0, Ok(()));
+        none.outside = s.outside.clone();
+        assert!(
+            !none
+                .skipped_lines()
+                .iter()
+                .any(|l| l.contains("runs outside"))
+        );
+        // The fence of a read-only session: nothing leaves it (here, nothing fences).
+        none.opt_outs = false;
+        let fencing = none.fence_for(Path::new("/"), &out).unwrap();
+        assert_eq!(fencing.unfenced(), None);
     }
 
     #[test]

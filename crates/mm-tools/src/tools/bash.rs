@@ -17,7 +17,7 @@ use tokio_util::sync::CancellationToken;
 use super::{CallContext, ToolOutput, ToolSetup, TypedTool, cut};
 use crate::event::{PermissionMode, Tally, ToolKind};
 use crate::process::{Child, Group, OutputReader, Supervisor};
-use crate::sandbox::{DENIED_MARKERS, Fence, Sandbox};
+use crate::sandbox::{DENIED_MARKERS, Fencing, Sandbox};
 use crate::tasks::Tasks;
 
 pub const NAME: &str = "bash";
@@ -304,12 +304,12 @@ fn spawn(
     bash: Option<&Path>,
     command: &str,
     cwd: &Path,
-    fence: Option<Fence>,
+    fence: Fencing,
 ) -> io::Result<(Child, OutputReader)> {
     let (read_end, write_end) = io::pipe()?;
     let write_err = write_end.try_clone()?;
     let bash = crate::program::bash(bash).map_err(io::Error::other)?;
-    let mut cmd = crate::sandbox::command(fence.as_ref(), bash);
+    let mut cmd = fence.command(bash);
     cmd.arg("-c")
         .arg(command)
         .current_dir(cwd)
@@ -319,7 +319,7 @@ fn spawn(
         .env("GIT_TERMINAL_PROMPT", "0");
     // A new session: no controlling terminal, so nothing can wait on a tty prompt, and the
     // whole group can be signalled at once.
-    let child = processes.spawn_fenced(&mut cmd, Group::Session, fence)?;
+    let child = processes.spawn(&mut cmd, Group::Session, fence)?;
     // `cmd` still holds the write ends: drop it so that the pipe ends when the children do.
     drop(cmd);
     let reader = crate::process::output_reader(read_end)?;

@@ -740,6 +740,8 @@ mcp.servers.gh.env.GITHUB_TOKEN = ****abcd  # {u}
 mcp.servers.gh.env.REGION = "eu"            # {u}
 mcp.servers.gh.permissions = "ask"          # {u}
 mcp.servers.gh.timeout = 600                # default
+mcp.servers.gh.sandbox = true               # default
+mcp.servers.gh.sandboxWritable = []         # default
 lsp.servers = {{}}                            # default
 "#
     );
@@ -904,11 +906,11 @@ fn an_agents_sandbox_writable_is_the_users_own() {
     let loaded = w.load();
     let c = &loaded.config;
     assert_eq!(
-        c.agents["codex"].sandbox_writable,
+        c.agents["codex"].sandbox.writable,
         vec![w.home().join(".codex")]
     );
     assert_eq!(c.agents["proj"].command, "mm");
-    assert_eq!(c.agents["proj"].sandbox_writable, Vec::<PathBuf>::new());
+    assert_eq!(c.agents["proj"].sandbox.writable, Vec::<PathBuf>::new());
     assert_eq!(
         c.warnings,
         vec![format!(
@@ -937,6 +939,78 @@ fn an_agents_sandbox_writable_is_the_users_own() {
         load(&w.opts()).unwrap_err().to_string(),
         format!(
             "{}: agents.codex.sandboxWritable[0] must be an absolute path (or ~/…), got \"state\"",
+            user.display()
+        )
+    );
+}
+
+#[mm_testkit::test]
+fn the_sandbox_keys_of_servers_and_hooks_are_the_users_own() {
+    let w = World::new();
+    let user = w.trust_project(
+        "[mcp.servers.files]\ncommand = \"files-mcp\"\nsandbox = false\n\
+         [lsp.servers.rust]\ncommand = \"rust-analyzer\"\nsandboxWritable = [\"~/.cargo\"]\n\
+         [[hooks.preToolCall]]\ncommand = \"guard.sh\"\nsandbox = false\nsandboxWritable = [\"/var/log/guard\"]\n",
+    );
+    // A trusted project's entries run, fenced: it can neither take them out of the fence nor
+    // open it for them; and one that sets part of the user's entry voids what the user's keys
+    // opened for it.
+    let project = w.write_project(
+        "[mcp.servers.proj]\ncommand = \"x\"\nsandbox = false\n\
+         [lsp.servers.rust]\nargs = [\"--evil\"]\n\
+         [[hooks.postToolCall]]\ncommand = \"y\"\nsandboxWritable = [\"/\"]\n",
+    );
+    let loaded = w.load();
+    let c = &loaded.config;
+    let outside = mm::config::EntrySandbox {
+        outside: true,
+        writable: Vec::new(),
+    };
+    assert_eq!(c.mcp_servers["files"].sandbox, outside);
+    assert_eq!(c.mcp_servers["proj"].sandbox, Default::default());
+    assert_eq!(c.lsp_servers["rust"].args, ["--evil"]);
+    assert_eq!(c.lsp_servers["rust"].sandbox, Default::default());
+    assert_eq!(
+        c.hooks.pre_tool_call[0].sandbox,
+        mm::config::EntrySandbox {
+            outside: true,
+            writable: vec![PathBuf::from("/var/log/guard")],
+        }
+    );
+    assert_eq!(c.hooks.post_tool_call[0].sandbox, Default::default());
+    let p = project.display();
+    assert_eq!(
+        c.warnings,
+        [
+            format!(
+                "hooks.postToolCall[0].sandboxWritable, mcp.servers.proj.sandbox are ignored in project files ({p}): only the user's config, --config, the environment and flags set the sandbox"
+            ),
+            format!(
+                "lsp.servers.rust: its sandbox and sandboxWritable are ignored, as the project's file ({p}) sets part of the entry: only the user's own entries leave or open the fence"
+            ),
+        ]
+    );
+    let report = loaded.report();
+    let u = user.display();
+    for line in [
+        format!("mcp.servers.files.sandbox = false  # {u}"),
+        "mcp.servers.proj.sandboxWritable = []  # default".to_string(),
+        format!(
+            "hooks.preToolCall[0] = {{ command = \"guard.sh\", timeout = 10, failClosed = false, sandbox = false, sandboxWritable = [\"/var/log/guard\"] }}  # {u}"
+        ),
+    ] {
+        assert!(
+            report
+                .lines()
+                .any(|l| l.split_whitespace().eq(line.split_whitespace())),
+            "{line}\n{report}"
+        );
+    }
+    w.write_user("[mcp.servers.files]\ncommand = \"files-mcp\"\nsandbox = \"no\"\n");
+    assert_eq!(
+        load(&w.opts()).unwrap_err().to_string(),
+        format!(
+            "{}: mcp.servers.files.sandbox must be a boolean, got a string",
             user.display()
         )
     );

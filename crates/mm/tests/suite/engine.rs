@@ -380,7 +380,7 @@ async fn the_system_prompt_speaks_only_of_tools_that_exist() {
                 command: "mm".into(),
                 args: vec!["-acp".into()],
                 env: Default::default(),
-                sandbox_writable: Vec::new(),
+                sandbox: Default::default(),
             },
         );
     });

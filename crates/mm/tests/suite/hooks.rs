@@ -48,6 +48,7 @@ fn hook(command: &str) -> HookConfig {
         timeout: Duration::from_secs(10),
         fail_closed: false,
         origin: Origin::User,
+        sandbox: Default::default(),
     }
 }
 

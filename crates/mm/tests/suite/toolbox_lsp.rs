@@ -68,6 +68,7 @@ impl Fixture {
                         command: command.to_string(),
                         args: args.iter().map(|s| s.to_string()).collect(),
                         extensions: exts.iter().map(|s| s.to_string()).collect(),
+                        sandbox: Default::default(),
                     },
                 )
             })
@@ -78,7 +79,11 @@ impl Fixture {
         };
         let processes = Arc::new(Supervisor::with_grace(Duration::from_millis(500)));
         let tool = Lsp {
-            servers: Arc::new(LspServers::new(&config, Arc::clone(&processes))),
+            servers: Arc::new(LspServers::new(
+                &config,
+                Arc::clone(&processes),
+                Default::default(),
+            )),
             timeouts: Timeouts {
                 start,
                 request,

@@ -23,17 +23,17 @@ use serde_json::{Value, json};
 
 /// A home, a project and, beside them, a folder standing for everything outside, owned by the
 /// user who runs mm.
-struct Scene {
-    who: Who,
-    dirs: Dirs,
-    root: PathBuf,
-    home: PathBuf,
-    project: PathBuf,
-    outside: PathBuf,
+pub(crate) struct Scene {
+    pub(crate) who: Who,
+    pub(crate) dirs: Dirs,
+    pub(crate) root: PathBuf,
+    pub(crate) home: PathBuf,
+    pub(crate) project: PathBuf,
+    pub(crate) outside: PathBuf,
     _root: tempfile::TempDir,
 }
 
-const FENCED: &str = "[tools]\nsandbox = \"workspace-write\"\n";
+pub(crate) const FENCED: &str = "[tools]\nsandbox = \"workspace-write\"\n";
 
 impl Scene {
     /// The scene for `who`, with the user's config fencing in workspace-write.
@@ -63,19 +63,19 @@ impl Scene {
         scene
     }
 
-    fn user_config(&self, text: &str) {
+    pub(crate) fn user_config(&self, text: &str) {
         let file = self.dirs.user_config();
         fs::create_dir_all(file.parent().unwrap()).unwrap();
         fs::write(file, text).unwrap();
     }
 
-    fn o(&self) -> String {
+    pub(crate) fn o(&self) -> String {
         self.outside.display().to_string()
     }
 
     /// `mm ARGS` in `cwd` as the scene's user (everything of the scene made theirs first),
     /// with `prepare` for the command (extra descriptors).
-    async fn mm_with(
+    pub(crate) async fn mm_with(
         &self,
         cwd: &Path,
         url: Option<&str>,
@@ -95,13 +95,26 @@ impl Scene {
 
     /// The model runs `calls` (tool name and arguments) in `cwd`, then says "done"; the results
     /// of the calls as the model got them, and the run.
-    async fn attack(
+    pub(crate) async fn attack(
         &self,
         cwd: &Path,
         args: &[&str],
         calls: Vec<(&str, Value)>,
         prepare: impl FnOnce(&mut tokio::process::Command),
     ) -> (Run, Vec<String>) {
+        let (out, results, _) = self.attack_logged(cwd, args, calls, prepare).await;
+        (out, results)
+    }
+
+    /// [`Scene::attack`], with every request the model server received (what went on the
+    /// wire).
+    pub(crate) async fn attack_logged(
+        &self,
+        cwd: &Path,
+        args: &[&str],
+        calls: Vec<(&str, Value)>,
+        prepare: impl FnOnce(&mut tokio::process::Command),
+    ) -> (Run, Vec<String>, Vec<Value>) {
         let n = calls.len();
         let mut script: Vec<Reply> = calls
             .into_iter()
@@ -114,9 +127,10 @@ impl Scene {
         let out = self.mm_with(cwd, Some(&server.url()), &all, prepare).await;
         assert_eq!(out.code, Some(0), "{}", out.stderr);
         assert_eq!(server.violations(), Vec::<String>::new());
-        let results = tool_results(server.requests().last().unwrap());
+        let requests = server.requests();
+        let results = tool_results(requests.last().unwrap());
         assert_eq!(results.len(), n, "{}", out.stderr);
-        (out, results)
+        (out, results, requests)
     }
 
     /// A run that tries to write outside: the fence must still hold.
@@ -137,13 +151,13 @@ impl Scene {
     }
 }
 
-fn bash(command: &str) -> (&'static str, Value) {
+pub(crate) fn bash(command: &str) -> (&'static str, Value) {
     ("bash", json!({ "command": command }))
 }
 
 /// The scene for a variant; when it cannot run here (no Landlock, no private mount namespace,
 /// not root, no plain user) the test is skipped with the reason (under `CI=true` it fails).
-fn scene(root: bool) -> Scene {
+pub(crate) fn scene(root: bool) -> Scene {
     if mm::sandbox::landlock_abi() == 0 {
         common::skip("this kernel has no Landlock");
     }
@@ -167,6 +181,7 @@ macro_rules! as_root_and_user {
         }
     };
 }
+pub(crate) use as_root_and_user;
 
 // ------------------------------------------------------------------------ root's capabilities
 

@@ -148,6 +148,7 @@ impl World {
                     command: "python3".into(),
                     args,
                     extensions: vec![".py".into()],
+                    sandbox: Default::default(),
                 },
             )]
             .into(),
@@ -157,7 +158,7 @@ impl World {
                     command: "true".into(),
                     args: Vec::new(),
                     env: BTreeMap::new(),
-                    sandbox_writable: Vec::new(),
+                    sandbox: Default::default(),
                 },
             )]
             .into(),
@@ -179,7 +180,11 @@ impl Tools {
     fn new(config: &Config, cwd: &Path) -> Tools {
         let sandbox = Arc::new(Sandbox::new(Settings::of(config), Places::default()));
         let processes = Supervisor::new();
-        let lsp = Arc::new(LspServers::new(config, Arc::clone(&processes)));
+        let lsp = Arc::new(LspServers::new(
+            config,
+            Arc::clone(&processes),
+            Arc::clone(&sandbox),
+        ));
         let skills = Arc::new(Catalogue {
             skills: vec![Skill {
                 name: "notes".into(),
@@ -399,7 +404,10 @@ async fn a_rename_that_would_edit_a_file_outside_the_workspace_writes_nothing() 
         )
     );
     assert_eq!(out.status(), ToolStatus::Failed);
-    assert_eq!(snapshot(w.cwd.parent().unwrap()), before);
+    // The server ran in the fence, which made the project's `.mm/` first (empty: mm's own).
+    let mut after = snapshot(w.cwd.parent().unwrap());
+    assert_eq!(after.remove(&w.cwd.join(".mm")).as_deref(), Some("<dir>"));
+    assert_eq!(after, before);
     tools.processes.shutdown().await;
 }
 
@@ -648,6 +656,7 @@ impl Renames {
             "def ext_helper():\n    return 2\n",
         )
         .unwrap();
+        std::fs::create_dir_all(run.home.path().join(".cache")).unwrap();
         symlink(outside.join("lib"), run.path("lib")).unwrap();
         run.write("main.py", "from lib.util import helper\nhelper()\n");
         run.write("b.py", "from extlib import ext_helper\next_helper()\n");
@@ -702,7 +711,10 @@ fn rename(path: &str, line: u32, symbol: &str) -> Reply {
 #[mm_testkit::test]
 async fn a_rename_cannot_edit_through_a_symlink_or_on_sys_path_in_workspace_write() {
     common::need_command("pylsp", ".ci/run installs it");
-    let r = Renames::new("[tools]\nsandbox = \"workspace-write\"\n");
+    // pylsp runs in the fence too: its cache (jedi's, parso's) is its own writable folder.
+    let r = Renames::new(
+        "[tools]\nsandbox = \"workspace-write\"\n[lsp.servers.python]\ncommand = \"pylsp\"\nsandboxWritable = [\"~/.cache\"]\n",
+    );
     let before = r.snapshot();
     let server = FakeServer::start(vec![
         rename("main.py", 2, "helper"),
@@ -728,8 +740,11 @@ async fn a_rename_cannot_edit_through_a_symlink_or_on_sys_path_in_workspace_writ
 #[mm_testkit::test]
 async fn a_rename_changes_nothing_in_the_read_only_sandbox_nor_in_read_only_mode() {
     common::need_command("pylsp", ".ci/run installs it");
-    // The read-only sandbox: even the project's own files are refused.
-    let r = Renames::new("[tools]\nsandbox = \"read-only\"\n");
+    // The read-only sandbox: even the project's own files are refused. pylsp, which cannot
+    // work where it may write nothing, runs outside the fence (the user's choice).
+    let r = Renames::new(
+        "[tools]\nsandbox = \"read-only\"\n[lsp.servers.python]\ncommand = \"pylsp\"\nsandbox = false\n",
+    );
     let before = r.snapshot();
     let server = FakeServer::start(vec![
         rename("calc.py", 1, "add_one"),

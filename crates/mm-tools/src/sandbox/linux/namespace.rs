@@ -171,6 +171,13 @@ impl Namespace {
         };
         // SAFETY: plain system calls on NUL-terminated strings owned by `self` or static.
         unsafe {
+            if self.user.is_some() {
+                // A fork of mm, which is not dumpable (`process::keep_private`): as such, its
+                // `/proc/self/uid_map` would be root's, and mm could not open its namespaces.
+                // It never runs a program and lives until mm holds them; a fenced command
+                // cannot reach it (Landlock refuses tracing a process outside the domain).
+                check(libc::prctl(libc::PR_SET_DUMPABLE, 1, 0, 0, 0))?;
+            }
             check(libc::unshare(flags))?;
             if let Some(maps) = &self.user {
                 // Without `deny`, an unprivileged process may not write its gid map; a kernel

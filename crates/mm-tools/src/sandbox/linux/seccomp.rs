@@ -1,7 +1,9 @@
 //! The fence's seccomp filter: `ioctl` `TIOCSTI` (which types bytes into a terminal's input, so
 //! into the user's shell) and `TIOCLINUX` (which can do as much on a virtual console) answer
-//! EPERM. Built once in mm's process with `seccompiler`, installed by each fenced child after
-//! `no_new_privs`.
+//! EPERM, and so do `add_key`, `request_key` and `keyctl` (the kernel's key rings are not
+//! namespaced: a command could read or fill the user's session keyring, as Docker's default
+//! profile refuses them; docs/sandbox.md has the table). Built once in mm's process with
+//! `seccompiler`, installed by each fenced child after `no_new_privs`.
 //!
 //! The request is compared as 32 bits: the kernel truncates it to an `unsigned int` before it
 //! reaches the terminal, so `TIOCSTI` with high bits set would otherwise slip past. The filter
@@ -21,9 +23,15 @@ use seccompiler::{
 #[allow(clippy::unnecessary_cast)]
 const REFUSED: [u64; 2] = [libc::TIOCSTI as u64, libc::TIOCLINUX as u64];
 
-/// The x32 ABI's `ioctl` (`__X32_SYSCALL_BIT | 514`): same architecture as x86_64, another
-/// number, on kernels built with it.
-const X32_IOCTL: i64 = 0x4000_0000 | 514;
+/// The system calls refused whatever their arguments: the key rings.
+const REFUSED_CALLS: [i64; 3] = [libc::SYS_add_key, libc::SYS_request_key, libc::SYS_keyctl];
+
+/// The x32 ABI's bit (`__X32_SYSCALL_BIT`): same architecture as x86_64, other numbers, on
+/// kernels built with it.
+const X32: i64 = 0x4000_0000;
+
+/// The x32 ABI's `ioctl` (514: its own entry, not x86_64's 16).
+const X32_IOCTL: i64 = X32 | 514;
 
 /// A compiled filter, shared by every fence of the process.
 #[derive(Debug, Clone)]
@@ -55,12 +63,20 @@ fn build() -> Result<Filter, String> {
         .map(|r| rule(*r))
         .collect::<Result<_, _>>()
         .map_err(|e| e.to_string())?;
-    let mut numbers = vec![libc::SYS_ioctl];
+    let mut ioctls = vec![libc::SYS_ioctl];
+    let mut calls = REFUSED_CALLS.to_vec();
     if matches!(target, TargetArch::x86_64) {
-        numbers.push(X32_IOCTL);
+        ioctls.push(X32_IOCTL);
+        // The key calls are "common" in x86_64's table: x32 has them at the same numbers.
+        calls.extend(REFUSED_CALLS.map(|n| X32 | n));
     }
+    // An empty list of rules matches every call of that number.
     let filter = SeccompFilter::new(
-        numbers.into_iter().map(|n| (n, rules.clone())).collect(),
+        ioctls
+            .into_iter()
+            .map(|n| (n, rules.clone()))
+            .chain(calls.into_iter().map(|n| (n, Vec::new())))
+            .collect(),
         SeccompAction::Allow,
         SeccompAction::Errno(libc::EPERM as u32),
         target,

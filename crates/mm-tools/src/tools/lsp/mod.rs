@@ -530,6 +530,7 @@ mod tests {
             servers: Arc::new(LspServers::new(
                 &crate::config::Config::default(),
                 crate::process::Supervisor::new(),
+                Default::default(),
             )),
             timeouts: Timeouts {
                 start: std::time::Duration::from_secs(1),
