@@ -375,6 +375,9 @@ fn vllm_parser(family: Option<Family>) -> Option<&'static str> {
         Family::GptOss => "openai",
         Family::Granite => "granite",
         Family::Xlam => "xlam",
+        Family::Step3 => "step3",
+        Family::LongCat => "longcat",
+        Family::GigaChat => "gigachat3",
         Family::Lfm2
         | Family::Gemma
         | Family::CommandR
