@@ -20,6 +20,17 @@ pub(crate) const LONGEST_THOUGHT_MARKER: usize = 18;
 
 const FENCE: &str = "```";
 
+/// The text after the last close of reasoning in `text` (all of it when none): what reasoning
+/// said is no cue for what follows it.
+pub(crate) fn after_reasoning(text: &str) -> &str {
+    let end = THOUGHTS
+        .iter()
+        .filter_map(|(_, close)| text.rfind(close).map(|at| at + close.len()))
+        .max()
+        .unwrap_or(0);
+    &text[end..]
+}
+
 /// The state of the text before a position.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct Context {
@@ -60,24 +71,19 @@ impl Context {
         self.thought.is_some() || self.inline
     }
 
-    /// The start of `text`, given the state before it: when no reasoning has been seen yet and
-    /// `text` closes a block it never opened, the chat template opened it, and everything up to
-    /// the close is reasoning.
-    pub fn opened_by_template(mut self, text: &str) -> Self {
+    /// Whether a call that `rest` follows was written inside reasoning the chat template
+    /// opened: no reasoning marker has been seen before it, and `rest` closes a block it never
+    /// opens.
+    pub fn in_template_thought(&self, rest: &str) -> bool {
         if self.seen_thought || self.thought.is_some() {
-            return self;
+            return false;
         }
         let first_close = THOUGHTS
             .iter()
             .enumerate()
-            .filter_map(|(i, (_, close))| text.find(close).map(|at| (at, i)))
+            .filter_map(|(i, (_, close))| rest.find(close).map(|at| (at, i)))
             .min();
-        if let Some((at, i)) = first_close
-            && !text[..at].contains(THOUGHTS[i].0)
-        {
-            self.thought = Some(i);
-        }
-        self
+        first_close.is_some_and(|(at, i)| !rest[..at].contains(THOUGHTS[i].0))
     }
 
     /// Passes the unit at `at` (a marker, a run of backticks, a character) and says how long
@@ -189,14 +195,12 @@ mod tests {
 
     #[test]
     fn a_close_nobody_opened_means_the_template_opened_it() {
-        assert!(Context::start().opened_by_template("plan</think>x").quiet());
-        assert!(
-            !Context::start()
-                .opened_by_template("<think>a</think>x")
-                .quiet()
-        );
+        let start = Context::start();
+        assert!(start.in_template_thought(" hmm</think>x"));
+        assert!(!start.in_template_thought(" <think>a</think>x"));
+        assert!(!start.in_template_thought(" done"));
         let seen = Context::start().after("<think>a</think>");
-        assert!(!seen.opened_by_template("b</think>").quiet());
+        assert!(!seen.in_template_thought("b</think>"));
     }
 
     #[test]

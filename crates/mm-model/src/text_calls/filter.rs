@@ -20,6 +20,9 @@ struct Hold {
     checked: usize,
     /// The opener is inside a code fence: a call only if the fence ends the answer.
     fenced: bool,
+    /// A cue before the opener: the call is shown, not made, and goes out whole as text as
+    /// soon as it is complete.
+    quoted: bool,
 }
 
 /// The end of an answer's text, as the filter saw it.
@@ -110,11 +113,16 @@ impl TextCallFilter {
                 };
                 let buf = &self.buf;
                 let mut kept = Kinds(0);
+                let mut shown = None;
                 for (i, kind) in KINDS.iter().enumerate() {
                     if hold.kinds.0 & (1 << i) == 0 {
                         continue;
                     }
                     let alive = match (kind.parse)(buf, &ctx) {
+                        Ok(parsed) if hold.quoted => {
+                            shown.get_or_insert(parsed.len);
+                            false
+                        }
                         Ok(parsed) if hold.fenced => {
                             fence_tail(&buf[parsed.len..], false) != Err(Stop::Bad)
                         }
@@ -124,6 +132,13 @@ impl TextCallFilter {
                     if alive {
                         kept.0 |= 1 << i;
                     }
+                }
+                if let Some(len) = shown {
+                    // A quoted call, whole: it goes as text, openers inside it too.
+                    self.hold = None;
+                    let ctx = self.ctx.after_call(&self.buf[..len]);
+                    self.release(len, ctx, &mut out);
+                    continue;
                 }
                 hold.kinds = kept;
                 if !kept.is_empty() {
@@ -153,12 +168,13 @@ impl TextCallFilter {
                     self.release(at, ctx, &mut out);
                     break;
                 }
-                Found::Full(at, kinds, ctx) => {
-                    self.release(at, ctx, &mut out);
+                Found::Full(opener) => {
+                    self.release(opener.at, opener.ctx, &mut out);
                     self.hold = Some(Hold {
-                        kinds,
+                        kinds: opener.kinds,
                         checked: 0,
-                        fenced: ctx.fence,
+                        fenced: opener.ctx.fence,
+                        quoted: opener.quoted,
                     });
                 }
             }

@@ -318,7 +318,7 @@ fn cue_before(recent: &str, before: &str) -> bool {
         joined = format!("{recent}{before}");
         &joined
     };
-    let mut lines = text.rsplit('\n');
+    let mut lines = context::after_reasoning(text).rsplit('\n');
     let current = lines.next().unwrap_or("");
     let line = if current.trim().is_empty() {
         match lines.find(|l| !l.trim().is_empty() && !fence_line(l)) {
@@ -345,8 +345,21 @@ enum Found {
     /// The text ends inside what may be an opener (or a marker of [`Context`]), from here; the
     /// state there.
     Partial(usize, Context),
-    /// Whole openers here: the kinds (bits of [`KINDS`]) they open, and the state before them.
-    Full(usize, Kinds, Context),
+    /// Whole openers here.
+    Full(Opener),
+}
+
+/// Whole openers at a place.
+#[derive(Clone, Copy)]
+struct Opener {
+    at: usize,
+    /// The kinds (bits of [`KINDS`]) they open.
+    kinds: Kinds,
+    /// The state before them.
+    ctx: Context,
+    /// A cue before it says what follows is shown, not made: the call it opens is text, and
+    /// so is every opener inside it.
+    quoted: bool,
 }
 
 /// A set of [`KINDS`], as bits: where openers of several formats look alike
@@ -410,9 +423,12 @@ fn find_opener(
                 }
             }
             if !full.is_empty() {
-                if !cue_before(recent, &text[..at]) {
-                    return Found::Full(at, full, ctx);
-                }
+                return Found::Full(Opener {
+                    at,
+                    kinds: full,
+                    ctx,
+                    quoted: cue_before(recent, &text[..at]),
+                });
             } else if partial && !end {
                 return Found::Partial(at, ctx);
             }
@@ -457,6 +473,16 @@ fn fence_tail(rest: &str, end: bool) -> Step<()> {
     if end { Ok(()) } else { Err(Stop::More) }
 }
 
+impl Opener {
+    /// Whether the call it opens, which `rest` follows, is made: not quoted after a cue, not in
+    /// a code fence that text follows, not in reasoning the chat template opened.
+    fn makes(&self, rest: &str) -> bool {
+        !self.quoted
+            && (!self.ctx.fence || fence_tail(rest, true).is_ok())
+            && !self.ctx.in_template_thought(rest)
+    }
+}
+
 /// Reads calls from `text`, the end of an answer, `ctx` the state before it (`recent`: the text
 /// before it, for cues). Formats with a marker are tried first; the markerless ones only when
 /// those give none. Nothing inside reasoning is a call.
@@ -465,29 +491,25 @@ fn recover_after(text: &str, ctx: Context, recent: &str, setup: &TextCalls) -> O
         tools: &setup.tools,
         end: true,
     };
-    let start = ctx.opened_by_template(text);
     for pass in [Pass::Markers, Pass::All] {
         let mut pos = 0;
-        let mut ctx = start;
+        let mut ctx = ctx;
         let mut calls = Vec::new();
         let mut prose = String::new();
         let mut format = None;
         loop {
-            let Found::Full(at, kinds, at_ctx) =
-                find_opener(text, pos, ctx, recent, setup, pass, true)
-            else {
+            let Found::Full(opener) = find_opener(text, pos, ctx, recent, setup, pass, true) else {
                 prose.push_str(&text[pos..]);
                 break;
             };
-            let parsed = kinds
+            let at = opener.at;
+            let parsed = opener
+                .kinds
                 .iter()
                 .find_map(|kind| (kind.parse)(&text[at..], &parse_ctx).ok())
-                .filter(|parsed| !parsed.calls.is_empty())
-                .filter(|parsed| {
-                    !at_ctx.fence || fence_tail(&text[at + parsed.len..], true).is_ok()
-                });
-            match parsed {
-                Some(parsed) => {
+                .filter(|parsed| !parsed.calls.is_empty());
+            let next = match parsed {
+                Some(parsed) if opener.makes(&text[at + parsed.len..]) => {
                     prose.push_str(&text[pos..at]);
                     prose.push_str(&parsed.text);
                     format.get_or_insert(parsed.format);
@@ -495,15 +517,21 @@ fn recover_after(text: &str, ctx: Context, recent: &str, setup: &TextCalls) -> O
                     let mut cur = Cur::new(&text[at + parsed.len..], true);
                     cur.ws_and_ends();
                     pos = at + parsed.len + cur.pos;
-                    ctx = at_ctx.after_call(&text[..pos]);
+                    ctx = opener.ctx.after_call(&text[..pos]);
+                    continue;
+                }
+                // A call shown, not made: all of it is text, openers inside it too.
+                Some(parsed) => {
+                    ctx = opener.ctx.after_call(&text[..at + parsed.len]);
+                    at + parsed.len
                 }
                 None => {
-                    ctx = at_ctx;
-                    let next = at + unit_len(&mut ctx, text, at);
-                    prose.push_str(&text[pos..next]);
-                    pos = next;
+                    ctx = opener.ctx;
+                    at + unit_len(&mut ctx, text, at)
                 }
-            }
+            };
+            prose.push_str(&text[pos..next]);
+            pos = next;
         }
         if let Some(format) = format {
             return Some(Recovered {
@@ -530,24 +558,30 @@ pub fn written_format(text: &str, setup: &TextCalls) -> Option<Format> {
         end: true,
     };
     let mut pos = 0;
-    let mut ctx = Context::start().opened_by_template(text);
+    let mut ctx = Context::start();
     loop {
-        let Found::Full(at, kinds, at_ctx) =
-            find_opener(text, pos, ctx, "", setup, Pass::All, true)
-        else {
+        let Found::Full(opener) = find_opener(text, pos, ctx, "", setup, Pass::All, true) else {
             return None;
         };
-        if let Some(parsed) = kinds
+        let at = opener.at;
+        let parsed = opener
+            .kinds
             .iter()
-            .find_map(|k| (k.parse)(&text[at..], &parse_ctx).ok())
-        {
-            return Some(parsed.format);
+            .find_map(|k| (k.parse)(&text[at..], &parse_ctx).ok());
+        match parsed {
+            Some(parsed) if opener.makes(&text[at + parsed.len..]) => return Some(parsed.format),
+            Some(parsed) => {
+                ctx = opener.ctx.after_call(&text[..at + parsed.len]);
+                pos = at + parsed.len;
+                continue;
+            }
+            None => {}
         }
         // A markerless shape that is no call says nothing about the format.
-        match kinds.iter().find(|k| !k.markerless) {
-            Some(kind) => return Some(kind.format),
-            None => {
-                ctx = at_ctx;
+        match opener.kinds.iter().find(|k| !k.markerless) {
+            Some(kind) if !opener.quoted => return Some(kind.format),
+            _ => {
+                ctx = opener.ctx;
                 pos = at + unit_len(&mut ctx, text, at);
             }
         }
