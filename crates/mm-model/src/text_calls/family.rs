@@ -411,5 +411,21 @@ mod tests {
             Family::detect(Some("[TOOL_CALLS]"), "qwen3"),
             Some(Family::Mistral)
         );
+        assert_eq!(
+            Family::from_template("<｜tool_calls_begin｜><steptml:invoke name=\"{{ n }}\">"),
+            Some(Family::Step3)
+        );
+        assert_eq!(
+            Family::from_template("{{ '<longcat_tool_call>' }}"),
+            Some(Family::LongCat)
+        );
+        assert_eq!(
+            Family::from_template("{{ '<|function_call|>' }}"),
+            Some(Family::GigaChat)
+        );
+        assert_eq!(
+            Family::from_name("ai-sage/GigaChat3-10B-A1.8B"),
+            Some(Family::GigaChat)
+        );
     }
 }

@@ -329,7 +329,15 @@ fn cue_before(recent: &str, before: &str) -> bool {
         current
     };
     let line = line.to_lowercase();
-    CUES.iter().any(|cue| line.contains(cue))
+    CUES.iter().any(|cue| {
+        // At the start of a word: `form:` is a cue, `platform:` is not.
+        line.match_indices(cue).any(|(at, _)| {
+            !line[..at]
+                .chars()
+                .next_back()
+                .is_some_and(char::is_alphanumeric)
+        })
+    })
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
