@@ -11,9 +11,7 @@
 
 use super::json_calls::{Reading, calls_of, clean_name};
 use super::pythonic;
-use super::scan::{
-    Cur, END_TOKENS, Marker, Step, Stop, any_literal, is_name_char, is_name_start, literal,
-};
+use super::scan::{Cur, Marker, Step, Stop, is_name_char, is_name_start, literal};
 use super::tools::{Call, Tools};
 use super::value::{string, value};
 use super::{Ctx, Format, Open, Parsed};
@@ -312,17 +310,10 @@ pub(crate) fn parse(text: &str, ctx: &Ctx) -> Step<Parsed> {
             let rest = cur.rest();
             if rest.starts_with([']', '}']) && rest[1..].trim().is_empty() {
                 cur.bump(1);
-                cur.ws_and_ends();
             }
         }
-        if cur.is_empty() {
-            if !cur.end {
-                return Err(Stop::More);
-            }
+        if cur.answer_ends()? {
             break;
-        }
-        if !cur.end && any_literal(cur.rest(), END_TOKENS) == Marker::Partial {
-            return Err(Stop::More);
         }
         if kind == Format::Pythonic && joined_list(&mut cur)? {
             continue;

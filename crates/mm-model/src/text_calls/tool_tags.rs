@@ -7,7 +7,7 @@
 use serde_json::{Map, Value};
 
 use super::bare::MAX_NAME;
-use super::scan::{Cur, END_TOKENS, Marker, Step, Stop, any_literal, is_name_char};
+use super::scan::{Cur, Marker, Step, Stop, is_name_char};
 use super::tools::{Call, Tools};
 use super::{Ctx, Format, Open, Parsed};
 
@@ -77,15 +77,8 @@ pub(crate) fn parse(text: &str, ctx: &Ctx) -> Step<Parsed> {
     let mut calls = Vec::new();
     loop {
         calls.push(call(&mut cur, ctx.tools)?);
-        cur.ws_and_ends();
-        if cur.is_empty() {
-            if !cur.end {
-                return Err(Stop::More);
-            }
+        if cur.answer_ends()? {
             break;
-        }
-        if !cur.end && any_literal(cur.rest(), END_TOKENS) == Marker::Partial {
-            return Err(Stop::More);
         }
         // Only more calls may follow: text after it makes it markup, or an example.
         if !cur.rest().starts_with('<') {
