@@ -1,6 +1,8 @@
 //! Tool calls written as text: every case of fixtures/text_calls (one file per format,
 //! with its prose-around and broken variants) streamed through the accumulator in every
-//! chunking, and what the streaming filter releases when.
+//! chunking, and what the streaming filter releases when; and fixtures/text_calls_real, real
+//! outputs of models collected apart from the first set, measured for calls recovered and
+//! false calls of offered tools.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::path::{Path, PathBuf};
@@ -21,10 +23,42 @@ struct Case {
     calls: Vec<(String, Value)>,
     text: Option<String>,
     output: String,
+    /// Tools offered besides the six of every case (or in place of one of the same name).
+    tools: Vec<Value>,
+    /// Where a real output comes from.
+    source: Option<String>,
+    /// Why a call of a real output is left as text on purpose.
+    miss: Option<String>,
 }
 
 fn fixture_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/text_calls")
+}
+
+fn real_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/text_calls_real")
+}
+
+/// `NAME {"param": "type", "optional": "type?"}` as a wire definition.
+fn tool_header(file: &str, value: &str) -> Value {
+    let (name, params) = value.split_once(' ').unwrap_or((value, "{}"));
+    let params: serde_json::Map<String, Value> =
+        serde_json::from_str(params).unwrap_or_else(|e| panic!("{file}: tool {value}: {e}"));
+    let mut properties = serde_json::Map::new();
+    let mut required = Vec::new();
+    for (key, kind) in params {
+        let kind = kind.as_str().unwrap();
+        let (kind, optional) = match kind.strip_suffix('?') {
+            Some(k) => (k, true),
+            None => (kind, false),
+        };
+        properties.insert(key.clone(), json!({ "type": kind }));
+        if !optional {
+            required.push(Value::String(key));
+        }
+    }
+    json!({"type": "function", "function": {"name": name, "description": "",
+        "parameters": {"type": "object", "properties": properties, "required": required}}})
 }
 
 fn parse_file(file: &str, content: &str) -> Vec<Case> {
@@ -45,6 +79,9 @@ fn parse_file(file: &str, content: &str) -> Vec<Case> {
             calls: Vec::new(),
             text: None,
             output: output.strip_suffix('\n').unwrap_or(output).to_string(),
+            tools: Vec::new(),
+            source: None,
+            miss: None,
         };
         for line in lines {
             let (key, value) = line.split_once(": ").unwrap_or((line, ""));
@@ -52,6 +89,9 @@ fn parse_file(file: &str, content: &str) -> Vec<Case> {
                 "model" => case.model = Some(value.to_string()),
                 "format" => case.format = Some(value.to_string()),
                 "text" => case.text = Some(serde_json::from_str(value).unwrap()),
+                "tool" => case.tools.push(tool_header(file, value)),
+                "source" => case.source = Some(value.to_string()),
+                "miss" => case.miss = Some(value.to_string()),
                 "call" => {
                     let (tool, args) = value.split_once(' ').unwrap();
                     let args: Value = serde_json::from_str(args)
@@ -67,7 +107,11 @@ fn parse_file(file: &str, content: &str) -> Vec<Case> {
 }
 
 fn cases() -> Vec<Case> {
-    let mut files: Vec<PathBuf> = std::fs::read_dir(fixture_dir())
+    cases_in(&fixture_dir())
+}
+
+fn cases_in(dir: &Path) -> Vec<Case> {
+    let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
         .unwrap()
         .map(|e| e.unwrap().path())
         .filter(|p| p.extension().is_some_and(|x| x == "txt"))
@@ -123,15 +167,31 @@ fn definitions() -> Vec<Value> {
 }
 
 fn names() -> Vec<String> {
-    definitions()
+    names_of(&definitions())
+}
+
+fn names_of(definitions: &[Value]) -> Vec<String> {
+    definitions
         .iter()
         .map(|d| d["function"]["name"].as_str().unwrap().to_string())
         .collect()
 }
 
+/// The six tools, and the case's own (one of the same name replaces one of the six).
+fn definitions_of(case: &Case) -> Vec<Value> {
+    let name = |d: &Value| d["function"]["name"].clone();
+    let mut all: Vec<Value> = definitions()
+        .into_iter()
+        .filter(|d| !case.tools.iter().any(|t| name(t) == name(d)))
+        .collect();
+    all.extend(case.tools.iter().cloned());
+    all
+}
+
 fn setup(case: &Case) -> TextCalls {
+    let definitions = definitions_of(case);
     TextCalls {
-        tools: Tools::from_wire(&definitions(), &names()),
+        tools: Tools::from_wire(&definitions, &names_of(&definitions)),
         family: case.model.as_deref().and_then(Family::from_name),
     }
 }
@@ -242,6 +302,120 @@ fn every_fixture_reads_as_expected_in_every_chunking() {
     assert!(calls >= 180, "the fixtures hold {calls} calls");
 }
 
+/// What one real output gave: the calls of the whole answer, and what is wrong in any chunking.
+struct Measured {
+    expected: usize,
+    recovered: usize,
+    /// Calls of offered tools the output does not make.
+    false_calls: Vec<(String, Value)>,
+    failure: Option<String>,
+}
+
+fn measure(case: &Case) -> Measured {
+    let setup = setup(case);
+    let offered = names_of(&definitions_of(case));
+    let mut false_calls = Vec::new();
+    let mut recovered = usize::MAX;
+    let mut failure = None;
+    for size in [usize::MAX, 1, 3, 7] {
+        let (_, _, response) = stream(&setup, &case.output, size);
+        let got = calls_of(&response);
+        let mut left = case.calls.clone();
+        let mut matched = 0;
+        for call in &got {
+            match left.iter().position(|c| c == call) {
+                Some(at) => {
+                    left.remove(at);
+                    matched += 1;
+                }
+                None if offered.contains(&call.0) && !false_calls.contains(call) => {
+                    false_calls.push(call.clone());
+                }
+                None => {}
+            }
+        }
+        recovered = recovered.min(matched);
+        let wrong = match &case.miss {
+            // Left as text on purpose: no call of an offered tool, the text whole.
+            Some(_)
+                if got.iter().all(|c| !offered.contains(&c.0)) && response.text == case.output =>
+            {
+                None
+            }
+            _ => check(case, size),
+        };
+        if failure.is_none() {
+            failure = wrong;
+        }
+    }
+    Measured {
+        expected: case.calls.len(),
+        recovered,
+        false_calls,
+        failure,
+    }
+}
+
+#[test]
+fn real_outputs_are_recovered_without_false_calls() {
+    let cases = cases_in(&real_dir());
+    let mut failures = Vec::new();
+    let mut false_calls = Vec::new();
+    let (mut expected, mut recovered) = (0, 0);
+    let mut files: Vec<&str> = cases.iter().map(|c| c.file.as_str()).collect();
+    files.dedup();
+    for file in files {
+        let (mut file_expected, mut file_recovered, mut file_false) = (0, 0, 0);
+        let in_file: Vec<&Case> = cases.iter().filter(|c| c.file == file).collect();
+        for case in &in_file {
+            assert!(case.source.is_some(), "{file} / {}: no source", case.name);
+            let m = measure(case);
+            file_expected += m.expected;
+            file_recovered += m.recovered;
+            file_false += m.false_calls.len();
+            for call in m.false_calls {
+                false_calls.push(format!("{file} / {}: {call:?}", case.name));
+            }
+            if let Some(f) = m.failure {
+                failures.push(f);
+            }
+        }
+        eprintln!(
+            "{file}: {} outputs ({} stay text), {file_recovered} of {file_expected} calls, {file_false} false calls",
+            in_file.len(),
+            in_file.iter().filter(|c| c.calls.is_empty()).count(),
+        );
+        expected += file_expected;
+        recovered += file_recovered;
+    }
+    let negatives = cases.iter().filter(|c| c.calls.is_empty()).count();
+    eprintln!(
+        "real outputs: {} ({negatives} stay text), {recovered} of {expected} calls recovered ({:.1} %), {} false calls of offered tools",
+        cases.len(),
+        100.0 * recovered as f64 / expected.max(1) as f64,
+        false_calls.len()
+    );
+    for failure in &failures {
+        eprintln!("  {failure}");
+    }
+    assert!(cases.len() >= 80 && negatives >= 20, "the set is too small");
+    assert!(
+        false_calls.is_empty(),
+        "false calls:\n{}",
+        false_calls.join("\n")
+    );
+    assert!(
+        failures.is_empty(),
+        "{} outputs read wrong:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
+    assert!(
+        recovered * 100 >= expected * 95,
+        "{recovered} of {expected} calls"
+    );
+}
+
 #[test]
 fn every_format_is_named_as_the_fixtures_say() {
     let mut failures = Vec::new();
@@ -346,9 +520,9 @@ fn prose_is_released_as_soon_as_no_opener_can_continue_it() {
 
 #[test]
 fn the_first_visible_token_waits_at_most_one_opener() {
-    // Every case's output, character by character: whatever is not held as a call being
-    // written is shown within the opener budget, and prose never waits for more.
-    for case in cases() {
+    // Every case's output (both sets), character by character: whatever is not held as a call
+    // being written is shown within the opener budget, and prose never waits for more.
+    for case in cases().into_iter().chain(cases_in(&real_dir())) {
         let setup = setup(&case);
         let budget = setup.opener_budget();
         let mut filter = TextCallFilter::with(setup.clone());

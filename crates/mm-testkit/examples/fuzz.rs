@@ -3,7 +3,9 @@
 //! loader, the configuration loader, skill front matter — on random and mutated inputs for a
 //! given time, and prints the inputs tried, the crashes and the peak RSS.
 //!
-//!     fuzz [--seconds N] [--workers W] [--seed S] [--out DIR] [--hang-seconds H]
+//!     fuzz [--seconds N] [--workers W] [--seed S] [--out DIR] [--hang-seconds H] [--only TARGET]
+//!
+//! `--only` runs one target (`text-calls`, …) for all the time.
 //!
 //! Each worker is a process of its own (this program with `--worker`), so that a crash that
 //! kills the process (a stack overflow, an abort) is counted too: the worker writes the input it
@@ -197,6 +199,26 @@ fn corpus(target: &str) -> Corpus {
                 ),
                 s("Plain text with < and [ and ` marks, {json} and >>> prompts."),
                 s("<think><tool_call>{\"name\": \"bash\"}</tool_call></think>Done."),
+                s(
+                    "<longcat_tool_call>{\"name\": \"bash\", \"arguments\": {\"command\": \"ls\"}}</longcat_tool_call>",
+                ),
+                s(
+                    "Sure.<|function_call|>{\"name\": \"bash\", \"arguments\": {\"command\": \"ls\"}}</s>",
+                ),
+                s(
+                    "<|message_sep|>\n\nfunction call<|role_sep|>\n{\"name\": \"bash\", \"arguments\": {}}",
+                ),
+                s(
+                    "<｜tool_calls_begin｜><｜tool_call_begin｜><steptml:invoke name=\"bash\"><steptml:parameter name=\"command\">ls</steptml:parameter></steptml:invoke><｜tool_call_end｜><｜tool_sep｜><｜tool_calls_end｜>",
+                ),
+                s("I'll look.\n\n<read_file>\n<path>a.txt</path>\n</read_file>"),
+                s(
+                    "<seed:think>maybe <tool_call>{\"name\": \"bash\", \"arguments\": {}}</tool_call></seed:think>[THINK]x[/THINK]",
+                ),
+                s(
+                    "Like this:\n```xml\n<response>\n<tool_call>{\"name\": \"bash\", \"arguments\": {}}</tool_call>\n</response>\n```\nand `<tool_call>`",
+                ),
+                s("[get_weather(city='x')] and [bash(command='ls')]"),
             ],
             tokens: vec![
                 b"<tool_call>",
@@ -230,6 +252,24 @@ fn corpus(target: &str) -> Corpus {
                 b"<invoke name=\"",
                 b"<|tools_prefix|>",
                 b"[TOOL_REQUEST]",
+                b"<longcat_tool_call>",
+                b"<|function_call|>",
+                b"<|message_sep|>",
+                b"function call<|role_sep|>",
+                b"<steptml:invoke name=\"",
+                b"<seed:think>",
+                b"</seed:think>",
+                b"[THINK]",
+                b"[/THINK]",
+                b"<|START_THINKING|>",
+                b"<|channel>",
+                b"<channel|>",
+                b"</think>",
+                b"<response>",
+                b"<read_file>",
+                b"<path>",
+                b"</path>",
+                b"`",
                 b"```",
                 b"```json\n",
                 b"{",
@@ -515,7 +555,7 @@ fn peak_rss_kb() -> u64 {
 
 static PANIC_MESSAGE: Mutex<String> = Mutex::new(String::new());
 
-fn worker(seconds: f64, seed: u64, out: &Path) {
+fn worker(seconds: f64, seed: u64, out: &Path, only: Option<&str>) {
     let abort_file = out.join(format!("abort-{seed}.bin"));
     let _ = ABORT_FILE.set(CString::new(abort_file.to_string_lossy().as_bytes()).unwrap());
     // SAFETY: installs a handler that only makes async-signal-safe calls.
@@ -546,6 +586,9 @@ fn worker(seconds: f64, seed: u64, out: &Path) {
     };
     'run: loop {
         for (i, (name, target)) in fuzz::TARGETS.iter().enumerate() {
+            if only.is_some_and(|o| o != *name) {
+                continue;
+            }
             // A batch per target between clock reads.
             for _ in 0..256 {
                 let data = input(&mut rng, &corpora[i]);
@@ -609,7 +652,14 @@ fn parse_report(line: &str) -> Option<(Vec<u64>, Vec<u64>, u64)> {
 
 /// Runs one worker process until its time is up, it dies or it hangs (no report for `hang`);
 /// adds what it reported.
-fn run_worker(seconds: f64, seed: u64, out: &Path, hang: Duration, totals: &Mutex<Totals>) {
+fn run_worker(
+    seconds: f64,
+    seed: u64,
+    out: &Path,
+    only: Option<&str>,
+    hang: Duration,
+    totals: &Mutex<Totals>,
+) {
     let mut child = Command::new(std::env::current_exe().unwrap())
         .args([
             "--worker",
@@ -619,6 +669,7 @@ fn run_worker(seconds: f64, seed: u64, out: &Path, hang: Duration, totals: &Mute
             &seed.to_string(),
         ])
         .args(["--out".as_ref(), out.as_os_str()])
+        .args(only.map(|o| ["--only", o]).into_iter().flatten())
         .stdout(Stdio::piped())
         .spawn()
         .expect("start a worker");
@@ -709,8 +760,15 @@ fn main() {
     );
     let out = PathBuf::from(value("--out").unwrap_or_else(|| "target/fuzz-crashes".into()));
     std::fs::create_dir_all(&out).unwrap();
+    let only = value("--only");
+    if let Some(only) = &only {
+        assert!(
+            fuzz::TARGETS.iter().any(|(name, _)| name == only),
+            "--only: no target {only}"
+        );
+    }
     if args.iter().any(|a| a == "--worker") {
-        worker(seconds, seed, &out);
+        worker(seconds, seed, &out, only.as_deref());
         return;
     }
     let workers: usize = value("--workers").map_or(2, |v| v.parse().expect("--workers W"));
@@ -731,7 +789,7 @@ fn main() {
     let started = Instant::now();
     std::thread::scope(|scope| {
         for w in 0..workers {
-            let (totals, out) = (&totals, &out);
+            let (totals, out, only) = (&totals, &out, only.as_deref());
             scope.spawn(move || {
                 let mut n = 0u64;
                 // A worker that died is replaced for the time left.
@@ -741,7 +799,7 @@ fn main() {
                         break;
                     }
                     let worker_seed = seed.wrapping_add((w as u64) << 32).wrapping_add(n);
-                    run_worker(left, worker_seed, out, hang, totals);
+                    run_worker(left, worker_seed, out, only, hang, totals);
                     n += 1;
                 }
             });

@@ -1,17 +1,17 @@
 //! Calls without a marker of their own: a JSON object `{"name": …, "arguments": …}` (Llama 3.x
 //! writes `parameters`), a JSON list of them (xLAM), a pythonic list `[bash(command="ls")]`
-//! (Llama 3.2), and any of these in a code fence (```` ```json ````, Gemma 3's
-//! ```` ```tool_code ````). Text any model might write for another reason, so read strictly
-//! (docs/engine.md): at the start of a line (anywhere for a family that writes the format),
-//! naming an offered tool with object or keyword arguments, and nothing but more calls after
-//! it to the end of the answer. Only the first key is needed to hold the text back, and a name
+//! (Llama 3.2), JSON in a code fence (```` ```json ````) and a Python call in Gemma 3's
+//! ```` ```tool_code ```` (`print(default_api.NAME(…))` as Gemini writes it; an ordinary
+//! ```` ```python ```` fence is code, not a call). Text any model might write for another
+//! reason, so read strictly (docs/engine.md): at the start of a line (anywhere for a family
+//! that writes the format), naming an offered tool with object or keyword arguments, and
+//! nothing but more calls after it to the end of the answer (pythonic lists may be joined by
+//! `and`, `then` or a comma). Only the first key is needed to hold the text back, and a name
 //! that is not offered releases it at once.
 
 use super::json_calls::{Reading, calls_of, clean_name};
 use super::pythonic;
-use super::scan::{
-    Cur, END_TOKENS, Marker, Step, Stop, any_literal, is_name_char, is_name_start, literal,
-};
+use super::scan::{Cur, Marker, Step, Stop, is_name_char, is_name_start, literal};
 use super::tools::{Call, Tools};
 use super::value::{string, value};
 use super::{Ctx, Format, Open, Parsed};
@@ -42,7 +42,9 @@ const NAME_KEYS: &[&str] = &[
 ];
 const FENCE: &str = "```";
 const FENCE_JSON: &[&str] = &["", "json", "json5", "tool_call", "tool_calls", "tool"];
-const FENCE_PYTHON: &[&str] = &["tool_code", "python", "py"];
+const FENCE_PYTHON: &[&str] = &["tool_code"];
+/// What may join two pythonic lists: `[f(a=1)] and [g(b=2)]`.
+const JOINS: &[&str] = &["and then", "and", "then", "&", ",", ";"];
 /// Blank space an opener may hold before its first key (a newline and indentation).
 pub(crate) const MAX_GAP: usize = 12;
 /// A longer name opens nothing (and so holds nothing back).
@@ -303,14 +305,18 @@ pub(crate) fn parse(text: &str, ctx: &Ctx) -> Step<Parsed> {
         format.get_or_insert(kind);
         calls.extend(found);
         cur.ws_and_ends();
-        if cur.is_empty() {
-            if !cur.end {
-                return Err(Stop::More);
+        if matches!(kind, Format::BareJson | Format::Xlam) {
+            // One closing bracket too many after the last call.
+            let rest = cur.rest();
+            if rest.starts_with([']', '}']) && rest[1..].trim().is_empty() {
+                cur.bump(1);
             }
+        }
+        if cur.answer_ends()? {
             break;
         }
-        if !cur.end && any_literal(cur.rest(), END_TOKENS) == Marker::Partial {
-            return Err(Stop::More);
+        if kind == Format::Pythonic && joined_list(&mut cur)? {
+            continue;
         }
         if cur.eat_any(&[",", ";"])?.is_some() {
             continue;
@@ -326,4 +332,33 @@ pub(crate) fn parse(text: &str, ctx: &Ctx) -> Step<Parsed> {
         cur.pos,
         format.unwrap_or(Format::BareJson),
     ))
+}
+
+/// A word joining two pythonic lists on a line, then the next list's `[`: the cursor stands on
+/// it. Otherwise the cursor does not move.
+fn joined_list(cur: &mut Cur) -> Step<bool> {
+    let rest = cur.rest();
+    if !cur.end
+        && JOINS
+            .iter()
+            .any(|j| j.len() > rest.len() && j.starts_with(rest))
+    {
+        return Err(Stop::More);
+    }
+    for join in JOINS {
+        let Some(after) = rest.strip_prefix(join) else {
+            continue;
+        };
+        let blank = after.len() - after.trim_start_matches([' ', '\t']).len();
+        let next = &after[blank..];
+        if next.is_empty() && !cur.end {
+            return Err(Stop::More);
+        }
+        let word = join.chars().all(char::is_alphabetic);
+        if next.starts_with('[') && (!word || blank > 0) {
+            cur.bump(rest.len() - next.len());
+            return Ok(true);
+        }
+    }
+    Ok(false)
 }

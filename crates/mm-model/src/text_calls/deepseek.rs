@@ -2,13 +2,19 @@
 //! a newline and the arguments in a ```` ```json ```` fence, `<｜tool▁call▁end｜>`, …,
 //! `<｜tool▁calls▁end｜>`; V3.1 writes `NAME<｜tool▁sep｜>{…}` instead. The tokens are spelled
 //! with full-width bars and `▁`; distilled models drift to `|`, `_` or spaces, and may leave out
-//! the outer pair.
+//! the outer pair. Step3 writes the same tokens (with `_`) around
+//! `<steptml:invoke name=…><steptml:parameter name=…>…</steptml:parameter></steptml:invoke>`,
+//! and may put `<｜tool_sep｜>` between calls.
 
 use super::json_calls::clean_name;
 use super::scan::{Cur, Marker, Step, Stop};
 use super::tools::{Args, Call};
 use super::value::value;
-use super::{Ctx, Format, Open, Parsed};
+use super::{Ctx, Format, Open, Parsed, minimax};
+
+/// Step3's invoke, with its tag prefix.
+const STEP_INVOKE: &str = "<steptml:invoke";
+const STEP_PREFIX: &str = "steptml:";
 
 const CALLS_BEGIN: &[&str] = &["tool", "calls", "begin"];
 const CALLS_END: &[&str] = &["tool", "calls", "end"];
@@ -101,6 +107,7 @@ pub(crate) fn parse(text: &str, ctx: &Ctx) -> Step<Parsed> {
     let mut cur = Cur::new(text, ctx.end);
     eat(&mut cur, CALLS_BEGIN)?;
     let mut calls = Vec::new();
+    let mut format = Format::DeepSeek;
     loop {
         cur.ws();
         if !eat(&mut cur, CALL_BEGIN)? {
@@ -110,40 +117,86 @@ pub(crate) fn parse(text: &str, ctx: &Ctx) -> Step<Parsed> {
             break;
         }
         cur.ws();
-        let head = until(&mut cur, SEP)?.trim();
-        let name = if head == "function" {
-            // R1/V3: the name is the rest of the line.
-            let rest = cur.rest();
-            let line = rest.find(['\n', '`', '{']).ok_or_else(|| cur.out())?;
-            cur.bump(line);
-            rest[..line].trim()
+        if let Some(step) = step_call(&mut cur, ctx)? {
+            format = Format::Step3;
+            calls.extend(step);
         } else {
-            head
-        };
-        let name = clean_name(name).ok_or(Stop::Bad)?.to_string();
-        cur.ws();
-        let fenced = cur.eat("```")?;
-        if fenced {
-            let rest = cur.rest();
-            let lang = rest
-                .find(|c: char| !c.is_ascii_alphanumeric())
-                .ok_or_else(|| cur.out())?;
-            cur.bump(lang);
+            calls.push(call(&mut cur)?);
         }
-        let args = match value(&mut cur, &[])? {
-            serde_json::Value::Object(map) => Args::Object(map),
-            other => Args::Raw(other.to_string()),
-        };
+        // Step3 separates calls with the separator token.
+        let before_sep = cur.pos;
         cur.ws();
-        if fenced {
-            cur.eat("```")?;
-            cur.ws();
+        if !eat(&mut cur, SEP)? {
+            cur.pos = before_sep;
         }
-        eat(&mut cur, CALL_END)?;
-        calls.push(Call { name, args });
     }
     eat(&mut cur, CALLS_END)?;
-    Ok(Parsed::calls(calls, cur.pos, Format::DeepSeek))
+    Ok(Parsed::calls(calls, cur.pos, format))
+}
+
+/// Step3's call at the cursor (after the call's begin token): the invokes, optionally after a
+/// `function<｜tool_sep｜>NAME` header; `None` when the body is DeepSeek's.
+fn step_call(cur: &mut Cur, ctx: &Ctx) -> Step<Option<Vec<Call>>> {
+    let start = cur.pos;
+    let rest = cur.rest();
+    let header = rest.find('<').map_or(rest, |at| &rest[..at]);
+    if header.trim() == "function" {
+        // `function<｜tool_sep｜>NAME` then a newline: Step3 when an invoke follows.
+        until(cur, SEP)?;
+        match cur.rest().find(['\n', '<', '`', '{']) {
+            Some(name) => cur.bump(name),
+            None if cur.end => {
+                cur.pos = start;
+                return Ok(None);
+            }
+            None => return Err(Stop::More),
+        }
+        cur.ws();
+    }
+    let rest = cur.rest();
+    if !rest.starts_with(STEP_INVOKE) {
+        if !cur.end && STEP_INVOKE.starts_with(rest) {
+            return Err(Stop::More);
+        }
+        cur.pos = start;
+        return Ok(None);
+    }
+    let calls = minimax::invokes(cur, ctx, STEP_PREFIX, false)?;
+    cur.ws();
+    eat(cur, CALL_END)?;
+    Ok(Some(calls))
+}
+
+/// DeepSeek's call at the cursor (after the call's begin token).
+fn call(cur: &mut Cur) -> Step<Call> {
+    let head = until(cur, SEP)?.trim();
+    let name = if head == "function" {
+        // R1/V3: the name is the rest of the line.
+        let rest = cur.rest();
+        let line = rest.find(['\n', '`', '{']).ok_or_else(|| cur.out())?;
+        cur.bump(line);
+        rest[..line].trim()
+    } else {
+        head
+    };
+    let name = clean_name(name).ok_or(Stop::Bad)?.to_string();
+    cur.ws();
+    let fenced = cur.eat("```")?;
+    if fenced {
+        let rest = cur.rest();
+        let lang = rest
+            .find(|c: char| !c.is_ascii_alphanumeric())
+            .ok_or_else(|| cur.out())?;
+        cur.bump(lang);
+    }
+    let args = Args::of(value(cur, &[])?);
+    cur.ws();
+    if fenced {
+        cur.eat("```")?;
+        cur.ws();
+    }
+    eat(cur, CALL_END)?;
+    Ok(Call { name, args })
 }
 
 #[cfg(test)]

@@ -32,6 +32,15 @@ pub enum Format {
     FunctionGemma,
     /// `<|tool_call|>[…]` (Granite 3, Phi-4-mini).
     Granite,
+    /// `<｜tool_calls_begin｜><｜tool_call_begin｜><steptml:invoke name=…>…` (Step3).
+    Step3,
+    /// `<longcat_tool_call>{…}</longcat_tool_call>` (LongCat).
+    LongCat,
+    /// `<|function_call|>{…}` and `<|message_sep|>function call<|role_sep|>{…}` (GigaChat 3).
+    GigaChat,
+    /// `<NAME><KEY>value</KEY></NAME>`, the tags an offered tool's name and parameters (the
+    /// form Claude-style prompts teach).
+    ToolTags,
     /// `Action: ```json [{"tool_name": …, "parameters": …}]```` and `<|START_ACTION|>` (Command-R).
     CommandR,
     /// `Action: NAME` and `Action Input: {…}` on the next line (ReAct).
@@ -81,6 +90,10 @@ impl Format {
             Format::Gemma => "Gemma <|tool_call>call:…",
             Format::FunctionGemma => "FunctionGemma <start_function_call>",
             Format::Granite => "Granite <|tool_call|>",
+            Format::Step3 => "Step3 <steptml:invoke name=…>",
+            Format::LongCat => "LongCat <longcat_tool_call>",
+            Format::GigaChat => "GigaChat <|function_call|> / function call<|role_sep|>",
+            Format::ToolTags => "XML named for the tool <NAME><KEY>…</KEY></NAME>",
             Format::CommandR => "Command-R Action: / <|START_ACTION|>",
             Format::React => "ReAct Action: / Action Input:",
             Format::Functionary => "Functionary <function=…> / >>>",
@@ -114,6 +127,10 @@ impl Format {
             Format::Gemma => "gemma",
             Format::FunctionGemma => "function-gemma",
             Format::Granite => "granite",
+            Format::Step3 => "step3",
+            Format::LongCat => "longcat",
+            Format::GigaChat => "gigachat",
+            Format::ToolTags => "tool-tags",
             Format::CommandR => "command-r",
             Format::React => "react",
             Format::Functionary => "functionary",
@@ -136,7 +153,7 @@ impl Format {
     pub fn is_markerless(self) -> bool {
         matches!(
             self,
-            Format::BareJson | Format::Fenced | Format::Xlam | Format::Pythonic
+            Format::BareJson | Format::Fenced | Format::Xlam | Format::Pythonic | Format::ToolTags
         )
     }
 }
@@ -167,6 +184,9 @@ pub enum Family {
     MiniMax,
     Apertus,
     Nemotron,
+    Step3,
+    LongCat,
+    GigaChat,
 }
 
 impl Family {
@@ -190,6 +210,9 @@ impl Family {
             Family::MiniMax => "MiniMax",
             Family::Apertus => "Apertus",
             Family::Nemotron => "Nemotron",
+            Family::Step3 => "Step3",
+            Family::LongCat => "LongCat",
+            Family::GigaChat => "GigaChat",
         }
     }
 
@@ -216,6 +239,9 @@ impl Family {
             Family::MiniMax => matches!(format, F::MiniMax),
             Family::Apertus => matches!(format, F::Apertus),
             Family::Nemotron => matches!(format, F::Nemotron),
+            Family::Step3 => matches!(format, F::Step3 | F::QwenXml),
+            Family::LongCat => matches!(format, F::LongCat),
+            Family::GigaChat => matches!(format, F::GigaChat),
         }
     }
 
@@ -225,10 +251,16 @@ impl Family {
         let has = |s: &str| template.contains(s);
         let family = if has("<|channel|>") && (has("to=functions") || has("<|constrain|>")) {
             Family::GptOss
+        } else if has("steptml") {
+            Family::Step3
         } else if has("tool▁calls▁begin") || has("｜DSML｜") {
             Family::DeepSeek
         } else if has("<|tool_calls_section_begin|>") || has("<|tool_call_argument_begin|>") {
             Family::Kimi
+        } else if has("<longcat_tool_call>") {
+            Family::LongCat
+        } else if has("<|function_call|>") || has("function call<|role_sep|>") {
+            Family::GigaChat
         } else if has("<minimax:tool_call>") {
             Family::MiniMax
         } else if has("<arg_key>") {
@@ -275,6 +307,12 @@ impl Family {
             Family::Kimi
         } else if has("minimax") {
             Family::MiniMax
+        } else if has("longcat") {
+            Family::LongCat
+        } else if has("gigachat") {
+            Family::GigaChat
+        } else if has("step3") || has("step-3") {
+            Family::Step3
         } else if has("glm") {
             Family::Glm
         } else if [
@@ -372,6 +410,22 @@ mod tests {
         assert_eq!(
             Family::detect(Some("[TOOL_CALLS]"), "qwen3"),
             Some(Family::Mistral)
+        );
+        assert_eq!(
+            Family::from_template("<｜tool_calls_begin｜><steptml:invoke name=\"{{ n }}\">"),
+            Some(Family::Step3)
+        );
+        assert_eq!(
+            Family::from_template("{{ '<longcat_tool_call>' }}"),
+            Some(Family::LongCat)
+        );
+        assert_eq!(
+            Family::from_template("{{ '<|function_call|>' }}"),
+            Some(Family::GigaChat)
+        );
+        assert_eq!(
+            Family::from_name("ai-sage/GigaChat3-10B-A1.8B"),
+            Some(Family::GigaChat)
         );
     }
 }

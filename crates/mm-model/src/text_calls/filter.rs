@@ -2,10 +2,11 @@
 //! whole opener on, text is held while it may still be a call, and released as soon as it
 //! cannot (docs/engine.md).
 
+use super::context::Context;
 use super::scan::Stop;
 use super::{
-    Ctx, Found, KINDS, Kinds, Pass, RECENT, Recovered, TextCalls, find_opener, first_char_len,
-    recover_after, tail,
+    Ctx, Found, KINDS, Kinds, Pass, RECENT, Recovered, TextCalls, fence_tail, find_opener,
+    recover_after, tail, unit_len,
 };
 
 /// Text of a held opener is checked again on every piece while it is short; after that only
@@ -17,6 +18,11 @@ struct Hold {
     kinds: Kinds,
     /// The held length when last checked.
     checked: usize,
+    /// The opener is inside a code fence: a call only if the fence ends the answer.
+    fenced: bool,
+    /// A cue before the opener: the call is shown, not made, and goes out whole as text as
+    /// soon as it is complete.
+    quoted: bool,
 }
 
 /// The end of an answer's text, as the filter saw it.
@@ -36,8 +42,9 @@ pub struct TextCallFilter {
     /// Text not given out yet: a cut opener, or everything from a whole one on.
     buf: String,
     hold: Option<Hold>,
-    /// The text given out so far ends in a blank line (or nothing).
-    line_blank: bool,
+    /// Where the text given out so far leaves the next: at a line's start, in a fence, in
+    /// reasoning.
+    ctx: Context,
     /// The end of the text given out (for [`CUES`]).
     recent: String,
 }
@@ -68,21 +75,18 @@ impl TextCallFilter {
             setup,
             buf: String::new(),
             hold: None,
-            line_blank: true,
+            ctx: Context::start(),
             recent: String::new(),
         }
     }
 
-    /// Moves the first `len` bytes of the buffer to `out`.
-    fn release(&mut self, len: usize, out: &mut String) {
+    /// Moves the first `len` bytes of the buffer to `out`; `ctx` the state after them.
+    fn release(&mut self, len: usize, ctx: Context, out: &mut String) {
+        self.ctx = ctx;
         if len == 0 {
             return;
         }
         let piece: String = self.buf.drain(..len).collect();
-        self.line_blank = match piece.rfind('\n') {
-            Some(nl) => piece[nl + 1..].trim().is_empty(),
-            None => self.line_blank && piece.trim().is_empty(),
-        };
         self.recent.push_str(&piece);
         if self.recent.len() > 2 * RECENT {
             self.recent = tail(&self.recent, RECENT).to_string();
@@ -109,42 +113,69 @@ impl TextCallFilter {
                 };
                 let buf = &self.buf;
                 let mut kept = Kinds(0);
+                let mut shown = None;
                 for (i, kind) in KINDS.iter().enumerate() {
-                    if hold.kinds.0 & (1 << i) != 0
-                        && (kind.parse)(buf, &ctx).err() != Some(Stop::Bad)
-                    {
+                    if hold.kinds.0 & (1 << i) == 0 {
+                        continue;
+                    }
+                    let alive = match (kind.parse)(buf, &ctx) {
+                        Ok(parsed) if hold.quoted => {
+                            shown.get_or_insert(parsed.len);
+                            false
+                        }
+                        Ok(parsed) if hold.fenced => {
+                            fence_tail(&buf[parsed.len..], false) != Err(Stop::Bad)
+                        }
+                        Ok(_) | Err(Stop::More) => true,
+                        Err(Stop::Bad) => false,
+                    };
+                    if alive {
                         kept.0 |= 1 << i;
                     }
+                }
+                if let Some(len) = shown {
+                    // A quoted call, whole: it goes as text, openers inside it too.
+                    self.hold = None;
+                    let ctx = self.ctx.after_call(&self.buf[..len]);
+                    self.release(len, ctx, &mut out);
+                    continue;
                 }
                 hold.kinds = kept;
                 if !kept.is_empty() {
                     break;
                 }
-                // Not a call after all: its first character goes, the rest is looked at again.
+                // Not a call after all: its first unit goes, the rest is looked at again.
                 self.hold = None;
-                let first = first_char_len(&self.buf);
-                self.release(first, &mut out);
+                let mut ctx = self.ctx;
+                let first = unit_len(&mut ctx, &self.buf, 0);
+                self.release(first, ctx, &mut out);
             }
             match find_opener(
                 &self.buf,
                 0,
-                self.line_blank,
+                self.ctx,
                 &self.recent,
                 &self.setup,
                 Pass::All,
+                false,
             ) {
-                Found::None => {
+                Found::None(ctx) => {
                     let all = self.buf.len();
-                    self.release(all, &mut out);
+                    self.release(all, ctx, &mut out);
                     break;
                 }
-                Found::Partial(at) => {
-                    self.release(at, &mut out);
+                Found::Partial(at, ctx) => {
+                    self.release(at, ctx, &mut out);
                     break;
                 }
-                Found::Full(at, kinds) => {
-                    self.release(at, &mut out);
-                    self.hold = Some(Hold { kinds, checked: 0 });
+                Found::Full(opener) => {
+                    self.release(opener.at, opener.ctx, &mut out);
+                    self.hold = Some(Hold {
+                        kinds: opener.kinds,
+                        checked: 0,
+                        fenced: opener.ctx.fence,
+                        quoted: opener.quoted,
+                    });
                 }
             }
         }
@@ -174,7 +205,7 @@ impl TextCallFilter {
                 recovered: None,
             };
         }
-        let recovered = recover_after(&self.buf, self.line_blank, &self.recent, &self.setup, false);
+        let recovered = recover_after(&self.buf, self.ctx, &self.recent, &self.setup);
         Ending {
             pending: String::new(),
             held: self.buf,

@@ -95,8 +95,8 @@ pub(crate) fn parse(text: &str, ctx: &Ctx) -> Step<Parsed> {
         messages += 1;
         if let Some(to) = recipient(&head) {
             let name = clean_name(to).ok_or(Stop::Bad)?.to_string();
-            let args = match whole_value(content) {
-                Some(serde_json::Value::Object(map)) => Args::Object(map),
+            let args = match whole_value(content).map(Args::of) {
+                Some(args @ Args::Object(_)) => args,
                 // Arguments cut by the end of the answer are a truncated call.
                 _ if !ended => return Err(Stop::Bad),
                 _ => Args::Raw(content.trim().to_string()),

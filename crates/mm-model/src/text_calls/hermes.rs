@@ -41,11 +41,12 @@ pub(crate) fn parse(text: &str, ctx: &Ctx) -> Step<Parsed> {
 fn body(cur: &mut Cur, ctx: &Ctx) -> Step<(Vec<Call>, Format)> {
     match cur.peek() {
         None => Err(cur.out()),
-        Some('{' | '[' | '`') => json_calls_until(cur, ctx.tools, Reading::Lenient, &[CLOSE, OPEN])
-            .map(|calls| (calls, Format::Hermes)),
+        Some('{' | '[' | '`') => {
+            json_calls_until(cur, ctx.tools, Reading::Lenient).map(|calls| (calls, Format::Hermes))
+        }
         Some('<') => match any_literal(cur.rest(), &[xml::FUNCTION, minimax::INVOKE]) {
             Marker::Full(_) if cur.rest().starts_with(xml::FUNCTION) => xml::functions(cur, ctx),
-            Marker::Full(_) => minimax::invokes(cur, ctx, "").map(|c| (c, Format::MiniMax)),
+            Marker::Full(_) => minimax::invokes(cur, ctx, "", true).map(|c| (c, Format::MiniMax)),
             Marker::Partial => Err(cur.out()),
             Marker::No => Err(Stop::Bad),
         },

@@ -8,7 +8,7 @@ use serde_json::{Map, Value};
 
 use super::scan::{Cur, Step, Stop};
 use super::tools::{Args, Call, Tools};
-use super::value::{close_brackets, value, whole_value};
+use super::value::{value, whole_value};
 
 const NAME_KEYS: &[&str] = &[
     "name",
@@ -40,13 +40,13 @@ pub(crate) enum Reading {
     Lenient,
 }
 
-/// A name as models write it: trimmed, without an OpenAI-style `functions.` prefix; `None` when
-/// it cannot be a tool's name.
+/// A name as models write it: trimmed, without an OpenAI-style `functions.` prefix or Gemini's
+/// `default_api.`; `None` when it cannot be a tool's name.
 pub(crate) fn clean_name(name: &str) -> Option<&str> {
     let name = name.trim();
-    let name = name
-        .strip_prefix("functions.")
-        .or_else(|| name.strip_prefix("function."))
+    let name = ["functions.", "function.", "default_api."]
+        .iter()
+        .find_map(|prefix| name.strip_prefix(prefix))
         .unwrap_or(name);
     let bad = |c: char| c.is_whitespace() || "<>{}[]()\"'`,;=".contains(c);
     (!name.is_empty() && !name.contains(bad)).then_some(name)
@@ -212,37 +212,11 @@ pub(crate) fn json_calls(cur: &mut Cur, tools: &Tools, reading: Reading) -> Step
     }
 }
 
-/// [`json_calls`] inside a pair of markers: a value that lacks its last brackets before the
-/// closing marker is read with them (a whole call cut by the end of the answer is not: it is a
-/// truncated call), and stray closing brackets after it are skipped.
-pub(crate) fn json_calls_until(
-    cur: &mut Cur,
-    tools: &Tools,
-    reading: Reading,
-    closers: &[&str],
-) -> Step<Vec<Call>> {
-    let start = cur.pos;
-    let calls = match json_calls(cur, tools, reading) {
-        Ok(calls) => calls,
-        Err(Stop::Bad) => {
-            cur.pos = start;
-            cur.ws();
-            if closers.is_empty() || !cur.rest().starts_with(['{', '[']) {
-                return Err(Stop::Bad);
-            }
-            let rest = cur.rest();
-            let Some(at) = closers.iter().filter_map(|c| rest.find(c)).min() else {
-                return Err(cur.out());
-            };
-            let whole = close_brackets(&rest[..at])
-                .and_then(|text| whole_value(&text))
-                .ok_or(Stop::Bad)?;
-            let calls = calls_of(&whole, tools, reading).ok_or(Stop::Bad)?;
-            cur.bump(at);
-            calls
-        }
-        Err(Stop::More) => return Err(Stop::More),
-    };
+/// [`json_calls`] inside a pair of markers: stray closing brackets after the value are skipped.
+/// A value whose brackets do not close is no call (repair fixes quoting and commas, and
+/// invents no structure).
+pub(crate) fn json_calls_until(cur: &mut Cur, tools: &Tools, reading: Reading) -> Step<Vec<Call>> {
+    let calls = json_calls(cur, tools, reading)?;
     loop {
         cur.ws();
         match cur.peek() {

@@ -45,7 +45,7 @@ pub(crate) fn parse(text: &str, ctx: &Ctx) -> Step<Parsed> {
             calls.extend(python_lines(&mut cur, ctx)?);
             format = Format::Pythonic;
         } else {
-            calls.extend(invokes(&mut cur, ctx, prefix)?);
+            calls.extend(invokes(&mut cur, ctx, prefix, true)?);
         }
         let Some(i) = wrapper else { break };
         cur.ws();
@@ -96,8 +96,10 @@ fn attribute(cur: &mut Cur) -> Step<String> {
     }
 }
 
-/// One or more `<invoke …>…</invoke>` at the cursor; `prefix` goes before each tag's name.
-pub(crate) fn invokes(cur: &mut Cur, _ctx: &Ctx, prefix: &str) -> Step<Vec<Call>> {
+/// One or more `<invoke …>…</invoke>` at the cursor; `prefix` goes before each tag's name;
+/// `trim`: the one newline after a value's opening tag and before its closing one is layout
+/// (MiniMax writes them; Step3 writes values inline, where blank space is data).
+pub(crate) fn invokes(cur: &mut Cur, _ctx: &Ctx, prefix: &str, trim: bool) -> Step<Vec<Call>> {
     let invoke = format!("<{prefix}invoke");
     let invoke_end = format!("</{prefix}invoke>");
     let parameter = format!("<{prefix}parameter");
@@ -129,9 +131,11 @@ pub(crate) fn invokes(cur: &mut Cur, _ctx: &Ctx, prefix: &str) -> Step<Vec<Call>
             // DSML says `string="false"` for a JSON value.
             let attrs = cur.until(">")?;
             let json = attrs.contains("string=\"false\"");
-            let text = cur.until(&parameter_end)?;
-            let text = text.strip_prefix('\n').unwrap_or(text);
-            let text = text.strip_suffix('\n').unwrap_or(text);
+            let mut text = cur.until(&parameter_end)?;
+            if trim {
+                text = text.strip_prefix('\n').unwrap_or(text);
+                text = text.strip_suffix('\n').unwrap_or(text);
+            }
             let value = match json.then(|| whole_value(text)).flatten() {
                 Some(v) => v,
                 None => Value::String(text.to_string()),

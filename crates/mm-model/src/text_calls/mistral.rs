@@ -1,6 +1,7 @@
 //! Mistral's `[TOOL_CALLS]`: v0.3 follows it with a JSON list of calls; the v11 tokenizer with
 //! `NAME[ARGS]{…}` (a `[CALL_ID]…` may come between), later ones with `NAME{…}`. Several calls
-//! repeat the marker, or follow one another after it.
+//! repeat the marker, or follow one another after it. Words between the marker and a list on
+//! the same line are passed over.
 
 use super::json_calls::{Reading, clean_name, json_calls};
 use super::scan::{Cur, Marker, Step, Stop, is_name_start, literal};
@@ -25,7 +26,22 @@ pub(crate) fn parse(text: &str, ctx: &Ctx) -> Step<Parsed> {
         match cur.peek() {
             None => return Err(cur.out()),
             Some('[' | '{') => calls.extend(json_calls(&mut cur, ctx.tools, Reading::Lenient)?),
-            Some(c) if is_name_start(c) => calls.push(named(&mut cur)?),
+            Some(c) if is_name_start(c) => {
+                let start = cur.pos;
+                match named(&mut cur) {
+                    Ok(call) => calls.push(call),
+                    Err(Stop::More) => return Err(Stop::More),
+                    // A word that is no name: the list may follow on the same line.
+                    Err(Stop::Bad) => {
+                        cur.pos = start;
+                        let rest = cur.rest();
+                        let line = rest.find('\n').unwrap_or(rest.len());
+                        let at = rest[..line].find(['[', '{']).ok_or(Stop::Bad)?;
+                        cur.bump(at);
+                        calls.extend(json_calls(&mut cur, ctx.tools, Reading::Lenient)?);
+                    }
+                }
+            }
             Some(_) => return Err(Stop::Bad),
         }
         let after = cur.pos;

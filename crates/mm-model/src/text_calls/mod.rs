@@ -10,11 +10,13 @@
 
 mod bare;
 mod command_r;
+mod context;
 mod deepseek;
 mod family;
 mod filter;
 mod functionary;
 mod gemma;
+mod gigachat;
 mod glm;
 mod harmony;
 mod hermes;
@@ -25,6 +27,7 @@ mod minimax;
 mod mistral;
 mod pythonic;
 mod scan;
+mod tool_tags;
 mod tools;
 mod value;
 mod wrapped;
@@ -34,7 +37,8 @@ pub use family::{Family, Format};
 pub use filter::{Ending, TextCallFilter};
 pub use tools::Tools;
 
-use scan::{Cur, Marker, Step};
+use context::{Context, Unit};
+use scan::{Cur, Marker, Step, Stop};
 use tools::Call;
 
 use super::RawToolCall;
@@ -68,6 +72,7 @@ impl TextCalls {
             bare::MAX_NAME
         };
         LONGEST_LITERAL_OPENER
+            .max(context::LONGEST_THOUGHT_MARKER)
             .max(bare::LONGEST_JSON_OPENER)
             .max(longest_name + bare::MAX_GAP + 2)
     }
@@ -220,10 +225,22 @@ const KINDS: &[Kind] = &[
         parse: functionary::parse,
     },
     Kind {
+        format: Format::GigaChat,
+        markerless: false,
+        open: gigachat::open,
+        parse: gigachat::parse,
+    },
+    Kind {
         format: Format::BareJson,
         markerless: true,
         open: bare::open,
         parse: bare::parse,
+    },
+    Kind {
+        format: Format::ToolTags,
+        markerless: true,
+        open: tool_tags::open,
+        parse: tool_tags::parse,
     },
 ];
 
@@ -252,13 +269,18 @@ const CUES: &[&str] = &[
     "e.g.",
     "for instance",
     "would look like",
-    "looks like this",
-    "look like this",
+    "looks like",
+    "look like",
+    "like this",
     "the syntax",
     "syntax is",
+    "syntax:",
     "the format is",
     "format would be",
+    "format:",
     "is formatted as",
+    "form:",
+    "shape:",
     "do not call",
     "don't call",
     "won't call",
@@ -278,9 +300,15 @@ fn tail(text: &str, max: usize) -> &str {
     &text[at..]
 }
 
+/// A line that opens a code fence (```` ``` ```` and a language, or `<response>` inside one).
+fn fence_line(line: &str) -> bool {
+    let line = line.trim();
+    line.starts_with("```") || line == "<response>"
+}
+
 /// Whether the text before an opener says that what follows is an example, not a call: a cue
 /// on the opener's own line, or on the line above when the opener starts its line and that
-/// line ends with `:`.
+/// line ends with `:` (a fence's opening line between them is passed over).
 fn cue_before(recent: &str, before: &str) -> bool {
     let before = tail(before, RECENT);
     let joined;
@@ -290,10 +318,10 @@ fn cue_before(recent: &str, before: &str) -> bool {
         joined = format!("{recent}{before}");
         &joined
     };
-    let mut lines = text.rsplit('\n');
+    let mut lines = context::after_reasoning(text).rsplit('\n');
     let current = lines.next().unwrap_or("");
     let line = if current.trim().is_empty() {
-        match lines.find(|l| !l.trim().is_empty()) {
+        match lines.find(|l| !l.trim().is_empty() && !fence_line(l)) {
             Some(above) if above.trim_end().ends_with(':') => above,
             _ => return false,
         }
@@ -301,7 +329,15 @@ fn cue_before(recent: &str, before: &str) -> bool {
         current
     };
     let line = line.to_lowercase();
-    CUES.iter().any(|cue| line.contains(cue))
+    CUES.iter().any(|cue| {
+        // At the start of a word: `form:` is a cue, `platform:` is not.
+        line.match_indices(cue).any(|(at, _)| {
+            !line[..at]
+                .chars()
+                .next_back()
+                .is_some_and(char::is_alphanumeric)
+        })
+    })
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -312,11 +348,26 @@ enum Pass {
 }
 
 enum Found {
-    None,
-    /// The text ends inside what may be an opener, from here.
-    Partial(usize),
-    /// Whole openers here: the kinds (bits of [`KINDS`]) they open.
-    Full(usize, Kinds),
+    /// No opener; the state at the end.
+    None(Context),
+    /// The text ends inside what may be an opener (or a marker of [`Context`]), from here; the
+    /// state there.
+    Partial(usize, Context),
+    /// Whole openers here.
+    Full(Opener),
+}
+
+/// Whole openers at a place.
+#[derive(Clone, Copy)]
+struct Opener {
+    at: usize,
+    /// The kinds (bits of [`KINDS`]) they open.
+    kinds: Kinds,
+    /// The state before them.
+    ctx: Context,
+    /// A cue before it says what follows is shown, not made: the call it opens is text, and
+    /// so is every opener inside it.
+    quoted: bool,
 }
 
 /// A set of [`KINDS`], as bits: where openers of several formats look alike
@@ -339,24 +390,16 @@ impl Kinds {
     }
 }
 
-/// Whether only blank space precedes `at` on its line (`blank_before`: the same of the text
-/// before `text`).
-fn line_start_at(text: &str, at: usize, blank_before: bool) -> bool {
-    let before = &text[..at];
-    match before.rfind('\n') {
-        Some(nl) => before[nl + 1..].trim().is_empty(),
-        None => blank_before && before.trim().is_empty(),
-    }
-}
-
-/// The first opener of `text` from `from` on.
+/// The first opener of `text` from `from` on, `ctx` the state there. Nothing inside reasoning
+/// or inline code opens a call; `end`: the text is the whole rest of the answer.
 fn find_opener(
     text: &str,
     from: usize,
-    blank_before: bool,
+    mut ctx: Context,
     recent: &str,
     setup: &TextCalls,
     pass: Pass,
+    end: bool,
 ) -> Found {
     let family_markerless = setup
         .family
@@ -367,12 +410,11 @@ fn find_opener(
                 .iter()
                 .any(|m| f.writes(*m))
         });
-    let mut line_start = line_start_at(text, from, blank_before);
-    for (offset, c) in text[from..].char_indices() {
-        let at = from + offset;
-        if may_open(c) || (letters && line_start && scan::is_name_start(c)) {
+    let mut at = from;
+    while let Some(c) = text[at..].chars().next() {
+        if !ctx.quiet() && (may_open(c) || (letters && ctx.line_start && scan::is_name_start(c))) {
             let open = Open {
-                line_start,
+                line_start: ctx.line_start,
                 tools: &setup.tools,
                 family: setup.family,
             };
@@ -389,93 +431,93 @@ fn find_opener(
                 }
             }
             if !full.is_empty() {
-                if !cue_before(recent, &text[..at]) {
-                    return Found::Full(at, full);
-                }
-            } else if partial {
-                return Found::Partial(at);
+                return Found::Full(Opener {
+                    at,
+                    kinds: full,
+                    ctx,
+                    quoted: cue_before(recent, &text[..at]),
+                });
+            } else if partial && !end {
+                return Found::Partial(at, ctx);
             }
         }
-        if c == '\n' {
-            line_start = true;
-        } else if !c.is_whitespace() {
-            line_start = false;
+        match ctx.pass(text, at, end) {
+            Unit::Len(n) => at += n.max(1),
+            Unit::Cut => return Found::Partial(at, ctx),
         }
     }
-    Found::None
+    Found::None(ctx)
+}
+
+/// The length of the unit at `at` (an opener that was no call is passed as its first unit).
+fn unit_len(ctx: &mut Context, text: &str, at: usize) -> usize {
+    match ctx.pass(text, at, true) {
+        Unit::Len(n) if n > 0 => n,
+        _ => first_char_len(&text[at..]),
+    }
 }
 
 fn first_char_len(text: &str) -> usize {
     text.chars().next().map_or(0, char::len_utf8)
 }
 
-/// Where `text` holds reasoning: `<think>…</think>` (to the end when unclosed), and before a
-/// `</think>` that no `<think>` opens (the chat template opened it). The stream's own split
-/// takes reasoning out before the filter sees it; a whole answer given to [`recover`] may
-/// still hold it.
-fn thoughts(text: &str) -> Vec<(usize, usize)> {
-    const OPEN: &str = "<think>";
-    const CLOSE: &str = "</think>";
-    let mut regions = Vec::new();
-    let mut from = 0;
-    if let Some(close) = text.find(CLOSE)
-        && !text[..close].contains(OPEN)
-    {
-        from = close + CLOSE.len();
-        regions.push((0, from));
+/// After a call quoted in a code fence: only the fence's end (and a `</response>` before it)
+/// and the end of the answer. A call in a fence is a call only when the fence ends the answer:
+/// anything after it makes it an example.
+fn fence_tail(rest: &str, end: bool) -> Step<()> {
+    let mut cur = Cur::new(rest, end);
+    cur.ws();
+    if cur.eat("</response>")? {
+        cur.ws();
     }
-    while let Some(open) = text[from..].find(OPEN) {
-        let start = from + open;
-        let end = text[start..]
-            .find(CLOSE)
-            .map_or(text.len(), |c| start + c + CLOSE.len());
-        regions.push((start, end));
-        from = end;
+    if cur.is_empty() {
+        return if end { Ok(()) } else { Err(Stop::More) };
     }
-    regions
+    cur.lit("```")?;
+    cur.ws_and_ends();
+    if !cur.is_empty() {
+        return Err(Stop::Bad);
+    }
+    if end { Ok(()) } else { Err(Stop::More) }
 }
 
-/// Reads calls from `text`, the end of an answer (`blank_before`, `recent`: what came before
-/// it). Formats with a marker are tried first; the markerless ones only when those give none.
-/// `whole`: the text is a whole answer, whose reasoning may still be in it; nothing inside
-/// reasoning is a call.
-fn recover_after(
-    text: &str,
-    blank_before: bool,
-    recent: &str,
-    setup: &TextCalls,
-    whole: bool,
-) -> Option<Recovered> {
-    let ctx = Ctx {
+impl Opener {
+    /// Whether the call it opens, which `rest` follows, is made: not quoted after a cue, not in
+    /// a code fence that text follows, not in reasoning the chat template opened.
+    fn makes(&self, rest: &str) -> bool {
+        !self.quoted
+            && (!self.ctx.fence || fence_tail(rest, true).is_ok())
+            && !self.ctx.in_template_thought(rest)
+    }
+}
+
+/// Reads calls from `text`, the end of an answer, `ctx` the state before it (`recent`: the text
+/// before it, for cues). Formats with a marker are tried first; the markerless ones only when
+/// those give none. Nothing inside reasoning is a call.
+fn recover_after(text: &str, ctx: Context, recent: &str, setup: &TextCalls) -> Option<Recovered> {
+    let parse_ctx = Ctx {
         tools: &setup.tools,
         end: true,
     };
-    let thoughts = if whole { thoughts(text) } else { Vec::new() };
     for pass in [Pass::Markers, Pass::All] {
         let mut pos = 0;
+        let mut ctx = ctx;
         let mut calls = Vec::new();
         let mut prose = String::new();
         let mut format = None;
         loop {
-            let Found::Full(at, kinds) = find_opener(text, pos, blank_before, recent, setup, pass)
-            else {
+            let Found::Full(opener) = find_opener(text, pos, ctx, recent, setup, pass, true) else {
                 prose.push_str(&text[pos..]);
                 break;
             };
-            if let Some(&(_, end)) = thoughts
+            let at = opener.at;
+            let parsed = opener
+                .kinds
                 .iter()
-                .find(|(from, to)| (*from..*to).contains(&at))
-            {
-                prose.push_str(&text[pos..end]);
-                pos = end;
-                continue;
-            }
-            let parsed = kinds
-                .iter()
-                .find_map(|kind| (kind.parse)(&text[at..], &ctx).ok())
+                .find_map(|kind| (kind.parse)(&text[at..], &parse_ctx).ok())
                 .filter(|parsed| !parsed.calls.is_empty());
-            match parsed {
-                Some(parsed) => {
+            let next = match parsed {
+                Some(parsed) if opener.makes(&text[at + parsed.len..]) => {
                     prose.push_str(&text[pos..at]);
                     prose.push_str(&parsed.text);
                     format.get_or_insert(parsed.format);
@@ -483,13 +525,21 @@ fn recover_after(
                     let mut cur = Cur::new(&text[at + parsed.len..], true);
                     cur.ws_and_ends();
                     pos = at + parsed.len + cur.pos;
+                    ctx = opener.ctx.after_call(&text[..pos]);
+                    continue;
+                }
+                // A call shown, not made: all of it is text, openers inside it too.
+                Some(parsed) => {
+                    ctx = opener.ctx.after_call(&text[..at + parsed.len]);
+                    at + parsed.len
                 }
                 None => {
-                    let next = at + first_char_len(&text[at..]);
-                    prose.push_str(&text[pos..next]);
-                    pos = next;
+                    ctx = opener.ctx;
+                    at + unit_len(&mut ctx, text, at)
                 }
-            }
+            };
+            prose.push_str(&text[pos..next]);
+            pos = next;
         }
         if let Some(format) = format {
             return Some(Recovered {
@@ -506,27 +556,42 @@ fn recover_after(
 /// holds none. Reasoning left in the text (`<think>…</think>`, or up to a `</think>` the chat
 /// template opened) holds no call.
 pub fn recover(text: &str, setup: &TextCalls) -> Option<Recovered> {
-    recover_after(text, true, "", setup, true)
+    recover_after(text, Context::start(), "", setup)
 }
 
 /// The format a text opens a call in, whether or not the call can be read (`mm doctor`).
 pub fn written_format(text: &str, setup: &TextCalls) -> Option<Format> {
-    let ctx = Ctx {
+    let parse_ctx = Ctx {
         tools: &setup.tools,
         end: true,
     };
     let mut pos = 0;
+    let mut ctx = Context::start();
     loop {
-        let Found::Full(at, kinds) = find_opener(text, pos, true, "", setup, Pass::All) else {
+        let Found::Full(opener) = find_opener(text, pos, ctx, "", setup, Pass::All, true) else {
             return None;
         };
-        if let Some(parsed) = kinds.iter().find_map(|k| (k.parse)(&text[at..], &ctx).ok()) {
-            return Some(parsed.format);
+        let at = opener.at;
+        let parsed = opener
+            .kinds
+            .iter()
+            .find_map(|k| (k.parse)(&text[at..], &parse_ctx).ok());
+        match parsed {
+            Some(parsed) if opener.makes(&text[at + parsed.len..]) => return Some(parsed.format),
+            Some(parsed) => {
+                ctx = opener.ctx.after_call(&text[..at + parsed.len]);
+                pos = at + parsed.len;
+                continue;
+            }
+            None => {}
         }
         // A markerless shape that is no call says nothing about the format.
-        match kinds.iter().find(|k| !k.markerless) {
-            Some(kind) => return Some(kind.format),
-            None => pos = at + first_char_len(&text[at..]),
+        match opener.kinds.iter().find(|k| !k.markerless) {
+            Some(kind) if !opener.quoted => return Some(kind.format),
+            _ => {
+                ctx = opener.ctx;
+                pos = at + unit_len(&mut ctx, text, at);
+            }
         }
     }
 }

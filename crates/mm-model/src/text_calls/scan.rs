@@ -109,6 +109,20 @@ impl<'a> Cur<'a> {
         }
     }
 
+    /// After a call that only more calls may follow: whether the answer ends here (blank space
+    /// and end-of-turn tokens passed over). Running out of what came so far, or stopping inside
+    /// an end-of-turn token, is a wait.
+    pub fn answer_ends(&mut self) -> Step<bool> {
+        self.ws_and_ends();
+        if self.is_empty() {
+            return if self.end { Ok(true) } else { Err(Stop::More) };
+        }
+        if !self.end && any_literal(self.rest(), END_TOKENS) == Marker::Partial {
+            return Err(Stop::More);
+        }
+        Ok(false)
+    }
+
     /// Whether another block follows (one of `markers`, after blank space and end-of-turn
     /// tokens): the cursor then stands on it; otherwise it does not move.
     pub fn followed_by(&mut self, markers: &[&str]) -> bool {

@@ -61,6 +61,21 @@ impl Call {
     }
 }
 
+impl Args {
+    /// The arguments a value gives: an object, or a JSON string holding one (models encode
+    /// them twice), else the value as it is.
+    pub fn of(value: Value) -> Self {
+        match value {
+            Value::Object(map) => Args::Object(map),
+            Value::String(text) => match whole_value(&text) {
+                Some(Value::Object(map)) => Args::Object(map),
+                _ => Args::Raw(Value::String(text).to_string()),
+            },
+            other => Args::Raw(other.to_string()),
+        }
+    }
+}
+
 fn kind_of(schema: &Value) -> Kind {
     let kind = |t: &str| match t {
         "string" => Kind::String,
@@ -208,6 +223,31 @@ impl Tools {
         }
     }
 
+    /// Whether the tool's parameters are known (it has a schema with properties).
+    pub(crate) fn has_params(&self, tool: &str) -> bool {
+        self.tool(tool).is_some_and(|t| !t.params.is_empty())
+    }
+
+    /// Whether the tool takes exactly these arguments: each a parameter of its schema, every
+    /// required one among them (false when the schema is not known).
+    pub(crate) fn fits(&self, tool: &str, keys: &[&str]) -> bool {
+        self.tool(tool).is_some_and(|t| {
+            !t.params.is_empty()
+                && keys.iter().all(|k| t.params.iter().any(|(p, _)| p == k))
+                && t.required.iter().all(|r| keys.contains(&r.as_str()))
+        })
+    }
+
+    /// The one offered tool that takes exactly these arguments ([`Tools::fits`]); `None` when
+    /// none does, or several.
+    pub(crate) fn fitting(&self, keys: &[&str]) -> Option<&str> {
+        let mut fit = self.tools.iter().filter(|t| self.fits(&t.name, keys));
+        match (fit.next(), fit.next()) {
+            (Some(one), None) => Some(&one.name),
+            _ => None,
+        }
+    }
+
     /// The names of the tool's parameters in the schema's order (for positional arguments).
     pub(crate) fn param_names(&self, tool: &str) -> Vec<&str> {
         self.tool(tool)
@@ -339,5 +379,8 @@ mod tests {
         assert_eq!(Tools::any().offered("deploy"), Some("deploy"));
         assert_eq!(tools.sole_param("bash"), Some("command"));
         assert_eq!(tools.sole_param("read_file"), None);
+        assert_eq!(tools.fitting(&["command", "timeout"]), Some("bash"));
+        assert_eq!(tools.fitting(&["timeout"]), None);
+        assert_eq!(tools.fitting(&["path", "nope"]), None);
     }
 }

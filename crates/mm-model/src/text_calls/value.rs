@@ -25,36 +25,6 @@ pub(crate) fn whole_value(text: &str) -> Option<Value> {
     cur.is_empty().then_some(value)
 }
 
-/// `text` with the brackets it leaves open closed, when it ends outside a string after a whole
-/// value or member (models drop the last `}` before a closing tag); `None` otherwise.
-pub(crate) fn close_brackets(text: &str) -> Option<String> {
-    let mut open = Vec::new();
-    let mut quote: Option<char> = None;
-    let mut escaped = false;
-    for c in text.chars() {
-        match quote {
-            Some(_) if escaped => escaped = false,
-            Some(_) if c == '\\' => escaped = true,
-            Some(q) if c == q => quote = None,
-            Some(_) => {}
-            None => match c {
-                '"' | '\'' => quote = Some(c),
-                '{' => open.push('}'),
-                '[' => open.push(']'),
-                '}' | ']' if open.pop() != Some(c) => return None,
-                _ => {}
-            },
-        }
-    }
-    let last = text.trim_end().chars().last()?;
-    if quote.is_some() || open.is_empty() || matches!(last, ':' | ',' | '{' | '[') {
-        return None;
-    }
-    let mut closed = text.trim_end().to_string();
-    closed.extend(open.iter().rev());
-    Some(closed)
-}
-
 fn value_at(cur: &mut Cur, quotes: &[&str], depth: usize) -> Step<Value> {
     if depth > MAX_DEPTH {
         return Err(Stop::Bad);
@@ -338,27 +308,6 @@ mod tests {
                 Err(Stop::Bad),
                 "{bad}"
             );
-        }
-    }
-
-    #[test]
-    fn brackets_left_open_are_closed_when_a_value_is_whole() {
-        assert_eq!(
-            close_brackets("{\"a\": {\"b\": \"}\"}\n").as_deref(),
-            Some("{\"a\": {\"b\": \"}\"}}")
-        );
-        assert_eq!(
-            close_brackets("[{\"a\": 1}").as_deref(),
-            Some("[{\"a\": 1}]")
-        );
-        for not in [
-            "{\"a\": ",
-            "{\"a\": \"b",
-            "{\"a\": 1}",
-            "{\"a\": 1,",
-            "{\"a\"]",
-        ] {
-            assert_eq!(close_brackets(not), None, "{not}");
         }
     }
 

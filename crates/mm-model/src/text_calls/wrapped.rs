@@ -1,7 +1,8 @@
 //! JSON calls between a pair of markers of their own: Qwen2.5-Coder `<tools>…</tools>`, Granite
 //! and Phi-4-mini `<|tool_call|>[…]`, Firefunction `functools[…]`, Nemotron Nano 2
 //! `<TOOLCALL>[…]</TOOLCALL>`, `<tool_calls>[…]</tool_calls>`, Glaive's `<functioncall>`,
-//! `<function_call>`, InternLM `<|action_start|><|plugin|>…<|action_end|>`, LM Studio
+//! `<function_call>`, LongCat `<longcat_tool_call>`, InternLM
+//! `<|action_start|><|plugin|>…<|action_end|>`, LM Studio
 //! `[TOOL_REQUEST]{…}[END_TOOL_REQUEST]`, and Apertus `<|tools_prefix|>[{"NAME": {…}}]<|tools_suffix|>`.
 //! The closing marker may be missing.
 
@@ -40,6 +41,12 @@ const WRAPPERS: &[Wrapper] = &[
         marker: 9,
         close: &[],
         format: Format::Functools,
+    },
+    Wrapper {
+        open: "<longcat_tool_call>",
+        marker: 19,
+        close: &["</longcat_tool_call>"],
+        format: Format::LongCat,
     },
     Wrapper {
         open: "<TOOLCALL>",
@@ -125,7 +132,7 @@ pub(crate) fn parse(text: &str, ctx: &Ctx) -> Step<Parsed> {
         let found = if wrapper.format == Format::Apertus {
             keyed_calls(&mut cur)?
         } else {
-            json_calls_until(&mut cur, ctx.tools, Reading::Lenient, wrapper.close)?
+            json_calls_until(&mut cur, ctx.tools, Reading::Lenient)?
         };
         calls.extend(found);
         cur.ws();

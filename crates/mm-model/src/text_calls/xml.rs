@@ -1,7 +1,8 @@
 //! `<function=NAME>`: Qwen3-Coder (and Nemotron 3, Seed-OSS inside `<seed:tool_call>`) follow
-//! it with `<parameter=KEY>value</parameter>` lines, values as text typed by the schema;
-//! Functionary v3.1 with a JSON object. Either closes with `</function>`, which may be missing,
-//! as may a `</parameter>`.
+//! it with `<parameter=KEY>value</parameter>` lines, values as text typed by the schema (one
+//! newline after `>` and one before `</parameter>` are layout); Functionary v3.1 with a JSON
+//! object. Either closes with `</function>`, which may be missing, as may a `</parameter>`; a
+//! `</tool_call>` whose opening tag was dropped is taken with the call.
 
 use serde_json::{Map, Value};
 
@@ -35,6 +36,13 @@ pub(crate) fn parse(text: &str, ctx: &Ctx) -> Step<Parsed> {
         if seed {
             cur.ws();
             cur.eat(SEED_CLOSE)?;
+        } else {
+            // Qwen3-Coder may drop the opening `<tool_call>` and keep the closing one.
+            let after = cur.pos;
+            cur.ws();
+            if !cur.eat("</tool_call>")? {
+                cur.pos = after;
+            }
         }
         if !seed || !cur.followed_by(&[SEED_OPEN]) {
             break;

@@ -375,6 +375,9 @@ fn vllm_parser(family: Option<Family>) -> Option<&'static str> {
         Family::GptOss => "openai",
         Family::Granite => "granite",
         Family::Xlam => "xlam",
+        Family::Step3 => "step3",
+        Family::LongCat => "longcat",
+        Family::GigaChat => "gigachat3",
         Family::Lfm2
         | Family::Gemma
         | Family::CommandR
@@ -739,5 +742,17 @@ mod tests {
             tool_fix(ServerKind::Vllm, None, None),
             "restart vLLM with `--enable-auto-tool-choice --tool-call-parser <the model's parser>`"
         );
+        for (name, parser) in [
+            ("meituan-longcat/LongCat-Flash-Chat", "longcat"),
+            ("ai-sage/GigaChat3-10B-A1.8B", "gigachat3"),
+            ("stepfun-ai/step3", "step3"),
+        ] {
+            assert_eq!(
+                tool_fix(ServerKind::Vllm, None, Family::from_name(name)),
+                format!(
+                    "restart vLLM with `--enable-auto-tool-choice --tool-call-parser {parser}`"
+                )
+            );
+        }
     }
 }
