@@ -614,20 +614,49 @@ async fn read_file_lists_a_directory() {
 async fn read_file_recognises_binary_and_empty_files() {
     let (_d, cwd) = tmp();
     fs::write(cwd.join("nul.bin"), b"ab\0cd").unwrap();
-    fs::write(cwd.join("latin1.txt"), b"caf\xe9\n").unwrap();
+    fs::write(cwd.join("ctl.bin"), b"\xe9\x02\xff").unwrap();
     fs::write(cwd.join("empty.txt"), b"").unwrap();
     assert_eq!(
         run(&ReadFile, &cwd, json!({"path": "nul.bin"})).await,
         done("[binary file, 5 bytes]")
     );
     assert_eq!(
-        run(&ReadFile, &cwd, json!({"path": "latin1.txt"})).await,
-        done("[binary file, 5 bytes]")
+        run(&ReadFile, &cwd, json!({"path": "ctl.bin"})).await,
+        done("[binary file, 3 bytes]")
     );
     assert_eq!(
         run(&ReadFile, &cwd, json!({"path": "empty.txt"})).await,
         done("[empty file]")
     );
+}
+
+/// Issue 41, point 7: legacy-encoded text is text, and the model is told how it was decoded.
+#[mm_testkit::test]
+async fn read_file_decodes_legacy_text_and_names_the_encoding() {
+    let (_d, cwd) = tmp();
+    let cases: [(&str, &[u8], &str); 5] = [
+        ("latin1.txt", b"caf\xe9\nna\xefve\n", "[decoded from Latin-1]\ncaf\u{e9}\nna\u{ef}ve\n"),
+        (
+            "cp1252.txt",
+            b"say \x93hi\x94 \x96 \x80 5\n",
+            "[decoded from Windows-1252]\nsay \u{201c}hi\u{201d} \u{2013} \u{20ac} 5\n",
+        ),
+        (
+            "le.txt",
+            b"\xff\xfea\x00=\x00\xe9\x00\r\x00\n\x00",
+            "[decoded from UTF-16LE]\na=\u{e9}\r\n",
+        ),
+        (
+            "be.txt",
+            b"\xfe\xff\x00a\x00=\x00\xe9\x00\n",
+            "[decoded from UTF-16BE]\na=\u{e9}\n",
+        ),
+        ("bom.cs", b"\xef\xbb\xbfusing System;\n", "using System;\n"),
+    ];
+    for (name, bytes, text) in cases {
+        fs::write(cwd.join(name), bytes).unwrap();
+        assert_eq!(run(&ReadFile, &cwd, json!({"path": name})).await, done(text), "{name}");
+    }
 }
 
 #[mm_testkit::test]
