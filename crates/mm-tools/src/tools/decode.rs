@@ -85,7 +85,10 @@ pub fn decode(bytes: &[u8]) -> Option<Decoded> {
             encoding: Encoding::Utf8,
         });
     }
-    if bytes.iter().any(|&b| b < 0x20 && !TEXT_CONTROLS.contains(&b)) {
+    if bytes
+        .iter()
+        .any(|&b| b < 0x20 && !TEXT_CONTROLS.contains(&b))
+    {
         return None;
     }
     let encoding = if bytes.iter().any(|b| (0x80..0xA0).contains(b)) {
@@ -113,7 +116,9 @@ fn utf16(body: &[u8], unit: fn([u8; 2]) -> u16) -> Option<String> {
         return None;
     }
     let units = body.chunks_exact(2).map(|c| unit([c[0], c[1]]));
-    char::decode_utf16(units).collect::<Result<String, _>>().ok()
+    char::decode_utf16(units)
+        .collect::<Result<String, _>>()
+        .ok()
 }
 
 /// The bytes of `text` in `encoding`; `Err` names the first character it cannot hold.
@@ -162,11 +167,17 @@ mod tests {
     #[test]
     fn every_decoding_writes_back_the_same_bytes() {
         assert_eq!(round_trip(b"plain\n"), Encoding::Utf8);
-        assert_eq!(round_trip(b"\xEF\xBB\xBFusing System;\n"), Encoding::Utf8Bom);
+        assert_eq!(
+            round_trip(b"\xEF\xBB\xBFusing System;\n"),
+            Encoding::Utf8Bom
+        );
         assert_eq!(round_trip(b"caf\xE9 na\xEFve\n"), Encoding::Latin1);
         assert_eq!(round_trip(b"\x93hi\x94 \x80 5\n"), Encoding::Windows1252);
         // The five bytes Windows-1252 leaves undefined.
-        assert_eq!(round_trip(b"\x81\x8D\x8F\x90\x9D\xE9"), Encoding::Windows1252);
+        assert_eq!(
+            round_trip(b"\x81\x8D\x8F\x90\x9D\xE9"),
+            Encoding::Windows1252
+        );
         assert_eq!(round_trip(b"\xFF\xFEa\x00\xE9\x00"), Encoding::Utf16Le);
         assert_eq!(round_trip(b"\xFE\xFF\x00a\x00\xE9"), Encoding::Utf16Be);
         let all: Vec<u8> = (0x20..=0xFF).collect();
@@ -195,7 +206,10 @@ mod tests {
 
     #[test]
     fn what_an_encoding_cannot_hold_is_named() {
-        assert_eq!(encode("caf\u{E9} \u{4E2D}", Encoding::Latin1), Err('\u{4E2D}'));
+        assert_eq!(
+            encode("caf\u{E9} \u{4E2D}", Encoding::Latin1),
+            Err('\u{4E2D}')
+        );
         assert_eq!(encode("\u{20AC}", Encoding::Latin1), Ok(vec![0x80]));
     }
 }

@@ -1,0 +1,158 @@
+//! One edit, in memory: each reading of the call (readings.rs) through the strategies
+//! (locate.rs), the first that finds something deciding; then, when nothing matched, whether
+//! the edit is already there, else the closest lines (closest.rs).
+
+use super::closest::not_found;
+use super::locate::{Found, How, Located, Locator, Miss, Opts};
+use super::readings::{Reading, readings};
+use super::text::Text;
+
+/// What an edit does to a file's text.
+#[derive(Debug, PartialEq)]
+pub enum Outcome {
+    /// The new text, and a phrase saying what was done (which strategy applied).
+    Edited { text: String, summary: String },
+    /// The edit is in the file already (the text for the model).
+    Already(String),
+    /// Refused: why, for the model.
+    Refused(String),
+}
+
+pub const EMPTY_OLD: &str =
+    "old_text is empty; to create a file or replace all of its content, use write_file";
+
+/// Applies the edit to `text` (the file's decoded text); `shown` is the path as the model gave it.
+pub fn apply(text: &str, old: &str, new: &str, all: bool, shown: &str) -> Outcome {
+    let old = old.replace("\r\n", "\n");
+    let new = new.replace("\r\n", "\n");
+    if old.is_empty() {
+        return if text.is_empty() {
+            Outcome::Edited {
+                text: new,
+                summary: "wrote new_text into the empty file".into(),
+            }
+        } else {
+            Outcome::Refused(EMPTY_OLD.into())
+        };
+    }
+    let file = Text::new(text);
+    let readings = match readings(&old, &new) {
+        Ok(r) => r,
+        Err(why) => return Outcome::Refused(why),
+    };
+    for reading in &readings {
+        match run(&file, reading, all, shown) {
+            Ok(Some(outcome)) => return outcome,
+            Ok(None) => {}
+            Err(miss) => return Outcome::Refused(refusal(miss, shown)),
+        }
+    }
+    let locator = Locator::new(&file);
+    for reading in &readings {
+        if let [(o, n)] = reading.edits.as_slice()
+            && o != n
+            && let Some(line) = locator.presence(n)
+        {
+            return Outcome::Already(format!(
+                "{shown} already has new_text at line {line}: the edit is already applied, nothing was changed"
+            ));
+        }
+    }
+    // The most specific reading says best what the model was looking for.
+    let looked_for = readings
+        .last()
+        .and_then(|r| r.edits.first())
+        .map_or(old.as_str(), |(o, _)| o.as_str());
+    Outcome::Refused(not_found(&file, looked_for, shown))
+}
+
+/// One reading, its edits applied in turn; `Ok(None)` when one of them matches nothing.
+fn run(file: &Text, reading: &Reading, all: bool, shown: &str) -> Result<Option<Outcome>, Miss> {
+    let opts = Opts {
+        all,
+        hint: reading.hint,
+        whole_lines: reading.whole_lines,
+        shown,
+    };
+    let mut current: Option<Text> = None;
+    let mut summary = String::new();
+    for (i, (old, new)) in reading.edits.iter().enumerate() {
+        let text = current.as_ref().unwrap_or(file);
+        let found = match Locator::new(text).locate(old, new, &opts) {
+            Ok(Located::Edit(found)) => found,
+            Ok(Located::Already(line)) if reading.edits.len() == 1 => {
+                return Ok(Some(Outcome::Already(format!(
+                    "{shown} already has new_text at line {line}: the edit is already applied, nothing was changed"
+                ))));
+            }
+            Ok(Located::Already(_)) | Err(Miss::NotFound) => return Ok(None),
+            Err(miss) => return Err(miss),
+        };
+        if i == 0 {
+            summary = describe(&found);
+        }
+        current = Some(Text::new(&text.render(&found.splices)));
+    }
+    let Some(done) = current else {
+        return Ok(None);
+    };
+    if reading.edits.len() > 1 {
+        summary = format!("applied {} hunks", reading.edits.len());
+    }
+    if let Some(note) = reading.note.phrase() {
+        summary = format!("{summary}; {note}");
+    }
+    Ok(Some(Outcome::Edited {
+        text: done.render(&[]),
+        summary,
+    }))
+}
+
+fn describe(found: &Found) -> String {
+    let lines = if found.first == found.last {
+        format!("line {}", found.first + 1)
+    } else {
+        format!("lines {}-{}", found.first + 1, found.last + 1)
+    };
+    match found.how {
+        How::Exact if found.count == 1 => "replaced 1 occurrence".into(),
+        How::Exact => format!("replaced {} occurrences", found.count),
+        How::Elision => format!("replaced {} pieces, {}", found.count, found.how.phrase()),
+        How::Lines(_) | How::BlankLines if found.count > 1 => format!(
+            "replaced {} places (the first at {lines}), {}",
+            found.count,
+            found.how.phrase()
+        ),
+        How::Lines(_) | How::BlankLines => format!("replaced {lines}, {}", found.how.phrase()),
+    }
+}
+
+fn refusal(miss: Miss, shown: &str) -> String {
+    let list = |lines: &[usize]| {
+        lines
+            .iter()
+            .map(usize::to_string)
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    match miss {
+        Miss::Ambiguous(How::Exact, lines) => format!(
+            "old_text matches {} times in {shown} (lines {}); include more surrounding lines to make it unique, or set replace_all",
+            lines.len(),
+            list(&lines)
+        ),
+        Miss::Ambiguous(How::Elision, lines) => format!(
+            "a piece of old_text between `...` lines matches {} times in {shown} (lines {}); include more lines in it to make it unique",
+            lines.len(),
+            list(&lines)
+        ),
+        Miss::Ambiguous(how, lines) => format!(
+            "old_text does not match {shown} exactly; {} it matches {} times (lines {}); include more surrounding lines to make it unique",
+            how.loosely(),
+            lines.len(),
+            list(&lines)
+        ),
+        Miss::Cut(why) => why,
+        Miss::NotFound => not_found(&Text::new(""), "", shown),
+    }
+}

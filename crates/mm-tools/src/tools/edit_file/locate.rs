@@ -1,0 +1,480 @@
+//! Finding `old_text` in the file, strategy after strategy in order of risk (docs/tools.md): the
+//! exact text, then whole lines compared more and more loosely, then `...` elisions. A lenient
+//! strategy runs only when the ones before it found nothing, and a strategy that finds several
+//! places refuses: no strategy ever takes the first of several.
+
+use std::cell::OnceCell;
+
+use super::keys::{Norm, find_all, is_blank, key_eq, key_hash};
+use super::merge::{LineMatch, merge};
+use super::text::{Splice, Text, split_lines};
+
+/// Which strategy found `old_text`.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum How {
+    Exact,
+    Lines(Norm),
+    /// Whole lines ignoring whitespace inside them and blank lines.
+    BlankLines,
+    /// The pieces between `...` lines, each found exactly.
+    Elision,
+}
+
+impl How {
+    /// How `old_text` was compared, for the result line and the refusals.
+    pub fn phrase(self) -> &'static str {
+        match self {
+            How::Exact | How::Lines(Norm::Exact) => "matched exactly",
+            How::Lines(Norm::Trim) => "matched ignoring indentation and trailing spaces",
+            How::Lines(Norm::Fold) => {
+                "matched treating look-alike characters (curly quotes, dashes, no-break spaces) as plain ones"
+            }
+            How::Lines(Norm::NoSpace) => "matched ignoring whitespace inside lines",
+            How::BlankLines => "matched ignoring blank lines and whitespace inside lines",
+            How::Elision => "matched the pieces around the `...` lines exactly",
+        }
+    }
+
+    /// The same, for a refusal: "… {loosely} it matches 2 times".
+    pub fn loosely(self) -> &'static str {
+        match self {
+            How::Exact | How::Lines(Norm::Exact) => "as whole lines",
+            How::Lines(Norm::Trim) => "ignoring indentation",
+            How::Lines(Norm::Fold) => "with look-alike characters made plain",
+            How::Lines(Norm::NoSpace) => "ignoring whitespace inside lines",
+            How::BlankLines => "ignoring blank lines",
+            How::Elision => "around the `...` lines",
+        }
+    }
+}
+
+pub struct Found {
+    pub splices: Vec<Splice>,
+    pub how: How,
+    /// The 0-based first and last file lines of the first place edited.
+    pub first: usize,
+    pub last: usize,
+    /// Places (or pieces) edited.
+    pub count: usize,
+}
+
+pub enum Located {
+    Edit(Found),
+    /// `new_text` is already there: the 1-based line.
+    Already(usize),
+}
+
+pub enum Miss {
+    NotFound,
+    /// Several places: the strategy and their 1-based lines.
+    Ambiguous(How, Vec<usize>),
+    /// The only match would cut a line or a word `new_text` does not restate: why.
+    Cut(String),
+}
+
+pub struct Opts<'a> {
+    pub all: bool,
+    /// The 0-based line `old_text` said it starts at (line-number prefixes), to choose between
+    /// places that match.
+    pub hint: Option<usize>,
+    /// `old_text` is whole lines (it had line-number prefixes): no substring match.
+    pub whole_lines: bool,
+    /// The path as the model gave it, for messages.
+    pub shown: &'a str,
+}
+
+/// The strategies over one file, with its lines' keys hashed once.
+pub struct Locator<'t> {
+    text: &'t Text,
+    hashes: [OnceCell<Vec<u64>>; 4],
+}
+
+const NORMS: [Norm; 4] = [Norm::Exact, Norm::Trim, Norm::Fold, Norm::NoSpace];
+
+type Step = Option<Result<Located, Miss>>;
+
+impl<'t> Locator<'t> {
+    pub fn new(text: &'t Text) -> Locator<'t> {
+        Locator {
+            text,
+            hashes: Default::default(),
+        }
+    }
+
+    fn hashes(&self, norm: Norm) -> &[u64] {
+        let slot = NORMS.iter().position(|&n| n == norm).unwrap_or(0);
+        self.hashes[slot].get_or_init(|| {
+            (0..self.text.line_count())
+                .map(|i| key_hash(self.text.line(i), norm))
+                .collect()
+        })
+    }
+
+    /// Every strategy in order; the first that finds something decides.
+    pub fn locate(&self, old: &str, new: &str, o: &Opts) -> Result<Located, Miss> {
+        let old_lines = split_lines(old);
+        let new_lines = split_lines(new);
+        if !o.whole_lines
+            && let Some(done) = self.exact(old, new, o)
+        {
+            return done;
+        }
+        let norms: &[Norm] = if o.whole_lines { &NORMS } else { &NORMS[1..] };
+        for &norm in norms {
+            if let Some(done) = self.lines(&old_lines, &new_lines, norm, false, o) {
+                return done;
+            }
+        }
+        if let Some(done) = self.lines(&old_lines, &new_lines, Norm::NoSpace, true, o) {
+            return done;
+        }
+        if !o.whole_lines
+            && let Some(done) = self.elision(old, new)
+        {
+            return done;
+        }
+        Err(Miss::NotFound)
+    }
+
+    /// The 1-based line of the one place `needle` is, exactly or as whole lines under a key.
+    pub fn presence(&self, needle: &str) -> Option<usize> {
+        if needle.trim().is_empty() {
+            return None;
+        }
+        let body = self.text.body();
+        let mut at = body.match_indices(needle).map(|(i, _)| i);
+        if let Some(first) = at.next() {
+            return at.next().is_none().then(|| self.text.line_of(first) + 1);
+        }
+        let lines = split_lines(needle);
+        for norm in &NORMS[1..] {
+            let found = self.candidates(&lines, *norm, false);
+            if !found.is_empty() {
+                return (found.len() == 1).then(|| found[0].first + 1);
+            }
+        }
+        None
+    }
+
+    fn exact(&self, old: &str, new: &str, o: &Opts) -> Step {
+        let body = self.text.body();
+        let starts: Vec<usize> = body.match_indices(old).map(|(i, _)| i).collect();
+        let chosen = match starts.as_slice() {
+            [] => return None,
+            [_] => starts.clone(),
+            _ if o.all => starts.clone(),
+            many => match o
+                .hint
+                .and_then(|h| many.iter().find(|&&s| self.text.line_of(s) == h))
+            {
+                Some(&s) => vec![s],
+                None => {
+                    let lines = many.iter().map(|&s| self.text.line_of(s) + 1).collect();
+                    return Some(Err(Miss::Ambiguous(How::Exact, lines)));
+                }
+            },
+        };
+        for &s in &chosen {
+            if let Some(why) = self.cut(s, s + old.len(), old, new, o.shown) {
+                return Some(Err(Miss::Cut(why)));
+            }
+        }
+        if let [s] = chosen.as_slice()
+            && let Some(line) = self.already(*s, old, new)
+        {
+            return Some(Ok(Located::Already(line)));
+        }
+        let splices = chosen
+            .iter()
+            .map(|&s| {
+                let (mut start, mut end) = (s, s + old.len());
+                // Deleting whole lines deletes their line break too.
+                let line_start = start == 0 || body[..start].ends_with('\n');
+                let line_end = end == body.len() || body[end..].starts_with('\n');
+                if new.is_empty() && line_start && line_end && !old.ends_with('\n') {
+                    if end < body.len() {
+                        end += 1;
+                    } else if start > 0 {
+                        start -= 1;
+                    }
+                }
+                Splice {
+                    start,
+                    end,
+                    text: new.to_string(),
+                }
+            })
+            .collect();
+        let first = self.text.line_of(chosen[0]);
+        let last = self.text.line_of(chosen[0] + old.len().saturating_sub(1));
+        Some(Ok(Located::Edit(Found {
+            splices,
+            how: How::Exact,
+            first,
+            last,
+            count: chosen.len(),
+        })))
+    }
+
+    /// Why the exact match `start..end` would damage the line it is in: it starts or ends inside
+    /// a word, or, being several lines, ends inside a line, and `new_text` does not restate that
+    /// part — the model copied a line short (`use std::threa`, `timeout = 1` of `timeout = 10`)
+    /// and would leave its rest behind.
+    fn cut(&self, start: usize, end: usize, old: &str, new: &str, shown: &str) -> Option<String> {
+        let body = self.text.body();
+        let word = |c: char| c.is_alphanumeric() || c == '_';
+        let before = body[..start].chars().next_back();
+        let after = body[end..].chars().next();
+        let line = |at: usize| self.text.line_of(at) + 1;
+        let whole_word = |at: usize| {
+            let from = body[..at]
+                .char_indices()
+                .rev()
+                .take_while(|&(_, c)| word(c))
+                .last()
+                .map_or(at, |(i, _)| i);
+            let to = body[at..]
+                .char_indices()
+                .find(|&(_, c)| !word(c))
+                .map_or(body.len(), |(i, _)| at + i);
+            &body[from..to]
+        };
+        if let (Some(last), Some(next)) = (old.chars().next_back(), after)
+            && word(last)
+            && word(next)
+        {
+            let tail: String = {
+                let mut t: Vec<char> = old.chars().rev().take_while(|&c| word(c)).collect();
+                t.reverse();
+                t.into_iter().collect()
+            };
+            if !new.ends_with(&tail) {
+                return Some(format!(
+                    "old_text ends inside the word `{}` on line {} of {shown}; include the whole word",
+                    whole_word(end),
+                    line(end)
+                ));
+            }
+        }
+        if let (Some(first), Some(prev)) = (old.chars().next(), before)
+            && word(first)
+            && word(prev)
+        {
+            let head: String = old.chars().take_while(|&c| word(c)).collect();
+            if !new.starts_with(&head) {
+                return Some(format!(
+                    "old_text starts inside the word `{}` on line {} of {shown}; include the whole word",
+                    whole_word(start),
+                    line(start)
+                ));
+            }
+        }
+        if !old.contains('\n') {
+            return None;
+        }
+        let n = self.text.line_of(end);
+        let rest = &body[end..self.text.line_end(n).max(end)];
+        let old_last = old.rsplit('\n').next().unwrap_or("");
+        let new_last = new.rsplit('\n').next().unwrap_or("");
+        if !rest.trim().is_empty() && old_last != new_last {
+            return Some(format!(
+                "old_text ends inside line {} of {shown}, which goes on with `{}`; copy the whole line into old_text (or end new_text with the same part line)",
+                n + 1,
+                rest.trim_end()
+            ));
+        }
+        None
+    }
+
+    /// `new_text` is `old_text` with lines added around it, and the file already reads
+    /// `new_text` where `old_text` is: the edit was made before (a retried call).
+    fn already(&self, start: usize, old: &str, new: &str) -> Option<usize> {
+        let body = self.text.body();
+        let k = new.find(old)?;
+        if new.matches(old).count() != 1 || new.len() == old.len() || k > start {
+            return None;
+        }
+        body[start - k..]
+            .starts_with(new)
+            .then(|| self.text.line_of(start - k) + 1)
+    }
+
+    /// Where `old`'s lines match whole file lines under `norm` (skipping blank lines on both
+    /// sides when `skip_blank`).
+    fn candidates(&self, old: &[&str], norm: Norm, skip_blank: bool) -> Vec<LineMatch> {
+        if old.iter().all(|l| is_blank(l)) {
+            return Vec::new();
+        }
+        let file = self.hashes(norm);
+        let text = self.text;
+        if !skip_blank {
+            let needle: Vec<u64> = old.iter().map(|l| key_hash(l, norm)).collect();
+            return find_all(file, &needle)
+                .into_iter()
+                .filter(|&s| {
+                    old.iter()
+                        .enumerate()
+                        .all(|(j, l)| key_eq(text.line(s + j), l, norm))
+                })
+                .map(|s| LineMatch {
+                    map: (s..s + old.len()).map(Some).collect(),
+                    first: s,
+                    last: s + old.len() - 1,
+                })
+                .collect();
+        }
+        let kept: Vec<usize> = (0..old.len()).filter(|&j| !is_blank(old[j])).collect();
+        let lines: Vec<usize> = (0..text.line_count())
+            .filter(|&i| !is_blank(text.line(i)))
+            .collect();
+        let hay: Vec<u64> = lines.iter().map(|&i| file[i]).collect();
+        let needle: Vec<u64> = kept.iter().map(|&j| key_hash(old[j], norm)).collect();
+        find_all(&hay, &needle)
+            .into_iter()
+            .filter(|&p| {
+                kept.iter()
+                    .enumerate()
+                    .all(|(r, &j)| key_eq(text.line(lines[p + r]), old[j], norm))
+            })
+            .map(|p| {
+                let mut map = vec![None; old.len()];
+                for (r, &j) in kept.iter().enumerate() {
+                    map[j] = Some(lines[p + r]);
+                }
+                LineMatch {
+                    map,
+                    first: lines[p],
+                    last: lines[p + kept.len() - 1],
+                }
+            })
+            .collect()
+    }
+
+    fn lines(&self, old: &[&str], new: &[&str], norm: Norm, skip_blank: bool, o: &Opts) -> Step {
+        let found = self.candidates(old, norm, skip_blank);
+        let how = if skip_blank {
+            How::BlankLines
+        } else {
+            How::Lines(norm)
+        };
+        let chosen: Vec<&LineMatch> = match found.as_slice() {
+            [] => return None,
+            [one] => vec![one],
+            many if o.all => {
+                let mut taken: Vec<&LineMatch> = Vec::new();
+                for m in many {
+                    if taken.last().is_none_or(|t| m.first > t.last) {
+                        taken.push(m);
+                    }
+                }
+                taken
+            }
+            many => match o.hint.and_then(|h| many.iter().find(|m| m.first == h)) {
+                Some(m) => vec![m],
+                None => {
+                    return Some(Err(Miss::Ambiguous(
+                        how,
+                        many.iter().map(|m| m.first + 1).collect(),
+                    )));
+                }
+            },
+        };
+        let body_len = self.text.body().len();
+        let splices = chosen
+            .iter()
+            .map(|m| {
+                let lines = merge(self.text, m, old, new, norm);
+                let start = self.text.line_start(m.first);
+                let end = self.text.line_end(m.last);
+                if !lines.is_empty() {
+                    Splice {
+                        start,
+                        end,
+                        text: lines.join("\n"),
+                    }
+                } else if end < body_len {
+                    Splice {
+                        start,
+                        end: end + 1,
+                        text: String::new(),
+                    }
+                } else {
+                    Splice {
+                        start: start.saturating_sub(1),
+                        end,
+                        text: String::new(),
+                    }
+                }
+            })
+            .collect();
+        Some(Ok(Located::Edit(Found {
+            splices,
+            how,
+            first: chosen[0].first,
+            last: chosen[0].last,
+            count: chosen.len(),
+        })))
+    }
+
+    /// `...` lines in both `old_text` and `new_text`, as many in each (aider's rule: `...` is
+    /// real code in Python, JavaScript and Go, so one in `old_text` alone is not an elision);
+    /// each piece around them must be in the file exactly once, in order.
+    fn elision(&self, old: &str, new: &str) -> Step {
+        let olds = pieces(old);
+        let news = pieces(new);
+        if olds.len() < 2 || olds.len() != news.len() {
+            return None;
+        }
+        let body = self.text.body();
+        let mut splices = Vec::new();
+        let mut after = 0;
+        let mut first = None;
+        for (o, n) in olds.iter().zip(&news) {
+            if o.is_empty() {
+                if n.is_empty() {
+                    continue;
+                }
+                return None;
+            }
+            let at: Vec<usize> = body.match_indices(o.as_str()).map(|(i, _)| i).collect();
+            match at.as_slice() {
+                [] => return None,
+                [s] if *s >= after => {
+                    first.get_or_insert(*s);
+                    after = s + o.len();
+                    splices.push(Splice {
+                        start: *s,
+                        end: after,
+                        text: n.clone(),
+                    });
+                }
+                [_] => return None,
+                many => {
+                    let lines = many.iter().map(|&s| self.text.line_of(s) + 1).collect();
+                    return Some(Err(Miss::Ambiguous(How::Elision, lines)));
+                }
+            }
+        }
+        let start = first?;
+        Some(Ok(Located::Edit(Found {
+            first: self.text.line_of(start),
+            last: self.text.line_of(after.saturating_sub(1)),
+            count: splices.len(),
+            splices,
+            how: How::Elision,
+        })))
+    }
+}
+
+/// The text between lines that are `...`, each piece with its line breaks.
+fn pieces(text: &str) -> Vec<String> {
+    let mut out = vec![String::new()];
+    for line in text.split_inclusive('\n') {
+        if line.trim() == "..." {
+            out.push(String::new());
+        } else if let Some(last) = out.last_mut() {
+            last.push_str(line);
+        }
+    }
+    out
+}

@@ -1,0 +1,147 @@
+//! A file's text as the matchers see it: line feeds only, every line findable by number, and the
+//! line endings it had kept aside, so that an edit changes only the text it replaces (a CRLF file
+//! stays CRLF, a stray LF line in it stays LF).
+
+/// Text with LF line endings, its lines indexed.
+pub struct Text {
+    body: String,
+    /// For each `\n` of `body`, in order: whether the file had `\r\n` there.
+    crlf: Vec<bool>,
+    /// Byte offset of each line's start.
+    starts: Vec<usize>,
+}
+
+/// Replace `body[start..end]` by `text` (LF line endings).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Splice {
+    pub start: usize,
+    pub end: usize,
+    pub text: String,
+}
+
+impl Text {
+    pub fn new(decoded: &str) -> Text {
+        let mut body = String::with_capacity(decoded.len());
+        let mut crlf = Vec::new();
+        let mut rest = decoded;
+        while let Some(i) = rest.find('\n') {
+            let cr = rest[..i].ends_with('\r');
+            body.push_str(&rest[..if cr { i - 1 } else { i }]);
+            body.push('\n');
+            crlf.push(cr);
+            rest = &rest[i + 1..];
+        }
+        body.push_str(rest);
+        let mut starts = Vec::with_capacity(crlf.len() + 1);
+        if !body.is_empty() {
+            starts.push(0);
+            starts.extend(body.match_indices('\n').map(|(i, _)| i + 1));
+            if body.ends_with('\n') {
+                starts.pop();
+            }
+        }
+        Text { body, crlf, starts }
+    }
+
+    pub fn body(&self) -> &str {
+        &self.body
+    }
+
+    pub fn line_count(&self) -> usize {
+        self.starts.len()
+    }
+
+    /// Line `i` (0-based) without its line ending.
+    pub fn line(&self, i: usize) -> &str {
+        &self.body[self.starts[i]..self.line_end(i)]
+    }
+
+    pub fn line_start(&self, i: usize) -> usize {
+        self.starts[i]
+    }
+
+    /// The offset of line `i`'s `\n`, or the end of the text.
+    pub fn line_end(&self, i: usize) -> usize {
+        match self.starts.get(i + 1) {
+            Some(&next) => next - 1,
+            None if self.body.ends_with('\n') => self.body.len() - 1,
+            None => self.body.len(),
+        }
+    }
+
+    /// The 0-based line holding byte `at`.
+    pub fn line_of(&self, at: usize) -> usize {
+        self.starts.partition_point(|&s| s <= at).saturating_sub(1)
+    }
+
+    /// Whether most lines ended in CRLF: the ending text an edit brings in gets.
+    fn mostly_crlf(&self) -> bool {
+        let n = self.crlf.iter().filter(|&&c| c).count();
+        n > 0 && n * 2 >= self.crlf.len()
+    }
+
+    /// The file's text with `splices` (sorted, not overlapping) applied: the text they bring in
+    /// gets the file's usual line ending; every other line keeps its own.
+    pub fn render(&self, splices: &[Splice]) -> String {
+        let ending = if self.mostly_crlf() { "\r\n" } else { "\n" };
+        let mut out = String::with_capacity(self.body.len() + self.crlf.len());
+        let mut at = 0;
+        let mut newline = 0;
+        let copy = |out: &mut String, from: usize, to: usize, newline: &mut usize| {
+            for piece in self.body[from..to].split_inclusive('\n') {
+                match piece.strip_suffix('\n') {
+                    Some(line) => {
+                        out.push_str(line);
+                        out.push_str(if self.crlf[*newline] { "\r\n" } else { "\n" });
+                        *newline += 1;
+                    }
+                    None => out.push_str(piece),
+                }
+            }
+        };
+        for s in splices {
+            copy(&mut out, at, s.start, &mut newline);
+            newline += self.body[s.start..s.end].matches('\n').count();
+            out.push_str(&s.text.replace('\n', ending));
+            at = s.end;
+        }
+        copy(&mut out, at, self.body.len(), &mut newline);
+        out
+    }
+}
+
+/// Lines without their terminator; a final newline does not start another line.
+pub fn split_lines(text: &str) -> Vec<&str> {
+    if text.is_empty() {
+        return Vec::new();
+    }
+    text.strip_suffix('\n')
+        .unwrap_or(text)
+        .split('\n')
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lines_and_endings() {
+        let t = Text::new("a\r\nbb\nc\r\n");
+        assert_eq!(t.body(), "a\nbb\nc\n");
+        assert_eq!(t.line_count(), 3);
+        assert_eq!((t.line(1), t.line_start(1), t.line_end(1)), ("bb", 2, 4));
+        assert_eq!(t.line_of(3), 1);
+        // The edit's own line breaks get the file's usual ending; the LF line stays LF.
+        let s = Splice {
+            start: 0,
+            end: 1,
+            text: "x\ny".into(),
+        };
+        assert_eq!(t.render(&[s]), "x\r\ny\r\nbb\nc\r\n");
+        assert_eq!(t.render(&[]), "a\r\nbb\nc\r\n");
+        assert_eq!(Text::new("").line_count(), 0);
+        assert_eq!(Text::new("x").line_end(0), 1);
+        assert_eq!(split_lines("a\nb\n"), vec!["a", "b"]);
+    }
+}
