@@ -112,7 +112,7 @@ fn byte_char(b: u8) -> char {
 }
 
 fn utf16(body: &[u8], unit: fn([u8; 2]) -> u16) -> Option<String> {
-    if body.len() % 2 != 0 {
+    if !body.len().is_multiple_of(2) {
         return None;
     }
     let units = body.chunks_exact(2).map(|c| unit([c[0], c[1]]));

@@ -1353,7 +1353,6 @@ pub const CASES: &[Case] = &[
         all: true,
         expect: Expect::Lands(b"run:\n\techo $$PID\n\nstop:\n\tkill $$PID\n"),
         trap: true,
-        ..Case::BASE
     },
     Case {
         name: "latex_dollars",

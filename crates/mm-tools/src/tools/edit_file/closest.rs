@@ -168,49 +168,67 @@ fn closest(text: &Text, old_lines: &[&str]) -> Option<usize> {
 }
 
 /// Where file line `line` (number `at`) first differs from `old_text`'s line `wanted`
-/// (number `nth`), with a caret under it and what cannot be seen named.
+/// (number `nth`), with a caret under it and what cannot be seen named. A different indentation
+/// alone is named as such; otherwise the text after the indentation is compared, since a model
+/// may leave the indentation out of `old_text` on purpose.
 fn difference(line: &str, wanted: &str, at: usize, nth: usize) -> String {
-    let have: Vec<char> = line.chars().collect();
-    let want: Vec<char> = wanted.chars().collect();
-    let d = have.iter().zip(&want).take_while(|(a, b)| a == b).count();
-    let caret: String = have[..d]
-        .iter()
-        .map(|&c| if c == '\t' { '\t' } else { ' ' })
-        .collect();
-    let mut out = format!(
-        "Line {at} differs from line {nth} of old_text at the caret:\n  file:     {line}\n  old_text: {wanted}\n            {caret}^\n"
-    );
-    let indent = |s: &str| s.len() - s.trim_start().len();
-    let (hi, wi) = (indent(line), indent(wanted));
-    let why = if d < hi.max(wi) && line[..hi] != wanted[..wi] {
-        Some(format!(
-            "The file indents this line with {}, old_text with {}.",
+    let (hi, wi) = (indent_len(line), indent_len(wanted));
+    let (body, want_body) = (&line[hi..], &wanted[wi..]);
+    if body == want_body {
+        let caret = caret(&line[..common(line, wanted)]);
+        return format!(
+            "Line {at} differs from line {nth} of old_text in its indentation:\n  file:     {line}\n            {caret}^\n  old_text: {wanted}\nThe file indents this line with {}, old_text with {}.\n",
             whitespace(&line[..hi]),
             whitespace(&wanted[..wi])
-        ))
-    } else {
-        match (have.get(d), want.get(d)) {
-            (Some(&h), Some(&w)) if unusual(h) || unusual(w) => Some(format!(
-                "At the caret the file has {}, old_text has {}.",
-                name(h),
-                name(w)
-            )),
-            (Some(_), None) if line.chars().skip(d).all(char::is_whitespace) => Some(format!(
-                "The file's line ends with {} more.",
-                whitespace(&have[d..].iter().collect::<String>())
-            )),
-            (None, Some(_)) if wanted.chars().skip(d).all(char::is_whitespace) => Some(format!(
-                "old_text's line ends with {} more.",
-                whitespace(&want[d..].iter().collect::<String>())
-            )),
-            _ => None,
-        }
+        );
+    }
+    let d = common(body, want_body);
+    let caret = caret(&line[..hi + d]);
+    let mut out = format!(
+        "Line {at} differs from line {nth} of old_text at the caret:\n  file:     {line}\n            {caret}^\n  old_text: {wanted}\n"
+    );
+    let (rest, want_rest) = (&body[d..], &want_body[d..]);
+    let why = match (rest.chars().next(), want_rest.chars().next()) {
+        (Some(h), Some(w)) if unusual(h) || unusual(w) => Some(format!(
+            "At the caret the file has {}, old_text has {}.",
+            name(h),
+            name(w)
+        )),
+        (Some(_), None) if rest.trim().is_empty() => Some(format!(
+            "The file's line ends with {} more.",
+            whitespace(rest)
+        )),
+        (None, Some(_)) if want_rest.trim().is_empty() => Some(format!(
+            "old_text's line ends with {} more.",
+            whitespace(want_rest)
+        )),
+        _ => None,
     };
     if let Some(why) = why {
         out.push_str(&why);
         out.push('\n');
     }
     out
+}
+
+fn indent_len(line: &str) -> usize {
+    line.len() - line.trim_start().len()
+}
+
+/// The byte length of the longest common prefix of `a` and `b`.
+fn common(a: &str, b: &str) -> usize {
+    a.char_indices()
+        .zip(b.chars())
+        .find(|((_, x), y)| x != y)
+        .map_or(a.len().min(b.len()), |((i, _), _)| i)
+}
+
+/// Blanks as wide as `before` (tabs kept, so that the caret lines up under a tab too).
+fn caret(before: &str) -> String {
+    before
+        .chars()
+        .map(|c| if c == '\t' { '\t' } else { ' ' })
+        .collect()
 }
 
 /// `3 tabs`, `4 spaces`, `1 tab and 2 spaces`, `no indentation`.
@@ -306,7 +324,7 @@ mod tests {
         let text = Text::new("one\ntwo\nlet total = compute(a, b);\nthree\nfour\nfive\nsix\n");
         assert_eq!(
             not_found(&text, "let total = compute(a, c);", "a.rs"),
-            "old_text does not match a.rs; the closest lines are:\n1: one\n2: two\n3: let total = compute(a, b);\n4: three\n5: four\nLine 3 differs from line 1 of old_text at the caret:\n  file:     let total = compute(a, b);\n  old_text: let total = compute(a, c);\n                                   ^\nCopy old_text exactly from the file."
+            "old_text does not match a.rs; the closest lines are:\n1: one\n2: two\n3: let total = compute(a, b);\n4: three\n5: four\nLine 3 differs from line 1 of old_text at the caret:\n  file:     let total = compute(a, b);\n                                   ^\n  old_text: let total = compute(a, c);\nCopy old_text exactly from the file."
         );
         let text = Text::new("- [ ] in\u{a0}current\n");
         assert!(
@@ -315,8 +333,8 @@ mod tests {
         );
         let text = Text::new("x\n\t\treturn 1\n");
         assert!(
-            not_found(&text, "        return 2", "a.go")
-                .contains("The file indents this line with 2 tabs, old_text with 8 spaces.")
+            not_found(&text, "        return 1", "a.go")
+                .contains("The file indents this line with 2 tabs, old_text with 8 spaces.\n")
         );
         assert_eq!(
             not_found(&Text::new("abc\n"), "zzz", "a"),

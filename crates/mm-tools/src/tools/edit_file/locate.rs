@@ -194,8 +194,8 @@ impl<'t> Locator<'t> {
                 if new.is_empty() && line_start && line_end && !old.ends_with('\n') {
                     if end < body.len() {
                         end += 1;
-                    } else if start > 0 {
-                        start -= 1;
+                    } else {
+                        start = start.saturating_sub(1);
                     }
                 }
                 Splice {

@@ -51,8 +51,9 @@ pub fn tool(setup: &ToolSetup<'_>) -> Option<Arc<dyn super::Tool>> {
     }))
 }
 
-/// The names other agents taught the models (Claude Code's `file_path`, `old_string`,
-/// `new_string`; OpenCode's camel case) are accepted too, without showing in the schema.
+// The names other agents taught the models (Claude Code's `file_path`, `old_string`,
+// `new_string`; OpenCode's camel case) are accepted too, without showing in the schema (a `///`
+// comment here would be sent to the model as the schema's description).
 #[derive(Deserialize, schemars::JsonSchema)]
 pub struct Args {
     #[serde(alias = "file_path", alias = "filePath")]
@@ -193,5 +194,36 @@ fn explain(shown: &str, abs: &Path, e: &io::Error) -> String {
         ),
         io::ErrorKind::IsADirectory => format!("{shown} is a directory, not a file"),
         _ => format!("{shown} cannot be read: {e}"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    /// The aliases are accepted but not offered: the schema the model sees is the one it always was.
+    #[test]
+    fn aliases_parse_and_stay_out_of_the_schema() {
+        assert_eq!(
+            super::super::schema_of::<Args>(),
+            json!({
+                "type": "object",
+                "required": ["path", "old_text", "new_text"],
+                "properties": {
+                    "path": {"type": "string"},
+                    "old_text": {"description": "Exact text to replace", "type": "string"},
+                    "new_text": {"type": "string"},
+                    "replace_all": {"description": "Replace every match", "type": "boolean"}
+                }
+            })
+        );
+        for args in [
+            json!({"file_path": "a", "old_string": "x", "new_string": "y"}),
+            json!({"filePath": "a", "oldString": "x", "newString": "y", "replaceAll": true}),
+        ] {
+            let parsed: Args = serde_json::from_value(args).unwrap();
+            assert_eq!((parsed.path.as_str(), parsed.old_text.as_str()), ("a", "x"));
+        }
     }
 }
