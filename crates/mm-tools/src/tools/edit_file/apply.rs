@@ -40,14 +40,15 @@ pub fn apply(text: &str, old: &str, new: &str, all: bool, shown: &str) -> Outcom
         Ok(r) => r,
         Err(why) => return Outcome::Refused(why),
     };
+    // One locator for every reading: the file's line keys are hashed once.
+    let locator = Locator::new(&file);
     for reading in &readings {
-        match run(&file, reading, all, shown) {
+        match run(&locator, reading, all, shown) {
             Ok(Some(outcome)) => return outcome,
             Ok(None) => {}
             Err(miss) => return Outcome::Refused(refusal(miss, shown)),
         }
     }
-    let locator = Locator::new(&file);
     for reading in &readings {
         if let [(o, n)] = reading.edits.as_slice()
             && o != n
@@ -63,22 +64,33 @@ pub fn apply(text: &str, old: &str, new: &str, all: bool, shown: &str) -> Outcom
         .last()
         .and_then(|r| r.edits.first())
         .map_or(old.as_str(), |(o, _)| o.as_str());
-    Outcome::Refused(not_found(&file, looked_for, shown))
+    Outcome::Refused(not_found(&locator, looked_for, shown))
 }
 
 /// One reading, its edits applied in turn; `Ok(None)` when one of them matches nothing.
-fn run(file: &Text, reading: &Reading, all: bool, shown: &str) -> Result<Option<Outcome>, Miss> {
+fn run(
+    locator: &Locator,
+    reading: &Reading,
+    all: bool,
+    shown: &str,
+) -> Result<Option<Outcome>, Miss> {
     let opts = Opts {
         all,
         hint: reading.hint,
         whole_lines: reading.whole_lines,
         shown,
     };
-    let mut current: Option<Text> = None;
+    if reading.edits.is_empty() {
+        return Ok(None);
+    }
+    let mut done = String::new();
     let mut summary = String::new();
     for (i, (old, new)) in reading.edits.iter().enumerate() {
-        let text = current.as_ref().unwrap_or(file);
-        let found = match Locator::new(text).locate(old, new, &opts) {
+        // After the first hunk, the next ones are looked for in the text the first made.
+        let later = (i > 0).then(|| Text::new(&done));
+        let fresh = later.as_ref().map(Locator::new);
+        let here = fresh.as_ref().unwrap_or(locator);
+        let found = match here.locate(old, new, &opts) {
             Ok(Located::Edit(found)) => found,
             Ok(Located::Already(line)) if reading.edits.len() == 1 => {
                 return Ok(Some(Outcome::Already(format!(
@@ -91,11 +103,8 @@ fn run(file: &Text, reading: &Reading, all: bool, shown: &str) -> Result<Option<
         if i == 0 {
             summary = describe(&found);
         }
-        current = Some(Text::new(&text.render(&found.splices)));
+        done = here.text().render(&found.splices);
     }
-    let Some(done) = current else {
-        return Ok(None);
-    };
     if reading.edits.len() > 1 {
         summary = format!("applied {} hunks", reading.edits.len());
     }
@@ -103,7 +112,7 @@ fn run(file: &Text, reading: &Reading, all: bool, shown: &str) -> Result<Option<
         summary = format!("{summary}; {note}");
     }
     Ok(Some(Outcome::Edited {
-        text: done.render(&[]),
+        text: done,
         summary,
     }))
 }
@@ -153,6 +162,6 @@ fn refusal(miss: Miss, shown: &str) -> String {
             list(&lines)
         ),
         Miss::Cut(why) => why,
-        Miss::NotFound => not_found(&Text::new(""), "", shown),
+        Miss::NotFound => not_found(&Locator::new(&Text::new("")), "", shown),
     }
 }

@@ -2,11 +2,14 @@
 //! numbered, and the first difference made visible — a caret under it, and the characters that
 //! look alike or cannot be seen named (`U+00A0 no-break space`, `1 tab` against `4 spaces`).
 //!
-//! Finding them in a large file stays linear: each line gets a 256-bit sketch of its character
-//! pairs; only the windows that lines with a close sketch vote for are scored exactly.
+//! Finding them in a large file stays linear: the windows scored exactly are the few that the
+//! words of `old_text` vote for (found with a SIMD substring search), or, when no word helps (a
+//! word mistyped), those that lines with a close 128-bit sketch of their character pairs vote for.
 
 use std::collections::HashMap;
 
+use super::keys::is_word;
+use super::locate::Locator;
 use super::text::{Text, split_lines};
 
 /// Lines of context shown around the closest lines.
@@ -15,28 +18,45 @@ const CONTEXT: usize = 2;
 const SHOWN: usize = 24;
 /// The most windows scored exactly.
 const WINDOWS: usize = 64;
-/// The most lines of `old_text` that vote for windows (the longest ones).
-const VOTERS: usize = 16;
+/// The most lines of `old_text` that vote for windows by their sketch (the longest ones).
+const VOTERS: usize = 8;
+/// The most words of `old_text` that vote for windows (the longest ones), and the most lines
+/// a word may be on to vote.
+const WORDS: usize = 6;
+const WORD_LINES: usize = 2_000;
 
-type Sketch = [u64; 4];
+type Sketch = [u64; 2];
 
-fn pairs(line: &str) -> impl Iterator<Item = (char, char)> + '_ {
-    let t = line.trim();
-    t.chars().zip(t.chars().skip(1))
-}
-
+/// A line's pairs of bytes (blanks left out), hashed into 128 bits: a cheap picture of what
+/// the line says, for finding lines alike in a file of any size in one pass.
 fn sketch(line: &str) -> Sketch {
-    let mut s = [0u64; 4];
-    for (a, b) in pairs(line) {
-        let h = (u32::from(a).wrapping_mul(31) ^ u32::from(b).wrapping_mul(0x9E37_79B1)) as usize;
-        let bit = (h ^ (h >> 8) ^ (h >> 16)) & 255;
-        s[bit / 64] |= 1 << (bit % 64);
+    let mut s = [0u64; 2];
+    let mut prev = None;
+    for &b in line.as_bytes() {
+        prev = add_pair(&mut s, prev, b);
     }
     s
 }
 
+/// Adds the pair `prev`, `b` to the sketch; the byte to pair with the next one.
+fn add_pair(s: &mut Sketch, prev: Option<u8>, b: u8) -> Option<u8> {
+    if matches!(b, b' ' | b'\t' | b'\r') {
+        return None;
+    }
+    if let Some(a) = prev {
+        let bit = ((u32::from(a) << 8) | u32::from(b)).wrapping_mul(0x9E37_79B1) >> 25;
+        s[(bit >> 6) as usize] |= 1 << (bit & 63);
+    }
+    Some(b)
+}
+
 fn count(s: &Sketch) -> u32 {
-    s.iter().map(|w| w.count_ones()).sum()
+    s[0].count_ones() + s[1].count_ones()
+}
+
+fn pairs(line: &str) -> impl Iterator<Item = (char, char)> + '_ {
+    let t = line.trim();
+    t.chars().zip(t.chars().skip(1))
 }
 
 /// Dice similarity of two lines' character pairs (their trimmed text); 1 when equal.
@@ -68,12 +88,13 @@ fn similarity(a: &str, b: &str) -> f64 {
 }
 
 /// The refusal for an `old_text` that matches nothing.
-pub fn not_found(text: &Text, old: &str, shown: &str) -> String {
+pub fn not_found(found: &Locator, old: &str, shown: &str) -> String {
+    let text = found.text();
     let nothing = format!(
         "old_text does not match {shown}, and no line of the file looks like it; read the file and copy old_text exactly"
     );
     let old_lines = split_lines(old);
-    let Some(start) = closest(text, &old_lines) else {
+    let Some(start) = closest(found, &old_lines) else {
         return nothing;
     };
     let k = old_lines.len();
@@ -101,49 +122,114 @@ pub fn not_found(text: &Text, old: &str, shown: &str) -> String {
 
 /// The first line of the window most like `old_lines`, if one is alike enough: at least half of
 /// `old_text`'s lines must look like the file's, so that a block with only its first line in
-/// common (another function of the same shape) is never offered.
-fn closest(text: &Text, old_lines: &[&str]) -> Option<usize> {
-    let n = text.line_count();
-    let wanted: Vec<(usize, Sketch, u32)> = {
-        let mut w: Vec<(usize, &str)> = old_lines
-            .iter()
-            .enumerate()
-            .filter(|(_, l)| l.trim().chars().count() >= 2)
-            .map(|(j, l)| (j, *l))
-            .collect();
-        w.sort_by_key(|(_, l)| std::cmp::Reverse(l.trim().len()));
-        w.truncate(VOTERS);
-        w.into_iter()
-            .map(|(j, l)| {
-                let s = sketch(l);
-                (j, s, count(&s))
-            })
-            .collect()
-    };
-    if wanted.is_empty() || n == 0 {
+/// common (another function of the same shape) is never offered. The windows scored are the
+/// ones `old_text`'s words vote for; when they find nothing (a word mistyped), the ones each
+/// line's sketch of character pairs votes for.
+fn closest(found: &Locator, old_lines: &[&str]) -> Option<usize> {
+    let text = found.text();
+    if text.line_count() == 0 {
         return None;
     }
+    best(text, old_lines, word_votes(found, old_lines))
+        .or_else(|| best(text, old_lines, sketch_votes(text, old_lines)))
+}
+
+/// Windows the words of `old_text` (its longest, on not too many lines) put its lines beside.
+fn word_votes(found: &Locator, old_lines: &[&str]) -> Vec<(usize, u32)> {
+    let mut words: Vec<&str> = old_lines
+        .iter()
+        .flat_map(|l| l.split(|c: char| !is_word(c)))
+        .filter(|w| w.chars().count() >= 3)
+        .collect();
+    words.sort_by_key(|w| std::cmp::Reverse(w.len()));
+    words.dedup();
     let mut votes: HashMap<usize, u32> = HashMap::new();
-    for i in 0..n {
-        let have = sketch(text.line(i));
-        let c = count(&have);
-        if c == 0 {
+    for word in words.into_iter().take(WORDS) {
+        let Some(lines) = found.lines_with(word).filter(|l| l.len() <= WORD_LINES) else {
             continue;
-        }
-        for (j, want, w) in &wanted {
-            let common: u32 = have
-                .iter()
-                .zip(want)
-                .map(|(a, b)| (a & b).count_ones())
-                .sum();
-            if common * 2 >= (*w).max(c) && i >= *j {
-                *votes.entry(i - j).or_default() += 1;
+        };
+        for (j, old) in old_lines.iter().enumerate() {
+            if !old.contains(word) {
+                continue;
+            }
+            for &c in &lines {
+                if c >= j {
+                    *votes.entry(c - j).or_default() += 1;
+                }
             }
         }
     }
-    let mut starts: Vec<(usize, u32)> = votes.into_iter().collect();
-    starts.sort_by_key(|&(s, v)| (std::cmp::Reverse(v), s));
-    starts.truncate(WINDOWS);
+    votes.into_iter().collect()
+}
+
+/// Windows the lines whose sketch shares half its pairs with a line of `old_text` put it beside:
+/// one pass over the bytes of the file.
+fn sketch_votes(text: &Text, old_lines: &[&str]) -> Vec<(usize, u32)> {
+    let mut wanted: Vec<(usize, &str)> = old_lines
+        .iter()
+        .enumerate()
+        .filter(|(_, l)| l.trim().chars().count() >= 2)
+        .map(|(j, l)| (j, *l))
+        .collect();
+    wanted.sort_by_key(|(_, l)| std::cmp::Reverse(l.trim().len()));
+    wanted.truncate(VOTERS);
+    let wanted: Vec<(usize, Sketch, u32)> = wanted
+        .into_iter()
+        .map(|(j, l)| {
+            let s = sketch(l);
+            (j, s, count(&s))
+        })
+        .collect();
+    let mut votes = Vec::new();
+    let mut line = 0;
+    let mut have: Sketch = [0; 2];
+    let mut prev = None;
+    let mut vote = |line: usize, have: &Sketch| {
+        let c = count(have);
+        for &(j, want, w) in &wanted {
+            // Half the pairs of the larger set in common needs sizes within a factor of two.
+            if c * 2 < w || c > w * 2 || line < j {
+                continue;
+            }
+            let common = (have[0] & want[0]).count_ones() + (have[1] & want[1]).count_ones();
+            if common * 2 >= w.max(c) {
+                votes.push((line - j, 1));
+            }
+        }
+    };
+    for &b in text.body().as_bytes() {
+        if b == b'\n' {
+            vote(line, &have);
+            line += 1;
+            have = [0; 2];
+            prev = None;
+        } else {
+            prev = add_pair(&mut have, prev, b);
+        }
+    }
+    if line < text.line_count() {
+        vote(line, &have);
+    }
+    votes.sort_unstable();
+    let mut merged: Vec<(usize, u32)> = Vec::new();
+    for (s, v) in votes {
+        match merged.last_mut() {
+            Some((last, n)) if *last == s => *n += v,
+            _ => merged.push((s, v)),
+        }
+    }
+    merged
+}
+
+/// The best of the most voted windows, if alike enough.
+fn best(text: &Text, old_lines: &[&str], mut starts: Vec<(usize, u32)>) -> Option<usize> {
+    let n = text.line_count();
+    let by_votes = |&(s, v): &(usize, u32)| (std::cmp::Reverse(v), s);
+    if starts.len() > WINDOWS {
+        starts.select_nth_unstable_by_key(WINDOWS, by_votes);
+        starts.truncate(WINDOWS);
+    }
+    starts.sort_by_key(by_votes);
     let k = old_lines.len();
     let meaningful = old_lines
         .iter()
@@ -323,21 +409,21 @@ mod tests {
     fn the_difference_is_shown_and_named() {
         let text = Text::new("one\ntwo\nlet total = compute(a, b);\nthree\nfour\nfive\nsix\n");
         assert_eq!(
-            not_found(&text, "let total = compute(a, c);", "a.rs"),
+            not_found(&Locator::new(&text), "let total = compute(a, c);", "a.rs"),
             "old_text does not match a.rs; the closest lines are:\n1: one\n2: two\n3: let total = compute(a, b);\n4: three\n5: four\nLine 3 differs from line 1 of old_text at the caret:\n  file:     let total = compute(a, b);\n                                   ^\n  old_text: let total = compute(a, c);\nCopy old_text exactly from the file."
         );
         let text = Text::new("- [ ] in\u{a0}current\n");
         assert!(
-            not_found(&text, "- [ ] in current", "t.md")
+            not_found(&Locator::new(&text), "- [ ] in current", "t.md")
                 .contains("At the caret the file has U+00A0 no-break space, old_text has a space.")
         );
         let text = Text::new("x\n\t\treturn 1\n");
         assert!(
-            not_found(&text, "        return 1", "a.go")
+            not_found(&Locator::new(&text), "        return 1", "a.go")
                 .contains("The file indents this line with 2 tabs, old_text with 8 spaces.\n")
         );
         assert_eq!(
-            not_found(&Text::new("abc\n"), "zzz", "a"),
+            not_found(&Locator::new(&Text::new("abc\n")), "zzz", "a"),
             "old_text does not match a, and no line of the file looks like it; read the file and copy old_text exactly"
         );
     }
@@ -347,6 +433,9 @@ mod tests {
         let text =
             Text::new("def load(path):\n    with open(path) as f:\n        return json.load(f)\n");
         let old = "def load(path, strict):\n    data = fetch(url)\n    cache[url] = data\n    return data";
-        assert!(not_found(&text, old, "a.py").contains("no line of the file looks like it"));
+        assert!(
+            not_found(&Locator::new(&text), old, "a.py")
+                .contains("no line of the file looks like it")
+        );
     }
 }

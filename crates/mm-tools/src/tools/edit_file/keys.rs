@@ -11,8 +11,15 @@ pub enum Norm {
     Trim,
     /// Trimmed, with look-alike characters folded (curly quotes, dashes, odd spaces).
     Fold,
-    /// Folded, without any whitespace.
+    /// Folded, without whitespace — but for one space where whitespace separates two word
+    /// characters, so that `// comment` is `//comment` and `a  =  b` is `a=b`, while `foo bar`
+    /// stays apart from `foobar`.
     NoSpace,
+}
+
+/// A character of a word: letters, digits, `_`.
+pub fn is_word(c: char) -> bool {
+    c.is_alphanumeric() || c == '_'
 }
 
 /// A look-alike's plain character, for matching only: one character for one, so that a position
@@ -28,20 +35,32 @@ pub fn fold(c: char) -> char {
 }
 
 pub struct KeyChars<'a> {
-    chars: std::str::Chars<'a>,
+    chars: std::iter::Peekable<std::str::Chars<'a>>,
     norm: Norm,
+    /// `NoSpace`: the last character given was a word character.
+    after_word: bool,
 }
 
 impl Iterator for KeyChars<'_> {
     type Item = char;
     fn next(&mut self) -> Option<char> {
-        loop {
-            let c = self.chars.next()?;
-            match self.norm {
-                Norm::Exact | Norm::Trim => return Some(c),
-                Norm::Fold => return Some(fold(c)),
-                Norm::NoSpace if c.is_whitespace() => continue,
-                Norm::NoSpace => return Some(fold(c)),
+        let c = self.chars.next()?;
+        match self.norm {
+            Norm::Exact | Norm::Trim => Some(c),
+            Norm::Fold => Some(fold(c)),
+            Norm::NoSpace => {
+                if !c.is_whitespace() {
+                    self.after_word = is_word(c);
+                    return Some(fold(c));
+                }
+                while self.chars.next_if(|c| c.is_whitespace()).is_some() {}
+                let next = *self.chars.peek()?;
+                if self.after_word && is_word(next) {
+                    self.after_word = false;
+                    Some(' ')
+                } else {
+                    self.next()
+                }
             }
         }
     }
@@ -53,8 +72,9 @@ pub fn key_chars(line: &str, norm: Norm) -> KeyChars<'_> {
         Norm::Trim | Norm::Fold | Norm::NoSpace => line.trim(),
     };
     KeyChars {
-        chars: s.chars(),
+        chars: s.chars().peekable(),
         norm,
+        after_word: false,
     }
 }
 
@@ -62,14 +82,111 @@ pub fn key_eq(a: &str, b: &str, norm: Norm) -> bool {
     key_chars(a, norm).eq(key_chars(b, norm))
 }
 
-/// FNV-1a over the key's characters.
+/// A hash of a line's key under `norm`: the same for lines whose keys are equal.
 pub fn key_hash(line: &str, norm: Norm) -> u64 {
-    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-    for c in key_chars(line, norm) {
-        h ^= u64::from(u32::from(c));
-        h = h.wrapping_mul(0x0100_0000_01b3);
+    if norm == Norm::Exact {
+        return hash_bytes(line.as_bytes());
     }
-    h
+    let key: String = key_chars(line, norm).collect();
+    hash_bytes(key.as_bytes())
+}
+
+/// The hash of an empty key (a blank line's, without whitespace).
+pub fn empty_hash() -> u64 {
+    hash_bytes(b"")
+}
+
+/// A fast hash of bytes, eight at a time.
+fn hash_bytes(bytes: &[u8]) -> u64 {
+    const K: u64 = 0x517c_c1b7_2722_0a95;
+    let mut h = bytes.len() as u64;
+    let mut chunks = bytes.chunks_exact(8);
+    for c in &mut chunks {
+        let w = u64::from_le_bytes([c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7]]);
+        h = (h.rotate_left(5) ^ w).wrapping_mul(K);
+    }
+    let mut tail = 0u64;
+    for (i, b) in chunks.remainder().iter().enumerate() {
+        tail |= u64::from(*b) << (8 * i);
+    }
+    (h.rotate_left(5) ^ tail).wrapping_mul(K)
+}
+
+/// Whitespace as `char::is_whitespace` has it, for ASCII bytes.
+fn ascii_space(b: u8) -> bool {
+    matches!(b, b' ' | b'\t' | b'\n' | 0x0B | 0x0C | b'\r')
+}
+
+/// The hashes of every line's key under `Trim`, `Fold` and `NoSpace`, in one pass over the
+/// file: most lines are ASCII, where a key is a slice of the line's bytes (folding changes
+/// nothing there), so no string is built for them.
+pub struct LineKeys {
+    pub trim: Vec<u64>,
+    pub fold: Vec<u64>,
+    pub no_space: Vec<u64>,
+}
+
+impl LineKeys {
+    pub fn new<'a>(lines: impl ExactSizeIterator<Item = &'a str>) -> LineKeys {
+        let n = lines.len();
+        let mut keys = LineKeys {
+            trim: Vec::with_capacity(n),
+            fold: Vec::with_capacity(n),
+            no_space: Vec::with_capacity(n),
+        };
+        let mut squeezed = Vec::new();
+        for line in lines {
+            if line.is_ascii() {
+                let bytes = line.as_bytes();
+                let from = bytes
+                    .iter()
+                    .position(|&b| !ascii_space(b))
+                    .unwrap_or(bytes.len());
+                let to = bytes
+                    .iter()
+                    .rposition(|&b| !ascii_space(b))
+                    .map_or(from, |i| i + 1);
+                let trimmed = &bytes[from..to];
+                let h = hash_bytes(trimmed);
+                keys.trim.push(h);
+                keys.fold.push(h);
+                squeezed.clear();
+                let mut gap = false;
+                for &b in trimmed {
+                    if ascii_space(b) {
+                        gap = true;
+                        continue;
+                    }
+                    let word = b.is_ascii_alphanumeric() || b == b'_';
+                    if gap
+                        && word
+                        && squeezed
+                            .last()
+                            .is_some_and(|&p: &u8| p.is_ascii_alphanumeric() || p == b'_')
+                    {
+                        squeezed.push(b' ');
+                    }
+                    gap = false;
+                    squeezed.push(b);
+                }
+                keys.no_space.push(hash_bytes(&squeezed));
+            } else {
+                keys.trim.push(key_hash(line, Norm::Trim));
+                keys.fold.push(key_hash(line, Norm::Fold));
+                keys.no_space.push(key_hash(line, Norm::NoSpace));
+            }
+        }
+        keys
+    }
+
+    pub fn of(&self, norm: Norm) -> Option<&[u64]> {
+        match norm {
+            Norm::Exact => None,
+            Norm::Trim => Some(&self.trim),
+            Norm::Fold => Some(&self.fold),
+            Norm::NoSpace => Some(&self.no_space),
+        }
+    }
 }
 
 pub fn is_blank(line: &str) -> bool {
@@ -123,11 +240,27 @@ mod tests {
             Norm::Fold
         ));
         assert!(key_eq("//处理根路径", "// 处理根路径", Norm::NoSpace));
+        assert!(key_eq("if\t(  a\t) {", "if ( a ) {", Norm::NoSpace));
+        assert!(key_eq(
+            "x  =  compute(a,  b)",
+            "x = compute(a, b)",
+            Norm::NoSpace
+        ));
+        assert!(!key_eq("foo bar", "foobar", Norm::NoSpace));
+        assert!(key_eq("foo   bar", "foo bar", Norm::NoSpace));
         assert!(!key_eq("//处理根路径", "// 处理根路径", Norm::Fold));
         assert_eq!(
             key_hash("  a\u{a0}b", Norm::Fold),
             key_hash("a b", Norm::Fold)
         );
+        // The ASCII fast path hashes as the general one does.
+        let lines = ["\t  foo( a ) ", "  x\u{201C}y\u{201D}", "", "a  b  (c)"];
+        let keys = LineKeys::new(lines.iter().copied());
+        for (i, l) in lines.iter().enumerate() {
+            assert_eq!(keys.trim[i], key_hash(l, Norm::Trim));
+            assert_eq!(keys.fold[i], key_hash(l, Norm::Fold));
+            assert_eq!(keys.no_space[i], key_hash(l, Norm::NoSpace));
+        }
         assert_eq!(find_all(&[1, 2, 1, 2, 1], &[1, 2, 1]), vec![0, 2]);
         assert_eq!(find_all(&[1, 1, 1], &[1, 1]), vec![0, 1]);
         assert!(find_all(&[1], &[1, 1]).is_empty());

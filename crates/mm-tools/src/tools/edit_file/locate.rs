@@ -3,9 +3,12 @@
 //! strategy runs only when the ones before it found nothing, and a strategy that finds several
 //! places refuses: no strategy ever takes the first of several.
 
-use std::cell::OnceCell;
+use std::cell::{OnceCell, RefCell};
+use std::collections::HashMap;
 
-use super::keys::{Norm, find_all, is_blank, key_eq, key_hash};
+use memchr::memmem;
+
+use super::keys::{LineKeys, Norm, empty_hash, find_all, is_blank, is_word, key_eq, key_hash};
 use super::merge::{LineMatch, merge};
 use super::text::{Splice, Text, split_lines};
 
@@ -83,11 +86,17 @@ pub struct Opts<'a> {
     pub shown: &'a str,
 }
 
-/// The strategies over one file, with its lines' keys hashed once.
+/// The strategies over one file, with its lines' keys hashed once (for every reading).
 pub struct Locator<'t> {
     text: &'t Text,
-    hashes: [OnceCell<Vec<u64>>; 4],
+    keys: OnceCell<LineKeys>,
+    exact: OnceCell<Vec<u64>>,
+    /// The file lines each word searched for is on (`None`: on too many).
+    words: RefCell<HashMap<String, Option<Vec<usize>>>>,
 }
+
+/// The most lines a word may be on for the places it is on to be tried one by one.
+const ANCHORED: usize = 20_000;
 
 const NORMS: [Norm; 4] = [Norm::Exact, Norm::Trim, Norm::Fold, Norm::NoSpace];
 
@@ -97,17 +106,29 @@ impl<'t> Locator<'t> {
     pub fn new(text: &'t Text) -> Locator<'t> {
         Locator {
             text,
-            hashes: Default::default(),
+            keys: OnceCell::new(),
+            exact: OnceCell::new(),
+            words: RefCell::new(HashMap::new()),
         }
     }
 
+    pub fn text(&self) -> &'t Text {
+        self.text
+    }
+
+    fn lines(&self) -> impl ExactSizeIterator<Item = &'t str> + 't {
+        let text = self.text;
+        (0..text.line_count()).map(move |i| text.line(i))
+    }
+
     fn hashes(&self, norm: Norm) -> &[u64] {
-        let slot = NORMS.iter().position(|&n| n == norm).unwrap_or(0);
-        self.hashes[slot].get_or_init(|| {
-            (0..self.text.line_count())
-                .map(|i| key_hash(self.text.line(i), norm))
-                .collect()
-        })
+        let keys = self.keys.get_or_init(|| LineKeys::new(self.lines()));
+        match keys.of(norm) {
+            Some(h) => h,
+            None => self
+                .exact
+                .get_or_init(|| self.lines().map(|l| key_hash(l, Norm::Exact)).collect()),
+        }
     }
 
     /// Every strategy in order; the first that finds something decides.
@@ -121,11 +142,11 @@ impl<'t> Locator<'t> {
         }
         let norms: &[Norm] = if o.whole_lines { &NORMS } else { &NORMS[1..] };
         for &norm in norms {
-            if let Some(done) = self.lines(&old_lines, &new_lines, norm, false, o) {
+            if let Some(done) = self.by_lines(&old_lines, &new_lines, norm, false, o) {
                 return done;
             }
         }
-        if let Some(done) = self.lines(&old_lines, &new_lines, Norm::NoSpace, true, o) {
+        if let Some(done) = self.by_lines(&old_lines, &new_lines, Norm::NoSpace, true, o) {
             return done;
         }
         if !o.whole_lines
@@ -142,7 +163,7 @@ impl<'t> Locator<'t> {
             return None;
         }
         let body = self.text.body();
-        let mut at = body.match_indices(needle).map(|(i, _)| i);
+        let mut at = memmem::find_iter(body.as_bytes(), needle.as_bytes());
         if let Some(first) = at.next() {
             return at.next().is_none().then(|| self.text.line_of(first) + 1);
         }
@@ -158,7 +179,7 @@ impl<'t> Locator<'t> {
 
     fn exact(&self, old: &str, new: &str, o: &Opts) -> Step {
         let body = self.text.body();
-        let starts: Vec<usize> = body.match_indices(old).map(|(i, _)| i).collect();
+        let starts: Vec<usize> = memmem::find_iter(body.as_bytes(), old.as_bytes()).collect();
         let chosen = match starts.as_slice() {
             [] => return None,
             [_] => starts.clone(),
@@ -300,57 +321,144 @@ impl<'t> Locator<'t> {
     }
 
     /// Where `old`'s lines match whole file lines under `norm` (skipping blank lines on both
-    /// sides when `skip_blank`).
+    /// sides when `skip_blank`). The places to try come from the longest word of `old_text`
+    /// (a run of letters, digits and `_`, which every key keeps whole), searched for in the text;
+    /// when it is short or everywhere, from the keys of every line, hashed once.
     fn candidates(&self, old: &[&str], norm: Norm, skip_blank: bool) -> Vec<LineMatch> {
         if old.iter().all(|l| is_blank(l)) {
             return Vec::new();
         }
-        let file = self.hashes(norm);
-        let text = self.text;
-        if !skip_blank {
-            let needle: Vec<u64> = old.iter().map(|l| key_hash(l, norm)).collect();
-            return find_all(file, &needle)
-                .into_iter()
-                .filter(|&s| {
-                    old.iter()
-                        .enumerate()
-                        .all(|(j, l)| key_eq(text.line(s + j), l, norm))
-                })
-                .map(|s| LineMatch {
-                    map: (s..s + old.len()).map(Some).collect(),
-                    first: s,
-                    last: s + old.len() - 1,
-                })
-                .collect();
-        }
-        let kept: Vec<usize> = (0..old.len()).filter(|&j| !is_blank(old[j])).collect();
-        let lines: Vec<usize> = (0..text.line_count())
-            .filter(|&i| !is_blank(text.line(i)))
+        let kept: Vec<usize> = (0..old.len())
+            .filter(|&j| !skip_blank || !is_blank(old[j]))
             .collect();
-        let hay: Vec<u64> = lines.iter().map(|&i| file[i]).collect();
-        let needle: Vec<u64> = kept.iter().map(|&j| key_hash(old[j], norm)).collect();
-        find_all(&hay, &needle)
+        let starts: Vec<usize> = match self.anchored(old) {
+            Some((j, lines)) => {
+                let rank = kept.iter().position(|&k| k == j).unwrap_or(0);
+                let mut starts: Vec<usize> = lines
+                    .into_iter()
+                    .filter_map(|c| self.back(c, rank, skip_blank))
+                    .collect();
+                starts.dedup();
+                starts
+            }
+            None => self.hashed_starts(old, &kept, norm, skip_blank),
+        };
+        starts
             .into_iter()
-            .filter(|&p| {
-                kept.iter()
-                    .enumerate()
-                    .all(|(r, &j)| key_eq(text.line(lines[p + r]), old[j], norm))
-            })
-            .map(|p| {
-                let mut map = vec![None; old.len()];
-                for (r, &j) in kept.iter().enumerate() {
-                    map[j] = Some(lines[p + r]);
-                }
-                LineMatch {
-                    map,
-                    first: lines[p],
-                    last: lines[p + kept.len() - 1],
-                }
-            })
+            .filter_map(|s| self.fit(s, old, &kept, norm, skip_blank))
             .collect()
     }
 
-    fn lines(&self, old: &[&str], new: &[&str], norm: Norm, skip_blank: bool, o: &Opts) -> Step {
+    /// The file line `rank` lines (non-blank ones when `skip_blank`) before line `c`.
+    fn back(&self, c: usize, rank: usize, skip_blank: bool) -> Option<usize> {
+        if !skip_blank {
+            return c.checked_sub(rank);
+        }
+        let mut at = c;
+        for _ in 0..rank {
+            at = (0..at).rev().find(|&i| !is_blank(self.text.line(i)))?;
+        }
+        Some(at)
+    }
+
+    /// `old`'s lines laid on the file from line `s`, if they match under `norm`.
+    fn fit(
+        &self,
+        s: usize,
+        old: &[&str],
+        kept: &[usize],
+        norm: Norm,
+        skip_blank: bool,
+    ) -> Option<LineMatch> {
+        let text = self.text;
+        let mut map = vec![None; old.len()];
+        let mut at = s;
+        for (r, &j) in kept.iter().enumerate() {
+            if r > 0 {
+                at += 1;
+                while skip_blank && at < text.line_count() && is_blank(text.line(at)) {
+                    at += 1;
+                }
+            }
+            if at >= text.line_count() || !key_eq(text.line(at), old[j], norm) {
+                return None;
+            }
+            map[j] = Some(at);
+        }
+        Some(LineMatch {
+            map,
+            first: s,
+            last: at,
+        })
+    }
+
+    /// A line of `old_text` and the file lines that have one of its words (at least 3
+    /// characters, the longest first), for the first of a few words that is not on too many.
+    fn anchored(&self, old: &[&str]) -> Option<(usize, Vec<usize>)> {
+        let mut words: Vec<(usize, &str)> = old
+            .iter()
+            .enumerate()
+            .flat_map(|(j, l)| l.split(|c: char| !is_word(c)).map(move |w| (j, w)))
+            .filter(|(_, w)| w.chars().count() >= 3)
+            .collect();
+        words.sort_by_key(|(_, w)| std::cmp::Reverse(w.len()));
+        words.dedup_by_key(|(_, w)| *w);
+        words
+            .into_iter()
+            .take(4)
+            .find_map(|(j, w)| self.lines_with(w).map(|l| (j, l)))
+    }
+
+    /// The file lines `word` is on, if not more than [`ANCHORED`].
+    pub fn lines_with(&self, word: &str) -> Option<Vec<usize>> {
+        if let Some(found) = self.words.borrow().get(word) {
+            return found.clone();
+        }
+        let mut lines = Vec::new();
+        let mut found = true;
+        for at in memmem::find_iter(self.text.body().as_bytes(), word.as_bytes()) {
+            let line = self.text.line_of(at);
+            if lines.last() != Some(&line) {
+                lines.push(line);
+                if lines.len() > ANCHORED {
+                    found = false;
+                    break;
+                }
+            }
+        }
+        let found = found.then_some(lines);
+        self.words
+            .borrow_mut()
+            .insert(word.to_string(), found.clone());
+        found
+    }
+
+    /// Starts of matches from every line's hashed key (the word of `old_text` could not narrow
+    /// them down).
+    fn hashed_starts(
+        &self,
+        old: &[&str],
+        kept: &[usize],
+        norm: Norm,
+        skip_blank: bool,
+    ) -> Vec<usize> {
+        let file = self.hashes(norm);
+        let needle: Vec<u64> = kept.iter().map(|&j| key_hash(old[j], norm)).collect();
+        if !skip_blank {
+            return find_all(file, &needle);
+        }
+        let empty = empty_hash();
+        let lines: Vec<usize> = (0..self.text.line_count())
+            .filter(|&i| file[i] != empty || !is_blank(self.text.line(i)))
+            .collect();
+        let hay: Vec<u64> = lines.iter().map(|&i| file[i]).collect();
+        find_all(&hay, &needle)
+            .into_iter()
+            .map(|p| lines[p])
+            .collect()
+    }
+
+    fn by_lines(&self, old: &[&str], new: &[&str], norm: Norm, skip_blank: bool, o: &Opts) -> Step {
         let found = self.candidates(old, norm, skip_blank);
         let how = if skip_blank {
             How::BlankLines
@@ -436,7 +544,7 @@ impl<'t> Locator<'t> {
                 }
                 return None;
             }
-            let at: Vec<usize> = body.match_indices(o.as_str()).map(|(i, _)| i).collect();
+            let at: Vec<usize> = memmem::find_iter(body.as_bytes(), o.as_bytes()).collect();
             match at.as_slice() {
                 [] => return None,
                 [s] if *s >= after => {

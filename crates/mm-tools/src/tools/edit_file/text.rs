@@ -5,8 +5,8 @@
 /// Text with LF line endings, its lines indexed.
 pub struct Text {
     body: String,
-    /// For each `\n` of `body`, in order: whether the file had `\r\n` there.
-    crlf: Vec<bool>,
+    /// The offsets in `body` of the `\n`s that were `\r\n` in the file, in order.
+    crlf: Vec<usize>,
     /// Byte offset of each line's start.
     starts: Vec<usize>,
 }
@@ -21,18 +21,24 @@ pub struct Splice {
 
 impl Text {
     pub fn new(decoded: &str) -> Text {
-        let mut body = String::with_capacity(decoded.len());
-        let mut crlf = Vec::new();
-        let mut rest = decoded;
-        while let Some(i) = rest.find('\n') {
-            let cr = rest[..i].ends_with('\r');
-            body.push_str(&rest[..if cr { i - 1 } else { i }]);
-            body.push('\n');
-            crlf.push(cr);
-            rest = &rest[i + 1..];
-        }
-        body.push_str(rest);
-        let mut starts = Vec::with_capacity(crlf.len() + 1);
+        let (body, crlf) = if decoded.contains("\r\n") {
+            let mut body = String::with_capacity(decoded.len());
+            let mut crlf = Vec::new();
+            for piece in decoded.split_inclusive('\n') {
+                match piece.strip_suffix("\r\n") {
+                    Some(line) => {
+                        body.push_str(line);
+                        crlf.push(body.len());
+                        body.push('\n');
+                    }
+                    None => body.push_str(piece),
+                }
+            }
+            (body, crlf)
+        } else {
+            (decoded.to_string(), Vec::new())
+        };
+        let mut starts = Vec::with_capacity(body.len() / 32 + 1);
         if !body.is_empty() {
             starts.push(0);
             starts.extend(body.match_indices('\n').map(|(i, _)| i + 1));
@@ -76,36 +82,39 @@ impl Text {
 
     /// Whether most lines ended in CRLF: the ending text an edit brings in gets.
     fn mostly_crlf(&self) -> bool {
-        let n = self.crlf.iter().filter(|&&c| c).count();
-        n > 0 && n * 2 >= self.crlf.len()
+        let newlines = self.line_count() - usize::from(!self.body.ends_with('\n'));
+        !self.crlf.is_empty() && self.crlf.len() * 2 >= newlines
+    }
+
+    /// `body[from..to]` with the CRLF endings it had.
+    fn copy(&self, out: &mut String, from: usize, to: usize) {
+        let lo = self.crlf.partition_point(|&c| c < from);
+        let hi = self.crlf.partition_point(|&c| c < to);
+        let mut at = from;
+        for &c in &self.crlf[lo..hi] {
+            out.push_str(&self.body[at..c]);
+            out.push_str("\r\n");
+            at = c + 1;
+        }
+        out.push_str(&self.body[at..to]);
     }
 
     /// The file's text with `splices` (sorted, not overlapping) applied: the text they bring in
     /// gets the file's usual line ending; every other line keeps its own.
     pub fn render(&self, splices: &[Splice]) -> String {
-        let ending = if self.mostly_crlf() { "\r\n" } else { "\n" };
-        let mut out = String::with_capacity(self.body.len() + self.crlf.len());
+        let crlf = self.mostly_crlf();
+        let mut out = String::with_capacity(self.body.len() + self.crlf.len() + 64);
         let mut at = 0;
-        let mut newline = 0;
-        let copy = |out: &mut String, from: usize, to: usize, newline: &mut usize| {
-            for piece in self.body[from..to].split_inclusive('\n') {
-                match piece.strip_suffix('\n') {
-                    Some(line) => {
-                        out.push_str(line);
-                        out.push_str(if self.crlf[*newline] { "\r\n" } else { "\n" });
-                        *newline += 1;
-                    }
-                    None => out.push_str(piece),
-                }
-            }
-        };
         for s in splices {
-            copy(&mut out, at, s.start, &mut newline);
-            newline += self.body[s.start..s.end].matches('\n').count();
-            out.push_str(&s.text.replace('\n', ending));
+            self.copy(&mut out, at, s.start);
+            if crlf {
+                out.push_str(&s.text.replace('\n', "\r\n"));
+            } else {
+                out.push_str(&s.text);
+            }
             at = s.end;
         }
-        copy(&mut out, at, self.body.len(), &mut newline);
+        self.copy(&mut out, at, self.body.len());
         out
     }
 }
