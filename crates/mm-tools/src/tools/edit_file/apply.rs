@@ -165,3 +165,52 @@ fn refusal(miss: Miss, shown: &str) -> String {
         Miss::NotFound => not_found(&Locator::new(&Text::new("")), "", shown),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Bad input never crashes: files, `old_text` and `new_text` made of pieces that trip byte
+    /// offsets (multi-byte characters, CRLF, tabs, `...`, markers, prefixes), in many mixes.
+    #[test]
+    fn no_mix_of_awkward_pieces_panics() {
+        const PIECES: [&str; 16] = [
+            "\u{e9}",
+            "a",
+            " ",
+            "\n",
+            "\t",
+            "->",
+            "\u{2026}",
+            "x",
+            "\r\n",
+            "...\n",
+            "\u{201C}",
+            "1: ",
+            "- ",
+            "+",
+            "\\n",
+            "=======\n",
+        ];
+        let mut seed: u64 = 0x2545_F491_4F6C_DD1D;
+        let mut next = |n: usize| {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            (seed % n as u64) as usize
+        };
+        let mut pick =
+            |len: usize| -> String { (0..len).map(|_| PIECES[next(PIECES.len())]).collect() };
+        for _ in 0..20_000 {
+            let (f, o, n) = (pick(12), pick(3), pick(3));
+            for all in [false, true] {
+                let _ = apply(&f, &o, &n, all, "f");
+            }
+        }
+        // A retried edit whose new_text starts inside a multi-byte character of the file.
+        assert!(matches!(
+            apply("\u{e9}b->\n", "->", "a ->", false, "f"),
+            Outcome::Edited { .. }
+        ));
+    }
+}

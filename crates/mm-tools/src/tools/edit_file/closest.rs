@@ -180,7 +180,7 @@ fn sketch_votes(text: &Text, old_lines: &[&str]) -> Vec<(usize, u32)> {
             (j, s, count(&s))
         })
         .collect();
-    let mut votes = Vec::new();
+    let mut votes = vec![0u32; text.line_count()];
     let mut line = 0;
     let mut have: Sketch = [0; 2];
     let mut prev = None;
@@ -193,7 +193,7 @@ fn sketch_votes(text: &Text, old_lines: &[&str]) -> Vec<(usize, u32)> {
             }
             let common = (have[0] & want[0]).count_ones() + (have[1] & want[1]).count_ones();
             if common * 2 >= w.max(c) {
-                votes.push((line - j, 1));
+                votes[line - j] += 1;
             }
         }
     };
@@ -210,15 +210,11 @@ fn sketch_votes(text: &Text, old_lines: &[&str]) -> Vec<(usize, u32)> {
     if line < text.line_count() {
         vote(line, &have);
     }
-    votes.sort_unstable();
-    let mut merged: Vec<(usize, u32)> = Vec::new();
-    for (s, v) in votes {
-        match merged.last_mut() {
-            Some((last, n)) if *last == s => *n += v,
-            _ => merged.push((s, v)),
-        }
-    }
-    merged
+    votes
+        .into_iter()
+        .enumerate()
+        .filter(|&(_, v)| v > 0)
+        .collect()
 }
 
 /// The best of the most voted windows, if alike enough.

@@ -315,7 +315,7 @@ impl<'t> Locator<'t> {
         if new.matches(old).count() != 1 || new.len() == old.len() || k > start {
             return None;
         }
-        body[start - k..]
+        body.get(start - k..)?
             .starts_with(new)
             .then(|| self.text.line_of(start - k) + 1)
     }
