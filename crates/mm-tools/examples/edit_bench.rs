@@ -15,29 +15,11 @@ use std::fmt::Write as _;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use async_trait::async_trait;
-use mm_core::event::{Event, Form, FormAnswer, Frontend, PermissionDecision, PermissionRequest};
+use mm_tools::tools::ToolOutput;
 use mm_tools::tools::edit_file::EditFile;
-use mm_tools::tools::{CallContext, Tool, ToolOutput};
 use serde_json::{Value, json};
-use tokio_util::sync::CancellationToken;
 
-struct Quiet;
-
-#[async_trait]
-impl Frontend for Quiet {
-    fn emit(&self, _event: Event) {}
-    async fn ask_permission(
-        &self,
-        _r: PermissionRequest,
-        _c: &CancellationToken,
-    ) -> PermissionDecision {
-        PermissionDecision::RejectOnce
-    }
-    async fn ask_user(&self, _f: Form, _c: &CancellationToken) -> FormAnswer {
-        FormAnswer::Unavailable("a benchmark cannot ask".into())
-    }
-}
+mod common;
 
 /// The CPU time this thread has used: on a shared machine, wall-clock time measures the other
 /// processes too.
@@ -52,18 +34,9 @@ fn cpu_time() -> Duration {
 }
 
 async fn run(cwd: &Path, args: Value) -> (Duration, Duration, ToolOutput) {
-    let cancel = CancellationToken::new();
-    let call = CallContext::new(
-        "call_1",
-        cwd,
-        30_000,
-        &cancel,
-        mm_core::event::PermissionMode::Yolo,
-        &Quiet,
-    );
     let tool = EditFile::default();
     let (t, cpu) = (Instant::now(), cpu_time());
-    let out = tool.run(args, &call).await;
+    let out = common::run(&tool, cwd, args).await;
     (t.elapsed(), cpu_time() - cpu, out)
 }
 
