@@ -52,44 +52,43 @@ const CP1252_HIGH: [char; 32] = [
     '\u{02DC}', '\u{2122}', '\u{0161}', '\u{203A}', '\u{0153}', '\u{009D}', '\u{017E}', '\u{0178}',
 ];
 
-/// The text of a file, or `None` when it is binary: a NUL byte in its first 8 KiB (but for
-/// UTF-16, which has them), a UTF-16 body that does not decode, or 8-bit bytes with control
-/// characters no text has.
-pub fn decode(bytes: &[u8]) -> Option<Decoded> {
+/// The text of a file, or its bytes back when it is binary: a NUL byte in its first 8 KiB (but
+/// for UTF-16, which has them), a UTF-16 body that does not decode, or 8-bit bytes with control
+/// characters no text has. UTF-8 is taken over without a copy (a file may be large).
+pub fn decode(bytes: Vec<u8>) -> Result<Decoded, Vec<u8>> {
+    let utf16 = |rest: &[u8], unit: fn([u8; 2]) -> u16, encoding| {
+        utf16(rest, unit).map(|text| Decoded { text, encoding })
+    };
     if let Some(rest) = bytes.strip_prefix(&[0xFF, 0xFE]) {
-        return utf16(rest, u16::from_le_bytes).map(|text| Decoded {
-            text,
-            encoding: Encoding::Utf16Le,
-        });
+        return utf16(rest, u16::from_le_bytes, Encoding::Utf16Le).ok_or(bytes);
     }
     if let Some(rest) = bytes.strip_prefix(&[0xFE, 0xFF]) {
-        return utf16(rest, u16::from_be_bytes).map(|text| Decoded {
-            text,
-            encoding: Encoding::Utf16Be,
-        });
+        return utf16(rest, u16::from_be_bytes, Encoding::Utf16Be).ok_or(bytes);
     }
     if bytes[..bytes.len().min(SNIFF)].contains(&0) {
-        return None;
+        return Err(bytes);
     }
-    if let Some(rest) = bytes.strip_prefix(&[0xEF, 0xBB, 0xBF])
-        && let Ok(text) = std::str::from_utf8(rest)
-    {
-        return Some(Decoded {
-            text: text.to_string(),
-            encoding: Encoding::Utf8Bom,
-        });
-    }
-    if let Ok(text) = std::str::from_utf8(bytes) {
-        return Some(Decoded {
-            text: text.to_string(),
-            encoding: Encoding::Utf8,
-        });
+    let bom = bytes.starts_with(&[0xEF, 0xBB, 0xBF]);
+    let body = if bom { &bytes[3..] } else { &bytes[..] };
+    if std::str::from_utf8(body).is_ok() {
+        let mut bytes = bytes;
+        if bom {
+            bytes.drain(..3);
+        }
+        let encoding = if bom {
+            Encoding::Utf8Bom
+        } else {
+            Encoding::Utf8
+        };
+        return String::from_utf8(bytes)
+            .map(|text| Decoded { text, encoding })
+            .map_err(|e| e.into_bytes());
     }
     if bytes
         .iter()
         .any(|&b| b < 0x20 && !TEXT_CONTROLS.contains(&b))
     {
-        return None;
+        return Err(bytes);
     }
     let encoding = if bytes.iter().any(|b| (0x80..0xA0).contains(b)) {
         Encoding::Windows1252
@@ -97,7 +96,7 @@ pub fn decode(bytes: &[u8]) -> Option<Decoded> {
         Encoding::Latin1
     };
     let text = bytes.iter().map(|&b| byte_char(b)).collect();
-    Some(Decoded { text, encoding })
+    Ok(Decoded { text, encoding })
 }
 
 /// Control bytes that plain text has: tab, line feed, form feed, carriage return, ^Z (the end of
@@ -157,6 +156,10 @@ fn char_byte(c: char) -> Result<u8, char> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn decode(bytes: &[u8]) -> Option<Decoded> {
+        super::decode(bytes.to_vec()).ok()
+    }
 
     fn round_trip(bytes: &[u8]) -> Encoding {
         let d = decode(bytes).unwrap();

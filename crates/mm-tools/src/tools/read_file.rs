@@ -77,8 +77,11 @@ impl TypedTool for ReadFile {
             Ok(b) => b,
             Err(e) => return ToolOutput::not_run(explain(&args.path, &abs, &e)),
         };
-        let Some(decoded) = decode::decode(&bytes) else {
-            return ToolOutput::completed(format!("[binary file, {} bytes]", bytes.len()));
+        let decoded = match decode::decode(bytes) {
+            Ok(d) => d,
+            Err(bytes) => {
+                return ToolOutput::completed(format!("[binary file, {} bytes]", bytes.len()));
+            }
         };
         let Some(name) = decoded.encoding.label() else {
             return window(&decoded.text, args.offset, args.limit, call.max_output);

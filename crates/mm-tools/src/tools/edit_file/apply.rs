@@ -10,8 +10,13 @@ use super::text::Text;
 /// What an edit does to a file's text.
 #[derive(Debug, PartialEq)]
 pub enum Outcome {
-    /// The new text, and a phrase saying what was done (which strategy applied).
-    Edited { text: String, summary: String },
+    /// The new text, a phrase saying what was done (which strategy applied), and the text
+    /// before.
+    Edited {
+        text: String,
+        summary: String,
+        before: String,
+    },
     /// The edit is in the file already (the text for the model).
     Already(String),
     /// Refused: why, for the model.
@@ -21,8 +26,10 @@ pub enum Outcome {
 pub const EMPTY_OLD: &str =
     "old_text is empty; to create a file or replace all of its content, use write_file";
 
-/// Applies the edit to `text` (the file's decoded text); `shown` is the path as the model gave it.
-pub fn apply(text: &str, old: &str, new: &str, all: bool, shown: &str) -> Outcome {
+/// Applies the edit to `text` (the file's decoded text, taken over: it may be large); `shown` is
+/// the path as the model gave it.
+pub fn apply(text: impl Into<String>, old: &str, new: &str, all: bool, shown: &str) -> Outcome {
+    let text: String = text.into();
     let old = old.replace("\r\n", "\n");
     let new = new.replace("\r\n", "\n");
     if old.is_empty() {
@@ -30,6 +37,7 @@ pub fn apply(text: &str, old: &str, new: &str, all: bool, shown: &str) -> Outcom
             Outcome::Edited {
                 text: new,
                 summary: "wrote new_text into the empty file".into(),
+                before: text,
             }
         } else {
             Outcome::Refused(EMPTY_OLD.into())
@@ -114,6 +122,7 @@ fn run(
     Ok(Some(Outcome::Edited {
         text: done,
         summary,
+        before: locator.text().render(&[]),
     }))
 }
 
@@ -204,7 +213,7 @@ mod tests {
         for _ in 0..20_000 {
             let (f, o, n) = (pick(12), pick(3), pick(3));
             for all in [false, true] {
-                let _ = apply(&f, &o, &n, all, "f");
+                let _ = apply(f.as_str(), &o, &n, all, "f");
             }
         }
         // A retried edit whose new_text starts inside a multi-byte character of the file.

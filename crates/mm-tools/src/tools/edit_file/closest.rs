@@ -27,27 +27,16 @@ const WORD_LINES: usize = 2_000;
 
 type Sketch = [u64; 2];
 
-/// A line's pairs of bytes (blanks left out), hashed into 128 bits: a cheap picture of what
-/// the line says, for finding lines alike in a file of any size in one pass.
+/// A line's pairs of bytes (without its indentation and trailing blanks), hashed into 128 bits:
+/// a cheap picture of what the line says, for finding lines alike in a file of any size in one
+/// pass.
 fn sketch(line: &str) -> Sketch {
     let mut s = [0u64; 2];
-    let mut prev = None;
-    for &b in line.as_bytes() {
-        prev = add_pair(&mut s, prev, b);
-    }
-    s
-}
-
-/// Adds the pair `prev`, `b` to the sketch; the byte to pair with the next one.
-fn add_pair(s: &mut Sketch, prev: Option<u8>, b: u8) -> Option<u8> {
-    if matches!(b, b' ' | b'\t' | b'\r') {
-        return None;
-    }
-    if let Some(a) = prev {
-        let bit = ((u32::from(a) << 8) | u32::from(b)).wrapping_mul(0x9E37_79B1) >> 25;
+    for w in line.trim().as_bytes().windows(2) {
+        let bit = ((u32::from(w[0]) << 8) | u32::from(w[1])).wrapping_mul(0x9E37_79B1) >> 25;
         s[(bit >> 6) as usize] |= 1 << (bit & 63);
     }
-    Some(b)
+    s
 }
 
 fn count(s: &Sketch) -> u32 {
@@ -162,8 +151,7 @@ fn word_votes(found: &Locator, old_lines: &[&str]) -> Vec<(usize, u32)> {
     votes.into_iter().collect()
 }
 
-/// Windows the lines whose sketch shares half its pairs with a line of `old_text` put it beside:
-/// one pass over the bytes of the file.
+/// Windows the lines whose sketch shares half its pairs with a line of `old_text` put it beside.
 fn sketch_votes(text: &Text, old_lines: &[&str]) -> Vec<(usize, u32)> {
     let mut wanted: Vec<(usize, &str)> = old_lines
         .iter()
@@ -181,34 +169,25 @@ fn sketch_votes(text: &Text, old_lines: &[&str]) -> Vec<(usize, u32)> {
         })
         .collect();
     let mut votes = vec![0u32; text.line_count()];
-    let mut line = 0;
-    let mut have: Sketch = [0; 2];
-    let mut prev = None;
-    let mut vote = |line: usize, have: &Sketch| {
-        let c = count(have);
+    // A line with fewer pairs than half the smallest set cannot be alike: not even sketched.
+    let shortest = wanted.iter().map(|&(_, _, w)| w).min().unwrap_or(0) as usize;
+    for i in 0..text.line_count() {
+        let line = text.line(i);
+        if line.len() < shortest / 2 + 1 {
+            continue;
+        }
+        let have = sketch(line);
+        let c = count(&have);
         for &(j, want, w) in &wanted {
             // Half the pairs of the larger set in common needs sizes within a factor of two.
-            if c * 2 < w || c > w * 2 || line < j {
+            if c * 2 < w || c > w * 2 || i < j {
                 continue;
             }
             let common = (have[0] & want[0]).count_ones() + (have[1] & want[1]).count_ones();
             if common * 2 >= w.max(c) {
-                votes[line - j] += 1;
+                votes[i - j] += 1;
             }
         }
-    };
-    for &b in text.body().as_bytes() {
-        if b == b'\n' {
-            vote(line, &have);
-            line += 1;
-            have = [0; 2];
-            prev = None;
-        } else {
-            prev = add_pair(&mut have, prev, b);
-        }
-    }
-    if line < text.line_count() {
-        vote(line, &have);
     }
     votes
         .into_iter()

@@ -19,10 +19,10 @@ enum Did {
 }
 
 fn run(case: &Case) -> Did {
-    let Some(decoded) = decode::decode(case.file) else {
+    let Ok(decoded) = decode::decode(case.file.to_vec()) else {
         return Did::Refused;
     };
-    match apply(&decoded.text, case.old, case.new, case.all, "f") {
+    match apply(decoded.text, case.old, case.new, case.all, "f") {
         Outcome::Edited { text, .. } => match decode::encode(&text, decoded.encoding) {
             Ok(bytes) if bytes == case.file => Did::Refused,
             Ok(bytes) => Did::Wrote(bytes),

@@ -148,18 +148,27 @@ fn plan(args: &Args, cwd: &Path) -> Result<Planned, ToolOutput> {
     let shown = args.path.as_str();
     let abs = paths::resolve(cwd, shown);
     let original = fs::read(&abs).map_err(|e| ToolOutput::not_run(explain(shown, &abs, &e)))?;
-    let Some(decoded) = decode::decode(&original) else {
+    let Ok(decoded) = decode::decode(original) else {
         return Err(ToolOutput::not_run(format!(
             "{shown} is not a text file; edit_file cannot change it"
         )));
     };
     let all = args.replace_all.unwrap_or(false);
-    let (text, mut summary) =
-        match apply::apply(&decoded.text, &args.old_text, &args.new_text, all, shown) {
-            Outcome::Edited { text, summary } => (text, summary),
+    let (text, mut summary, before) =
+        match apply::apply(decoded.text, &args.old_text, &args.new_text, all, shown) {
+            Outcome::Edited {
+                text,
+                summary,
+                before,
+            } => (text, summary, before),
             Outcome::Already(text) => return Ok(Planned::Unchanged(text)),
             Outcome::Refused(why) => return Err(ToolOutput::not_run(why)),
         };
+    if text == before {
+        return Ok(Planned::Unchanged(format!(
+            "{shown} is unchanged: new_text is the same as the text it replaces"
+        )));
+    }
     let bytes = decode::encode(&text, decoded.encoding).map_err(|c| {
         ToolOutput::not_run(format!(
             "new_text has {c} (U+{:04X}), which {shown} cannot hold: it is {} text; nothing was changed",
@@ -167,18 +176,13 @@ fn plan(args: &Args, cwd: &Path) -> Result<Planned, ToolOutput> {
             decoded.encoding.label().unwrap_or("UTF-8")
         ))
     })?;
-    if bytes == original {
-        return Ok(Planned::Unchanged(format!(
-            "{shown} is unchanged: new_text is the same as the text it replaces"
-        )));
-    }
     if let Some(name) = decoded.encoding.label() {
         summary.push_str(&format!("; the file stays {name}"));
     }
     Ok(Planned::Edit {
         diff: FileDiff {
             path: abs,
-            old_text: Some(decoded.text),
+            old_text: Some(before),
             new_text: text,
         },
         summary,

@@ -2,6 +2,8 @@
 //! line endings it had kept aside, so that an edit changes only the text it replaces (a CRLF file
 //! stays CRLF, a stray LF line in it stays LF).
 
+use memchr::memmem;
+
 /// Text with LF line endings, its lines indexed.
 pub struct Text {
     body: String,
@@ -20,8 +22,10 @@ pub struct Splice {
 }
 
 impl Text {
-    pub fn new(decoded: &str) -> Text {
-        let (body, crlf) = if decoded.contains("\r\n") {
+    /// The text of a file (taken over without a copy when it has no CRLF).
+    pub fn new(decoded: impl Into<String>) -> Text {
+        let decoded: String = decoded.into();
+        let (body, crlf) = if memmem::find(decoded.as_bytes(), b"\r\n").is_some() {
             let mut body = String::with_capacity(decoded.len());
             let mut crlf = Vec::new();
             for piece in decoded.split_inclusive('\n') {
@@ -36,12 +40,12 @@ impl Text {
             }
             (body, crlf)
         } else {
-            (decoded.to_string(), Vec::new())
+            (decoded, Vec::new())
         };
         let mut starts = Vec::with_capacity(body.len() / 32 + 1);
         if !body.is_empty() {
             starts.push(0);
-            starts.extend(body.match_indices('\n').map(|(i, _)| i + 1));
+            starts.extend(memchr::memchr_iter(b'\n', body.as_bytes()).map(|i| i + 1));
             if body.ends_with('\n') {
                 starts.pop();
             }
