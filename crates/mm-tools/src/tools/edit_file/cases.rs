@@ -1513,4 +1513,46 @@ pub const CASES: &[Case] = &[
         expect: Expect::Same,
         ..Case::BASE
     },
+    Case {
+        name: "curly_quotes_in_old_text",
+        source: "https://github.com/PrimeIntellect-ai/prime-agent/issues/654",
+        kind: Kind::Lookalike,
+        file: "na\u{ef}ve \u{2014} caf\u{e9}\u{b2}\nconsole.log('x')\n".as_bytes(),
+        old: "console.log(\u{2018}x\u{2019})",
+        new: "console.log('y')",
+        expect: Expect::Lands("na\u{ef}ve \u{2014} caf\u{e9}\u{b2}\nconsole.log('y')\n".as_bytes()),
+        trap: true,
+        ..Case::BASE
+    },
+    Case {
+        name: "trailing_spaces_elsewhere_kept",
+        source: "https://github.com/earendil-works/pi/pull/5898",
+        kind: Kind::Indentation,
+        file: b"untouched   \nreplace me   \nafter\ntrailing   \n",
+        old: "replace me\nafter",
+        new: "DONE\nDONE2",
+        expect: Expect::Lands(b"untouched   \nDONE\nDONE2\ntrailing   \n"),
+        trap: true,
+        ..Case::BASE
+    },
+    Case {
+        name: "table_row_context_without_links",
+        source: "https://github.com/NousResearch/hermes-agent/issues/93698",
+        kind: Kind::Hallucinated,
+        file: b"| task | source |\n|---|---|\n| parse | [spec](docs/spec.md) |\n| render | [notes](docs/render.md) |\n",
+        old: "| parse | spec |\n| render | notes |",
+        new: "| parse | spec |\n| render | notes (done) |",
+        trap: true,
+        ..Case::BASE
+    },
+    Case {
+        name: "python_block_it_is_not_in",
+        source: ISSUE37,
+        kind: Kind::Indentation,
+        file: b"def f(a):\n    if a:\n        b()\n        c()\n    return a\n",
+        old: "if a:\n    b()\nc()",
+        new: "if a:\n    b()\nc()\nd()",
+        trap: true,
+        ..Case::BASE
+    },
 ];

@@ -487,6 +487,11 @@ impl<'t> Locator<'t> {
                 }
             },
         };
+        if norm != Norm::Exact
+            && let Some(why) = chosen.iter().find_map(|m| self.disagrees(m, old, o.shown))
+        {
+            return Some(Err(Miss::Cut(why)));
+        }
         let body_len = self.text.body().len();
         let splices = chosen
             .iter()
@@ -522,6 +527,41 @@ impl<'t> Locator<'t> {
             last: chosen[0].last,
             count: chosen.len(),
         })))
+    }
+
+    /// Why a loose match's structure disagrees with the file's: where `old_text` steps in or
+    /// out between two lines, the file must step the same way. (`old_text` flatter than the file
+    /// is a model that dropped indentation; one that steps where the file does not believes in
+    /// blocks that are not there — in Python, a different program.)
+    fn disagrees(&self, m: &LineMatch, old: &[&str], shown: &str) -> Option<String> {
+        let width = |l: &str| -> i64 {
+            l.chars()
+                .take_while(|c| c.is_whitespace())
+                .map(|c| if c == '\t' { 4 } else { 1 })
+                .sum()
+        };
+        let lines: Vec<(&str, usize)> = old
+            .iter()
+            .zip(&m.map)
+            .filter_map(|(l, f)| f.map(|f| (*l, f)))
+            .filter(|(l, _)| !is_blank(l))
+            .collect();
+        for w in lines.windows(2) {
+            let ((a, fa), (b, fb)) = (w[0], w[1]);
+            let step = (width(b) - width(a)).signum();
+            let file_step = (width(self.text.line(fb)) - width(self.text.line(fa))).signum();
+            if step != 0 && step != file_step {
+                let how = if step > 0 { "deeper" } else { "less deep" };
+                return Some(format!(
+                    "old_text matches lines {}-{} of {shown} except for its indentation, and it does not follow the file's: in old_text `{}` is {how} than the line before it, in the file (line {}) it is not; copy old_text exactly from the file",
+                    m.first + 1,
+                    m.last + 1,
+                    b.trim(),
+                    fb + 1
+                ));
+            }
+        }
+        None
     }
 
     /// `...` lines in both `old_text` and `new_text`, as many in each (aider's rule: `...` is
