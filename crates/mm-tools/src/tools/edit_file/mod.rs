@@ -11,6 +11,7 @@ mod cases;
 mod closest;
 #[cfg(test)]
 mod corpus;
+mod exact;
 mod keys;
 mod locate;
 mod merge;
