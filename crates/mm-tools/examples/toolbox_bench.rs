@@ -12,51 +12,19 @@
     clippy::disallowed_methods
 )]
 
-use std::path::Path;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use async_trait::async_trait;
 use mm_core::config::Config;
-use mm_core::event::{Event, Form, FormAnswer, Frontend, PermissionDecision, PermissionRequest};
 use mm_tools::lsp::{LspServers, Timeouts};
 use mm_tools::process::Supervisor;
 use mm_tools::tools::fetch_content::{FetchContent, FetchSettings};
 use mm_tools::tools::lsp::Lsp;
-use mm_tools::tools::{CallContext, Tool, ToolOutput};
-use serde_json::{Value, json};
+use serde_json::json;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio_util::sync::CancellationToken;
 
-struct Quiet;
-
-#[async_trait]
-impl Frontend for Quiet {
-    fn emit(&self, _event: Event) {}
-    async fn ask_permission(
-        &self,
-        _r: PermissionRequest,
-        _c: &CancellationToken,
-    ) -> PermissionDecision {
-        PermissionDecision::RejectOnce
-    }
-    async fn ask_user(&self, _f: Form, _c: &CancellationToken) -> FormAnswer {
-        FormAnswer::Unavailable("a benchmark cannot ask".into())
-    }
-}
-
-async fn run(tool: &dyn Tool, cwd: &Path, args: Value) -> ToolOutput {
-    let cancel = CancellationToken::new();
-    let call = CallContext::new(
-        "call_1",
-        cwd,
-        30_000,
-        &cancel,
-        mm_core::event::PermissionMode::Yolo,
-        &Quiet,
-    );
-    tool.run(args, &call).await
-}
+mod common;
+use common::run;
 
 /// Peak resident memory of this process (VmHWM), in bytes.
 fn peak_rss() -> usize {

@@ -3,6 +3,7 @@
 pub mod ask_user;
 pub mod bash;
 pub mod cut;
+pub mod decode;
 pub mod dispatch;
 pub mod edit_file;
 pub mod fetch_content;

@@ -1,5 +1,5 @@
 //! The `read_file` tool (docs/tools.md): a text file by windows of lines, a directory's listing, or
-//! a note that the file is binary.
+//! a note that the file is binary; legacy-encoded text is decoded ([`decode`]).
 
 use std::fs;
 use std::io;
@@ -12,15 +12,13 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use super::write_file::{path_location, path_title};
-use super::{CallContext, ToolOutput, ToolSetup, TypedTool};
+use super::{CallContext, ToolOutput, ToolSetup, TypedTool, decode};
 use crate::event::{Tally, ToolKind};
 use crate::paths;
 
 pub const NAME: &str = "read_file";
 /// The most lines one call returns.
 pub const MAX_LINES: usize = 2000;
-/// How much of a file is looked at for a NUL byte.
-const BINARY_SNIFF: usize = 8 * 1024;
 
 pub struct ReadFile;
 
@@ -79,12 +77,20 @@ impl TypedTool for ReadFile {
             Ok(b) => b,
             Err(e) => return ToolOutput::not_run(explain(&args.path, &abs, &e)),
         };
-        let sniff = &bytes[..bytes.len().min(BINARY_SNIFF)];
-        let text = match std::str::from_utf8(&bytes) {
-            Ok(t) if !sniff.contains(&0) => t,
-            _ => return ToolOutput::completed(format!("[binary file, {} bytes]", bytes.len())),
+        let decoded = match decode::decode(bytes) {
+            Ok(d) => d,
+            Err(bytes) => {
+                return ToolOutput::completed(format!("[binary file, {} bytes]", bytes.len()));
+            }
         };
-        window(text, args.offset, args.limit, call.max_output)
+        let Some(name) = decoded.encoding.label() else {
+            return window(&decoded.text, args.offset, args.limit, call.max_output);
+        };
+        let note = format!("[decoded from {name}]\n");
+        let budget = call.max_output.saturating_sub(note.len());
+        let mut out = window(&decoded.text, args.offset, args.limit, budget);
+        out.text.insert_str(0, &note);
+        out
     }
 }
 

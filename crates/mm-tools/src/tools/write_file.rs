@@ -121,7 +121,7 @@ fn change(path: &str, content: String, cwd: &Path) -> Result<FileDiff, WriteErro
 
 /// `<tool>: <path>`, or the tool's name when the arguments carry no path.
 pub(crate) fn path_title(tool: &str, args: &Value) -> String {
-    match args.get("path").and_then(Value::as_str) {
+    match path_arg(args) {
         Some(p) => format!("{tool}: {p}"),
         None => tool.to_string(),
     }
@@ -129,8 +129,15 @@ pub(crate) fn path_title(tool: &str, args: &Value) -> String {
 
 /// The absolute path named by the arguments' `path`, if any.
 pub(crate) fn path_location(args: &Value, cwd: &Path) -> Vec<PathBuf> {
-    args.get("path")
-        .and_then(Value::as_str)
+    path_arg(args)
         .map(|p| vec![paths::resolve(cwd, p)])
         .unwrap_or_default()
+}
+
+/// The `path` argument, or the names `edit_file` accepts for it (`file_path`, `filePath`), so
+/// that a call is announced and gated with its file whichever name the model used.
+fn path_arg(args: &Value) -> Option<&str> {
+    ["path", "file_path", "filePath"]
+        .iter()
+        .find_map(|k| args.get(k).and_then(Value::as_str))
 }

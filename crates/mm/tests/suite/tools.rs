@@ -617,20 +617,57 @@ async fn read_file_lists_a_directory() {
 async fn read_file_recognises_binary_and_empty_files() {
     let (_d, cwd) = tmp();
     fs::write(cwd.join("nul.bin"), b"ab\0cd").unwrap();
-    fs::write(cwd.join("latin1.txt"), b"caf\xe9\n").unwrap();
+    fs::write(cwd.join("ctl.bin"), b"\xe9\x02\xff").unwrap();
     fs::write(cwd.join("empty.txt"), b"").unwrap();
     assert_eq!(
         run(&ReadFile, &cwd, json!({"path": "nul.bin"})).await,
         done("[binary file, 5 bytes]")
     );
     assert_eq!(
-        run(&ReadFile, &cwd, json!({"path": "latin1.txt"})).await,
-        done("[binary file, 5 bytes]")
+        run(&ReadFile, &cwd, json!({"path": "ctl.bin"})).await,
+        done("[binary file, 3 bytes]")
     );
     assert_eq!(
         run(&ReadFile, &cwd, json!({"path": "empty.txt"})).await,
         done("[empty file]")
     );
+}
+
+/// Issue 41, point 7: legacy-encoded text is text, and the model is told how it was decoded.
+#[mm_testkit::test]
+async fn read_file_decodes_legacy_text_and_names_the_encoding() {
+    let (_d, cwd) = tmp();
+    let cases: [(&str, &[u8], &str); 5] = [
+        (
+            "latin1.txt",
+            b"caf\xe9\nna\xefve\n",
+            "[decoded from Latin-1]\ncaf\u{e9}\nna\u{ef}ve\n",
+        ),
+        (
+            "cp1252.txt",
+            b"say \x93hi\x94 \x96 \x80 5\n",
+            "[decoded from Windows-1252]\nsay \u{201c}hi\u{201d} \u{2013} \u{20ac} 5\n",
+        ),
+        (
+            "le.txt",
+            b"\xff\xfea\x00=\x00\xe9\x00\r\x00\n\x00",
+            "[decoded from UTF-16LE]\na=\u{e9}\r\n",
+        ),
+        (
+            "be.txt",
+            b"\xfe\xff\x00a\x00=\x00\xe9\x00\n",
+            "[decoded from UTF-16BE]\na=\u{e9}\n",
+        ),
+        ("bom.cs", b"\xef\xbb\xbfusing System;\n", "using System;\n"),
+    ];
+    for (name, bytes, text) in cases {
+        fs::write(cwd.join(name), bytes).unwrap();
+        assert_eq!(
+            run(&ReadFile, &cwd, json!({"path": name})).await,
+            done(text),
+            "{name}"
+        );
+    }
 }
 
 #[mm_testkit::test]
@@ -933,12 +970,13 @@ async fn edit_file_tolerates_whitespace_and_reindents() {
     .await;
     assert_eq!(
         out.text,
-        "edited m.py: no exact match; replaced lines 3-4, which match old_text when leading/trailing whitespace is ignored, and re-indented new_text to match the file"
+        "edited m.py: replaced lines 3-4, matched ignoring indentation and trailing spaces"
     );
     assert_eq!(out.status(), ToolStatus::Completed);
+    // The lines new_text repeats stay as the file had them (trailing spaces too).
     assert_eq!(
         fs::read_to_string(&path).unwrap(),
-        "class A:\n    def f(self):\n        if x:\n            log()\n            return 1\n        return 2\n"
+        "class A:\n    def f(self):\n        if x:  \n            log()\n            return 1\n        return 2\n"
     );
 }
 
@@ -956,7 +994,7 @@ async fn edit_file_without_a_match_shows_the_closest_lines() {
     assert_eq!(
         out,
         failed(
-            "old_text does not match a.rs; the closest lines are:\n2: \n3: fn main() {\n4:     let total = compute(a, b);\n5:     println!(\"{total}\");\n6: }\nCopy old_text exactly from the file."
+            "old_text does not match a.rs; the closest lines are:\n2: \n3: fn main() {\n4:     let total = compute(a, b);\n5:     println!(\"{total}\");\n6: }\nLine 4 differs from line 1 of old_text at the caret:\n  file:         let total = compute(a, b);\n                                       ^\n  old_text: let total = compute(a, c);\nCopy old_text exactly from the file."
         )
     );
     assert_eq!(fs::read_to_string(&path).unwrap(), text);
@@ -974,7 +1012,7 @@ async fn edit_file_ambiguous_loose_match_is_refused() {
     assert_eq!(
         out,
         failed(
-            "old_text does not match a.txt exactly; ignoring indentation it matches 2 times (lines 1, 3); copy old_text exactly from the file"
+            "old_text does not match a.txt exactly; ignoring indentation it matches 2 times (lines 1, 3); include more surrounding lines to make it unique"
         )
     );
 }
@@ -983,7 +1021,7 @@ async fn edit_file_ambiguous_loose_match_is_refused() {
 async fn edit_file_refuses_a_read_only_file() {
     let (_d, cwd) = tmp();
     let path = cwd.join("ro.txt");
-    fs::write(&path, "abc").unwrap();
+    fs::write(&path, "a b c").unwrap();
     fs::set_permissions(&path, fs::Permissions::from_mode(0o400)).unwrap();
     let out = edit(
         &cwd,
@@ -996,14 +1034,14 @@ async fn edit_file_refuses_a_read_only_file() {
             "ro.txt is read-only; it was not changed (make it writable with chmod u+w first if it should be)"
         )
     );
-    assert_eq!(fs::read_to_string(&path).unwrap(), "abc");
+    assert_eq!(fs::read_to_string(&path).unwrap(), "a b c");
 }
 
 #[mm_testkit::test]
 async fn edit_file_bad_arguments() {
     let (_d, cwd) = tmp();
     fs::write(cwd.join("a.txt"), "abc").unwrap();
-    fs::write(cwd.join("b.bin"), b"\xff\xfe").unwrap();
+    fs::write(cwd.join("b.bin"), b"\x7fELF\x02\x01\x00\x00").unwrap();
     let missing = format!(
         "nope.txt does not exist ({}/nope.txt); check the path, or create the file with write_file",
         cwd.display()
@@ -1023,7 +1061,7 @@ async fn edit_file_bad_arguments() {
         ),
         (
             json!({"path": "b.bin", "old_text": "a", "new_text": "x"}),
-            "b.bin is not a UTF-8 text file; edit_file cannot change it",
+            "b.bin is not a text file; edit_file cannot change it",
         ),
         (
             json!({"path": "a.txt", "old_text": "zzz", "new_text": "x"}),
@@ -1046,6 +1084,125 @@ async fn edit_file_bad_arguments() {
         assert_eq!(edit(&cwd, args).await, failed(text));
     }
     assert_eq!(fs::read_to_string(cwd.join("a.txt")).unwrap(), "abc");
+}
+
+/// Issue 37: the argument names Claude Code and OpenCode taught the models are accepted, and the
+/// call is still announced with its file.
+#[mm_testkit::test]
+async fn edit_file_accepts_the_names_other_agents_use() {
+    let (_d, cwd) = tmp();
+    let path = cwd.join("a.txt");
+    fs::write(&path, "one two\n").unwrap();
+    let claude = json!({"file_path": "a.txt", "old_string": "one", "new_string": "uno"});
+    let opencode =
+        json!({"filePath": "a.txt", "oldString": "two", "newString": "dos", "replaceAll": true});
+    for args in [&claude, &opencode] {
+        assert_eq!(
+            EditFile::default().title(args),
+            "edit_file: a.txt",
+            "{args}"
+        );
+        assert_eq!(
+            EditFile::default().locations(args, &cwd),
+            vec![path.clone()]
+        );
+    }
+    assert_eq!(
+        edit(&cwd, claude).await.text,
+        "edited a.txt: replaced 1 occurrence"
+    );
+    assert_eq!(
+        edit(&cwd, opencode).await.text,
+        "edited a.txt: replaced 1 occurrence"
+    );
+    assert_eq!(fs::read_to_string(&path).unwrap(), "uno dos\n");
+}
+
+/// Issue 37's wrong edits: a line copied short is never matched inside a word, spaces for tabs
+/// keep the file's tabs (a Makefile recipe stays a recipe), and a retried edit is not made twice.
+#[mm_testkit::test]
+async fn edit_file_makes_no_wrong_edit_of_the_known_kinds() {
+    let (_d, cwd) = tmp();
+    let rs = cwd.join("main.rs");
+    fs::write(&rs, "use std::sync::Arc;\nuse std::thread;\n").unwrap();
+    let out = edit(
+        &cwd,
+        json!({"path": "main.rs", "old_text": "use std::threa", "new_text": "use log::info;"}),
+    )
+    .await;
+    assert_eq!(
+        out,
+        failed(
+            "old_text ends inside the word `thread` on line 2 of main.rs; include the whole word"
+        )
+    );
+    assert_eq!(
+        fs::read_to_string(&rs).unwrap(),
+        "use std::sync::Arc;\nuse std::thread;\n"
+    );
+
+    let mk = cwd.join("Makefile");
+    fs::write(&mk, "build:\n\tgo build ./...\n").unwrap();
+    let out = edit(
+        &cwd,
+        json!({
+            "path": "Makefile",
+            "old_text": "build:\n    go build ./...",
+            "new_text": "build:\n    go vet ./...\n    go build ./...",
+        }),
+    )
+    .await;
+    assert_eq!(
+        out.text,
+        "edited Makefile: replaced lines 1-2, matched ignoring indentation and trailing spaces"
+    );
+    assert_eq!(
+        fs::read_to_string(&mk).unwrap(),
+        "build:\n\tgo vet ./...\n\tgo build ./...\n"
+    );
+
+    let again =
+        json!({"path": "Makefile", "old_text": "build:", "new_text": "build:\n\tgo vet ./..."});
+    assert_eq!(
+        edit(&cwd, again).await,
+        done(
+            "Makefile already has new_text at line 1: the edit is already applied, nothing was changed"
+        )
+    );
+    assert_eq!(
+        fs::read_to_string(&mk).unwrap(),
+        "build:\n\tgo vet ./...\n\tgo build ./...\n"
+    );
+}
+
+/// Issue 41, point 7: a Latin-1 file is edited as text and written back in Latin-1, byte for
+/// byte outside the edit; a character it cannot hold is refused.
+#[mm_testkit::test]
+async fn edit_file_keeps_a_legacy_encoding() {
+    let (_d, cwd) = tmp();
+    let path = cwd.join("menu.txt");
+    fs::write(&path, b"caf\xe9 \x80 2\r\nna\xefve\r\n").unwrap();
+    let out = edit(
+        &cwd,
+        json!({"path": "menu.txt", "old_text": "caf\u{e9} \u{20ac} 2", "new_text": "caf\u{e9} \u{20ac} 3"}),
+    )
+    .await;
+    assert_eq!(
+        out.text,
+        "edited menu.txt: replaced 1 occurrence; the file stays Windows-1252"
+    );
+    assert_eq!(fs::read(&path).unwrap(), b"caf\xe9 \x80 3\r\nna\xefve\r\n");
+    let out = edit(
+        &cwd,
+        json!({"path": "menu.txt", "old_text": "na\u{ef}ve", "new_text": "\u{4e2d}"}),
+    )
+    .await;
+    assert_eq!(
+        out,
+        failed(
+            "new_text has \u{4e2d} (U+4E2D), which menu.txt cannot hold: it is Windows-1252 text; nothing was changed"
+        )
+    );
 }
 
 #[mm_testkit::test]
