@@ -10,8 +10,10 @@ use async_trait::async_trait;
 use tokio_util::sync::CancellationToken;
 
 use super::render::{Layout, Renderer};
+use super::start::StartError;
 use crate::agent_client::{self, AgentCommand, AgentError, AgentStop, Answer, StartOptions};
 use crate::config::Config;
+use crate::engine::Engine;
 use crate::event::{
     Event, Form, FormAnswer, Frontend, PermissionDecision, PermissionMode, PermissionRequest,
 };
@@ -63,6 +65,57 @@ pub async fn ask(
         silence: setup.config.model.request_timeout,
     };
     agent_client::ask_once(&cmd, question, &opts, &call).await
+}
+
+/// The question of `mm --ask AGENT`: `given` (the words after AGENT, else `-p`), else what is
+/// piped on stdin (at most `cap` characters; `quiet` keeps the wait for it unsaid).
+pub fn question(
+    agent: &str,
+    given: Option<String>,
+    stdin_terminal: bool,
+    cap: usize,
+    quiet: bool,
+) -> Result<String, StartError> {
+    let question = match given {
+        Some(q) => q,
+        None if !stdin_terminal => {
+            super::one_shot::read_stdin(cap, quiet)
+                .map_err(|source| StartError::Stdin {
+                    what: "cannot read the question from stdin",
+                    source,
+                })?
+                .text
+        }
+        None => String::new(),
+    };
+    if question.trim().is_empty() {
+        return Err(StartError::Refused(format!(
+            "--ask {agent}: no question (mm --ask AGENT \"question\")"
+        )));
+    }
+    Ok(question)
+}
+
+/// `mm --ask AGENT "question"` for this engine, in `cwd`: the exit code of [`run_ask`].
+pub async fn ask_door(
+    engine: &Engine,
+    cwd: &Path,
+    agent: &str,
+    question: &str,
+    color: bool,
+    cancel: &CancellationToken,
+) -> i32 {
+    let setup = AskSetup {
+        config: &engine.config,
+        processes: &engine.processes,
+        sandbox: &engine.sandbox,
+        cwd,
+        // No session: the configuration's mode (`yolo`); `mm --ask` cannot ask, so in `ask`
+        // the agent's permission requests get its own refusal.
+        mode: engine.configured_mode(),
+        depth: engine.ask_depth(),
+    };
+    run_ask(&setup, agent, question, color, cancel).await
 }
 
 /// The name a failure line gives an agent: as the user wrote it.

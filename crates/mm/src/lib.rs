@@ -6,8 +6,10 @@
 //! it reports what happens as [`event::Event`]s and asks its [`event::Frontend`] the questions
 //! it cannot answer. mm-term and mm-acp are the two front ends (docs/architecture.md).
 
+pub mod cli;
 pub mod doctor;
 pub mod setup;
+pub mod subcommands;
 
 pub use mm_acp as acp;
 pub use mm_agents::agent_client;
