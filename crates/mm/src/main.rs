@@ -13,13 +13,13 @@ use std::sync::Arc;
 use anyhow::Context;
 use clap::Parser;
 use mm::cli::{Cli, Subcommand, interactive, load_options, rewrite_args, sandbox_of, subcommand};
-use mm::config::{self, LoadOptions, Loaded};
-use mm::engine::{Engine, Environment};
-use mm::model::openai::OpenAiClient;
-use mm::sanitize::visible;
 use mm::subcommands::{doctor, runtime, setup, trust};
-use mm::term::one_shot::Prompt as OneShotPrompt;
-use mm::term::{Reopen, TermOptions};
+use mm_core::config::{self, LoadOptions, Loaded};
+use mm_core::sanitize::visible;
+use mm_engine::{Engine, Environment};
+use mm_model::openai::OpenAiClient;
+use mm_term::one_shot::Prompt as OneShotPrompt;
+use mm_term::{Reopen, TermOptions};
 use tokio_util::sync::CancellationToken;
 
 fn main() {
@@ -51,7 +51,7 @@ fn one_line(e: &anyhow::Error) -> String {
 fn run() -> anyhow::Result<i32> {
     let cli = Cli::parse_from(rewrite_args(std::env::args()));
     if cli.version {
-        println!("{}", mm::VERSION);
+        println!("{}", mm_core::VERSION);
         return Ok(0);
     }
     if std::env::var_os("MM_LOG").is_some() {
@@ -67,7 +67,7 @@ fn run() -> anyhow::Result<i32> {
     let opts = load_options(&cli, &cwd)?;
     // The key was read into `opts`: from here on it is mm's alone (docs/config.md, "Trust").
     // SAFETY: no thread has started yet (the runtime starts below).
-    unsafe { mm::process::keep_private(&config::KEY_VARS) };
+    unsafe { mm_tools::process::keep_private(&config::KEY_VARS) };
     // `mm doctor` reports a configuration that does not load as one of its lines.
     if let Some(Subcommand::Doctor) = subcommand(&cli) {
         return doctor(&cli, &opts, &cwd);
@@ -100,18 +100,18 @@ async fn async_main(
     loaded: Loaded,
     opts: LoadOptions,
     cwd: PathBuf,
-    sandbox: mm::sandbox::Sandbox,
+    sandbox: mm_tools::sandbox::Sandbox,
 ) -> anyhow::Result<i32> {
     let stop = CancellationToken::new();
     // Every child and every task of the process is the supervisor's (the signal watcher
     // first): the one way out below shuts them down.
-    let processes = mm::process::Supervisor::new();
+    let processes = mm_tools::process::Supervisor::new();
     // The interactive session takes the terminal (and the signals) first: whether to trust a
     // project whose own commands were skipped is asked before anything starts, so a "trust"
     // works at once.
     let terminal = match interactive(&cli) {
         true => Some((
-            mm::term::Terminal::enter(),
+            mm_term::Terminal::enter(),
             watch_signals(processes.tasks(), &stop, false)?,
         )),
         false => None,
@@ -119,20 +119,20 @@ async fn async_main(
     let loaded = match &terminal {
         Some((t, _)) => {
             let color = TermOptions::from_env().color;
-            mm::term::trust::offer(t, loaded, &opts, color, &stop).await
+            mm_term::trust::offer(t, loaded, &opts, color, &stop).await
         }
         None => loaded,
     };
     let config = Arc::new(loaded.config);
     let model = Arc::new(OpenAiClient::new(&config.model, config.context_window));
     let env = Environment {
-        home: mm::paths::home(),
-        xdg_config_home: mm::paths::config_home(),
-        xdg_state_home: mm::paths::state_home(),
+        home: mm_core::paths::home(),
+        xdg_config_home: mm_core::paths::config_home(),
+        xdg_state_home: mm_core::paths::state_home(),
     };
     // How deep this process is in a chain of agents asking agents (agents.md): the asking mm
     // sets it on the agent it starts.
-    let depth = std::env::var(mm::agent_client::DEPTH_VAR)
+    let depth = std::env::var(mm_agents::agent_client::DEPTH_VAR)
         .ok()
         .and_then(|v| v.trim().parse::<u32>().ok())
         .unwrap_or(0);
@@ -158,7 +158,7 @@ type Signalled = Arc<std::sync::atomic::AtomicI32>;
 /// itself) and fires `stop` on the first. The handlers are installed before this returns, so a
 /// signal that comes at once is never the default action (death without saving).
 fn watch_signals(
-    tasks: &mm::tasks::Tasks,
+    tasks: &mm_core::tasks::Tasks,
     stop: &CancellationToken,
     sigint: bool,
 ) -> anyhow::Result<Signalled> {
@@ -179,17 +179,17 @@ async fn front_end(
     config: Arc<config::Config>,
     cwd: PathBuf,
     stop: &CancellationToken,
-    terminal: Option<(mm::term::Terminal, Signalled)>,
+    terminal: Option<(mm_term::Terminal, Signalled)>,
 ) -> anyhow::Result<i32> {
     let engine = Arc::clone(engine);
     if cli.acp {
         watch_signals(engine.processes.tasks(), stop, true)?;
         // The banner goes to stderr in ACP mode too: stdout carries JSON-RPC only.
-        for line in mm::term::start::folder_banner_lines(&engine, &cwd) {
+        for line in mm_term::start::folder_banner_lines(&engine, &cwd) {
             eprintln!("{line}");
         }
         // A signal ends the connection like stdin's end: turns cancelled, sessions saved, exit 0.
-        mm::acp::serve(engine, config, stop.clone()).await?;
+        mm_acp::serve(engine, config, stop.clone()).await?;
         return Ok(0);
     }
     let stdin_terminal = std::io::stdin().is_terminal();
@@ -201,11 +201,11 @@ async fn front_end(
     };
     if let Some(agent) = &cli.ask {
         // No model is needed to ask another agent: nothing is detected.
-        let question = mm::term::ask::question(agent, given, stdin_terminal, cap, cli.quiet)?;
+        let question = mm_term::ask::question(agent, given, stdin_terminal, cap, cli.quiet)?;
         let signalled = watch_signals(engine.processes.tasks(), stop, true)?;
         let color = TermOptions::from_env().color_stderr;
         let code =
-            mm::term::ask::ask_door(&engine, &cwd, agent, &question, color, &stop.child_token())
+            mm_term::ask::ask_door(&engine, &cwd, agent, &question, color, &stop.child_token())
                 .await;
         return Ok(exit_code(&signalled, code));
     }
@@ -226,17 +226,17 @@ async fn front_end(
     };
     let code = match prompt {
         Some(prompt) => {
-            let setup = mm::term::one_shot::OneShot {
+            let setup = mm_term::one_shot::OneShot {
                 cwd,
                 reopen: &reopen,
                 quiet: cli.quiet,
                 stdin_terminal,
                 options: &options,
             };
-            mm::term::one_shot::run(engine, config, setup, prompt, stop).await?
+            mm_term::one_shot::run(engine, config, setup, prompt, stop).await?
         }
         None => {
-            mm::term::start::interactive(terminal, engine, config, cwd, &reopen, options, stop)
+            mm_term::start::interactive(terminal, engine, config, cwd, &reopen, options, stop)
                 .await?
         }
     };

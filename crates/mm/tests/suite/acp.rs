@@ -10,7 +10,7 @@ use std::process::Stdio;
 
 use common::acp::*;
 use common::{Answer, ScriptedModel};
-use mm::model::ModelError;
+use mm_model::ModelError;
 use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
 
@@ -53,7 +53,7 @@ async fn initialize_answers_the_reference_values_and_logs_the_client() {
     assert_eq!(result["authMethods"], json!([]));
     assert_eq!(
         result["agentInfo"],
-        json!({"name": "bob", "title": "Bob (bash-first agent)", "version": mm::VERSION})
+        json!({"name": "bob", "title": "Bob (bash-first agent)", "version": mm_core::VERSION})
     );
     // No configuration: sessions are kept by default, so `loadSession` and the history's
     // methods are on (acp.md: `loadSession` follows `sessions.enabled`).
@@ -83,7 +83,7 @@ async fn initialize_reflects_the_configuration() {
         .await;
     assert_eq!(
         r["result"]["agentInfo"],
-        json!({"name": "alice", "version": mm::VERSION})
+        json!({"name": "alice", "version": mm_core::VERSION})
     );
     assert_capabilities_off(&r["result"]["agentCapabilities"], false);
     assert_eq!(
@@ -100,7 +100,7 @@ async fn initialize_reflects_the_configuration() {
 #[mm_testkit::test]
 async fn initialize_logs_the_sandbox_on_its_own_line_when_it_is_on() {
     let mut config = test_config();
-    config.tools.sandbox = mm::config::SandboxMode::ReadOnly;
+    config.tools.sandbox = mm_core::config::SandboxMode::ReadOnly;
     let mut h = Harness::start(config, ScriptedModel::new(vec![]));
     h.client.initialize(true).await;
     let lines = h.log_lines();
@@ -109,7 +109,7 @@ async fn initialize_logs_the_sandbox_on_its_own_line_when_it_is_on() {
         lines[0],
         "[acp] client test-client 1.2.3 · protocol 1 · elicitation(form)=true"
     );
-    if mm::sandbox::landlock_abi() >= 5 {
+    if mm_tools::sandbox::landlock_abi() >= 5 {
         assert_eq!(lines[1..], ["[acp] sandbox: read-only"]);
     } else {
         // An older kernel: the line says what it does not enforce.
@@ -1079,7 +1079,7 @@ async fn the_binary_serves_initialize_and_session_new_and_exits_0_at_eof() {
     let cwd = canonical(dir.path());
     let mut mm = spawn_mm(&cwd, home.path());
     let r = mm.client.initialize(false).await;
-    assert_eq!(r["result"]["agentInfo"]["version"], mm::VERSION);
+    assert_eq!(r["result"]["agentInfo"]["version"], mm_core::VERSION);
     let (id, _) = mm.client.new_session(&cwd).await;
     mm.client.close().await;
     assert!(mm.client.drain().await.is_empty());

@@ -14,7 +14,7 @@ use std::time::Instant;
 
 use common::acp::*;
 use common::{Answer, FakeServer, Reply, ScriptedModel};
-use mm::config::Config;
+use mm_core::config::Config;
 use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
 
@@ -158,10 +158,10 @@ async fn a_resumed_session_starts_the_client_s_mcp_servers() {
     ]);
     let mut config = with_sessions();
     config.acp.client_mcp_servers = true;
-    config.mcp_timing = mm::config::McpTiming {
+    config.mcp_timing = mm_core::config::McpTiming {
         start: common::HANG_GUARD,
         list_wait: common::HANG_GUARD,
-        ..mm::config::McpTiming::default()
+        ..mm_core::config::McpTiming::default()
     };
     let mut h = Harness::start(config, model.clone());
     h.client.initialize(false).await;
@@ -561,7 +561,7 @@ async fn a_mode_switch_mid_session_changes_what_asks() {
         .filter(|u| u["status"] == "failed" || u["status"] == "completed")
         .collect();
     let output = ends[0]["rawOutput"]["output"].as_str().unwrap();
-    if mm::sandbox::landlock_abi() > 0 {
+    if mm_tools::sandbox::landlock_abi() > 0 {
         assert_eq!(ends[0]["status"], "completed", "{ends:#?}");
         assert!(output.starts_with("n\n"), "the command read: {output}");
         assert!(
@@ -841,7 +841,7 @@ async fn compaction_updates_go_to_a_client_that_advertised_them() {
     config.context.keep_last_turns = 1;
     let model = ScriptedModel::new(vec![]);
     model.push_summary(Answer::text("The user said hi twice."));
-    model.push_summary(Answer::error(mm::model::ModelError::Http {
+    model.push_summary(Answer::error(mm_model::ModelError::Http {
         status: 500,
         message: "boom".into(),
     }));

@@ -12,7 +12,7 @@ use std::process::Stdio;
 
 use common::acp::*;
 use common::{Answer, ScriptedModel};
-use mm::model::ModelError;
+use mm_model::ModelError;
 use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
@@ -68,7 +68,7 @@ async fn a_client_without_terminal_auth_sees_the_reference_initialize() {
             "auth": {}
         },
         "authMethods": [],
-        "agentInfo": {"name": "bob", "title": "Bob (bash-first agent)", "version": mm::VERSION}
+        "agentInfo": {"name": "bob", "title": "Bob (bash-first agent)", "version": mm_core::VERSION}
     });
     for caps in [
         json!({}),

@@ -7,12 +7,12 @@ use std::sync::Arc;
 
 use async_trait::async_trait;
 use common::{Answer, Recorder, Rig, ScriptedModel, rig};
-use mm::engine::{Command, Session, StopReason};
-use mm::event::*;
-use mm::history::Role;
-use mm::model::{ModelError, RawToolCall};
-use mm::tools::gate::Answer as Remembered;
-use mm::tools::{CallContext, Parsed, Tool, ToolOutput};
+use mm_core::event::*;
+use mm_core::history::Role;
+use mm_engine::{Command, Session, StopReason};
+use mm_model::{ModelError, RawToolCall};
+use mm_tools::tools::gate::Answer as Remembered;
+use mm_tools::tools::{CallContext, Parsed, Tool, ToolOutput};
 use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
@@ -376,7 +376,7 @@ async fn the_system_prompt_speaks_only_of_tools_that_exist() {
     let r = rig(ScriptedModel::new(vec![]), |c| {
         c.agents.insert(
             "reviewer".into(),
-            mm::config::AgentConfig {
+            mm_core::config::AgentConfig {
                 command: "mm".into(),
                 args: vec!["-acp".into()],
                 env: Default::default(),

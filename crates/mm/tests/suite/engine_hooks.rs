@@ -8,10 +8,10 @@ use std::path::Path;
 use std::time::Duration;
 
 use common::*;
-use mm::engine::{Command, StopReason};
-use mm::event::{Event, PermissionDecision, ToolCallEnd, ToolStatus};
-use mm::history::Role;
-use mm::model::ModelError;
+use mm_core::event::{Event, PermissionDecision, ToolCallEnd, ToolStatus};
+use mm_core::history::Role;
+use mm_engine::{Command, StopReason};
+use mm_model::ModelError;
 use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
 
@@ -20,7 +20,7 @@ fn received(path: &Path) -> Value {
     serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
 }
 
-fn tool_results(s: &mm::engine::Session) -> Vec<String> {
+fn tool_results(s: &mm_engine::Session) -> Vec<String> {
     s.history
         .iter()
         .filter(|m| m.role == Role::Tool)
@@ -119,7 +119,7 @@ async fn a_pre_tool_call_guard_denies_rm_rf_before_any_permission_is_asked() {
             "safe\n".to_string()
         ]
     );
-    assert_eq!(out.recap.unwrap().get(mm::event::Tally::Command), 1);
+    assert_eq!(out.recap.unwrap().get(mm_core::event::Tally::Command), 1);
     // What the guard read on stdin (the last call it saw).
     assert_eq!(
         received(&seen),

@@ -8,12 +8,12 @@ use mm_testkit as common;
 use std::sync::Arc;
 
 use common::*;
-use mm::engine::{Command, StopReason};
-use mm::event::{Event, PermissionDecision, Plan, PlanStatus, PlanStep, Usage};
-use mm::history::{Message, Role, ToolCall};
-use mm::model::ModelError;
-use mm::session::{self, SessionFile};
-use mm::tools::gate::{Answer as Remembered, Covers, Rule};
+use mm_core::event::{Event, PermissionDecision, Plan, PlanStatus, PlanStep, Usage};
+use mm_core::history::{Message, Role, ToolCall};
+use mm_core::session::{self, SessionFile};
+use mm_engine::{Command, StopReason};
+use mm_model::ModelError;
+use mm_tools::tools::gate::{Answer as Remembered, Covers, Rule};
 use pretty_assertions::assert_eq;
 use regex::Regex;
 use serde_json::json;
@@ -27,7 +27,7 @@ fn roles(messages: &[Message]) -> Vec<Role> {
     messages.iter().map(|m| m.role).collect()
 }
 
-fn sessions_on(c: &mut mm::config::Config) {
+fn sessions_on(c: &mut mm_core::config::Config) {
     c.sessions.enabled = true;
 }
 
@@ -717,9 +717,9 @@ async fn a_session_written_by_one_engine_is_continued_by_another() {
         Answer::call("bash", json!({"command": "echo three"})),
         Answer::text("third"),
     ]);
-    let mut cfg = mm::config::Config::default();
+    let mut cfg = mm_core::config::Config::default();
     cfg.sessions.enabled = true;
-    let engine2 = mm::engine::Engine::new(Arc::new(cfg), model2.clone());
+    let engine2 = mm_engine::Engine::new(Arc::new(cfg), model2.clone());
     let latest = session::latest(&engine2.sessions_dir(&r.cwd()).unwrap()).unwrap();
     assert_eq!(latest.id, s.id);
     let mut s2 = engine2.load_session(r.cwd(), &s.id, &fe).await.unwrap();
@@ -749,18 +749,18 @@ async fn over_http_the_history_stays_valid_through_compaction_new_cancel_and_loa
         Http::text("fits"),
     ])
     .await;
-    let mut cfg = mm::config::Config::default();
+    let mut cfg = mm_core::config::Config::default();
     cfg.sessions.enabled = true;
     cfg.context.keep_last_turns = 1;
     cfg.model.url = server.url();
-    let client = || -> Arc<dyn mm::model::ModelClient> {
-        Arc::new(mm::model::openai::OpenAiClient::new(&cfg.model, 0))
+    let client = || -> Arc<dyn mm_model::ModelClient> {
+        Arc::new(mm_model::openai::OpenAiClient::new(&cfg.model, 0))
     };
     let cwd = tempfile::tempdir().unwrap();
-    let engine = mm::engine::Engine::new(Arc::new(cfg.clone()), client());
+    let engine = mm_engine::Engine::new(Arc::new(cfg.clone()), client());
     let fe = Recorder::new();
     let mut s = engine.new_session(cwd.path().to_path_buf(), &fe).await;
-    let run = async |e: &mm::engine::Engine, s: &mut mm::engine::Session, t: &str| {
+    let run = async |e: &mm_engine::Engine, s: &mut mm_engine::Session, t: &str| {
         e.prompt(s, t, &[], &fe, &CancellationToken::new()).await
     };
     assert_eq!(
@@ -817,7 +817,7 @@ async fn over_http_the_history_stays_valid_through_compaction_new_cancel_and_loa
         Http::tool_call("bash", json!({"command": "echo seven"})),
         Http::text("seven done"),
     ]);
-    let engine2 = mm::engine::Engine::new(Arc::new(cfg.clone()), client());
+    let engine2 = mm_engine::Engine::new(Arc::new(cfg.clone()), client());
     let mut s2 = engine2
         .load_session(cwd.path().to_path_buf(), &s.id, &fe)
         .await

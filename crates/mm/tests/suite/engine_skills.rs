@@ -7,9 +7,9 @@ use mm_testkit as common;
 use std::path::Path;
 
 use common::*;
-use mm::engine::{Command, Engine, StopReason};
-use mm::event::{CompactOutcome, Event, Tally};
-use mm::history::Role;
+use mm_core::event::{CompactOutcome, Event, Tally};
+use mm_core::history::Role;
+use mm_engine::{Command, Engine, StopReason};
 use pretty_assertions::assert_eq;
 use serde_json::json;
 
@@ -250,13 +250,13 @@ async fn a_skill_named_like_a_command_is_shadowed_but_reachable_with_dollar() {
     let mut s = r.session(&fe).await;
     let commands: Vec<&str> = Engine::commands().iter().map(|(n, _)| *n).collect();
     assert_eq!(
-        mm::skills::shadowed(&s.skills, &commands),
+        mm_core::skills::shadowed(&s.skills, &commands),
         vec![
             "skill \"compact\" is not advertised: the /compact command shadows it; use $compact"
                 .to_string()
         ]
     );
-    let advertised: Vec<&str> = mm::skills::advertised(&s.skills, &commands)
+    let advertised: Vec<&str> = mm_core::skills::advertised(&s.skills, &commands)
         .iter()
         .map(|k| k.name.as_str())
         .collect();

@@ -8,10 +8,10 @@ use std::time::Duration;
 
 use common::{Chunk, FakeServer, Options, Reply};
 
-use mm::config::ModelConfig;
-use mm::model::detect::{LOCAL_MODEL_SCRIPT_URL, ServerKind, default_candidates};
-use mm::model::openai::{ClientOptions, OpenAiClient};
-use mm::model::{
+use mm_core::config::ModelConfig;
+use mm_model::detect::{LOCAL_MODEL_SCRIPT_URL, ServerKind, default_candidates};
+use mm_model::openai::{ClientOptions, OpenAiClient};
+use mm_model::{
     ChatRequest, ModelClient, ModelError, ModelInfo, ModelResponse, RawToolCall, StreamEvent,
 };
 use pretty_assertions::assert_eq;

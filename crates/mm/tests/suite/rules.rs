@@ -11,12 +11,12 @@ use std::process::Command;
 use std::time::Duration;
 
 use common::*;
-use mm::event::PermissionDecision;
-use mm::history::Role;
+use mm_core::event::PermissionDecision;
+use mm_core::history::Role;
 use pretty_assertions::assert_eq;
 use serde_json::json;
 
-fn tool_results(s: &mm::engine::Session) -> Vec<String> {
+fn tool_results(s: &mm_engine::Session) -> Vec<String> {
     s.history
         .iter()
         .filter(|m| m.role == Role::Tool)

@@ -147,7 +147,7 @@ fn exit_code(mm: &mut OsSession) -> i32 {
 
 /// The sandbox question, when this kernel enforces a mode; the mode written (if any).
 fn answer_sandbox(mm: &mut OsSession) -> Option<&'static str> {
-    if mm::sandbox::landlock_abi() > 0 {
+    if mm_tools::sandbox::landlock_abi() > 0 {
         let offered = mm.expect("Sandbox [1]: ").unwrap();
         let offered = String::from_utf8_lossy(offered.before()).into_owned();
         for line in ["1) workspace-write", "2) read-only", "3) off"] {

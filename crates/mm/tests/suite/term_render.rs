@@ -4,16 +4,16 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use mm::engine::Recap;
-use mm::event::{
+use mm_core::event::{
     CompactOutcome, ContextUsage, Event, FileDiff, PermissionMode, Plan, PlanStatus, PlanStep,
     ToolCallEnd, ToolCallStart, ToolKind, ToolStatus, Usage,
 };
-use mm::term::banner::{self, Banner};
-use mm::term::markdown::MarkdownStream;
-use mm::term::numbers;
-use mm::term::permission;
-use mm::term::render::{self, Layout, Out, Renderer, Target, TurnSummary};
+use mm_engine::Recap;
+use mm_term::banner::{self, Banner};
+use mm_term::markdown::MarkdownStream;
+use mm_term::numbers;
+use mm_term::permission;
+use mm_term::render::{self, Layout, Out, Renderer, Target, TurnSummary};
 use pretty_assertions::assert_eq;
 use serde_json::json;
 
@@ -71,11 +71,11 @@ fn run(layout: Layout, color: bool, events: &[Event]) -> String {
 }
 
 /// A permission request for `call`, with no change to show.
-fn asked(call: ToolCallStart) -> mm::event::PermissionRequest {
-    mm::event::PermissionRequest {
+fn asked(call: ToolCallStart) -> mm_core::event::PermissionRequest {
+    mm_core::event::PermissionRequest {
         call,
         preview: vec![],
-        rule: mm::event::AlwaysRule::Tool,
+        rule: mm_core::event::AlwaysRule::Tool,
     }
 }
 
@@ -304,7 +304,7 @@ fn a_result_shows_its_tail_and_counts_what_is_above() {
         vec!["… 182 earlier lines", "183", "184", "185", "186"]
     );
     // As the tools cut it: 4000 lines and one more for the exit code.
-    let cut = mm::tools::cap_output(&format!("{seq}[exit code: 4]"), 1000);
+    let cut = mm_tools::tools::cap_output(&format!("{seq}[exit code: 4]"), 1000);
     assert_eq!(
         render::tail(&cut),
         vec![
@@ -504,9 +504,9 @@ fn banner_minimal_detecting() {
 
 #[mm_testkit::test]
 fn banner_from_config() {
-    let config = mm::config::Config::default();
-    let b = Banner::new(&config, &mm::skills::Catalogue::default());
-    assert_eq!(b.version, mm::VERSION);
+    let config = mm_core::config::Config::default();
+    let b = Banner::new(&config, &mm_core::skills::Catalogue::default());
+    assert_eq!(b.version, mm_core::VERSION);
     assert_eq!(b.mode, PermissionMode::Yolo);
     // Sessions are kept by default.
     assert!(b.sessions);
@@ -558,7 +558,7 @@ fn model_line_once_detection_completes() {
 
 #[mm_testkit::test]
 fn a_small_window_is_a_warning_only_once_half_of_it_is_used() {
-    use mm::model::detect::ServerKind;
+    use mm_model::detect::ServerKind;
     let ctx = |used, size| ContextUsage { used, size };
     assert_eq!(
         banner::small_window_warning(ctx(1500, 4096), ServerKind::Ollama, false),

@@ -11,11 +11,11 @@ use std::time::{Duration, Instant};
 use async_trait::async_trait;
 use common::acp::*;
 use common::{Answer, HANG_GUARD, ScriptedModel};
-use mm::event::{
+use mm_core::event::{
     Event, Form, FormAnswer, Frontend, PermissionDecision, PermissionRequest, ToolKind, ToolStatus,
 };
-use mm::tools::fetch_content::{FetchContent, FetchSettings};
-use mm::tools::{CallContext, Tool, ToolOutput};
+use mm_tools::tools::fetch_content::{FetchContent, FetchSettings};
+use mm_tools::tools::{CallContext, Tool, ToolOutput};
 use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -254,7 +254,7 @@ async fn fetch_with(
         cwd,
         30_000,
         cancel,
-        mm::event::PermissionMode::Yolo,
+        mm_core::event::PermissionMode::Yolo,
         &frontend,
     );
     t.run(args, &call).await

@@ -9,14 +9,14 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use async_trait::async_trait;
-use mm::config::{Config, LspServerConfig};
-use mm::event::{
+use mm_core::config::{Config, LspServerConfig};
+use mm_core::event::{
     Event, FileDiff, Form, FormAnswer, Frontend, PermissionDecision, PermissionRequest, ToolStatus,
 };
-use mm::lsp::{LspServers, Timeouts};
-use mm::process::Supervisor;
-use mm::tools::lsp::Lsp;
-use mm::tools::{CallContext, Tool, ToolOutput};
+use mm_tools::lsp::{LspServers, Timeouts};
+use mm_tools::process::Supervisor;
+use mm_tools::tools::lsp::Lsp;
+use mm_tools::tools::{CallContext, Tool, ToolOutput};
 use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
@@ -117,7 +117,7 @@ impl Fixture {
             &self.cwd,
             30_000,
             &cancel,
-            mm::event::PermissionMode::Yolo,
+            mm_core::event::PermissionMode::Yolo,
             &frontend,
         );
         self.tool.run(args, &call).await

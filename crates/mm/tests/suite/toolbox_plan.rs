@@ -274,10 +274,10 @@ async fn a_mistake_is_explained_and_the_turn_goes_on() {
 
 #[mm_testkit::test]
 fn the_terminal_draws_the_checklist_once_per_change() {
-    use mm::event::{
+    use mm_core::event::{
         Event, Plan, PlanStatus, PlanStep, ToolCallEnd, ToolCallStart, ToolKind, ToolStatus,
     };
-    use mm::term::render::{Layout, Renderer};
+    use mm_term::render::{Layout, Renderer};
     let mut r = Renderer::new(Layout::OneShot, false);
     let plan = Plan {
         title: "Ship it".into(),

@@ -10,8 +10,8 @@ use std::process::Command as Process;
 use std::sync::Arc;
 
 use common::{Answer, Recorder, ScriptedModel};
-use mm::config::Config;
-use mm::engine::{Command, Engine, Environment, Session};
+use mm_core::config::Config;
+use mm_engine::{Command, Engine, Environment, Session};
 use pretty_assertions::assert_eq;
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
@@ -298,7 +298,7 @@ async fn undo_never_reaches_outside_the_project_through_a_link_the_turn_made() {
     ]);
     // The fence on (without it the model's commands may write anywhere anyway).
     let mut config = Config::default();
-    config.tools.sandbox = mm::config::SandboxMode::WorkspaceWrite;
+    config.tools.sandbox = mm_core::config::SandboxMode::WorkspaceWrite;
     let e = Engine::new(Arc::new(config), model).with_env(Environment {
         home: Some(home.path().to_path_buf()),
         xdg_config_home: Some(home.path().join("config")),
