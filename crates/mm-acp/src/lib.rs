@@ -30,7 +30,6 @@ use tokio_util::sync::CancellationToken;
 // The layers below under the names the modules of this crate use (`crate::config::…`).
 use mm_core::{VERSION, config, event, history, relay, session, skills, tasks};
 use mm_engine as engine;
-use mm_model as model;
 
 use crate::config::Config;
 use crate::engine::Engine;

@@ -38,8 +38,6 @@ use mm_core::{
     VERSION, config, event, paths, prompt, relay, sanitize, session, skills, tasks, writer,
 };
 use mm_engine as engine;
-use mm_model as model;
-use mm_tools::{process, sandbox, tools};
 
 pub use banner::Banner;
 pub use frontend::{OneShotFrontend, TermFrontend};

@@ -165,7 +165,7 @@ pub async fn run(
     // brought is not looked at: `@property` in piped Python names no file).
     for notice in notices
         .iter()
-        .chain(&super::input::unresolved(&text, &session.cwd))
+        .chain(&super::input::unresolved(&text, session.view().cwd()))
     {
         activity.push(super::style::dim(color, notice));
     }
@@ -178,7 +178,7 @@ pub async fn run(
     // The model line comes from the engine (`Event::ModelDetected`) before the first call.
     // Ctrl-C (and SIGTERM, SIGHUP) cancel the turn: main.rs watches them.
     let cancel = stop.child_token();
-    let before = session.usage;
+    let before = session.view().usage();
     let started = std::time::Instant::now();
     let text = text + &attached;
     let outcome = engine
@@ -194,7 +194,7 @@ pub async fn run(
     if outcome.recap.is_some() && outcome.stop.is_ok() {
         let summary = super::render::TurnSummary {
             recap: outcome.recap,
-            usage: super::repl::usage_delta(&before, &session.usage),
+            usage: super::repl::usage_delta(&before, &session.view().usage()),
             context: Some(context),
             elapsed: started.elapsed(),
             // One turn: the mode is the one the command line set, no news to the user.

@@ -143,9 +143,14 @@ pub async fn interactive(
 
 /// The banner of a session: its folder's, in its mode.
 pub fn banner_for(engine: &Engine, session: &Session) -> Banner {
-    let mut banner = banner_of(engine, &session.cwd, &session.skills, &session.warnings);
+    let mut banner = banner_of(
+        engine,
+        session.view().cwd(),
+        session.view().skills(),
+        session.view().warnings(),
+    );
     // A reopened session may hold back more than the configuration says.
-    banner.mode = session.controls.mode();
+    banner.mode = session.view().mode();
     banner
 }
 

@@ -32,11 +32,13 @@ pub fn rig(model: Arc<dyn ModelClient>, f: impl FnOnce(&mut Config)) -> Rig {
     let cwd = tempfile::tempdir().unwrap();
     let mut cfg = Config::default();
     f(&mut cfg);
-    let engine = Engine::new(Arc::new(cfg), model).with_env(Environment {
-        home: Some(home.path().to_path_buf()),
-        xdg_config_home: Some(home.path().join("config")),
-        xdg_state_home: Some(home.path().join("state")),
-    });
+    let engine = Engine::builder(Arc::new(cfg), model)
+        .env(Environment {
+            home: Some(home.path().to_path_buf()),
+            xdg_config_home: Some(home.path().join("config")),
+            xdg_state_home: Some(home.path().join("state")),
+        })
+        .build();
     Rig { engine, home, cwd }
 }
 

@@ -137,10 +137,12 @@ async fn async_main(
         .and_then(|v| v.trim().parse::<u32>().ok())
         .unwrap_or(0);
     let engine = Arc::new(
-        Engine::with_processes(config.clone(), model, processes)
-            .with_env(env)
-            .with_ask_depth(depth)
-            .with_sandbox(sandbox),
+        Engine::builder(config.clone(), model)
+            .processes(processes)
+            .env(env)
+            .ask_depth(depth)
+            .sandbox(sandbox)
+            .build(),
     );
     // One way out for every front end: a signal (or stdin's end, in ACP mode) fires `stop`; the
     // front end cancels its running turn and waits for it (the session is saved), then every
@@ -205,7 +207,7 @@ async fn front_end(
         let signalled = watch_signals(engine.processes.tasks(), stop, true)?;
         let color = TermOptions::from_env().color_stderr;
         let code =
-            mm_term::ask::ask_door(&engine, &cwd, agent, &question, color, &stop.child_token())
+            mm_term::ask::run_ask(&engine, &cwd, agent, &question, color, &stop.child_token())
                 .await;
         return Ok(exit_code(&signalled, code));
     }

@@ -21,7 +21,8 @@ fn received(path: &Path) -> Value {
 }
 
 fn tool_results(s: &mm_engine::Session) -> Vec<String> {
-    s.history
+    s.view()
+        .history()
         .iter()
         .filter(|m| m.role == Role::Tool)
         .map(|m| m.content.clone())
@@ -123,7 +124,7 @@ async fn a_pre_tool_call_guard_denies_rm_rf_before_any_permission_is_asked() {
     // What the guard read on stdin (the last call it saw).
     assert_eq!(
         received(&seen),
-        json!({"event": "preToolCall", "sessionId": s.id, "cwd": r.cwd(),
+        json!({"event": "preToolCall", "sessionId": s.view().id(), "cwd": r.cwd(),
                "tool": "bash", "toolCallId": "call_2", "input": {"command": "echo safe"}})
     );
     model.assert_invariants();
@@ -152,7 +153,7 @@ async fn post_tool_call_context_is_appended_to_the_result() {
     assert_eq!(model.requests()[1].messages[3]["content"], expected);
     assert_eq!(
         received(&seen),
-        json!({"event": "postToolCall", "sessionId": s.id, "cwd": r.cwd(),
+        json!({"event": "postToolCall", "sessionId": s.view().id(), "cwd": r.cwd(),
                "tool": "bash", "toolCallId": "call_1", "input": {"command": "echo hi"},
                "output": "hi\n", "status": "completed"})
     );
@@ -203,7 +204,7 @@ async fn a_user_prompt_submit_deny_blocks_the_turn_without_a_model_call() {
         vec!["[prompt blocked by a hook: no secrets in prompts]".to_string()]
     );
     assert!(model.requests().is_empty());
-    assert_eq!(s.history.len(), 1);
+    assert_eq!(s.view().history().len(), 1);
     // Slash commands fire no userPromptSubmit hook.
     let out = r.prompt(&mut s, "/new", &fe).await;
     assert!(matches!(out.command, Some(Command::New { .. })));
@@ -221,14 +222,17 @@ async fn user_prompt_submit_context_is_appended_to_the_user_message() {
     let fe = Recorder::new();
     let mut s = r.session(&fe).await;
     r.prompt(&mut s, "what branch?", &fe).await;
-    assert_eq!(s.history[1].content, "what branch?\nthe branch is main");
+    assert_eq!(
+        s.view().history()[1].content,
+        "what branch?\nthe branch is main"
+    );
     assert_eq!(
         model.requests()[0].messages[1]["content"],
         "what branch?\nthe branch is main"
     );
     assert_eq!(
         received(&seen),
-        json!({"event": "userPromptSubmit", "sessionId": s.id, "cwd": r.cwd(),
+        json!({"event": "userPromptSubmit", "sessionId": s.view().id(), "cwd": r.cwd(),
                "prompt": "what branch?"})
     );
 }
@@ -255,7 +259,7 @@ async fn session_start_context_joins_the_system_prompt_and_the_first_prompt_wait
         system.ends_with("\nthis project indents with tabs\n"),
         "{system}"
     );
-    assert_eq!(s.history[0].content, system);
+    assert_eq!(s.view().history()[0].content, system);
     // Once: the second request has the same system prompt.
     assert_eq!(reqs[1].messages[0], reqs[0].messages[0]);
 }
@@ -280,7 +284,7 @@ async fn turn_end_receives_the_stop_reason() {
     r.prompt(&mut s, "hi", &fe).await;
     assert_eq!(
         received(&seen),
-        json!({"event": "turnEnd", "sessionId": s.id, "cwd": r.cwd(), "stopReason": "end_turn"})
+        json!({"event": "turnEnd", "sessionId": s.view().id(), "cwd": r.cwd(), "stopReason": "end_turn"})
     );
     r.prompt(&mut s, "again", &fe).await;
     assert_eq!(received(&seen)["stopReason"], "error");
@@ -354,17 +358,17 @@ async fn a_pre_compact_deny_skips_compression() {
     let mut s = r.session(&fe).await;
     r.prompt(&mut s, "one", &fe).await;
     r.prompt(&mut s, "two", &fe).await;
-    let before = s.history.clone();
+    let before = s.view().history().to_vec();
     let out = r.prompt(&mut s, "/compact", &fe).await;
     let line = "[compact: skipped by a hook: keep everything for the audit]";
     assert_eq!(compact_line(&out), Some(line.to_string()));
     assert_eq!(fe.notices(), vec![line.to_string()]);
-    assert_eq!(s.history, before);
-    assert_eq!(s.last_measure, Some(110));
+    assert_eq!(s.view().history(), before);
+    assert_eq!(s.view().last_measure(), Some(110));
     assert!(model.summary_requests().is_empty());
     assert_eq!(
         received(&seen),
-        json!({"event": "preCompact", "sessionId": s.id, "cwd": r.cwd(), "trigger": "manual"})
+        json!({"event": "preCompact", "sessionId": s.view().id(), "cwd": r.cwd(), "trigger": "manual"})
     );
 }
 

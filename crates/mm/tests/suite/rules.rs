@@ -17,7 +17,8 @@ use pretty_assertions::assert_eq;
 use serde_json::json;
 
 fn tool_results(s: &mm_engine::Session) -> Vec<String> {
-    s.history
+    s.view()
+        .history()
         .iter()
         .filter(|m| m.role == Role::Tool)
         .map(|m| m.content.clone())
