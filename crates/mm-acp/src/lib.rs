@@ -6,6 +6,7 @@
 //! shape. Answers and turns run in tasks mm owns (the SDK drops its own spawned tasks at EOF),
 //! so that at EOF or on a signal they can be cancelled and awaited. This file: the entry points
 //! and the way out.
+#![forbid(unsafe_code)]
 
 mod auth;
 mod convert;
