@@ -63,7 +63,7 @@ impl TermOptions {
 }
 
 /// The prompt.
-pub const PROMPT: &str = screen::PROMPT;
+pub const PROMPT: &str = super::editor::PROMPT;
 
 /// What Ctrl-C at an empty prompt says (a second one at once leaves).
 pub const CTRL_C_AGAIN: &str = "(Ctrl-C again or Ctrl-D to leave)";
