@@ -816,3 +816,6 @@ fn fit(line: &str, room: usize) -> String {
         None => line.to_string(),
     }
 }
+
+#[cfg(test)]
+mod tests;

@@ -49,7 +49,6 @@ mod term_banner;
 mod term_keys;
 mod term_markdown;
 mod term_pty;
-mod term_render;
 mod term_sanitize;
 mod term_status;
 mod toolbox_fetch;
