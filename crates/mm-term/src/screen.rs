@@ -13,7 +13,6 @@ use super::layout;
 use super::raw;
 use super::render::Target;
 
-
 /// Columns when the width cannot be read.
 const DEFAULT_WIDTH: usize = 80;
 

@@ -102,3 +102,93 @@ pub fn describe_roles(messages: &[Value]) -> String {
         .collect::<Vec<_>>()
         .join(", ")
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    /// The messages of a history written as [`describe_roles`] writes one: `system, user,
+    /// assistant[a, b], tool(a), assistant` (an assistant without brackets answers in text).
+    fn history(shape: &str) -> Vec<Value> {
+        let mut messages = Vec::new();
+        let mut rest = shape;
+        while !rest.is_empty() {
+            let end = match rest.find('[') {
+                Some(open) if rest[..open].find(',').is_none() => {
+                    rest.find(']').map_or(rest.len(), |close| close + 1)
+                }
+                _ => rest.find(',').unwrap_or(rest.len()),
+            };
+            let (item, tail) = rest.split_at(end);
+            rest = tail.trim_start_matches(',').trim_start();
+            let message = match item.trim() {
+                role @ ("system" | "user") => json!({"role": role, "content": "x"}),
+                "assistant" => json!({"role": "assistant", "content": "t"}),
+                call if call.starts_with("assistant[") => {
+                    let ids = call["assistant[".len()..call.len() - 1].split(", ");
+                    let calls: Vec<Value> = ids
+                        .map(|id| json!({"id": id, "type": "function", "function": {"name": "bash", "arguments": "{}"}}))
+                        .collect();
+                    json!({"role": "assistant", "content": "", "tool_calls": calls})
+                }
+                tool => {
+                    let id = tool.trim_start_matches("tool(").trim_end_matches(')');
+                    json!({"role": "tool", "tool_call_id": id, "content": "r"})
+                }
+            };
+            messages.push(message);
+        }
+        messages
+    }
+
+    const UNANSWERED: &str = "which no earlier assistant tool call left unanswered";
+
+    #[test]
+    fn history_invariants() {
+        let rows: &[(&str, &[&str])] = &[
+            (
+                "system, user, assistant[a, b], tool(b), tool(a), assistant[c], tool(c), assistant, user",
+                &[],
+            ),
+            (
+                "system, user, assistant[a], tool(z)",
+                &[
+                    "message 3 (tool) answers tool call \"z\", UNANSWERED",
+                    "the request ends before the answer to tool call(s) \"a\" of message 2",
+                ],
+            ),
+            (
+                "user, assistant[a], tool(a), tool(a)",
+                &["message 3 (tool) answers tool call \"a\", UNANSWERED"],
+            ),
+            (
+                "system, user, user",
+                &["messages 1 and 2 are two user messages in a row"],
+            ),
+            (
+                "user, assistant[a, b], tool(a), assistant",
+                &[
+                    "message 3 (assistant) comes before the answer to tool call(s) \"b\" of message 1",
+                ],
+            ),
+            // An answer to a call of an older assistant message, after a newer one.
+            (
+                "user, assistant[a], assistant[b], tool(b), tool(a)",
+                &[
+                    "message 2 (assistant) comes before the answer to tool call(s) \"a\" of message 1",
+                    "message 4 (tool) answers tool call \"a\", UNANSWERED",
+                ],
+            ),
+        ];
+        for (shape, problems) in rows {
+            let messages = history(shape);
+            assert_eq!(describe_roles(&messages), *shape, "the table's notation");
+            let problems: Vec<String> = problems
+                .iter()
+                .map(|p| p.replace("UNANSWERED", UNANSWERED))
+                .collect();
+            assert_eq!(check_history(&messages), problems, "{shape}");
+        }
+    }
+}

@@ -6,16 +6,16 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use mm_core::event::{
-    CompactOutcome, ContextUsage, Event, FileDiff, PermissionMode, Plan, PlanStatus, PlanStep,
-    ToolCallEnd, ToolCallStart, ToolKind, ToolStatus, Usage,
-};
-use crate::engine::Recap;
 use crate::banner::{self, Banner};
+use crate::engine::Recap;
 use crate::markdown::MarkdownStream;
 use crate::numbers;
 use crate::permission;
 use crate::render::{self, Layout, Out, Renderer, Target, TurnSummary};
+use mm_core::event::{
+    CompactOutcome, ContextUsage, Event, FileDiff, PermissionMode, Plan, PlanStatus, PlanStep,
+    ToolCallEnd, ToolCallStart, ToolKind, ToolStatus, Usage,
+};
 use pretty_assertions::assert_eq;
 use serde_json::json;
 
