@@ -646,16 +646,15 @@ async fn load_session_refuses_bad_and_unknown_ids() {
     let model = ScriptedModel::new(vec![]);
     let r = rig(model.clone(), sessions_on);
     let fe = Recorder::new();
+    // Why loading `id` is refused.
+    let refused = async |id: &str| {
+        let loaded = r.engine.load_session(r.cwd(), id, &fe).await;
+        loaded.err().unwrap().to_string()
+    };
     // Invalid: refused before any file or folder is touched.
     let outside = r.cwd().join("x.json");
     std::fs::write(&outside, "not a session").unwrap();
-    let e = r
-        .engine
-        .load_session(r.cwd(), "../x", &fe)
-        .await
-        .err()
-        .unwrap()
-        .to_string();
+    let e = refused("../x").await;
     assert_eq!(
         e,
         "invalid session id \"../x\": expected 1 to 128 letters, digits, '_' or '-', starting with a letter or digit"
@@ -668,13 +667,7 @@ async fn load_session_refuses_bad_and_unknown_ids() {
     assert!(!r.sessions_dir().exists());
 
     // Unknown: names the file.
-    let e = r
-        .engine
-        .load_session(r.cwd(), "20260101-000000-00000000", &fe)
-        .await
-        .err()
-        .unwrap()
-        .to_string();
+    let e = refused("20260101-000000-00000000").await;
     let path = r.sessions_dir().join("20260101-000000-00000000.json");
     assert_eq!(
         e,
@@ -684,13 +677,7 @@ async fn load_session_refuses_bad_and_unknown_ids() {
     std::fs::create_dir_all(r.sessions_dir()).unwrap();
     let broken = r.sessions_dir().join("broken.json");
     std::fs::write(&broken, "{").unwrap();
-    let e = r
-        .engine
-        .load_session(r.cwd(), "broken", &fe)
-        .await
-        .err()
-        .unwrap()
-        .to_string();
+    let e = refused("broken").await;
     assert!(
         e.starts_with(&format!("{} is not a session file: ", broken.display())),
         "{e}"
