@@ -28,12 +28,7 @@ impl Engine {
             mode: Some(s.controls.mode()),
             model: match &s.model {
                 Some(m) => m.clone(),
-                None => self
-                    .known
-                    .model
-                    .lock()
-                    .map(|m| m.clone())
-                    .unwrap_or_default(),
+                None => self.detected_model(),
             },
             usage: (&s.usage).into(),
             plan: s.plan.lock().ok().and_then(|p| p.clone()),

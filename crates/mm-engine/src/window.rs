@@ -68,13 +68,17 @@ impl Engine {
     pub fn model_of(&self, s: &Session) -> String {
         match s.controls.model().or_else(|| s.model.clone()) {
             Some(m) => m,
-            None => self
-                .known
-                .model
-                .lock()
-                .map(|m| m.clone())
-                .unwrap_or_default(),
+            None => self.detected_model(),
         }
+    }
+
+    /// The model's name as last detected (the configured one until then; empty when neither).
+    pub(crate) fn detected_model(&self) -> String {
+        self.known
+            .model
+            .lock()
+            .map(|m| m.clone())
+            .unwrap_or_default()
     }
 
     /// The history's estimate: the request's characters over the measured ratio.

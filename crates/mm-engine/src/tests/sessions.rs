@@ -439,6 +439,10 @@ async fn a_single_turn_over_the_window_ends_with_an_explanation_and_no_request()
     assert_eq!(s.history.len(), 1);
 }
 
+/// How the turn fails when the server's "context exceeded" cannot be helped.
+const EXCEEDED: &str =
+    "model server answered 400: the request exceeds the available context size (4096 tokens)";
+
 fn exceeded() -> ModelError {
     ModelError::ContextExceeded {
         status: 400,
@@ -488,10 +492,8 @@ async fn context_exceeded_twice_fails_the_turn_with_the_servers_line() {
     r.prompt(&mut s, "one", &fe).await;
     r.prompt(&mut s, "two", &fe).await;
     let out = r.prompt(&mut s, "three", &fe).await;
-    let line =
-        "model server answered 400: the request exceeds the available context size (4096 tokens)";
-    assert_eq!(out.stop.map_err(|e| e.to_string()), Err(line.into()));
-    assert_eq!(fe.notices(), vec![format!("[error: {line}]")]);
+    assert_eq!(out.stop.map_err(|e| e.to_string()), Err(EXCEEDED.into()));
+    assert_eq!(fe.notices(), vec![format!("[error: {EXCEEDED}]")]);
     assert_eq!(model.requests().len(), 4);
     assert_eq!(model.summary_requests().len(), 1);
     model.assert_invariants();
@@ -517,13 +519,7 @@ async fn context_exceeded_with_a_failed_summary_reports_it_once_and_fails_with_t
     }));
     let before = s.history.clone();
     let out = r.prompt(&mut s, "four", &fe).await;
-    assert_eq!(
-        out.stop.map_err(|e| e.to_string()),
-        Err(
-            "model server answered 400: the request exceeds the available context size (4096 tokens)"
-                .into()
-        )
-    );
+    assert_eq!(out.stop.map_err(|e| e.to_string()), Err(EXCEEDED.into()));
     assert_eq!(model.summary_requests().len(), 1);
     assert_eq!(
         fe.auto_compacted(),
@@ -539,13 +535,7 @@ async fn context_exceeded_with_nothing_to_compress_fails_with_the_servers_line()
     let fe = Recorder::new();
     let mut s = r.session(&fe).await;
     let out = r.prompt(&mut s, "one", &fe).await;
-    assert_eq!(
-        out.stop.map_err(|e| e.to_string()),
-        Err(
-            "model server answered 400: the request exceeds the available context size (4096 tokens)"
-                .into()
-        )
-    );
+    assert_eq!(out.stop.map_err(|e| e.to_string()), Err(EXCEEDED.into()));
     assert_eq!(model.requests().len(), 1);
     assert!(model.summary_requests().is_empty());
 }
