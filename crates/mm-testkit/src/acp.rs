@@ -319,6 +319,16 @@ impl TestClient {
         (id, commands)
     }
 
+    /// Sends `session/prompt` with one text block, and returns its id without waiting for the
+    /// answer (`until_response` reads it).
+    pub async fn send_prompt(&mut self, session: &str, text: &str) -> i64 {
+        self.request(
+            "session/prompt",
+            json!({"sessionId": session, "prompt": [{"type": "text", "text": text}]}),
+        )
+        .await
+    }
+
     pub async fn prompt(&mut self, session: &str, text: &str) -> (Vec<Value>, Value) {
         self.call(
             "session/prompt",

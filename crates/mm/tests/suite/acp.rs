@@ -510,13 +510,7 @@ async fn permission_requests_offer_the_four_options_and_are_obeyed() {
     let mut h = Harness::start(config, model);
     h.client.initialize(false).await;
     let (id, _) = h.client.new_session(&cwd).await;
-    let pid = h
-        .client
-        .request(
-            "session/prompt",
-            json!({"sessionId": id, "prompt": [{"type": "text", "text": "go"}]}),
-        )
-        .await;
+    let pid = h.client.send_prompt(&id, "go").await;
 
     // First call: rejected.
     let (_, req) = h.client.until_request("session/request_permission").await;
@@ -587,13 +581,7 @@ async fn a_permission_request_carries_the_whole_command() {
     let mut h = Harness::start(config, model);
     h.client.initialize(false).await;
     let (id, _) = h.client.new_session(&cwd).await;
-    let pid = h
-        .client
-        .request(
-            "session/prompt",
-            json!({"sessionId": id, "prompt": [{"type": "text", "text": "go"}]}),
-        )
-        .await;
+    let pid = h.client.send_prompt(&id, "go").await;
     let (_, req) = h.client.until_request("session/request_permission").await;
     let call = &req["params"]["toolCall"];
     assert_eq!(call["title"], json!(format!("bash: {command}")));
@@ -632,13 +620,7 @@ async fn a_permission_request_carries_the_change_the_call_would_make() {
     let mut h = Harness::start(config, model);
     h.client.initialize(false).await;
     let (id, _) = h.client.new_session(&cwd).await;
-    let pid = h
-        .client
-        .request(
-            "session/prompt",
-            json!({"sessionId": id, "prompt": [{"type": "text", "text": "go"}]}),
-        )
-        .await;
+    let pid = h.client.send_prompt(&id, "go").await;
     // Before the user answers, the editor has the diff (a new file: `oldText` null).
     let (_, req) = h.client.until_request("session/request_permission").await;
     let new_file = cwd.join("new.txt").to_string_lossy().into_owned();
@@ -686,13 +668,7 @@ async fn a_cancelled_permission_outcome_is_a_rejection() {
     let mut h = Harness::start(config, model);
     h.client.initialize(false).await;
     let (id, _) = h.client.new_session(&canonical(dir.path())).await;
-    let pid = h
-        .client
-        .request(
-            "session/prompt",
-            json!({"sessionId": id, "prompt": [{"type": "text", "text": "go"}]}),
-        )
-        .await;
+    let pid = h.client.send_prompt(&id, "go").await;
     let (_, req) = h.client.until_request("session/request_permission").await;
     h.client
         .respond(&req["id"], json!({"outcome": {"outcome": "cancelled"}}))
@@ -716,13 +692,7 @@ async fn session_cancel_stops_the_turn_in_flight() {
     let mut h = Harness::start(test_config(), model);
     h.client.initialize(false).await;
     let (id, _) = h.client.new_session(&canonical(dir.path())).await;
-    let pid = h
-        .client
-        .request(
-            "session/prompt",
-            json!({"sessionId": id, "prompt": [{"type": "text", "text": "go"}]}),
-        )
-        .await;
+    let pid = h.client.send_prompt(&id, "go").await;
     h.client.until_update("agent_message_chunk").await;
     h.client
         .notify("session/cancel", json!({"sessionId": id}))
@@ -741,21 +711,9 @@ async fn a_prompt_waiting_behind_another_turn_is_cancelled_without_running() {
     h.client.initialize(false).await;
     let (a, _) = h.client.new_session(&cwd).await;
     let (b, _) = h.client.new_session(&cwd).await;
-    let pa = h
-        .client
-        .request(
-            "session/prompt",
-            json!({"sessionId": a, "prompt": [{"type": "text", "text": "A"}]}),
-        )
-        .await;
+    let pa = h.client.send_prompt(&a, "A").await;
     h.client.until_update("agent_message_chunk").await;
-    let pb = h
-        .client
-        .request(
-            "session/prompt",
-            json!({"sessionId": b, "prompt": [{"type": "text", "text": "B"}]}),
-        )
-        .await;
+    let pb = h.client.send_prompt(&b, "B").await;
     h.client
         .notify("session/cancel", json!({"sessionId": b}))
         .await;
@@ -1017,12 +975,7 @@ async fn eof_cancels_the_running_turn_and_returns() {
     let mut h = Harness::start(test_config(), model);
     h.client.initialize(false).await;
     let (id, _) = h.client.new_session(&canonical(dir.path())).await;
-    h.client
-        .request(
-            "session/prompt",
-            json!({"sessionId": id, "prompt": [{"type": "text", "text": "go"}]}),
-        )
-        .await;
+    h.client.send_prompt(&id, "go").await;
     h.client.until_update("agent_message_chunk").await;
     h.finish().await.unwrap();
     assert!(

@@ -122,12 +122,7 @@ async fn two_hundred_sessions_and_twenty_prompts_at_once_all_answered_in_order()
             for i in 0..10 {
                 let session = sessions[i * 20 + 3].clone();
                 let text = format!("s{i} p{round}");
-                let id = c
-                    .request(
-                        "session/prompt",
-                        json!({"sessionId": session, "prompt": [{"type": "text", "text": text}]}),
-                    )
-                    .await;
+                let id = c.send_prompt(&session, &text).await;
                 sent.push((id, session, text));
             }
         }

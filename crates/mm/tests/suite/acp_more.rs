@@ -101,13 +101,7 @@ async fn close_cancels_the_running_turn_and_stops_its_command() {
     let mut h = Harness::start(test_config(), model);
     h.client.initialize(false).await;
     let (id, _) = h.client.new_session(&cwd).await;
-    let prompt = h
-        .client
-        .request(
-            "session/prompt",
-            json!({"sessionId": id, "prompt": [{"type": "text", "text": "sleep"}]}),
-        )
-        .await;
+    let prompt = h.client.send_prompt(&id, "sleep").await;
     h.client.until_update("tool_call_update").await;
     // Bounded poll: the command writes its pid as it starts, nothing tells the client when.
     let started = Instant::now();
@@ -498,13 +492,7 @@ async fn a_mode_switch_mid_session_changes_what_asks() {
         tokio::time::sleep(std::time::Duration::from_millis(10)).await;
     }
 
-    let prompt = h
-        .client
-        .request(
-            "session/prompt",
-            json!({"sessionId": id, "prompt": [{"type": "text", "text": "two"}]}),
-        )
-        .await;
+    let prompt = h.client.send_prompt(&id, "two").await;
     let (_, ask) = h.client.until_request("session/request_permission").await;
     assert_eq!(ask["params"]["toolCall"]["title"], "bash: echo two");
     // Switched while the turn runs (and waits for this answer): the next call does not ask.
@@ -764,13 +752,7 @@ async fn a_long_command_reports_its_output_at_most_every_250_ms() {
     let mut h = Harness::start(test_config(), model);
     h.client.initialize(false).await;
     let (id, _) = h.client.new_session(&cwd).await;
-    let prompt = h
-        .client
-        .request(
-            "session/prompt",
-            json!({"sessionId": id, "prompt": [{"type": "text", "text": "build"}]}),
-        )
-        .await;
+    let prompt = h.client.send_prompt(&id, "build").await;
     let mut progress: Vec<(Instant, Value)> = Vec::new();
     let mut running = None;
     let finished = loop {

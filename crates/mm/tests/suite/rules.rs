@@ -154,13 +154,7 @@ async fn acp_turn(answers: Vec<Answer>, respond: &[&str]) -> (Vec<serde_json::Va
     let mut h = Harness::start(config, model);
     h.client.initialize(false).await;
     let (id, _) = h.client.new_session(&cwd).await;
-    let pid = h
-        .client
-        .request(
-            "session/prompt",
-            json!({"sessionId": id, "prompt": [{"type": "text", "text": "go"}]}),
-        )
-        .await;
+    let pid = h.client.send_prompt(&id, "go").await;
     let mut seen = Vec::new();
     for option in respond {
         let (before, req) = h.client.until_request("session/request_permission").await;

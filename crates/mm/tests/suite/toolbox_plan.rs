@@ -198,13 +198,7 @@ async fn changing_actions_are_gated_and_show_is_not() {
     let mut h = Harness::start(config, model);
     h.client.initialize(false).await;
     let (id, _) = h.client.new_session(&cwd).await;
-    let pid = h
-        .client
-        .request(
-            "session/prompt",
-            json!({"sessionId": id, "prompt": [{"type": "text", "text": "plan"}]}),
-        )
-        .await;
+    let pid = h.client.send_prompt(&id, "plan").await;
     let (before, req) = h.client.until_request("session/request_permission").await;
     // `show` ran without asking, and there was nothing to show.
     let shown = updates(&before)
