@@ -190,10 +190,8 @@ impl Engine {
             };
             let input = serde_json::json!({"trigger": name});
             let r = self
-                .hooks
-                .run(HookEvent::PreCompact, input, None, &s.id, &s.cwd, cancel)
+                .session_hooks(HookEvent::PreCompact, input, s, frontend, cancel)
                 .await;
-            r.report(frontend);
             if let HookDecision::Deny(reason) = r.decision {
                 return CompactOutcome::Skipped(reason);
             }

@@ -10,7 +10,7 @@ use tokio_util::sync::CancellationToken;
 use super::{Engine, EngineCommand, Recap, Session, TurnError, title_of, undo};
 use crate::event::{CompactOutcome, Event, Frontend, PermissionMode};
 use crate::history::Message;
-use crate::hooks::{HookDecision, HookEvent};
+use crate::hooks::{HookDecision, HookEvent, HookResult};
 
 /// Why a turn ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -47,6 +47,24 @@ pub struct PromptOutcome {
 }
 
 impl Engine {
+    /// Runs a session's hooks of `event` (none of them for a tool) with `input`, and reports
+    /// what they said to the front end.
+    pub(crate) async fn session_hooks(
+        &self,
+        event: HookEvent,
+        input: serde_json::Value,
+        s: &Session,
+        frontend: &dyn Frontend,
+        cancel: &CancellationToken,
+    ) -> HookResult {
+        let r = self
+            .hooks
+            .run(event, input, None, &s.id, &s.cwd, cancel)
+            .await;
+        r.report(frontend);
+        r
+    }
+
     /// Runs one prompt: the text after the front end's own flattening (docs/engine.md, "The prompt
     /// pipeline", step 1). `attached` are the paths step 1 already attached (for deduplication).
     /// Slash commands, `/skill`, `@path`, `$skill` and `userPromptSubmit` hooks are handled here;
@@ -110,17 +128,8 @@ impl Engine {
         if self.hooks.any(HookEvent::UserPromptSubmit, None) {
             let input = serde_json::json!({"prompt": full});
             let r = self
-                .hooks
-                .run(
-                    HookEvent::UserPromptSubmit,
-                    input,
-                    None,
-                    &s.id,
-                    &s.cwd,
-                    cancel,
-                )
+                .session_hooks(HookEvent::UserPromptSubmit, input, s, frontend, cancel)
                 .await;
-            r.report(frontend);
             if let HookDecision::Deny(reason) = &r.decision {
                 let stop = if cancel.is_cancelled() {
                     StopReason::Cancelled
@@ -167,18 +176,9 @@ impl Engine {
                 Err(_) => "error",
             };
             let input = serde_json::json!({"stopReason": reason});
-            let r = self
-                .hooks
-                .run(
-                    HookEvent::TurnEnd,
-                    input,
-                    None,
-                    &s.id,
-                    &s.cwd,
-                    &CancellationToken::new(),
-                )
+            let never = CancellationToken::new();
+            self.session_hooks(HookEvent::TurnEnd, input, s, frontend, &never)
                 .await;
-            r.report(frontend);
         }
         PromptOutcome {
             stop: end.stop,
