@@ -881,33 +881,18 @@ async fn session_load_replays_the_stored_history() {
         .find(|u| u["sessionUpdate"] == "tool_call")
         .unwrap();
     // Loading a live session is refused.
-    let (_, r) = h
-        .client
-        .call(
-            "session/load",
-            json!({"sessionId": id, "cwd": cwd, "mcpServers": []}),
-        )
-        .await;
+    let (_, r) = h.client.load_session(&id, &cwd).await;
     assert_eq!(r["error"]["code"], -32602);
     assert_eq!(r["error"]["data"]["sessionId"], json!(id));
     h.finish().await.unwrap();
 
     let mut h = Harness::start(config, ScriptedModel::new(vec![]));
     h.client.initialize(false).await;
-    let (before, r) = h
-        .client
-        .call(
-            "session/load",
-            json!({"sessionId": id, "cwd": cwd, "mcpServers": []}),
-        )
-        .await;
+    let (before, r) = h.client.load_session(&id, &cwd).await;
     // The reference answers `{}`; mm adds the modes and options (docs/acp.md).
     assert_eq!(r["result"], session_options("yolo"));
     let ups = updates(&before);
-    let kinds: Vec<&str> = ups
-        .iter()
-        .map(|u| u["sessionUpdate"].as_str().unwrap())
-        .collect();
+    let kinds = update_kinds(&ups);
     assert_eq!(
         kinds,
         [
@@ -951,13 +936,7 @@ async fn session_load_of_an_unknown_or_invalid_id_is_invalid_params() {
     let mut h = Harness::start(config, ScriptedModel::new(vec![]));
     h.client.initialize(false).await;
     for bad in ["20990101-000000-deadbeef", "../../etc/passwd"] {
-        let (before, r) = h
-            .client
-            .call(
-                "session/load",
-                json!({"sessionId": bad, "cwd": cwd, "mcpServers": []}),
-            )
-            .await;
+        let (before, r) = h.client.load_session(bad, &cwd).await;
         assert!(updates(&before).is_empty());
         assert_eq!(r["error"]["code"], -32602, "{r}");
         assert_eq!(r["error"]["data"]["sessionId"], bad);
@@ -1113,13 +1092,7 @@ async fn the_binary_replays_a_loaded_session_before_its_response() {
     .unwrap();
     let mut mm = spawn_mm(&cwd, home.path());
     mm.client.initialize(false).await;
-    let (before, r) = mm
-        .client
-        .call(
-            "session/load",
-            json!({"sessionId": id, "cwd": cwd, "mcpServers": []}),
-        )
-        .await;
+    let (before, r) = mm.client.load_session(id, &cwd).await;
     // The reference answers `{}`; mm adds the modes and options (docs/acp.md).
     assert_eq!(r["result"], session_options("yolo"));
     let ups = updates(&before);

@@ -630,13 +630,7 @@ async fn a_loaded_mode_is_never_looser_than_the_configuration() {
     let mut h = Harness::start(config, ScriptedModel::new(vec![]));
     h.client.initialize(false).await;
     for (id, expected) in [(&strict, "read-only"), (&loose, "ask")] {
-        let (_, r) = h
-            .client
-            .call(
-                "session/load",
-                json!({"sessionId": id, "cwd": cwd, "mcpServers": []}),
-            )
-            .await;
+        let (_, r) = h.client.load_session(id, &cwd).await;
         assert_eq!(r["result"], session_options(expected), "{id}");
     }
     h.finish().await.unwrap();

@@ -679,13 +679,7 @@ async fn acp_row(row: &Row) {
     // The saved session in a new process whose settings work: loaded, and the next turn works.
     let good = FakeServer::start(vec![Reply::text("again answered")]).await;
     let mut acp = Acp::start(acp_config(&good.url(), "")).await;
-    let (_, r) = acp
-        .client
-        .call(
-            "session/load",
-            json!({"sessionId": id, "cwd": cwd, "mcpServers": []}),
-        )
-        .await;
+    let (_, r) = acp.client.load_session(&id, &cwd).await;
     // Loaded: a result (the session's modes and options), no error.
     assert!(
         r.get("error").is_none() && r["result"]["modes"].is_object(),

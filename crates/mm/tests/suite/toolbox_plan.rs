@@ -127,19 +127,10 @@ async fn each_change_sends_a_plan_update_and_the_plan_is_saved_and_replayed() {
     // Replayed after the history, before the usage and the commands.
     let mut h = Harness::start(config, ScriptedModel::new(vec![]));
     h.client.initialize(false).await;
-    let (before, r) = h
-        .client
-        .call(
-            "session/load",
-            json!({"sessionId": id, "cwd": cwd, "mcpServers": []}),
-        )
-        .await;
+    let (before, r) = h.client.load_session(&id, &cwd).await;
     assert_eq!(r["result"], session_options("yolo"));
     let ups = updates(&before);
-    let kinds: Vec<&str> = ups
-        .iter()
-        .map(|u| u["sessionUpdate"].as_str().unwrap())
-        .collect();
+    let kinds = update_kinds(&ups);
     let n = kinds.len();
     assert_eq!(
         kinds[n - 3..],
@@ -159,10 +150,8 @@ async fn each_change_sends_a_plan_update_and_the_plan_is_saved_and_replayed() {
     let (msgs, r) = h.client.prompt(&id, "/new").await;
     assert_eq!(r["result"]["stopReason"], "end_turn");
     assert_eq!(session_file(&cwd, &id)["plan"], Value::Null);
-    let kinds: Vec<String> = updates(&msgs)
-        .iter()
-        .map(|u| u["sessionUpdate"].as_str().unwrap().to_string())
-        .collect();
+    let ups = updates(&msgs);
+    let kinds = update_kinds(&ups);
     assert_eq!(
         kinds,
         [
