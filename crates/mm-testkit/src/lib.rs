@@ -55,7 +55,7 @@ pub use fake_server::{FakeServer, LastByte, Options, Received, Responder};
 pub use harness::{skip, under_ci};
 pub use mm_testkit_core::{Answer, Recorder, ScriptedModel, check_history};
 pub use mm_testkit_macros::test;
-pub use rig::{Rig, compact_line, contents, hook, rig, script};
+pub use rig::{Rig, compact_line, contents, hook, rig, script, tool_outputs};
 pub use script::{Call, Chunk, Reply};
 
 /// Whether an executable `command` is on PATH.

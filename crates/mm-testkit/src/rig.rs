@@ -12,6 +12,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use mm_core::config::{Config, HookConfig, Origin};
+use mm_core::history::Role;
 use mm_engine::{Engine, Environment, PromptOutcome, Session};
 use mm_model::{ChatRequest, ModelClient};
 use tokio_util::sync::CancellationToken;
@@ -104,4 +105,11 @@ pub fn compact_line(out: &PromptOutcome) -> Option<String> {
         Some(mm_engine::Command::Compact(o)) => Some(o.line()),
         _ => None,
     }
+}
+
+/// The content of a session's `tool` messages, in order.
+pub fn tool_outputs(s: &Session) -> Vec<String> {
+    let history = s.view().history();
+    let tools = history.iter().filter(|m| m.role == Role::Tool);
+    tools.map(|m| m.content.clone()).collect()
 }

@@ -9,7 +9,6 @@ use std::time::Duration;
 
 use common::*;
 use mm_core::event::{Event, PermissionDecision, ToolCallEnd, ToolStatus};
-use mm_core::history::Role;
 use mm_engine::{Command, StopReason};
 use mm_model::ModelError;
 use pretty_assertions::assert_eq;
@@ -18,15 +17,6 @@ use serde_json::{Value, json};
 /// The JSON a hook that ran `cat > file` received.
 fn received(path: &Path) -> Value {
     serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
-}
-
-fn tool_results(s: &mm_engine::Session) -> Vec<String> {
-    s.view()
-        .history()
-        .iter()
-        .filter(|m| m.role == Role::Tool)
-        .map(|m| m.content.clone())
-        .collect()
 }
 
 #[mm_testkit::test]
@@ -114,7 +104,7 @@ async fn a_pre_tool_call_guard_denies_rm_rf_before_any_permission_is_asked() {
     assert_eq!(ev.len(), 5);
     assert_eq!(fe.asked(), vec!["bash: echo safe".to_string()]);
     assert_eq!(
-        tool_results(&s),
+        tool_outputs(&s),
         vec![
             "[denied by a hook: destructive command refused]".to_string(),
             "safe\n".to_string()
@@ -149,7 +139,7 @@ async fn post_tool_call_context_is_appended_to_the_result() {
     let mut s = r.session(&fe).await;
     r.prompt(&mut s, "go", &fe).await;
     let expected = "hi\n\nnote: tests live in tests/";
-    assert_eq!(tool_results(&s), vec![expected.to_string()]);
+    assert_eq!(tool_outputs(&s), vec![expected.to_string()]);
     assert_eq!(model.requests()[1].messages[3]["content"], expected);
     assert_eq!(
         received(&seen),
@@ -179,7 +169,7 @@ async fn a_post_tool_call_hook_with_another_match_does_not_run() {
     let fe = Recorder::new();
     let mut s = r.session(&fe).await;
     r.prompt(&mut s, "go", &fe).await;
-    assert_eq!(tool_results(&s), vec!["hi\n".to_string()]);
+    assert_eq!(tool_outputs(&s), vec!["hi\n".to_string()]);
     assert!(!marker.exists());
 }
 
@@ -310,7 +300,7 @@ async fn a_hanging_hook_times_out_with_a_warning_and_the_tool_still_runs() {
         fe.warnings(),
         vec!["🪝 preToolCall hook \"sleep 30\" failed: timed out after 0.2 s".to_string()]
     );
-    assert_eq!(tool_results(&s), vec!["ran\n".to_string()]);
+    assert_eq!(tool_outputs(&s), vec!["ran\n".to_string()]);
     assert!(fe.events().contains(&Event::ToolCallRunning {
         id: "call_1".into()
     }));
@@ -333,7 +323,7 @@ async fn a_fail_closed_hook_that_times_out_denies() {
         vec!["🪝 preToolCall hook \"sleep 30\" failed: timed out after 0.2 s".to_string()]
     );
     assert_eq!(
-        tool_results(&s),
+        tool_outputs(&s),
         vec!["[denied by a hook: timed out after 0.2 s]".to_string()]
     );
     assert!(!fe.events().contains(&Event::ToolCallRunning {
@@ -397,23 +387,11 @@ async fn mm_p_runs_the_configured_guard() {
         ),
     )
     .unwrap();
-    let out = tokio::process::Command::new(env!("CARGO_BIN_EXE_mm"))
-        .args(["--url", &server.url(), "--config"])
-        .arg(&config)
-        .args(["-p", "delete victim"])
-        .current_dir(cwd.path())
-        .env_clear()
-        .env("HOME", home.path())
-        .env("XDG_STATE_HOME", home.path().join("state"))
-        .env("XDG_CONFIG_HOME", home.path().join("config"))
-        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-        .env("NO_COLOR", "1")
-        .stdin(std::process::Stdio::null())
-        .output()
-        .await
-        .unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    let config = config.to_str().unwrap();
+    let args = ["--config", config, "-p", "delete victim"];
+    let (code, _, stderr) =
+        super::engine_sessions::mm(home.path(), cwd.path(), &server.url(), &args).await;
+    assert_eq!(code, 0, "{stderr}");
     assert_eq!(
         std::fs::read_to_string(cwd.path().join("victim")).unwrap(),
         "precious"

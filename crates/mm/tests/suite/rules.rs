@@ -12,18 +12,8 @@ use std::time::Duration;
 
 use common::*;
 use mm_core::event::PermissionDecision;
-use mm_core::history::Role;
 use pretty_assertions::assert_eq;
 use serde_json::json;
-
-fn tool_results(s: &mm_engine::Session) -> Vec<String> {
-    s.view()
-        .history()
-        .iter()
-        .filter(|m| m.role == Role::Tool)
-        .map(|m| m.content.clone())
-        .collect()
-}
 
 fn git(cwd: &Path, args: &[&str]) {
     let out = Command::new("git")
@@ -59,7 +49,7 @@ async fn always_does_not_cover(approved: &str, hostile: &str, written: &str, set
         [format!("bash: {approved}"), format!("bash: {hostile}")]
     );
     assert_eq!(
-        tool_results(&s).last().map(String::as_str),
+        tool_outputs(&s).last().map(String::as_str),
         Some("[command rejected by the user]")
     );
 }
@@ -131,7 +121,7 @@ async fn a_call_that_does_not_fit_its_tool_is_answered_before_hooks_and_the_ques
         "the preToolCall hook ran for a call that does not fit"
     );
     assert_eq!(
-        tool_results(&s),
+        tool_outputs(&s),
         [
             "[bad arguments for edit_file: missing field `new_text`; arguments given: {\"path\":\"a.txt\",\"old_text\":\"one\"}]"
         ]
