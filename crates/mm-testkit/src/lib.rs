@@ -41,6 +41,7 @@ pub mod http;
 pub mod lsp;
 pub mod mm_run;
 pub mod platform;
+pub mod probes;
 pub mod pty;
 pub mod rig;
 pub mod script;
