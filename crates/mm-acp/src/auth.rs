@@ -12,7 +12,7 @@ use tokio_util::sync::CancellationToken;
 use crate::config::Config;
 use crate::convert;
 use crate::engine::Engine;
-use crate::model::ModelError;
+use crate::engine::ModelError;
 
 #[derive(Debug, Default)]
 pub(crate) struct Auth {

@@ -6,6 +6,7 @@
 //! shape. Answers and turns run in tasks mm owns (the SDK drops its own spawned tasks at EOF),
 //! so that at EOF or on a signal they can be cancelled and awaited. This file: the entry points
 //! and the way out.
+#![forbid(unsafe_code)]
 
 mod auth;
 mod convert;
@@ -30,7 +31,6 @@ use tokio_util::sync::CancellationToken;
 // The layers below under the names the modules of this crate use (`crate::config::…`).
 use mm_core::{VERSION, config, event, history, relay, session, skills, tasks};
 use mm_engine as engine;
-use mm_model as model;
 
 use crate::config::Config;
 use crate::engine::Engine;

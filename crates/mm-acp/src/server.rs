@@ -9,22 +9,32 @@ use std::sync::{Arc, Mutex};
 use agent_client_protocol::v1::schema::{
     AgentCapabilities, Implementation, InitializeRequest, InitializeResponse, LoadSessionRequest,
     LoadSessionResponse, NewSessionRequest, NewSessionResponse, PromptRequest, PromptResponse,
-    SessionCapabilities, SessionCloseCapabilities, SessionDeleteCapabilities,
-    SessionListCapabilities, SessionResumeCapabilities,
+    SessionCapabilities, SessionCloseCapabilities, SessionConfigOption, SessionDeleteCapabilities,
+    SessionListCapabilities, SessionModeState, SessionResumeCapabilities,
 };
 use agent_client_protocol::v1::{ConnectionTo, Responder};
-use agent_client_protocol::{Client, Error};
+use agent_client_protocol::{Client, Error, JsonRpcResponse};
 use tokio_util::sync::CancellationToken;
 
 use crate::config::Config;
 use crate::convert::{self, RequestError};
-use crate::engine::{Engine, Session};
+use crate::engine::{Engine, Session, SessionView};
 use crate::frontend::AcpFrontend;
 use crate::skills::Catalogue;
 use crate::slot::Slot;
 use crate::tasks::Tasks;
 use crate::transport::ClientHello;
 use crate::{Logger, prompt, stdout};
+
+/// How [`Server::open_slot`] ends a way into a session.
+pub(crate) struct Tail {
+    /// The request named the session (`load`, `resume`): its errors name it too.
+    pub(crate) named: bool,
+    /// The line logged once the session is live.
+    pub(crate) log: Option<String>,
+    /// The updates sent after the answer.
+    pub(crate) after: Vec<serde_json::Value>,
+}
 
 pub(crate) struct Server {
     pub(crate) engine: Arc<Engine>,
@@ -88,18 +98,15 @@ impl Server {
     }
 
     /// Warnings about a session's skills (skipped or shadowed), as `[acp] session <id>: …`.
-    pub(crate) fn log_session_warnings(&self, session: &Session) {
+    pub(crate) fn log_session_warnings(&self, session: SessionView<'_>) {
         let commands: Vec<&str> = Engine::commands().iter().map(|(n, _)| *n).collect();
-        let shadowed = crate::skills::shadowed(&session.skills, &commands);
-        for w in session.warnings.iter().chain(shadowed.iter()) {
-            self.log.line(&format!("[acp] session {}: {w}", session.id));
+        let shadowed = crate::skills::shadowed(session.skills(), &commands);
+        for w in session.warnings().iter().chain(shadowed.iter()) {
+            self.log
+                .line(&format!("[acp] session {}: {w}", session.id()));
         }
     }
 
-    /// The MCP servers the editor passed for a session (`session/new`, `session/load`; a
-    /// `session/resume` handler calls this too): with `acp.clientMcpServers`, its stdio servers
-    /// join the session and start in the background like configured ones, and each is logged;
-    /// without it nothing happens (the caller logged them as ignored).
     /// What `session/load` and `session/resume` share: the checks, the session read from its
     /// file, the client's MCP servers, the warnings logged. The error is the request's answer.
     pub(crate) async fn open_saved(
@@ -129,10 +136,14 @@ impl Server {
             ));
         }
         self.client_mcp(&mut session, mcp_servers);
-        self.log_session_warnings(&session);
+        self.log_session_warnings(session.view());
         Ok(session)
     }
 
+    /// The MCP servers the editor passed for a session (`session/new`, `session/load`,
+    /// `session/resume`): with `acp.clientMcpServers`, its stdio servers join the session and
+    /// start in the background like configured ones, and each is logged; without it nothing
+    /// happens (the caller logged them as ignored).
     pub(crate) fn client_mcp(
         &self,
         session: &mut Session,
@@ -145,15 +156,50 @@ impl Server {
         let configs: Vec<crate::config::McpServerConfig> =
             stdio.iter().map(|(_, c)| c.clone()).collect();
         let given = self.engine.attach_mcp_servers(session, stdio);
+        let id = session.view().id();
         for ((asked, name), config) in given.iter().zip(&configs) {
             let line = convert::client_server_line(asked, name, config);
-            self.log
-                .line(&format!("[acp] session {}: {line}", session.id));
+            self.log.line(&format!("[acp] session {id}: {line}"));
         }
         for line in refused {
-            self.log
-                .line(&format!("[acp] session {}: {line}", session.id));
+            self.log.line(&format!("[acp] session {id}: {line}"));
         }
+    }
+
+    /// The tail the three ways into a session share (`session/new`, `session/load`,
+    /// `session/resume`): the session made live in a slot of its own (refused when its id
+    /// already is: `named`, the request named the session, says how), `log` logged, the
+    /// method's answer (`answer`, given the session's modes and options) sent, then `after`;
+    /// last the session's MCP servers start in the background, and its models are shown once
+    /// the server's list is known.
+    pub(crate) fn open_slot<T: JsonRpcResponse>(
+        self: &Arc<Self>,
+        session: Session,
+        frontend: &Arc<AcpFrontend>,
+        responder: Responder<T>,
+        answer: impl FnOnce(SessionModeState, Vec<SessionConfigOption>) -> T,
+        tail: Tail,
+    ) {
+        let id = session.view().id().to_string();
+        let mcp = self.engine.mcp_start(&session);
+        let slot = Slot::new(session, frontend.clone());
+        if !self.register(&id, slot.clone()) {
+            let e = RequestError::AlreadyLive(id.clone());
+            let named = tail.named.then_some(id.as_str());
+            let _ = responder.respond_with_error(convert::request_error(named, &e));
+            return;
+        }
+        if let Some(line) = &tail.log {
+            self.log.line(line);
+        }
+        let modes = convert::modes(slot.controls.mode(), self.engine.read_only_runs_commands());
+        let _ = responder.respond(answer(modes, self.config_options(&slot)));
+        for update in tail.after {
+            frontend.update(update);
+        }
+        // The MCP servers start once the answer is on its way, in the background.
+        mcp.now();
+        self.show_models_later(&slot);
     }
 
     /// Registers a session; `false` when the id is already live.
@@ -256,44 +302,40 @@ impl Server {
         }
         let frontend = self.frontend(&cx);
         let mut session = self.engine.new_session(req.cwd.clone(), &*frontend).await;
-        let id = session.id.clone();
+        let view = session.view();
+        let id = view.id().to_string();
         frontend.set_session_id(&id);
         let ignored = if self.config.acp.client_mcp_servers {
             0
         } else {
             req.mcp_servers.len()
         };
-        for line in convert::log_created(&id, &session.cwd, ignored) {
+        for line in convert::log_created(&id, view.cwd(), ignored) {
             self.log.line(&line);
         }
-        if let Some(note) = self.engine.sandbox.cwd_note(&session.cwd) {
+        if let Some(note) = self.engine.sandbox.cwd_note(view.cwd()) {
             self.log.line(&format!("[acp] sandbox: {note}"));
         }
         self.client_mcp(&mut session, &req.mcp_servers);
-        self.log_session_warnings(&session);
-        let commands = self.commands_update(&session.skills);
-        let mcp = session.mcp.servers();
-        let slot = Slot::new(session, frontend.clone());
-        if !self.register(&id, slot.clone()) {
-            let e = RequestError::AlreadyLive(id);
-            let _ = responder.respond_with_error(convert::request_error(None, &e));
-            return;
-        }
+        self.log_session_warnings(session.view());
         // The editor must know the session id before the update, or it drops it.
-        let _ = responder.respond(
-            NewSessionResponse::new(id)
-                .modes(convert::modes(
-                    slot.controls.mode(),
-                    self.engine.read_only_runs_commands(),
-                ))
-                .config_options(self.config_options(&slot)),
+        let after = vec![self.commands_update(session.view().skills())];
+        let tail = Tail {
+            named: false,
+            log: None,
+            after,
+        };
+        self.open_slot(
+            session,
+            &frontend,
+            responder,
+            |modes, options| {
+                NewSessionResponse::new(id)
+                    .modes(modes)
+                    .config_options(options)
+            },
+            tail,
         );
-        frontend.update(commands);
-        // The MCP servers start once the answer is on its way, in the background.
-        for server in &mcp {
-            server.wake();
-        }
-        self.show_models_later(&slot);
     }
 
     pub(crate) async fn load_session(
@@ -314,49 +356,43 @@ impl Server {
                 return;
             }
         };
-        let cwd = session.cwd.clone();
-        let tools = session.tools.clone();
-        let describe =
-            |c: &crate::history::ToolCall| tools.describe("", &c.name, &c.arguments, &cwd);
+        let view = session.view();
         // Nothing of this session can be queued in the SDK yet and the updates and response
         // below go out through it afterwards, so queueing the replay straight on the transport's
         // writer keeps the order while sparing a JSON tree and a queue hop per message.
-        self.out
-            .write_lines(convert::replay_lines(&id, &session.history, &describe));
-        let plan = session.plan.lock().ok().and_then(|p| p.clone());
-        if let Some(plan) = plan {
+        self.out.write_lines(convert::replay_lines(
+            &id,
+            view.history(),
+            &|c: &crate::history::ToolCall| view.describe(c),
+        ));
+        if let Some(plan) = view.plan() {
             frontend.update(convert::plan_update(&plan));
         }
         frontend.update(convert::usage_update(self.engine.context_usage(&session)));
-        frontend.update(self.commands_update(&session.skills));
+        frontend.update(self.commands_update(view.skills()));
         // Loaded from it, so resolved and inside.
-        let dir: PathBuf = session.sessions_dir.clone().unwrap_or_default();
-        let replayed = crate::history::count_without_system(&session.history);
-        let mcp = session.mcp.servers();
-        let title = session.title.clone();
-        let slot = Slot::new(session, frontend.clone());
-        if !self.register(&id, slot.clone()) {
-            let e = RequestError::AlreadyLive(id.clone());
-            let _ = responder.respond_with_error(convert::request_error(Some(&id), &e));
-            return;
-        }
-        self.log.line(&convert::log_loaded(&id, &dir, replayed));
-        let _ = responder.respond(
-            LoadSessionResponse::new()
-                .modes(convert::modes(
-                    slot.controls.mode(),
-                    self.engine.read_only_runs_commands(),
-                ))
-                .config_options(self.config_options(&slot)),
-        );
+        let dir: PathBuf = view.sessions_dir().clone().unwrap_or_default();
         // What the reference does not send comes after its answer.
-        if let Some(title) = title {
-            frontend.update(convert::session_info(&title));
-        }
-        for server in &mcp {
-            server.wake();
-        }
-        self.show_models_later(&slot);
+        let tail = Tail {
+            named: true,
+            log: Some(convert::log_loaded(&id, &dir, view.messages())),
+            after: view
+                .title()
+                .map(convert::session_info)
+                .into_iter()
+                .collect(),
+        };
+        self.open_slot(
+            session,
+            &frontend,
+            responder,
+            |modes, options| {
+                LoadSessionResponse::new()
+                    .modes(modes)
+                    .config_options(options)
+            },
+            tail,
+        );
     }
 
     pub(crate) async fn prompt(
@@ -380,7 +416,7 @@ impl Server {
             .await;
         slot.forget(key);
         for line in convert::log_prompt(
-            &session.id,
+            session.view().id(),
             outcome.command.as_ref(),
             outcome.recap.as_ref(),
         ) {
@@ -388,7 +424,7 @@ impl Server {
         }
         match outcome.stop {
             Ok(stop) => Ok(PromptResponse::new(convert::stop_reason(stop))
-                .usage(convert::prompt_usage(&session.usage))),
+                .usage(convert::prompt_usage(&session.view().usage()))),
             Err(e) => Err(convert::turn_error(&e)),
         }
     }

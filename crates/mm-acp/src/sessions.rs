@@ -19,6 +19,7 @@ use agent_client_protocol::{Client, Error};
 use super::convert::{self, RequestError};
 use super::{SHUTDOWN_GRACE, Server, Slot};
 use crate::event::PermissionMode;
+use crate::server::Tail;
 
 impl Server {
     /// The session's configuration options as they are now: its mode, and its model once the
@@ -281,43 +282,31 @@ impl Server {
                 return;
             }
         };
+        let view = session.view();
         // Loaded from it, so resolved and inside.
-        let dir = session.sessions_dir.clone().unwrap_or_default();
-        let messages = crate::history::count_without_system(&session.history);
-        let commands = self.commands_update(&session.skills);
-        let plan = session.plan.lock().ok().and_then(|p| p.clone());
-        let usage = self.engine.context_usage(&session);
-        let title = session.title.clone();
-        let mcp = session.mcp.servers();
-        let slot = Slot::new(session, frontend.clone());
-        if !self.register(&id, slot.clone()) {
-            let e = RequestError::AlreadyLive(id.clone());
-            let _ = responder.respond_with_error(convert::request_error(Some(&id), &e));
-            return;
-        }
-        self.log.line(&convert::log_resumed(&id, &dir, messages));
-        let _ = responder.respond(
-            ResumeSessionResponse::new()
-                .modes(convert::modes(
-                    slot.controls.mode(),
-                    self.engine.read_only_runs_commands(),
-                ))
-                .config_options(self.config_options(&slot)),
-        );
+        let dir = view.sessions_dir().clone().unwrap_or_default();
         // No replay: the client has the conversation. What a session shows besides it comes
         // after the answer, as for `session/new`.
-        frontend.update(commands);
-        if let Some(plan) = plan {
-            frontend.update(convert::plan_update(&plan));
-        }
-        frontend.update(convert::usage_update(usage));
-        if let Some(title) = title {
-            frontend.update(convert::session_info(&title));
-        }
-        for server in &mcp {
-            server.wake();
-        }
-        self.show_models_later(&slot);
+        let mut after = vec![self.commands_update(view.skills())];
+        after.extend(view.plan().map(|plan| convert::plan_update(&plan)));
+        after.push(convert::usage_update(self.engine.context_usage(&session)));
+        after.extend(view.title().map(convert::session_info));
+        let tail = Tail {
+            named: true,
+            log: Some(convert::log_resumed(&id, &dir, view.messages())),
+            after,
+        };
+        self.open_slot(
+            session,
+            &frontend,
+            responder,
+            |modes, options| {
+                ResumeSessionResponse::new()
+                    .modes(modes)
+                    .config_options(options)
+            },
+            tail,
+        );
     }
 
     pub(super) async fn delete_session(

@@ -29,8 +29,8 @@ pub(crate) struct Slot {
 impl Slot {
     pub(crate) fn new(session: Session, frontend: Arc<AcpFrontend>) -> Arc<Self> {
         Arc::new(Slot {
-            controls: session.controls.clone(),
-            cwd: session.cwd.clone(),
+            controls: session.controls().clone(),
+            cwd: session.view().cwd().to_path_buf(),
             session: tokio::sync::Mutex::new(session),
             frontend,
             cancels: Mutex::new(Vec::new()),

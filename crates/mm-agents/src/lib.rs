@@ -2,6 +2,7 @@
 //! spawns (`ask_agent`, `/ask`, `mm --ask`), [`relay`] reads the asked agent's forms as our
 //! questions, and [`ask_agent`] is the tool. The ACP SDK is used here and in the front ends, and
 //! nowhere below.
+#![forbid(unsafe_code)]
 
 pub mod agent_client;
 pub mod ask_agent;

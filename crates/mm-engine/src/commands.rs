@@ -1,5 +1,6 @@
-//! The slash commands the engine intercepts (`/new`, `/compact`) and the compression they share
-//! with automatic compression.
+//! The slash commands the engine runs itself (`/new`, `/compact`, `/undo`: [`EngineCommand`],
+//! the one place their names are read) and the compression `/compact` shares with automatic
+//! compression.
 
 use std::time::Instant;
 
@@ -10,6 +11,57 @@ use super::{Command, Engine, PromptOutcome, Session, StopReason};
 use crate::event::{CompactOutcome, CompactionEnd, Event, Frontend, Plan};
 use crate::hooks::{HookDecision, HookEvent};
 
+/// A slash command the engine runs itself; a prompt that is one runs no model turn and no hook.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EngineCommand {
+    /// `/new`: the history forgotten (archived when sessions are on).
+    New,
+    /// `/compact`: the history compressed now, keeping the last turns.
+    Compact,
+    /// `/undo`: the files the last turn changed put back.
+    Undo,
+}
+
+impl EngineCommand {
+    /// Every command, in the order front ends list them.
+    pub const ALL: [EngineCommand; 3] = [
+        EngineCommand::New,
+        EngineCommand::Compact,
+        EngineCommand::Undo,
+    ];
+
+    /// Its name, without the slash.
+    pub const fn name(self) -> &'static str {
+        match self {
+            EngineCommand::New => "new",
+            EngineCommand::Compact => "compact",
+            EngineCommand::Undo => "undo",
+        }
+    }
+
+    /// What it does, as front ends advertise it.
+    pub const fn description(self) -> &'static str {
+        match self {
+            EngineCommand::New => "Clear the history and start a new session",
+            EngineCommand::Compact => "Compress the history now, keeping the last turns",
+            EngineCommand::Undo => {
+                "Restore the files the last turn changed (again: the turn before)"
+            }
+        }
+    }
+
+    /// The command a word names (`new`, without its slash).
+    pub fn named(word: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|c| c.name() == word)
+    }
+
+    /// The command a prompt is: `/new`, `/compact` or `/undo` and nothing else (white space
+    /// around it aside); anything more is a prompt for the model.
+    pub fn of_prompt(text: &str) -> Option<Self> {
+        text.trim().strip_prefix('/').and_then(Self::named)
+    }
+}
+
 /// What triggered a compression (hooks see it as `trigger`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Trigger {
@@ -18,7 +70,35 @@ pub(crate) enum Trigger {
 }
 
 impl Engine {
-    pub(crate) fn command_new(&self, s: &mut Session, frontend: &dyn Frontend) -> PromptOutcome {
+    /// The engine's commands as `(name, description)`, in the order front ends list them.
+    pub fn commands() -> &'static [(&'static str, &'static str)] {
+        const fn row(c: EngineCommand) -> (&'static str, &'static str) {
+            (c.name(), c.description())
+        }
+        const ROWS: [(&str, &str); 3] = [
+            row(EngineCommand::ALL[0]),
+            row(EngineCommand::ALL[1]),
+            row(EngineCommand::ALL[2]),
+        ];
+        &ROWS
+    }
+
+    /// Runs one of the engine's commands on the session.
+    pub(crate) async fn run_command(
+        &self,
+        command: EngineCommand,
+        s: &mut Session,
+        frontend: &dyn Frontend,
+        cancel: &CancellationToken,
+    ) -> PromptOutcome {
+        match command {
+            EngineCommand::New => self.command_new(s, frontend),
+            EngineCommand::Compact => self.command_compact(s, frontend, cancel).await,
+            EngineCommand::Undo => self.command_undo(s, frontend).await,
+        }
+    }
+
+    fn command_new(&self, s: &mut Session, frontend: &dyn Frontend) -> PromptOutcome {
         let forgotten = crate::history::count_without_system(&s.history);
         let archived_as = self.archive(s, frontend);
         s.history.truncate(1);
@@ -52,11 +132,7 @@ impl Engine {
         }
     }
 
-    pub(crate) async fn command_undo(
-        &self,
-        s: &mut Session,
-        frontend: &dyn Frontend,
-    ) -> PromptOutcome {
+    async fn command_undo(&self, s: &mut Session, frontend: &dyn Frontend) -> PromptOutcome {
         let cwd = s.cwd.clone();
         let fence = |path: &std::path::Path| self.sandbox.check_write(&cwd, path);
         let done = s.undo.undo(&self.processes, &s.cwd, &fence).await;
@@ -69,7 +145,7 @@ impl Engine {
         }
     }
 
-    pub(crate) async fn command_compact(
+    async fn command_compact(
         &self,
         s: &mut Session,
         frontend: &dyn Frontend,
@@ -114,10 +190,8 @@ impl Engine {
             };
             let input = serde_json::json!({"trigger": name});
             let r = self
-                .hooks
-                .run(HookEvent::PreCompact, input, None, &s.id, &s.cwd, cancel)
+                .session_hooks(HookEvent::PreCompact, input, s, frontend, cancel)
                 .await;
-            r.report(frontend);
             if let HookDecision::Deny(reason) = r.decision {
                 return CompactOutcome::Skipped(reason);
             }
@@ -199,7 +273,7 @@ impl Engine {
     /// Tokens kept free for the answer in every "does it fit" test: the cap sent with each
     /// request (`ModelConfig::answer_cap`), else 1 024.
     pub(crate) fn answer_reserve(&self) -> u64 {
-        let window = self.known_window.load(std::sync::atomic::Ordering::Relaxed);
+        let window = self.known.window.load(std::sync::atomic::Ordering::Relaxed);
         self.config.model.answer_cap(window).unwrap_or(1024)
     }
 }

@@ -24,11 +24,11 @@ pub enum TurnError {
 pub enum LoadError {
     /// The id is not a session id (`../x`, empty): refused before any file is touched.
     #[error(transparent)]
-    InvalidId(#[from] crate::session::InvalidId),
+    InvalidId(#[from] mm_core::session::InvalidId),
     /// The file is missing, unreadable or not a session.
     #[error(transparent)]
-    File(#[from] crate::session::FileError),
+    File(#[from] mm_core::session::FileError),
     /// The session folder leads outside the cwd: nothing is read there.
     #[error(transparent)]
-    Outside(#[from] crate::session::OutsideProject),
+    Outside(#[from] mm_core::session::OutsideProject),
 }

@@ -20,9 +20,9 @@ impl Engine {
     /// The configured servers (`mcp.servers`) join a new or loaded session; the front end starts
     /// them in the background once the session is shown ([`Engine::start_mcp`]), or the first
     /// turn does.
-    pub(super) fn attach_configured_mcp(&self, s: &mut Session) {
+    pub(crate) fn attach_configured_mcp(&self, s: &mut Session) {
         for (name, server) in &self.config.mcp_servers {
-            s.mcp.attach(&self.mcp, spec(name, server, &s.cwd));
+            s.mcp.attach(&self.servers.mcp, spec(name, server, &s.cwd));
         }
     }
 
@@ -40,7 +40,8 @@ impl Engine {
             let mut taken = s.mcp.names();
             taken.extend(self.config.mcp_servers.keys().cloned());
             let unique = unique_name(&name, &taken);
-            s.mcp.attach(&self.mcp, spec(&unique, &server, &s.cwd));
+            s.mcp
+                .attach(&self.servers.mcp, spec(&unique, &server, &s.cwd));
             given.push((name, unique));
         }
         given
@@ -57,7 +58,7 @@ impl Engine {
         if s.mcp.is_empty() {
             return;
         }
-        s.mcp.prepare(&self.mcp, frontend, cancel).await;
+        s.mcp.prepare(&self.servers.mcp, frontend, cancel).await;
         if let Some(tools) = s.mcp.toolbox(&s.tools) {
             s.tools = tools;
         }
@@ -65,12 +66,32 @@ impl Engine {
 
     /// Starts the session's MCP servers in the background (nothing waits for them).
     pub fn start_mcp(&self, s: &Session) {
-        s.mcp.start();
+        self.mcp_start(s).now();
+    }
+
+    /// What starts the session's MCP servers, for a front end that starts them once the session
+    /// is shown and no longer holds it (ACP: after the answer to `session/new`, `load` or
+    /// `resume`, the session in its slot).
+    pub fn mcp_start(&self, s: &Session) -> McpStart {
+        McpStart(s.mcp.attached.iter().map(|a| a.server.clone()).collect())
     }
 
     /// The session's MCP servers, their state and tools (the terminal's `/mcp`).
     pub fn mcp_report(&self, s: &Session) -> Vec<ServerReport> {
         s.mcp.report(&s.tools)
+    }
+}
+
+/// A session's MCP servers, to start in the background ([`McpStart::now`]).
+#[must_use = "the servers start when `now` is called"]
+pub struct McpStart(Vec<Arc<Server>>);
+
+impl McpStart {
+    /// Starts the servers that are not running yet, in the background: nothing waits.
+    pub fn now(self) {
+        for server in self.0 {
+            server.wake();
+        }
     }
 }
 
@@ -113,20 +134,6 @@ impl SessionServers {
         // Offered in the order of their names, so the tool list is the same every turn.
         self.attached
             .sort_by(|a, b| a.spec.key.name.cmp(&b.spec.key.name));
-    }
-
-    /// Starts the session's servers that are not running yet, in the background: nothing
-    /// waits. Front ends call it once the session is shown (ACP: after the `session/new`
-    /// answer), so that the children's start does not compete with that answer.
-    pub fn start(&self) {
-        for a in &self.attached {
-            a.server.wake();
-        }
-    }
-
-    /// The session's servers (to start them once the session is registered elsewhere).
-    pub fn servers(&self) -> Vec<Arc<Server>> {
-        self.attached.iter().map(|a| a.server.clone()).collect()
     }
 
     /// The names of the session's servers.

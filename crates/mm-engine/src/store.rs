@@ -7,7 +7,7 @@ use std::sync::atomic::Ordering;
 use super::{Engine, LoadError, Session};
 use crate::event::{Event, Frontend, Usage};
 use crate::history::Role;
-use crate::session::{self, SessionFile};
+use mm_core::session::{self, SessionFile};
 
 impl Engine {
     /// The folder of a cwd's session files, canonical; refused when it leads outside the cwd
@@ -28,11 +28,7 @@ impl Engine {
             mode: Some(s.controls.mode()),
             model: match &s.model {
                 Some(m) => m.clone(),
-                None => self
-                    .known_model
-                    .lock()
-                    .map(|m| m.clone())
-                    .unwrap_or_default(),
+                None => self.detected_model(),
             },
             usage: (&s.usage).into(),
             plan: s.plan.lock().ok().and_then(|p| p.clone()),
@@ -123,7 +119,7 @@ impl Engine {
             })
             .max()
             .unwrap_or(0);
-        self.call_counter.fetch_max(highest, Ordering::Relaxed);
+        self.counters.call.fetch_max(highest, Ordering::Relaxed);
         let messages = file
             .messages
             .into_iter()
@@ -133,7 +129,7 @@ impl Engine {
         let floor = self.configured_mode();
         let mode = file.mode.map_or(floor, |m| m.at_least(floor));
         let s = self.open_session(
-            super::Opening {
+            super::session::Opening {
                 id: file.id,
                 cwd,
                 sessions_dir: Ok(dir),

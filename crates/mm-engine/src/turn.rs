@@ -234,7 +234,7 @@ impl Engine {
         if info.name.is_empty() {
             return;
         }
-        if let Ok(mut name) = self.known_model.lock()
+        if let Ok(mut name) = self.known.model.lock()
             && *name != info.name
         {
             *name = info.name;
@@ -268,7 +268,8 @@ impl Engine {
     /// Reports the model server once per process, when detection has completed.
     async fn announce_model(&self, frontend: &dyn Frontend, cancel: &CancellationToken) {
         if self
-            .model_announced
+            .known
+            .announced
             .swap(true, std::sync::atomic::Ordering::Relaxed)
         {
             return;
@@ -284,7 +285,8 @@ impl Engine {
             }
             // The turn's model call reports the failure; try again next turn.
             Err(_) => self
-                .model_announced
+                .known
+                .announced
                 .store(false, std::sync::atomic::Ordering::Relaxed),
         }
     }

@@ -1,4 +1,5 @@
 //! The model client: OpenAI-compatible Chat Completions over HTTP, streamed (docs/engine.md).
+#![forbid(unsafe_code)]
 
 pub mod detect;
 pub mod openai;

@@ -1,68 +1,50 @@
 //! The terminal's two doors to another agent (agents.md): `mm --ask AGENT "question"` (a script
-//! asks: the answer on stdout) and `/ask AGENT question` in the interactive session. AGENT is a
-//! configured name or a command line. Both start the agent, ask once and stop it.
+//! asks: the answer on stdout) and `/ask AGENT question` in the interactive session (repl.rs).
+//! AGENT is a configured name or a command line. Both go through `Engine::ask_agent`, which
+//! starts the agent, asks once and stops it.
 
 use std::io::{IsTerminal, Write};
 use std::path::Path;
-use std::sync::{Arc, Mutex};
+use std::sync::Mutex;
 
 use async_trait::async_trait;
 use tokio_util::sync::CancellationToken;
 
 use super::render::{Layout, Renderer};
-use crate::agent_client::{self, AgentCommand, AgentError, AgentStop, Answer, StartOptions};
-use crate::config::Config;
-use crate::event::{
-    Event, Form, FormAnswer, Frontend, PermissionDecision, PermissionMode, PermissionRequest,
-};
-use crate::process::Supervisor;
+use super::start::StartError;
+use crate::agent_client::{AgentError, AgentStop};
+use crate::engine::Engine;
+use crate::event::{Event, Form, FormAnswer, Frontend, PermissionDecision, PermissionRequest};
 use crate::relay::CANNOT_ASK;
-use crate::sandbox::Sandbox;
 use crate::sanitize::visible;
-use crate::tools::CallContext;
 
-/// The `toolCallId`-like ref the doors use for the asked agent's progress and questions.
-const ASK_REF: &str = "ask";
-
-/// What the doors need to start an agent.
-pub struct AskSetup<'a> {
-    pub config: &'a Config,
-    pub processes: &'a Arc<Supervisor>,
-    /// The agent runs inside its fence.
-    pub sandbox: &'a Sandbox,
-    pub cwd: &'a Path,
-    /// The mode the agent is put in: the session's (`/ask`), the configuration's (`mm --ask`).
-    pub mode: PermissionMode,
-    /// Our own asking depth.
-    pub depth: u32,
-}
-
-/// Asks `agent` (a configured name or a command line) one question through `frontend`, which
-/// shows the agent's progress and puts its questions to our user.
-pub async fn ask(
-    setup: &AskSetup<'_>,
+/// The question of `mm --ask AGENT`: `given` (the words after AGENT, else `-p`), else what is
+/// piped on stdin (at most `cap` characters; `quiet` keeps the wait for it unsaid).
+pub fn question(
     agent: &str,
-    question: &str,
-    frontend: &dyn Frontend,
-    cancel: &CancellationToken,
-) -> Result<Answer, AgentError> {
-    let cmd = AgentCommand::resolve(&setup.config.agents, agent)?;
-    let call = CallContext::new(
-        ASK_REF,
-        setup.cwd,
-        setup.config.tools.max_output,
-        cancel,
-        setup.mode,
-        frontend,
-    );
-    let opts = StartOptions {
-        cwd: setup.cwd,
-        processes: setup.processes,
-        sandbox: setup.sandbox,
-        depth: setup.depth,
-        silence: setup.config.model.request_timeout,
+    given: Option<String>,
+    stdin_terminal: bool,
+    cap: usize,
+    quiet: bool,
+) -> Result<String, StartError> {
+    let question = match given {
+        Some(q) => q,
+        None if !stdin_terminal => {
+            super::one_shot::read_stdin(cap, quiet)
+                .map_err(|source| StartError::Stdin {
+                    what: "cannot read the question from stdin",
+                    source,
+                })?
+                .text
+        }
+        None => String::new(),
     };
-    agent_client::ask_once(&cmd, question, &opts, &call).await
+    if question.trim().is_empty() {
+        return Err(StartError::Refused(format!(
+            "--ask {agent}: no question (mm --ask AGENT \"question\")"
+        )));
+    }
+    Ok(question)
 }
 
 /// The name a failure line gives an agent: as the user wrote it.
@@ -70,17 +52,23 @@ pub fn shown_name(agent: &str) -> &str {
     agent.trim()
 }
 
-/// `mm --ask`: the answer on stdout and exit 0; the failure line on stderr and exit 1;
-/// cancelled 130; stopped at a limit 2 (as `mm -p`).
+/// `mm --ask AGENT "question"` in `cwd`: the answer on stdout and exit 0; the failure line on
+/// stderr and exit 1; cancelled 130; stopped at a limit 2 (as `mm -p`). No session: the agent is
+/// put in the configuration's mode (`yolo`); `mm --ask` cannot ask, so in `ask` the agent's
+/// permission requests get its own refusal.
 pub async fn run_ask(
-    setup: &AskSetup<'_>,
+    engine: &Engine,
+    cwd: &Path,
     agent: &str,
     question: &str,
     color: bool,
     cancel: &CancellationToken,
 ) -> i32 {
     let frontend = AskFrontend::new(color);
-    let outcome = ask(setup, agent, question, &frontend, cancel).await;
+    let mode = engine.configured_mode();
+    let outcome = engine
+        .ask_agent(cwd, mode, agent, question, &frontend, cancel)
+        .await;
     let mut err = std::io::stderr();
     match outcome {
         Ok(answer) => {

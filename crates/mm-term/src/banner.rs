@@ -5,8 +5,8 @@
 use super::numbers::window;
 use super::style;
 use crate::config::Config;
+use crate::engine::{SMALL_WINDOW, ServerKind};
 use crate::event::{ContextUsage, PermissionMode};
-use crate::model::detect::{self, ServerKind};
 use crate::sanitize::visible;
 use crate::skills::Catalogue;
 
@@ -164,7 +164,7 @@ pub fn model_line(
 }
 
 /// The warning that a small window is filling up: once a turn has used more than half of a
-/// window under [`detect::SMALL_WINDOW`], with how to raise it on that server. Before that
+/// window under [`SMALL_WINDOW`], with how to raise it on that server. Before that
 /// the window is no trouble, and saying so at every start is noise.
 pub fn small_window_warning(
     context: ContextUsage,
@@ -174,15 +174,13 @@ pub fn small_window_warning(
     if !small_window_filling(context) {
         return None;
     }
-    detect::small_window_warning(context.size, kind)
+    crate::engine::small_window_warning(context.size, kind)
         .map(|w| style::yellow(color, &format!("warning: {w}")))
 }
 
 /// The window is small and over half of it is in use.
 pub fn small_window_filling(context: ContextUsage) -> bool {
-    context.size > 0
-        && context.size < detect::SMALL_WINDOW
-        && context.used.saturating_mul(2) > context.size
+    context.size > 0 && context.size < SMALL_WINDOW && context.used.saturating_mul(2) > context.size
 }
 
 /// The line when detection failed (the server is unreachable or nothing was found).

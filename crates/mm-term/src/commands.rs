@@ -7,10 +7,10 @@ use super::input::{self, Local};
 use super::numbers;
 use super::sessions;
 use super::style;
+use crate::engine::gate::{Answer, Covers, Rule};
 use crate::engine::{Engine, Session};
 use crate::event::{Frontend, PermissionMode};
 use crate::sanitize::visible;
-use crate::tools::gate::{Answer, Covers, Rule};
 
 /// Runs a local command (not `/quit`, which the loop handles) and returns its lines.
 pub async fn run(
@@ -44,14 +44,13 @@ pub fn permissions(session: &mut Session, what: &str, color: bool) -> Vec<String
     match (words.next(), words.next(), words.next()) {
         (None, _, _) => permissions_lines(session, color),
         (Some("clear"), None, _) => {
-            let n = session.rules.list().len();
-            session.rules.clear();
+            let n = session.forget_rules();
             vec![format!(
                 "forgot {n} remembered answer(s): every gated call asks"
             )]
         }
         (Some("remove"), Some(n), None) => {
-            match n.parse().ok().and_then(|n| session.rules.remove(n)) {
+            match n.parse().ok().and_then(|n| session.forget_rule(n)) {
                 Some(rule) => vec![format!("forgot: {}", rule_line(&rule))],
                 None => vec![style::yellow(
                     color,
@@ -71,7 +70,7 @@ pub fn permissions(session: &mut Session, what: &str, color: bool) -> Vec<String
 
 /// The numbered list of the session's remembered answers.
 pub fn permissions_lines(session: &Session, color: bool) -> Vec<String> {
-    let rules = session.rules.list();
+    let rules = session.view().rules();
     if rules.is_empty() {
         return vec![style::dim(
             color,
@@ -175,7 +174,7 @@ async fn switch_model(
         let line = format!("no model {name}: {served}");
         return vec![style::yellow(color, &visible(&line))];
     }
-    session.controls.set_model(name);
+    session.controls().set_model(name);
     vec![format!("model {name} from the next turn")]
 }
 
@@ -189,7 +188,7 @@ fn mode_lines(
     color: bool,
 ) -> Vec<String> {
     if name.is_empty() {
-        let current = session.controls.mode();
+        let current = session.view().mode();
         let fenced = engine.read_only_runs_commands();
         return PermissionMode::ALL
             .iter()
@@ -209,7 +208,7 @@ fn mode_lines(
             &format!("no mode {name}: the modes are ask, yolo and read-only"),
         )];
     };
-    if session.controls.set_mode(mode) {
+    if session.controls().set_mode(mode) {
         engine.save(session, frontend);
     }
     vec![format!(
@@ -231,9 +230,9 @@ pub fn help_lines(session: &Session, color: bool) -> Vec<String> {
     for (name, description) in commands {
         lines.push(format!("  /{name:<12} {}", style::dim(color, &description)));
     }
-    if !session.skills.skills.is_empty() {
+    if !session.view().skills().skills.is_empty() {
         lines.push(style::bold(color, "Skills (/name or $name in a prompt)"));
-        for skill in &session.skills.skills {
+        for skill in &session.view().skills().skills {
             lines.push(format!(
                 "  /{:<12} {}",
                 visible(&skill.name),
@@ -264,11 +263,11 @@ const KEYS: &[(&str, &str)] = &[
 
 /// `/skills`: the catalogue with each skill's folder.
 pub fn skills_lines(session: &Session, color: bool) -> Vec<String> {
-    if session.skills.skills.is_empty() {
+    if session.view().skills().skills.is_empty() {
         return vec![style::dim(color, "no skills")];
     }
     let mut lines = Vec::new();
-    for skill in &session.skills.skills {
+    for skill in &session.view().skills().skills {
         lines.push(format!(
             "{} — {}",
             style::bold(color, &visible(&skill.name)),

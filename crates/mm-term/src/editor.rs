@@ -9,6 +9,9 @@ use super::history::History;
 use super::input;
 use super::keys::Key;
 
+/// The prompt.
+pub const PROMPT: &str = "> ";
+
 /// What a key did.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Outcome {
@@ -90,7 +93,7 @@ impl Editor {
     /// What the prompt says before the line: `> `, or the search's query while Ctrl-R searches.
     pub fn prompt(&self) -> String {
         match &self.search {
-            None => super::screen::PROMPT.to_string(),
+            None => PROMPT.to_string(),
             Some(s) if s.failed => format!("(no match: {}) ", s.query),
             Some(s) => format!("(search: {}) ", s.query),
         }

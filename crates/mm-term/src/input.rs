@@ -3,6 +3,8 @@
 
 use std::path::{Path, PathBuf};
 
+use crate::engine::EngineCommand;
+
 /// The terminal's own commands, with their descriptions (also what shadows a skill's command).
 pub const LOCAL_COMMANDS: &[(&str, &str)] = &[
     ("help", "Show the commands and keys"),
@@ -47,7 +49,8 @@ pub enum Local {
 pub enum Input {
     Empty,
     Local(Local),
-    /// A prompt, `/new`, `/compact` or `/skill …`: the engine handles it.
+    /// A prompt, one of the engine's commands (`/new`, `/compact`, `/undo`) or `/skill …`: the
+    /// engine handles it.
     Engine(String),
     /// `/word` that names no command and no skill.
     Unknown(String),
@@ -87,7 +90,7 @@ pub fn classify(text: &str, skills: &[String]) -> Input {
         "sessions" => Input::Local(Local::Sessions),
         "load" => Input::Local(Local::Load(rest)),
         "ask" => Input::Local(Local::Ask(rest)),
-        "new" | "compact" | "undo" => Input::Engine(text.to_string()),
+        _ if EngineCommand::named(word).is_some() => Input::Engine(text.to_string()),
         _ if skills.iter().any(|s| s == word) => Input::Engine(text.to_string()),
         // A path such as `/etc/hosts` starts a prompt, not a command.
         _ if word.contains('/') || word.is_empty() => Input::Engine(text.to_string()),

@@ -1,5 +1,5 @@
-//! The terminal front end: the interactive session (`mm`), one-shot mode (`mm -p`) and the
-//! banner. `render`, `banner`, `numbers`, `editor`, `layout`, `keys`, `wrap` and `input` are pure
+//! The terminal front end: the interactive session (`mm`), one-shot mode (`mm -p`), `mm --ask`
+//! and the banner. `render`, `banner`, `numbers`, `editor`, `layout`, `keys`, `wrap` and `input` are pure
 //! and tested on their own; `raw`, `keyboard`, `screen`, `frontend` and `repl` do the I/O.
 
 pub mod ask;
@@ -18,12 +18,15 @@ mod layout;
 pub mod markdown;
 mod mcp;
 pub mod numbers;
+pub mod one_shot;
 pub mod permission;
+mod piped;
 mod raw;
 pub mod render;
 pub mod repl;
 mod screen;
 pub mod sessions;
+pub mod start;
 pub mod style;
 pub mod trust;
 mod wrap;
@@ -31,14 +34,15 @@ mod wrap;
 // The layers below under the names the modules of this crate use (`crate::config::…`); the
 // terminal's own `history` (the prompt history) and `mcp` (`/mcp`) name theirs in full.
 use mm_agents::agent_client;
-use mm_core::{VERSION, config, event, paths, relay, sanitize, session, skills, tasks, writer};
+use mm_core::{
+    VERSION, config, event, paths, prompt, relay, sanitize, session, skills, tasks, writer,
+};
 use mm_engine as engine;
-use mm_model as model;
-use mm_tools::{process, sandbox, tools};
 
 pub use banner::Banner;
 pub use frontend::{OneShotFrontend, TermFrontend};
 pub use repl::{TermOptions, Terminal, run_interactive};
+pub use start::{Reopen, StartError};
 
 /// The width of the terminal on stderr, in columns; `None` when stderr is not a terminal (what
 /// `mm -p` wraps its banner and notices at).

@@ -1,9 +1,9 @@
 //! `/mcp`: the session's MCP servers, their state and their tools. Pure.
 
 use super::style;
+use crate::engine::McpPhase as Phase;
 use crate::sanitize::visible;
 use mm_engine::ServerReport;
-use mm_tools::mcp::Phase;
 
 /// Characters of a tool's description shown (its first line).
 const DESCRIPTION_CHARS: usize = 70;

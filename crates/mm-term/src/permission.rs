@@ -225,7 +225,7 @@ mod tests {
             &format!("bash: {command}"),
             json!({ "command": command }),
         );
-        r.rule = crate::tools::gate::rule_of(command);
+        r.rule = crate::engine::gate::rule_of(command);
         r
     }
 

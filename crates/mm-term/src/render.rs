@@ -16,12 +16,12 @@ use super::numbers::{count, window};
 use super::style::{self, GREEN, RED};
 use super::wrap::Wrap;
 use crate::engine::Recap;
+use crate::engine::cut;
 use crate::event::{
     ContextUsage, Event, FileDiff, PermissionMode, Plan, PlanStatus, ToolCallEnd, ToolCallStart,
     ToolKind, ToolStatus, Usage,
 };
 use crate::sanitize::visible;
-use crate::tools::cut;
 
 /// Lines of a tool's output shown under its line.
 pub const PREVIEW_LINES: usize = 4;
@@ -816,3 +816,6 @@ fn fit(line: &str, room: usize) -> String {
         None => line.to_string(),
     }
 }
+
+#[cfg(test)]
+mod tests;

@@ -63,7 +63,7 @@ impl TermOptions {
 }
 
 /// The prompt.
-pub const PROMPT: &str = screen::PROMPT;
+pub const PROMPT: &str = super::editor::PROMPT;
 
 /// What Ctrl-C at an empty prompt says (a second one at once leaves).
 pub const CTRL_C_AGAIN: &str = "(Ctrl-C again or Ctrl-D to leave)";
@@ -138,20 +138,20 @@ pub async fn run_interactive(
     raw::on_resize(engine.processes.tasks(), move || resized.resized());
     spawn_detection(Arc::clone(&engine), Arc::clone(&frontend));
 
-    let skills = session.skills.name_list();
+    let skills = session.view().skills().name_list();
     let models = Arc::new(std::sync::Mutex::new(Vec::new()));
     spawn_model_list(Arc::clone(&engine), Arc::clone(&models));
     let completer = Completer {
         models,
         commands: input::command_names(Engine::commands(), &skills),
         skills: skills.clone(),
-        cwd: session.cwd.clone(),
+        cwd: session.view().cwd().to_path_buf(),
         home: crate::paths::home(),
         sessions: engine
             .config
             .sessions
             .enabled
-            .then(|| session.sessions_dir.clone().ok())
+            .then(|| session.view().sessions_dir().clone().ok())
             .flatten(),
     };
     let mut editor = Editor::new(History::load(options.history_path.clone()));
@@ -204,7 +204,7 @@ pub async fn run_interactive(
                 )],
             ),
             Input::Engine(text) => {
-                let notices = input::unresolved(&text, &session.cwd);
+                let notices = input::unresolved(&text, session.view().cwd());
                 if !notices.is_empty() {
                     let notices = notices.iter().map(|n| style::dim(color, n)).collect();
                     frontend.lines(Target::Stdout, notices);
@@ -235,7 +235,7 @@ async fn run_turn(
     let keyboard = frontend.keyboard();
     keyboard.begin_turn(&cancel);
     frontend.begin_turn();
-    let before = session.usage;
+    let before = session.view().usage();
     let started = Instant::now();
     let outcome = engine
         .prompt(session, text, &[], frontend.as_ref(), &cancel)
@@ -272,10 +272,10 @@ async fn run_turn(
             .unwrap_or_else(|| engine.context_usage(session));
         let summary = TurnSummary {
             recap: outcome.recap,
-            usage: usage_delta(&before, &session.usage),
+            usage: usage_delta(&before, &session.view().usage()),
             context: Some(context),
             elapsed: started.elapsed(),
-            mode: Some(session.controls.mode()),
+            mode: Some(session.view().mode()),
         };
         lines.push(render::recap_line(&summary, color));
         if let Some(warning) = small_window(engine, frontend, context).await {
@@ -314,15 +314,17 @@ async fn ask_command(
     let keyboard = frontend.keyboard();
     keyboard.begin_turn(&cancel);
     frontend.begin_turn();
-    let setup = super::ask::AskSetup {
-        config: &engine.config,
-        processes: &engine.processes,
-        sandbox: &engine.sandbox,
-        cwd: &session.cwd,
-        mode: session.controls.mode(),
-        depth: engine.ask_depth(),
-    };
-    let outcome = super::ask::ask(&setup, &agent, &question, frontend.as_ref(), &cancel).await;
+    let view = session.view();
+    let outcome = engine
+        .ask_agent(
+            view.cwd(),
+            view.mode(),
+            &agent,
+            &question,
+            frontend.as_ref(),
+            &cancel,
+        )
+        .await;
     let cancelled = matches!(outcome, Err(crate::agent_client::AgentError::Cancelled));
     keyboard.end_turn(cancelled);
     let mut lines = Vec::new();

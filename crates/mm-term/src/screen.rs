@@ -7,14 +7,11 @@ use std::sync::{Mutex, MutexGuard};
 
 use tokio_util::sync::CancellationToken;
 
-use super::editor::{Complete, Editor, Outcome};
+use super::editor::{Complete, Editor, Outcome, PROMPT};
 use super::keyboard::Keyboard;
 use super::layout;
 use super::raw;
 use super::render::Target;
-
-/// The prompt.
-pub const PROMPT: &str = "> ";
 
 /// Columns when the width cannot be read.
 const DEFAULT_WIDTH: usize = 80;

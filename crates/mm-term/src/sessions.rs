@@ -23,7 +23,7 @@ pub fn sessions_lines(engine: &Engine, session: &Session, color: bool) -> Vec<St
     if !engine.config.sessions.enabled {
         return vec![style::yellow(color, SESSIONS_OFF)];
     }
-    let dir = match &session.sessions_dir {
+    let dir = match &session.view().sessions_dir() {
         Ok(dir) => dir,
         Err(outside) => return vec![style::yellow(color, &outside.to_string())],
     };
@@ -37,7 +37,11 @@ pub fn sessions_lines(engine: &Engine, session: &Session, color: bool) -> Vec<St
     let mut lines: Vec<String> = list
         .iter()
         .map(|s| {
-            let mark = if s.id == session.id { "* " } else { "  " };
+            let mark = if s.id == session.view().id() {
+                "* "
+            } else {
+                "  "
+            };
             format!("{mark}{}", row(s))
         })
         .collect();
@@ -118,14 +122,21 @@ pub async fn load(
     if id.is_empty() {
         return vec![style::yellow(color, "usage: /load ID (see /sessions)")];
     }
-    let saved = saved_age(engine, &session.cwd, id);
-    match engine.load_session(session.cwd.clone(), id, frontend).await {
+    let saved = saved_age(engine, session.view().cwd(), id);
+    match engine
+        .load_session(session.view().cwd().to_path_buf(), id, frontend)
+        .await
+    {
         Ok(loaded) => {
             *session = loaded;
             reopened_lines(&summary(session, saved), color)
         }
         Err(LoadError::File(e)) if e.is_not_found() => {
-            let dir = session.sessions_dir.as_deref().unwrap_or(Path::new(""));
+            let dir = session
+                .view()
+                .sessions_dir()
+                .as_deref()
+                .unwrap_or(Path::new(""));
             let mut lines = unknown_id(dir, id, "/load ID");
             lines[0] = style::red(color, &format!("/load: {}", lines[0]));
             lines
@@ -136,7 +147,7 @@ pub async fn load(
 
 /// What a session reopened by `--continue` or `--resume` holds (before a turn rewrites its file).
 pub fn reopened(engine: &Engine, session: &Session, color: bool) -> Vec<String> {
-    let saved = saved_age(engine, &session.cwd, &session.id);
+    let saved = saved_age(engine, session.view().cwd(), session.view().id());
     reopened_lines(&summary(session, saved), color)
 }
 
@@ -165,7 +176,7 @@ pub struct Reopened {
 
 /// The summary of a session just loaded; `age`: when its file was written.
 pub fn summary(session: &Session, age: Option<String>) -> Reopened {
-    let messages = &session.history;
+    let messages = session.view().history();
     let prompts: Vec<&Message> = messages.iter().filter(|m| m.starts_turn()).collect();
     let last_prompt_at = messages.iter().rposition(Message::starts_turn);
     let last_answer = last_prompt_at.and_then(|at| {
@@ -176,7 +187,7 @@ pub fn summary(session: &Session, age: Option<String>) -> Reopened {
             .map(|m| m.content.clone())
     });
     Reopened {
-        id: session.id.clone(),
+        id: session.view().id().to_string(),
         age,
         messages: mm_core::history::count_without_system(messages),
         first_prompt: prompts

@@ -319,6 +319,27 @@ impl TestClient {
         (id, commands)
     }
 
+    /// `session/load` of `session` in `cwd`, with no MCP server: the messages before the answer,
+    /// and the answer.
+    pub async fn load_session(
+        &mut self,
+        session: &str,
+        cwd: impl AsRef<Path>,
+    ) -> (Vec<Value>, Value) {
+        let params = json!({"sessionId": session, "cwd": cwd.as_ref(), "mcpServers": []});
+        self.call("session/load", params).await
+    }
+
+    /// Sends `session/prompt` with one text block, and returns its id without waiting for the
+    /// answer (`until_response` reads it).
+    pub async fn send_prompt(&mut self, session: &str, text: &str) -> i64 {
+        self.request(
+            "session/prompt",
+            json!({"sessionId": session, "prompt": [{"type": "text", "text": text}]}),
+        )
+        .await
+    }
+
     pub async fn prompt(&mut self, session: &str, text: &str) -> (Vec<Value>, Value) {
         self.call(
             "session/prompt",
@@ -380,6 +401,14 @@ pub fn updates(msgs: &[Value]) -> Vec<Value> {
     msgs.iter()
         .filter(|m| m["method"] == "session/update")
         .map(|m| m["params"]["update"].clone())
+        .collect()
+}
+
+/// The kinds of these updates (their `sessionUpdate`), in order.
+pub fn update_kinds(updates: &[Value]) -> Vec<&str> {
+    updates
+        .iter()
+        .map(|u| u["sessionUpdate"].as_str().unwrap_or_default())
         .collect()
 }
 

@@ -23,12 +23,10 @@ use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
 
 use super::http::{After, Request, head, read_request, write_json};
-use super::invariants::{check_history, describe_roles};
 use super::script::{Body, Chunk, Reply, completion, sse_data};
+use mm_testkit_core::invariants::{check_history, describe_roles};
 
-/// How long the `wait_for_*` helpers wait before they panic, so a broken test fails instead of
-/// hanging.
-pub const WAIT_LIMIT: Duration = Duration::from_secs(30);
+pub use mm_testkit_core::WAIT_LIMIT;
 
 /// The model id the server reports unless [`Options::model`] says otherwise.
 pub const FAKE_MODEL: &str = "fake-model";

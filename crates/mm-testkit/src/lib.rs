@@ -1,11 +1,11 @@
 //! mm's test support (dev only): in a suite of crates/mm/tests, `use mm_testkit as common;`
 //! then `use common::*;` (or name what it uses).
 //!
-//! - the model: [`ScriptedModel`] in process (model.rs), or [`FakeServer`] over HTTP
-//!   (fake_server.rs and http.rs, answering from the script of script.rs); both check every
-//!   request's history with invariants.rs; the demo model's answers (demo.rs, also the
-//!   `mm-fake-server` binary);
-//! - the front end: [`Recorder`] (recorder.rs);
+//! - the model: [`ScriptedModel`] in process (mm-testkit-core's model.rs), or [`FakeServer`]
+//!   over HTTP (fake_server.rs and http.rs, answering from the script of script.rs); both check
+//!   every request's history with mm-testkit-core's invariants.rs; the demo model's answers
+//!   (demo.rs, also the `mm-fake-server` binary);
+//! - the front end: [`Recorder`] (mm-testkit-core's recorder.rs);
 //! - an engine over the scripted model in a sandbox: [`Rig`] (rig.rs);
 //! - the ACP test client and in-process server (acp.rs); stand-in language servers (lsp.rs);
 //! - asking other agents from the real binary: helpers and the agents of agents/ (agents.rs);
@@ -38,26 +38,25 @@ pub mod fake_server;
 pub mod fuzz;
 pub mod harness;
 pub mod http;
-pub mod invariants;
 pub mod lsp;
 pub mod mm_run;
-pub mod model;
 pub mod platform;
+pub mod probes;
 pub mod pty;
-pub mod recorder;
 pub mod rig;
 pub mod script;
+
+// The doubles below the engine are mm-testkit-core's (mm-engine's own tests use them too).
+pub use mm_testkit_core::{invariants, model, recorder};
 
 use std::path::PathBuf;
 use std::time::Duration;
 
 pub use fake_server::{FakeServer, LastByte, Options, Received, Responder};
 pub use harness::{skip, under_ci};
-pub use invariants::check_history;
+pub use mm_testkit_core::{Answer, Recorder, ScriptedModel, check_history};
 pub use mm_testkit_macros::test;
-pub use model::{Answer, ScriptedModel};
-pub use recorder::Recorder;
-pub use rig::{Rig, compact_line, contents, hook, rig, script};
+pub use rig::{Rig, compact_line, contents, hook, rig, script, tool_outputs};
 pub use script::{Call, Chunk, Reply};
 
 /// Whether an executable `command` is on PATH.

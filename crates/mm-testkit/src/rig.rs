@@ -12,6 +12,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use mm_core::config::{Config, HookConfig, Origin};
+use mm_core::history::Role;
 use mm_engine::{Engine, Environment, PromptOutcome, Session};
 use mm_model::{ChatRequest, ModelClient};
 use tokio_util::sync::CancellationToken;
@@ -32,11 +33,13 @@ pub fn rig(model: Arc<dyn ModelClient>, f: impl FnOnce(&mut Config)) -> Rig {
     let cwd = tempfile::tempdir().unwrap();
     let mut cfg = Config::default();
     f(&mut cfg);
-    let engine = Engine::new(Arc::new(cfg), model).with_env(Environment {
-        home: Some(home.path().to_path_buf()),
-        xdg_config_home: Some(home.path().join("config")),
-        xdg_state_home: Some(home.path().join("state")),
-    });
+    let engine = Engine::builder(Arc::new(cfg), model)
+        .env(Environment {
+            home: Some(home.path().to_path_buf()),
+            xdg_config_home: Some(home.path().join("config")),
+            xdg_state_home: Some(home.path().join("state")),
+        })
+        .build();
     Rig { engine, home, cwd }
 }
 
@@ -102,4 +105,11 @@ pub fn compact_line(out: &PromptOutcome) -> Option<String> {
         Some(mm_engine::Command::Compact(o)) => Some(o.line()),
         _ => None,
     }
+}
+
+/// The content of a session's `tool` messages, in order.
+pub fn tool_outputs(s: &Session) -> Vec<String> {
+    let history = s.view().history();
+    let tools = history.iter().filter(|m| m.role == Role::Tool);
+    tools.map(|m| m.content.clone()).collect()
 }

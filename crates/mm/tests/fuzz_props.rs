@@ -10,11 +10,11 @@ use mm_testkit as common;
 use std::path::Path;
 
 use common::fuzz::{self, Counting, expected_lines, peak_during, read_lines};
-use mm::history::{Message, ToolCall};
-use mm::model::RawToolCall;
-use mm::model::sse::{SseEvent, SseParser};
-use mm::model::text_calls::{TextCallFilter, parse_text_calls};
-use mm::session::{FileUsage, SessionFile};
+use mm_core::history::{Message, ToolCall};
+use mm_core::session::{FileUsage, SessionFile};
+use mm_model::RawToolCall;
+use mm_model::sse::{SseEvent, SseParser};
+use mm_model::text_calls::{TextCallFilter, parse_text_calls};
 use proptest::collection::vec;
 use proptest::prelude::*;
 use serde_json::{Value, json};
@@ -207,7 +207,7 @@ proptest! {
         prop_assert_eq!(&got, &expected_lines(input.as_bytes(), cap));
         for (line, written) in got.iter().zip(&lines) {
             if written.len() <= cap {
-                prop_assert_eq!(line, &mm::acp::transport::Line::Whole(written.as_bytes().to_vec()));
+                prop_assert_eq!(line, &mm_acp::transport::Line::Whole(written.as_bytes().to_vec()));
             }
         }
     }
@@ -306,7 +306,7 @@ proptest! {
         }
         let (i, o) = (u64::from(tokens.0), u64::from(tokens.1));
         let file = SessionFile {
-            version: mm::session::VERSION,
+            version: mm_core::session::VERSION,
             id: "20260101-000000-abcdef01".into(),
             cwd: "/work/x".into(),
             created_at: "2026-01-01T00:00:00+00:00".into(),
@@ -318,8 +318,8 @@ proptest! {
             plan: None,
             messages,
         };
-        let bytes = mm::session::encode(&file).unwrap();
-        prop_assert_eq!(mm::session::parse(Path::new("x.json"), &bytes).unwrap(), file);
+        let bytes = mm_core::session::encode(&file).unwrap();
+        prop_assert_eq!(mm_core::session::parse(Path::new("x.json"), &bytes).unwrap(), file);
     }
 
     #[test]
@@ -343,7 +343,7 @@ proptest! {
             "tools": {"maxOutput": max_output},
         }))
         .unwrap();
-        let c = mm::config::from_text(Path::new("x.toml"), &text).unwrap();
+        let c = mm_core::config::from_text(Path::new("x.toml"), &text).unwrap();
         prop_assert_eq!(&c.acp.name, &name);
         prop_assert_eq!(&c.system_prompt, &prompt);
         prop_assert_eq!(c.max_steps, steps);
@@ -368,7 +368,7 @@ proptest! {
         map.insert("description".into(), description.clone().into());
         let yaml = serde_yaml_ng::to_string(&map).unwrap();
         let text = format!("---\n{yaml}---\n{body}");
-        let skill = mm::skills::parse_skill(&text, Path::new("/s"), "dir").unwrap();
+        let skill = mm_core::skills::parse_skill(&text, Path::new("/s"), "dir").unwrap();
         prop_assert_eq!(skill.name, name);
         prop_assert_eq!(skill.description, description.split_whitespace().collect::<Vec<_>>().join(" "));
     }
@@ -474,7 +474,7 @@ fn a_short_hook_pattern_that_compiles_huge_is_refused_in_bounded_memory() {
         fuzz::config(text.as_bytes());
     }
     let text = "[[hooks.preToolCall]]\ncommand = \"x\"\nmatch = \"\\\\w{200}{200}\"\n";
-    let err = mm::config::from_text(Path::new("x.toml"), text)
+    let err = mm_core::config::from_text(Path::new("x.toml"), text)
         .unwrap_err()
         .to_string();
     assert!(err.contains("is not a valid regular expression"), "{err}");

@@ -10,8 +10,8 @@ use agent_client_protocol::v1::schema::{
 };
 use serde_json::{Value, json};
 
+use crate::engine::ModelList;
 use crate::event::PermissionMode;
-use crate::model::ModelList;
 
 /// The ids of the configuration options.
 pub const MODE_OPTION: &str = "mode";

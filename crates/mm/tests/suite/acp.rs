@@ -10,7 +10,7 @@ use std::process::Stdio;
 
 use common::acp::*;
 use common::{Answer, ScriptedModel};
-use mm::model::ModelError;
+use mm_model::ModelError;
 use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
 
@@ -53,7 +53,7 @@ async fn initialize_answers_the_reference_values_and_logs_the_client() {
     assert_eq!(result["authMethods"], json!([]));
     assert_eq!(
         result["agentInfo"],
-        json!({"name": "bob", "title": "Bob (bash-first agent)", "version": mm::VERSION})
+        json!({"name": "bob", "title": "Bob (bash-first agent)", "version": mm_core::VERSION})
     );
     // No configuration: sessions are kept by default, so `loadSession` and the history's
     // methods are on (acp.md: `loadSession` follows `sessions.enabled`).
@@ -83,7 +83,7 @@ async fn initialize_reflects_the_configuration() {
         .await;
     assert_eq!(
         r["result"]["agentInfo"],
-        json!({"name": "alice", "version": mm::VERSION})
+        json!({"name": "alice", "version": mm_core::VERSION})
     );
     assert_capabilities_off(&r["result"]["agentCapabilities"], false);
     assert_eq!(
@@ -100,7 +100,7 @@ async fn initialize_reflects_the_configuration() {
 #[mm_testkit::test]
 async fn initialize_logs_the_sandbox_on_its_own_line_when_it_is_on() {
     let mut config = test_config();
-    config.tools.sandbox = mm::config::SandboxMode::ReadOnly;
+    config.tools.sandbox = mm_core::config::SandboxMode::ReadOnly;
     let mut h = Harness::start(config, ScriptedModel::new(vec![]));
     h.client.initialize(true).await;
     let lines = h.log_lines();
@@ -109,7 +109,7 @@ async fn initialize_logs_the_sandbox_on_its_own_line_when_it_is_on() {
         lines[0],
         "[acp] client test-client 1.2.3 · protocol 1 · elicitation(form)=true"
     );
-    if mm::sandbox::landlock_abi() >= 5 {
+    if mm_tools::sandbox::landlock_abi() >= 5 {
         assert_eq!(lines[1..], ["[acp] sandbox: read-only"]);
     } else {
         // An older kernel: the line says what it does not enforce.
@@ -510,13 +510,7 @@ async fn permission_requests_offer_the_four_options_and_are_obeyed() {
     let mut h = Harness::start(config, model);
     h.client.initialize(false).await;
     let (id, _) = h.client.new_session(&cwd).await;
-    let pid = h
-        .client
-        .request(
-            "session/prompt",
-            json!({"sessionId": id, "prompt": [{"type": "text", "text": "go"}]}),
-        )
-        .await;
+    let pid = h.client.send_prompt(&id, "go").await;
 
     // First call: rejected.
     let (_, req) = h.client.until_request("session/request_permission").await;
@@ -587,13 +581,7 @@ async fn a_permission_request_carries_the_whole_command() {
     let mut h = Harness::start(config, model);
     h.client.initialize(false).await;
     let (id, _) = h.client.new_session(&cwd).await;
-    let pid = h
-        .client
-        .request(
-            "session/prompt",
-            json!({"sessionId": id, "prompt": [{"type": "text", "text": "go"}]}),
-        )
-        .await;
+    let pid = h.client.send_prompt(&id, "go").await;
     let (_, req) = h.client.until_request("session/request_permission").await;
     let call = &req["params"]["toolCall"];
     assert_eq!(call["title"], json!(format!("bash: {command}")));
@@ -632,13 +620,7 @@ async fn a_permission_request_carries_the_change_the_call_would_make() {
     let mut h = Harness::start(config, model);
     h.client.initialize(false).await;
     let (id, _) = h.client.new_session(&cwd).await;
-    let pid = h
-        .client
-        .request(
-            "session/prompt",
-            json!({"sessionId": id, "prompt": [{"type": "text", "text": "go"}]}),
-        )
-        .await;
+    let pid = h.client.send_prompt(&id, "go").await;
     // Before the user answers, the editor has the diff (a new file: `oldText` null).
     let (_, req) = h.client.until_request("session/request_permission").await;
     let new_file = cwd.join("new.txt").to_string_lossy().into_owned();
@@ -686,13 +668,7 @@ async fn a_cancelled_permission_outcome_is_a_rejection() {
     let mut h = Harness::start(config, model);
     h.client.initialize(false).await;
     let (id, _) = h.client.new_session(&canonical(dir.path())).await;
-    let pid = h
-        .client
-        .request(
-            "session/prompt",
-            json!({"sessionId": id, "prompt": [{"type": "text", "text": "go"}]}),
-        )
-        .await;
+    let pid = h.client.send_prompt(&id, "go").await;
     let (_, req) = h.client.until_request("session/request_permission").await;
     h.client
         .respond(&req["id"], json!({"outcome": {"outcome": "cancelled"}}))
@@ -716,13 +692,7 @@ async fn session_cancel_stops_the_turn_in_flight() {
     let mut h = Harness::start(test_config(), model);
     h.client.initialize(false).await;
     let (id, _) = h.client.new_session(&canonical(dir.path())).await;
-    let pid = h
-        .client
-        .request(
-            "session/prompt",
-            json!({"sessionId": id, "prompt": [{"type": "text", "text": "go"}]}),
-        )
-        .await;
+    let pid = h.client.send_prompt(&id, "go").await;
     h.client.until_update("agent_message_chunk").await;
     h.client
         .notify("session/cancel", json!({"sessionId": id}))
@@ -741,21 +711,9 @@ async fn a_prompt_waiting_behind_another_turn_is_cancelled_without_running() {
     h.client.initialize(false).await;
     let (a, _) = h.client.new_session(&cwd).await;
     let (b, _) = h.client.new_session(&cwd).await;
-    let pa = h
-        .client
-        .request(
-            "session/prompt",
-            json!({"sessionId": a, "prompt": [{"type": "text", "text": "A"}]}),
-        )
-        .await;
+    let pa = h.client.send_prompt(&a, "A").await;
     h.client.until_update("agent_message_chunk").await;
-    let pb = h
-        .client
-        .request(
-            "session/prompt",
-            json!({"sessionId": b, "prompt": [{"type": "text", "text": "B"}]}),
-        )
-        .await;
+    let pb = h.client.send_prompt(&b, "B").await;
     h.client
         .notify("session/cancel", json!({"sessionId": b}))
         .await;
@@ -923,33 +881,18 @@ async fn session_load_replays_the_stored_history() {
         .find(|u| u["sessionUpdate"] == "tool_call")
         .unwrap();
     // Loading a live session is refused.
-    let (_, r) = h
-        .client
-        .call(
-            "session/load",
-            json!({"sessionId": id, "cwd": cwd, "mcpServers": []}),
-        )
-        .await;
+    let (_, r) = h.client.load_session(&id, &cwd).await;
     assert_eq!(r["error"]["code"], -32602);
     assert_eq!(r["error"]["data"]["sessionId"], json!(id));
     h.finish().await.unwrap();
 
     let mut h = Harness::start(config, ScriptedModel::new(vec![]));
     h.client.initialize(false).await;
-    let (before, r) = h
-        .client
-        .call(
-            "session/load",
-            json!({"sessionId": id, "cwd": cwd, "mcpServers": []}),
-        )
-        .await;
+    let (before, r) = h.client.load_session(&id, &cwd).await;
     // The reference answers `{}`; mm adds the modes and options (docs/acp.md).
     assert_eq!(r["result"], session_options("yolo"));
     let ups = updates(&before);
-    let kinds: Vec<&str> = ups
-        .iter()
-        .map(|u| u["sessionUpdate"].as_str().unwrap())
-        .collect();
+    let kinds = update_kinds(&ups);
     assert_eq!(
         kinds,
         [
@@ -993,13 +936,7 @@ async fn session_load_of_an_unknown_or_invalid_id_is_invalid_params() {
     let mut h = Harness::start(config, ScriptedModel::new(vec![]));
     h.client.initialize(false).await;
     for bad in ["20990101-000000-deadbeef", "../../etc/passwd"] {
-        let (before, r) = h
-            .client
-            .call(
-                "session/load",
-                json!({"sessionId": bad, "cwd": cwd, "mcpServers": []}),
-            )
-            .await;
+        let (before, r) = h.client.load_session(bad, &cwd).await;
         assert!(updates(&before).is_empty());
         assert_eq!(r["error"]["code"], -32602, "{r}");
         assert_eq!(r["error"]["data"]["sessionId"], bad);
@@ -1017,12 +954,7 @@ async fn eof_cancels_the_running_turn_and_returns() {
     let mut h = Harness::start(test_config(), model);
     h.client.initialize(false).await;
     let (id, _) = h.client.new_session(&canonical(dir.path())).await;
-    h.client
-        .request(
-            "session/prompt",
-            json!({"sessionId": id, "prompt": [{"type": "text", "text": "go"}]}),
-        )
-        .await;
+    h.client.send_prompt(&id, "go").await;
     h.client.until_update("agent_message_chunk").await;
     h.finish().await.unwrap();
     assert!(
@@ -1079,7 +1011,7 @@ async fn the_binary_serves_initialize_and_session_new_and_exits_0_at_eof() {
     let cwd = canonical(dir.path());
     let mut mm = spawn_mm(&cwd, home.path());
     let r = mm.client.initialize(false).await;
-    assert_eq!(r["result"]["agentInfo"]["version"], mm::VERSION);
+    assert_eq!(r["result"]["agentInfo"]["version"], mm_core::VERSION);
     let (id, _) = mm.client.new_session(&cwd).await;
     mm.client.close().await;
     assert!(mm.client.drain().await.is_empty());
@@ -1160,13 +1092,7 @@ async fn the_binary_replays_a_loaded_session_before_its_response() {
     .unwrap();
     let mut mm = spawn_mm(&cwd, home.path());
     mm.client.initialize(false).await;
-    let (before, r) = mm
-        .client
-        .call(
-            "session/load",
-            json!({"sessionId": id, "cwd": cwd, "mcpServers": []}),
-        )
-        .await;
+    let (before, r) = mm.client.load_session(id, &cwd).await;
     // The reference answers `{}`; mm adds the modes and options (docs/acp.md).
     assert_eq!(r["result"], session_options("yolo"));
     let ups = updates(&before);

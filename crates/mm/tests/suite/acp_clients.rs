@@ -189,7 +189,7 @@ fn the_python_sdk_switches_models_and_modes_watches_a_build_and_reopens_the_sess
     // Read-only: no question; the command runs inside the read-only fence where the kernel
     // has one, and is refused without one.
     assert_eq!(v["readOnly"]["permissions"], 1);
-    if mm::sandbox::landlock_abi() > 0 {
+    if mm_tools::sandbox::landlock_abi() > 0 {
         assert_eq!(v["readOnly"]["ends"][0]["status"], "completed", "{v:#}");
     } else {
         assert_eq!(v["readOnly"]["ends"][0]["status"], "failed");

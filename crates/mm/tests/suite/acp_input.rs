@@ -20,7 +20,7 @@ use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 /// The peak RSS allowed while an over-cap line streams in (issue 13).
 const PEAK_RSS_LIMIT_KB: u64 = 40 * 1024;
 
-fn config(max_line: usize) -> mm::config::Config {
+fn config(max_line: usize) -> mm_core::config::Config {
     let mut c = test_config();
     c.acp.max_line_bytes = max_line;
     // Room for the prompts at the cap.

@@ -38,21 +38,9 @@ async fn cancelled_while_waiting(h: &mut Harness, cwd: &Path, text: &str) -> (Ve
     h.client.initialize(false).await;
     let (a, _) = h.client.new_session(cwd).await;
     let (b, _) = h.client.new_session(cwd).await;
-    let pa = h
-        .client
-        .request(
-            "session/prompt",
-            json!({"sessionId": a, "prompt": [{"type": "text", "text": "A"}]}),
-        )
-        .await;
+    let pa = h.client.send_prompt(&a, "A").await;
     h.client.until_update("agent_message_chunk").await;
-    let pb = h
-        .client
-        .request(
-            "session/prompt",
-            json!({"sessionId": b, "prompt": [{"type": "text", "text": text}]}),
-        )
-        .await;
+    let pb = h.client.send_prompt(&b, text).await;
     h.client
         .notify("session/cancel", json!({"sessionId": b}))
         .await;

@@ -14,9 +14,9 @@ use std::time::Duration;
 use async_trait::async_trait;
 use common::HANG_GUARD;
 use common::acp::TestClient;
-use mm::acp::{Logger, serve_io};
-use mm::event::Usage;
-use mm::model::{ChatRequest, ModelClient, ModelError, ModelInfo, ModelResponse, StreamEvent};
+use mm_acp::{Logger, serve_io};
+use mm_core::event::Usage;
+use mm_model::{ChatRequest, ModelClient, ModelError, ModelInfo, ModelResponse, StreamEvent};
 use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
@@ -92,7 +92,7 @@ impl ModelClient for Echo {
 async fn two_hundred_sessions_and_twenty_prompts_at_once_all_answered_in_order() {
     let config = Arc::new(common::acp::test_config());
     let model = Arc::new(Echo::default());
-    let engine = Arc::new(mm::engine::Engine::new(config.clone(), model.clone()));
+    let engine = Arc::new(mm_engine::Engine::new(config.clone(), model.clone()));
     let (client_end, server_end) = tokio::io::duplex(1 << 20);
     let (sr, sw) = tokio::io::split(server_end);
     let (cr, cw) = tokio::io::split(client_end);
@@ -122,12 +122,7 @@ async fn two_hundred_sessions_and_twenty_prompts_at_once_all_answered_in_order()
             for i in 0..10 {
                 let session = sessions[i * 20 + 3].clone();
                 let text = format!("s{i} p{round}");
-                let id = c
-                    .request(
-                        "session/prompt",
-                        json!({"sessionId": session, "prompt": [{"type": "text", "text": text}]}),
-                    )
-                    .await;
+                let id = c.send_prompt(&session, &text).await;
                 sent.push((id, session, text));
             }
         }

@@ -11,7 +11,7 @@ use std::path::Path;
 
 use common::acp::*;
 use common::{Answer, HANG_GUARD, ScriptedModel};
-use mm::config::{Config, McpServerConfig, McpTiming};
+use mm_core::config::{Config, McpServerConfig, McpTiming};
 use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
 

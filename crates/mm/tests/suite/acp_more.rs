@@ -14,7 +14,7 @@ use std::time::Instant;
 
 use common::acp::*;
 use common::{Answer, FakeServer, Reply, ScriptedModel};
-use mm::config::Config;
+use mm_core::config::Config;
 use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
 
@@ -101,13 +101,7 @@ async fn close_cancels_the_running_turn_and_stops_its_command() {
     let mut h = Harness::start(test_config(), model);
     h.client.initialize(false).await;
     let (id, _) = h.client.new_session(&cwd).await;
-    let prompt = h
-        .client
-        .request(
-            "session/prompt",
-            json!({"sessionId": id, "prompt": [{"type": "text", "text": "sleep"}]}),
-        )
-        .await;
+    let prompt = h.client.send_prompt(&id, "sleep").await;
     h.client.until_update("tool_call_update").await;
     // Bounded poll: the command writes its pid as it starts, nothing tells the client when.
     let started = Instant::now();
@@ -158,10 +152,10 @@ async fn a_resumed_session_starts_the_client_s_mcp_servers() {
     ]);
     let mut config = with_sessions();
     config.acp.client_mcp_servers = true;
-    config.mcp_timing = mm::config::McpTiming {
+    config.mcp_timing = mm_core::config::McpTiming {
         start: common::HANG_GUARD,
         list_wait: common::HANG_GUARD,
-        ..mm::config::McpTiming::default()
+        ..mm_core::config::McpTiming::default()
     };
     let mut h = Harness::start(config, model.clone());
     h.client.initialize(false).await;
@@ -498,13 +492,7 @@ async fn a_mode_switch_mid_session_changes_what_asks() {
         tokio::time::sleep(std::time::Duration::from_millis(10)).await;
     }
 
-    let prompt = h
-        .client
-        .request(
-            "session/prompt",
-            json!({"sessionId": id, "prompt": [{"type": "text", "text": "two"}]}),
-        )
-        .await;
+    let prompt = h.client.send_prompt(&id, "two").await;
     let (_, ask) = h.client.until_request("session/request_permission").await;
     assert_eq!(ask["params"]["toolCall"]["title"], "bash: echo two");
     // Switched while the turn runs (and waits for this answer): the next call does not ask.
@@ -561,7 +549,7 @@ async fn a_mode_switch_mid_session_changes_what_asks() {
         .filter(|u| u["status"] == "failed" || u["status"] == "completed")
         .collect();
     let output = ends[0]["rawOutput"]["output"].as_str().unwrap();
-    if mm::sandbox::landlock_abi() > 0 {
+    if mm_tools::sandbox::landlock_abi() > 0 {
         assert_eq!(ends[0]["status"], "completed", "{ends:#?}");
         assert!(output.starts_with("n\n"), "the command read: {output}");
         assert!(
@@ -642,13 +630,7 @@ async fn a_loaded_mode_is_never_looser_than_the_configuration() {
     let mut h = Harness::start(config, ScriptedModel::new(vec![]));
     h.client.initialize(false).await;
     for (id, expected) in [(&strict, "read-only"), (&loose, "ask")] {
-        let (_, r) = h
-            .client
-            .call(
-                "session/load",
-                json!({"sessionId": id, "cwd": cwd, "mcpServers": []}),
-            )
-            .await;
+        let (_, r) = h.client.load_session(id, &cwd).await;
         assert_eq!(r["result"], session_options(expected), "{id}");
     }
     h.finish().await.unwrap();
@@ -764,13 +746,7 @@ async fn a_long_command_reports_its_output_at_most_every_250_ms() {
     let mut h = Harness::start(test_config(), model);
     h.client.initialize(false).await;
     let (id, _) = h.client.new_session(&cwd).await;
-    let prompt = h
-        .client
-        .request(
-            "session/prompt",
-            json!({"sessionId": id, "prompt": [{"type": "text", "text": "build"}]}),
-        )
-        .await;
+    let prompt = h.client.send_prompt(&id, "build").await;
     let mut progress: Vec<(Instant, Value)> = Vec::new();
     let mut running = None;
     let finished = loop {
@@ -841,7 +817,7 @@ async fn compaction_updates_go_to_a_client_that_advertised_them() {
     config.context.keep_last_turns = 1;
     let model = ScriptedModel::new(vec![]);
     model.push_summary(Answer::text("The user said hi twice."));
-    model.push_summary(Answer::error(mm::model::ModelError::Http {
+    model.push_summary(Answer::error(mm_model::ModelError::Http {
         status: 500,
         message: "boom".into(),
     }));

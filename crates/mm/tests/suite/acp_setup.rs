@@ -12,7 +12,7 @@ use std::process::Stdio;
 
 use common::acp::*;
 use common::{Answer, ScriptedModel};
-use mm::model::ModelError;
+use mm_model::ModelError;
 use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
@@ -68,7 +68,7 @@ async fn a_client_without_terminal_auth_sees_the_reference_initialize() {
             "auth": {}
         },
         "authMethods": [],
-        "agentInfo": {"name": "bob", "title": "Bob (bash-first agent)", "version": mm::VERSION}
+        "agentInfo": {"name": "bob", "title": "Bob (bash-first agent)", "version": mm_core::VERSION}
     });
     for caps in [
         json!({}),
@@ -230,13 +230,7 @@ async fn the_window_probed_since_initialize_is_in_the_load_and_the_new_usage_upd
     h.client.initialize(false).await;
     // The probe runs in the background from the answer on; the load does not wait for it.
     model.wait_for_info().await;
-    let (before, r) = h
-        .client
-        .call(
-            "session/load",
-            json!({"sessionId": id, "cwd": cwd, "mcpServers": []}),
-        )
-        .await;
+    let (before, r) = h.client.load_session(&id, &cwd).await;
     assert!(r["result"].is_object(), "{r}");
     let loaded = sizes(&before);
     assert_eq!(loaded.len(), 1, "{before:#?}");

@@ -186,13 +186,7 @@ async fn session_cancel_reaches_the_asked_agent() {
     let mut acp = spawn_acp(&sandbox, &server.url());
     acp.client.initialize(false).await;
     let (session, _) = acp.client.new_session(&sandbox.dir()).await;
-    let id = acp
-        .client
-        .request(
-            "session/prompt",
-            json!({"sessionId": session, "prompt": [{"type": "text", "text": "go"}]}),
-        )
-        .await;
+    let id = acp.client.send_prompt(&session, "go").await;
     acp.client.until_update("tool_call_update").await;
     // The agent logs each method it receives: its prompt is there once it is asked.
     let log = PathBuf::from(format!("{}.log", pids.display()));
@@ -260,13 +254,7 @@ async fn a_python_sdk_agents_questions_are_relayed_to_an_acp_client() {
         let mut acp = spawn_acp(&sandbox, &server.url());
         acp.client.initialize(forms).await;
         let (session, _) = acp.client.new_session(&sandbox.dir()).await;
-        let id = acp
-            .client
-            .request(
-                "session/prompt",
-                json!({"sessionId": session, "prompt": [{"type": "text", "text": "go"}]}),
-            )
-            .await;
+        let id = acp.client.send_prompt(&session, "go").await;
         let (before, permission) = acp.client.until_request("session/request_permission").await;
         let call_id = updates(&before)
             .iter()

@@ -299,13 +299,7 @@ async fn in_ask_mode_the_asked_mm_asks_and_a_rejection_keeps_its_command_from_ru
     let mut acp = spawn_acp(&sandbox, &server.url());
     acp.client.initialize(true).await;
     let (session, _) = acp.client.new_session(&sandbox.dir()).await;
-    let id = acp
-        .client
-        .request(
-            "session/prompt",
-            json!({"sessionId": session, "prompt": [{"type": "text", "text": "go"}]}),
-        )
-        .await;
+    let id = acp.client.send_prompt(&session, "go").await;
     let (_, permission) = acp.client.until_request("session/request_permission").await;
     assert_eq!(
         permission["params"]["toolCall"]["title"],

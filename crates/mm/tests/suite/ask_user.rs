@@ -40,12 +40,7 @@ async fn asking(questions: Value, forms: bool) -> Asking {
     let mut client = TestClient::new(Box::new(stdin), Box::new(stdout));
     client.initialize(forms).await;
     let (session, _) = client.new_session(&sandbox.dir()).await;
-    let prompt = client
-        .request(
-            "session/prompt",
-            json!({"sessionId": session, "prompt": [{"type": "text", "text": "ask me"}]}),
-        )
-        .await;
+    let prompt = client.send_prompt(&session, "ask me").await;
     Asking {
         client,
         child,

@@ -6,12 +6,12 @@ use mm_testkit as common;
 use std::sync::Arc;
 
 use common::{Answer, ScriptedModel};
-use mm::engine::compact::{
+use mm_core::event::Usage;
+use mm_core::history::{Message, Role, ToolCall};
+use mm_engine::compact::{
     self, CompactResult, estimate_tokens, plan_compaction, summary_request, transcript,
 };
-use mm::event::Usage;
-use mm::history::{Message, Role, ToolCall};
-use mm::model::ModelError;
+use mm_model::ModelError;
 use pretty_assertions::assert_eq;
 use serde_json::json;
 use tokio_util::sync::CancellationToken;

@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use mm::config::{
+use mm_core::config::{
     Config, Flags, LoadOptions, Loaded, McpPermissions, Origin, Source, UntrustedProject, load,
     parse_override,
 };
@@ -781,7 +781,7 @@ fn report_ends_with_the_warnings() {
 
 #[mm_testkit::test]
 fn durations_are_written_in_seconds_whole_or_decimal() {
-    use mm::config::seconds;
+    use mm_core::config::seconds;
     assert_eq!(seconds(Duration::from_secs(120)), "120");
     assert_eq!(seconds(Duration::from_secs(1)), "1");
     assert_eq!(seconds(Duration::from_millis(250)), "0.25");
@@ -810,7 +810,7 @@ fn tools_bash_path_is_read_with_the_home_expanded_and_shown_only_when_set() {
 
 #[mm_testkit::test]
 fn the_sandbox_is_set_by_the_user_the_environment_and_flags() {
-    use mm::config::SandboxMode as Mode;
+    use mm_core::config::SandboxMode as Mode;
     let w = World::new();
     assert_eq!(w.load().config.tools.sandbox, Mode::Off);
     let user = w.write_user(
@@ -862,7 +862,7 @@ fn the_sandbox_is_set_by_the_user_the_environment_and_flags() {
 
 #[mm_testkit::test]
 fn a_project_file_cannot_set_the_sandbox() {
-    use mm::config::SandboxMode as Mode;
+    use mm_core::config::SandboxMode as Mode;
     let w = World::new();
     w.write_user("[tools]\nsandbox = \"workspace-write\"\n");
     w.write_project(
@@ -962,7 +962,7 @@ fn the_sandbox_keys_of_servers_and_hooks_are_the_users_own() {
     );
     let loaded = w.load();
     let c = &loaded.config;
-    let outside = mm::config::EntrySandbox {
+    let outside = mm_core::config::EntrySandbox {
         outside: true,
         writable: Vec::new(),
     };
@@ -972,7 +972,7 @@ fn the_sandbox_keys_of_servers_and_hooks_are_the_users_own() {
     assert_eq!(c.lsp_servers["rust"].sandbox, Default::default());
     assert_eq!(
         c.hooks.pre_tool_call[0].sandbox,
-        mm::config::EntrySandbox {
+        mm_core::config::EntrySandbox {
             outside: true,
             writable: vec![PathBuf::from("/var/log/guard")],
         }
@@ -1058,7 +1058,7 @@ fn the_table_of_harmless_keys_in_the_docs_is_the_allow_list() {
         let first = row.split('|').nth(1).unwrap();
         listed.extend(first.split('`').skip(1).step_by(2).map(str::to_string));
     }
-    let mut expected: Vec<String> = mm::config::HARMLESS_KEYS
+    let mut expected: Vec<String> = mm_core::config::HARMLESS_KEYS
         .iter()
         .map(|k| k.to_string())
         .collect();

@@ -6,10 +6,10 @@
 use mm_testkit as common;
 
 use common::mm_run::{Run, Sandbox};
-use common::{Chunk, FakeServer, Options, Reply};
+use common::probes::{cached, counted};
+use common::{FakeServer, Options, Reply};
 use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
-use std::time::Duration;
 
 /// The seconds a line measures (`0.4s`) vary from run to run: `N.Ns`.
 fn timeless(text: &str) -> String {
@@ -17,41 +17,6 @@ fn timeless(text: &str) -> String {
         .unwrap()
         .replace_all(text, "N.Ns")
         .into_owned()
-}
-
-/// The answer to the streaming check: three tokens, with usage.
-fn counted() -> Reply {
-    Reply::chunks(
-        vec![
-            Chunk::text("1"),
-            Chunk::text(" 2"),
-            Chunk::text(" 3"),
-            Chunk::finish("stop"),
-            Chunk::Usage {
-                prompt: 180,
-                completion: 3,
-            },
-            Chunk::Done,
-        ],
-        Duration::ZERO,
-    )
-}
-
-/// The answer to the repeated request: usage with `cached` tokens read from the cache.
-fn cached(cached: u64) -> Reply {
-    let usage = json!({"id": "chatcmpl-fake", "object": "chat.completion.chunk", "created": 0,
-        "model": "fake-model", "choices": [],
-        "usage": {"prompt_tokens": 180, "completion_tokens": 1,
-                  "prompt_tokens_details": {"cached_tokens": cached}}});
-    Reply::chunks(
-        vec![
-            Chunk::text("1"),
-            Chunk::finish("length"),
-            Chunk::Raw(usage.to_string()),
-            Chunk::Done,
-        ],
-        Duration::ZERO,
-    )
 }
 
 fn paris() -> Value {

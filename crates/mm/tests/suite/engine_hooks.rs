@@ -8,24 +8,15 @@ use std::path::Path;
 use std::time::Duration;
 
 use common::*;
-use mm::engine::{Command, StopReason};
-use mm::event::{Event, PermissionDecision, ToolCallEnd, ToolStatus};
-use mm::history::Role;
-use mm::model::ModelError;
+use mm_core::event::{Event, PermissionDecision, ToolCallEnd, ToolStatus};
+use mm_engine::{Command, StopReason};
+use mm_model::ModelError;
 use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
 
 /// The JSON a hook that ran `cat > file` received.
 fn received(path: &Path) -> Value {
     serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
-}
-
-fn tool_results(s: &mm::engine::Session) -> Vec<String> {
-    s.history
-        .iter()
-        .filter(|m| m.role == Role::Tool)
-        .map(|m| m.content.clone())
-        .collect()
 }
 
 #[mm_testkit::test]
@@ -113,17 +104,17 @@ async fn a_pre_tool_call_guard_denies_rm_rf_before_any_permission_is_asked() {
     assert_eq!(ev.len(), 5);
     assert_eq!(fe.asked(), vec!["bash: echo safe".to_string()]);
     assert_eq!(
-        tool_results(&s),
+        tool_outputs(&s),
         vec![
             "[denied by a hook: destructive command refused]".to_string(),
             "safe\n".to_string()
         ]
     );
-    assert_eq!(out.recap.unwrap().get(mm::event::Tally::Command), 1);
+    assert_eq!(out.recap.unwrap().get(mm_core::event::Tally::Command), 1);
     // What the guard read on stdin (the last call it saw).
     assert_eq!(
         received(&seen),
-        json!({"event": "preToolCall", "sessionId": s.id, "cwd": r.cwd(),
+        json!({"event": "preToolCall", "sessionId": s.view().id(), "cwd": r.cwd(),
                "tool": "bash", "toolCallId": "call_2", "input": {"command": "echo safe"}})
     );
     model.assert_invariants();
@@ -148,11 +139,11 @@ async fn post_tool_call_context_is_appended_to_the_result() {
     let mut s = r.session(&fe).await;
     r.prompt(&mut s, "go", &fe).await;
     let expected = "hi\n\nnote: tests live in tests/";
-    assert_eq!(tool_results(&s), vec![expected.to_string()]);
+    assert_eq!(tool_outputs(&s), vec![expected.to_string()]);
     assert_eq!(model.requests()[1].messages[3]["content"], expected);
     assert_eq!(
         received(&seen),
-        json!({"event": "postToolCall", "sessionId": s.id, "cwd": r.cwd(),
+        json!({"event": "postToolCall", "sessionId": s.view().id(), "cwd": r.cwd(),
                "tool": "bash", "toolCallId": "call_1", "input": {"command": "echo hi"},
                "output": "hi\n", "status": "completed"})
     );
@@ -178,7 +169,7 @@ async fn a_post_tool_call_hook_with_another_match_does_not_run() {
     let fe = Recorder::new();
     let mut s = r.session(&fe).await;
     r.prompt(&mut s, "go", &fe).await;
-    assert_eq!(tool_results(&s), vec!["hi\n".to_string()]);
+    assert_eq!(tool_outputs(&s), vec!["hi\n".to_string()]);
     assert!(!marker.exists());
 }
 
@@ -203,7 +194,7 @@ async fn a_user_prompt_submit_deny_blocks_the_turn_without_a_model_call() {
         vec!["[prompt blocked by a hook: no secrets in prompts]".to_string()]
     );
     assert!(model.requests().is_empty());
-    assert_eq!(s.history.len(), 1);
+    assert_eq!(s.view().history().len(), 1);
     // Slash commands fire no userPromptSubmit hook.
     let out = r.prompt(&mut s, "/new", &fe).await;
     assert!(matches!(out.command, Some(Command::New { .. })));
@@ -221,14 +212,17 @@ async fn user_prompt_submit_context_is_appended_to_the_user_message() {
     let fe = Recorder::new();
     let mut s = r.session(&fe).await;
     r.prompt(&mut s, "what branch?", &fe).await;
-    assert_eq!(s.history[1].content, "what branch?\nthe branch is main");
+    assert_eq!(
+        s.view().history()[1].content,
+        "what branch?\nthe branch is main"
+    );
     assert_eq!(
         model.requests()[0].messages[1]["content"],
         "what branch?\nthe branch is main"
     );
     assert_eq!(
         received(&seen),
-        json!({"event": "userPromptSubmit", "sessionId": s.id, "cwd": r.cwd(),
+        json!({"event": "userPromptSubmit", "sessionId": s.view().id(), "cwd": r.cwd(),
                "prompt": "what branch?"})
     );
 }
@@ -255,7 +249,7 @@ async fn session_start_context_joins_the_system_prompt_and_the_first_prompt_wait
         system.ends_with("\nthis project indents with tabs\n"),
         "{system}"
     );
-    assert_eq!(s.history[0].content, system);
+    assert_eq!(s.view().history()[0].content, system);
     // Once: the second request has the same system prompt.
     assert_eq!(reqs[1].messages[0], reqs[0].messages[0]);
 }
@@ -280,7 +274,7 @@ async fn turn_end_receives_the_stop_reason() {
     r.prompt(&mut s, "hi", &fe).await;
     assert_eq!(
         received(&seen),
-        json!({"event": "turnEnd", "sessionId": s.id, "cwd": r.cwd(), "stopReason": "end_turn"})
+        json!({"event": "turnEnd", "sessionId": s.view().id(), "cwd": r.cwd(), "stopReason": "end_turn"})
     );
     r.prompt(&mut s, "again", &fe).await;
     assert_eq!(received(&seen)["stopReason"], "error");
@@ -306,7 +300,7 @@ async fn a_hanging_hook_times_out_with_a_warning_and_the_tool_still_runs() {
         fe.warnings(),
         vec!["🪝 preToolCall hook \"sleep 30\" failed: timed out after 0.2 s".to_string()]
     );
-    assert_eq!(tool_results(&s), vec!["ran\n".to_string()]);
+    assert_eq!(tool_outputs(&s), vec!["ran\n".to_string()]);
     assert!(fe.events().contains(&Event::ToolCallRunning {
         id: "call_1".into()
     }));
@@ -329,7 +323,7 @@ async fn a_fail_closed_hook_that_times_out_denies() {
         vec!["🪝 preToolCall hook \"sleep 30\" failed: timed out after 0.2 s".to_string()]
     );
     assert_eq!(
-        tool_results(&s),
+        tool_outputs(&s),
         vec!["[denied by a hook: timed out after 0.2 s]".to_string()]
     );
     assert!(!fe.events().contains(&Event::ToolCallRunning {
@@ -354,17 +348,17 @@ async fn a_pre_compact_deny_skips_compression() {
     let mut s = r.session(&fe).await;
     r.prompt(&mut s, "one", &fe).await;
     r.prompt(&mut s, "two", &fe).await;
-    let before = s.history.clone();
+    let before = s.view().history().to_vec();
     let out = r.prompt(&mut s, "/compact", &fe).await;
     let line = "[compact: skipped by a hook: keep everything for the audit]";
     assert_eq!(compact_line(&out), Some(line.to_string()));
     assert_eq!(fe.notices(), vec![line.to_string()]);
-    assert_eq!(s.history, before);
-    assert_eq!(s.last_measure, Some(110));
+    assert_eq!(s.view().history(), before);
+    assert_eq!(s.view().last_measure(), Some(110));
     assert!(model.summary_requests().is_empty());
     assert_eq!(
         received(&seen),
-        json!({"event": "preCompact", "sessionId": s.id, "cwd": r.cwd(), "trigger": "manual"})
+        json!({"event": "preCompact", "sessionId": s.view().id(), "cwd": r.cwd(), "trigger": "manual"})
     );
 }
 
@@ -393,23 +387,11 @@ async fn mm_p_runs_the_configured_guard() {
         ),
     )
     .unwrap();
-    let out = tokio::process::Command::new(env!("CARGO_BIN_EXE_mm"))
-        .args(["--url", &server.url(), "--config"])
-        .arg(&config)
-        .args(["-p", "delete victim"])
-        .current_dir(cwd.path())
-        .env_clear()
-        .env("HOME", home.path())
-        .env("XDG_STATE_HOME", home.path().join("state"))
-        .env("XDG_CONFIG_HOME", home.path().join("config"))
-        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-        .env("NO_COLOR", "1")
-        .stdin(std::process::Stdio::null())
-        .output()
-        .await
-        .unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    let config = config.to_str().unwrap();
+    let args = ["--config", config, "-p", "delete victim"];
+    let (code, _, stderr) =
+        super::engine_sessions::mm(home.path(), cwd.path(), &server.url(), &args).await;
+    assert_eq!(code, 0, "{stderr}");
     assert_eq!(
         std::fs::read_to_string(cwd.path().join("victim")).unwrap(),
         "precious"

@@ -19,10 +19,10 @@ use common::{Call, Chunk, FakeServer, Options, Reply};
 use expectrl::Session;
 #[cfg(unix)]
 use expectrl::{Eof, Expect};
-use mm::acp::{AcpError, Logger, serve_io};
-use mm::config::Config;
-use mm::engine::Engine;
-use mm::model::openai::{ClientOptions, OpenAiClient};
+use mm_acp::{AcpError, Logger, serve_io};
+use mm_core::config::Config;
+use mm_engine::Engine;
+use mm_model::openai::{ClientOptions, OpenAiClient};
 use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
 use tokio::task::JoinHandle;
@@ -519,9 +519,9 @@ fn after_system(request: &Value) -> Vec<Value> {
 
 /// The history a session file keeps, after the system prompt, in the wire shape.
 fn file_history(dir: &Path, id: &str) -> Vec<Value> {
-    let file = mm::session::load(&dir.join(".mm/sessions"), id)
+    let file = mm_core::session::load(&dir.join(".mm/sessions"), id)
         .unwrap_or_else(|e| panic!("the session file does not load: {e}"));
-    let wire = mm::history::to_wire(&file.messages);
+    let wire = mm_core::history::to_wire(&file.messages);
     after_system(&json!({ "messages": wire }))
 }
 
@@ -679,13 +679,7 @@ async fn acp_row(row: &Row) {
     // The saved session in a new process whose settings work: loaded, and the next turn works.
     let good = FakeServer::start(vec![Reply::text("again answered")]).await;
     let mut acp = Acp::start(acp_config(&good.url(), "")).await;
-    let (_, r) = acp
-        .client
-        .call(
-            "session/load",
-            json!({"sessionId": id, "cwd": cwd, "mcpServers": []}),
-        )
-        .await;
+    let (_, r) = acp.client.load_session(&id, &cwd).await;
     // Loaded: a result (the session's modes and options), no error.
     assert!(
         r.get("error").is_none() && r["result"]["modes"].is_object(),

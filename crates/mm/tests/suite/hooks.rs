@@ -10,8 +10,8 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use common::HANG_GUARD;
-use mm::config::{HookConfig, HooksConfig, Origin};
-use mm::hooks::{HookDecision, HookEvent, HookResult, Hooks};
+use mm_core::config::{HookConfig, HooksConfig, Origin};
+use mm_tools::hooks::{HookDecision, HookEvent, HookResult, Hooks};
 use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
@@ -62,7 +62,7 @@ fn hooks_for(event: HookEvent, list: Vec<HookConfig>) -> Hooks {
         HookEvent::TurnEnd => c.turn_end = list,
         HookEvent::PreCompact => c.pre_compact = list,
     }
-    Hooks::new(&c, mm::process::Supervisor::new())
+    Hooks::new(&c, mm_tools::process::Supervisor::new())
 }
 
 async fn run_in(dir: &Path, hooks: &Hooks, event: HookEvent, tool: Option<&str>) -> HookResult {
@@ -128,7 +128,7 @@ fn counts_per_event() {
         ..HooksConfig::default()
     };
     assert_eq!(
-        Hooks::new(&c, mm::process::Supervisor::new()).counts(),
+        Hooks::new(&c, mm_tools::process::Supervisor::new()).counts(),
         vec![
             (HookEvent::SessionStart, 0),
             (HookEvent::UserPromptSubmit, 0),
@@ -143,7 +143,10 @@ fn counts_per_event() {
 #[mm_testkit::test]
 async fn no_hooks_allow() {
     let d = Dir::new();
-    let hooks = Hooks::new(&HooksConfig::default(), mm::process::Supervisor::new());
+    let hooks = Hooks::new(
+        &HooksConfig::default(),
+        mm_tools::process::Supervisor::new(),
+    );
     assert_eq!(
         run(&d, &hooks, HookEvent::PreToolCall, Some("bash")).await,
         HookResult::default()

@@ -1,9 +1,12 @@
-//! The layers of the workspace, as docs/architecture.md's table of layers states them, held to
-//! what `cargo metadata` says the crates depend on: a dependency between workspace crates that
-//! the table does not list fails here, and the table itself must keep the design's rules —
-//! arrows run down the list only, a front end is used by nothing but the binary (and the test
-//! kit), and the ACP SDK stays out of every crate below the front ends but mm-agents. The
-//! compiler then holds each arrow: a crate cannot name what it does not depend on.
+//! The layers of the workspace, as docs/architecture.md's tables state them, held to what
+//! `cargo metadata` says the crates depend on: a dependency between workspace crates that the
+//! table of layers does not list fails here, so does every arrow of the table of those that never
+//! exist (a front end to the other or past the engine, the engine and below to a front end, the
+//! test kits upward), and the table of layers itself must keep the design's rules — arrows run
+//! down the list only, a front end is used by nothing but the binary (and the test kit), no
+//! library uses a test kit, and the ACP SDK stays out of every crate below the front ends but
+//! mm-agents. The compiler then holds each arrow: a crate cannot name what it does not depend
+//! on.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::collections::BTreeSet;
@@ -19,6 +22,8 @@ const FRONT_ENDS: [&str; 2] = ["mm-acp", "mm-term"];
 const BINARY: &str = "mm";
 /// Dev only: a crate may use it in its tests alone.
 const TESTKIT: &str = "mm-testkit";
+/// Dev only too: the test kit's doubles below the engine.
+const TESTKIT_CORE: &str = "mm-testkit-core";
 const ACP_SDK: &str = "agent-client-protocol";
 /// The crates that may depend on the ACP SDK: mm as an ACP client, the ACP front end, the
 /// binary, and the test kit (its ACP test client).
@@ -42,36 +47,60 @@ fn crates_in(cell: &str) -> BTreeSet<String> {
         .collect()
 }
 
-/// The table of layers: the first table of docs/architecture.md whose header starts with
-/// `| Crate |`, in its order (top: the lowest layer).
-fn table() -> Vec<Layer> {
-    let mut lines = ARCHITECTURE
-        .lines()
-        .skip_while(|l| !l.starts_with("| Crate |"));
-    let header = lines
+/// The cells of each row of the first table of docs/architecture.md whose header starts with
+/// `header`, in its order; its columns must be `columns`.
+fn rows(header: &str, columns: &[&str]) -> Vec<Vec<String>> {
+    let mut lines = ARCHITECTURE.lines().skip_while(|l| !l.starts_with(header));
+    let found = lines
         .next()
-        .expect("docs/architecture.md has no `| Crate |` table");
-    let columns: Vec<&str> = header.split('|').map(str::trim).collect();
+        .unwrap_or_else(|| panic!("docs/architecture.md has no `{header}` table"));
+    let found: Vec<&str> = found.split('|').map(str::trim).collect();
     assert_eq!(
-        columns,
-        ["", "Crate", "Owns", "May use", "Its tests may also use", ""],
-        "the table's columns"
+        found[1..found.len() - 1],
+        *columns,
+        "the columns of `{header}`"
     );
     lines
         .skip(1) // the |---| row
         .take_while(|l| l.starts_with('|'))
         .map(|row| {
-            let cells: Vec<&str> = row.split('|').map(str::trim).collect();
-            assert_eq!(cells.len(), columns.len(), "a row of the table: {row}");
-            let name: Vec<String> = crates_in(cells[1]).into_iter().collect();
-            assert_eq!(name.len(), 1, "a row names one crate: {row}");
-            Layer {
-                name: name[0].clone(),
-                uses: crates_in(cells[3]),
-                tests_use: crates_in(cells[4]),
-            }
+            let cells: Vec<String> = row.split('|').map(|c| c.trim().to_string()).collect();
+            assert_eq!(cells.len(), columns.len() + 2, "a row of the table: {row}");
+            cells[1..cells.len() - 1].to_vec()
         })
         .collect()
+}
+
+/// The table of layers (`| Crate |`), in its order (top: the lowest layer).
+fn table() -> Vec<Layer> {
+    rows(
+        "| Crate |",
+        &["Crate", "Owns", "May use", "Its tests may also use"],
+    )
+    .into_iter()
+    .map(|cells| {
+        let name: Vec<String> = crates_in(&cells[0]).into_iter().collect();
+        assert_eq!(name.len(), 1, "a row names one crate: {cells:?}");
+        Layer {
+            name: name[0].clone(),
+            uses: crates_in(&cells[2]),
+            tests_use: crates_in(&cells[3]),
+        }
+    })
+    .collect()
+}
+
+/// The arrows that never exist (`| From |`): `(from, to)` for each crate of each cell.
+fn never() -> Vec<(String, String)> {
+    let mut arrows = Vec::new();
+    for cells in rows("| From |", &["From", "Never uses", "Why"]) {
+        for from in crates_in(&cells[0]) {
+            for to in crates_in(&cells[1]) {
+                arrows.push((from.clone(), to));
+            }
+        }
+    }
+    arrows
 }
 
 /// `cargo metadata --format-version 1 --no-deps` of the workspace.
@@ -147,20 +176,23 @@ fn the_table_keeps_the_layering_rules() {
             {
                 broken.push(format!("{} uses the front end {used}", layer.name));
             }
-            if used == TESTKIT {
-                broken.push(format!("{} uses {TESTKIT} outside its tests", layer.name));
+            if [TESTKIT, TESTKIT_CORE].contains(&used.as_str())
+                && ![TESTKIT, TESTKIT_CORE].contains(&layer.name.as_str())
+            {
+                broken.push(format!("{} uses {used} outside its tests", layer.name));
             }
         }
         for used in &layer.tests_use {
-            if used != TESTKIT && !layer.uses.contains(used) {
+            let kit = [TESTKIT, TESTKIT_CORE].contains(&used.as_str());
+            if !kit && !layer.uses.contains(used) {
                 broken.push(format!("the tests of {} use {used}", layer.name));
             }
-            if used == TESTKIT
-                && let Some(kit) = table.iter().find(|l| l.name == TESTKIT)
+            if kit
+                && let Some(kit) = table.iter().find(|l| &l.name == used)
                 && kit.uses.contains(&layer.name)
             {
                 broken.push(format!(
-                    "the tests of {} use {TESTKIT}, which uses {}",
+                    "the tests of {} use {used}, which uses {}",
                     layer.name, layer.name
                 ));
             }
@@ -216,16 +248,39 @@ fn the_acp_sdk_stays_out_of_the_layers_below_the_front_ends() {
     );
 }
 
+/// Every arrow of the table of those that never exist is absent from `cargo metadata` (any
+/// kind of dependency) and from the table of layers; the core, the model and the tools among
+/// them know no front end.
 #[mm_testkit::test]
-fn the_core_the_model_and_the_tools_know_no_front_end() {
-    let metadata = metadata();
-    let mut known = Vec::new();
-    for (krate, dep, kind) in dependencies(&metadata) {
-        if ["mm-core", "mm-model", "mm-tools"].contains(&krate.as_str())
-            && (FRONT_ENDS.contains(&dep.as_str()) || dep == BINARY)
-        {
-            known.push(format!("{krate} depends on {dep} ({kind})"));
+fn no_arrow_the_design_forbids_exists() {
+    let never = never();
+    for krate in ["mm-core", "mm-model", "mm-tools"] {
+        for front in FRONT_ENDS.iter().chain([&BINARY]) {
+            assert!(
+                never.contains(&(krate.to_string(), front.to_string())),
+                "the table of arrows that never exist forbids {krate} → {front}"
+            );
         }
     }
-    assert_eq!(known, Vec::<String>::new());
+    let metadata = metadata();
+    let members = members(&metadata);
+    let table = table();
+    let mut found = Vec::new();
+    for (from, to) in &never {
+        assert!(
+            members.contains(from) && members.contains(to),
+            "{from} → {to}"
+        );
+        for (krate, dep, kind) in dependencies(&metadata) {
+            if &krate == from && &dep == to {
+                found.push(format!("{krate} depends on {dep} ({kind})"));
+            }
+        }
+        if let Some(layer) = table.iter().find(|l| &l.name == from)
+            && (layer.uses.contains(to) || layer.tests_use.contains(to))
+        {
+            found.push(format!("the table of layers lets {from} use {to}"));
+        }
+    }
+    assert_eq!(found, Vec::<String>::new());
 }

@@ -10,9 +10,9 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use common::*;
-use mm::config::{Config, McpPermissions, McpServerConfig, McpTiming};
-use mm::event::{Event, PermissionDecision, ToolKind, ToolStatus};
-use mm::mcp::Phase;
+use mm_core::config::{Config, McpPermissions, McpServerConfig, McpTiming};
+use mm_core::event::{Event, PermissionDecision, ToolKind, ToolStatus};
+use mm_tools::mcp::Phase;
 use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
@@ -95,14 +95,14 @@ async fn logged_until(log: &Path, f: impl Fn(&Value) -> bool) -> bool {
     }
 }
 
-fn tool_names(r: &mm::model::ChatRequest) -> Vec<String> {
+fn tool_names(r: &mm_model::ChatRequest) -> Vec<String> {
     r.tools
         .iter()
         .map(|t| t["function"]["name"].as_str().unwrap().to_string())
         .collect()
 }
 
-fn mcp_names(r: &mm::model::ChatRequest, prefix: &str) -> Vec<String> {
+fn mcp_names(r: &mm_model::ChatRequest, prefix: &str) -> Vec<String> {
     tool_names(r)
         .into_iter()
         .filter(|n| n.starts_with(prefix))
@@ -131,7 +131,7 @@ fn started(fe: &Recorder) -> Vec<(String, String, ToolKind)> {
 }
 
 /// The line a session shows for a failed server, spelled out as docs/acp-reference.md gives it
-/// (not built by `mm::mcp::warning`, which it checks).
+/// (not built by `mm_tools::mcp::warning`, which it checks).
 fn failed_line(server: &str, why: &str) -> String {
     format!(
         "MCP server {server} failed: {why}; its tools are withdrawn until it restarts (at most once a minute)"
@@ -178,7 +178,7 @@ async fn the_tools_of_a_server_are_offered_and_called_with_their_own_schemas() {
     let fe = Recorder::new();
     let mut s = w.rig.session(&fe).await;
     let out = w.rig.prompt(&mut s, "use the tools", &fe).await;
-    assert_eq!(out.stop, Ok(mm::engine::StopReason::EndTurn));
+    assert_eq!(out.stop, Ok(mm_engine::StopReason::EndTurn));
     let requests = w.model.requests();
     let first = &requests[0];
     assert_eq!(
@@ -332,7 +332,7 @@ async fn a_cancelled_call_sends_notifications_cancelled() {
     )
     .await
     .expect("the cancel was not answered at once");
-    assert_eq!(out.stop, Ok(mm::engine::StopReason::Cancelled));
+    assert_eq!(out.stop, Ok(mm_engine::StopReason::Cancelled));
     assert_eq!(
         finished(&fe),
         vec![("[cancelled]".into(), ToolStatus::Failed)]
@@ -410,7 +410,7 @@ async fn a_server_that_exits_mid_call_answers_one_line_and_its_tools_disappear()
     assert!(gone(pid).await, "no orphan");
     fe.clear();
     let out = w.rig.prompt(&mut s, "again", &fe).await;
-    assert_eq!(out.stop, Ok(mm::engine::StopReason::EndTurn));
+    assert_eq!(out.stop, Ok(mm_engine::StopReason::EndTurn));
     assert_eq!(
         fe.warnings(),
         vec![failed_line("fake", why)],
@@ -466,7 +466,7 @@ async fn fault_at_start(mode: &str, start: Duration) -> (Vec<String>, Vec<String
     let fe = Recorder::new();
     let mut s = w.rig.session(&fe).await;
     let out = w.rig.prompt(&mut s, "hi", &fe).await;
-    assert_eq!(out.stop, Ok(mm::engine::StopReason::EndTurn));
+    assert_eq!(out.stop, Ok(mm_engine::StopReason::EndTurn));
     let requests = w.model.requests();
     if start == HANG_GUARD {
         // (A start limit of a few hundred milliseconds is too short to count on for the good

@@ -8,10 +8,10 @@ use std::time::Duration;
 
 use common::{Chunk, FakeServer, Options, Reply};
 
-use mm::config::ModelConfig;
-use mm::model::detect::{LOCAL_MODEL_SCRIPT_URL, ServerKind, default_candidates};
-use mm::model::openai::{ClientOptions, OpenAiClient};
-use mm::model::{
+use mm_core::config::ModelConfig;
+use mm_model::detect::{LOCAL_MODEL_SCRIPT_URL, ServerKind, default_candidates};
+use mm_model::openai::{ClientOptions, OpenAiClient};
+use mm_model::{
     ChatRequest, ModelClient, ModelError, ModelInfo, ModelResponse, RawToolCall, StreamEvent,
 };
 use pretty_assertions::assert_eq;
@@ -197,35 +197,40 @@ async fn sends_tools_and_temperature_and_no_key_when_none() {
     assert_eq!(sent.header("authorization"), None);
 }
 
+/// A server's error is one line with its message: a 500 and a 400 are not retried; a 503 that
+/// never ends (more of them scripted than the client tries) is given up after five tries.
 #[mm_testkit::test]
-async fn a_server_error_is_one_line_with_its_message_and_not_retried() {
-    let server = FakeServer::start(vec![Reply::error(
-        500,
-        json!({"error": {"code": 500, "message": "model crashed"}}),
-    )])
-    .await;
-    let client = client(&config(&server.url(), "m"));
-    let (_, result) = chat(&client, &request()).await;
-    assert_eq!(
-        result.unwrap_err().to_string(),
-        "model server answered 500: model crashed"
-    );
-    assert_eq!(chats(&server).len(), 1);
-}
-
-#[mm_testkit::test]
-async fn a_400_shows_the_servers_message() {
-    let server = FakeServer::start(vec![Reply::error(
-        400,
-        json!({"error": "invalid tool schema"}),
-    )])
-    .await;
-    let client = client(&config(&server.url(), "m"));
-    let (_, result) = chat(&client, &request()).await;
-    assert_eq!(
-        result.unwrap_err().to_string(),
-        "model server answered 400: invalid tool schema"
-    );
+async fn a_server_error_is_one_line_with_its_message() {
+    let loading = Reply::error(503, json!({"error": {"message": "Loading model"}}));
+    let rows: Vec<(Vec<Reply>, &str, Option<usize>)> = vec![
+        (
+            vec![Reply::error(
+                500,
+                json!({"error": {"code": 500, "message": "model crashed"}}),
+            )],
+            "model server answered 500: model crashed",
+            Some(1),
+        ),
+        (
+            vec![Reply::error(400, json!({"error": "invalid tool schema"}))],
+            "model server answered 400: invalid tool schema",
+            None,
+        ),
+        (
+            vec![loading; 10],
+            "model server answered 503: Loading model",
+            Some(5),
+        ),
+    ];
+    for (replies, line, tries) in rows {
+        let server = FakeServer::start(replies).await;
+        let client = client(&config(&server.url(), "m"));
+        let (_, result) = chat(&client, &request()).await;
+        assert_eq!(result.unwrap_err().to_string(), line);
+        if let Some(tries) = tries {
+            assert_eq!(chats(&server).len(), tries, "{line}");
+        }
+    }
 }
 
 #[mm_testkit::test]
@@ -240,20 +245,6 @@ async fn a_loading_server_503_is_retried_until_it_answers() {
     assert_eq!(events, vec![StreamEvent::Text("ready".into())]);
     assert_eq!(result.unwrap().text, "ready");
     assert_eq!(chats(&server).len(), 3);
-}
-
-#[mm_testkit::test]
-async fn a_503_that_never_ends_gives_up_after_five_tries() {
-    // More than the client tries: it gives up on its own.
-    let loading = Reply::error(503, json!({"error": {"message": "Loading model"}}));
-    let server = FakeServer::start(vec![loading; 10]).await;
-    let client = client(&config(&server.url(), "m"));
-    let (_, result) = chat(&client, &request()).await;
-    assert_eq!(
-        result.unwrap_err().to_string(),
-        "model server answered 503: Loading model"
-    );
-    assert_eq!(chats(&server).len(), 5);
 }
 
 #[mm_testkit::test]

@@ -63,7 +63,7 @@ fn the_entry_names_the_crate_s_version_and_the_release_archives() {
     let version = env!("CARGO_PKG_VERSION");
     assert_eq!(entry["version"], version);
     // `agentInfo.version` (mm --version) says the same with its `v`.
-    assert_eq!(mm::VERSION.strip_prefix('v'), Some(version));
+    assert_eq!(mm_core::VERSION.strip_prefix('v'), Some(version));
     let repository = env!("CARGO_PKG_REPOSITORY");
     assert!(
         repository.starts_with("https://github.com/"),

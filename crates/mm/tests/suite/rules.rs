@@ -11,18 +11,9 @@ use std::process::Command;
 use std::time::Duration;
 
 use common::*;
-use mm::event::PermissionDecision;
-use mm::history::Role;
+use mm_core::event::PermissionDecision;
 use pretty_assertions::assert_eq;
 use serde_json::json;
-
-fn tool_results(s: &mm::engine::Session) -> Vec<String> {
-    s.history
-        .iter()
-        .filter(|m| m.role == Role::Tool)
-        .map(|m| m.content.clone())
-        .collect()
-}
 
 fn git(cwd: &Path, args: &[&str]) {
     let out = Command::new("git")
@@ -58,7 +49,7 @@ async fn always_does_not_cover(approved: &str, hostile: &str, written: &str, set
         [format!("bash: {approved}"), format!("bash: {hostile}")]
     );
     assert_eq!(
-        tool_results(&s).last().map(String::as_str),
+        tool_outputs(&s).last().map(String::as_str),
         Some("[command rejected by the user]")
     );
 }
@@ -130,7 +121,7 @@ async fn a_call_that_does_not_fit_its_tool_is_answered_before_hooks_and_the_ques
         "the preToolCall hook ran for a call that does not fit"
     );
     assert_eq!(
-        tool_results(&s),
+        tool_outputs(&s),
         [
             "[bad arguments for edit_file: missing field `new_text`; arguments given: {\"path\":\"a.txt\",\"old_text\":\"one\"}]"
         ]
@@ -153,13 +144,7 @@ async fn acp_turn(answers: Vec<Answer>, respond: &[&str]) -> (Vec<serde_json::Va
     let mut h = Harness::start(config, model);
     h.client.initialize(false).await;
     let (id, _) = h.client.new_session(&cwd).await;
-    let pid = h
-        .client
-        .request(
-            "session/prompt",
-            json!({"sessionId": id, "prompt": [{"type": "text", "text": "go"}]}),
-        )
-        .await;
+    let pid = h.client.send_prompt(&id, "go").await;
     let mut seen = Vec::new();
     for option in respond {
         let (before, req) = h.client.until_request("session/request_permission").await;

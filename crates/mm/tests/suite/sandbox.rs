@@ -17,15 +17,15 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use common::Recorder;
-use mm::config::Config;
-use mm::config::SandboxMode as Mode;
-use mm::event::ToolStatus;
-use mm::process::Supervisor;
-use mm::sandbox::{Places, Sandbox, Settings};
-use mm::tools::bash::Bash;
-use mm::tools::edit_file::EditFile;
-use mm::tools::write_file::WriteFile;
-use mm::tools::{CallContext, Tool, ToolOutput};
+use mm_core::config::Config;
+use mm_core::config::SandboxMode as Mode;
+use mm_core::event::ToolStatus;
+use mm_tools::process::Supervisor;
+use mm_tools::sandbox::{Places, Sandbox, Settings};
+use mm_tools::tools::bash::Bash;
+use mm_tools::tools::edit_file::EditFile;
+use mm_tools::tools::write_file::WriteFile;
+use mm_tools::tools::{CallContext, Tool, ToolOutput};
 use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
@@ -109,7 +109,7 @@ async fn run(tool: &dyn Tool, cwd: &Path, args: Value) -> ToolOutput {
         cwd,
         30_000,
         &cancel,
-        mm::event::PermissionMode::Yolo,
+        mm_core::event::PermissionMode::Yolo,
         &frontend,
     );
     tool.run(args, &call).await
@@ -122,14 +122,14 @@ async fn sh(bash: &Bash, cwd: &Path, command: &str) -> ToolOutput {
 /// The tests of the fence need a kernel that fences (docs/sandbox.md: mm then says so in its
 /// banner): without Landlock the test is skipped with the reason (under `CI=true` it fails).
 fn require_landlock() {
-    if mm::sandbox::landlock_abi() == 0 {
+    if mm_tools::sandbox::landlock_abi() == 0 {
         common::skip("this kernel has no Landlock: the fence cannot be tested here");
     }
 }
 
 /// Keeping the project's `.mm/` read-only needs a private mount namespace too.
 fn require_namespace() {
-    if let Err(why) = mm::sandbox::namespace_works() {
+    if let Err(why) = mm_tools::sandbox::namespace_works() {
         common::skip(format!(
             "no private mount namespace here ({why}): .mm/ cannot be kept read-only"
         ));
@@ -690,7 +690,7 @@ async fn the_sandbox_flag_fences_a_one_shot_run() {
 
 #[mm_testkit::test]
 fn the_file_tools_check_the_folder_they_opened_before_creating_anything() {
-    use mm::writer::{self, Check, FileKind, WriteError};
+    use mm_core::writer::{self, Check, FileKind, WriteError};
     let w = World::new();
     symlink(&w.outside, w.cwd.join("link")).unwrap();
     let seen = std::sync::Mutex::new(Vec::new());

@@ -12,9 +12,9 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, SystemTime};
 
 use chrono::{Local, TimeZone};
-use mm::event::{PermissionMode, Plan, PlanStatus, PlanStep, Usage};
-use mm::history::{Message, ToolCall};
-use mm::session::{self, FileUsage, SessionFile, SessionSummary};
+use mm_core::event::{PermissionMode, Plan, PlanStatus, PlanStep, Usage};
+use mm_core::history::{Message, ToolCall};
+use mm_core::session::{self, FileUsage, SessionFile, SessionSummary};
 use pretty_assertions::assert_eq;
 use serde_json::json;
 

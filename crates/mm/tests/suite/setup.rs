@@ -10,10 +10,10 @@ use mm_testkit as common;
 
 use std::path::PathBuf;
 use std::process::Command;
-use std::time::Duration;
 
+use common::probes::probes;
 use common::pty::{EXPECT_TIMEOUT, PtyServer};
-use common::{Chunk, Reply};
+use common::Reply;
 use expectrl::process::unix::WaitStatus;
 use expectrl::session::OsSession;
 use expectrl::{Eof, Expect, Regex, Session};
@@ -22,44 +22,6 @@ use serde_json::json;
 
 const USER_FILE: &str =
     "# my settings\nyolo = true   # keep going\n\n[model]\n# the one I like\ntemperature = 0.2\n";
-
-/// What the doctor's probes are answered: three streamed tokens, a structured tool call and
-/// the answer to its result, then a repeated request read from the cache.
-fn probes() -> Vec<Reply> {
-    let counted = Reply::chunks(
-        vec![
-            Chunk::text("1"),
-            Chunk::text(" 2"),
-            Chunk::text(" 3"),
-            Chunk::finish("stop"),
-            Chunk::Usage {
-                prompt: 180,
-                completion: 3,
-            },
-            Chunk::Done,
-        ],
-        Duration::ZERO,
-    );
-    let usage = json!({"id": "chatcmpl-fake", "object": "chat.completion.chunk", "created": 0,
-        "model": "fake-model", "choices": [],
-        "usage": {"prompt_tokens": 180, "completion_tokens": 1,
-                  "prompt_tokens_details": {"cached_tokens": 176}}});
-    let cached = Reply::chunks(
-        vec![
-            Chunk::text("1"),
-            Chunk::finish("length"),
-            Chunk::Raw(usage.to_string()),
-            Chunk::Done,
-        ],
-        Duration::ZERO,
-    );
-    vec![
-        counted,
-        Reply::tool_call("get_time", json!({"city": "Paris"})),
-        Reply::text("It is 14:05 in Paris."),
-        cached,
-    ]
-}
 
 struct World {
     home: tempfile::TempDir,
@@ -147,7 +109,7 @@ fn exit_code(mm: &mut OsSession) -> i32 {
 
 /// The sandbox question, when this kernel enforces a mode; the mode written (if any).
 fn answer_sandbox(mm: &mut OsSession) -> Option<&'static str> {
-    if mm::sandbox::landlock_abi() > 0 {
+    if mm_tools::sandbox::landlock_abi() > 0 {
         let offered = mm.expect("Sandbox [1]: ").unwrap();
         let offered = String::from_utf8_lossy(offered.before()).into_owned();
         for line in ["1) workspace-write", "2) read-only", "3) off"] {

@@ -7,12 +7,12 @@ use std::fs;
 use std::path::{Path, PathBuf};
 
 use common::Recorder;
-use mm::event::{ToolKind, ToolStatus};
-use mm::skills::{
+use mm_core::event::{ToolKind, ToolStatus};
+use mm_core::skills::{
     Catalogue, Skill, SkillDirs, advertised, resolve_notation, rewrite_slash, shadowed,
 };
-use mm::tools::read_skill::ReadSkill;
-use mm::tools::{CallContext, Tool};
+use mm_tools::tools::read_skill::ReadSkill;
+use mm_tools::tools::{CallContext, Tool};
 use pretty_assertions::assert_eq;
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
@@ -236,7 +236,7 @@ fn load_takes_valid_skills_sorted_and_warns_about_broken_ones() {
 #[mm_testkit::test]
 fn front_matter_fields_that_are_not_strings_and_aliases_elsewhere() {
     let parse = |text: &str| {
-        mm::skills::parse_skill(text, Path::new("/s/x"), "x").map_err(|e| e.to_string())
+        mm_core::skills::parse_skill(text, Path::new("/s/x"), "x").map_err(|e| e.to_string())
     };
     assert_eq!(
         parse("---\nname: [a, b]\ndescription: d\n---\n"),
@@ -444,7 +444,7 @@ fn shadowed_skills_are_not_advertised() {
     assert_eq!(names, vec!["greetings"]);
 }
 
-async fn call(cat: &Catalogue, cwd: &Path, args: serde_json::Value) -> mm::tools::ToolOutput {
+async fn call(cat: &Catalogue, cwd: &Path, args: serde_json::Value) -> mm_tools::tools::ToolOutput {
     let tool = ReadSkill {
         skills: std::sync::Arc::new(cat.clone()),
     };
@@ -455,7 +455,7 @@ async fn call(cat: &Catalogue, cwd: &Path, args: serde_json::Value) -> mm::tools
         cwd,
         30_000,
         &cancel,
-        mm::event::PermissionMode::Yolo,
+        mm_core::event::PermissionMode::Yolo,
         &frontend,
     );
     tool.run(args, &handle).await

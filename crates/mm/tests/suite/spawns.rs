@@ -79,7 +79,7 @@ fn every_child_outside_the_fence_says_why_at_a_listed_place() {
 
 #[mm_testkit::test]
 fn docs_sandbox_md_names_every_reason_to_run_outside_the_fence() {
-    for why in mm::sandbox::Unfenced::ALL {
+    for why in mm_tools::sandbox::Unfenced::ALL {
         assert!(
             SANDBOX_DOC.contains(&format!("`{}`", why.name())),
             "docs/sandbox.md does not name {}",

@@ -3,7 +3,7 @@
 //! 120 and 60 columns where the width matters.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use mm::term::markdown::MarkdownStream;
+use mm_term::markdown::MarkdownStream;
 use pretty_assertions::assert_eq;
 
 fn render(text: &str, width: Option<usize>) -> String {

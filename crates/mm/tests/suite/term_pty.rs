@@ -526,7 +526,7 @@ fn the_mode_and_the_model_switch_from_the_prompt() {
     mm.send_line("write it").unwrap();
     // The command runs inside the read-only fence where the kernel has one, and its write
     // fails; without one it is refused.
-    if mm::sandbox::landlock_abi() > 0 {
+    if mm_tools::sandbox::landlock_abi() > 0 {
         mm.expect("out.txt: Permission denied").unwrap();
     } else {
         mm.expect("[bash refused: read-only mode]").unwrap();

@@ -8,14 +8,11 @@ use std::path::Path;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use async_trait::async_trait;
 use common::acp::*;
 use common::{Answer, HANG_GUARD, ScriptedModel};
-use mm::event::{
-    Event, Form, FormAnswer, Frontend, PermissionDecision, PermissionRequest, ToolKind, ToolStatus,
-};
-use mm::tools::fetch_content::{FetchContent, FetchSettings};
-use mm::tools::{CallContext, Tool, ToolOutput};
+use mm_core::event::{ToolKind, ToolStatus};
+use mm_tools::tools::fetch_content::{FetchContent, FetchSettings};
+use mm_tools::tools::{CallContext, Tool, ToolOutput};
 use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -214,23 +211,6 @@ async fn serve(
 
 // ---------------------------------------------------------------- the tool
 
-struct NoFrontend;
-
-#[async_trait]
-impl Frontend for NoFrontend {
-    fn emit(&self, _event: Event) {}
-    async fn ask_permission(
-        &self,
-        _r: PermissionRequest,
-        _c: &CancellationToken,
-    ) -> PermissionDecision {
-        PermissionDecision::RejectOnce
-    }
-    async fn ask_user(&self, _f: Form, _c: &CancellationToken) -> FormAnswer {
-        FormAnswer::Unavailable("tests cannot ask".into())
-    }
-}
-
 fn tool(timeout: Duration) -> FetchContent {
     FetchContent {
         settings: FetchSettings {
@@ -248,13 +228,14 @@ async fn fetch_with(
     args: Value,
     cancel: &CancellationToken,
 ) -> ToolOutput {
-    let frontend = NoFrontend;
+    // Nobody to ask: permission questions are refused, forms unavailable.
+    let frontend = mm_testkit::Recorder::new();
     let call = CallContext::new(
         "call_1",
         cwd,
         30_000,
         cancel,
-        mm::event::PermissionMode::Yolo,
+        mm_core::event::PermissionMode::Yolo,
         &frontend,
     );
     t.run(args, &call).await
@@ -539,13 +520,7 @@ async fn over_acp_a_fetch_is_kind_fetch_and_asks_only_to_save() {
     let mut h = Harness::start(config, model);
     h.client.initialize(false).await;
     let (id, _) = h.client.new_session(&cwd).await;
-    let pid = h
-        .client
-        .request(
-            "session/prompt",
-            json!({"sessionId": id, "prompt": [{"type": "text", "text": "get the notes"}]}),
-        )
-        .await;
+    let pid = h.client.send_prompt(&id, "get the notes").await;
     // The first call runs without a dialog; the second asks.
     let (before, req) = h.client.until_request("session/request_permission").await;
     let ups = updates(&before);

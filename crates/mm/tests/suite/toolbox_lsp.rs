@@ -8,35 +8,15 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
-use async_trait::async_trait;
-use mm::config::{Config, LspServerConfig};
-use mm::event::{
-    Event, FileDiff, Form, FormAnswer, Frontend, PermissionDecision, PermissionRequest, ToolStatus,
-};
-use mm::lsp::{LspServers, Timeouts};
-use mm::process::Supervisor;
-use mm::tools::lsp::Lsp;
-use mm::tools::{CallContext, Tool, ToolOutput};
+use mm_core::config::{Config, LspServerConfig};
+use mm_core::event::{FileDiff, ToolStatus};
+use mm_tools::lsp::{LspServers, Timeouts};
+use mm_tools::process::Supervisor;
+use mm_tools::tools::lsp::Lsp;
+use mm_tools::tools::{CallContext, Tool, ToolOutput};
 use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
-
-struct NoFrontend;
-
-#[async_trait]
-impl Frontend for NoFrontend {
-    fn emit(&self, _event: Event) {}
-    async fn ask_permission(
-        &self,
-        _r: PermissionRequest,
-        _c: &CancellationToken,
-    ) -> PermissionDecision {
-        PermissionDecision::RejectOnce
-    }
-    async fn ask_user(&self, _f: Form, _c: &CancellationToken) -> FormAnswer {
-        FormAnswer::Unavailable("tests cannot ask".into())
-    }
-}
 
 struct Fixture {
     _dir: tempfile::TempDir,
@@ -110,14 +90,15 @@ impl Fixture {
     }
 
     async fn run(&self, args: Value) -> ToolOutput {
-        let frontend = NoFrontend;
+        // Nobody to ask: permission questions are refused, forms unavailable.
+        let frontend = mm_testkit::Recorder::new();
         let cancel = CancellationToken::new();
         let call = CallContext::new(
             "call_1",
             &self.cwd,
             30_000,
             &cancel,
-            mm::event::PermissionMode::Yolo,
+            mm_core::event::PermissionMode::Yolo,
             &frontend,
         );
         self.tool.run(args, &call).await
@@ -585,13 +566,7 @@ async fn over_acp_a_rename_asks_first_and_shows_one_diff_per_file() {
     let mut h = Harness::start(config, model);
     h.client.initialize(false).await;
     let (id, _) = h.client.new_session(&cwd).await;
-    let pid = h
-        .client
-        .request(
-            "session/prompt",
-            json!({"sessionId": id, "prompt": [{"type": "text", "text": "rename add_one"}]}),
-        )
-        .await;
+    let pid = h.client.send_prompt(&id, "rename add_one").await;
     // The navigation ran without a dialog; the rename asks.
     let (before, req) = h.client.until_request("session/request_permission").await;
     let first = updates(&before)

@@ -127,19 +127,10 @@ async fn each_change_sends_a_plan_update_and_the_plan_is_saved_and_replayed() {
     // Replayed after the history, before the usage and the commands.
     let mut h = Harness::start(config, ScriptedModel::new(vec![]));
     h.client.initialize(false).await;
-    let (before, r) = h
-        .client
-        .call(
-            "session/load",
-            json!({"sessionId": id, "cwd": cwd, "mcpServers": []}),
-        )
-        .await;
+    let (before, r) = h.client.load_session(&id, &cwd).await;
     assert_eq!(r["result"], session_options("yolo"));
     let ups = updates(&before);
-    let kinds: Vec<&str> = ups
-        .iter()
-        .map(|u| u["sessionUpdate"].as_str().unwrap())
-        .collect();
+    let kinds = update_kinds(&ups);
     let n = kinds.len();
     assert_eq!(
         kinds[n - 3..],
@@ -159,10 +150,8 @@ async fn each_change_sends_a_plan_update_and_the_plan_is_saved_and_replayed() {
     let (msgs, r) = h.client.prompt(&id, "/new").await;
     assert_eq!(r["result"]["stopReason"], "end_turn");
     assert_eq!(session_file(&cwd, &id)["plan"], Value::Null);
-    let kinds: Vec<String> = updates(&msgs)
-        .iter()
-        .map(|u| u["sessionUpdate"].as_str().unwrap().to_string())
-        .collect();
+    let ups = updates(&msgs);
+    let kinds = update_kinds(&ups);
     assert_eq!(
         kinds,
         [
@@ -198,13 +187,7 @@ async fn changing_actions_are_gated_and_show_is_not() {
     let mut h = Harness::start(config, model);
     h.client.initialize(false).await;
     let (id, _) = h.client.new_session(&cwd).await;
-    let pid = h
-        .client
-        .request(
-            "session/prompt",
-            json!({"sessionId": id, "prompt": [{"type": "text", "text": "plan"}]}),
-        )
-        .await;
+    let pid = h.client.send_prompt(&id, "plan").await;
     let (before, req) = h.client.until_request("session/request_permission").await;
     // `show` ran without asking, and there was nothing to show.
     let shown = updates(&before)
@@ -274,10 +257,10 @@ async fn a_mistake_is_explained_and_the_turn_goes_on() {
 
 #[mm_testkit::test]
 fn the_terminal_draws_the_checklist_once_per_change() {
-    use mm::event::{
+    use mm_core::event::{
         Event, Plan, PlanStatus, PlanStep, ToolCallEnd, ToolCallStart, ToolKind, ToolStatus,
     };
-    use mm::term::render::{Layout, Renderer};
+    use mm_term::render::{Layout, Renderer};
     let mut r = Renderer::new(Layout::OneShot, false);
     let plan = Plan {
         title: "Ship it".into(),

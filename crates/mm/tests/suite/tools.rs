@@ -10,13 +10,13 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use common::{HANG_GUARD, Recorder};
-use mm::event::{FileDiff, ToolKind, ToolStatus};
-use mm::process::Supervisor;
-use mm::tools::bash::Bash;
-use mm::tools::edit_file::EditFile;
-use mm::tools::read_file::ReadFile;
-use mm::tools::write_file::WriteFile;
-use mm::tools::{CallContext, Outcome, Tool, ToolOutput, wire_definition};
+use mm_core::event::{FileDiff, ToolKind, ToolStatus};
+use mm_tools::process::Supervisor;
+use mm_tools::tools::bash::Bash;
+use mm_tools::tools::edit_file::EditFile;
+use mm_tools::tools::read_file::ReadFile;
+use mm_tools::tools::write_file::WriteFile;
+use mm_tools::tools::{CallContext, Outcome, Tool, ToolOutput, wire_definition};
 use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
@@ -55,7 +55,7 @@ async fn run_with(
         cwd,
         opts.max_output,
         cancel,
-        mm::event::PermissionMode::Yolo,
+        mm_core::event::PermissionMode::Yolo,
         &frontend,
     );
     tool.run(args, &call).await
@@ -374,7 +374,7 @@ async fn bash_bounded_output_keeps_the_exit_code_in_the_tail() {
     .await;
     let full: String =
         (1..=100_000).map(|i| format!("{i}\n")).collect::<String>() + "[exit code: 4]";
-    assert_eq!(out, done(&mm::tools::cap_output(&full, 40)));
+    assert_eq!(out, done(&mm_tools::tools::cap_output(&full, 40)));
 }
 
 #[mm_testkit::test]
@@ -394,7 +394,7 @@ async fn bash_says_how_many_lines_it_cut_so_the_tail_counts_exactly() {
         out.text
     );
     assert_eq!(
-        mm::term::render::tail(&out.text),
+        mm_term::render::tail(&out.text),
         vec![
             "… 99997 earlier lines",
             "99998",

@@ -126,10 +126,10 @@ async fn a_project_never_chooses_the_model_server_nor_its_key() {
 
 #[mm_testkit::test]
 async fn detection_never_sends_the_key_to_a_server_on_a_probed_port() {
-    use mm::config::Config;
-    use mm::model::ModelClient;
-    use mm::model::detect::ServerKind;
-    use mm::model::openai::{ClientOptions, OpenAiClient};
+    use mm_core::config::Config;
+    use mm_model::ModelClient;
+    use mm_model::detect::ServerKind;
+    use mm_model::openai::{ClientOptions, OpenAiClient};
     use tokio_util::sync::CancellationToken;
 
     // A server the model left listening on a usual port (8080, moved for the test).
@@ -142,7 +142,7 @@ async fn detection_never_sends_the_key_to_a_server_on_a_probed_port() {
         probe_timeout: Duration::from_millis(1500),
     };
     let client = OpenAiClient::with_options(&model, 0, options);
-    let request = mm::model::ChatRequest {
+    let request = mm_model::ChatRequest {
         messages: vec![json!({"role": "user", "content": "hi"})],
         tools: vec![],
         text_tool_names: vec![],

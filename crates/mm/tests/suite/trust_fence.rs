@@ -158,10 +158,10 @@ pub(crate) fn bash(command: &str) -> (&'static str, Value) {
 /// The scene for a variant; when it cannot run here (no Landlock, no private mount namespace,
 /// not root, no plain user) the test is skipped with the reason (under `CI=true` it fails).
 pub(crate) fn scene(root: bool) -> Scene {
-    if mm::sandbox::landlock_abi() == 0 {
+    if mm_tools::sandbox::landlock_abi() == 0 {
         common::skip("this kernel has no Landlock");
     }
-    if let Err(why) = mm::sandbox::namespace_works() {
+    if let Err(why) = mm_tools::sandbox::namespace_works() {
         common::skip(format!("no private mount namespace here ({why})"));
     }
     Scene::new(Who::get(root))
@@ -552,10 +552,10 @@ as_root_and_user!(
 
 async fn an_abstract_socket_outside_cannot_be_reached(s: Scene) {
     use std::os::linux::net::SocketAddrExt;
-    if mm::sandbox::landlock_abi() < 6 {
+    if mm_tools::sandbox::landlock_abi() < 6 {
         common::skip(format!(
             "Landlock ABI {} has no scope for abstract sockets (6 or later)",
-            mm::sandbox::landlock_abi()
+            mm_tools::sandbox::landlock_abi()
         ));
     }
     let name = format!("mm-fence-test-{}-{}", std::process::id(), s.who.is_root());

@@ -126,10 +126,10 @@ impl Scene {
 }
 
 fn fence_or_skip() {
-    if mm::sandbox::landlock_abi() == 0 {
+    if mm_tools::sandbox::landlock_abi() == 0 {
         common::skip("this kernel has no Landlock");
     }
-    if let Err(why) = mm::sandbox::namespace_works() {
+    if let Err(why) = mm_tools::sandbox::namespace_works() {
         common::skip(format!("no private mount namespace here ({why})"));
     }
 }

@@ -21,19 +21,19 @@ use std::sync::{Arc, Mutex};
 
 use common::mm_run::{RUN_LIMIT, Sandbox as Run};
 use common::{FakeServer, Recorder, Reply};
-use mm::config::SandboxMode;
-use mm::config::{AgentConfig, Config, LspServerConfig};
-use mm::engine::BUILTIN;
-use mm::event::{PermissionMode, ToolStatus};
-use mm::history::ToolCall;
-use mm::hooks::Hooks;
-use mm::lsp::LspServers;
-use mm::process::Supervisor;
-use mm::sandbox::{Places, Sandbox, Settings};
-use mm::skills::{Catalogue, Skill};
-use mm::tools::dispatch::{Gates, TurnEnv, dispatch};
-use mm::tools::repeat::RepeatDetector;
-use mm::tools::{CallContext, ToolSetup, Toolbox};
+use mm_core::config::SandboxMode;
+use mm_core::config::{AgentConfig, Config, LspServerConfig};
+use mm_core::event::{PermissionMode, ToolStatus};
+use mm_core::history::ToolCall;
+use mm_core::skills::{Catalogue, Skill};
+use mm_engine::BUILTIN;
+use mm_tools::hooks::Hooks;
+use mm_tools::lsp::LspServers;
+use mm_tools::process::Supervisor;
+use mm_tools::sandbox::{Places, Sandbox, Settings};
+use mm_tools::tools::dispatch::{Gates, TurnEnv, dispatch};
+use mm_tools::tools::repeat::RepeatDetector;
+use mm_tools::tools::{CallContext, ToolSetup, Toolbox};
 use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
@@ -68,7 +68,7 @@ fn snapshot(dir: &Path) -> BTreeMap<PathBuf, String> {
 
 /// Whether this kernel fences bash (Landlock).
 fn landlock() -> bool {
-    mm::sandbox::landlock_abi() > 0
+    mm_tools::sandbox::landlock_abi() > 0
 }
 
 /// `[write outside the sandbox refused: <path> (tools.sandbox = <mode>)]`
@@ -193,7 +193,7 @@ impl Tools {
             }],
         });
         let plan = Arc::new(Mutex::new(None));
-        let toolbox = mm::engine::builtin(&ToolSetup {
+        let toolbox = mm_engine::builtin(&ToolSetup {
             config,
             session_id: "s1",
             cwd,
@@ -286,7 +286,7 @@ async fn every_builtin_tool_that_writes_is_refused_by_a_sandbox_that_refuses_eve
             &w.cwd,
             30_000,
             &cancel,
-            mm::event::PermissionMode::Yolo,
+            mm_core::event::PermissionMode::Yolo,
             &frontend,
         );
         let out = tool.run(args, &call).await;
@@ -391,7 +391,7 @@ async fn a_rename_that_would_edit_a_file_outside_the_workspace_writes_nothing() 
         &w.cwd,
         30_000,
         &cancel,
-        mm::event::PermissionMode::Yolo,
+        mm_core::event::PermissionMode::Yolo,
         &frontend,
     );
     let out = lsp.run(writing_call("lsp", "").unwrap(), &call).await;

@@ -10,8 +10,8 @@ use std::process::Command as Process;
 use std::sync::Arc;
 
 use common::{Answer, Recorder, ScriptedModel};
-use mm::config::Config;
-use mm::engine::{Command, Engine, Environment, Session};
+use mm_core::config::Config;
+use mm_engine::{Command, Engine, Environment, Session};
 use pretty_assertions::assert_eq;
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
@@ -22,11 +22,13 @@ fn folder() -> tempfile::TempDir {
 }
 
 fn engine(model: Arc<ScriptedModel>, home: &Path) -> Engine {
-    Engine::new(Arc::new(Config::default()), model).with_env(Environment {
-        home: Some(home.to_path_buf()),
-        xdg_config_home: Some(home.join("config")),
-        xdg_state_home: Some(home.join("state")),
-    })
+    Engine::builder(Arc::new(Config::default()), model)
+        .env(Environment {
+            home: Some(home.to_path_buf()),
+            xdg_config_home: Some(home.join("config")),
+            xdg_state_home: Some(home.join("state")),
+        })
+        .build()
 }
 
 async fn prompt(e: &Engine, s: &mut Session, text: &str, fe: &Recorder) -> Option<Command> {
@@ -298,12 +300,14 @@ async fn undo_never_reaches_outside_the_project_through_a_link_the_turn_made() {
     ]);
     // The fence on (without it the model's commands may write anywhere anyway).
     let mut config = Config::default();
-    config.tools.sandbox = mm::config::SandboxMode::WorkspaceWrite;
-    let e = Engine::new(Arc::new(config), model).with_env(Environment {
-        home: Some(home.path().to_path_buf()),
-        xdg_config_home: Some(home.path().join("config")),
-        xdg_state_home: Some(home.path().join("state")),
-    });
+    config.tools.sandbox = mm_core::config::SandboxMode::WorkspaceWrite;
+    let e = Engine::builder(Arc::new(config), model)
+        .env(Environment {
+            home: Some(home.path().to_path_buf()),
+            xdg_config_home: Some(home.path().join("config")),
+            xdg_state_home: Some(home.path().join("state")),
+        })
+        .build();
     let fe = Recorder::new();
     let mut s = e.new_session(cwd.clone(), &fe).await;
     prompt(&e, &mut s, "write and link", &fe).await;
@@ -416,15 +420,15 @@ async fn undo_points_are_kept_by_session_in_mm_s_store_for_seven_days() {
             format!("refs/mm/undo/{id}/1-before"),
         ]
     };
-    assert_eq!(refs_of(&store), undo_points(&first.id));
+    assert_eq!(refs_of(&store), undo_points(first.view().id()));
     assert_eq!(git(&cwd, &["for-each-ref", "refs/mm"]), "");
     // The first session ended 8 days ago; the store was last collected 2 days ago.
-    age_by(&store.join("sessions").join(&first.id), 8);
+    age_by(&store.join("sessions").join(first.view().id()), 8);
     age_by(&store.join("gc"), 2);
     let mut second = e.new_session(cwd.clone(), &fe).await;
     prompt(&e, &mut second, "write again", &fe).await;
-    assert_eq!(refs_of(&store), undo_points(&second.id));
-    assert!(!store.join("sessions").join(&first.id).exists());
+    assert_eq!(refs_of(&store), undo_points(second.view().id()));
+    assert!(!store.join("sessions").join(first.view().id()).exists());
 }
 
 /// The `refs/mm/undo/*` and `mm-index-*` an older mm left in the repository (loose and packed)

@@ -1,19 +1,21 @@
-//! Snapshots of what the terminal shows for every event, plain and coloured, in both layouts.
+//! Snapshots of what the terminal shows for every event, plain and coloured, in both layouts
+//! (render.rs), and of the lines it builds with it: the banner, Markdown, the permission
+//! question. Pure: `cargo test -p mm-term` runs them.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::path::PathBuf;
 use std::time::Duration;
 
-use mm::engine::Recap;
-use mm::event::{
+use crate::banner::{self, Banner};
+use crate::engine::Recap;
+use crate::markdown::MarkdownStream;
+use crate::numbers;
+use crate::permission;
+use crate::render::{self, Layout, Out, Renderer, Target, TurnSummary};
+use mm_core::event::{
     CompactOutcome, ContextUsage, Event, FileDiff, PermissionMode, Plan, PlanStatus, PlanStep,
     ToolCallEnd, ToolCallStart, ToolKind, ToolStatus, Usage,
 };
-use mm::term::banner::{self, Banner};
-use mm::term::markdown::MarkdownStream;
-use mm::term::numbers;
-use mm::term::permission;
-use mm::term::render::{self, Layout, Out, Renderer, Target, TurnSummary};
 use pretty_assertions::assert_eq;
 use serde_json::json;
 
@@ -71,11 +73,11 @@ fn run(layout: Layout, color: bool, events: &[Event]) -> String {
 }
 
 /// A permission request for `call`, with no change to show.
-fn asked(call: ToolCallStart) -> mm::event::PermissionRequest {
-    mm::event::PermissionRequest {
+fn asked(call: ToolCallStart) -> mm_core::event::PermissionRequest {
+    mm_core::event::PermissionRequest {
         call,
         preview: vec![],
-        rule: mm::event::AlwaysRule::Tool,
+        rule: mm_core::event::AlwaysRule::Tool,
     }
 }
 
@@ -203,27 +205,27 @@ fn every_event() -> Vec<Event> {
     ]
 }
 
-#[mm_testkit::test]
+#[test]
 fn every_event_interactive_plain() {
     insta::assert_snapshot!(run(Layout::Interactive, false, &every_event()));
 }
 
-#[mm_testkit::test]
+#[test]
 fn every_event_interactive_colour() {
     insta::assert_snapshot!(run(Layout::Interactive, true, &every_event()));
 }
 
-#[mm_testkit::test]
+#[test]
 fn every_event_one_shot_plain() {
     insta::assert_snapshot!(run(Layout::OneShot, false, &every_event()));
 }
 
-#[mm_testkit::test]
+#[test]
 fn every_event_one_shot_colour() {
     insta::assert_snapshot!(run(Layout::OneShot, true, &every_event()));
 }
 
-#[mm_testkit::test]
+#[test]
 fn one_shot_stdout_is_exactly_the_answer() {
     let mut r = Renderer::new(Layout::OneShot, true);
     let mut stdout = String::new();
@@ -246,7 +248,7 @@ fn one_shot_stdout_is_exactly_the_answer() {
     );
 }
 
-#[mm_testkit::test]
+#[test]
 fn a_running_command_shows_the_last_lines_of_each_report() {
     let report: String = (1..=10).map(|i| format!("line {i}\n")).collect();
     let shown = run(
@@ -271,7 +273,7 @@ fn a_running_command_shows_the_last_lines_of_each_report() {
     );
 }
 
-#[mm_testkit::test]
+#[test]
 fn new_file_diff_and_long_diff() {
     let diff = FileDiff {
         path: PathBuf::from("/p/new.txt"),
@@ -281,7 +283,7 @@ fn new_file_diff_and_long_diff() {
     insta::assert_snapshot!(render::diff_lines(&diff, false).join("\n"));
 }
 
-#[mm_testkit::test]
+#[test]
 fn a_result_shows_its_tail_and_counts_what_is_above() {
     assert_eq!(
         render::tail("a\nb\nc\nd\ne\n"),
@@ -304,7 +306,7 @@ fn a_result_shows_its_tail_and_counts_what_is_above() {
         vec!["… 182 earlier lines", "183", "184", "185", "186"]
     );
     // As the tools cut it: 4000 lines and one more for the exit code.
-    let cut = mm::tools::cap_output(&format!("{seq}[exit code: 4]"), 1000);
+    let cut = crate::engine::cut::cap_output(&format!("{seq}[exit code: 4]"), 1000);
     assert_eq!(
         render::tail(&cut),
         vec![
@@ -323,7 +325,7 @@ fn a_result_shows_its_tail_and_counts_what_is_above() {
     );
 }
 
-#[mm_testkit::test]
+#[test]
 fn tool_icons_per_kind() {
     let line = |kind, title: &str| {
         render::tool_line(
@@ -353,7 +355,7 @@ fn tool_icons_per_kind() {
     );
 }
 
-#[mm_testkit::test]
+#[test]
 fn permission_prompt_is_exact() {
     assert_eq!(
         permission::question(&asked(bash("call_1", "rm -rf build")), 80, false).prompt,
@@ -361,7 +363,7 @@ fn permission_prompt_is_exact() {
     );
 }
 
-#[mm_testkit::test]
+#[test]
 fn recap_lines() {
     let summary = TurnSummary {
         recap: Some(Recap::of(2, 1, 1)),
@@ -402,7 +404,7 @@ fn recap_lines() {
     );
 }
 
-#[mm_testkit::test]
+#[test]
 fn counts_and_windows() {
     assert_eq!(numbers::count(999), "999");
     assert_eq!(numbers::count(1_234), "1.2k");
@@ -425,26 +427,26 @@ fn markdown(chunks: &[&str]) -> String {
 
 const DOC: &str = "# Title\n\nSome *emphasis*, **bold** and `code`; 2 * 3 = 6.\n\n## Steps\n\n- first\n* second\n  1. nested\n> quoted\n\n---\n```rust\nfn main() {\n    let x = \"hi\"; // greet\n    println!(\"{x}\", 42);\n}\n```\n```\nplain\n```\nend";
 
-#[mm_testkit::test]
+#[test]
 fn markdown_whole() {
     insta::assert_snapshot!(markdown(&[DOC]));
 }
 
-#[mm_testkit::test]
+#[test]
 fn markdown_streamed_by_character_is_the_same() {
     let chars: Vec<String> = DOC.chars().map(String::from).collect();
     let refs: Vec<&str> = chars.iter().map(String::as_str).collect();
     assert_eq!(markdown(&refs), markdown(&[DOC]));
 }
 
-#[mm_testkit::test]
+#[test]
 fn markdown_plain_is_untouched() {
     let mut md = MarkdownStream::new(false);
     assert_eq!(md.push(DOC), DOC);
     assert_eq!(md.finish(), "");
 }
 
-#[mm_testkit::test]
+#[test]
 fn markdown_streams_paragraph_text_at_once() {
     let mut md = MarkdownStream::new(true);
     assert_eq!(md.push("Hello wor"), "Hello wor");
@@ -471,12 +473,12 @@ fn full_banner() -> Banner {
     }
 }
 
-#[mm_testkit::test]
+#[test]
 fn banner_plain() {
     insta::assert_snapshot!(banner::banner_lines(&full_banner(), false).join("\n"));
 }
 
-#[mm_testkit::test]
+#[test]
 fn banner_colour() {
     insta::assert_snapshot!(
         banner::banner_lines(&full_banner(), true)
@@ -485,7 +487,7 @@ fn banner_colour() {
     );
 }
 
-#[mm_testkit::test]
+#[test]
 fn banner_minimal_detecting() {
     let b = Banner {
         version: "v0.1.0".into(),
@@ -502,17 +504,17 @@ fn banner_minimal_detecting() {
     );
 }
 
-#[mm_testkit::test]
+#[test]
 fn banner_from_config() {
-    let config = mm::config::Config::default();
-    let b = Banner::new(&config, &mm::skills::Catalogue::default());
-    assert_eq!(b.version, mm::VERSION);
+    let config = mm_core::config::Config::default();
+    let b = Banner::new(&config, &mm_core::skills::Catalogue::default());
+    assert_eq!(b.version, mm_core::VERSION);
     assert_eq!(b.mode, PermissionMode::Yolo);
     // Sessions are kept by default.
     assert!(b.sessions);
 }
 
-#[mm_testkit::test]
+#[test]
 fn model_line_once_detection_completes() {
     assert_eq!(
         banner::model_line(
@@ -556,9 +558,9 @@ fn model_line_once_detection_completes() {
     );
 }
 
-#[mm_testkit::test]
+#[test]
 fn a_small_window_is_a_warning_only_once_half_of_it_is_used() {
-    use mm::model::detect::ServerKind;
+    use crate::engine::ServerKind;
     let ctx = |used, size| ContextUsage { used, size };
     assert_eq!(
         banner::small_window_warning(ctx(1500, 4096), ServerKind::Ollama, false),
@@ -593,7 +595,7 @@ fn wrapped(layout: Layout, width: usize, events: &[Event]) -> String {
     merged(&pieces)
 }
 
-#[mm_testkit::test]
+#[test]
 fn long_text_wraps_at_word_boundaries() {
     let answer = "The build failed because the linker could not find libssl; \
                   install it with apt-get install libssl-dev and run it again.";
@@ -622,7 +624,7 @@ fn long_text_wraps_at_word_boundaries() {
     );
 }
 
-#[mm_testkit::test]
+#[test]
 fn thoughts_are_marked_without_colour_and_wrap_under_their_bar() {
     assert_eq!(
         run_merged(
@@ -655,7 +657,7 @@ fn thoughts_are_marked_without_colour_and_wrap_under_their_bar() {
     );
 }
 
-#[mm_testkit::test]
+#[test]
 fn one_shot_stdout_ends_with_a_newline() {
     assert_eq!(
         run_merged(Layout::OneShot, false, &[Event::Text("42".into())]),
@@ -667,7 +669,7 @@ fn one_shot_stdout_ends_with_a_newline() {
     );
 }
 
-#[mm_testkit::test]
+#[test]
 fn the_loop_stop_is_shown_once() {
     let line = "[stopped: the model kept calling bash with the same arguments]";
     assert_eq!(
@@ -684,7 +686,7 @@ fn the_loop_stop_is_shown_once() {
     );
 }
 
-#[mm_testkit::test]
+#[test]
 fn the_proposed_change_is_shown_before_the_question_and_not_again_after() {
     let diff = FileDiff {
         path: PathBuf::from("/p/out.txt"),
@@ -765,7 +767,7 @@ fn assert_shown_visibly(text: &str, what: &str) {
     );
 }
 
-#[mm_testkit::test]
+#[test]
 fn text_from_outside_is_shown_visibly_in_every_event() {
     let hostile_diff = FileDiff {
         path: PathBuf::from(format!("/p/{INJECTED}")),
@@ -875,7 +877,7 @@ fn plan_lines_of(text: &str) -> Vec<String> {
     )
 }
 
-#[mm_testkit::test]
+#[test]
 fn a_streamed_answer_split_inside_a_sequence_is_shown_the_same() {
     // The Markdown renderer never joins two pieces back into a sequence.
     for color in [false, true] {
@@ -893,7 +895,7 @@ fn a_streamed_answer_split_inside_a_sequence_is_shown_the_same() {
     }
 }
 
-#[mm_testkit::test]
+#[test]
 fn the_answer_is_byte_for_byte_when_stdout_is_not_a_terminal() {
     let mut r = Renderer::new(Layout::OneShot, true).raw_answer(true);
     let mut pieces = r.event(&Event::Thought(INJECTED.into()));
@@ -912,7 +914,7 @@ fn the_answer_is_byte_for_byte_when_stdout_is_not_a_terminal() {
     assert_shown_visibly(&of(Target::Stderr), "stderr");
 }
 
-#[mm_testkit::test]
+#[test]
 fn the_banner_shows_names_from_outside_visibly() {
     let b = Banner {
         version: "v0.1.0".into(),
@@ -930,7 +932,7 @@ fn the_banner_shows_names_from_outside_visibly() {
     }
 }
 
-#[mm_testkit::test]
+#[test]
 fn the_status_line_says_what_runs_for_how_long_and_how_to_stop_it() {
     use std::time::Duration;
     let line = |what: &str, secs: u64, tokens: u64, width: usize| {
@@ -967,7 +969,7 @@ fn the_status_line_says_what_runs_for_how_long_and_how_to_stop_it() {
     assert!(at_60.chars().count() < 60, "{at_60}");
 }
 
-#[mm_testkit::test]
+#[test]
 fn prose_lines_wrap_at_word_boundaries() {
     let recap =
         "1.2k in / 340 out · 80% cached · ctx 23% of 32k · 4.2s · mode yolo · 📖 1 skill(s)";
@@ -988,7 +990,7 @@ fn prose_lines_wrap_at_word_boundaries() {
     );
 }
 
-#[mm_testkit::test]
+#[test]
 fn the_status_line_has_the_type_ahead_under_it_and_the_cursor_stays_on_its_row() {
     assert_eq!(
         render::status_rows("⠋ thinking · 0s", "", 60),
@@ -1011,7 +1013,7 @@ fn the_status_line_has_the_type_ahead_under_it_and_the_cursor_stays_on_its_row()
     );
 }
 
-#[mm_testkit::test]
+#[test]
 fn live_output_is_a_box_of_the_last_lines_redrawn_in_place() {
     let mut live = render::LiveOutput::default();
     assert!(!live.drawn());

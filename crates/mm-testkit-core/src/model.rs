@@ -18,7 +18,7 @@ use serde_json::Value;
 use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
 
-use super::fake_server::WAIT_LIMIT;
+use super::WAIT_LIMIT;
 use super::invariants::{check_history, describe_roles};
 
 /// What `info` reports.

@@ -2,14 +2,14 @@
 //! user's folders, the system prompt, `$skill`, `/skill`, `read_skill` and a skill's script.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::disallowed_methods)]
 
-use mm_testkit as common;
+use super::common;
 
 use std::path::Path;
 
+use crate::{Command, Engine, StopReason};
 use common::*;
-use mm::engine::{Command, Engine, StopReason};
-use mm::event::{CompactOutcome, Event, Tally};
-use mm::history::Role;
+use mm_core::event::{CompactOutcome, Event, Tally};
+use mm_core::history::Role;
 use pretty_assertions::assert_eq;
 use serde_json::json;
 
@@ -20,6 +20,12 @@ fn skill(root: &Path, folder: &str, text: &str) -> std::path::PathBuf {
     std::fs::create_dir_all(&dir).unwrap();
     std::fs::write(dir.join("SKILL.md"), text).unwrap();
     dir
+}
+
+/// Writes a skill's script (run with `sh`, so no execute bit is needed).
+fn script(path: &Path, body: &str) {
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    std::fs::write(path, body).unwrap();
 }
 
 /// `<cwd>/.mm/skills/greetings` with a script, and a user skill in the XDG folder.
@@ -49,7 +55,7 @@ fn requested(name: &str) -> String {
     )
 }
 
-#[mm_testkit::test]
+#[tokio::test]
 async fn the_catalogue_is_listed_in_the_system_prompt() {
     let model = ScriptedModel::new(vec![Answer::text("ok")]);
     let r = rig(model.clone(), |_| {});
@@ -93,7 +99,7 @@ fn tool_names(model: &ScriptedModel, request: usize) -> Vec<String> {
         .collect()
 }
 
-#[mm_testkit::test]
+#[tokio::test]
 async fn read_skill_is_offered_only_when_the_session_has_a_skill() {
     // Without a skill the model could name none, and the schema costs tokens on every request.
     let model = ScriptedModel::new(vec![Answer::text("ok")]);
@@ -113,7 +119,7 @@ async fn read_skill_is_offered_only_when_the_session_has_a_skill() {
     assert!(tool_names(&model, 0).contains(&"read_skill".to_string()));
 }
 
-#[mm_testkit::test]
+#[tokio::test]
 async fn dollar_and_slash_notations_request_the_skill() {
     let model = ScriptedModel::new(vec![]);
     let r = rig(model.clone(), |_| {});
@@ -159,7 +165,7 @@ async fn dollar_and_slash_notations_request_the_skill() {
     assert_eq!(sent[3], s.history[3].content);
 }
 
-#[mm_testkit::test]
+#[tokio::test]
 async fn read_skill_returns_the_body_the_folder_and_its_files_and_is_counted() {
     let model = ScriptedModel::new(vec![
         Answer::call("read_skill", json!({"name": "greetings"})),
@@ -212,7 +218,7 @@ async fn read_skill_returns_the_body_the_folder_and_its_files_and_is_counted() {
     model.assert_invariants();
 }
 
-#[mm_testkit::test]
+#[tokio::test]
 async fn a_skill_script_runs_through_bash() {
     // What a real user's skill does: load it, then run its script from its folder.
     let model = ScriptedModel::new(vec![]);
@@ -236,7 +242,7 @@ async fn a_skill_script_runs_through_bash() {
     model.assert_invariants();
 }
 
-#[mm_testkit::test]
+#[tokio::test]
 async fn a_skill_named_like_a_command_is_shadowed_but_reachable_with_dollar() {
     let model = ScriptedModel::new(vec![]);
     let r = rig(model.clone(), |_| {});
@@ -250,13 +256,13 @@ async fn a_skill_named_like_a_command_is_shadowed_but_reachable_with_dollar() {
     let mut s = r.session(&fe).await;
     let commands: Vec<&str> = Engine::commands().iter().map(|(n, _)| *n).collect();
     assert_eq!(
-        mm::skills::shadowed(&s.skills, &commands),
+        mm_core::skills::shadowed(&s.skills, &commands),
         vec![
             "skill \"compact\" is not advertised: the /compact command shadows it; use $compact"
                 .to_string()
         ]
     );
-    let advertised: Vec<&str> = mm::skills::advertised(&s.skills, &commands)
+    let advertised: Vec<&str> = mm_core::skills::advertised(&s.skills, &commands)
         .iter()
         .map(|k| k.name.as_str())
         .collect();
@@ -279,7 +285,7 @@ async fn a_skill_named_like_a_command_is_shadowed_but_reachable_with_dollar() {
     );
 }
 
-#[mm_testkit::test]
+#[tokio::test]
 async fn a_broken_skill_is_skipped_with_a_warning_naming_the_file() {
     let model = ScriptedModel::new(vec![]);
     let r = rig(model.clone(), |_| {});

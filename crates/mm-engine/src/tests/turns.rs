@@ -1,18 +1,18 @@
 //! The turn loop through a recording front end and a scripted model.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::disallowed_methods)]
 
-use mm_testkit as common;
+use super::common;
 
 use std::sync::Arc;
 
+use crate::{Command, Session, StopReason};
 use async_trait::async_trait;
 use common::{Answer, Recorder, Rig, ScriptedModel, rig};
-use mm::engine::{Command, Session, StopReason};
-use mm::event::*;
-use mm::history::Role;
-use mm::model::{ModelError, RawToolCall};
-use mm::tools::gate::Answer as Remembered;
-use mm::tools::{CallContext, Parsed, Tool, ToolOutput};
+use mm_core::event::*;
+use mm_core::history::Role;
+use mm_model::{ModelError, RawToolCall};
+use mm_tools::tools::gate::Answer as Remembered;
+use mm_tools::tools::{CallContext, Parsed, Tool, ToolOutput};
 use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
@@ -55,7 +55,7 @@ async fn session(r: &Rig, fe: &Recorder) -> Session {
     s
 }
 
-#[mm_testkit::test]
+#[tokio::test]
 async fn a_text_turn_streams_and_is_stored() {
     let model = ScriptedModel::new(vec![Answer::text("hello there")]);
     let r = rig(model.clone(), |_| {});
@@ -99,7 +99,7 @@ async fn a_text_turn_streams_and_is_stored() {
     );
 }
 
-#[mm_testkit::test]
+#[tokio::test]
 async fn tool_call_sequence_refs_and_recap() {
     let model = ScriptedModel::new(vec![
         Answer::raw_call("echo", r#"{"text":"hi"}"#),
@@ -144,7 +144,7 @@ async fn tool_call_sequence_refs_and_recap() {
     );
 }
 
-#[mm_testkit::test]
+#[tokio::test]
 async fn bad_arguments_and_unknown_tools_are_explained_and_the_turn_goes_on() {
     let model = ScriptedModel::new(vec![
         Answer::raw_call("echo", "{not json"),
@@ -175,7 +175,7 @@ async fn bad_arguments_and_unknown_tools_are_explained_and_the_turn_goes_on() {
     assert_eq!(out.recap.unwrap().get(Tally::Command), 0);
 }
 
-#[mm_testkit::test]
+#[tokio::test]
 async fn loop_detector_blocks_then_ends_the_turn() {
     let replies = (0..6)
         .map(|_| Answer::raw_call("echo", r#"{"text":"x"}"#))
@@ -203,7 +203,7 @@ async fn loop_detector_blocks_then_ends_the_turn() {
     assert_eq!(out.recap.unwrap().get(Tally::Command), 3);
 }
 
-#[mm_testkit::test]
+#[tokio::test]
 async fn max_steps_stops_the_turn() {
     let replies = (0..5)
         .map(|i| Answer::raw_call("echo", &format!(r#"{{"text":"{i}"}}"#)))
@@ -220,7 +220,7 @@ async fn max_steps_stops_the_turn() {
     );
 }
 
-#[mm_testkit::test]
+#[tokio::test]
 async fn permission_answers_are_remembered() {
     let replies = vec![
         Answer::raw_call("echo", r#"{"text":"a"}"#),
@@ -260,7 +260,7 @@ async fn permission_answers_are_remembered() {
     );
 }
 
-#[mm_testkit::test]
+#[tokio::test]
 async fn a_failure_removes_the_unanswered_question() {
     let model = ScriptedModel::new(vec![Answer::error(ModelError::Http {
         status: 500,
@@ -281,7 +281,7 @@ async fn a_failure_removes_the_unanswered_question() {
     );
 }
 
-#[mm_testkit::test]
+#[tokio::test]
 async fn a_cancelled_prompt_waiting_for_its_turn_never_runs() {
     let model = ScriptedModel::new(vec![]);
     let r = rig(model.clone(), |_| {});
@@ -295,7 +295,7 @@ async fn a_cancelled_prompt_waiting_for_its_turn_never_runs() {
     assert_eq!(s.history.len(), 1);
 }
 
-#[mm_testkit::test]
+#[tokio::test]
 async fn interrupted_calls_are_answered_in_the_next_request_only() {
     // Two calls in one response; the turn is cut short by maxSteps after the first response.
     let two = Answer::calls(vec![
@@ -334,7 +334,7 @@ async fn interrupted_calls_are_answered_in_the_next_request_only() {
     assert_eq!(s.history.iter().filter(|m| m.role == Role::Tool).count(), 0);
 }
 
-#[mm_testkit::test]
+#[tokio::test]
 async fn at_paths_are_attached_once() {
     let model = ScriptedModel::new(vec![Answer::text("ok")]);
     let r = rig(model.clone(), |_| {});
@@ -350,7 +350,7 @@ async fn at_paths_are_attached_once() {
     assert!(fe.events().contains(&Event::Attached(abs)));
 }
 
-#[mm_testkit::test]
+#[tokio::test]
 async fn the_system_prompt_is_stable_between_turns() {
     let model = ScriptedModel::new(vec![Answer::text("a"), Answer::text("b")]);
     let r = rig(model.clone(), |_| {});
@@ -363,7 +363,7 @@ async fn the_system_prompt_is_stable_between_turns() {
     assert_eq!(r[1].messages.len(), 4);
 }
 
-#[mm_testkit::test]
+#[tokio::test]
 async fn the_system_prompt_speaks_only_of_tools_that_exist() {
     // Without agents there is no ask_agent tool, and the prompt does not offer one.
     let fe = Recorder::new();
@@ -376,7 +376,7 @@ async fn the_system_prompt_speaks_only_of_tools_that_exist() {
     let r = rig(ScriptedModel::new(vec![]), |c| {
         c.agents.insert(
             "reviewer".into(),
-            mm::config::AgentConfig {
+            mm_core::config::AgentConfig {
                 command: "mm".into(),
                 args: vec!["-acp".into()],
                 env: Default::default(),
@@ -393,7 +393,7 @@ async fn the_system_prompt_speaks_only_of_tools_that_exist() {
     assert!(s.tools.get("ask_agent").is_some());
 }
 
-#[mm_testkit::test]
+#[tokio::test]
 async fn a_model_switch_starts_the_chars_per_token_estimate_afresh() {
     // The ratio learnt from one model's tokenizer says nothing of another's.
     let model = ScriptedModel::new(vec![
