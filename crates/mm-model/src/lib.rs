@@ -1,6 +1,7 @@
 //! The model client: OpenAI-compatible Chat Completions over HTTP, streamed (docs/engine.md).
 
 pub mod detect;
+mod errors;
 pub mod openai;
 pub mod repetition;
 pub mod sse;
