@@ -209,7 +209,7 @@ impl Server {
             hello.forms,
         ));
         if self.engine.sandbox.is_on() {
-            for line in self.engine.sandbox.log_lines() {
+            for line in convert::log_sandbox(&self.engine.sandbox.report()) {
                 self.log.line(&line);
             }
         }
@@ -266,8 +266,8 @@ impl Server {
         for line in convert::log_created(&id, &session.cwd, ignored) {
             self.log.line(&line);
         }
-        if let Some(note) = self.engine.sandbox.cwd_note(&session.cwd) {
-            self.log.line(&format!("[acp] sandbox: {note}"));
+        if let Some(cwd) = self.engine.sandbox.unwritable_cwd(&session.cwd) {
+            self.log.line(&convert::log_sandbox_cwd(&cwd));
         }
         self.client_mcp(&mut session, &req.mcp_servers);
         self.log_session_warnings(&session);

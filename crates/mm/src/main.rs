@@ -719,10 +719,10 @@ fn banner_of(
     warnings: &[String],
 ) -> Banner {
     let mut banner = Banner::new(&engine.config, skills);
-    if engine.sandbox.is_on() {
-        banner.sandbox = Some(engine.sandbox.label());
-    }
-    banner.warnings.extend(engine.sandbox.warnings(cwd));
+    banner.say_sandbox(
+        &engine.sandbox.report(),
+        engine.sandbox.unwritable_cwd(cwd).as_ref(),
+    );
     banner
         .warnings
         .extend(engine.hooks.warnings().iter().cloned());
