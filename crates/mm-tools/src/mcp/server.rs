@@ -2,13 +2,13 @@
 //! what happened to it. Shared by the sessions that use the same (name, command, args, env,
 //! cwd, sandbox).
 //!
-//! One task owns all of it, the server's [`Actor`], fed by a channel: the [`Server`] handle the
+//! One task owns all of it, the server's `Actor`, fed by a channel: the [`Server`] handle the
 //! sessions hold asks it to start ([`Server::wake`]), for the connection of a call
 //! ([`Server::call`]) or to say when the list is known ([`Server::listed`]), and reads the
 //! [`Snapshot`] it publishes. What a connection waits for — its start, its process's exit, a
 //! changed list fetched again, the idle timer — are futures the actor holds with it, so they end
 //! with the connection; whatever ends one (a start that fails, the process exiting) goes through
-//! [`Actor::fail`]. How a connection starts and what it is: `connect.rs`; what its pipes say of
+//! `Actor::fail`. How a connection starts and what it is: `connect.rs`; what its pipes say of
 //! a failure: `pipes.rs`.
 //!
 //! States: `Starting` (spawned, initialize and tools/list under way) → `Ready` (the list is

@@ -14,7 +14,7 @@ use serde_json::Value;
 use tokio::io::AsyncReadExt;
 use tokio_util::sync::CancellationToken;
 
-use super::{CallContext, ToolOutput, ToolSetup, TypedTool, cut};
+use super::{CallContext, Describe, ToolOutput, ToolSetup, TypedTool, cut};
 use crate::config::SandboxMode;
 use crate::event::{PermissionMode, Tally, ToolKind};
 use crate::process::{Child, Group, OutputReader, Supervisor};
@@ -72,10 +72,7 @@ pub struct Args {
     timeout: Option<u64>,
 }
 
-#[async_trait]
-impl TypedTool for Bash {
-    type Args = Args;
-
+impl Describe for Bash {
     fn name(&self) -> &str {
         NAME
     }
@@ -94,12 +91,6 @@ impl TypedTool for Bash {
     fn tally(&self) -> Option<Tally> {
         Some(Tally::Command)
     }
-    fn gated(&self, _args: &Args) -> bool {
-        true
-    }
-    fn rule_subject(&self, args: &Args) -> Option<String> {
-        Some(args.command.clone())
-    }
     fn runs_read_only(&self) -> bool {
         self.read_only.is_some()
     }
@@ -108,6 +99,18 @@ impl TypedTool for Bash {
     }
     fn prompt_section(&self) -> Option<String> {
         sandbox_section(&self.sandbox)
+    }
+}
+
+#[async_trait]
+impl TypedTool for Bash {
+    type Args = Args;
+
+    fn gated(&self, _args: &Args) -> bool {
+        true
+    }
+    fn rule_subject(&self, args: &Args) -> Option<String> {
+        Some(args.command.clone())
     }
     async fn run(&self, args: Args, call: &CallContext<'_>) -> ToolOutput {
         let timeout = match args.timeout {

@@ -12,7 +12,7 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use super::write_file::{path_location, path_title};
-use super::{CallContext, ToolOutput, ToolSetup, TypedTool};
+use super::{CallContext, Describe, ToolOutput, ToolSetup, TypedTool};
 use crate::event::{Tally, ToolKind};
 use crate::paths;
 
@@ -38,10 +38,7 @@ pub struct Args {
     limit: Option<usize>,
 }
 
-#[async_trait]
-impl TypedTool for ReadFile {
-    type Args = Args;
-
+impl Describe for ReadFile {
     fn name(&self) -> &str {
         NAME
     }
@@ -60,6 +57,12 @@ impl TypedTool for ReadFile {
     fn tally(&self) -> Option<Tally> {
         Some(Tally::FileOp)
     }
+}
+
+#[async_trait]
+impl TypedTool for ReadFile {
+    type Args = Args;
+
     fn gated(&self, _args: &Args) -> bool {
         false
     }

@@ -15,7 +15,7 @@ use mm::event::{
     Event, Form, FormAnswer, Frontend, PermissionDecision, PermissionRequest, ToolKind, ToolStatus,
 };
 use mm::tools::fetch_content::{FetchContent, FetchSettings};
-use mm::tools::{CallContext, Tool, ToolOutput};
+use mm::tools::{CallContext, Describe, Tool, ToolOutput};
 use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};

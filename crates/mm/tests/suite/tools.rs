@@ -16,7 +16,7 @@ use mm::tools::bash::Bash;
 use mm::tools::edit_file::EditFile;
 use mm::tools::read_file::ReadFile;
 use mm::tools::write_file::WriteFile;
-use mm::tools::{CallContext, Outcome, Tool, ToolOutput, wire_definition};
+use mm::tools::{CallContext, Describe, Outcome, Tool, ToolOutput, wire_definition};
 use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
