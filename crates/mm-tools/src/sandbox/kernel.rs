@@ -1,13 +1,8 @@
-//! What the kernel enforces of the fence ([`Enforcement`], asked once per process by the
-//! system's module) and what one fence is built from ([`FenceRequest`]): the sandbox hands the
-//! second to the system's module, which knows nothing else of it.
-
-use std::path::PathBuf;
+//! What the kernel enforces of the fence ([`Enforcement`]), asked once per process by the
+//! system's module, and what it cannot enforce in a mode (its gaps).
 
 use mm_core::config::SandboxMode;
 use mm_core::sandbox_report::{Fencer, Gap};
-
-use super::paths::Roots;
 
 /// What the kernel enforces of the fence.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -75,15 +70,4 @@ impl Enforcement {
         }
         gaps
     }
-}
-
-/// What the fence of one command is built from.
-pub(super) struct FenceRequest<'a> {
-    pub mode: SandboxMode,
-    pub enforcement: &'a Enforcement,
-    /// Where the command may write.
-    pub roots: Roots<'a>,
-    /// The paths kept read-only (canonical where they exist), each with whether it is a folder
-    /// mm may create.
-    pub protected: Vec<(PathBuf, bool)>,
 }

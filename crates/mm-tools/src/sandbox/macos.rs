@@ -9,8 +9,9 @@ use std::path::{Path, PathBuf};
 use mm_core::config::SandboxMode;
 use mm_core::sandbox_report::{FENCED_VAR, Fencer};
 
-use super::kernel::{Enforcement, FenceRequest};
+use super::kernel::Enforcement;
 pub use super::not_linux::{FenceError, landlock_abi, namespace_works};
+use super::paths::Rule;
 
 /// Where macOS keeps it.
 const SANDBOX_EXEC: &str = "/usr/bin/sandbox-exec";
@@ -63,14 +64,18 @@ pub(super) fn enforcement(outer_fence: Option<String>) -> Enforcement {
     }
 }
 
-/// The fence of one command, as `request` asks for it; `None` inside an outer fence.
-pub(super) fn fence(request: &FenceRequest<'_>, _: &State) -> Result<Option<Fence>, FenceError> {
-    if request.enforcement.nested.is_some() {
+/// The fence of one command under `rule`; `None` inside an outer fence.
+pub(super) fn fence(
+    rule: &Rule<'_>,
+    enforcement: &Enforcement,
+    _: &State,
+) -> Result<Option<Fence>, FenceError> {
+    if enforcement.nested.is_some() {
         return Ok(None);
     }
-    let writable: Vec<PathBuf> = request.roots.paths().map(Path::to_path_buf).collect();
+    let writable: Vec<PathBuf> = rule.roots.paths().map(Path::to_path_buf).collect();
     Ok(Some(Fence {
-        mode: request.mode,
-        profile: super::seatbelt::profile(request.mode, &writable, &request.protected),
+        mode: rule.mode,
+        profile: super::seatbelt::profile(rule.mode, &writable, &rule.protected),
     }))
 }

@@ -6,8 +6,9 @@
 //!
 //! This module is the rule: where commands of a session may write, what stays read-only, who
 //! runs outside the fence, and whether `tools.sandboxRequired` lets mm start; the same on every
-//! system. Around it: the paths (`paths.rs`: the writable roots, where a write lands, the
-//! places held at start, `held/`), what the kernel enforces (`kernel.rs`), and the fence itself,
+//! system. Around it: the paths (`paths.rs`: a session's rule for writes, which the fence
+//! enforces for commands and `check_write` for the tools, where a write lands, the places held
+//! at start, `held/`), what the kernel enforces (`kernel.rs`), and the fence itself,
 //! one module per system (docs/platforms.md), chosen by the one switch below: on Linux,
 //! Landlock, a private mount namespace that keeps mm's own configuration read-only and gives
 //! the command terminals of its own, root's capabilities cut and a seccomp filter (`linux/`);
@@ -62,10 +63,10 @@ pub use seatbelt::profile as seatbelt_profile;
 use std::path::{Path, PathBuf};
 
 use held::Held;
-use kernel::{Enforcement, FenceRequest};
+use kernel::Enforcement;
 use mm_core::config::{Config, EntrySandbox, SandboxMode};
 use mm_core::sandbox_report::Skipped;
-use paths::{Roots, hold, plain_places};
+use paths::{Roots, Rule, hold, plain_places};
 
 /// Places outside the configuration that the sandbox needs, found by `main.rs` (the library
 /// does not read the environment).
@@ -417,13 +418,17 @@ impl Sandbox {
         if !self.fences_commands() {
             return Ok(Fencing::inside(None));
         }
-        let request = FenceRequest {
+        os::fence(&self.rule(cwd, extra), &self.enforcement, &self.state).map(Fencing::inside)
+    }
+
+    /// The rule for writes of a session in `cwd`, with the folders of `extra` held for one child
+    /// of its own.
+    fn rule(&self, cwd: &Path, extra: &[PathBuf]) -> Rule<'_> {
+        Rule {
             mode: self.mode,
-            enforcement: &self.enforcement,
             roots: self.roots(cwd, extra),
             protected: self.protected(cwd),
-        };
-        os::fence(&request, &self.state).map(Fencing::inside)
+        }
     }
 
     /// Checks a write by mm itself on behalf of a tool (`write_file`, `edit_file`, …) against
@@ -435,15 +440,14 @@ impl Sandbox {
             return Ok(());
         }
         let real = real_path(path);
-        let inside = self.roots(cwd, &[]).paths().any(|r| real.starts_with(r))
-            && !self.protected(cwd).iter().any(|(p, _)| real.starts_with(p));
-        if inside {
+        let rule = self.rule(cwd, &[]);
+        if rule.lets_write(&real) {
             Ok(())
         } else {
             Err(format!(
                 "[write outside the sandbox refused: {} (tools.sandbox = {})]",
                 real.display(),
-                self.mode
+                rule.mode
             ))
         }
     }

@@ -6,8 +6,9 @@ use std::ffi::OsStr;
 
 use mm_core::sandbox_report::Fencer;
 
-use super::kernel::{Enforcement, FenceRequest};
+use super::kernel::Enforcement;
 pub use super::not_linux::{FenceError, landlock_abi, namespace_works};
+use super::paths::Rule;
 
 /// What `mm doctor` says to do when the fence is not whole and `tools.sandboxRequired` is set.
 pub const REMEDY: &str = "run mm in WSL (Linux, with Landlock) for a fence";
@@ -49,6 +50,6 @@ pub(super) fn enforcement(outer_fence: Option<String>) -> Enforcement {
 }
 
 /// Never asked: [`Sandbox::fence`](super::Sandbox::fence) asks only where commands are fenced.
-pub(super) fn fence(_: &FenceRequest<'_>, _: &State) -> Result<Option<Fence>, FenceError> {
+pub(super) fn fence(_: &Rule<'_>, _: &Enforcement, _: &State) -> Result<Option<Fence>, FenceError> {
     Ok(None)
 }

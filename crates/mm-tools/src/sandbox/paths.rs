@@ -1,10 +1,11 @@
-//! The sandbox's paths: where the commands of one session may write ([`Roots`]), the device
-//! files every fence leaves writable, where a write really lands ([`real_path`]: symlinks
+//! The sandbox's paths: where writes of one session may land ([`Rule`]: the writable
+//! [`Roots`] and what stays read-only under them), the device files every fence leaves writable, where a write really lands ([`real_path`]: symlinks
 //! followed), and the `sandboxWritable` folders resolved and held once at start ([`hold`]),
 //! skipped when a command could have made a link on their way.
 
 use std::path::{Path, PathBuf};
 
+use mm_core::config::SandboxMode;
 use mm_core::sandbox_report::Skip;
 
 use super::held::Held;
@@ -40,6 +41,24 @@ impl Roots<'_> {
             .iter()
             .map(PathBuf::as_path)
             .chain(self.held.iter().map(|(_, p)| p.as_path()))
+    }
+}
+
+/// Where the writes of one session may land: what the system's fence enforces for its
+/// commands, and what `check_write` asks for the tools' own writes.
+pub(crate) struct Rule<'a> {
+    pub mode: SandboxMode,
+    pub roots: Roots<'a>,
+    /// The paths kept read-only (canonical where they exist), each with whether it is a folder
+    /// mm may create.
+    pub protected: Vec<(PathBuf, bool)>,
+}
+
+impl Rule<'_> {
+    /// Whether a write may land on `real` (symlinks already followed).
+    pub(super) fn lets_write(&self, real: &Path) -> bool {
+        self.roots.paths().any(|r| real.starts_with(r))
+            && !self.protected.iter().any(|(p, _)| real.starts_with(p))
     }
 }
 
@@ -114,13 +133,12 @@ pub fn real_path(path: &Path) -> PathBuf {
     }
 }
 
-#[cfg(test)]
+// The links are made with Unix's call (Windows needs a privilege to make one).
+#[cfg(all(test, unix))]
 #[allow(clippy::unwrap_used, clippy::disallowed_methods)]
 mod tests {
     use super::*;
 
-    // Symlinks are made with Unix's call; Windows needs a privilege for them.
-    #[cfg(unix)]
     #[test]
     fn a_writable_entry_through_a_link_where_commands_write_is_found() {
         let dir = tempfile::tempdir().unwrap();
@@ -142,7 +160,6 @@ mod tests {
         assert_eq!(link_in(&entries[0], &writable), None);
     }
 
-    #[cfg(unix)]
     #[test]
     fn real_path_follows_links_and_keeps_what_does_not_exist() {
         let dir = tempfile::tempdir().unwrap();

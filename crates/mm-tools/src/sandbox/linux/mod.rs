@@ -23,7 +23,8 @@ use namespace::Joined;
 pub use sys::FenceError;
 
 use super::held::Held;
-use super::kernel::{Enforcement, FenceRequest};
+use super::kernel::Enforcement;
+use super::paths::Rule;
 
 /// What `mm doctor` says to do when the fence is not whole and `tools.sandboxRequired` is set.
 pub const REMEDY: &str = "use a kernel with Landlock";
@@ -79,22 +80,22 @@ pub(super) fn enforcement(outer_fence: Option<String>) -> Enforcement {
     }
 }
 
-/// The fence of one command, as `request` asks for it.
+/// The fence of one command under `rule`.
 /// A protected folder that a command could otherwise create first (the session's `.mm/`)
 /// is created, so that it exists to be kept read-only.
 /// Each protected path's folders below the root it lies in are bound onto themselves in the
 /// command's namespace, so that no command can rename them away and put a folder of its
 /// own in their place.
 pub(super) fn fence(
-    request: &FenceRequest<'_>,
+    rule: &Rule<'_>,
+    enforcement: &Enforcement,
     state: &State,
 ) -> Result<Option<Fence>, FenceError> {
-    let FenceRequest {
+    let Rule {
         mode,
-        enforcement,
         roots,
         protected,
-    } = request;
+    } = rule;
     let can_mount = enforcement.namespace.is_ok();
     let (mut readonly, mut pins): (Vec<PathBuf>, Vec<PathBuf>) = (Vec::new(), Vec::new());
     if can_mount {
