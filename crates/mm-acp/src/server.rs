@@ -255,7 +255,7 @@ impl Server {
             hello.forms,
         ));
         if self.engine.sandbox.is_on() {
-            for line in self.engine.sandbox.log_lines() {
+            for line in convert::log_sandbox(&self.engine.sandbox.report()) {
                 self.log.line(&line);
             }
         }
@@ -313,8 +313,8 @@ impl Server {
         for line in convert::log_created(&id, view.cwd(), ignored) {
             self.log.line(&line);
         }
-        if let Some(note) = self.engine.sandbox.cwd_note(view.cwd()) {
-            self.log.line(&format!("[acp] sandbox: {note}"));
+        if let Some(cwd) = self.engine.sandbox.unwritable_cwd(view.cwd()) {
+            self.log.line(&convert::log_sandbox_cwd(&cwd));
         }
         self.client_mcp(&mut session, &req.mcp_servers);
         self.log_session_warnings(session.view());

@@ -1,6 +1,6 @@
 //! The `ask_agent` tool (tools.md, agents.md): the model asks a configured ACP agent. One agent
 //! process per (session, agent) is kept for follow-up questions — in this tool instance, which
-//! lives as long as its session — and stopped on `/new` ([`Tool::reset`]), when the session
+//! lives as long as its session — and stopped on `/new` ([`Describe::reset`]), when the session
 //! goes, or after [`IDLE`] without a question.
 
 use std::collections::{BTreeMap, HashMap};
@@ -20,7 +20,7 @@ use crate::process::Supervisor;
 use crate::sandbox::Sandbox;
 use crate::tasks::Tasks;
 use crate::tools::dispatch::read_only_refusal;
-use crate::tools::{CallContext, ToolOutput, ToolSetup, TypedTool};
+use crate::tools::{CallContext, Describe, ToolOutput, ToolSetup, TypedTool};
 
 /// How long a kept agent waits for a follow-up before it is stopped.
 pub const IDLE: Duration = Duration::from_secs(600);
@@ -61,10 +61,7 @@ pub struct Args {
     question: String,
 }
 
-#[async_trait]
-impl TypedTool for AskAgent {
-    type Args = Args;
-
+impl Describe for AskAgent {
     fn name(&self) -> &str {
         "ask_agent"
     }
@@ -80,11 +77,6 @@ impl TypedTool for AskAgent {
             None => "ask_agent".into(),
         }
     }
-    /// Not gated: it reaches configured agents only, which run inside the session's fence and
-    /// are put in its mode before each question; they ask their own permissions (relayed).
-    fn gated(&self, _args: &Args) -> bool {
-        false
-    }
     fn prompt_section(&self) -> Option<String> {
         let names: Vec<&str> = self.agents.keys().map(String::as_str).collect();
         Some(format!(
@@ -94,6 +86,17 @@ impl TypedTool for AskAgent {
     }
     fn reset(&self) {
         self.kept.clear();
+    }
+}
+
+#[async_trait]
+impl TypedTool for AskAgent {
+    type Args = Args;
+
+    /// Not gated: it reaches configured agents only, which run inside the session's fence and
+    /// are put in its mode before each question; they ask their own permissions (relayed).
+    fn gated(&self, _args: &Args) -> bool {
+        false
     }
     async fn run(&self, args: Args, call: &CallContext<'_>) -> ToolOutput {
         let cmd = match AgentCommand::named(&self.agents, &args.agent) {

@@ -1,7 +1,7 @@
 //! mm's vocabulary, below every other crate: what the engine and its front ends say to each
-//! other ([`event`], [`relay`]), the history, the configuration, session files, skills, the
-//! system prompt, paths, the one checked writer and the terminal sanitiser. It knows no model
-//! server, no tool and no front end.
+//! other ([`event`], [`relay`], [`sandbox_report`]), the history, the configuration, session
+//! files, skills, the system prompt, paths, the one checked writer and the terminal sanitiser.
+//! It knows no model server, no tool and no front end.
 
 pub mod config;
 pub mod event;
@@ -10,6 +10,7 @@ pub mod history;
 pub mod paths;
 pub mod prompt;
 pub mod relay;
+pub mod sandbox_report;
 pub mod sanitize;
 pub mod session;
 pub mod skills;

@@ -170,11 +170,11 @@ impl Prober {
         let response = request
             .send()
             .await
-            .map_err(|e| super::openai::transport_error(url, &e).0)?;
+            .map_err(|e| crate::errors::transport_error(url, &e).0)?;
         let status = response.status().as_u16();
         if status != 200 {
             let body = response.text().await.unwrap_or_default();
-            return Err(super::openai::http_error(status, &body));
+            return Err(crate::errors::http_error(status, &body));
         }
         response
             .json::<Value>()

@@ -2,6 +2,7 @@
 #![forbid(unsafe_code)]
 
 pub mod detect;
+mod errors;
 pub mod openai;
 pub mod repetition;
 pub mod sse;

@@ -9,6 +9,7 @@ use crate::engine::{SMALL_WINDOW, ServerKind};
 use crate::event::{ContextUsage, PermissionMode};
 use crate::sanitize::visible;
 use crate::skills::Catalogue;
+use mm_core::sandbox_report::{SandboxReport, UnwritableCwd};
 
 /// What the banner says.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -70,6 +71,27 @@ impl Banner {
     pub fn model_named(&self) -> Option<(String, String)> {
         (!self.url.is_empty() && !self.model.is_empty())
             .then(|| (self.model.clone(), self.url.clone()))
+    }
+}
+
+impl Banner {
+    /// Says the sandbox: its mode as enforced among the facts (when it is on), and a warning
+    /// `sandbox <mode>: …` for what the kernel does not enforce, each `sandboxWritable` folder
+    /// skipped, each entry that runs outside the fence, and a working directory commands may
+    /// not write in.
+    pub fn say_sandbox(&mut self, report: &SandboxReport, cwd: Option<&UnwritableCwd>) {
+        if report.is_on() {
+            self.sandbox = Some(report.label());
+        }
+        let mode = report.mode;
+        self.warnings.extend(
+            report
+                .note()
+                .into_iter()
+                .chain(report.lines())
+                .chain(cwd.map(UnwritableCwd::to_string))
+                .map(|n| format!("sandbox {mode}: {n}")),
+        );
     }
 }
 
@@ -186,4 +208,56 @@ pub fn small_window_filling(context: ContextUsage) -> bool {
 /// The line when detection failed (the server is unreachable or nothing was found).
 pub fn detection_failed(error: &str, color: bool) -> String {
     style::yellow(color, &format!("warning: {}", visible(error)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::SandboxMode;
+    use mm_core::sandbox_report::{Fencer, Gap};
+    use pretty_assertions::assert_eq;
+
+    fn said(report: &SandboxReport, cwd: Option<&UnwritableCwd>) -> (Option<String>, Vec<String>) {
+        let mut banner = Banner::default();
+        banner.say_sandbox(report, cwd);
+        (banner.sandbox, banner.warnings)
+    }
+
+    #[test]
+    fn the_sandbox_is_a_fact_and_what_it_lacks_or_leaves_out_are_warnings() {
+        let mut report = SandboxReport {
+            mode: SandboxMode::WorkspaceWrite,
+            fencer: Fencer::Landlock(3),
+            gaps: vec![
+                Gap::DeviceIoctl,
+                Gap::AbstractSockets,
+                Gap::Namespace("Operation not permitted (os error 1)".into()),
+            ],
+            nested: None,
+            skipped: Vec::new(),
+            outside: Vec::new(),
+        };
+        let note = "Landlock ABI 3 enforced, but device ioctls are not fenced; abstract unix sockets are not fenced; the project's .mm/ stays writable (no private mount namespace: Operation not permitted (os error 1))";
+        assert_eq!(
+            said(&report, None),
+            (
+                Some("workspace-write".to_string()),
+                vec![format!("sandbox workspace-write: {note}")]
+            )
+        );
+        report.gaps.clear();
+        report.fencer = Fencer::Landlock(7);
+        report.outside = vec!["mcp.servers.x".into()];
+        let cwd = UnwritableCwd("/home/u".into());
+        assert_eq!(
+            said(&report, Some(&cwd)).1,
+            [
+                "sandbox workspace-write: mcp.servers.x runs outside the fence (sandbox = false)",
+                "sandbox workspace-write: the working directory /home/u is the home folder or above it, so commands may not write in it: only in the temp folders and tools.sandboxWritable (start mm in a project's folder)"
+            ]
+        );
+        report.mode = SandboxMode::Off;
+        report.outside.clear();
+        assert_eq!(said(&report, None), (None, Vec::new()));
+    }
 }

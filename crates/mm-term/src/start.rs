@@ -158,10 +158,10 @@ pub fn banner_for(engine: &Engine, session: &Session) -> Banner {
 /// command shadows.
 pub fn banner_of(engine: &Engine, cwd: &Path, skills: &Catalogue, warnings: &[String]) -> Banner {
     let mut banner = Banner::new(&engine.config, skills);
-    if engine.sandbox.is_on() {
-        banner.sandbox = Some(engine.sandbox.label());
-    }
-    banner.warnings.extend(engine.sandbox.warnings(cwd));
+    banner.say_sandbox(
+        &engine.sandbox.report(),
+        engine.sandbox.unwritable_cwd(cwd).as_ref(),
+    );
     banner
         .warnings
         .extend(engine.hooks.warnings().iter().cloned());

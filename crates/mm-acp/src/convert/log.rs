@@ -5,6 +5,7 @@ use std::path::Path;
 
 use crate::engine::{Command, Recap};
 use crate::event::Tally;
+use mm_core::sandbox_report::{SandboxReport, UnwritableCwd};
 
 /// `initialize`.
 pub fn log_client(name_version: Option<(&str, &str)>, protocol: u64, forms: bool) -> String {
@@ -13,6 +14,29 @@ pub fn log_client(name_version: Option<(&str, &str)>, protocol: u64, forms: bool
         None => "unknown".to_string(),
     };
     format!("[acp] client {client} · protocol {protocol} · elicitation(form)={forms}")
+}
+
+/// `initialize`, when the sandbox is on: `[acp] sandbox: <mode>`, and what is not enforced
+/// after ` — `; then one line per skipped `sandboxWritable` folder and per entry that runs
+/// outside the fence.
+pub fn log_sandbox(report: &SandboxReport) -> Vec<String> {
+    let first = match report.note() {
+        Some(n) => format!("[acp] sandbox: {} — {n}", report.mode),
+        None => format!("[acp] sandbox: {}", report.mode),
+    };
+    std::iter::once(first)
+        .chain(
+            report
+                .lines()
+                .into_iter()
+                .map(|l| format!("[acp] sandbox: {l}")),
+        )
+        .collect()
+}
+
+/// `session/new` in a folder commands may not write in.
+pub fn log_sandbox_cwd(cwd: &UnwritableCwd) -> String {
+    format!("[acp] sandbox: {cwd}")
 }
 
 /// `session/new`.
@@ -74,8 +98,57 @@ pub fn log_prompt(id: &str, command: Option<&Command>, recap: Option<&Recap>) ->
 mod tests {
     #![allow(clippy::unwrap_used)]
     use super::*;
+    use crate::config::SandboxMode;
     use crate::event::CompactOutcome;
+    use mm_core::sandbox_report::{Fencer, Gap};
     use pretty_assertions::assert_eq;
+
+    /// A `workspace-write` sandbox under Landlock at `abi`, lacking `gaps`.
+    fn report(abi: i32, gaps: Vec<Gap>) -> SandboxReport {
+        SandboxReport {
+            mode: SandboxMode::WorkspaceWrite,
+            fencer: Fencer::Landlock(abi),
+            gaps,
+            nested: None,
+            skipped: Vec::new(),
+            outside: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn the_sandbox_is_said_at_initialize_with_what_it_lacks_and_leaves_out() {
+        assert_eq!(
+            log_sandbox(&report(7, Vec::new())),
+            ["[acp] sandbox: workspace-write"]
+        );
+        let lacking = report(
+            3,
+            vec![
+                Gap::DeviceIoctl,
+                Gap::AbstractSockets,
+                Gap::Namespace("Operation not permitted (os error 1)".into()),
+            ],
+        );
+        let note = "Landlock ABI 3 enforced, but device ioctls are not fenced; abstract unix sockets are not fenced; the project's .mm/ stays writable (no private mount namespace: Operation not permitted (os error 1))";
+        assert_eq!(
+            log_sandbox(&lacking),
+            [format!("[acp] sandbox: workspace-write — {note}")]
+        );
+        let mut opted = report(7, Vec::new());
+        opted.outside = vec!["mcp.servers.x".into()];
+        let line = "mcp.servers.x runs outside the fence (sandbox = false)";
+        assert_eq!(
+            log_sandbox(&opted),
+            [
+                "[acp] sandbox: workspace-write".to_string(),
+                format!("[acp] sandbox: {line}")
+            ]
+        );
+        assert_eq!(
+            log_sandbox_cwd(&UnwritableCwd("/home/u".into())),
+            "[acp] sandbox: the working directory /home/u is the home folder or above it, so commands may not write in it: only in the temp folders and tools.sandboxWritable (start mm in a project's folder)"
+        );
+    }
 
     #[test]
     fn log_lines() {

@@ -19,7 +19,7 @@ pub use elicitation::{
     NO_FORM_SUPPORT, QuestionOutcome, askable_by_permission, elicitation_request, form_answer,
     question_answer, question_request,
 };
-pub use log::{log_client, log_created, log_loaded, log_prompt};
+pub use log::{log_client, log_created, log_loaded, log_prompt, log_sandbox, log_sandbox_cwd};
 pub use mcp::{client_server_line, client_servers};
 pub use permission::{permission_decision, permission_request};
 pub use relay::{

@@ -1,8 +1,10 @@
 //! A stored history as its `session/load` replay.
 
-use serde_json::{Map, Value, json};
+use agent_client_protocol::v1::schema as acp;
+use agent_client_protocol::v1::schema::SessionUpdate;
+use serde_json::{Value, json};
 
-use super::updates::{call_fields, notification, text_content};
+use super::updates::{announced, notification, text_content, wire};
 use crate::event::ToolCallStart;
 use crate::history::{Message, Role, ToolCall};
 
@@ -72,23 +74,20 @@ fn replayed_call(
 ) -> Value {
     let mut start = describe(call);
     start.id = call.ref_.clone();
-    let mut m = Map::new();
-    m.insert("sessionUpdate".into(), json!("tool_call"));
-    m.extend(call_fields(&start));
+    let announced = announced(&start);
     // The `tool` message fills its call's output and content, whether the call completed or
     // failed live (docs/acp-reference.md); a call without one is `failed` with no content.
-    match response {
-        Some(t) => {
-            let status = if t.failed { "failed" } else { "completed" };
-            m.insert("status".into(), json!(status));
-            m.insert("content".into(), json!([text_content(&t.content)]));
-            m.insert("rawOutput".into(), json!({"output": t.content}));
-        }
-        None => {
-            m.insert("status".into(), json!("failed"));
-        }
-    }
-    Value::Object(m)
+    let replayed = match response {
+        Some(t) => announced
+            .status(match t.failed {
+                true => acp::ToolCallStatus::Failed,
+                false => acp::ToolCallStatus::Completed,
+            })
+            .content(vec![text_content(t.content.clone())])
+            .raw_output(json!({"output": t.content})),
+        None => announced.status(acp::ToolCallStatus::Failed),
+    };
+    wire(SessionUpdate::ToolCall(replayed))
 }
 
 #[cfg(test)]

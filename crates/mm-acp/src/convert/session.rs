@@ -5,10 +5,12 @@
 use std::path::{Path, PathBuf};
 
 use agent_client_protocol::v1::schema::{
-    SessionConfigOption, SessionConfigOptionCategory, SessionConfigSelectOption, SessionInfo,
-    SessionMode, SessionModeState,
+    ConfigOptionUpdate, CurrentModeUpdate, SessionConfigOption, SessionConfigOptionCategory,
+    SessionConfigSelectOption, SessionInfo, SessionMode, SessionModeState, SessionUpdate,
 };
-use serde_json::{Value, json};
+use serde_json::Value;
+
+use super::updates::wire;
 
 use crate::engine::ModelList;
 use crate::event::PermissionMode;
@@ -80,12 +82,16 @@ pub fn config_options(
 
 /// `current_mode_update`.
 pub fn current_mode_update(mode: PermissionMode) -> Value {
-    json!({"sessionUpdate": "current_mode_update", "currentModeId": mode.id()})
+    wire(SessionUpdate::CurrentModeUpdate(CurrentModeUpdate::new(
+        mode.id(),
+    )))
 }
 
 /// `config_option_update` with every option as it now is.
 pub fn config_option_update(options: &[SessionConfigOption]) -> Value {
-    json!({"sessionUpdate": "config_option_update", "configOptions": options})
+    wire(SessionUpdate::ConfigOptionUpdate(ConfigOptionUpdate::new(
+        options.to_vec(),
+    )))
 }
 
 /// One session of a list: where it is saved, its title, its last change (RFC 3339).
@@ -188,6 +194,7 @@ mod tests {
     #![allow(clippy::unwrap_used)]
     use super::*;
     use pretty_assertions::assert_eq;
+    use serde_json::json;
 
     #[test]
     fn modes_and_options() {

@@ -1,6 +1,10 @@
 //! Engine events as `session/update` payloads (or stderr lines), and the updates a session
-//! sends on its own: tool calls, context usage, the plan, the available commands.
+//! sends on its own: tool calls, context usage, the plan, the available commands. The payloads
+//! are the SDK's typed `SessionUpdate`s, written as JSON once ([`wire`]); the SDK leaves out a
+//! pending call's `status` and an `other` call's `kind` (the protocol's defaults, docs/acp.md).
 
+use agent_client_protocol::v1::schema as acp;
+use agent_client_protocol::v1::schema::SessionUpdate;
 use serde_json::{Map, Value, json};
 
 use crate::event::{
@@ -23,20 +27,18 @@ pub enum Output {
 /// The one exhaustive match on [`Event`].
 pub fn translate(session_id: &str, event: Event) -> Output {
     match event {
-        Event::Text(text) => Output::Update(chunk("agent_message_chunk", &text)),
-        Event::Thought(text) => Output::Update(chunk("agent_thought_chunk", &text)),
-        Event::Notice(text) => Output::Update(chunk("agent_message_chunk", &text)),
+        Event::Text(text) => Output::Update(wire(SessionUpdate::AgentMessageChunk(chunk(text)))),
+        Event::Thought(text) => Output::Update(wire(SessionUpdate::AgentThoughtChunk(chunk(text)))),
+        Event::Notice(text) => Output::Update(wire(SessionUpdate::AgentMessageChunk(chunk(text)))),
         Event::ToolCallStarted(start) => Output::Update(tool_call(&start)),
-        Event::ToolCallRunning { id } => Output::Update(json!({
-            "sessionUpdate": "tool_call_update",
-            "toolCallId": id,
-            "status": "in_progress",
-        })),
-        Event::ToolCallProgress { id, text } => Output::Update(json!({
-            "sessionUpdate": "tool_call_update",
-            "toolCallId": id,
-            "content": [text_content(&text)],
-        })),
+        Event::ToolCallRunning { id } => Output::Update(call_update(
+            id,
+            acp::ToolCallUpdateFields::new().status(acp::ToolCallStatus::InProgress),
+        )),
+        Event::ToolCallProgress { id, text } => Output::Update(call_update(
+            id,
+            acp::ToolCallUpdateFields::new().content(vec![text_content(text)]),
+        )),
         Event::ToolCallFinished(end) => Output::Update(tool_call_finished(&end)),
         Event::ContextUsage(usage) => Output::Update(usage_update(usage)),
         Event::Plan(plan) => Output::Update(plan_update(&plan)),
@@ -60,36 +62,44 @@ pub fn translate(session_id: &str, event: Event) -> Output {
         )),
         Event::Warning(line) => Output::Log(line),
         Event::Titled(title) => Output::Update(session_info(&title)),
-        Event::CompactionStarted { id } => Output::Compaction(json!({
-            "sessionUpdate": "compaction_update",
-            "compactionId": id,
-            "status": "in_progress",
-        })),
-        Event::CompactionEnded { id, end } => Output::Compaction(compaction_ended(&id, &end)),
+        Event::CompactionStarted { id } => {
+            Output::Compaction(wire(SessionUpdate::CompactionUpdate(
+                acp::CompactionUpdate::new(id, acp::CompactionStatus::InProgress),
+            )))
+        }
+        Event::CompactionEnded { id, end } => Output::Compaction(compaction_ended(id, end)),
     }
+}
+
+/// An update as the JSON of its notification. The SDK's types always serialize (their maps
+/// have string keys; paths are made strings before they go in).
+pub(super) fn wire(update: SessionUpdate) -> Value {
+    serde_json::to_value(update).unwrap_or(Value::Null)
 }
 
 /// `session_info_update` with the session's title.
 pub fn session_info(title: &str) -> Value {
-    json!({"sessionUpdate": "session_info_update", "title": title})
+    wire(SessionUpdate::SessionInfoUpdate(
+        acp::SessionInfoUpdate::new().title(title.to_string()),
+    ))
 }
 
 /// `compaction_update` at the end: `completed` with the summary, `failed` with the error, or
 /// `cancelled`.
-fn compaction_ended(id: &str, end: &CompactionEnd) -> Value {
-    match end {
-        CompactionEnd::Completed(summary) => json!({
-            "sessionUpdate": "compaction_update", "compactionId": id, "status": "completed",
-            "summary": [{"type": "text", "text": summary}],
-        }),
-        CompactionEnd::Failed(error) => json!({
-            "sessionUpdate": "compaction_update", "compactionId": id, "status": "failed",
-            "error": error,
-        }),
-        CompactionEnd::Cancelled => json!({
-            "sessionUpdate": "compaction_update", "compactionId": id, "status": "cancelled",
-        }),
-    }
+fn compaction_ended(id: String, end: CompactionEnd) -> Value {
+    let update = match end {
+        CompactionEnd::Completed(summary) => {
+            acp::CompactionUpdate::new(id, acp::CompactionStatus::Completed)
+                .summary(vec![acp::ContentBlock::from(summary)])
+        }
+        CompactionEnd::Failed(error) => {
+            acp::CompactionUpdate::new(id, acp::CompactionStatus::Failed).error(error)
+        }
+        CompactionEnd::Cancelled => {
+            acp::CompactionUpdate::new(id, acp::CompactionStatus::Cancelled)
+        }
+    };
+    wire(SessionUpdate::CompactionUpdate(update))
 }
 
 /// A `session/update` notification's params.
@@ -97,16 +107,36 @@ pub fn notification(session_id: &str, update: Value) -> Value {
     json!({"sessionId": session_id, "update": update})
 }
 
-/// A text chunk of the given kind (`agent_message_chunk`, `user_message_chunk`, …).
-pub fn chunk(kind: &str, text: &str) -> Value {
-    json!({"sessionUpdate": kind, "content": {"type": "text", "text": text}})
+/// A text chunk (`agent_message_chunk`, `user_message_chunk`, …).
+pub(super) fn chunk(text: impl Into<String>) -> acp::ContentChunk {
+    acp::ContentChunk::new(acp::ContentBlock::from(text.into()))
 }
 
-pub(super) fn text_content(text: &str) -> Value {
-    json!({"type": "content", "content": {"type": "text", "text": text}})
+/// A `content` block of text.
+pub(super) fn text_content(text: impl Into<String>) -> acp::ToolCallContent {
+    acp::ToolCallContent::from(acp::ContentBlock::from(text.into()))
 }
 
-/// ACP's `ToolKind` name.
+/// `tool_call_update` of call `id`.
+fn call_update(id: String, fields: acp::ToolCallUpdateFields) -> Value {
+    wire(SessionUpdate::ToolCallUpdate(acp::ToolCallUpdate::new(
+        id, fields,
+    )))
+}
+
+/// ACP's `ToolKind`.
+fn acp_kind(kind: ToolKind) -> acp::ToolKind {
+    match kind {
+        ToolKind::Read => acp::ToolKind::Read,
+        ToolKind::Edit => acp::ToolKind::Edit,
+        ToolKind::Execute => acp::ToolKind::Execute,
+        ToolKind::Fetch => acp::ToolKind::Fetch,
+        ToolKind::Think => acp::ToolKind::Think,
+        ToolKind::Other => acp::ToolKind::Other,
+    }
+}
+
+/// ACP's `ToolKind` name, as the permission request's `toolCall` writes it.
 pub fn kind_name(kind: ToolKind) -> &'static str {
     match kind {
         ToolKind::Read => "read",
@@ -118,64 +148,68 @@ pub fn kind_name(kind: ToolKind) -> &'static str {
     }
 }
 
-fn locations(paths: &[std::path::PathBuf]) -> Option<Value> {
-    (!paths.is_empty()).then(|| {
-        Value::Array(
-            paths
-                .iter()
-                .map(|p| json!({"path": p.to_string_lossy()}))
-                .collect(),
-        )
-    })
+/// A call as every announcement of it carries it: id, title, kind, `rawInput`, `locations`.
+pub(super) fn announced(start: &ToolCallStart) -> acp::ToolCall {
+    let locations: Vec<acp::ToolCallLocation> = start
+        .locations
+        .iter()
+        .map(|p| acp::ToolCallLocation::new(p.to_string_lossy().into_owned()))
+        .collect();
+    acp::ToolCall::new(start.id.clone(), start.title.clone())
+        .kind(acp_kind(start.kind))
+        .raw_input(start.raw_input.clone())
+        .locations(locations)
 }
 
-/// The fields every announcement of a call carries: id, title, kind, `rawInput`, `locations`.
+/// The same fields as JSON, for the `toolCall` of a permission request.
 pub(super) fn call_fields(start: &ToolCallStart) -> Map<String, Value> {
     let mut m = Map::new();
     m.insert("toolCallId".into(), json!(start.id));
     m.insert("title".into(), json!(start.title));
     m.insert("kind".into(), json!(kind_name(start.kind)));
     m.insert("rawInput".into(), start.raw_input.clone());
-    if let Some(l) = locations(&start.locations) {
-        m.insert("locations".into(), l);
+    if !start.locations.is_empty() {
+        let paths = start.locations.iter();
+        let l: Vec<Value> = paths
+            .map(|p| json!({"path": p.to_string_lossy()}))
+            .collect();
+        m.insert("locations".into(), Value::Array(l));
     }
     m
 }
 
 /// `tool_call`, status `pending`.
 pub fn tool_call(start: &ToolCallStart) -> Value {
-    let mut m = Map::new();
-    m.insert("sessionUpdate".into(), json!("tool_call"));
-    m.extend(call_fields(start));
-    m.insert("status".into(), json!("pending"));
-    Value::Object(m)
+    wire(SessionUpdate::ToolCall(
+        announced(start).status(acp::ToolCallStatus::Pending),
+    ))
 }
 
-fn status_name(status: ToolStatus) -> &'static str {
+fn call_status(status: ToolStatus) -> acp::ToolCallStatus {
     match status {
-        ToolStatus::Completed => "completed",
-        ToolStatus::Failed => "failed",
+        ToolStatus::Completed => acp::ToolCallStatus::Completed,
+        ToolStatus::Failed => acp::ToolCallStatus::Failed,
     }
 }
 
 /// `tool_call_update` `completed` or `failed`: diff blocks for file changes, else the output as
-/// text; `rawOutput.output` always; the new title when there is one.
+/// text; `rawOutput.output` always; the new title when there is one. The SDK's `Diff` leaves
+/// out a new file's `oldText`, which mm writes `null` (docs/acp.md): diff blocks are mm's own,
+/// the same as the permission request's.
 pub fn tool_call_finished(end: &ToolCallEnd) -> Value {
-    let content: Vec<Value> = if end.diffs.is_empty() {
-        vec![text_content(&end.output)]
-    } else {
-        end.diffs.iter().map(diff_content).collect()
-    };
-    let mut m = Map::new();
-    m.insert("sessionUpdate".into(), json!("tool_call_update"));
-    m.insert("toolCallId".into(), json!(end.id));
-    m.insert("status".into(), json!(status_name(end.status)));
-    if let Some(title) = &end.title {
-        m.insert("title".into(), json!(title));
+    let mut fields = acp::ToolCallUpdateFields::new()
+        .status(call_status(end.status))
+        .title(end.title.clone())
+        .raw_output(json!({"output": end.output}));
+    if end.diffs.is_empty() {
+        fields = fields.content(vec![text_content(end.output.clone())]);
     }
-    m.insert("content".into(), Value::Array(content));
-    m.insert("rawOutput".into(), json!({"output": end.output}));
-    Value::Object(m)
+    let mut update = call_update(end.id.clone(), fields);
+    if let (false, Value::Object(m)) = (end.diffs.is_empty(), &mut update) {
+        let diffs = end.diffs.iter().map(diff_content).collect();
+        m.insert("content".into(), Value::Array(diffs));
+    }
+    update
 }
 
 /// A `diff` content block: `oldText` is `null` for a new file (docs/tools.md, write_file).
@@ -190,25 +224,28 @@ pub(super) fn diff_content(d: &FileDiff) -> Value {
 
 /// `usage_update` (no `cost`: the servers are local).
 pub fn usage_update(usage: ContextUsage) -> Value {
-    json!({"sessionUpdate": "usage_update", "used": usage.used, "size": usage.size})
+    wire(SessionUpdate::UsageUpdate(acp::UsageUpdate::new(
+        usage.used, usage.size,
+    )))
 }
 
 /// `plan`: every step at priority `medium`; a skipped step is `completed` with ` (skipped)`.
 pub fn plan_update(plan: &Plan) -> Value {
-    let entries: Vec<Value> = plan
+    let entries = plan
         .steps
         .iter()
         .map(|s| {
             let (status, suffix) = match s.status {
-                PlanStatus::Pending => ("pending", ""),
-                PlanStatus::InProgress => ("in_progress", ""),
-                PlanStatus::Completed => ("completed", ""),
-                PlanStatus::Skipped => ("completed", " (skipped)"),
+                PlanStatus::Pending => (acp::PlanEntryStatus::Pending, ""),
+                PlanStatus::InProgress => (acp::PlanEntryStatus::InProgress, ""),
+                PlanStatus::Completed => (acp::PlanEntryStatus::Completed, ""),
+                PlanStatus::Skipped => (acp::PlanEntryStatus::Completed, " (skipped)"),
             };
-            json!({"content": format!("{}{suffix}", s.content), "priority": "medium", "status": status})
+            let content = format!("{}{suffix}", s.content);
+            acp::PlanEntry::new(content, acp::PlanEntryPriority::Medium, status)
         })
         .collect();
-    json!({"sessionUpdate": "plan", "entries": entries})
+    wire(SessionUpdate::Plan(acp::Plan::new(entries)))
 }
 
 /// The `input.hint` of a skill's command.
@@ -217,14 +254,18 @@ pub const SKILL_HINT: &str = "parameters, if this skill needs any";
 /// `available_commands_update`: the intercepted commands, then one per advertised skill
 /// (`(name, description)`).
 pub fn available_commands(commands: &[(&str, &str)], skills: &[(String, String)]) -> Value {
-    let mut list: Vec<Value> = commands
+    let hint =
+        || acp::AvailableCommandInput::Unstructured(acp::UnstructuredCommandInput::new(SKILL_HINT));
+    let list = commands
         .iter()
-        .map(|(name, description)| json!({"name": name, "description": description}))
+        .map(|(name, description)| acp::AvailableCommand::new(*name, *description))
+        .chain(skills.iter().map(|(name, description)| {
+            acp::AvailableCommand::new(name.clone(), description.clone()).input(hint())
+        }))
         .collect();
-    list.extend(skills.iter().map(|(name, description)| {
-        json!({"name": name, "description": description, "input": {"hint": SKILL_HINT}})
-    }));
-    json!({"sessionUpdate": "available_commands_update", "availableCommands": list})
+    wire(SessionUpdate::AvailableCommandsUpdate(
+        acp::AvailableCommandsUpdate::new(list),
+    ))
 }
 
 #[cfg(test)]
@@ -271,12 +312,13 @@ mod tests {
 
     #[test]
     fn tool_call_started_is_pending_with_title_kind_input_and_locations() {
+        // Pending is the protocol's default status, which the SDK leaves out (docs/acp.md).
         assert_eq!(
             translate("s", Event::ToolCallStarted(start())),
             Output::Update(json!({
                 "sessionUpdate": "tool_call", "toolCallId": "call_3", "title": "write_file: /w/a.txt",
                 "kind": "edit", "rawInput": {"path": "a.txt", "content": "x"},
-                "locations": [{"path": "/w/a.txt"}], "status": "pending"
+                "locations": [{"path": "/w/a.txt"}]
             }))
         );
         let mut bash = start();

@@ -12,7 +12,7 @@ use mm_core::event::*;
 use mm_core::history::Role;
 use mm_model::{ModelError, RawToolCall};
 use mm_tools::tools::gate::Answer as Remembered;
-use mm_tools::tools::{CallContext, Parsed, Tool, ToolOutput};
+use mm_tools::tools::{CallContext, Describe, Parsed, Tool, ToolOutput};
 use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
@@ -20,16 +20,12 @@ use tokio_util::sync::CancellationToken;
 /// A gated test tool that echoes its `text` argument.
 struct Echo;
 
-#[async_trait]
-impl Tool for Echo {
+impl Describe for Echo {
     fn name(&self) -> &str {
         "echo"
     }
     fn description(&self) -> &str {
         "echo"
-    }
-    fn parameters(&self) -> Value {
-        json!({"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]})
     }
     fn kind(&self, _a: &Value) -> ToolKind {
         ToolKind::Execute
@@ -39,6 +35,13 @@ impl Tool for Echo {
     }
     fn tally(&self) -> Option<Tally> {
         Some(Tally::Command)
+    }
+}
+
+#[async_trait]
+impl Tool for Echo {
+    fn parameters(&self) -> Value {
+        json!({"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]})
     }
     fn gated(&self, _a: &Parsed) -> bool {
         true

@@ -1,9 +1,7 @@
 //! The OpenAI-compatible client: one persistent HTTP client, detection in the background, streamed
 //! Chat Completions parsed as the bytes arrive, retries for a loading or restarting server, and
 //! every wait raced against cancellation. What the server's failures become (`ModelError`s
-//! and their lines) is errors.rs.
-
-mod errors;
+//! and their lines) is the crate's errors.rs.
 
 use std::future::Future;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -22,13 +20,12 @@ use super::{
     ChatRequest, ModelClient, ModelError, ModelInfo, ModelList, ModelResponse, StreamEvent,
 };
 use crate::config::ModelConfig;
+use crate::errors::{describe_error, transport_error};
+pub use crate::errors::{http_error, server_message};
 use crate::tasks::Tasks;
-pub(crate) use errors::{describe_error, transport_error};
-pub use errors::{http_error, server_message};
 
 const MAX_TRIES: u32 = 5;
 const RETRY_BUDGET: Duration = Duration::from_secs(30);
-const MESSAGE_MAX: usize = 200;
 /// After `[DONE]`, how long to wait for the body's end so the connection can be reused.
 const DRAIN_AFTER_DONE: Duration = Duration::from_millis(200);
 

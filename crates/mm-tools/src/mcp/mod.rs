@@ -4,21 +4,23 @@
 //! toolbox between turns. The client is rmcp's, over the pipes of a child started through the process
 //! [`Supervisor`].
 
+mod connect;
 pub mod content;
 pub mod names;
+mod pipes;
 pub mod server;
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
-use tokio::sync::watch;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
 use crate::config::{McpServerConfig, McpTiming};
 use crate::process::Supervisor;
 use crate::sandbox::Sandbox;
-pub use server::{CallError, Phase, Server, ServerKey, ServerSpec, Snapshot, ToolInfo};
+pub use connect::{ServerKey, ToolInfo};
+pub use server::{CallError, Phase, Server, ServerSpec, Snapshot};
 
 /// Every MCP server of the process, by key.
 pub struct McpServers {
@@ -27,8 +29,6 @@ pub struct McpServers {
     sandbox: Arc<Sandbox>,
     timing: McpTiming,
     servers: Mutex<HashMap<ServerKey, Arc<Server>>>,
-    /// Bumped by every server on every change.
-    changes: Arc<watch::Sender<u64>>,
 }
 
 impl McpServers {
@@ -38,7 +38,6 @@ impl McpServers {
             sandbox,
             timing,
             servers: Mutex::new(HashMap::new()),
-            changes: Arc::new(watch::channel(0).0),
         })
     }
 
@@ -57,7 +56,6 @@ impl McpServers {
                     Arc::clone(&self.processes),
                     Arc::clone(&self.sandbox),
                     self.timing,
-                    Arc::clone(&self.changes),
                 )
             })
             .clone()
@@ -67,17 +65,15 @@ impl McpServers {
     /// `cancel`).
     pub async fn wait_lists(&self, servers: &[Arc<Server>], cancel: &CancellationToken) {
         let deadline = Instant::now() + self.timing.list_wait;
-        let mut changes = self.changes.subscribe();
-        while servers.iter().any(|s| s.snapshot().listing) {
-            tokio::select! {
-                changed = changes.changed() => {
-                    if changed.is_err() {
-                        return;
-                    }
-                }
-                () = tokio::time::sleep_until(deadline) => return,
-                () = cancel.cancelled() => return,
+        let all = async {
+            for s in servers {
+                s.listed().await;
             }
+        };
+        tokio::select! {
+            () = all => {}
+            () = tokio::time::sleep_until(deadline) => {}
+            () = cancel.cancelled() => {}
         }
     }
 }

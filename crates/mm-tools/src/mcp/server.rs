@@ -1,6 +1,15 @@
 //! One MCP server: its process (through the [`Supervisor`]), its rmcp client, its tool list, and
 //! what happened to it. Shared by the sessions that use the same (name, command, args, env,
-//! cwd).
+//! cwd, sandbox).
+//!
+//! One task owns all of it, the server's `Actor`, fed by a channel: the [`Server`] handle the
+//! sessions hold asks it to start ([`Server::wake`]), for the connection of a call
+//! ([`Server::call`]) or to say when the list is known ([`Server::listed`]), and reads the
+//! [`Snapshot`] it publishes. What a connection waits for — its start, its process's exit, a
+//! changed list fetched again, the idle timer — are futures the actor holds with it, so they end
+//! with the connection; whatever ends one (a start that fails, the process exiting) goes through
+//! `Actor::fail`. How a connection starts and what it is: `connect.rs`; what its pipes say of
+//! a failure: `pipes.rs`.
 //!
 //! States: `Starting` (spawned, initialize and tools/list under way) → `Ready` (the list is
 //! known, calls go through) → `Idle` (stopped after a while without a call; the list stays
@@ -8,39 +17,22 @@
 //! answered garbage: its tools are withdrawn, and it is started again at most once per
 //! `retry`).
 
-use std::collections::{BTreeMap, VecDeque};
-use std::path::PathBuf;
-use std::pin::Pin;
-use std::process::Stdio;
-use std::sync::{Arc, Mutex, MutexGuard, Weak};
-use std::task::{Context, Poll};
+use std::sync::Arc;
 use std::time::Duration;
 
-use rmcp::model::{CallToolRequestParams, CallToolResult, ClientCapabilities, Implementation};
-use rmcp::service::{NotificationContext, Peer, RoleClient, RunningService, ServiceError};
-use rmcp::{ClientHandler, ServiceExt};
+use rmcp::model::{CallToolRequestParams, CallToolResult};
+use rmcp::service::{Peer, RoleClient, ServiceError};
 use serde_json::Value;
-use tokio::io::{AsyncBufReadExt, AsyncRead, BufReader, ReadBuf};
-use tokio::sync::watch;
+use tokio::sync::{mpsc, oneshot, watch};
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
-use crate::config::{EntrySandbox, McpPermissions, McpTiming, seconds};
-use crate::process::{Group, Supervisor};
+use super::connect::{
+    Boxed, Conn, ServerKey, Started, ToolInfo, connect, exited, relisted, tool_info,
+};
+use crate::config::{McpPermissions, McpTiming, seconds};
+use crate::process::Supervisor;
 use crate::sandbox::Sandbox;
-
-/// What identifies a server: two sessions that would start the same one share it.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct ServerKey {
-    pub name: String,
-    pub command: String,
-    pub args: Vec<String>,
-    pub env: BTreeMap<String, String>,
-    /// The session's cwd: the server runs there.
-    pub cwd: PathBuf,
-    /// Its entry's `sandbox` and `sandboxWritable`: how it meets the fence.
-    pub sandbox: EntrySandbox,
-}
 
 /// A server as a session uses it: its key and the settings of its calls.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -49,15 +41,6 @@ pub struct ServerSpec {
     pub permissions: McpPermissions,
     /// One call's limit.
     pub timeout: Duration,
-}
-
-/// A tool as the server lists it.
-#[derive(Debug, Clone, PartialEq)]
-pub struct ToolInfo {
-    pub name: String,
-    pub description: String,
-    /// The input schema, without `$schema` (the model does not need it).
-    pub schema: Value,
 }
 
 /// Where a server is.
@@ -108,204 +91,39 @@ pub enum CallError {
     Cancelled,
 }
 
-/// The running process and client.
-struct Conn {
-    peer: Peer<RoleClient>,
-    /// Dropped with the connection: the client's loop ends.
-    _service: RunningService<RoleClient, Handler>,
-    /// Stops the process (its watcher holds the child).
-    stop: CancellationToken,
-    /// Set once the process exited: how (`exited with status 1: <stderr>`).
-    exit: watch::Receiver<Option<String>>,
-}
-
-impl Drop for Conn {
-    fn drop(&mut self) {
-        self.stop.cancel();
-    }
-}
-
-struct Inner {
-    phase: Phase,
-    tools: Arc<Vec<ToolInfo>>,
-    version: u64,
-    listing: bool,
-    /// The connection attempt in force; exits and lists of older ones are ignored.
-    epoch: u64,
-    last_start: Option<Instant>,
-    conn: Option<Conn>,
-    faults: u64,
-    last_fault: Option<String>,
-    in_flight: usize,
-    last_used: Instant,
-}
-
-/// One MCP server.
+/// One MCP server, as the sessions hold it: a handle to its actor.
 pub struct Server {
     key: ServerKey,
-    processes: Arc<Supervisor>,
-    /// The process's sandbox: the server starts inside its fence for the key's cwd.
-    sandbox: Arc<Sandbox>,
-    timing: McpTiming,
-    inner: Mutex<Inner>,
-    /// Bumped on every change of any server of the engine (list waits watch it).
-    changes: Arc<watch::Sender<u64>>,
+    mailbox: mpsc::UnboundedSender<Msg>,
+    published: watch::Receiver<Snapshot>,
 }
 
-/// Lines of stderr kept for a failure's line.
-const STDERR_LINES: usize = 3;
-/// Characters kept of one such line.
-const LINE_CHARS: usize = 200;
-
-fn clip(s: &str) -> String {
-    let s = s.trim();
-    if s.chars().count() <= LINE_CHARS {
-        return s.to_string();
-    }
-    let mut out: String = s.chars().take(LINE_CHARS).collect();
-    out.push('…');
-    out
+/// What the handle asks of the actor.
+enum Msg {
+    /// Start the server when it has never run, or failed long enough ago.
+    Wake,
+    /// The connection for a call, once the server is ready (started if it must be).
+    Lease(oneshot::Sender<Result<Lease, CallError>>),
+    /// Answer once no list is being fetched.
+    WhenListed(oneshot::Sender<()>),
+    /// A call ended: the idle timer counts from here.
+    Returned,
 }
 
-/// The last lines a stream wrote (stderr, or stdout lines that are not JSON-RPC).
-#[derive(Default)]
-struct Tail {
-    lines: Mutex<VecDeque<String>>,
+/// What one call goes through: the server's peer, how its process ended once it has, and the
+/// guard that tells the actor when the call is over (also when the lease is dropped unread).
+struct Lease {
+    peer: Peer<RoleClient>,
+    exit: watch::Receiver<Option<String>>,
+    _busy: Busy,
 }
 
-impl Tail {
-    fn push(&self, line: &str) {
-        let line = clip(line);
-        if line.is_empty() {
-            return;
-        }
-        if let Ok(mut l) = self.lines.lock() {
-            if l.len() == STDERR_LINES {
-                l.pop_front();
-            }
-            l.push_back(line);
-        }
-    }
+/// A call in flight: dropped, it tells the actor.
+struct Busy(mpsc::UnboundedSender<Msg>);
 
-    fn joined(&self) -> Option<String> {
-        let l = self.lines.lock().ok()?;
-        (!l.is_empty()).then(|| l.iter().cloned().collect::<Vec<_>>().join(" / "))
-    }
-}
-
-/// The server's stdout on its way to rmcp: lines that cannot be JSON-RPC (rmcp skips them) are
-/// noted, so that a server that writes logs or garbage on stdout is named as such.
-struct Spy<R> {
-    inner: R,
-    /// The line being read, while it still could be garbage.
-    line: Vec<u8>,
-    at_start: bool,
-    garbage: Arc<Tail>,
-}
-
-impl<R> Spy<R> {
-    fn new(inner: R, garbage: Arc<Tail>) -> Self {
-        Spy {
-            inner,
-            line: Vec::new(),
-            at_start: true,
-            garbage,
-        }
-    }
-
-    fn watch(&mut self, bytes: &[u8]) {
-        for &b in bytes {
-            if b == b'\n' {
-                if !self.line.is_empty() {
-                    self.garbage.push(&String::from_utf8_lossy(&self.line));
-                    self.line.clear();
-                }
-                self.at_start = true;
-                continue;
-            }
-            if self.at_start {
-                if b.is_ascii_whitespace() {
-                    continue;
-                }
-                self.at_start = false;
-                if b == b'{' {
-                    continue;
-                }
-                self.line.push(b);
-            } else if !self.line.is_empty() && self.line.len() < LINE_CHARS * 4 {
-                self.line.push(b);
-            }
-        }
-    }
-}
-
-impl<R: AsyncRead + Unpin> AsyncRead for Spy<R> {
-    fn poll_read(
-        mut self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        buf: &mut ReadBuf<'_>,
-    ) -> Poll<std::io::Result<()>> {
-        let before = buf.filled().len();
-        let polled = Pin::new(&mut self.inner).poll_read(cx, buf);
-        if let Poll::Ready(Ok(())) = &polled {
-            let new = buf.filled()[before..].to_vec();
-            self.watch(&new);
-        }
-        polled
-    }
-}
-
-/// The client side's handler: mm's identity, and a changed tool list fetched again.
-#[derive(Clone)]
-struct Handler {
-    server: Weak<Server>,
-    epoch: u64,
-}
-
-impl ClientHandler for Handler {
-    async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {
-        if let Some(server) = self.server.upgrade() {
-            server.relist(self.epoch);
-        }
-    }
-
-    fn get_info(&self) -> rmcp::model::ClientConfig {
-        rmcp::model::ClientConfig::new(
-            ClientCapabilities::default(),
-            Implementation::new("mm", env!("CARGO_PKG_VERSION")),
-        )
-        .with_protocol_version(rmcp::model::ProtocolVersion::LATEST_WITH_INITIALIZE)
-    }
-}
-
-/// How a process ended, with what it last wrote on stderr.
-fn ended(status: std::io::Result<std::process::ExitStatus>, stderr: &Tail) -> String {
-    let how = match status {
-        Ok(s) => match (s.code(), crate::process::signal_of(&s)) {
-            (Some(code), _) => format!("exited with status {code}"),
-            (None, Some(sig)) => format!("was killed by signal {sig}"),
-            (None, None) => "exited".to_string(),
-        },
-        Err(e) => format!("exited ({e})"),
-    };
-    match stderr.joined() {
-        Some(err) => format!("{how}: {err}"),
-        None => how,
-    }
-}
-
-fn tool_info(t: rmcp::model::Tool) -> ToolInfo {
-    let mut schema = Value::Object((*t.input_schema).clone());
-    if let Value::Object(m) = &mut schema {
-        m.remove("$schema");
-        // Chat templates and servers expect an object schema; some MCP servers send `{}`.
-        m.entry("type")
-            .or_insert_with(|| Value::String("object".into()));
-    }
-    ToolInfo {
-        name: t.name.to_string(),
-        description: t.description.map(|d| d.to_string()).unwrap_or_default(),
-        schema,
+impl Drop for Busy {
+    fn drop(&mut self) {
+        let _ = self.0.send(Msg::Returned);
     }
 }
 
@@ -315,27 +133,45 @@ impl Server {
         processes: Arc<Supervisor>,
         sandbox: Arc<Sandbox>,
         timing: McpTiming,
-        changes: Arc<watch::Sender<u64>>,
     ) -> Arc<Self> {
-        Arc::new(Server {
-            key,
-            processes,
+        let (mailbox, inbox) = mpsc::unbounded_channel();
+        let (publish, published) = watch::channel(Snapshot {
+            phase: Phase::Idle,
+            tools: Arc::new(Vec::new()),
+            version: 0,
+            listing: false,
+            faults: 0,
+            last_fault: None,
+        });
+        let actor = Actor {
+            key: key.clone(),
+            processes: Arc::clone(&processes),
             sandbox,
             timing,
-            inner: Mutex::new(Inner {
-                phase: Phase::Idle,
-                tools: Arc::new(Vec::new()),
-                version: 0,
-                listing: false,
-                epoch: 0,
-                last_start: None,
-                conn: None,
-                faults: 0,
-                last_fault: None,
-                in_flight: 0,
-                last_used: Instant::now(),
-            }),
-            changes,
+            inbox,
+            mailbox: mailbox.downgrade(),
+            publish,
+            state: State::Idle,
+            waiting: Vec::new(),
+            list_waiters: Vec::new(),
+            last_start: None,
+            in_flight: 0,
+            last_used: Instant::now(),
+            tools: Arc::new(Vec::new()),
+            version: 0,
+            listing: false,
+            faults: 0,
+            last_fault: None,
+        };
+        // It lives as long as the handles (or until shutdown, which stops its process); a
+        // server made outside a runtime never starts.
+        if tokio::runtime::Handle::try_current().is_ok() {
+            processes.tasks().spawn_until_shutdown(actor.run());
+        }
+        Arc::new(Server {
+            key,
+            mailbox,
+            published,
         })
     }
 
@@ -343,377 +179,44 @@ impl Server {
         &self.key
     }
 
-    fn lock(&self) -> MutexGuard<'_, Inner> {
-        self.inner.lock().unwrap_or_else(|e| e.into_inner())
-    }
-
-    fn bump(&self) {
-        self.changes.send_modify(|n| *n = n.wrapping_add(1));
-    }
-
     pub fn snapshot(&self) -> Snapshot {
-        let i = self.lock();
-        Snapshot {
-            phase: i.phase.clone(),
-            tools: i.tools.clone(),
-            version: i.version,
-            listing: i.listing,
-            faults: i.faults,
-            last_fault: i.last_fault.clone(),
-        }
+        self.published.borrow().clone()
     }
 
     /// Starts the server when it has never run, or failed long enough ago; a server starting,
     /// ready or idle is left as it is. Returns at once: the start runs in the background.
-    pub fn wake(self: &Arc<Self>) {
-        let mut i = self.lock();
-        let due = match &i.phase {
-            Phase::Starting | Phase::Ready => false,
-            Phase::Idle => i.last_start.is_none(),
-            Phase::Failed(_) => i
-                .last_start
-                .is_none_or(|t| t.elapsed() >= self.timing.retry),
-        };
-        if due {
-            self.start_locked(&mut i);
+    pub fn wake(&self) {
+        let _ = self.mailbox.send(Msg::Wake);
+    }
+
+    /// Returns once no list is being fetched (what was asked before is done first: a server
+    /// just woken is listing).
+    pub async fn listed(&self) {
+        let (tx, rx) = oneshot::channel();
+        if self.mailbox.send(Msg::WhenListed(tx)).is_ok() {
+            let _ = rx.await;
         }
     }
 
-    fn start_locked(self: &Arc<Self>, i: &mut Inner) {
-        let Ok(runtime) = tokio::runtime::Handle::try_current() else {
-            return;
-        };
-        i.epoch += 1;
-        i.phase = Phase::Starting;
-        i.listing = true;
-        i.last_start = Some(Instant::now());
-        i.conn = None;
-        let epoch = i.epoch;
-        let me = Arc::clone(self);
-        self.processes
-            .tasks()
-            .spawn_on(async move { me.connect(epoch).await }, &runtime);
-        self.bump();
-    }
-
-    /// Spawns the process, shakes hands and lists the tools, all within `timing.start`.
-    async fn connect(self: Arc<Self>, epoch: u64) {
-        let deadline = Instant::now() + self.timing.start;
-        let limit = seconds(self.timing.start);
-        let fencing = match self.sandbox.fence_for(&self.key.cwd, &self.key.sandbox) {
-            Ok(f) => f,
-            Err(e) => return self.fail(epoch, format!("the sandbox: {e}")),
-        };
-        let key = &self.key;
-        let mut cmd = fencing.command(crate::program::resolve(key.command.as_ref()));
-        cmd.args(&key.args)
-            .envs(&key.env)
-            .current_dir(&key.cwd)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped());
-        let python = crate::program::python::cwd_first(&key.command, &key.args);
-        crate::program::python::protect(&mut cmd, python, &key.env);
-        let mut child = match self.processes.spawn(&mut cmd, Group::Own, fencing) {
-            Ok(c) => c,
-            Err(e) if !self.key.cwd.is_dir() => {
-                let cwd = self.key.cwd.display();
-                return self.fail(epoch, format!("cannot start in {cwd}: {e}"));
-            }
-            Err(e) => {
-                return self.fail(epoch, format!("cannot start {:?}: {e}", self.key.command));
-            }
-        };
-        let (Some(stdin), Some(stdout), Some(stderr)) =
-            (child.take_stdin(), child.take_stdout(), child.take_stderr())
-        else {
-            return self.fail(epoch, "its pipes could not be opened".into());
-        };
-        let err_tail = Arc::new(Tail::default());
-        let tail = err_tail.clone();
-        self.processes.tasks().spawn(async move {
-            let mut lines = BufReader::new(stderr).lines();
-            while let Ok(Some(line)) = lines.next_line().await {
-                tail.push(&line);
-            }
-        });
-        // The watcher owns the child: it reports the exit, or stops the process when told.
-        let stop = CancellationToken::new();
-        let (exit_tx, exit) = watch::channel(None);
-        let (weak, stopper, tail) = (Arc::downgrade(&self), stop.clone(), err_tail.clone());
-        self.processes.tasks().spawn(async move {
-            tokio::select! {
-                status = child.wait() => {
-                    // Let stderr's last lines arrive (the pipe closes with the process).
-                    tokio::time::sleep(Duration::from_millis(20)).await;
-                    let _ = exit_tx.send(Some(ended(status, &tail)));
-                    if let Some(server) = weak.upgrade() {
-                        server.exited(epoch);
-                    }
-                    // What it left in its group goes with it: no orphan.
-                    child.stop();
-                }
-                () = stopper.cancelled() => child.stop(),
-            }
-        });
-        let garbage = Arc::new(Tail::default());
-        let transport = (Spy::new(stdout, garbage.clone()), stdin);
-        let handler = Handler {
-            server: Arc::downgrade(&self),
-            epoch,
-        };
-        let failure = |stage: &str, err: String, exit: &watch::Receiver<Option<String>>| {
-            let exited = exit.borrow().clone();
-            match (exited, garbage.joined()) {
-                (Some(how), _) => format!("{how} (during {stage})"),
-                (None, Some(g)) => format!("{err}; it wrote non-JSON-RPC on stdout: {g}"),
-                (None, None) => err,
-            }
-        };
-        let service = match tokio::time::timeout_at(deadline, handler.serve(transport)).await {
-            Ok(Ok(s)) => s,
-            Ok(Err(e)) => {
-                wait_exit(&exit).await;
-                let why = failure("initialize", format!("initialize failed: {e}"), &exit);
-                stop.cancel();
-                return self.fail(epoch, why);
-            }
-            Err(_) => {
-                let why = failure(
-                    "initialize",
-                    format!("no answer to initialize within {limit} s"),
-                    &exit,
-                );
-                stop.cancel();
-                return self.fail(epoch, why);
-            }
-        };
-        let peer = service.peer().clone();
-        let tools = match tokio::time::timeout_at(deadline, peer.list_all_tools()).await {
-            Ok(Ok(t)) => t,
-            Ok(Err(e)) => {
-                wait_exit(&exit).await;
-                let why = failure("tools/list", format!("tools/list failed: {e}"), &exit);
-                stop.cancel();
-                return self.fail(epoch, why);
-            }
-            Err(_) => {
-                let why = failure(
-                    "tools/list",
-                    format!("no answer to tools/list within {limit} s"),
-                    &exit,
-                );
-                stop.cancel();
-                return self.fail(epoch, why);
-            }
-        };
-        let tools: Vec<ToolInfo> = tools.into_iter().map(tool_info).collect();
-        {
-            let mut i = self.lock();
-            if i.epoch != epoch {
-                return;
-            }
-            i.phase = Phase::Ready;
-            i.listing = false;
-            if *i.tools != tools {
-                i.tools = Arc::new(tools);
-                i.version += 1;
-            }
-            i.last_used = Instant::now();
-            i.conn = Some(Conn {
-                peer,
-                _service: service,
-                stop,
-                exit,
-            });
-        }
-        self.bump();
-        let me = Arc::clone(&self);
-        // It sleeps until the server is idle: cut at shutdown.
-        self.processes
-            .tasks()
-            .spawn_until_shutdown(async move { me.idle_watch(epoch).await });
-    }
-
-    /// The attempt `epoch` failed: its tools are withdrawn and the fault recorded.
-    fn fail(&self, epoch: u64, why: String) {
-        {
-            let mut i = self.lock();
-            if i.epoch != epoch {
-                return;
-            }
-            tracing::warn!(server = %self.key.name, "MCP server failed: {why}");
-            i.phase = Phase::Failed(why.clone());
-            i.listing = false;
-            i.conn = None;
-            if !i.tools.is_empty() {
-                i.tools = Arc::new(Vec::new());
-                i.version += 1;
-            }
-            i.faults += 1;
-            i.last_fault = Some(why);
-        }
-        self.bump();
-    }
-
-    /// The process of attempt `epoch` exited on its own.
-    fn exited(&self, epoch: u64) {
-        let how = {
-            let i = self.lock();
-            if i.epoch != epoch || i.phase != Phase::Ready {
-                // A start in progress reports its own failure; a stopped server was stopped.
-                return;
-            }
-            i.conn
-                .as_ref()
-                .and_then(|c| c.exit.borrow().clone())
-                .unwrap_or_else(|| "exited".into())
-        };
-        self.fail(epoch, how);
-    }
-
-    /// `notifications/tools/list_changed`: the list is fetched again (offered from the next
-    /// turn).
-    fn relist(self: &Arc<Self>, epoch: u64) {
-        let peer = {
-            let mut i = self.lock();
-            match (&i.conn, i.epoch == epoch, &i.phase) {
-                (Some(c), true, Phase::Ready) => {
-                    let p = c.peer.clone();
-                    i.listing = true;
-                    p
-                }
-                _ => return,
-            }
-        };
-        self.bump();
-        let me = Arc::clone(self);
-        let limit = self.timing.start;
-        self.processes.tasks().spawn(async move {
-            let listed = tokio::time::timeout(limit, peer.list_all_tools()).await;
-            {
-                let mut i = me.lock();
-                if i.epoch != epoch {
-                    return;
-                }
-                i.listing = false;
-                // A failed relist keeps the list known so far.
-                if let Ok(Ok(tools)) = listed {
-                    let tools: Vec<ToolInfo> = tools.into_iter().map(tool_info).collect();
-                    if *i.tools != tools {
-                        i.tools = Arc::new(tools);
-                        i.version += 1;
-                    }
-                }
-            }
-            me.bump();
-        });
-    }
-
-    /// Stops the process after `timing.idle` without a call; the list stays offered.
-    async fn idle_watch(self: Arc<Self>, epoch: u64) {
-        loop {
-            let wake = {
-                let i = self.lock();
-                if i.epoch != epoch || i.phase != Phase::Ready {
-                    return;
-                }
-                if i.in_flight > 0 {
-                    Instant::now() + self.timing.idle
-                } else {
-                    i.last_used + self.timing.idle
-                }
-            };
-            tokio::time::sleep_until(wake).await;
-            let stopped = {
-                let mut i = self.lock();
-                if i.epoch != epoch || i.phase != Phase::Ready {
-                    return;
-                }
-                if i.in_flight == 0 && i.last_used.elapsed() >= self.timing.idle {
-                    i.phase = Phase::Idle;
-                    // Dropping the connection stops the process.
-                    i.conn.take()
-                } else {
-                    None
-                }
-            };
-            if let Some(conn) = stopped {
-                drop(conn);
-                self.bump();
-                return;
-            }
-        }
-    }
-
-    /// The connection to call through, starting the server when it is idle (or failed long
-    /// enough ago) and waiting for its start.
-    async fn ready(
-        self: &Arc<Self>,
-        cancel: &CancellationToken,
-    ) -> Result<(Peer<RoleClient>, watch::Receiver<Option<String>>), CallError> {
-        let mut changes = self.changes.subscribe();
-        let mut started = false;
-        loop {
-            {
-                let mut i = self.lock();
-                match i.phase.clone() {
-                    Phase::Ready => match &i.conn {
-                        Some(c) => {
-                            let got = (c.peer.clone(), c.exit.clone());
-                            i.in_flight += 1;
-                            i.last_used = Instant::now();
-                            return Ok(got);
-                        }
-                        // Not expected (a ready server has its connection): start it again.
-                        None => {
-                            self.start_locked(&mut i);
-                            started = true;
-                        }
-                    },
-                    Phase::Starting => {}
-                    Phase::Idle => {
-                        self.start_locked(&mut i);
-                        started = true;
-                    }
-                    Phase::Failed(why) => {
-                        let due = i
-                            .last_start
-                            .is_none_or(|t| t.elapsed() >= self.timing.retry);
-                        let server = self.key.name.clone();
-                        if started {
-                            return Err(CallError::StartFailed { server, why });
-                        }
-                        if !due {
-                            return Err(CallError::NotRunning { server, why });
-                        }
-                        self.start_locked(&mut i);
-                        started = true;
-                    }
-                }
-            }
-            tokio::select! {
-                changed = changes.changed() => {
-                    if changed.is_err() {
-                        return Err(CallError::Cancelled);
-                    }
-                }
-                () = cancel.cancelled() => return Err(CallError::Cancelled),
-            }
-        }
-    }
-
-    /// Calls one tool. A cancel or the timeout drops the request, which sends
+    /// Calls one tool, starting the server when it is idle (or failed long enough ago) and
+    /// waiting for its start. A cancel or the timeout drops the request, which sends
     /// `notifications/cancelled` to the server.
     pub async fn call(
-        self: &Arc<Self>,
+        &self,
         tool: &str,
         arguments: serde_json::Map<String, Value>,
         limit: Duration,
         cancel: &CancellationToken,
     ) -> Result<CallToolResult, CallError> {
-        let (peer, mut exit) = self.ready(cancel).await?;
-        let _busy = Busy(self);
+        let (tx, rx) = oneshot::channel();
+        self.mailbox
+            .send(Msg::Lease(tx))
+            .map_err(|_| CallError::Cancelled)?;
+        let Lease { peer, mut exit, .. } = tokio::select! {
+            biased;
+            () = cancel.cancelled() => return Err(CallError::Cancelled),
+            lease = rx => lease.unwrap_or(Err(CallError::Cancelled))?,
+        };
         let mut params = CallToolRequestParams::new(tool.to_string());
         params.arguments = Some(arguments);
         let server = self.key.name.clone();
@@ -744,51 +247,290 @@ impl Server {
     }
 }
 
-/// A call in flight: the idle timer counts from its end.
-struct Busy<'a>(&'a Arc<Server>);
+/// Where the server is, with what that state waits for.
+enum State {
+    /// Never started, or stopped after `idle` without a call.
+    Idle,
+    /// Its start: process, initialize, tools/list.
+    Starting(Boxed<Result<Started, String>>),
+    Ready(Box<Conn>),
+    Failed(String),
+}
 
-impl Drop for Busy<'_> {
-    fn drop(&mut self) {
-        let mut i = self.0.lock();
-        i.in_flight = i.in_flight.saturating_sub(1);
-        i.last_used = Instant::now();
+/// The task that owns one server.
+struct Actor {
+    key: ServerKey,
+    processes: Arc<Supervisor>,
+    /// The process's sandbox: the server starts inside its fence for the key's cwd.
+    sandbox: Arc<Sandbox>,
+    timing: McpTiming,
+    inbox: mpsc::UnboundedReceiver<Msg>,
+    /// For the calls' [`Busy`] guards; weak, so that the actor ends with the last handle.
+    mailbox: mpsc::WeakUnboundedSender<Msg>,
+    publish: watch::Sender<Snapshot>,
+    state: State,
+    /// The calls waiting for the server to be ready, each with whether its wait started it.
+    waiting: Vec<(oneshot::Sender<Result<Lease, CallError>>, bool)>,
+    /// Who waits for the list to be known.
+    list_waiters: Vec<oneshot::Sender<()>>,
+    last_start: Option<Instant>,
+    in_flight: usize,
+    last_used: Instant,
+    tools: Arc<Vec<ToolInfo>>,
+    version: u64,
+    listing: bool,
+    faults: u64,
+    last_fault: Option<String>,
+}
+
+/// What the actor wakes up for.
+enum Step {
+    /// A message, or `None` once every handle is gone.
+    Mail(Option<Msg>),
+    Started(Result<Started, String>),
+    /// The process of the connection exited: how.
+    Exited(String),
+    /// `notifications/tools/list_changed`.
+    ListChanged,
+    /// The list fetched again (`None`: that failed, and the list known so far stays).
+    Listed(Option<Vec<ToolInfo>>),
+    /// `idle` passed without a call.
+    IdleTime,
+}
+
+impl Actor {
+    async fn run(mut self) {
+        loop {
+            match self.next().await {
+                Step::Mail(None) => return,
+                Step::Mail(Some(msg)) => self.mail(msg),
+                Step::Started(Ok(started)) => self.ready(started),
+                Step::Started(Err(why)) | Step::Exited(why) => self.fail(why),
+                Step::ListChanged => self.relist(),
+                Step::Listed(tools) => self.listed(tools),
+                Step::IdleTime => self.idle(),
+            }
+            self.publish();
+        }
+    }
+
+    /// Waits for the next thing that concerns the server in its state.
+    async fn next(&mut self) -> Step {
+        let inbox = &mut self.inbox;
+        match &mut self.state {
+            State::Idle | State::Failed(_) => Step::Mail(inbox.recv().await),
+            State::Starting(start) => tokio::select! {
+                mail = inbox.recv() => Step::Mail(mail),
+                started = start => Step::Started(started),
+            },
+            State::Ready(conn) => {
+                let idle_at = (self.in_flight == 0).then(|| self.last_used + self.timing.idle);
+                tokio::select! {
+                    mail = inbox.recv() => Step::Mail(mail),
+                    how = exited(&mut conn.exit) => Step::Exited(how),
+                    Some(()) = conn.list_changed.recv() => Step::ListChanged,
+                    listed = relisted(&mut conn.relist) => Step::Listed(listed),
+                    () = until(idle_at) => Step::IdleTime,
+                }
+            }
+        }
+    }
+
+    fn mail(&mut self, msg: Msg) {
+        match msg {
+            Msg::Wake => {
+                let due = match &self.state {
+                    State::Starting(_) | State::Ready(_) => false,
+                    State::Idle => self.last_start.is_none(),
+                    State::Failed(_) => self.retry_due(),
+                };
+                if due {
+                    self.start();
+                }
+            }
+            Msg::Lease(reply) => match &self.state {
+                State::Ready(_) => self.lend(reply),
+                State::Starting(_) => self.waiting.push((reply, false)),
+                State::Idle => {
+                    self.start();
+                    self.waiting.push((reply, true));
+                }
+                State::Failed(why) if !self.retry_due() => {
+                    let server = self.key.name.clone();
+                    let why = why.clone();
+                    let _ = reply.send(Err(CallError::NotRunning { server, why }));
+                }
+                State::Failed(_) => {
+                    self.start();
+                    self.waiting.push((reply, true));
+                }
+            },
+            Msg::WhenListed(reply) => self.list_waiters.push(reply),
+            Msg::Returned => {
+                self.in_flight = self.in_flight.saturating_sub(1);
+                self.last_used = Instant::now();
+            }
+        }
+    }
+
+    /// Whether a failed (or never started) server may start again.
+    fn retry_due(&self) -> bool {
+        self.last_start
+            .is_none_or(|t| t.elapsed() >= self.timing.retry)
+    }
+
+    fn start(&mut self) {
+        self.last_start = Some(Instant::now());
+        self.listing = true;
+        let start = connect(
+            self.key.clone(),
+            Arc::clone(&self.processes),
+            Arc::clone(&self.sandbox),
+            self.timing.start,
+        );
+        self.state = State::Starting(Box::pin(start));
+    }
+
+    /// Gives a call the connection of a ready server.
+    fn lend(&mut self, reply: oneshot::Sender<Result<Lease, CallError>>) {
+        let (State::Ready(conn), Some(mailbox)) = (&self.state, self.mailbox.upgrade()) else {
+            return;
+        };
+        let lease = Lease {
+            peer: conn.peer.clone(),
+            exit: conn.exit.clone(),
+            _busy: Busy(mailbox),
+        };
+        // A call that gave up meanwhile drops the lease, which counts as returned.
+        let _ = reply.send(Ok(lease));
+        self.in_flight += 1;
+        self.last_used = Instant::now();
+    }
+
+    fn ready(&mut self, started: Started) {
+        let Started { conn, tools } = started;
+        self.listing = false;
+        if *self.tools != tools {
+            self.tools = Arc::new(tools);
+            self.version += 1;
+        }
+        self.last_used = Instant::now();
+        self.state = State::Ready(conn);
+        for (reply, _) in std::mem::take(&mut self.waiting) {
+            self.lend(reply);
+        }
+    }
+
+    /// The one way a connection ends in failure (its start failed, or its process exited):
+    /// the process is stopped, its tools are withdrawn and the fault recorded; the calls that
+    /// started it are told, the others start it again if it is due, else are told.
+    fn fail(&mut self, why: String) {
+        tracing::warn!(server = %self.key.name, "MCP server failed: {why}");
+        // Dropping the connection stops the process.
+        self.state = State::Failed(why.clone());
+        self.listing = false;
+        if !self.tools.is_empty() {
+            self.tools = Arc::new(Vec::new());
+            self.version += 1;
+        }
+        self.faults += 1;
+        self.last_fault = Some(why.clone());
+        let mut again = Vec::new();
+        for (reply, started) in std::mem::take(&mut self.waiting) {
+            let (server, why) = (self.key.name.clone(), why.clone());
+            if started {
+                let _ = reply.send(Err(CallError::StartFailed { server, why }));
+            } else if self.retry_due() {
+                again.push((reply, true));
+            } else {
+                let _ = reply.send(Err(CallError::NotRunning { server, why }));
+            }
+        }
+        if !again.is_empty() {
+            self.start();
+            self.waiting = again;
+        }
+    }
+
+    /// `notifications/tools/list_changed`: the list is fetched again (offered from the next
+    /// turn); a fetch still under way gives way to it.
+    fn relist(&mut self) {
+        let State::Ready(conn) = &mut self.state else {
+            return;
+        };
+        self.listing = true;
+        let peer = conn.peer.clone();
+        let limit = self.timing.start;
+        conn.relist = Some(Box::pin(async move {
+            let listed = tokio::time::timeout(limit, peer.list_all_tools()).await;
+            listed
+                .ok()?
+                .ok()
+                .map(|tools| tools.into_iter().map(tool_info).collect())
+        }));
+    }
+
+    /// A list fetched again: offered when it changed; a failed fetch keeps the list known so
+    /// far.
+    fn listed(&mut self, tools: Option<Vec<ToolInfo>>) {
+        self.listing = false;
+        if let Some(tools) = tools
+            && *self.tools != tools
+        {
+            self.tools = Arc::new(tools);
+            self.version += 1;
+        }
+    }
+
+    /// Stops the process after `timing.idle` without a call; the list stays offered.
+    fn idle(&mut self) {
+        if self.in_flight == 0 && self.last_used.elapsed() >= self.timing.idle {
+            // Dropping the connection stops the process.
+            self.state = State::Idle;
+            self.listing = false;
+        }
+    }
+
+    /// Publishes the state, and answers those waiting for the list once it is known.
+    fn publish(&mut self) {
+        let snapshot = Snapshot {
+            phase: match &self.state {
+                State::Idle => Phase::Idle,
+                State::Starting(_) => Phase::Starting,
+                State::Ready(_) => Phase::Ready,
+                State::Failed(why) => Phase::Failed(why.clone()),
+            },
+            tools: Arc::clone(&self.tools),
+            version: self.version,
+            listing: self.listing,
+            faults: self.faults,
+            last_fault: self.last_fault.clone(),
+        };
+        self.publish.send_if_modified(|now| {
+            let changed = *now != snapshot;
+            *now = snapshot;
+            changed
+        });
+        if !self.listing {
+            for waiter in std::mem::take(&mut self.list_waiters) {
+                let _ = waiter.send(());
+            }
+        }
     }
 }
 
-/// After a broken handshake, the process is usually exiting: give its exit a moment to be
-/// known, so the line says how it ended rather than that the pipe closed.
-async fn wait_exit(exit: &watch::Receiver<Option<String>>) {
-    let mut exit = exit.clone();
-    let _ = tokio::time::timeout(Duration::from_millis(500), exit.wait_for(|e| e.is_some())).await;
+/// Sleeps until `at`; never without one.
+async fn until(at: Option<Instant>) {
+    match at {
+        Some(at) => tokio::time::sleep_until(at).await,
+        None => std::future::pending().await,
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use pretty_assertions::assert_eq;
-
-    #[test]
-    fn the_spy_notes_lines_that_are_not_json() {
-        let tail = Arc::new(Tail::default());
-        let mut spy = Spy::new(tokio::io::empty(), tail.clone());
-        spy.watch(b"{\"jsonrpc\":\"2.0\"}\nStarting server");
-        spy.watch(b"...\n  {\"a\":1}\n\nhello\n");
-        assert_eq!(
-            tail.joined(),
-            Some("Starting server... / hello".to_string())
-        );
-    }
-
-    #[test]
-    fn schemas_lose_their_dialect_and_are_objects() {
-        let tool: rmcp::model::Tool = serde_json::from_value(serde_json::json!({
-            "name": "t", "inputSchema": {"$schema": "http://json-schema.org/draft-07/schema#"}
-        }))
-        .unwrap_or_else(|e| panic!("{e}"));
-        let info = tool_info(tool);
-        assert_eq!(info.schema, serde_json::json!({"type": "object"}));
-        assert_eq!(info.description, "");
-    }
 
     #[test]
     fn call_errors_are_one_line_naming_the_server() {

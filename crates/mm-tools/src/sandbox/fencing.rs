@@ -7,7 +7,7 @@
 
 use std::ffi::OsStr;
 
-use super::Fence;
+use super::os::Fence;
 
 /// Where one child runs: inside the fence (none when the sandbox is off or nothing fences
 /// commands here), or outside it, and why.

@@ -1,13 +1,17 @@
 //! macOS: commands run under Seatbelt, as `/usr/bin/sandbox-exec -p <profile> <program> …`
 //! with the profile of [`super::seatbelt::profile`]. Seatbelt cannot be nested (a
 //! `sandbox_apply` inside a sandbox fails), so an mm that runs inside mm's fence
-//! ([`FENCED_VAR`](super::FENCED_VAR) set) starts its commands in the outer fence alone.
+//! ([`FENCED_VAR`] set) starts its commands in the outer fence alone.
 
 use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
 
+use mm_core::config::SandboxMode;
+use mm_core::sandbox_report::{FENCED_VAR, Fencer};
+
+use super::kernel::Enforcement;
 pub use super::not_linux::{FenceError, landlock_abi, namespace_works};
-use super::{Enforcement, Fencer, Roots, Sandbox, SandboxMode};
+use super::paths::Rule;
 
 /// Where macOS keeps it.
 const SANDBOX_EXEC: &str = "/usr/bin/sandbox-exec";
@@ -26,7 +30,7 @@ pub struct Fence {
 }
 
 impl Fence {
-    /// The value of [`FENCED_VAR`](super::FENCED_VAR) in the child's environment: the mode.
+    /// The value of [`FENCED_VAR`] in the child's environment: the mode.
     pub fn marker(&self) -> &'static str {
         self.mode.name()
     }
@@ -38,10 +42,9 @@ impl Fence {
         cmd
     }
 
-    /// Sets [`FENCED_VAR`](super::FENCED_VAR): the command itself was made by
-    /// [`Fence::command`].
+    /// Sets [`FENCED_VAR`]: the command itself was made by [`Fence::command`].
     pub(crate) fn apply(self, cmd: &mut tokio::process::Command) {
-        cmd.env(super::FENCED_VAR, self.marker());
+        cmd.env(FENCED_VAR, self.marker());
     }
 }
 
@@ -54,7 +57,6 @@ pub(super) fn enforcement(outer_fence: Option<String>) -> Enforcement {
     let linux_only = || Err("Linux only (Seatbelt's profile keeps .mm/ read-only)".to_string());
     Enforcement {
         fencer,
-        abi: 0,
         namespace: linux_only(),
         devpts: linux_only(),
         seccomp: linux_only(),
@@ -62,19 +64,18 @@ pub(super) fn enforcement(outer_fence: Option<String>) -> Enforcement {
     }
 }
 
-/// The fence of a command of a session in `cwd` that may write under `roots`; `None` inside
-/// an outer fence.
+/// The fence of one command under `rule`; `None` inside an outer fence.
 pub(super) fn fence(
-    sandbox: &Sandbox,
-    cwd: &Path,
-    roots: &Roots<'_>,
+    rule: &Rule<'_>,
+    enforcement: &Enforcement,
+    _: &State,
 ) -> Result<Option<Fence>, FenceError> {
-    if sandbox.enforcement().nested.is_some() {
+    if enforcement.nested.is_some() {
         return Ok(None);
     }
-    let writable: Vec<PathBuf> = roots.paths().map(Path::to_path_buf).collect();
+    let writable: Vec<PathBuf> = rule.roots.paths().map(Path::to_path_buf).collect();
     Ok(Some(Fence {
-        mode: sandbox.mode(),
-        profile: super::seatbelt::profile(sandbox.mode(), &writable, &sandbox.protected(cwd)),
+        mode: rule.mode,
+        profile: super::seatbelt::profile(rule.mode, &writable, &rule.protected),
     }))
 }

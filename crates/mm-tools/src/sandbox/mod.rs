@@ -4,75 +4,69 @@
 //! they write, since mm's own process is not confined (it must still write its sessions and
 //! history).
 //!
-//! The fence is the system's, one module per system (docs/platforms.md): on Linux, Landlock, a
-//! private mount namespace that keeps mm's own configuration read-only and gives the command
-//! terminals of its own, root's capabilities cut and a seccomp filter (`fence.rs`, `linux/`);
+//! This module is the rule: where commands of a session may write, what stays read-only, who
+//! runs outside the fence, and whether `tools.sandboxRequired` lets mm start; the same on every
+//! system. Around it: the paths (`paths.rs`: a session's rule for writes, which the fence
+//! enforces for commands and `check_write` for the tools, where a write lands, the places held
+//! at start, `held/`), what the kernel enforces (`kernel.rs`), and the fence itself,
+//! one module per system (docs/platforms.md), chosen by the one switch below: on Linux,
+//! Landlock, a private mount namespace that keeps mm's own configuration read-only and gives
+//! the command terminals of its own, root's capabilities cut and a seccomp filter (`linux/`);
 //! on macOS, Seatbelt (`macos.rs`, running the command under `sandbox-exec` with the profile
-//! `seatbelt.rs` writes); elsewhere (Windows) none yet (`none.rs`), which the banner, `mm
-//! doctor` and the ACP log say, and which `tools.sandboxRequired = true` refuses. The rule, the
-//! places and `check_write` are the same everywhere.
+//! `seatbelt.rs` writes); elsewhere (Windows) none yet (`none.rs`), which
+//! `tools.sandboxRequired = true` refuses.
+//!
+//! What the sandbox enforces is told as a value, a [`SandboxReport`] ([`Sandbox::report`]),
+//! which each front end words for its audience (the banner, the ACP log, `mm doctor`); what it
+//! tells the model is the `bash` tool's.
 //!
 //! One [`Sandbox`] per process, built from the configuration and the places `main.rs` knows
 //! (the temp folder, the configuration files, the home folder, an outer fence), handed to tools
 //! through `Setup::sandbox`.
 
 mod fencing;
-mod held;
+mod kernel;
+mod paths;
 mod seatbelt;
 
-#[cfg(target_os = "linux")]
-mod fence;
+// The platform switch, the only `cfg` of the sandbox outside its systems' modules: the fence of
+// each system (`os`), and how a place is held open (`held`).
 #[cfg(target_os = "linux")]
 mod linux;
 #[cfg(target_os = "linux")]
 use linux as os;
 #[cfg(target_os = "linux")]
-pub use {
-    fence::{Fence, FenceError, landlock_abi, namespace_works},
-    linux::REMEDY,
-    linux::caps::KEPT as ROOT_CAPABILITIES,
-};
-
-#[cfg(not(target_os = "linux"))]
-mod not_linux;
-
+pub use linux::caps::KEPT as ROOT_CAPABILITIES;
 #[cfg(target_os = "macos")]
 mod macos;
 #[cfg(target_os = "macos")]
 use macos as os;
-#[cfg(target_os = "macos")]
-pub use macos::{Fence, FenceError, REMEDY, landlock_abi, namespace_works};
-
 #[cfg(not(any(target_os = "linux", target_os = "macos")))]
 mod none;
 #[cfg(not(any(target_os = "linux", target_os = "macos")))]
 use none as os;
-#[cfg(not(any(target_os = "linux", target_os = "macos")))]
-pub use none::{Fence, FenceError, REMEDY, landlock_abi, namespace_works};
+#[cfg(unix)]
+#[path = "held/unix.rs"]
+mod held;
+#[cfg(windows)]
+#[path = "held/windows.rs"]
+mod held;
+#[cfg(not(target_os = "linux"))]
+mod not_linux;
 
 pub use fencing::{Fencing, Unfenced};
+pub use mm_core::sandbox_report::{FENCED_VAR, SandboxReport, UnwritableCwd};
+pub use os::{Fence, FenceError, REMEDY, landlock_abi, namespace_works};
+pub use paths::real_path;
 pub use seatbelt::profile as seatbelt_profile;
 
 use std::path::{Path, PathBuf};
 
 use held::Held;
+use kernel::Enforcement;
 use mm_core::config::{Config, EntrySandbox, SandboxMode};
-
-/// The variable a fenced child finds in its environment, set to the mode
-/// (`workspace-write`, `read-only`): a nested mm reads it (through `main.rs`, into
-/// [`Places::outer_fence`]) and then makes no mount namespace of its own, which cannot be made
-/// inside Landlock, while still fencing its own children with its own ruleset (Landlock
-/// stacks).
-pub const FENCED_VAR: &str = "MM_FENCED";
-
-/// Device files a shell needs, writable even in `read-only` (every system's fence).
-const DEVICE_FILES: [&str; 5] = [
-    "/dev/null",
-    "/dev/zero",
-    "/dev/full",
-    "/dev/tty",
-    "/dev/ptmx",
-];
+use mm_core::sandbox_report::Skipped;
+use paths::{Roots, Rule, hold, plain_places};
 
 /// Places outside the configuration that the sandbox needs, found by `main.rs` (the library
 /// does not read the environment).
@@ -106,59 +100,13 @@ impl Default for Places {
     }
 }
 
-/// What fences commands on this system.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Fencer {
-    /// Linux's Landlock (with what [`Enforcement`] says of the rest).
-    Landlock,
-    /// macOS's Seatbelt (`/usr/bin/sandbox-exec`).
-    Seatbelt,
-    /// Nothing: why, as the note says it after `not enforced: ` (this kernel has no Landlock,
-    /// Windows has no sandbox for commands yet).
-    Missing(String),
-}
-
-/// What the kernel enforces of the fence.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Enforcement {
-    /// What fences commands here.
-    pub fencer: Fencer,
-    /// The Landlock ABI (0: none, and always 0 off Linux).
-    pub abi: i32,
-    /// Whether mm can make a private mount namespace (to keep `.mm/` read-only and pin its
-    /// parents); `Err` says why not.
-    pub namespace: Result<(), String>,
-    /// Whether a private `devpts` can be mounted in it (terminals of the command's own).
-    pub devpts: Result<(), String>,
-    /// Whether the seccomp filter (`TIOCSTI`, `TIOCLINUX`) is there; `Err` says why not.
-    pub seccomp: Result<(), String>,
-    /// The outer fence's mode when mm runs inside one ([`FENCED_VAR`]).
-    pub nested: Option<String>,
-}
-
-impl Enforcement {
-    fn off() -> Enforcement {
-        let off = || Err("the sandbox is off".to_string());
-        Enforcement {
-            fencer: Fencer::Missing("the sandbox is off".into()),
-            abi: 0,
-            namespace: off(),
-            devpts: off(),
-            seccomp: off(),
-            nested: None,
-        }
-    }
-
-    /// Whether commands are fenced.
-    fn fences(&self) -> bool {
-        !matches!(self.fencer, Fencer::Missing(_))
-    }
-}
-
 /// `tools.sandboxRequired = true` and the fence is not whole.
 #[derive(Debug, thiserror::Error)]
-#[error("tools.sandboxRequired = true, but {0}")]
-pub struct NotEnforced(String);
+#[error("tools.sandboxRequired = true, but tools.sandbox = {mode} is not enforced whole: {why}")]
+pub struct NotEnforced {
+    mode: SandboxMode,
+    why: String,
+}
 
 /// The process's sandbox: the mode, where commands may write, and what the kernel enforces.
 #[derive(Debug, Clone)]
@@ -172,9 +120,9 @@ pub struct Sandbox {
     /// language servers, agents), as configured, held open the same way; each opens only for
     /// a fence asked for with it ([`Sandbox::fence_for`]).
     entry_held: Vec<(PathBuf, Held)>,
-    /// Why each `sandboxWritable` entry skipped for this run was (it did not exist at start,
-    /// or it goes through a symlink a command could have made).
-    skipped: Vec<String>,
+    /// The `sandboxWritable` entries skipped for this run (they did not exist at start, or
+    /// they go through a symlink a command could have made).
+    skipped: Vec<Skipped>,
     /// The entries that run outside the fence (`sandbox = false`), by key (`mcp.servers.x`).
     outside: Vec<String>,
     /// Whether an entry's `sandbox = false` is honoured: not in the fence of `read-only`
@@ -185,25 +133,7 @@ pub struct Sandbox {
     places: Places,
     enforcement: Enforcement,
     /// What the system's fence keeps between calls (Linux: the mount namespaces made).
-    #[cfg_attr(not(target_os = "linux"), allow(dead_code))]
     state: os::State,
-}
-
-/// Where commands of one session may write, as each call finds it.
-pub(crate) struct Roots<'a> {
-    /// The session's cwd (canonical), unless it is the home folder or above it.
-    pub(crate) cwd: Option<PathBuf>,
-    /// The held places, with where each is now.
-    pub(crate) held: Vec<(&'a Held, PathBuf)>,
-}
-
-impl Roots<'_> {
-    pub(crate) fn paths(&self) -> impl Iterator<Item = &Path> {
-        self.cwd
-            .iter()
-            .map(PathBuf::as_path)
-            .chain(self.held.iter().map(|(_, p)| p.as_path()))
-    }
 }
 
 impl Default for Sandbox {
@@ -283,7 +213,7 @@ impl Sandbox {
     /// the mode is not `off`.
     /// The `tools.sandboxWritable` entries and the temp folders are resolved here, once (the
     /// user's own symlinks followed) and held open; an entry that does not exist is skipped for
-    /// the run, with a warning ([`Sandbox::warnings`]).
+    /// the run, which the report says ([`Sandbox::report`]).
     pub fn new(settings: Settings, places: Places) -> Sandbox {
         let Settings {
             mode,
@@ -298,26 +228,28 @@ impl Sandbox {
             }
         };
         let (mut held, mut skipped) = (Vec::new(), Vec::new());
+        let mut entry_held = Vec::new();
         if mode == SandboxMode::WorkspaceWrite {
-            // A temp folder that is missing is nothing the user asked for: no warning.
+            // A temp folder that is missing is nothing the user asked for: not reported.
             held.extend(places.temp.iter().filter_map(|t| Held::open(t).ok()));
             let writable = plain_places(&places.temp, &entries);
+            let skip = |key: &str, path: &PathBuf, why| Skipped {
+                key: key.to_string(),
+                path: path.clone(),
+                why,
+            };
             for entry in &entries {
                 match hold(entry, &writable) {
                     Ok(h) => held.push(h),
-                    Err(why) => skipped.push(why.line("tools.sandboxWritable", entry)),
+                    Err(why) => skipped.push(skip("tools.sandboxWritable", entry, why)),
                 }
             }
-        }
-        let mut entry_held = Vec::new();
-        if mode == SandboxMode::WorkspaceWrite {
-            let writable = plain_places(&places.temp, &entries);
             for (key, folders) in &own {
+                let key = format!("{key}.sandboxWritable");
                 for entry in folders {
-                    let key = format!("{key}.sandboxWritable");
                     match hold(entry, &writable) {
                         Ok(h) => entry_held.push((entry.clone(), h)),
-                        Err(why) => skipped.push(why.line(&key, entry)),
+                        Err(why) => skipped.push(skip(&key, entry, why)),
                     }
                 }
             }
@@ -378,167 +310,47 @@ impl Sandbox {
     }
 
     /// Whether the system fences commands (the mode is on and Landlock or Seatbelt is there).
-    fn fences_commands(&self) -> bool {
+    pub fn fences_commands(&self) -> bool {
         self.mode != SandboxMode::Off && self.enforcement.fences()
     }
 
-    pub fn enforcement(&self) -> &Enforcement {
-        &self.enforcement
-    }
-
-    /// The mode as the banner and the ACP log show it: `workspace-write`, or
-    /// `workspace-write (not enforced)` when nothing fences commands here.
-    pub fn label(&self) -> String {
-        match self.mode {
-            SandboxMode::Off => "off".into(),
-            m if !self.enforcement.fences() => format!("{m} (not enforced)"),
-            m => m.to_string(),
+    /// What the sandbox enforces and leaves out, for the front ends to word (the banner, the
+    /// ACP log, `mm doctor`). The entries that run outside the fence are named only where
+    /// commands are fenced.
+    pub fn report(&self) -> SandboxReport {
+        SandboxReport {
+            mode: self.mode,
+            fencer: self.enforcement.fencer.clone(),
+            gaps: self.enforcement.gaps(self.mode),
+            nested: self.enforcement.nested.clone(),
+            skipped: self.skipped.clone(),
+            outside: match self.fences_commands() {
+                true => self.outside.clone(),
+                false => Vec::new(),
+            },
         }
     }
 
-    /// What fences commands, as `mm doctor` names it: `Landlock ABI 6`, `Seatbelt`.
-    pub fn fencer_name(&self) -> String {
-        match &self.enforcement.fencer {
-            Fencer::Landlock => format!("Landlock ABI {}", self.enforcement.abi),
-            Fencer::Seatbelt => "Seatbelt".into(),
-            Fencer::Missing(_) => "nothing".into(),
-        }
-    }
-
-    /// What the running kernel cannot fence here (each a part of the fence that is not
-    /// there); empty when the sandbox is off (or has no Landlock at all: [`Sandbox::note`]).
-    fn gaps(&self) -> Vec<String> {
-        let e = &self.enforcement;
-        let abi = e.abi;
-        let mut gaps: Vec<String> = Vec::new();
-        if self.mode == SandboxMode::Off || e.fencer != Fencer::Landlock {
-            return gaps;
-        }
-        if abi < 2 {
-            gaps.push("moving or linking a file between folders is always refused".into());
-        }
-        if abi < 3 {
-            gaps.push("truncate(2) is not fenced".into());
-        }
-        if abi < 5 {
-            gaps.push("device ioctls are not fenced".into());
-        }
-        if abi < 6 {
-            gaps.push("abstract unix sockets are not fenced".into());
-        }
-        if let Err(why) = &e.seccomp {
-            gaps.push(format!("TIOCSTI is not refused ({why})"));
-        }
-        if let (SandboxMode::WorkspaceWrite, Err(why), None) = (self.mode, &e.namespace, &e.nested)
-        {
-            gaps.push(format!(
-                "the project's .mm/ stays writable (no private mount namespace: {why})"
-            ));
-        }
-        gaps
-    }
-
-    /// What the kernel does not enforce of the fence, in one line; `None` when the sandbox is
-    /// off or whole. Inside an outer fence it also says that the read-only mounts are the
-    /// outer fence's.
-    pub fn note(&self) -> Option<String> {
-        if self.mode == SandboxMode::Off {
-            return None;
-        }
-        if let Fencer::Missing(why) = &self.enforcement.fencer {
-            return Some(format!(
-                "not enforced: {why}; the file tools still refuse writes outside it"
-            ));
-        }
-        let mut gaps = self.gaps();
-        if let Some(outer) = &self.enforcement.nested {
-            gaps.push(match self.enforcement.fencer {
-                Fencer::Seatbelt => format!(
-                    "it relies on the outer fence (mm runs inside mm's fence: {FENCED_VAR}={outer}, and Seatbelt cannot be nested)"
-                ),
-                _ => format!(
-                    "it relies on the outer fence for the read-only mounts (mm runs inside mm's fence: {FENCED_VAR}={outer})"
-                ),
-            });
-        }
-        (!gaps.is_empty())
-            .then(|| format!("{} enforced, but {}", self.fencer_name(), gaps.join("; ")))
-    }
-
-    /// The banner's warnings for a session in `cwd`: what the fence lacks, the
-    /// `sandboxWritable` folders skipped, the entries that run outside the fence, and a cwd
-    /// that is not writable.
-    pub fn warnings(&self, cwd: &Path) -> Vec<String> {
-        let mode = self.mode;
-        self.note()
-            .into_iter()
-            .chain(self.skipped_lines())
-            .chain(self.cwd_note(cwd))
-            .map(|n| format!("sandbox {mode}: {n}"))
-            .collect()
-    }
-
-    /// One line per `sandboxWritable` folder skipped for this run, then one per entry that
-    /// runs outside the fence while commands are fenced (`mcp.servers.x runs outside the
-    /// fence (sandbox = false)`).
-    pub fn skipped_lines(&self) -> Vec<String> {
-        let outside = self
-            .outside
-            .iter()
-            .filter(|_| self.fences_commands())
-            .map(|key| format!("{key} runs outside the fence (sandbox = false)"));
-        self.skipped.iter().cloned().chain(outside).collect()
-    }
-
-    /// The line said when the cwd of a session is not writable in `workspace-write` (the home
-    /// folder or above it); `None` otherwise.
-    pub fn cwd_note(&self, cwd: &Path) -> Option<String> {
+    /// The working directory `cwd` when commands of a session there may not write in it
+    /// (`workspace-write` in the home folder or above it); `None` otherwise.
+    pub fn unwritable_cwd(&self, cwd: &Path) -> Option<UnwritableCwd> {
         let real = crate::paths::canonical(cwd).ok()?;
-        (self.mode == SandboxMode::WorkspaceWrite && self.home_or_above(&real)).then(|| {
-            format!(
-                "the working directory {} is the home folder or above it, so commands may not write in it: only in the temp folders and tools.sandboxWritable (start mm in a project's folder)",
-                real.display()
-            )
-        })
+        (self.mode == SandboxMode::WorkspaceWrite && self.home_or_above(&real))
+            .then_some(UnwritableCwd(real))
     }
 
     fn home_or_above(&self, real: &Path) -> bool {
         self.home.as_deref().is_some_and(|h| h.starts_with(real))
     }
 
-    /// The ACP log lines at `initialize`: `[acp] sandbox: <mode>`, and what is not enforced
-    /// after ` — `; then one line per skipped `sandboxWritable` folder and per entry that runs
-    /// outside the fence.
-    pub fn log_lines(&self) -> Vec<String> {
-        let first = match self.note() {
-            Some(n) => format!("[acp] sandbox: {} — {n}", self.mode),
-            None => format!("[acp] sandbox: {}", self.mode),
-        };
-        std::iter::once(first)
-            .chain(
-                self.skipped_lines()
-                    .into_iter()
-                    .map(|l| format!("[acp] sandbox: {l}")),
-            )
-            .collect()
-    }
-
     /// `Err` when `tools.sandboxRequired` is set and the fence is not whole. Running inside
     /// an outer fence is no gap: its mounts hold.
     pub fn require(&self, required: bool) -> Result<(), NotEnforced> {
-        let why = match self.enforcement.fencer {
-            Fencer::Missing(_) => self.note(),
-            _ => {
-                let gaps = self.gaps();
-                (!gaps.is_empty())
-                    .then(|| format!("{} enforced, but {}", self.fencer_name(), gaps.join("; ")))
-            }
-        };
-        match why {
-            Some(why) if required => Err(NotEnforced(format!(
-                "tools.sandbox = {} is not enforced whole: {why}",
-                self.mode
-            ))),
+        match self.report().shortfall() {
+            Some(why) if required => Err(NotEnforced {
+                mode: self.mode,
+                why,
+            }),
             _ => Ok(()),
         }
     }
@@ -548,10 +360,7 @@ impl Sandbox {
     /// `sandboxWritable`).
     fn roots(&self, cwd: &Path, extra: &[PathBuf]) -> Roots<'_> {
         match self.mode {
-            SandboxMode::Off | SandboxMode::ReadOnly => Roots {
-                cwd: None,
-                held: Vec::new(),
-            },
+            SandboxMode::Off | SandboxMode::ReadOnly => Roots::none(),
             SandboxMode::WorkspaceWrite => Roots {
                 cwd: crate::paths::canonical(cwd)
                     .ok()
@@ -573,7 +382,7 @@ impl Sandbox {
 
     /// The paths kept read-only for a session in `cwd` (canonical where they exist), with
     /// whether each is a folder mm may create.
-    pub(crate) fn protected(&self, cwd: &Path) -> Vec<(PathBuf, bool)> {
+    fn protected(&self, cwd: &Path) -> Vec<(PathBuf, bool)> {
         std::iter::once(cwd.join(".mm"))
             .chain(self.places.protected.iter().cloned())
             .map(|p| (real_path(&p), true))
@@ -609,8 +418,17 @@ impl Sandbox {
         if !self.fences_commands() {
             return Ok(Fencing::inside(None));
         }
-        let roots = self.roots(cwd, extra);
-        os::fence(self, cwd, &roots).map(Fencing::inside)
+        os::fence(&self.rule(cwd, extra), &self.enforcement, &self.state).map(Fencing::inside)
+    }
+
+    /// The rule for writes of a session in `cwd`, with the folders of `extra` held for one child
+    /// of its own.
+    fn rule(&self, cwd: &Path, extra: &[PathBuf]) -> Rule<'_> {
+        Rule {
+            mode: self.mode,
+            roots: self.roots(cwd, extra),
+            protected: self.protected(cwd),
+        }
     }
 
     /// Checks a write by mm itself on behalf of a tool (`write_file`, `edit_file`, …) against
@@ -622,156 +440,15 @@ impl Sandbox {
             return Ok(());
         }
         let real = real_path(path);
-        let inside = self.roots(cwd, &[]).paths().any(|r| real.starts_with(r))
-            && !self.protected(cwd).iter().any(|(p, _)| real.starts_with(p));
-        if inside {
+        let rule = self.rule(cwd, &[]);
+        if rule.lets_write(&real) {
             Ok(())
         } else {
             Err(format!(
                 "[write outside the sandbox refused: {} (tools.sandbox = {})]",
                 real.display(),
-                self.mode
+                rule.mode
             ))
-        }
-    }
-
-    /// The line a failed `bash` call of a session in `cwd` gets when the fence may be why (its
-    /// output says a permission was denied); `None` when commands are not fenced.
-    pub fn bash_hint(&self, cwd: &Path) -> Option<String> {
-        if !self.fences_commands() {
-            return None;
-        }
-        match self.mode {
-            SandboxMode::Off => None,
-            SandboxMode::WorkspaceWrite if self.cwd_note(cwd).is_some() => Some(
-                "[tools.sandbox = workspace-write: the working directory is the home folder, so commands may write only in the temp folder and tools.sandboxWritable]"
-                    .into(),
-            ),
-            SandboxMode::WorkspaceWrite => Some(
-                "[tools.sandbox = workspace-write: commands may write only in the working directory (not its .mm/), the temp folder and tools.sandboxWritable]"
-                    .into(),
-            ),
-            SandboxMode::ReadOnly => {
-                Some("[tools.sandbox = read-only: commands may not write any file]".into())
-            }
-        }
-    }
-
-    /// What the system prompt says of the sandbox; `None` when commands are not fenced.
-    pub fn prompt_section(&self) -> Option<String> {
-        if !self.fences_commands() {
-            return None;
-        }
-        match self.mode {
-            SandboxMode::Off => None,
-            SandboxMode::WorkspaceWrite => Some(
-                "Sandbox: commands and file tools may write only in the working directory (not .mm/) and the temp folder."
-                    .into(),
-            ),
-            SandboxMode::ReadOnly => Some("Sandbox: commands and file tools may not write files.".into()),
-        }
-    }
-}
-
-/// The writable places whose paths hold no symlink (canonical): the temp folders and such
-/// `tools.sandboxWritable` entries. A symlink inside one of them may be a command's.
-fn plain_places(temp: &[PathBuf], entries: &[PathBuf]) -> Vec<PathBuf> {
-    temp.iter()
-        .chain(entries)
-        .filter_map(|p| {
-            let real = crate::paths::canonical(p).ok()?;
-            (real == crate::paths::normalize(p)).then_some(real)
-        })
-        .collect()
-}
-
-/// The first symlink on `entry`'s path that lies in one of `writable` (so that a fenced
-/// command could have made it, as `ln -s / <missing entry>`); `None` when every symlink on it
-/// is where commands cannot write (the user's own).
-/// Why a writable entry is skipped for the run.
-enum Skipped {
-    /// It goes through this symlink, which lies where commands may write.
-    Link(PathBuf),
-    Missing,
-}
-
-impl Skipped {
-    fn line(&self, key: &str, entry: &Path) -> String {
-        match self {
-            Skipped::Link(link) => format!(
-                "{key} {} goes through the symlink {}, which lies where commands may write, so it is skipped (remove the link if you did not make it)",
-                entry.display(),
-                link.display()
-            ),
-            Skipped::Missing => format!(
-                "{key} {} does not exist, so it is not writable in this run (make it, then start mm again)",
-                entry.display()
-            ),
-        }
-    }
-}
-
-/// A writable entry resolved and held open, once, at start.
-fn hold(entry: &Path, writable: &[PathBuf]) -> Result<Held, Skipped> {
-    if let Some(link) = link_in(entry, writable) {
-        return Err(Skipped::Link(link));
-    }
-    Held::open(entry).map_err(|_| Skipped::Missing)
-}
-
-fn link_in(entry: &Path, writable: &[PathBuf]) -> Option<PathBuf> {
-    let entry = crate::paths::normalize(entry);
-    let mut prefixes: Vec<&Path> = entry.ancestors().collect();
-    prefixes.reverse();
-    prefixes.into_iter().find_map(|p| {
-        let link = std::fs::symlink_metadata(p).ok()?.file_type().is_symlink();
-        let parent = crate::paths::canonical(p.parent()?).ok()?;
-        (link && writable.iter().any(|w| parent.starts_with(w))).then(|| p.to_path_buf())
-    })
-}
-
-/// What a failed command prints when a write was refused: EACCES, EPERM, EROFS (`.mm/`), and
-/// EXDEV, which Landlock answers to a link or a move between folders it does not allow.
-pub const DENIED_MARKERS: [&str; 4] = [
-    "Permission denied",
-    "Operation not permitted",
-    "Read-only file system",
-    "Invalid cross-device link",
-];
-
-/// The path a write to `path` lands on: symlinks followed (the last component's too, as
-/// `write_file` writes through a link), the part that does not exist yet kept as given.
-pub fn real_path(path: &Path) -> PathBuf {
-    let path = crate::paths::normalize(path);
-    let mut followed = path.clone();
-    for _ in 0..40 {
-        match std::fs::read_link(&followed) {
-            Ok(link) => {
-                let next = match followed.parent() {
-                    Some(parent) if link.is_relative() => parent.join(link),
-                    _ => link,
-                };
-                followed = crate::paths::normalize(&next);
-            }
-            Err(_) => break,
-        }
-    }
-    let mut existing = followed.as_path();
-    let mut rest = Vec::new();
-    loop {
-        if let Ok(real) = crate::paths::canonical(existing) {
-            let mut out = real;
-            for part in rest.iter().rev() {
-                out.push(part);
-            }
-            return out;
-        }
-        match (existing.parent(), existing.file_name()) {
-            (Some(parent), Some(name)) => {
-                rest.push(name.to_os_string());
-                existing = parent;
-            }
-            _ => return followed,
         }
     }
 }
@@ -780,6 +457,7 @@ pub fn real_path(path: &Path) -> PathBuf {
 #[allow(clippy::unwrap_used, clippy::disallowed_methods)]
 mod tests {
     use super::*;
+    use mm_core::sandbox_report::{Fencer, Gap};
 
     #[test]
     fn modes_parse_and_name() {
@@ -803,9 +481,8 @@ mod tests {
             enforcement: Enforcement {
                 fencer: match abi {
                     0 => Fencer::Missing("this kernel has no Landlock (Linux 5.13 or later, with landlock among its LSMs)".into()),
-                    _ => Fencer::Landlock,
+                    _ => Fencer::Landlock(abi),
                 },
-                abi,
                 devpts: namespace.clone(),
                 namespace,
                 seccomp: Ok(()),
@@ -817,12 +494,12 @@ mod tests {
     #[test]
     fn a_whole_fence_says_only_its_mode() {
         let s = with(SandboxMode::WorkspaceWrite, 7, Ok(()));
-        assert_eq!(s.label(), "workspace-write");
-        assert_eq!(s.note(), None);
-        assert_eq!(s.log_lines(), ["[acp] sandbox: workspace-write"]);
+        assert_eq!(s.report().label(), "workspace-write");
+        assert_eq!(s.report().note(), None);
+        assert_eq!(s.report().lines(), Vec::<String>::new());
         assert!(s.require(true).is_ok());
         let off = with(SandboxMode::Off, 0, Err("off".into()));
-        assert_eq!(off.note(), None);
+        assert_eq!(off.report().note(), None);
         assert!(off.require(true).is_ok());
     }
 
@@ -833,16 +510,24 @@ mod tests {
             3,
             Err("Operation not permitted (os error 1)".into()),
         );
+        // The front ends' wording of this report: mm-term's banner and mm-acp's log tests.
+        assert_eq!(
+            s.report(),
+            SandboxReport {
+                mode: SandboxMode::WorkspaceWrite,
+                fencer: Fencer::Landlock(3),
+                gaps: vec![
+                    Gap::DeviceIoctl,
+                    Gap::AbstractSockets,
+                    Gap::Namespace("Operation not permitted (os error 1)".into())
+                ],
+                nested: None,
+                skipped: Vec::new(),
+                outside: Vec::new(),
+            }
+        );
         let note = "Landlock ABI 3 enforced, but device ioctls are not fenced; abstract unix sockets are not fenced; the project's .mm/ stays writable (no private mount namespace: Operation not permitted (os error 1))";
-        assert_eq!(s.note().as_deref(), Some(note));
-        assert_eq!(
-            s.warnings(Path::new("/")),
-            [format!("sandbox workspace-write: {note}")]
-        );
-        assert_eq!(
-            s.log_lines(),
-            [format!("[acp] sandbox: workspace-write — {note}")]
-        );
+        assert_eq!(s.report().note().as_deref(), Some(note));
         assert!(s.require(false).is_ok());
         assert_eq!(
             s.require(true).unwrap_err().to_string(),
@@ -851,20 +536,21 @@ mod tests {
             )
         );
         let none = with(SandboxMode::ReadOnly, 0, Ok(()));
-        assert_eq!(none.label(), "read-only (not enforced)");
-        // Nothing claimed for commands: no fence to enter, no hint, nothing in the prompt.
+        assert_eq!(none.report().label(), "read-only (not enforced)");
+        // Nothing claimed for commands: no fence to enter, no hint, nothing in the prompt (the
+        // bash tool words both for the model).
         assert!(!none.fence(Path::new("/")).unwrap().fences());
-        assert_eq!(none.bash_hint(Path::new("/")), None);
-        assert_eq!(none.prompt_section(), None);
+        assert_eq!(crate::tools::bash::denial_hint(&none, Path::new("/")), None);
+        assert_eq!(crate::tools::bash::sandbox_section(&none), None);
         assert_eq!(
-            none.note().as_deref(),
+            none.report().note().as_deref(),
             Some(
                 "not enforced: this kernel has no Landlock (Linux 5.13 or later, with landlock among its LSMs); the file tools still refuse writes outside it"
             )
         );
         let old = with(SandboxMode::ReadOnly, 1, Ok(()));
         assert_eq!(
-            old.note().as_deref(),
+            old.report().note().as_deref(),
             Some(
                 "Landlock ABI 1 enforced, but moving or linking a file between folders is always refused; truncate(2) is not fenced; device ioctls are not fenced; abstract unix sockets are not fenced"
             )
@@ -932,24 +618,19 @@ mod tests {
         };
         let fencing = s.fence_for(Path::new("/"), &out).unwrap();
         assert_eq!(fencing.unfenced(), Some(Unfenced::OptedOut));
-        let line = "mcp.servers.x runs outside the fence (sandbox = false)";
+        // The banner's and the ACP log's lines of it: mm-term's and mm-acp's tests.
+        assert_eq!(s.report().outside, ["mcp.servers.x"]);
         assert_eq!(
-            s.warnings(Path::new("/")),
-            [format!("sandbox workspace-write: {line}")]
-        );
-        assert_eq!(
-            s.log_lines(),
-            [
-                "[acp] sandbox: workspace-write".to_string(),
-                format!("[acp] sandbox: {line}")
-            ]
+            s.report().lines(),
+            ["mcp.servers.x runs outside the fence (sandbox = false)"]
         );
         // Nothing fences commands: nothing to name.
         let mut none = with(SandboxMode::WorkspaceWrite, 0, Ok(()));
         none.outside = s.outside.clone();
         assert!(
             !none
-                .skipped_lines()
+                .report()
+                .lines()
                 .iter()
                 .any(|l| l.contains("runs outside"))
         );
@@ -964,7 +645,7 @@ mod tests {
         let mut s = with(SandboxMode::WorkspaceWrite, 7, Err("inside".into()));
         s.enforcement.nested = Some("read-only".into());
         assert_eq!(
-            s.note().as_deref(),
+            s.report().note().as_deref(),
             Some(
                 "Landlock ABI 7 enforced, but it relies on the outer fence for the read-only mounts (mm runs inside mm's fence: MM_FENCED=read-only)"
             )
@@ -994,51 +675,16 @@ mod tests {
         let s = Sandbox::new(Settings::of(&config), places);
         for cwd in [&home, &base] {
             assert!(s.check_write(cwd, &cwd.join("x")).is_err());
-            assert!(s.cwd_note(cwd).is_some());
+            assert!(s.unwritable_cwd(cwd).is_some());
         }
         assert_eq!(s.check_write(&project, &project.join("x")), Ok(()));
-        assert_eq!(s.cwd_note(&project), None);
+        assert_eq!(s.unwritable_cwd(&project), None);
         assert_eq!(
-            s.cwd_note(&home).unwrap(),
+            s.unwritable_cwd(&home).unwrap().to_string(),
             format!(
                 "the working directory {} is the home folder or above it, so commands may not write in it: only in the temp folders and tools.sandboxWritable (start mm in a project's folder)",
                 home.display()
             )
         );
-    }
-
-    #[cfg(unix)]
-    #[test]
-    fn a_writable_entry_through_a_link_where_commands_write_is_found() {
-        let dir = tempfile::tempdir().unwrap();
-        let base = std::fs::canonicalize(dir.path()).unwrap();
-        std::fs::create_dir_all(base.join("cache")).unwrap();
-        std::fs::create_dir_all(base.join("mine/data")).unwrap();
-        std::os::unix::fs::symlink("/", base.join("cache/x")).unwrap();
-        // The user's own link, in a folder commands cannot write.
-        std::os::unix::fs::symlink(base.join("mine/data"), base.join("mine/link")).unwrap();
-        let entries = [
-            base.join("cache"),
-            base.join("cache/x"),
-            base.join("mine/link"),
-        ];
-        let writable = plain_places(&[], &entries);
-        assert_eq!(writable, [base.join("cache")]);
-        assert_eq!(link_in(&entries[1], &writable), Some(base.join("cache/x")));
-        assert_eq!(link_in(&entries[2], &writable), None);
-        assert_eq!(link_in(&entries[0], &writable), None);
-    }
-
-    #[cfg(unix)]
-    #[test]
-    fn real_path_follows_links_and_keeps_what_does_not_exist() {
-        let dir = tempfile::tempdir().unwrap();
-        let base = std::fs::canonicalize(dir.path()).unwrap();
-        std::fs::create_dir(base.join("out")).unwrap();
-        std::os::unix::fs::symlink(base.join("out"), base.join("link")).unwrap();
-        std::os::unix::fs::symlink("out/f", base.join("file-link")).unwrap();
-        assert_eq!(real_path(&base.join("link/new/x")), base.join("out/new/x"));
-        assert_eq!(real_path(&base.join("file-link")), base.join("out/f"));
-        assert_eq!(real_path(&base.join("a/../out/./y")), base.join("out/y"));
     }
 }

@@ -3,10 +3,12 @@
 //! file tools' `check_write` still holds.
 
 use std::ffi::OsStr;
-use std::path::Path;
 
+use mm_core::sandbox_report::Fencer;
+
+use super::kernel::Enforcement;
 pub use super::not_linux::{FenceError, landlock_abi, namespace_works};
-use super::{Enforcement, Fencer, Roots, Sandbox};
+use super::paths::Rule;
 
 /// What `mm doctor` says to do when the fence is not whole and `tools.sandboxRequired` is set.
 pub const REMEDY: &str = "run mm in WSL (Linux, with Landlock) for a fence";
@@ -40,7 +42,6 @@ pub(super) fn enforcement(outer_fence: Option<String>) -> Enforcement {
             "{} has no sandbox for commands yet",
             std::env::consts::OS
         )),
-        abi: 0,
         namespace: none(),
         devpts: none(),
         seccomp: none(),
@@ -48,7 +49,7 @@ pub(super) fn enforcement(outer_fence: Option<String>) -> Enforcement {
     }
 }
 
-/// Never asked: [`Sandbox::fence`] asks only where commands are fenced.
-pub(super) fn fence(_: &Sandbox, _: &Path, _: &Roots<'_>) -> Result<Option<Fence>, FenceError> {
+/// Never asked: [`Sandbox::fence`](super::Sandbox::fence) asks only where commands are fenced.
+pub(super) fn fence(_: &Rule<'_>, _: &Enforcement, _: &State) -> Result<Option<Fence>, FenceError> {
     Ok(None)
 }

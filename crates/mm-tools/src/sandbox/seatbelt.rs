@@ -11,7 +11,9 @@
 use std::fmt::Write;
 use std::path::{Path, PathBuf};
 
-use super::{DEVICE_FILES, SandboxMode};
+use mm_core::config::SandboxMode;
+
+use super::paths::DEVICE_FILES;
 
 /// The folders macOS keeps under `/private`, reached through a link of the same name at `/`.
 const PRIVATE: [&str; 3] = ["/tmp", "/var", "/etc"];

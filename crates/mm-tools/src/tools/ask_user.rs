@@ -7,7 +7,7 @@ use async_trait::async_trait;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::{CallContext, ToolOutput, ToolSetup, TypedTool};
+use super::{CallContext, Describe, ToolOutput, ToolSetup, TypedTool};
 use crate::event::{AnswerValue, FormAnswer, Question, QuestionKind, ToolKind};
 
 /// What the model receives when the user declined the form.
@@ -51,16 +51,25 @@ enum Type {
     Confirm,
 }
 
-#[async_trait]
-impl TypedTool for AskUser {
-    type Args = Args;
-
+impl Describe for AskUser {
     fn name(&self) -> &str {
         "ask_user"
     }
     fn description(&self) -> &str {
         "Ask the user questions when you cannot decide alone."
     }
+    fn kind(&self, _args: &Value) -> ToolKind {
+        ToolKind::Other
+    }
+    fn title(&self, _args: &Value) -> String {
+        "ask_user".into()
+    }
+}
+
+#[async_trait]
+impl TypedTool for AskUser {
+    type Args = Args;
+
     /// Written by hand: the derived schema (nested `$defs`, nullable options, `default: null`)
     /// is more than twice as long, and it is paid on every request.
     fn parameters(&self) -> Value {
@@ -78,12 +87,6 @@ impl TypedTool for AskUser {
             }}},
             "required": ["questions"],
         })
-    }
-    fn kind(&self, _args: &Value) -> ToolKind {
-        ToolKind::Other
-    }
-    fn title(&self, _args: &Value) -> String {
-        "ask_user".into()
     }
     fn gated(&self, _args: &Args) -> bool {
         false

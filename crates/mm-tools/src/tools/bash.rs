@@ -14,15 +14,24 @@ use serde_json::Value;
 use tokio::io::AsyncReadExt;
 use tokio_util::sync::CancellationToken;
 
-use super::{CallContext, ToolOutput, ToolSetup, TypedTool, cut};
+use super::{CallContext, Describe, ToolOutput, ToolSetup, TypedTool, cut};
+use crate::config::SandboxMode;
 use crate::event::{PermissionMode, Tally, ToolKind};
 use crate::process::{Child, Group, OutputReader, Supervisor};
-use crate::sandbox::{DENIED_MARKERS, Fencing, Sandbox};
+use crate::sandbox::{Fencing, Sandbox};
 use crate::tasks::Tasks;
 
 pub const NAME: &str = "bash";
 /// The largest timeout the model may ask for, in seconds.
 pub const MAX_TIMEOUT: u64 = 3600;
+/// What a failed command prints when a write was refused: EACCES, EPERM, EROFS (`.mm/`), and
+/// EXDEV, which Landlock answers to a link or a move between folders it does not allow.
+const DENIED_MARKERS: [&str; 4] = [
+    "Permission denied",
+    "Operation not permitted",
+    "Read-only file system",
+    "Invalid cross-device link",
+];
 /// How long the output is still read after bash exits, for jobs it left holding the pipe.
 const AFTER_EXIT_READ: Duration = Duration::from_millis(200);
 /// How often a running command's new output is reported (`CallContext::progress`), at most.
@@ -63,10 +72,7 @@ pub struct Args {
     timeout: Option<u64>,
 }
 
-#[async_trait]
-impl TypedTool for Bash {
-    type Args = Args;
-
+impl Describe for Bash {
     fn name(&self) -> &str {
         NAME
     }
@@ -85,12 +91,6 @@ impl TypedTool for Bash {
     fn tally(&self) -> Option<Tally> {
         Some(Tally::Command)
     }
-    fn gated(&self, _args: &Args) -> bool {
-        true
-    }
-    fn rule_subject(&self, args: &Args) -> Option<String> {
-        Some(args.command.clone())
-    }
     fn runs_read_only(&self) -> bool {
         self.read_only.is_some()
     }
@@ -98,7 +98,19 @@ impl TypedTool for Bash {
         "[command rejected by the user]".to_string()
     }
     fn prompt_section(&self) -> Option<String> {
-        self.sandbox.prompt_section()
+        sandbox_section(&self.sandbox)
+    }
+}
+
+#[async_trait]
+impl TypedTool for Bash {
+    type Args = Args;
+
+    fn gated(&self, _args: &Args) -> bool {
+        true
+    }
+    fn rule_subject(&self, args: &Args) -> Option<String> {
+        Some(args.command.clone())
     }
     async fn run(&self, args: Args, call: &CallContext<'_>) -> ToolOutput {
         let timeout = match args.timeout {
@@ -122,6 +134,43 @@ impl TypedTool for Bash {
 }
 
 /// Seconds as the model reads them: `120`, or `0.2` for less than whole seconds.
+/// What the system prompt says of the sandbox; `None` when commands are not fenced.
+pub(crate) fn sandbox_section(sandbox: &Sandbox) -> Option<String> {
+    if !sandbox.fences_commands() {
+        return None;
+    }
+    match sandbox.mode() {
+        SandboxMode::Off => None,
+        SandboxMode::WorkspaceWrite => Some(
+            "Sandbox: commands and file tools may write only in the working directory (not .mm/) and the temp folder."
+                .into(),
+        ),
+        SandboxMode::ReadOnly => Some("Sandbox: commands and file tools may not write files.".into()),
+    }
+}
+
+/// The line a failed call of a session in `cwd` gets when the fence may be why (its output
+/// says a permission was denied); `None` when commands are not fenced.
+pub(crate) fn denial_hint(sandbox: &Sandbox, cwd: &Path) -> Option<String> {
+    if !sandbox.fences_commands() {
+        return None;
+    }
+    match sandbox.mode() {
+        SandboxMode::Off => None,
+        SandboxMode::WorkspaceWrite if sandbox.unwritable_cwd(cwd).is_some() => Some(
+            "[tools.sandbox = workspace-write: the working directory is the home folder, so commands may write only in the temp folder and tools.sandboxWritable]"
+                .into(),
+        ),
+        SandboxMode::WorkspaceWrite => Some(
+            "[tools.sandbox = workspace-write: commands may write only in the working directory (not its .mm/), the temp folder and tools.sandboxWritable]"
+                .into(),
+        ),
+        SandboxMode::ReadOnly => {
+            Some("[tools.sandbox = read-only: commands may not write any file]".into())
+        }
+    }
+}
+
 fn seconds(d: Duration) -> String {
     if d.subsec_millis() == 0 {
         d.as_secs().to_string()
@@ -220,7 +269,7 @@ async fn run_command(
                     0 => None,
                     // A refused write shows as the command's own error; say which fence
                     // refused it.
-                    code => match sandbox.bash_hint(cwd).filter(|_| capture.mentions_denial()) {
+                    code => match denial_hint(sandbox, cwd).filter(|_| capture.mentions_denial()) {
                         Some(hint) => Some(format!("[exit code: {code}]\n{hint}")),
                         None => Some(format!("[exit code: {code}]")),
                     },

@@ -15,7 +15,7 @@ use serde_json::Value;
 use tokio::io::AsyncWriteExt;
 use tokio::time::Instant;
 
-use super::{CallContext, ToolOutput, ToolSetup, TypedTool};
+use super::{CallContext, Describe, ToolOutput, ToolSetup, TypedTool};
 use crate::event::ToolKind;
 use crate::html_text::{Capture, HtmlText};
 use crate::paths;
@@ -79,10 +79,7 @@ pub struct Args {
     output: Option<String>,
 }
 
-#[async_trait]
-impl TypedTool for FetchContent {
-    type Args = Args;
-
+impl Describe for FetchContent {
     fn name(&self) -> &str {
         NAME
     }
@@ -103,6 +100,12 @@ impl TypedTool for FetchContent {
             .map(|p| vec![paths::resolve(cwd, p)])
             .unwrap_or_default()
     }
+}
+
+#[async_trait]
+impl TypedTool for FetchContent {
+    type Args = Args;
+
     /// Only writing a file is gated; reading a page is not.
     fn gated(&self, args: &Args) -> bool {
         args.output.as_deref().is_some_and(|p| !p.trim().is_empty())

@@ -8,7 +8,7 @@ use std::sync::Arc;
 use async_trait::async_trait;
 use serde_json::Value;
 
-use super::{CallContext, Parsed, Tool, ToolOutput};
+use super::{CallContext, Describe, Parsed, Tool, ToolOutput};
 use crate::config::McpPermissions;
 use crate::event::ToolKind;
 use crate::mcp::{CallError, Server, ServerSpec, ToolInfo, content};
@@ -55,18 +55,13 @@ impl McpTool {
     }
 }
 
-#[async_trait]
-impl Tool for McpTool {
+impl Describe for McpTool {
     fn name(&self) -> &str {
         &self.name
     }
 
     fn description(&self) -> &str {
         &self.description
-    }
-
-    fn parameters(&self) -> Value {
-        self.info.schema.clone()
     }
 
     fn kind(&self, _args: &Value) -> ToolKind {
@@ -77,12 +72,19 @@ impl Tool for McpTool {
         format!("{}: {}", self.server_name, self.info.name)
     }
 
-    fn gated(&self, _args: &Parsed) -> bool {
-        true
-    }
-
     fn always_gated(&self) -> bool {
         self.ask
+    }
+}
+
+#[async_trait]
+impl Tool for McpTool {
+    fn parameters(&self) -> Value {
+        self.info.schema.clone()
+    }
+
+    fn gated(&self, _args: &Parsed) -> bool {
+        true
     }
 
     async fn run_parsed(&self, args: Parsed, call: &CallContext<'_>) -> ToolOutput {

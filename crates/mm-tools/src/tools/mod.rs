@@ -286,18 +286,15 @@ impl Parsed {
     }
 }
 
-/// The face the dispatcher sees. A call's arguments are parsed once ([`Tool::parse`]); what
-/// announces a call before that — the title, the kind, the locations — reads them raw, since a
-/// call with bad arguments is announced too. Built-in tools implement [`TypedTool`] and get
-/// this through its blanket implementation; an MCP server's tool, whose schema is the
-/// server's, implements it directly.
-#[async_trait]
-pub trait Tool: Send + Sync {
+/// What a tool is, whatever a call's arguments: its name and description, how a call is
+/// announced before its arguments are parsed (the title, the kind, the locations read them raw,
+/// since a call with bad arguments is announced too), and how the gate, the recap, the system
+/// prompt and `/new` treat it. Every tool implements it once, in its file; the calls themselves
+/// are [`TypedTool`] (built-in tools) or [`Tool`] (an MCP server's).
+pub trait Describe: Send + Sync {
     fn name(&self) -> &str;
     /// The description sent to the model: short, it is paid for on every request.
     fn description(&self) -> &str;
-    /// The JSON schema of the arguments.
-    fn parameters(&self) -> Value;
     fn kind(&self, args: &Value) -> ToolKind;
     /// The title front ends show (`bash: ls`); `args` may be malformed.
     fn title(&self, args: &Value) -> String;
@@ -305,31 +302,11 @@ pub trait Tool: Send + Sync {
     fn locations(&self, _args: &Value, _cwd: &Path) -> Vec<PathBuf> {
         Vec::new()
     }
-    /// Parses a call's arguments, once, before the hooks and the gate see it; the error is what
-    /// the model receives (no one is asked about a call that does not fit the tool).
-    fn parse(&self, args: Value) -> Result<Parsed, String> {
-        Ok(Parsed::untyped(args))
-    }
-    /// Whether the permission gate asks before this call runs in `ask` mode (`yolo = false`); in
-    /// `read-only` mode such a call is refused.
-    fn gated(&self, args: &Parsed) -> bool;
-    /// What the permission gate matches a remembered rule against (`bash`: the command);
-    /// `None`: "always" remembers the whole tool.
-    fn rule_subject(&self, _args: &Parsed) -> Option<String> {
-        None
-    }
     /// Whether a gated call still runs in `read-only` mode, unasked, because it cannot write
     /// there (`bash` inside the read-only fence).
     fn runs_read_only(&self) -> bool {
         false
     }
-    /// The file changes this call would make, computed without making them, for the permission
-    /// question; empty when the tool changes no file or cannot tell (a failed edit: the run
-    /// says why).
-    fn preview(&self, _args: &Parsed, _cwd: &Path) -> Vec<FileDiff> {
-        Vec::new()
-    }
-
     /// Whether the gate asks even in `yolo` mode (an MCP server's `permissions = "ask"`).
     fn always_gated(&self) -> bool {
         false
@@ -350,6 +327,64 @@ pub trait Tool: Send + Sync {
     /// The session starts afresh (`/new`): let go of what was kept for follow-ups (the
     /// processes of asked agents).
     fn reset(&self) {}
+}
+
+/// A built-in tool's calls, their arguments declared once as `Args`: the schema the model sees
+/// is derived from it, and the dispatcher parses a call's arguments into it once, before the
+/// hooks and the gate ([`Tool::parse`]); `gated`, `rule_subject`, `preview` and `run` get that
+/// value (a call whose arguments do not parse never reaches them, nor the user: the model is
+/// told the mistake).
+#[async_trait]
+pub trait TypedTool: Describe {
+    type Args: DeserializeOwned + schemars::JsonSchema + Send + Sync + 'static;
+
+    /// The JSON schema of the arguments: derived from `Args`; a tool overrides it only to send
+    /// a shorter hand-written one.
+    fn parameters(&self) -> Value {
+        schema_of::<Self::Args>()
+    }
+    /// Whether the permission gate asks before this call runs in `ask` mode (`yolo = false`); in
+    /// `read-only` mode such a call is refused.
+    fn gated(&self, args: &Self::Args) -> bool;
+    /// The file changes this call would make, computed without making them, for the permission
+    /// question; empty when the tool changes no file or cannot tell (a failed edit: the run
+    /// says why).
+    fn preview(&self, _args: &Self::Args, _cwd: &Path) -> Vec<FileDiff> {
+        Vec::new()
+    }
+    /// What the permission gate matches a remembered rule against (`bash`: the command);
+    /// `None`: "always" remembers the whole tool.
+    fn rule_subject(&self, _args: &Self::Args) -> Option<String> {
+        None
+    }
+    /// Runs a call whose arguments parsed. A mistake found later is a `not_run` output
+    /// explaining it, never a panic.
+    async fn run(&self, args: Self::Args, call: &CallContext<'_>) -> ToolOutput;
+}
+
+/// The face the dispatcher sees: a tool ([`Describe`]) and its calls with their arguments
+/// erased. A call's arguments are parsed once ([`Tool::parse`]) into a [`Parsed`] that the
+/// hooks, the gate and the run share. Every [`TypedTool`] has it through one blanket
+/// implementation; an MCP server's tool, whose schema is the server's, implements it directly.
+#[async_trait]
+pub trait Tool: Describe {
+    /// The JSON schema of the arguments.
+    fn parameters(&self) -> Value;
+    /// Parses a call's arguments, once, before the hooks and the gate see it; the error is what
+    /// the model receives (no one is asked about a call that does not fit the tool).
+    fn parse(&self, args: Value) -> Result<Parsed, String> {
+        Ok(Parsed::untyped(args))
+    }
+    /// [`TypedTool::gated`], for parsed arguments.
+    fn gated(&self, args: &Parsed) -> bool;
+    /// [`TypedTool::rule_subject`], for parsed arguments.
+    fn rule_subject(&self, _args: &Parsed) -> Option<String> {
+        None
+    }
+    /// [`TypedTool::preview`], for parsed arguments.
+    fn preview(&self, _args: &Parsed, _cwd: &Path) -> Vec<FileDiff> {
+        Vec::new()
+    }
     /// Runs a call whose arguments parsed. A mistake found later is a `not_run` output
     /// explaining it, never a panic.
     async fn run_parsed(&self, args: Parsed, call: &CallContext<'_>) -> ToolOutput;
@@ -363,129 +398,34 @@ pub trait Tool: Send + Sync {
     }
 }
 
-/// A built-in tool, its arguments declared once as `Args`: the schema the model sees is derived
-/// from it, and the dispatcher parses a call's arguments into it once, before the hooks and
-/// the gate; `gated`, `rule_subject`, `preview` and `run` get that value (a call whose
-/// arguments do not parse never reaches them, nor the user: the model is told the mistake).
-/// What announces a call before the parse — the title, the kind, the locations — reads the
-/// raw arguments, as in [`Tool`].
-#[async_trait]
-pub trait TypedTool: Send + Sync {
-    type Args: DeserializeOwned + schemars::JsonSchema + Send + Sync + 'static;
-
-    fn name(&self) -> &str;
-    /// The description sent to the model: short, it is paid for on every request.
-    fn description(&self) -> &str;
-    /// The JSON schema of the arguments: derived from `Args`; a tool overrides it only to send
-    /// a shorter hand-written one.
-    fn parameters(&self) -> Value {
-        schema_of::<Self::Args>()
-    }
-    fn kind(&self, args: &Value) -> ToolKind;
-    /// The title front ends show (`bash: ls`); `args` may be malformed.
-    fn title(&self, args: &Value) -> String;
-    /// Absolute paths the call involves.
-    fn locations(&self, _args: &Value, _cwd: &Path) -> Vec<PathBuf> {
-        Vec::new()
-    }
-    /// As [`Tool::gated`].
-    fn gated(&self, args: &Self::Args) -> bool;
-    /// As [`Tool::preview`].
-    fn preview(&self, _args: &Self::Args, _cwd: &Path) -> Vec<FileDiff> {
-        Vec::new()
-    }
-    /// As [`Tool::rule_subject`].
-    fn rule_subject(&self, _args: &Self::Args) -> Option<String> {
-        None
-    }
-    /// As [`Tool::runs_read_only`].
-    fn runs_read_only(&self) -> bool {
-        false
-    }
-    /// As [`Tool::always_gated`].
-    fn always_gated(&self) -> bool {
-        false
-    }
-    /// As [`Tool::rejected`].
-    fn rejected(&self) -> String {
-        format!("[{} rejected by the user]", self.name())
-    }
-    /// As [`Tool::tally`].
-    fn tally(&self) -> Option<Tally> {
-        None
-    }
-    /// As [`Tool::prompt_section`].
-    fn prompt_section(&self) -> Option<String> {
-        None
-    }
-    /// As [`Tool::reset`].
-    fn reset(&self) {}
-    /// Runs a call whose arguments parsed. A mistake found later is a `not_run` output
-    /// explaining it, never a panic.
-    async fn run(&self, args: Self::Args, call: &CallContext<'_>) -> ToolOutput;
-}
-
+// Arguments this tool did not parse cannot reach `gated`, `preview`, `rule_subject` (the
+// dispatcher parses with the same tool); were they to, the gate asks and the run parses again.
 #[async_trait]
 impl<T: TypedTool> Tool for T {
-    fn name(&self) -> &str {
-        TypedTool::name(self)
-    }
-    fn description(&self) -> &str {
-        TypedTool::description(self)
-    }
     fn parameters(&self) -> Value {
         TypedTool::parameters(self)
-    }
-    fn kind(&self, args: &Value) -> ToolKind {
-        TypedTool::kind(self, args)
-    }
-    fn title(&self, args: &Value) -> String {
-        TypedTool::title(self, args)
-    }
-    fn locations(&self, args: &Value, cwd: &Path) -> Vec<PathBuf> {
-        TypedTool::locations(self, args, cwd)
     }
     fn parse(&self, args: Value) -> Result<Parsed, String> {
         match T::Args::deserialize(&args) {
             Ok(typed) => Ok(Parsed::typed(args, typed)),
             Err(e) => Err(format!(
                 "[bad arguments for {}: {e}; arguments given: {args}]",
-                TypedTool::name(self)
+                self.name()
             )),
         }
     }
-    // Arguments this tool did not parse cannot reach these (the dispatcher parses with the
-    // same tool); were they to, the gate asks and the run parses again.
     fn gated(&self, args: &Parsed) -> bool {
         args.get::<T::Args>()
             .is_none_or(|args| TypedTool::gated(self, args))
-    }
-    fn preview(&self, args: &Parsed, cwd: &Path) -> Vec<FileDiff> {
-        args.get::<T::Args>()
-            .map(|args| TypedTool::preview(self, args, cwd))
-            .unwrap_or_default()
     }
     fn rule_subject(&self, args: &Parsed) -> Option<String> {
         args.get::<T::Args>()
             .and_then(|args| TypedTool::rule_subject(self, args))
     }
-    fn runs_read_only(&self) -> bool {
-        TypedTool::runs_read_only(self)
-    }
-    fn always_gated(&self) -> bool {
-        TypedTool::always_gated(self)
-    }
-    fn rejected(&self) -> String {
-        TypedTool::rejected(self)
-    }
-    fn tally(&self) -> Option<Tally> {
-        TypedTool::tally(self)
-    }
-    fn prompt_section(&self) -> Option<String> {
-        TypedTool::prompt_section(self)
-    }
-    fn reset(&self) {
-        TypedTool::reset(self)
+    fn preview(&self, args: &Parsed, cwd: &Path) -> Vec<FileDiff> {
+        args.get::<T::Args>()
+            .map(|args| TypedTool::preview(self, args, cwd))
+            .unwrap_or_default()
     }
     async fn run_parsed(&self, args: Parsed, call: &CallContext<'_>) -> ToolOutput {
         let typed = match args.typed.map(|t| t.downcast::<T::Args>()) {
@@ -774,22 +714,25 @@ mod tests {
 
     struct Named(&'static str);
 
-    #[async_trait]
-    impl Tool for Named {
+    impl Describe for Named {
         fn name(&self) -> &str {
             self.0
         }
         fn description(&self) -> &str {
             "A tool of the memory test."
         }
-        fn parameters(&self) -> Value {
-            serde_json::json!({"type": "object", "properties": {"x": {"type": "string"}}})
-        }
         fn kind(&self, _args: &Value) -> ToolKind {
             ToolKind::Other
         }
         fn title(&self, _args: &Value) -> String {
             self.0.to_string()
+        }
+    }
+
+    #[async_trait]
+    impl Tool for Named {
+        fn parameters(&self) -> Value {
+            serde_json::json!({"type": "object", "properties": {"x": {"type": "string"}}})
         }
         fn gated(&self, _args: &Parsed) -> bool {
             false

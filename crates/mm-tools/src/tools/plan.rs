@@ -10,7 +10,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::Value;
 
-use super::{CallContext, ToolOutput, ToolSetup, TypedTool};
+use super::{CallContext, Describe, ToolOutput, ToolSetup, TypedTool};
 use crate::event::{Plan, PlanStatus, PlanStep, ToolKind};
 
 pub const NAME: &str = "plan";
@@ -93,10 +93,7 @@ pub struct Args {
     note: Option<String>,
 }
 
-#[async_trait]
-impl TypedTool for PlanTool {
-    type Args = Args;
-
+impl Describe for PlanTool {
     fn name(&self) -> &str {
         NAME
     }
@@ -112,6 +109,12 @@ impl TypedTool for PlanTool {
             None => NAME.into(),
         }
     }
+}
+
+#[async_trait]
+impl TypedTool for PlanTool {
+    type Args = Args;
+
     /// Every action but `show` changes the plan.
     fn gated(&self, args: &Args) -> bool {
         args.action != Action::Show

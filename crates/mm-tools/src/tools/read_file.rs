@@ -12,7 +12,7 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use super::write_file::{path_location, path_title};
-use super::{CallContext, ToolOutput, ToolSetup, TypedTool, decode};
+use super::{CallContext, Describe, ToolOutput, ToolSetup, TypedTool, decode};
 use crate::event::{Tally, ToolKind};
 use crate::paths;
 
@@ -36,10 +36,7 @@ pub struct Args {
     limit: Option<usize>,
 }
 
-#[async_trait]
-impl TypedTool for ReadFile {
-    type Args = Args;
-
+impl Describe for ReadFile {
     fn name(&self) -> &str {
         NAME
     }
@@ -58,6 +55,12 @@ impl TypedTool for ReadFile {
     fn tally(&self) -> Option<Tally> {
         Some(Tally::FileOp)
     }
+}
+
+#[async_trait]
+impl TypedTool for ReadFile {
+    type Args = Args;
+
     fn gated(&self, _args: &Args) -> bool {
         false
     }

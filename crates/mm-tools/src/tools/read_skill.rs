@@ -9,7 +9,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::Value;
 
-use super::{CallContext, ToolOutput, ToolSetup, TypedTool};
+use super::{CallContext, Describe, ToolOutput, ToolSetup, TypedTool};
 use crate::event::{Tally, ToolKind};
 use crate::skills::{Catalogue, read_body};
 
@@ -41,10 +41,7 @@ pub struct Args {
     name: String,
 }
 
-#[async_trait]
-impl TypedTool for ReadSkill {
-    type Args = Args;
-
+impl Describe for ReadSkill {
     fn name(&self) -> &str {
         "read_skill"
     }
@@ -63,13 +60,19 @@ impl TypedTool for ReadSkill {
     fn tally(&self) -> Option<Tally> {
         Some(Tally::Skill)
     }
-    fn gated(&self, _args: &Args) -> bool {
-        false
-    }
     /// The catalogue, in the system prompt, so the model knows what it can load.
     fn prompt_section(&self) -> Option<String> {
         let section = self.skills.prompt_section();
         (!section.is_empty()).then_some(section)
+    }
+}
+
+#[async_trait]
+impl TypedTool for ReadSkill {
+    type Args = Args;
+
+    fn gated(&self, _args: &Args) -> bool {
+        false
     }
     async fn run(&self, args: Args, _call: &CallContext<'_>) -> ToolOutput {
         load(&args.name, &self.skills)

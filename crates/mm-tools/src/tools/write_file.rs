@@ -9,7 +9,7 @@ use async_trait::async_trait;
 use serde::Deserialize;
 use serde_json::Value;
 
-use super::{CallContext, ToolOutput, ToolSetup, TypedTool};
+use super::{CallContext, Describe, ToolOutput, ToolSetup, TypedTool};
 use crate::event::{FileDiff, Tally, ToolKind};
 use crate::paths;
 use crate::sandbox::Sandbox;
@@ -36,10 +36,7 @@ pub struct Args {
     content: String,
 }
 
-#[async_trait]
-impl TypedTool for WriteFile {
-    type Args = Args;
-
+impl Describe for WriteFile {
     fn name(&self) -> &str {
         NAME
     }
@@ -58,6 +55,12 @@ impl TypedTool for WriteFile {
     fn tally(&self) -> Option<Tally> {
         Some(Tally::FileOp)
     }
+}
+
+#[async_trait]
+impl TypedTool for WriteFile {
+    type Args = Args;
+
     fn gated(&self, _args: &Args) -> bool {
         true
     }

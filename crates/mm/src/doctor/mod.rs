@@ -468,11 +468,12 @@ fn sandbox_check(setup: &Setup<'_>, loaded: &Loaded) -> Check {
     }
     // What the fence lacks, then what this run leaves out (skipped sandboxWritable entries, a
     // cwd at or above the home folder).
-    let notes: Vec<String> = sandbox
+    let report = sandbox.report();
+    let notes: Vec<String> = report
         .note()
         .into_iter()
-        .chain(sandbox.skipped_lines())
-        .chain(sandbox.cwd_note(setup.cwd))
+        .chain(report.lines())
+        .chain(sandbox.unwritable_cwd(setup.cwd).map(|c| c.to_string()))
         .collect();
     match (
         sandbox.require(config.tools.sandbox_required),
@@ -487,13 +488,13 @@ fn sandbox_check(setup: &Setup<'_>, loaded: &Loaded) -> Check {
         (Ok(()), false) => Check::new(
             Topic::Sandbox,
             Status::Warn,
-            format!("{}: {}", sandbox.label(), notes.join("; ")),
+            format!("{}: {}", report.label(), notes.join("; ")),
         )
         .details(details),
         (Ok(()), true) => Check::new(
             Topic::Sandbox,
             Status::Ok,
-            format!("{} ({})", sandbox.label(), sandbox.fencer_name()),
+            format!("{} ({})", report.label(), report.fencer.name()),
         )
         .details(details),
     }

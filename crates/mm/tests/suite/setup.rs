@@ -11,9 +11,9 @@ use mm_testkit as common;
 use std::path::PathBuf;
 use std::process::Command;
 
+use common::Reply;
 use common::probes::probes;
 use common::pty::{EXPECT_TIMEOUT, PtyServer};
-use common::Reply;
 use expectrl::process::unix::WaitStatus;
 use expectrl::session::OsSession;
 use expectrl::{Eof, Expect, Regex, Session};

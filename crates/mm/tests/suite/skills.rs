@@ -12,7 +12,7 @@ use mm_core::skills::{
     Catalogue, Skill, SkillDirs, advertised, resolve_notation, rewrite_slash, shadowed,
 };
 use mm_tools::tools::read_skill::ReadSkill;
-use mm_tools::tools::{CallContext, Tool};
+use mm_tools::tools::{CallContext, Describe, Tool};
 use pretty_assertions::assert_eq;
 use serde_json::json;
 use tokio_util::sync::CancellationToken;

@@ -12,7 +12,7 @@ use common::acp::*;
 use common::{Answer, HANG_GUARD, ScriptedModel};
 use mm_core::event::{ToolKind, ToolStatus};
 use mm_tools::tools::fetch_content::{FetchContent, FetchSettings};
-use mm_tools::tools::{CallContext, Tool, ToolOutput};
+use mm_tools::tools::{CallContext, Describe, Tool, ToolOutput};
 use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};

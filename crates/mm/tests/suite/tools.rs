@@ -16,7 +16,7 @@ use mm_tools::tools::bash::Bash;
 use mm_tools::tools::edit_file::EditFile;
 use mm_tools::tools::read_file::ReadFile;
 use mm_tools::tools::write_file::WriteFile;
-use mm_tools::tools::{CallContext, Outcome, Tool, ToolOutput, wire_definition};
+use mm_tools::tools::{CallContext, Describe, Outcome, Tool, ToolOutput, wire_definition};
 use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;

@@ -10,7 +10,7 @@
 
 use std::io;
 
-use super::check;
+use super::sys::check;
 
 /// The capabilities a fenced root keeps (number, name as `capabilities(7)` spells it).
 pub const KEPT: [(u32, &str); 13] = [

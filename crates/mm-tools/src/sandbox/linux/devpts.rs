@@ -7,7 +7,7 @@
 use std::ffi::CStr;
 use std::io;
 
-use super::check;
+use super::sys::check;
 
 pub const PTS: &CStr = c"/dev/pts";
 

@@ -1,23 +1,30 @@
-//! The Linux parts of the fence that are not Landlock, one concern a module, each entered by
-//! the child between `fork` and `exec` on memory prepared by mm: the mount namespace (read-only
-//! binds, the binds that pin protected paths, a private `devpts`), root's capabilities and the
-//! seccomp filter. Beside them, what the sandbox asks of Linux: what the kernel enforces
+//! Linux's fence, one concern a module: the [`Fence`] a child enters between `fork` and `exec`
+//! (`fence.rs`: Landlock, then in order what the others prepare), the mount namespace
+//! (`namespace.rs`: read-only binds, the binds that pin protected paths, a private `devpts`,
+//! `devpts.rs`), root's capabilities (`caps.rs`) and the seccomp filter (`seccomp.rs`), with
+//! what they share (`sys.rs`). Here, what the sandbox asks of Linux: what the kernel enforces
 //! ([`enforcement`]) and the fence of one command ([`fence`]).
 
 pub mod caps;
 pub mod devpts;
+mod fence;
 pub mod namespace;
 pub mod seccomp;
+mod sys;
 
 use std::collections::HashMap;
 use std::io;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
-use super::fence::{self, Fence, FenceError, landlock_abi};
-use super::held::Held;
-use super::{Enforcement, FENCED_VAR, Fencer, Roots, Sandbox};
+pub use fence::{Fence, landlock_abi};
+use mm_core::sandbox_report::{FENCED_VAR, Fencer};
 use namespace::Joined;
+pub use sys::FenceError;
+
+use super::held::Held;
+use super::kernel::Enforcement;
+use super::paths::Rule;
 
 /// What `mm doctor` says to do when the fence is not whole and `tools.sandboxRequired` is set.
 pub const REMEDY: &str = "use a kernel with Landlock";
@@ -28,6 +35,12 @@ pub type State = Arc<Mutex<HashMap<NamespaceKey, Arc<Joined>>>>;
 
 /// What a namespace mounts: the read-only paths, the pinned folders, a private `devpts`.
 type NamespaceKey = (Vec<PathBuf>, Vec<PathBuf>, bool);
+
+/// Whether a private mount namespace with a read-only bind works here: tried once, in a child
+/// that enters such a namespace and exits before running anything. `Err` says why not.
+pub fn namespace_works() -> Result<(), String> {
+    namespace::support().namespace
+}
 
 /// What this kernel enforces, asked once per process.
 pub(super) fn enforcement(outer_fence: Option<String>) -> Enforcement {
@@ -40,7 +53,6 @@ pub(super) fn enforcement(outer_fence: Option<String>) -> Enforcement {
                 "this kernel has no Landlock (Linux 5.13 or later, with landlock among its LSMs)"
                     .into(),
             ),
-            abi,
             namespace: none(),
             devpts: none(),
             seccomp,
@@ -51,8 +63,7 @@ pub(super) fn enforcement(outer_fence: Option<String>) -> Enforcement {
         // Inside Landlock no mount can be made: the outer fence's mounts hold.
         let inside = || Err(format!("inside an outer fence ({FENCED_VAR}={outer})"));
         return Enforcement {
-            fencer: Fencer::Landlock,
-            abi,
+            fencer: Fencer::Landlock(abi),
             namespace: inside(),
             devpts: inside(),
             seccomp,
@@ -61,8 +72,7 @@ pub(super) fn enforcement(outer_fence: Option<String>) -> Enforcement {
     }
     let support = namespace::support();
     Enforcement {
-        fencer: Fencer::Landlock,
-        abi,
+        fencer: Fencer::Landlock(abi),
         namespace: support.namespace,
         devpts: support.devpts,
         seccomp,
@@ -70,22 +80,26 @@ pub(super) fn enforcement(outer_fence: Option<String>) -> Enforcement {
     }
 }
 
-/// The fence of a command of a session in `cwd` that may write under `roots`.
+/// The fence of one command under `rule`.
 /// A protected folder that a command could otherwise create first (the session's `.mm/`)
 /// is created, so that it exists to be kept read-only.
 /// Each protected path's folders below the root it lies in are bound onto themselves in the
 /// command's namespace, so that no command can rename them away and put a folder of its
 /// own in their place.
 pub(super) fn fence(
-    sandbox: &Sandbox,
-    cwd: &Path,
-    roots: &Roots<'_>,
+    rule: &Rule<'_>,
+    enforcement: &Enforcement,
+    state: &State,
 ) -> Result<Option<Fence>, FenceError> {
-    let enforcement = sandbox.enforcement();
+    let Rule {
+        mode,
+        roots,
+        protected,
+    } = rule;
     let can_mount = enforcement.namespace.is_ok();
     let (mut readonly, mut pins): (Vec<PathBuf>, Vec<PathBuf>) = (Vec::new(), Vec::new());
     if can_mount {
-        for (p, folder) in sandbox.protected(cwd) {
+        for (p, folder) in protected.iter().cloned() {
             // The outermost root it lies in: every folder below it could be renamed.
             let Some(root) = roots
                 .paths()
@@ -122,11 +136,11 @@ pub(super) fn fence(
     let held: Vec<&Held> = roots.held.iter().map(|(h, _)| *h).collect();
     let devpts = pts == fence::Pts::Private;
     let namespace = match can_mount && (devpts || !readonly.is_empty()) {
-        true => Some(joined(&sandbox.state, (readonly, pins, devpts))?),
+        true => Some(joined(state, (readonly, pins, devpts))?),
         false => None,
     };
     Fence::build(&fence::Plan {
-        mode: sandbox.mode(),
+        mode: *mode,
         writable: &cwd_root,
         held: &held,
         namespace,
@@ -150,34 +164,4 @@ fn joined(state: &State, key: NamespaceKey) -> Result<Arc<Joined>, FenceError> {
     );
     made.insert(key, Arc::clone(&ns));
     Ok(ns)
-}
-
-pub(super) fn check(ret: libc::c_int) -> io::Result<()> {
-    if ret < 0 {
-        Err(io::Error::last_os_error())
-    } else {
-        Ok(())
-    }
-}
-
-/// Writes `bytes` to a file of `/proc/self` (one `write`, as those files require).
-///
-/// # Safety
-/// Async-signal-safe: open, write and close on caller-owned memory.
-unsafe fn write_proc(path: &std::ffi::CStr, bytes: &[u8]) -> io::Result<()> {
-    // SAFETY: `path` is NUL-terminated; `bytes` is valid for its length.
-    unsafe {
-        let fd = libc::open(path.as_ptr(), libc::O_WRONLY | libc::O_CLOEXEC);
-        if fd < 0 {
-            return Err(io::Error::last_os_error());
-        }
-        let n = libc::write(fd, bytes.as_ptr().cast(), bytes.len());
-        let result = if n < 0 {
-            Err(io::Error::last_os_error())
-        } else {
-            Ok(())
-        };
-        libc::close(fd);
-        result
-    }
 }

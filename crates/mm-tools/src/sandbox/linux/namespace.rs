@@ -17,8 +17,8 @@ use std::os::unix::ffi::OsStrExt;
 use std::path::PathBuf;
 use std::sync::OnceLock;
 
-use super::{check, devpts, write_proc};
-use crate::sandbox::FenceError;
+use super::devpts;
+use super::sys::{FenceError, check, write_proc};
 
 #[derive(Debug)]
 pub struct Namespace {

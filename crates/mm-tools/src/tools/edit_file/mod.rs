@@ -30,7 +30,7 @@ use serde_json::Value;
 
 use super::decode;
 use super::write_file::{path_location, path_title};
-use super::{CallContext, ToolOutput, ToolSetup, TypedTool};
+use super::{CallContext, Describe, ToolOutput, ToolSetup, TypedTool};
 use crate::event::{FileDiff, Tally, ToolKind};
 use crate::paths;
 use crate::sandbox::Sandbox;
@@ -69,10 +69,7 @@ pub struct Args {
     replace_all: Option<bool>,
 }
 
-#[async_trait]
-impl TypedTool for EditFile {
-    type Args = Args;
-
+impl Describe for EditFile {
     fn name(&self) -> &str {
         NAME
     }
@@ -91,6 +88,12 @@ impl TypedTool for EditFile {
     fn tally(&self) -> Option<Tally> {
         Some(Tally::FileOp)
     }
+}
+
+#[async_trait]
+impl TypedTool for EditFile {
+    type Args = Args;
+
     fn gated(&self, _args: &Args) -> bool {
         true
     }

@@ -18,7 +18,7 @@ use crate::event::{
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum GateVerdict {
     Run,
-    /// Rejected: the model receives the tool's own rejection text (`Tool::rejected`), with the
+    /// Rejected: the model receives the tool's own rejection text (`Describe::rejected`), with the
     /// user's reason when one was given.
     Rejected(Option<String>),
 }

@@ -25,7 +25,7 @@ use self::render::{
     workspace_symbols,
 };
 use super::write_file::path_location;
-use super::{CallContext, ToolOutput, ToolSetup, TypedTool};
+use super::{CallContext, Describe, ToolOutput, ToolSetup, TypedTool};
 use crate::event::ToolKind;
 use crate::lsp::text::{self, lines};
 use crate::lsp::{LspError, LspServers, ServerHandle, Timeouts, seconds};
@@ -114,10 +114,7 @@ pub struct Args {
     new_name: Option<String>,
 }
 
-#[async_trait]
-impl TypedTool for Lsp {
-    type Args = Args;
-
+impl Describe for Lsp {
     fn name(&self) -> &str {
         NAME
     }
@@ -145,6 +142,12 @@ impl TypedTool for Lsp {
     fn locations(&self, args: &Value, cwd: &Path) -> Vec<PathBuf> {
         path_location(args, cwd)
     }
+}
+
+#[async_trait]
+impl TypedTool for Lsp {
+    type Args = Args;
+
     /// Only `rename` changes files.
     fn gated(&self, args: &Args) -> bool {
         args.action == Action::Rename

@@ -1,14 +1,17 @@
 //! What the model server's failures become: a transport error's short reason and whether to
 //! retry it, a failed TLS handshake explained, an HTTP error's message and a request too long
-//! for the context told apart.
+//! for the context told apart. Both the client (`openai/`) and detection (`detect.rs`) ask
+//! servers, and both read their failures here.
 
 use std::error::Error as _;
 
 use serde_json::Value;
 
-use super::MESSAGE_MAX;
 use crate::ModelError;
 use crate::sse::truncate_chars;
+
+/// The longest server message kept in an error, in characters.
+const MESSAGE_MAX: usize = 200;
 
 /// The error of a request to `url` that got no answer, and whether it is worth retrying (the
 /// server dropped a kept-alive connection). A refused connection is not: nothing listens there,

@@ -18,10 +18,13 @@ use landlock::{
     RulesetAttr, RulesetCreatedAttr, Scope,
 };
 
-use super::held::Held;
-use super::linux::namespace::{self, Joined};
-use super::linux::{caps, check, devpts, seccomp};
-use super::{DEVICE_FILES, SandboxMode};
+use super::namespace::Joined;
+use super::sys::{FenceError, check};
+use super::{caps, devpts, seccomp};
+use crate::config::SandboxMode;
+use crate::sandbox::held::Held;
+use crate::sandbox::paths::DEVICE_FILES;
+use mm_core::sandbox_report::FENCED_VAR;
 
 /// The newest Landlock ABI whose write rights the fence handles (`Refer` came with 2,
 /// `Truncate` with 3, `IoctlDev` with 5; later ABIs add no right that writes a file).
@@ -41,17 +44,6 @@ fn root_rights() -> BitFlags<AccessFs> {
 /// The rights that apply to a file itself: writing, truncating, device ioctls.
 fn file_write_rights() -> BitFlags<AccessFs> {
     AccessFs::from_write(RIGHTS_ABI) & AccessFs::from_file(RIGHTS_ABI)
-}
-
-/// Why a fence could not be built.
-#[derive(Debug, thiserror::Error)]
-pub enum FenceError {
-    #[error("cannot build the Landlock ruleset: {0}")]
-    Ruleset(#[from] landlock::RulesetError),
-    #[error("cannot open {}: {source}", path.display())]
-    Open { path: PathBuf, source: io::Error },
-    #[error("cannot make the private mount namespace: {0}")]
-    Namespace(io::Error),
 }
 
 /// Where a fenced command's terminals come from.
@@ -100,12 +92,6 @@ pub fn landlock_abi() -> i32 {
         };
         i32::try_from(v).unwrap_or(0).max(0)
     })
-}
-
-/// Whether a private mount namespace with a read-only bind works here: tried once, in a child
-/// that enters such a namespace and exits before running anything. `Err` says why not.
-pub fn namespace_works() -> Result<(), String> {
-    namespace::support().namespace
 }
 
 /// What the ruleset allows and what the namespace mounts.
@@ -162,7 +148,7 @@ impl Fence {
         })
     }
 
-    /// The value of [`FENCED_VAR`](super::FENCED_VAR) in the child's environment: the mode.
+    /// The value of [`FENCED_VAR`] in the child's environment: the mode.
     pub fn marker(&self) -> &'static str {
         self.mode.name()
     }
@@ -173,10 +159,10 @@ impl Fence {
         tokio::process::Command::new(program)
     }
 
-    /// Makes `cmd` enter the fence between `fork` and `exec`, with
-    /// [`FENCED_VAR`](super::FENCED_VAR) set to the mode in its environment.
+    /// Makes `cmd` enter the fence between `fork` and `exec`, with [`FENCED_VAR`] set to the
+    /// mode in its environment.
     pub(crate) fn apply(self, cmd: &mut tokio::process::Command) {
-        cmd.env(super::FENCED_VAR, self.marker());
+        cmd.env(FENCED_VAR, self.marker());
         // SAFETY: `Fence::enter` only makes system calls on memory prepared before the fork
         // (no allocation, no lock).
         unsafe {
