@@ -85,7 +85,8 @@ const DEVICE_FILES: [&str; 5] = [
 /// does not read the environment).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Places {
-    /// The system temp folders, writable in `workspace-write`: `/tmp`, `/dev/shm` and `$TMPDIR`.
+    /// The system temp folders, writable in `workspace-write`: [`SYSTEM_TEMP`] and the process's
+    /// own ([`Places::with_temp_dir`]: `$TMPDIR` on Unix, `%TEMP%` on Windows).
     pub temp: Vec<PathBuf>,
     /// Folders kept read-only inside the fence when they lie where it lets commands write
     /// (and created then if missing, so that a command cannot make them first): the
@@ -101,10 +102,30 @@ pub struct Places {
     pub outer_fence: Option<String>,
 }
 
+/// The system's fixed temp folders: `/tmp` and `/dev/shm` on Unix; none on Windows, whose temp
+/// folder is the user's (`%TEMP%`), and where `/tmp` would be `\tmp` on the current drive.
+pub const SYSTEM_TEMP: &[&str] = if cfg!(unix) {
+    &["/tmp", "/dev/shm"]
+} else {
+    &[]
+};
+
+impl Places {
+    /// With the process's temp folder (`std::env::temp_dir()`, which `main.rs` reads: `$TMPDIR`,
+    /// else `/tmp`, on Unix; `%TMP%`, `%TEMP%` on Windows) among [`Places::temp`], unless it is
+    /// empty or there already.
+    pub fn with_temp_dir(mut self, dir: PathBuf) -> Self {
+        if !dir.as_os_str().is_empty() && !self.temp.contains(&dir) {
+            self.temp.push(dir);
+        }
+        self
+    }
+}
+
 impl Default for Places {
     fn default() -> Self {
         Places {
-            temp: vec![PathBuf::from("/tmp"), PathBuf::from("/dev/shm")],
+            temp: SYSTEM_TEMP.iter().map(PathBuf::from).collect(),
             protected: Vec::new(),
             protected_files: Vec::new(),
             home: None,
@@ -836,7 +857,7 @@ mod tests {
     #[test]
     fn a_cwd_at_or_above_the_home_folder_is_not_writable() {
         let dir = tempfile::tempdir().unwrap();
-        let base = std::fs::canonicalize(dir.path()).unwrap();
+        let base = crate::paths::canonical(dir.path()).unwrap();
         let home = base.join("home");
         let project = home.join("project");
         std::fs::create_dir_all(&project).unwrap();
@@ -867,7 +888,7 @@ mod tests {
     #[test]
     fn a_writable_entry_through_a_link_where_commands_write_is_found() {
         let dir = tempfile::tempdir().unwrap();
-        let base = std::fs::canonicalize(dir.path()).unwrap();
+        let base = crate::paths::canonical(dir.path()).unwrap();
         std::fs::create_dir_all(base.join("cache")).unwrap();
         std::fs::create_dir_all(base.join("mine/data")).unwrap();
         std::os::unix::fs::symlink("/", base.join("cache/x")).unwrap();
@@ -889,7 +910,7 @@ mod tests {
     #[test]
     fn real_path_follows_links_and_keeps_what_does_not_exist() {
         let dir = tempfile::tempdir().unwrap();
-        let base = std::fs::canonicalize(dir.path()).unwrap();
+        let base = crate::paths::canonical(dir.path()).unwrap();
         std::fs::create_dir(base.join("out")).unwrap();
         std::os::unix::fs::symlink(base.join("out"), base.join("link")).unwrap();
         std::os::unix::fs::symlink("out/f", base.join("file-link")).unwrap();
