@@ -19,7 +19,7 @@ fn tmp() -> tempfile::TempDir {
 }
 
 fn canonical(p: &Path) -> std::path::PathBuf {
-    p.canonicalize().unwrap()
+    mm_core::paths::canonical(p).unwrap()
 }
 
 /// No capability of the agent is switched on, except those named.
@@ -405,7 +405,10 @@ async fn at_paths_are_attached_and_logged() {
     let path = cwd.join("notes.md");
     assert_eq!(
         model.last_user_message(),
-        format!("see @notes.md.\n[attached file: {}]", path.display())
+        format!(
+            "see @notes.md.\n[attached file: {}]",
+            mm_core::paths::for_model(&path)
+        )
     );
     assert!(
         h.log_lines()
@@ -416,6 +419,7 @@ async fn at_paths_are_attached_and_logged() {
 
 #[mm_testkit::test]
 async fn a_tool_call_is_announced_run_and_finished() {
+    common::platform::need_bash();
     let dir = tmp();
     let cwd = canonical(dir.path());
     let model = ScriptedModel::new(vec![
@@ -497,6 +501,7 @@ async fn a_file_edit_carries_a_diff_and_its_location() {
 
 #[mm_testkit::test]
 async fn permission_requests_offer_the_four_options_and_are_obeyed() {
+    common::platform::need_bash();
     let dir = tmp();
     let cwd = canonical(dir.path());
     let mut config = test_config();
@@ -906,6 +911,7 @@ async fn a_slash_skill_is_rewritten_and_runs_a_turn() {
 
 #[mm_testkit::test]
 async fn session_load_replays_the_stored_history() {
+    common::platform::need_bash();
     let dir = tmp();
     let cwd = canonical(dir.path());
     let mut config = test_config();

@@ -14,7 +14,7 @@ fn the_python_sdk_parses_everything_mm_sends() {
     mm_testkit::agents::need_python_sdk();
     let cwd = tempfile::tempdir().unwrap();
     let home = tempfile::tempdir().unwrap();
-    let cwd = cwd.path().canonicalize().unwrap();
+    let cwd = mm_core::paths::canonical(cwd.path()).unwrap();
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/acp_clients/python_client.py");
     let out = Command::new("python3")
         .arg(&script)
@@ -79,7 +79,7 @@ fn the_python_sdk_completes_a_turn_with_a_tool_call_and_a_permission_request() {
     let (url, server) = demo_server();
     let cwd = tempfile::tempdir().unwrap();
     let home = tempfile::tempdir().unwrap();
-    let cwd = cwd.path().canonicalize().unwrap();
+    let cwd = mm_core::paths::canonical(cwd.path()).unwrap();
     std::fs::write(cwd.join("hello.txt"), "hi").unwrap();
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/acp_clients/python_client.py");
     let out = Command::new("python3")
@@ -131,7 +131,7 @@ fn the_python_sdk_switches_models_and_modes_watches_a_build_and_reopens_the_sess
     let (url, server) = demo_server_with(&["demo-large"]);
     let cwd = tempfile::tempdir().unwrap();
     let home = tempfile::tempdir().unwrap();
-    let cwd = cwd.path().canonicalize().unwrap();
+    let cwd = mm_core::paths::canonical(cwd.path()).unwrap();
     std::fs::write(cwd.join("hello.txt"), "hi").unwrap();
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/acp_clients/python_client.py");
     let out = Command::new("python3")

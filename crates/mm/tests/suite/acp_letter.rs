@@ -14,7 +14,7 @@ use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
 
 fn canonical(p: &Path) -> std::path::PathBuf {
-    p.canonicalize().unwrap()
+    mm_core::paths::canonical(p).unwrap()
 }
 
 /// The `update`s among `msgs` that belong to session `id`.
@@ -122,6 +122,7 @@ async fn the_initialize_log_line_says_what_the_client_sent_even_for_a_newer_vers
 
 #[mm_testkit::test]
 async fn calls_that_did_not_run_do_not_count_in_the_turn_log() {
+    common::platform::need_bash();
     let dir = tempfile::tempdir().unwrap();
     let cwd = canonical(dir.path());
     std::fs::write(cwd.join("there.txt"), "hi").unwrap();

@@ -22,7 +22,7 @@ fn tmp() -> tempfile::TempDir {
 }
 
 fn canonical(dir: &tempfile::TempDir) -> PathBuf {
-    dir.path().canonicalize().unwrap()
+    mm_core::paths::canonical(dir.path()).unwrap()
 }
 
 /// The request of the registry's validator, byte for byte (../shared/acp-registry/README.md).
@@ -188,7 +188,8 @@ async fn the_registry_check_passes_against_the_binary() {
         t == "agent" || t == "terminal"
     };
     assert!(methods.iter().any(typed), "{first}");
-    let exe = PathBuf::from(env!("CARGO_BIN_EXE_mm"));
+    // Where the binary runs from (under Wine not the Linux path cargo built it at).
+    let exe = common::mm_binary();
     assert_eq!(
         answer["result"]["authMethods"],
         json!([setup_method(&exe.display().to_string())])

@@ -32,6 +32,7 @@ fn sessions_on(c: &mut mm::config::Config) {
 
 #[mm_testkit::test]
 async fn the_file_is_written_at_creation_and_after_every_turn_failed_and_cancelled_too() {
+    common::platform::need_bash();
     let model = ScriptedModel::new(vec![
         Answer::text("hello"),
         // A turn that runs a tool, then fails.
@@ -670,7 +671,15 @@ async fn load_session_refuses_bad_and_unknown_ids() {
     let path = r.sessions_dir().join("20260101-000000-00000000.json");
     assert_eq!(
         e,
-        format!("cannot read {}: No such file or directory", path.display())
+        format!(
+            "cannot read {}: {}",
+            path.display(),
+            // The system's text, without std's ` (os error N)`.
+            common::platform::open_error(&path)
+                .split(" (os error ")
+                .next()
+                .unwrap()
+        )
     );
     // An invalid file is an error naming it, and is left as it was.
     std::fs::create_dir_all(r.sessions_dir()).unwrap();
