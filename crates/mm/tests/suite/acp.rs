@@ -9,6 +9,7 @@ use std::path::Path;
 use std::process::Stdio;
 
 use common::acp::*;
+use common::platform::OnlyHome;
 use common::{Answer, ScriptedModel};
 use mm::model::ModelError;
 use pretty_assertions::assert_eq;
@@ -1051,9 +1052,7 @@ fn spawn_mm(cwd: &Path, home: &Path) -> Child {
     let mut child = tokio::process::Command::new(env!("CARGO_BIN_EXE_mm"))
         .arg("-acp")
         .current_dir(cwd)
-        .env_clear()
-        .env("HOME", home)
-        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .only_home(home)
         .env("MM_MODEL_URL", "http://127.0.0.1:9/v1")
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())

@@ -6,6 +6,7 @@ use std::path::Path;
 use std::process::Command;
 
 use mm_testkit::demo::DemoServer;
+use mm_testkit::platform::OnlyHome;
 use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
 
@@ -20,9 +21,7 @@ fn the_python_sdk_parses_everything_mm_sends() {
         .arg(&script)
         .arg(env!("CARGO_BIN_EXE_mm"))
         .arg(&cwd)
-        .env_clear()
-        .env("HOME", home.path())
-        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .only_home(home.path())
         .env("MM_MODEL_URL", "http://127.0.0.1:9/v1")
         .output()
         .unwrap();
@@ -87,9 +86,7 @@ fn the_python_sdk_completes_a_turn_with_a_tool_call_and_a_permission_request() {
         .arg(env!("CARGO_BIN_EXE_mm"))
         .arg(&cwd)
         .arg("tool")
-        .env_clear()
-        .env("HOME", home.path())
-        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .only_home(home.path())
         .env("MM_MODEL_URL", &url)
         .output()
         .unwrap();
@@ -139,9 +136,7 @@ fn the_python_sdk_switches_models_and_modes_watches_a_build_and_reopens_the_sess
         .arg(env!("CARGO_BIN_EXE_mm"))
         .arg(&cwd)
         .arg("beyond")
-        .env_clear()
-        .env("HOME", home.path())
-        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .only_home(home.path())
         .env("MM_MODEL_URL", &url)
         .output()
         .unwrap();

@@ -9,6 +9,7 @@ use mm_testkit as common;
 use std::path::Path;
 
 use common::acp::*;
+use common::platform::OnlyHome;
 use common::{Answer, ScriptedModel};
 use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
@@ -174,9 +175,7 @@ async fn the_acp_banner_counts_the_folders_skills_and_says_which_a_command_shado
     let out = tokio::process::Command::new(env!("CARGO_BIN_EXE_mm"))
         .arg("-acp")
         .current_dir(&cwd)
-        .env_clear()
-        .env("HOME", home.path())
-        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .only_home(home.path())
         .env("MM_MODEL_URL", "http://127.0.0.1:9/v1")
         .stdin(std::process::Stdio::null())
         .output()

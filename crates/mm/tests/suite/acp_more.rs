@@ -13,6 +13,7 @@ use std::process::Stdio;
 use std::time::Instant;
 
 use common::acp::*;
+use common::platform::OnlyHome;
 use common::{Answer, FakeServer, Reply, ScriptedModel};
 use mm::config::Config;
 use pretty_assertions::assert_eq;
@@ -905,9 +906,7 @@ fn spawn_mm(cwd: &Path, home: &Path, url: &str) -> Mm {
     let mut child = tokio::process::Command::new(env!("CARGO_BIN_EXE_mm"))
         .args(["-acp", "-c", "sessions.enabled=true"])
         .current_dir(cwd)
-        .env_clear()
-        .env("HOME", home)
-        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .only_home(home)
         .env("MM_MODEL_URL", url)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())

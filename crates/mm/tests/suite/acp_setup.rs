@@ -11,6 +11,7 @@ use std::path::{Path, PathBuf};
 use std::process::Stdio;
 
 use common::acp::*;
+use common::platform::OnlyHome;
 use common::{Answer, ScriptedModel};
 use mm::model::ModelError;
 use pretty_assertions::assert_eq;
@@ -150,9 +151,7 @@ fn spawn_acp(home: &Path, cwd: &Path, env: &[(&str, &str)]) -> tokio::process::C
     let mut cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_mm"));
     cmd.arg("-acp")
         .current_dir(cwd)
-        .env_clear()
-        .env("HOME", home)
-        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .only_home(home)
         .envs(env.iter().copied())
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())

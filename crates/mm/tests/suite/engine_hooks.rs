@@ -7,6 +7,7 @@ use mm_testkit as common;
 use std::path::Path;
 use std::time::Duration;
 
+use common::platform::OnlyHome;
 use common::*;
 use mm::engine::{Command, StopReason};
 use mm::event::{Event, PermissionDecision, ToolCallEnd, ToolStatus};
@@ -409,11 +410,9 @@ async fn mm_p_runs_the_configured_guard() {
         .arg(&config)
         .args(["-p", "delete victim"])
         .current_dir(cwd.path())
-        .env_clear()
-        .env("HOME", home.path())
+        .only_home(home.path())
         .env("XDG_STATE_HOME", home.path().join("state"))
         .env("XDG_CONFIG_HOME", home.path().join("config"))
-        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
         .env("NO_COLOR", "1")
         .stdin(std::process::Stdio::null())
         .output()
