@@ -88,17 +88,69 @@ pub fn canonical(path: &Path) -> io::Result<PathBuf> {
     dunce::canonicalize(path)
 }
 
+/// A path as the model is shown it: on Windows with `/` for every `\` (`C:/Users/u/project`),
+/// since the model copies paths into the commands Git Bash runs, which drops an unquoted
+/// backslash; as it is on Unix.
+pub fn for_model(path: &Path) -> String {
+    slashed(&path.to_string_lossy(), cfg!(windows))
+}
+
+/// [`for_model`] relative to `cwd` when `path` lies below it, else whole.
+pub fn for_model_in(cwd: &Path, path: &Path) -> String {
+    match path.strip_prefix(cwd) {
+        Ok(rel) if !rel.as_os_str().is_empty() => for_model(rel),
+        _ => for_model(path),
+    }
+}
+
+/// [`for_model`] with the system given.
+fn slashed(path: &str, windows: bool) -> String {
+    match windows {
+        true => path.replace('\\', "/"),
+        false => path.to_string(),
+    }
+}
+
+/// A file as the user is shown it, in the system's own form: `~/…` under the home folder, else
+/// whole; on Windows with `\` for every `/` (`~\AppData\Roaming\mm\config.toml`, where a
+/// path joined from a setting such as `.mm/sessions` would mix both).
+pub fn for_user(path: &Path, home: Option<&Path>) -> String {
+    let rest = home
+        .filter(|h| !h.as_os_str().is_empty())
+        .and_then(|h| path.strip_prefix(h).ok());
+    let shown = match rest {
+        Some(rest) => format!("~/{}", rest.display()),
+        None => path.display().to_string(),
+    };
+    user_form(&shown, cfg!(windows))
+}
+
+/// [`for_user`]'s separators with the system given.
+fn user_form(text: &str, windows: bool) -> String {
+    match windows {
+        true => text.replace('/', "\\"),
+        false => text.to_string(),
+    }
+}
+
 /// A word as a shell reads it back: as it is when it holds only safe characters, else in
-/// single quotes (`'it'\''s'`). For lines the user may copy (`mm trust '/my project'`).
+/// single quotes (`'it'\''s'`). For lines the user may copy (`mm trust '/my project'`). On
+/// Windows as PowerShell and cmd read it: a `\` is safe there, and the quotes are double ones
+/// (`mm trust "C:\my project"`).
 pub fn shell_quote(word: &str) -> String {
+    quote_for(word, cfg!(windows))
+}
+
+/// [`shell_quote`] with the system given.
+fn quote_for(word: &str, windows: bool) -> String {
     let safe = !word.is_empty()
-        && word
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || "/._-+=:,@%^".contains(c));
-    if safe {
-        word.to_string()
-    } else {
-        format!("'{}'", word.replace('\'', "'\\''"))
+        && word.chars().all(|c| {
+            c.is_ascii_alphanumeric() || "/._-+=:,@%^".contains(c) || (windows && c == '\\')
+        });
+    match (safe, windows) {
+        (true, _) => word.to_string(),
+        (false, true) => format!("\"{}\"", word.replace('"', "\"\"")),
+        (false, false) => format!("'{}'", word.replace('\'', "'\\''")),
     }
 }
 
@@ -109,9 +161,52 @@ mod tests {
     #[test]
     fn shell_quote_leaves_plain_words_alone() {
         assert_eq!(shell_quote("/home/u/my-project"), "/home/u/my-project");
-        assert_eq!(shell_quote("/home/u/my project"), "'/home/u/my project'");
-        assert_eq!(shell_quote("it's"), "'it'\\''s'");
-        assert_eq!(shell_quote(""), "''");
+        assert_eq!(
+            quote_for("/home/u/my project", false),
+            "'/home/u/my project'"
+        );
+        assert_eq!(quote_for("it's", false), "'it'\\''s'");
+        assert_eq!(quote_for("", false), "''");
+        assert_eq!(quote_for("", true), r#""""#);
+        assert_eq!(quote_for(r"C:\Users\u\p", true), r"C:\Users\u\p");
+        assert_eq!(quote_for(r"C:\Users\u\p", false), r"'C:\Users\u\p'");
+        assert_eq!(quote_for(r"C:\my project", true), r#""C:\my project""#);
+        assert_eq!(quote_for(r#"say "hi""#, true), r#""say ""hi""""#);
+    }
+
+    #[test]
+    fn the_model_sees_forward_slashes_and_the_user_the_systems_form() {
+        let windows = r"C:\Users\u\.mm/skills\greetings";
+        assert_eq!(slashed(windows, true), "C:/Users/u/.mm/skills/greetings");
+        // On Unix a backslash is part of a name.
+        assert_eq!(slashed(r"/home/u/a\b", false), r"/home/u/a\b");
+        assert_eq!(
+            user_form(r"~/AppData\Roaming\mm\config.toml", true),
+            r"~\AppData\Roaming\mm\config.toml"
+        );
+        assert_eq!(user_form(r"C:\p\.mm/sessions", true), r"C:\p\.mm\sessions");
+        assert_eq!(
+            user_form("~/.config/mm/config.toml", false),
+            "~/.config/mm/config.toml"
+        );
+        let home = Some(Path::new("/home/u"));
+        let shown = |p: &str| for_user(Path::new(p), home);
+        assert_eq!(
+            shown("/home/u/.config/mm/config.toml"),
+            user_form("~/.config/mm/config.toml", cfg!(windows))
+        );
+        assert_eq!(
+            shown("/etc/mm.toml"),
+            user_form("/etc/mm.toml", cfg!(windows))
+        );
+        assert_eq!(
+            for_user(Path::new("/etc/mm.toml"), None),
+            user_form("/etc/mm.toml", cfg!(windows))
+        );
+        let cwd = Path::new("/p");
+        assert_eq!(for_model_in(cwd, Path::new("/p/src/a.rs")), "src/a.rs");
+        assert_eq!(for_model_in(cwd, cwd), "/p");
+        assert_eq!(for_model_in(cwd, Path::new("/q/b.rs")), "/q/b.rs");
     }
 
     fn env<'a>(pairs: &'a [(&'a str, &'a str)]) -> impl Fn(&str) -> Option<OsString> + 'a {

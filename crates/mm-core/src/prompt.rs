@@ -38,7 +38,7 @@ pub fn system_prompt(input: &SystemPromptInput<'_>) -> String {
          `edit_file` for files. Act, check the result, then answer briefly.\n\
          Working directory: {cwd}\nOS: {os}\nDate: {date}\n",
         title = input.title,
-        cwd = input.cwd.display(),
+        cwd = crate::paths::for_model(input.cwd),
         os = std::env::consts::OS,
         date = input.date,
     );
@@ -92,9 +92,9 @@ pub fn at_paths(text: &str, cwd: &Path) -> Vec<(PathBuf, bool)> {
 /// The line appended for an attachment.
 pub fn attachment_line(path: &Path, is_dir: bool) -> String {
     if is_dir {
-        format!("\n[attached directory: {}]", path.display())
+        format!("\n[attached directory: {}]", crate::paths::for_model(path))
     } else {
-        format!("\n[attached file: {}]", path.display())
+        format!("\n[attached file: {}]", crate::paths::for_model(path))
     }
 }
 
@@ -143,7 +143,7 @@ mod tests {
             attachment_line(&found[1].0, true),
             format!(
                 "\n[attached directory: {}]",
-                dir.path().join("src").display()
+                crate::paths::for_model(&dir.path().join("src"))
             )
         );
     }

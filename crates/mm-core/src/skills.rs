@@ -361,7 +361,10 @@ impl Catalogue {
                             skills.push(skill);
                         }
                     }
-                    Err(e) => warnings.push(format!("skill {} skipped: {e}", file.display())),
+                    Err(e) => warnings.push(format!(
+                        "skill {} skipped: {e}",
+                        crate::paths::for_user(&file, None)
+                    )),
                 }
             }
         }

@@ -7,6 +7,7 @@ use super::input::{self, Local};
 use super::numbers;
 use super::sessions;
 use super::style;
+use crate::config;
 use crate::engine::gate::{Answer, Covers, Rule};
 use crate::engine::{Engine, Session};
 use crate::event::{Frontend, PermissionMode};
@@ -27,7 +28,12 @@ pub async fn run(
         Local::Mode(name) => mode_lines(engine, session, name, frontend, color),
         Local::Skills => skills_lines(session, color),
         Local::Permissions(what) => permissions(session, what, color),
-        Local::Mcp => super::mcp::mcp_lines(&engine.mcp_report(session), color),
+        Local::Mcp => {
+            let home = engine.env().home.as_deref();
+            let file = config::user_config_path(home, engine.env().xdg_config_home.as_deref());
+            let user_file = config::shown_file(file.as_deref(), home);
+            super::mcp::mcp_lines(&engine.mcp_report(session), &user_file, color)
+        }
         Local::Sessions => sessions::sessions_lines(engine, session, color),
         Local::Load(id) => sessions::load(engine, session, id.trim(), frontend, color).await,
         // Handled by the session loop (repl.rs `ask_command`): it runs like a turn.

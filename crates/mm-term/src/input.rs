@@ -407,13 +407,18 @@ mod tests {
 
     #[test]
     fn history_under_xdg_state_or_home() {
-        assert_eq!(
-            history_path(Some(Path::new("/s")), Some(Path::new("/h"))),
-            Some(PathBuf::from("/s/mm/history"))
+        // Absolute on every system (`/s` is not on Windows).
+        let (state, home) = (
+            std::env::temp_dir().join("s"),
+            std::env::temp_dir().join("h"),
         );
         assert_eq!(
-            history_path(Some(Path::new("rel")), Some(Path::new("/h"))),
-            Some(PathBuf::from("/h/.local/state/mm/history"))
+            history_path(Some(&state), Some(&home)),
+            Some(state.join("mm").join("history"))
+        );
+        assert_eq!(
+            history_path(Some(Path::new("rel")), Some(&home)),
+            Some(home.join(".local").join("state").join("mm").join("history"))
         );
         assert_eq!(history_path(None, None), None);
     }

@@ -27,12 +27,12 @@ fn short(description: &str) -> String {
     s
 }
 
-/// The lines of `/mcp`.
-pub fn mcp_lines(servers: &[ServerReport], color: bool) -> Vec<String> {
+/// The lines of `/mcp`; `user_file` is the user's config file as messages name it.
+pub fn mcp_lines(servers: &[ServerReport], user_file: &str, color: bool) -> Vec<String> {
     if servers.is_empty() {
         return vec![style::dim(
             color,
-            "no MCP servers (add one under [mcp.servers.NAME] in ~/.config/mm/config.toml)",
+            &format!("no MCP servers (add one under [mcp.servers.NAME] in {user_file})"),
         )];
     }
     let mut lines = Vec::new();
@@ -99,6 +99,7 @@ mod tests {
                 ),
                 report("lazy", Phase::Idle, &[("lazy__t", "A tool")]),
             ],
+            "",
             false,
         );
         assert_eq!(
@@ -120,7 +121,7 @@ mod tests {
             &[("files__\x1b[2Kx", "read \u{202e}this")],
         );
         assert_eq!(
-            mcp_lines(&[hostile], true)
+            mcp_lines(&[hostile], "", true)
                 .join("\n")
                 .replace("\x1b[1m", "")
                 .replace("\x1b[2m", "")
@@ -129,7 +130,7 @@ mod tests {
             "files — failed: boom^[]52;c;SGVsbG8=^G\n  files__^[[2Kx  read <U+202E>this"
         );
         assert_eq!(
-            mcp_lines(&[], false),
+            mcp_lines(&[], "~/.config/mm/config.toml", false),
             vec!["no MCP servers (add one under [mcp.servers.NAME] in ~/.config/mm/config.toml)"]
         );
     }

@@ -529,7 +529,8 @@ extern "C" fn on_abort(sig: libc::c_int) {
             );
             if fd >= 0 {
                 if !ptr.is_null() {
-                    libc::write(fd, ptr.cast(), len);
+                    // `as _`: the count is a size_t on Unix, an unsigned int on Windows.
+                    libc::write(fd, ptr.cast(), len as _);
                 }
                 libc::close(fd);
             }
@@ -650,6 +651,21 @@ fn parse_report(line: &str) -> Option<(Vec<u64>, Vec<u64>, u64)> {
     Some((tried, crashes, rss))
 }
 
+/// Ends a hung worker so that its input is written like an abort's: SIGABRT on Unix; Windows
+/// has no signal to send another process, so there it is only ended.
+#[cfg(unix)]
+fn abort(child: &mut std::process::Child) {
+    // SAFETY: a signal to our own child, which is alive (its stdout is open).
+    unsafe {
+        libc::kill(child.id() as libc::pid_t, libc::SIGABRT);
+    }
+}
+
+#[cfg(not(unix))]
+fn abort(child: &mut std::process::Child) {
+    let _ = child.kill();
+}
+
 /// Runs one worker process until its time is up, it dies or it hangs (no report for `hang`);
 /// adds what it reported.
 fn run_worker(
@@ -694,10 +710,7 @@ fn run_worker(
             }
             Err(mpsc::RecvTimeoutError::Timeout) if !hung => {
                 hung = true;
-                // SAFETY: a signal to our own child, which is alive (its stdout is open).
-                unsafe {
-                    libc::kill(child.id() as libc::pid_t, libc::SIGABRT);
-                }
+                abort(&mut child);
             }
             Err(mpsc::RecvTimeoutError::Timeout) => {}
             Err(mpsc::RecvTimeoutError::Disconnected) => break,

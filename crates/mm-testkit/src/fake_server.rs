@@ -368,6 +368,9 @@ async fn serve_connection(mut stream: TcpStream, shared: Arc<Shared>) {
         let close = req.close;
         let after = route(&mut stream, &shared, req).await;
         if close || after == After::Close {
+            // The end of the stream said at once (a FIN), not left to the socket's close: Wine
+            // tells a client of a dropped socket only later, past a short requestTimeout.
+            let _ = tokio::io::AsyncWriteExt::shutdown(&mut stream).await;
             return;
         }
     }

@@ -3,7 +3,10 @@
 //! time that it cannot run here — a missing acpx, Python SDK, language server, model server,
 //! Landlock, namespace — says so with [`skip`] and is counted apart, as ignored with its reason,
 //! instead of passing having done nothing. Under `CI=true`, where everything is installed, such a
-//! test fails.
+//! test fails. On Windows that means the job must have Git for Windows (its `bash.exe`, which mm
+//! runs commands and hooks with, and `sh` and `git` on `PATH`), `python3` (the fake MCP servers)
+//! and a pseudo-console (ConPTY); `scripts/windows-test.sh` runs the Windows build under Wine,
+//! which has none of these, without `CI=true`, each such test skipped with its reason.
 //!
 //! A test is a function with `#[mm_testkit::test]` (the macro of crates/mm-testkit-macros), which
 //! puts a [`Test`] in the list this harness runs. The names are libtest's (`module::function`),

@@ -59,14 +59,10 @@ pub use mm_testkit_macros::test;
 pub use rig::{Rig, compact_line, contents, hook, rig, script, tool_outputs};
 pub use script::{Call, Chunk, Reply};
 
-/// Whether an executable `command` is on PATH.
+/// Whether an executable `command` is on PATH (on Windows with an extension of `PATHEXT`, as
+/// mm finds it: `npx.cmd`).
 pub fn on_path(command: &str) -> bool {
-    std::env::var_os("PATH").is_some_and(|paths| {
-        std::env::split_paths(&paths).any(|d| {
-            std::fs::metadata(d.join(command))
-                .is_ok_and(|m| m.is_file() && platform::is_executable(&m))
-        })
-    })
+    platform::on_path(command)
 }
 
 /// The test needs `command` on PATH: when it is not there, the test is skipped with the reason,
@@ -111,7 +107,7 @@ pub fn e2e_url() -> String {
     }
 }
 
-/// The `mm` binary under test: `target/<profile>/mm`, beside the folder of the running test
+/// The `mm` binary under test: `target/<profile>/mm` (`mm.exe` on Windows), beside the folder of the running test
 /// (`target/<profile>/deps/`). Cargo builds it before the suites of crates/mm/tests, the ones
 /// that run it; `CARGO_BIN_EXE_mm` names it for them but not for this library.
 pub fn mm_binary() -> PathBuf {
@@ -120,7 +116,7 @@ pub fn mm_binary() -> PathBuf {
     if dir.ends_with("deps") {
         dir.pop();
     }
-    let mm = dir.join("mm");
+    let mm = dir.join(format!("mm{}", std::env::consts::EXE_SUFFIX));
     assert!(
         mm.is_file(),
         "{} is missing: the suites that run mm are those of crates/mm (cargo test -p mm)",
@@ -143,14 +139,14 @@ pub fn target_tmpdir() -> PathBuf {
 }
 
 /// The folders the fence of `workspace-write` lets every command write, as `mm` finds them: the
-/// sandbox's temp folders (`/tmp`, `/dev/shm`) and `$TMPDIR`, canonical.
+/// sandbox's temp folders (`/tmp`, `/dev/shm` on Unix) and the process's (`$TMPDIR`; `%TEMP%`
+/// on Windows), canonical.
 pub fn fence_temp_folders() -> Vec<PathBuf> {
-    let mut temp = mm_tools::sandbox::Places::default().temp;
-    if let Some(tmp) = std::env::var_os("TMPDIR").filter(|t| !t.is_empty()) {
-        temp.push(PathBuf::from(tmp));
-    }
-    temp.into_iter()
-        .map(|t| t.canonicalize().unwrap_or(t))
+    let places = mm_tools::sandbox::Places::default().with_temp_dir(std::env::temp_dir());
+    places
+        .temp
+        .into_iter()
+        .map(|t| mm_core::paths::canonical(&t).unwrap_or(t))
         .collect()
 }
 
@@ -158,12 +154,13 @@ pub fn fence_temp_folders() -> Vec<PathBuf> {
 /// ([`fence_temp_folders`]), for a project and what lies beside it (a write that must be refused
 /// aims there): under cargo's target folder when that is outside them, else under `/var/tmp`,
 /// else under `~/.cache/mm-tests`, the first where the test can make a folder and `fits`
-/// accepts it. A clone under `/tmp` has its target folder there too: the test runs all the same.
+/// accepts it (the home folder: `USERPROFILE` on Windows). A clone under `/tmp` has its target
+/// folder there too: the test runs all the same.
 /// When there is no such folder, the test is skipped with the reason (under `CI=true` it fails).
 pub fn outside_the_fence_where(fits: impl Fn(&std::path::Path) -> bool) -> tempfile::TempDir {
     let mut candidates = vec![target_tmpdir(), PathBuf::from("/var/tmp")];
-    if let Some(home) = std::env::var_os("HOME").filter(|h| !h.is_empty()) {
-        candidates.push(PathBuf::from(home).join(".cache/mm-tests"));
+    if let Some(home) = mm_core::paths::home() {
+        candidates.push(home.join(".cache").join("mm-tests"));
     }
     let mut tried = Vec::new();
     for base in first_outside(&candidates, &fence_temp_folders(), fits, &mut tried) {
@@ -189,7 +186,7 @@ fn first_outside(
     let mut out = Vec::new();
     for base in candidates {
         let _ = std::fs::create_dir_all(base);
-        let Ok(real) = base.canonicalize() else {
+        let Ok(real) = mm_core::paths::canonical(base) else {
             tried.push(format!("{} (cannot be made)", base.display()));
             continue;
         };
@@ -219,9 +216,9 @@ mod tests {
     fn a_target_folder_under_a_temp_folder_is_passed_over() {
         let temp = tempfile::tempdir().unwrap();
         let other = tempfile::tempdir().unwrap();
-        let t = temp.path().canonicalize().unwrap();
-        let target = t.join("clone/target/tmp");
-        let beside = other.path().canonicalize().unwrap();
+        let t = mm_core::paths::canonical(temp.path()).unwrap();
+        let target = t.join("clone").join("target").join("tmp");
+        let beside = mm_core::paths::canonical(other.path()).unwrap();
         let mut tried = Vec::new();
         let found = first_outside(
             &[target.clone(), beside.clone()],

@@ -1,5 +1,6 @@
 //! Running the real `mm` binary the way a user does, in a sandbox: a temporary working folder
-//! and a temporary home (`HOME`, `XDG_CONFIG_HOME`), set on the child only. The `MM_*`
+//! and a temporary home (`HOME`, `USERPROFILE` which Windows reads, `XDG_CONFIG_HOME`), set on
+//! the child only. The `MM_*`
 //! variables of the test process are removed from the child so that a developer's own settings
 //! cannot change what a test sees.
 #![allow(
@@ -59,13 +60,16 @@ impl Sandbox {
         }
     }
 
-    /// The working folder (canonical: the system prompt and tool results use it).
+    /// The working folder (canonical as mm makes it: the system prompt and tool results use
+    /// it).
     pub fn dir(&self) -> PathBuf {
-        self.cwd.path().canonicalize().unwrap()
+        mm_core::paths::canonical(self.cwd.path()).unwrap()
     }
 
+    /// `rel` (`/`-separated) under the working folder, with the system's separators (as mm
+    /// shows it).
     pub fn path(&self, rel: &str) -> PathBuf {
-        self.dir().join(rel)
+        self.dir().join(super::platform::native(rel))
     }
 
     /// `$XDG_CONFIG_HOME/mm/config.toml` of the sandbox.
@@ -108,6 +112,7 @@ impl Sandbox {
             .args(args)
             .current_dir(self.cwd.path())
             .env("HOME", self.home.path())
+            .env("USERPROFILE", self.home.path())
             .env("XDG_CONFIG_HOME", self.home.path().join(".config"))
             .env(
                 "XDG_STATE_HOME",

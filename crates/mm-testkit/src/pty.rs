@@ -15,6 +15,7 @@ use expectrl::session::OsSession;
 use expectrl::{Expect, Session};
 use serde_json::{Value, json};
 
+use super::platform::OnlyHome;
 use super::{Chunk, FakeServer, Reply};
 
 /// How long one expectation of a [`spawn_mm`] session may wait.
@@ -76,17 +77,16 @@ impl PtyServer {
 }
 
 /// `mm --url URL EXTRA…` in `cwd` with `home` as its home (state and configuration under it), a
-/// plain `xterm` without colour and nothing else of the test's environment but `PATH`.
+/// plain `xterm` without colour and nothing else of the test's environment but `PATH` (and what
+/// Windows needs: [`OnlyHome`]).
 pub fn mm_command(home: &Path, cwd: &Path, url: &str, extra: &[&str]) -> Command {
     let mut cmd = Command::new(super::mm_binary());
     cmd.args(["--url", url])
         .args(extra)
         .current_dir(cwd)
-        .env_clear()
-        .env("HOME", home)
+        .only_home(home)
         .env("XDG_STATE_HOME", home.join("state"))
         .env("XDG_CONFIG_HOME", home.join("config"))
-        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
         .env("TERM", "xterm")
         .env("NO_COLOR", "1");
     cmd
@@ -94,7 +94,7 @@ pub fn mm_command(home: &Path, cwd: &Path, url: &str, extra: &[&str]) -> Command
 
 /// [`mm_command`] in a pseudo-terminal, its expectations failing after [`EXPECT_TIMEOUT`].
 pub fn spawn_mm_in(home: &Path, cwd: &Path, url: &str, extra: &[&str]) -> OsSession {
-    let mut session = Session::spawn(mm_command(home, cwd, url, extra)).expect("spawn mm in a pty");
+    let mut session = super::platform::spawn_pty(mm_command(home, cwd, url, extra));
     session.set_expect_timeout(Some(EXPECT_TIMEOUT));
     session
 }
@@ -109,7 +109,7 @@ pub fn spawn_sized(command: &Command, columns: u16) -> OsSession {
 /// [`spawn_sized`] with `rows` rows.
 pub fn spawn_window(command: &Command, columns: u16, rows: u16) -> OsSession {
     let sized = super::platform::once_sized(command, columns, rows);
-    let mut session = Session::spawn(sized).expect("spawn mm in a pty");
+    let mut session = super::platform::spawn_pty(sized);
     super::platform::resize(&mut session, columns, rows);
     session.set_expect_timeout(Some(EXPECT_TIMEOUT));
     session

@@ -157,10 +157,7 @@ pub fn sandbox_of(cli: &Cli, cwd: &Path, loaded: &Loaded) -> Sandbox {
 /// The places the sandbox needs that the configuration does not hold: the temp folders, and
 /// the configuration mm read (kept read-only inside the fence).
 fn sandbox_places(cli: &Cli, cwd: &Path, loaded: &Loaded) -> Places {
-    let mut places = Places::default();
-    if let Some(tmp) = std::env::var_os("TMPDIR").filter(|t| !t.is_empty()) {
-        places.temp.push(PathBuf::from(tmp));
-    }
+    let mut places = Places::default().with_temp_dir(std::env::temp_dir());
     places.protected.push(cwd.join(".mm"));
     if let Some(dir) = loaded.user_file.as_deref().and_then(|f| f.parent()) {
         places.protected.push(dir.to_path_buf());

@@ -337,7 +337,7 @@ mod tests {
         let file = dir.path().join("config.toml");
         let home = dir.path().join("home");
         std::fs::create_dir_all(home.join("p")).unwrap();
-        let project = home.join("p").canonicalize().unwrap();
+        let project = crate::paths::canonical(&home.join("p")).unwrap();
         std::fs::write(&file, "trustedProjects = [ \"~/p\" ]\n").unwrap();
         assert_eq!(
             trust(Some(&file), Some(&home), &project).unwrap(),
@@ -368,7 +368,7 @@ mod tests {
                 .to_string(),
             format!(
                 "{}: trustedProjects must be an array of paths",
-                file.canonicalize().unwrap().display()
+                crate::paths::canonical(&file).unwrap().display()
             )
         );
     }

@@ -154,15 +154,12 @@ pub(super) fn canonical(path: &Path) -> PathBuf {
     crate::paths::canonical(path).unwrap_or_else(|_| crate::paths::normalize(path))
 }
 
-/// The user's config file as messages name it: `~/…` under the home folder.
+/// The user's config file as messages name it: `~/…` under the home folder (`~\…` on
+/// Windows: [`paths::for_user`](crate::paths::for_user)).
 pub fn shown_file(user_file: Option<&Path>, home: Option<&Path>) -> String {
-    match (user_file, home) {
-        (Some(f), Some(h)) => match f.strip_prefix(h) {
-            Ok(rest) => format!("~/{}", rest.display()),
-            Err(_) => f.display().to_string(),
-        },
-        (Some(f), None) => f.display().to_string(),
-        (None, _) => "your user config".to_string(),
+    match user_file {
+        Some(f) => crate::paths::for_user(f, home),
+        None => "your user config".to_string(),
     }
 }
 

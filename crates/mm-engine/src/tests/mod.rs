@@ -21,6 +21,22 @@ use crate::{Command, Engine, Environment, PromptOutcome, Session};
 mod common {
     pub use super::{Rig, compact_line, contents, rig};
     pub use mm_testkit_core::{Answer, Recorder, ScriptedModel};
+
+    /// Paths in the forms mm shows them, on every system (mm-testkit's `platform`, which this
+    /// crate sits below).
+    pub mod platform {
+        use std::path::Path;
+
+        /// A path as the model sees it: `/` only (`C:/Users/…` on Windows, for Git Bash).
+        pub fn slashed(path: &Path) -> String {
+            path.to_string_lossy().replace('\\', "/")
+        }
+
+        /// `text` with `/` made the system's separator, as the user is shown a path.
+        pub fn native(text: &str) -> String {
+            text.replace('/', std::path::MAIN_SEPARATOR_STR)
+        }
+    }
 }
 
 /// An engine over a model with the default configuration changed by `f`, in a folder of its

@@ -190,7 +190,8 @@ async fn read_skill_returns_the_body_the_folder_and_its_files_and_is_counted() {
         (
             format!(
                 "skill directory: {}\nfiles:\n- SKILL.md\n- scripts/greet.sh\n\nWrite a short festive greeting for the person named in the parameters.\nRun scripts/greet.sh NAME to get the wording.\n",
-                dir.display()
+                // `/` only, on Windows too: the model copies it into Git Bash's commands.
+                common::platform::slashed(&dir)
             ),
             false
         )
@@ -218,6 +219,12 @@ async fn read_skill_returns_the_body_the_folder_and_its_files_and_is_counted() {
     model.assert_invariants();
 }
 
+// Windows has bash only where Git Bash is installed, and this crate's tests cannot skip with a
+// reason at run time (mm-testkit's harness sits above it): the suite's skill tests run bash there.
+#[cfg_attr(
+    windows,
+    ignore = "runs a skill's script through bash, which Windows may not have"
+)]
 #[tokio::test]
 async fn a_skill_script_runs_through_bash() {
     // What a real user's skill does: load it, then run its script from its folder.
@@ -298,7 +305,8 @@ async fn a_broken_skill_is_skipped_with_a_warning_naming_the_file() {
     let s = r.session(&fe).await;
     assert!(s.skills.is_empty());
     assert_eq!(s.warnings.len(), 1);
-    let file = dir.join("SKILL.md").display().to_string();
+    // In the system's own form, as the user is shown it.
+    let file = common::platform::native(&dir.join("SKILL.md").display().to_string());
     assert!(s.warnings[0].contains(&file), "{:?}", s.warnings);
     assert!(s.warnings[0].contains("no description"), "{:?}", s.warnings);
     assert!(!s.history[0].content.contains("Skills (procedures"));

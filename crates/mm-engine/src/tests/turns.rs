@@ -348,7 +348,10 @@ async fn at_paths_are_attached_once() {
     let abs = r.cwd.path().join("a.rs");
     assert_eq!(
         s.history[1].content,
-        format!("fix @a.rs and @a.rs.\n[attached file: {}]", abs.display())
+        format!(
+            "fix @a.rs and @a.rs.\n[attached file: {}]",
+            mm_core::paths::for_model(&abs)
+        )
     );
     assert!(fe.events().contains(&Event::Attached(abs)));
 }

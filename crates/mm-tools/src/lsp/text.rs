@@ -5,11 +5,23 @@ use std::path::{Path, PathBuf};
 
 use lsp_types::{Position, TextEdit};
 
-/// The `file://` URI of an absolute path.
+/// The `file://` URI of an absolute path. A path `url` takes for no file path (a relative one,
+/// or one without a drive on Windows) is written with `/` separators under the root, escaped
+/// all the same (`file:///a%20dir/x.py`).
 pub fn uri_of(path: &Path) -> String {
     match url::Url::from_file_path(path) {
         Ok(u) => u.to_string(),
-        Err(()) => format!("file://{}", path.display()),
+        Err(()) => {
+            let path = crate::paths::for_model(path);
+            // The base always parses: the other arm is never taken.
+            url::Url::parse("file:///").map_or_else(
+                |_| format!("file:///{path}"),
+                |mut u| {
+                    u.set_path(&path);
+                    u.to_string()
+                },
+            )
+        }
     }
 }
 
@@ -180,9 +192,21 @@ mod tests {
 
     #[test]
     fn file_uris_round_trip_with_spaces() {
-        let p = Path::new("/tmp/a dir/x.py");
-        let uri = uri_of(p);
-        assert_eq!(uri, "file:///tmp/a%20dir/x.py");
+        // Absolute on every system (`C:\\…\\Temp` on Windows).
+        let p = std::env::temp_dir().join("a dir").join("x.py");
+        let uri = uri_of(&p);
+        assert!(uri.starts_with("file:///"), "{uri}");
+        assert!(uri.ends_with("/a%20dir/x.py"), "{uri}");
         assert_eq!(path_of(&uri).unwrap(), p);
+    }
+
+    /// A path that is no file path for `url` (relative; on Windows one without a drive) is
+    /// escaped too.
+    #[test]
+    fn the_fallback_uri_is_escaped() {
+        assert_eq!(
+            uri_of(Path::new("a dir/x#1.py")),
+            "file:///a%20dir/x%231.py"
+        );
     }
 }

@@ -81,10 +81,12 @@ pub struct BashLookups<'a> {
 /// `…\Git\bin\git.exe`: `…\Git\bin\bash.exe`). Never the WSL launcher in `System32`. `Err` is
 /// [`NO_BASH`], or why the configured one cannot be used.
 pub fn find_bash(configured: Option<&Path>, lookups: &BashLookups<'_>) -> Result<PathBuf, String> {
+    // `bash.exe` in `System32` (however written): any other file there is not WSL.
     let wsl = |p: &Path| {
         p.to_string_lossy()
             .to_ascii_lowercase()
-            .contains(r"\windows\system32\")
+            .replace('/', r"\")
+            .ends_with(r"\windows\system32\bash.exe")
     };
     if let Some(path) = configured {
         return match (lookups.is_file)(path) && !wsl(path) {
@@ -193,6 +195,8 @@ mod tests {
             r"C:\Program Files\Git\bin\bash.exe",
             r"D:\PortableGit\bin\bash.exe",
             r"C:\Windows\System32\bash.exe",
+            r"c:/windows/SYSTEM32/Bash.exe",
+            r"C:\Windows\System32\cmd.exe",
             r"C:\mine\bash.exe",
         ]);
         let lookups = |install: Option<&str>, git: Option<&str>| BashLookups {
@@ -235,6 +239,23 @@ mod tests {
             Err(format!(
                 r"tools.bash.path C:\Windows\System32\bash.exe is the WSL launcher, not a bash mm can run commands with: {NO_BASH}"
             ))
+        );
+        // However it is written; and only bash.exe there is WSL's.
+        assert_eq!(
+            find_bash(
+                Some(Path::new("c:/windows/SYSTEM32/Bash.exe")),
+                &lookups(None, None)
+            ),
+            Err(format!(
+                "tools.bash.path c:/windows/SYSTEM32/Bash.exe is the WSL launcher, not a bash mm can run commands with: {NO_BASH}"
+            ))
+        );
+        assert_eq!(
+            find_bash(
+                Some(Path::new(r"C:\Windows\System32\cmd.exe")),
+                &lookups(None, None)
+            ),
+            Ok(PathBuf::from(r"C:\Windows\System32\cmd.exe"))
         );
         assert_eq!(
             find_bash(Some(Path::new(r"C:\gone\bash.exe")), &lookups(None, None)),

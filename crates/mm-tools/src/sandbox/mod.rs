@@ -72,7 +72,8 @@ use paths::{Roots, Rule, hold, plain_places};
 /// does not read the environment).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Places {
-    /// The system temp folders, writable in `workspace-write`: `/tmp`, `/dev/shm` and `$TMPDIR`.
+    /// The system temp folders, writable in `workspace-write`: [`SYSTEM_TEMP`] and the process's
+    /// own ([`Places::with_temp_dir`]: `$TMPDIR` on Unix, `%TEMP%` on Windows).
     pub temp: Vec<PathBuf>,
     /// Folders kept read-only inside the fence when they lie where it lets commands write
     /// (and created then if missing, so that a command cannot make them first): the
@@ -88,10 +89,30 @@ pub struct Places {
     pub outer_fence: Option<String>,
 }
 
+/// The system's fixed temp folders: `/tmp` and `/dev/shm` on Unix; none on Windows, whose temp
+/// folder is the user's (`%TEMP%`), and where `/tmp` would be `\tmp` on the current drive.
+pub const SYSTEM_TEMP: &[&str] = if cfg!(unix) {
+    &["/tmp", "/dev/shm"]
+} else {
+    &[]
+};
+
+impl Places {
+    /// With the process's temp folder (`std::env::temp_dir()`, which `main.rs` reads: `$TMPDIR`,
+    /// else `/tmp`, on Unix; `%TMP%`, `%TEMP%` on Windows) among [`Places::temp`], unless it is
+    /// empty or there already.
+    pub fn with_temp_dir(mut self, dir: PathBuf) -> Self {
+        if !dir.as_os_str().is_empty() && !self.temp.contains(&dir) {
+            self.temp.push(dir);
+        }
+        self
+    }
+}
+
 impl Default for Places {
     fn default() -> Self {
         Places {
-            temp: vec![PathBuf::from("/tmp"), PathBuf::from("/dev/shm")],
+            temp: SYSTEM_TEMP.iter().map(PathBuf::from).collect(),
             protected: Vec::new(),
             protected_files: Vec::new(),
             home: None,
@@ -661,7 +682,7 @@ mod tests {
     #[test]
     fn a_cwd_at_or_above_the_home_folder_is_not_writable() {
         let dir = tempfile::tempdir().unwrap();
-        let base = std::fs::canonicalize(dir.path()).unwrap();
+        let base = crate::paths::canonical(dir.path()).unwrap();
         let home = base.join("home");
         let project = home.join("project");
         std::fs::create_dir_all(&project).unwrap();

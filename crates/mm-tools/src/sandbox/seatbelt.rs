@@ -102,6 +102,10 @@ mod tests {
     const DEVICES: &str = r#"(allow file-write-data file-ioctl (literal "/dev/null") (literal "/dev/zero") (literal "/dev/full") (literal "/dev/tty") (literal "/dev/ptmx"))"#;
 
     #[test]
+    #[cfg_attr(
+        windows,
+        ignore = "macOS paths joined with Windows' separator: the profile is only made on macOS"
+    )]
     fn workspace_write_opens_the_roots_but_not_mm_folders_and_their_parents() {
         let got = profile(
             SandboxMode::WorkspaceWrite,

@@ -200,7 +200,7 @@ async fn run_command(
         Err(e) => {
             return ToolOutput::not_run(format!(
                 "[could not start bash in {}: the sandbox: {e}]",
-                cwd.display()
+                crate::paths::for_model(cwd)
             ));
         }
     };
@@ -209,7 +209,7 @@ async fn run_command(
         Err(e) => {
             return ToolOutput::not_run(format!(
                 "[could not start bash in {}: {e}]",
-                cwd.display()
+                crate::paths::for_model(cwd)
             ));
         }
     };

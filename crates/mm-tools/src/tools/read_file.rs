@@ -102,7 +102,7 @@ fn explain(shown: &str, abs: &Path, e: &io::Error) -> String {
     match e.kind() {
         io::ErrorKind::NotFound => format!(
             "{shown} does not exist ({}); check the path, or list its directory with read_file",
-            abs.display()
+            crate::paths::for_model(abs)
         ),
         io::ErrorKind::PermissionDenied => format!("{shown} cannot be read: permission denied"),
         _ => format!("{shown} cannot be read: {e}"),

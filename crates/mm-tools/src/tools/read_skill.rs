@@ -11,6 +11,7 @@ use serde_json::Value;
 
 use super::{CallContext, Describe, ToolOutput, ToolSetup, TypedTool};
 use crate::event::{Tally, ToolKind};
+use crate::paths;
 use crate::skills::{Catalogue, read_body};
 
 /// Files listed at most, so that a skill folder holding a data set does not flood the context.
@@ -89,11 +90,14 @@ pub fn load(name: &str, catalogue: &Catalogue) -> ToolOutput {
         Err(e) => {
             return ToolOutput::not_run(format!(
                 "[cannot load skill \"{name}\": {} — {e}]",
-                skill.file().display()
+                paths::for_model(&skill.file())
             ));
         }
     };
-    let mut out = format!("skill directory: {}\nfiles:\n", skill.dir.display());
+    let mut out = format!(
+        "skill directory: {}\nfiles:\n",
+        paths::for_model(&skill.dir)
+    );
     let (files, more) = list_files(&skill.dir);
     for f in &files {
         out.push_str(&format!("- {f}\n"));
@@ -117,7 +121,8 @@ fn unknown(name: &str, catalogue: &Catalogue) -> String {
     }
 }
 
-/// The files under `dir`, as sorted relative paths with `/` separators, at most [`MAX_FILES`];
+/// The files under `dir`, as sorted relative paths with `/` separators (on Windows too: the
+/// model copies them into commands), at most [`MAX_FILES`];
 /// also how many more there are. Symlinked folders are listed, not entered (no cycles).
 pub fn list_files(dir: &Path) -> (Vec<String>, usize) {
     let mut all = Vec::new();
@@ -142,7 +147,7 @@ fn walk(dir: &Path, rel: &Path, depth: usize, out: &mut Vec<String>) {
         if is_dir && depth < MAX_DEPTH {
             walk(&entry.path(), &rel, depth + 1, out);
         } else if !is_dir {
-            out.push(rel.to_string_lossy().into_owned());
+            out.push(paths::for_model(&rel));
         }
         // Guards against a pathological tree; the caller only keeps MAX_FILES anyway.
         if out.len() > MAX_FILES * 50 {

@@ -328,6 +328,12 @@ fn shown(path: &Path, home: Option<&Path>) -> String {
     crate::config::shown_file(Some(path), home)
 }
 
+/// The user's config file as the fixes name it (`~/.config/mm/config.toml`, or
+/// `~\AppData\Roaming\mm\config.toml` on Windows).
+fn user_file(setup: &Setup<'_>, loaded: &Loaded) -> String {
+    crate::config::shown_file(loaded.user_file.as_deref(), setup.home)
+}
+
 fn config_check(setup: &Setup<'_>, loaded: &Loaded) -> Check {
     let project_file = setup.cwd.join(".mm").join("config.toml");
     let mut files: Vec<PathBuf> = Vec::new();
@@ -455,7 +461,10 @@ fn sandbox_check(setup: &Setup<'_>, loaded: &Loaded) -> Check {
                 Status::Warn,
                 "off; with yolo on, the model's commands run unasked and unfenced",
             )
-            .fix("tools.sandbox = \"workspace-write\" in ~/.config/mm/config.toml fences them (or --sandbox workspace-write)")
+            .fix(format!(
+                "tools.sandbox = \"workspace-write\" in {} fences them (or --sandbox workspace-write)",
+                user_file(setup, loaded)
+            ))
             .details(details)
         } else {
             Check::new(
@@ -514,7 +523,10 @@ fn sessions_check(setup: &Setup<'_>, loaded: &Loaded) -> Check {
         Ok(dir) => dir,
         Err(outside) => {
             return Check::new(Topic::Sessions, Status::Warn, outside.to_string())
-                .fix("remove the link, or set sessions.dir in ~/.config/mm/config.toml")
+                .fix(format!(
+                    "remove the link, or set sessions.dir in {}",
+                    user_file(setup, loaded)
+                ))
                 .details(json!({"enabled": true, "dir": outside.target, "refused": true}));
         }
     };

@@ -9,6 +9,7 @@ use std::path::Path;
 use std::process::Stdio;
 
 use common::acp::*;
+use common::platform::OnlyHome;
 use common::{Answer, ScriptedModel};
 use mm_model::ModelError;
 use pretty_assertions::assert_eq;
@@ -19,7 +20,7 @@ fn tmp() -> tempfile::TempDir {
 }
 
 fn canonical(p: &Path) -> std::path::PathBuf {
-    p.canonicalize().unwrap()
+    mm_core::paths::canonical(p).unwrap()
 }
 
 /// No capability of the agent is switched on, except those named.
@@ -405,7 +406,10 @@ async fn at_paths_are_attached_and_logged() {
     let path = cwd.join("notes.md");
     assert_eq!(
         model.last_user_message(),
-        format!("see @notes.md.\n[attached file: {}]", path.display())
+        format!(
+            "see @notes.md.\n[attached file: {}]",
+            mm_core::paths::for_model(&path)
+        )
     );
     assert!(
         h.log_lines()
@@ -416,6 +420,7 @@ async fn at_paths_are_attached_and_logged() {
 
 #[mm_testkit::test]
 async fn a_tool_call_is_announced_run_and_finished() {
+    common::platform::need_bash();
     let dir = tmp();
     let cwd = canonical(dir.path());
     let model = ScriptedModel::new(vec![
@@ -497,6 +502,7 @@ async fn a_file_edit_carries_a_diff_and_its_location() {
 
 #[mm_testkit::test]
 async fn permission_requests_offer_the_four_options_and_are_obeyed() {
+    common::platform::need_bash();
     let dir = tmp();
     let cwd = canonical(dir.path());
     let mut config = test_config();
@@ -864,6 +870,7 @@ async fn a_slash_skill_is_rewritten_and_runs_a_turn() {
 
 #[mm_testkit::test]
 async fn session_load_replays_the_stored_history() {
+    common::platform::need_bash();
     let dir = tmp();
     let cwd = canonical(dir.path());
     let mut config = test_config();
@@ -977,9 +984,7 @@ fn spawn_mm(cwd: &Path, home: &Path) -> Child {
     let mut child = tokio::process::Command::new(env!("CARGO_BIN_EXE_mm"))
         .arg("-acp")
         .current_dir(cwd)
-        .env_clear()
-        .env("HOME", home)
-        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .only_home(home)
         .env("MM_MODEL_URL", "http://127.0.0.1:9/v1")
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())

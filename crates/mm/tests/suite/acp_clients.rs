@@ -6,6 +6,7 @@ use std::path::Path;
 use std::process::Command;
 
 use mm_testkit::demo::DemoServer;
+use mm_testkit::platform::OnlyHome;
 use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
 
@@ -14,15 +15,13 @@ fn the_python_sdk_parses_everything_mm_sends() {
     mm_testkit::agents::need_python_sdk();
     let cwd = tempfile::tempdir().unwrap();
     let home = tempfile::tempdir().unwrap();
-    let cwd = cwd.path().canonicalize().unwrap();
+    let cwd = mm_core::paths::canonical(cwd.path()).unwrap();
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/acp_clients/python_client.py");
     let out = Command::new("python3")
         .arg(&script)
         .arg(env!("CARGO_BIN_EXE_mm"))
         .arg(&cwd)
-        .env_clear()
-        .env("HOME", home.path())
-        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .only_home(home.path())
         .env("MM_MODEL_URL", "http://127.0.0.1:9/v1")
         .output()
         .unwrap();
@@ -79,7 +78,7 @@ fn the_python_sdk_completes_a_turn_with_a_tool_call_and_a_permission_request() {
     let (url, server) = demo_server();
     let cwd = tempfile::tempdir().unwrap();
     let home = tempfile::tempdir().unwrap();
-    let cwd = cwd.path().canonicalize().unwrap();
+    let cwd = mm_core::paths::canonical(cwd.path()).unwrap();
     std::fs::write(cwd.join("hello.txt"), "hi").unwrap();
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/acp_clients/python_client.py");
     let out = Command::new("python3")
@@ -87,9 +86,7 @@ fn the_python_sdk_completes_a_turn_with_a_tool_call_and_a_permission_request() {
         .arg(env!("CARGO_BIN_EXE_mm"))
         .arg(&cwd)
         .arg("tool")
-        .env_clear()
-        .env("HOME", home.path())
-        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .only_home(home.path())
         .env("MM_MODEL_URL", &url)
         .output()
         .unwrap();
@@ -131,7 +128,7 @@ fn the_python_sdk_switches_models_and_modes_watches_a_build_and_reopens_the_sess
     let (url, server) = demo_server_with(&["demo-large"]);
     let cwd = tempfile::tempdir().unwrap();
     let home = tempfile::tempdir().unwrap();
-    let cwd = cwd.path().canonicalize().unwrap();
+    let cwd = mm_core::paths::canonical(cwd.path()).unwrap();
     std::fs::write(cwd.join("hello.txt"), "hi").unwrap();
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/acp_clients/python_client.py");
     let out = Command::new("python3")
@@ -139,9 +136,7 @@ fn the_python_sdk_switches_models_and_modes_watches_a_build_and_reopens_the_sess
         .arg(env!("CARGO_BIN_EXE_mm"))
         .arg(&cwd)
         .arg("beyond")
-        .env_clear()
-        .env("HOME", home.path())
-        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .only_home(home.path())
         .env("MM_MODEL_URL", &url)
         .output()
         .unwrap();

@@ -9,12 +9,13 @@ use mm_testkit as common;
 use std::path::Path;
 
 use common::acp::*;
+use common::platform::OnlyHome;
 use common::{Answer, ScriptedModel};
 use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
 
 fn canonical(p: &Path) -> std::path::PathBuf {
-    p.canonicalize().unwrap()
+    mm_core::paths::canonical(p).unwrap()
 }
 
 /// The `update`s among `msgs` that belong to session `id`.
@@ -110,6 +111,7 @@ async fn the_initialize_log_line_says_what_the_client_sent_even_for_a_newer_vers
 
 #[mm_testkit::test]
 async fn calls_that_did_not_run_do_not_count_in_the_turn_log() {
+    common::platform::need_bash();
     let dir = tempfile::tempdir().unwrap();
     let cwd = canonical(dir.path());
     std::fs::write(cwd.join("there.txt"), "hi").unwrap();
@@ -161,9 +163,7 @@ async fn the_acp_banner_counts_the_folders_skills_and_says_which_a_command_shado
     let out = tokio::process::Command::new(env!("CARGO_BIN_EXE_mm"))
         .arg("-acp")
         .current_dir(&cwd)
-        .env_clear()
-        .env("HOME", home.path())
-        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .only_home(home.path())
         .env("MM_MODEL_URL", "http://127.0.0.1:9/v1")
         .stdin(std::process::Stdio::null())
         .output()

@@ -100,7 +100,7 @@ async fn two_hundred_sessions_and_twenty_prompts_at_once_all_answered_in_order()
     let mut c = TestClient::new(Box::new(cw), Box::new(cr));
     c.initialize(false).await;
     let dir = tempfile::tempdir().unwrap();
-    let cwd = dir.path().canonicalize().unwrap();
+    let cwd = mm_core::paths::canonical(dir.path()).unwrap();
 
     let work = async {
         // 200 `session/new` at once.
@@ -222,7 +222,7 @@ async fn a_hundred_cancelled_bash_calls_leave_no_process_behind() {
     use common::{Answer, ScriptedModel};
 
     let dir = tempfile::tempdir().unwrap();
-    let cwd = dir.path().canonicalize().unwrap();
+    let cwd = mm_core::paths::canonical(dir.path()).unwrap();
     let model = ScriptedModel::new(vec![]);
     let mut h = Harness::start(common::acp::test_config(), model.clone());
     h.client.initialize(false).await;

@@ -64,6 +64,7 @@ async fn new_session_with(h: &mut Harness, cwd: &Path, servers: Value) -> String
 
 #[mm_testkit::test]
 async fn a_configured_server_s_calls_are_execute_tool_calls_titled_server_colon_tool() {
+    common::need_command("python3", ".ci/run installs it");
     let model = ScriptedModel::new(vec![
         Answer::call("fake__echo", json!({"text": "hi"})),
         Answer::call("fake__fail", json!({})),
@@ -195,6 +196,7 @@ async fn client_servers_are_counted_and_ignored_by_default() {
 
 #[mm_testkit::test]
 async fn with_client_mcp_servers_the_editor_s_stdio_servers_start_like_configured_ones() {
+    common::need_command("python3", ".ci/run installs it");
     let (server, tool, args, answer) = client_server();
     let model = ScriptedModel::new(vec![
         Answer::call(tool, args.clone()),

@@ -13,6 +13,7 @@ use std::process::Stdio;
 use std::time::Instant;
 
 use common::acp::*;
+use common::platform::OnlyHome;
 use common::{Answer, FakeServer, Reply, ScriptedModel};
 use mm_core::config::Config;
 use pretty_assertions::assert_eq;
@@ -23,7 +24,7 @@ fn tmp() -> tempfile::TempDir {
 }
 
 fn canonical(p: &Path) -> PathBuf {
-    p.canonicalize().unwrap()
+    mm_core::paths::canonical(p).unwrap()
 }
 
 fn with_sessions() -> Config {
@@ -142,6 +143,7 @@ async fn close_cancels_the_running_turn_and_stops_its_command() {
 /// `session/new` and `session/load`: the model is offered their tools and its call runs.
 #[mm_testkit::test]
 async fn a_resumed_session_starts_the_client_s_mcp_servers() {
+    common::need_command("python3", ".ci/run installs it");
     let dir = tmp();
     let cwd = canonical(dir.path());
     let id = "20250101-000000-00000002";
@@ -255,7 +257,10 @@ async fn list_resume_and_delete_saved_sessions() {
                "updatedAt": "2025-01-01T00:00:00+00:00"})
     );
     assert_eq!(r["result"].get("nextCursor"), None);
-    let broken = cwd.join(".mm/sessions/20250101-000000-0000000b.json");
+    let broken = cwd
+        .join(".mm")
+        .join("sessions")
+        .join("20250101-000000-0000000b.json");
     assert!(
         h.log_lines().iter().any(|l| l.starts_with(&format!(
             "[acp] session/list: skipped {} is not a session file: ",
@@ -305,7 +310,7 @@ async fn list_resume_and_delete_saved_sessions() {
     assert!(
         h.log_lines().contains(&format!(
             "[acp] session {first} resumed from {}: 2 message(s)",
-            cwd.join(".mm/sessions").display()
+            cwd.join(".mm").join("sessions").display()
         )),
         "{:?}",
         h.log_lines()
@@ -354,7 +359,7 @@ async fn list_resume_and_delete_saved_sessions() {
     assert!(
         log.contains(&format!(
             "[acp] session {second} deleted from {}",
-            cwd.join(".mm/sessions").display()
+            cwd.join(".mm").join("sessions").display()
         )),
         "{log:?}"
     );
@@ -417,6 +422,7 @@ async fn a_list_comes_in_pages_of_fifty_newest_first() {
 
 #[mm_testkit::test]
 async fn a_mode_switch_mid_session_changes_what_asks() {
+    common::platform::need_bash();
     let dir = tmp();
     let cwd = canonical(dir.path());
     std::fs::write(cwd.join("notes.txt"), "n\n").unwrap();
@@ -735,6 +741,7 @@ async fn a_model_switch_applies_to_that_session_from_its_next_turn() {
 
 #[mm_testkit::test]
 async fn a_long_command_reports_its_output_at_most_every_250_ms() {
+    common::platform::need_bash();
     let dir = tmp();
     let cwd = canonical(dir.path());
     // Prints for about two seconds.
@@ -875,9 +882,7 @@ fn spawn_mm(cwd: &Path, home: &Path, url: &str) -> Mm {
     let mut child = tokio::process::Command::new(env!("CARGO_BIN_EXE_mm"))
         .args(["-acp", "-c", "sessions.enabled=true"])
         .current_dir(cwd)
-        .env_clear()
-        .env("HOME", home)
-        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .only_home(home)
         .env("MM_MODEL_URL", url)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())

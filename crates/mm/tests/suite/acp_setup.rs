@@ -11,6 +11,7 @@ use std::path::{Path, PathBuf};
 use std::process::Stdio;
 
 use common::acp::*;
+use common::platform::OnlyHome;
 use common::{Answer, ScriptedModel};
 use mm_model::ModelError;
 use pretty_assertions::assert_eq;
@@ -22,7 +23,7 @@ fn tmp() -> tempfile::TempDir {
 }
 
 fn canonical(dir: &tempfile::TempDir) -> PathBuf {
-    dir.path().canonicalize().unwrap()
+    mm_core::paths::canonical(dir.path()).unwrap()
 }
 
 /// The request of the registry's validator, byte for byte (../shared/acp-registry/README.md).
@@ -150,9 +151,7 @@ fn spawn_acp(home: &Path, cwd: &Path, env: &[(&str, &str)]) -> tokio::process::C
     let mut cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_mm"));
     cmd.arg("-acp")
         .current_dir(cwd)
-        .env_clear()
-        .env("HOME", home)
-        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .only_home(home)
         .envs(env.iter().copied())
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
@@ -188,7 +187,8 @@ async fn the_registry_check_passes_against_the_binary() {
         t == "agent" || t == "terminal"
     };
     assert!(methods.iter().any(typed), "{first}");
-    let exe = PathBuf::from(env!("CARGO_BIN_EXE_mm"));
+    // Where the binary runs from (under Wine not the Linux path cargo built it at).
+    let exe = common::mm_binary();
     assert_eq!(
         answer["result"]["authMethods"],
         json!([setup_method(&exe.display().to_string())])

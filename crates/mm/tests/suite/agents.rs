@@ -100,6 +100,7 @@ async fn ask_agent_reaches_a_second_mm_and_keeps_it_for_the_follow_up() {
 
 #[mm_testkit::test]
 async fn over_acp_the_asked_agents_tool_calls_are_progress_and_new_stops_it() {
+    common::platform::need_bash();
     let server = FakeServer::start(vec![
         Reply::tool_call(
             "ask_agent",

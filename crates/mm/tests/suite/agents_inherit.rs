@@ -31,6 +31,7 @@ fn ask(agent: &str, question: &str) -> Reply {
 }
 
 /// The tool results of every `bash` call the asked mm made, as its model server saw them.
+#[cfg(target_os = "linux")]
 fn bash_results(server: &FakeServer) -> Vec<String> {
     server
         .requests()
@@ -44,6 +45,8 @@ fn bash_results(server: &FakeServer) -> Vec<String> {
 
 // ------------------------------------------------------------------ the fence
 
+// Landlock's: on other systems there is no such fence to test (docs/platforms.md).
+#[cfg(target_os = "linux")]
 #[mm_testkit::test]
 async fn under_the_sandbox_an_asked_mm_cannot_write_where_our_own_commands_cannot() {
     need_landlock();
@@ -95,6 +98,8 @@ async fn under_the_sandbox_an_asked_mm_cannot_write_where_our_own_commands_canno
     }
 }
 
+// Landlock's: on other systems there is no such fence to test (docs/platforms.md).
+#[cfg(target_os = "linux")]
 #[mm_testkit::test]
 async fn mm_ask_and_a_command_line_agent_run_inside_the_fence_too() {
     need_landlock();
@@ -120,6 +125,8 @@ async fn mm_ask_and_a_command_line_agent_run_inside_the_fence_too() {
     assert!(bash_results(&server)[0].contains("Permission denied"));
 }
 
+// Landlock's: on other systems there is no such fence to test (docs/platforms.md).
+#[cfg(target_os = "linux")]
 #[mm_testkit::test]
 async fn an_agents_own_sandbox_writable_folders_open_for_that_agent_only() {
     need_landlock();
@@ -404,6 +411,7 @@ async fn a_kept_agent_is_put_in_the_sessions_mode_again_before_each_question() {
 }
 
 /// `mm ARGS` in the sandbox against the fake server, `mm` on its `PATH`.
+#[cfg(target_os = "linux")]
 async fn run_mm(sandbox: &Sandbox, server: &FakeServer, args: &[&str]) -> common::mm_run::Run {
     run(sandbox, Some(&server.url()), args).await
 }

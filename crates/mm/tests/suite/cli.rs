@@ -8,7 +8,9 @@
 
 use mm_testkit as common;
 
-use common::mm_run::{RUN_LIMIT, Run, Sandbox, assert_code, finish, finish_within, interrupt};
+#[cfg(unix)]
+use common::mm_run::interrupt;
+use common::mm_run::{RUN_LIMIT, Run, Sandbox, assert_code, finish, finish_within};
 use common::{Call, FakeServer, HANG_GUARD, Options, Reply};
 use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
@@ -323,7 +325,10 @@ async fn agents_md_reaches_the_system_prompt() {
         "{system}"
     );
     assert!(
-        system.contains(&format!("Working directory: {}\n", sb.dir().display())),
+        system.contains(&format!(
+            "Working directory: {}\n",
+            mm_core::paths::for_model(&sb.dir())
+        )),
         "{system}"
     );
     no_violations(&server);
@@ -363,6 +368,7 @@ async fn the_first_request_is_under_6000_characters_of_system_prompt_and_tools()
 
 #[mm_testkit::test]
 async fn bash_really_runs_in_the_working_folder_and_its_output_goes_back() {
+    common::platform::need_bash();
     let server = FakeServer::start(vec![
         Reply::tool_call(
             "bash",
@@ -388,6 +394,7 @@ async fn bash_really_runs_in_the_working_folder_and_its_output_goes_back() {
 
 #[mm_testkit::test]
 async fn a_failing_command_reports_its_exit_code_to_the_model() {
+    common::platform::need_bash();
     let server = FakeServer::start(vec![
         Reply::tool_call("bash", json!({"command": "echo oops >&2; exit 3"})),
         Reply::text("It failed."),
@@ -436,6 +443,44 @@ async fn write_edit_and_read_file_work_on_real_files() {
     no_violations(&server);
 }
 
+/// In `workspace-write` the file tools may write in the system's temp folder outside the
+/// working folder: `std::env::temp_dir()` (`$TMPDIR` or `/tmp`; `%TEMP%` on Windows, never `\tmp`
+/// of the current drive).
+#[mm_testkit::test]
+async fn workspace_write_lets_the_file_tools_write_in_the_temp_folder() {
+    let outside = common::outside_the_fence();
+    let sb = Sandbox {
+        home: tempfile::tempdir_in(outside.path()).unwrap(),
+        cwd: tempfile::tempdir_in(outside.path()).unwrap(),
+        limit: RUN_LIMIT,
+    };
+    let temp = tempfile::tempdir().unwrap();
+    let file = mm_core::paths::canonical(temp.path())
+        .unwrap()
+        .join("t.txt");
+    let server = FakeServer::start(vec![
+        Reply::tool_call(
+            "write_file",
+            json!({"path": file.to_str().unwrap(), "content": "t"}),
+        ),
+        Reply::text("Done."),
+    ])
+    .await;
+    let run = sb
+        .run(
+            Some(&server.url()),
+            &["--sandbox", "workspace-write", "-p", "note it"],
+        )
+        .await;
+    assert_code(&run, 0);
+    assert_eq!(
+        tool_results(&server, 1),
+        vec![format!("wrote 1 bytes to {}", file.to_str().unwrap())]
+    );
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), "t");
+    no_violations(&server);
+}
+
 #[mm_testkit::test]
 async fn bad_tool_arguments_are_explained_to_the_model_and_the_turn_goes_on() {
     let server = FakeServer::start(vec![
@@ -477,6 +522,7 @@ async fn bad_tool_arguments_are_explained_to_the_model_and_the_turn_goes_on() {
 
 #[mm_testkit::test]
 async fn a_tool_call_written_as_text_is_run_and_never_shown() {
+    common::platform::need_bash();
     let call = r#"<tool_call>{"name":"bash","arguments":{"command":"echo hi"}}</tool_call>"#;
     let server = FakeServer::start(vec![Reply::text(call), Reply::text("It printed hi.")]).await;
     let sb = Sandbox::new();
@@ -709,6 +755,7 @@ async fn an_idle_server_times_out_with_request_timeout() {
 
 #[mm_testkit::test]
 async fn max_steps_exits_2_with_the_explanation() {
+    common::platform::need_bash();
     let server =
         FakeServer::start(vec![Reply::tool_call("bash", json!({"command": "true"}))]).await;
     let sb = Sandbox::new();
@@ -727,6 +774,8 @@ async fn max_steps_exits_2_with_the_explanation() {
     no_violations(&server);
 }
 
+// SIGINT is Unix's (Windows' Ctrl-C reaches a console, not a process: docs/platforms.md).
+#[cfg(unix)]
 #[mm_testkit::test]
 async fn sigint_during_a_slow_stream_exits_130() {
     // 100 s of answer: only the Ctrl-C can end it in time.
@@ -923,8 +972,15 @@ async fn a_missing_config_file_says_why_once() {
         .run(None, &["--config", "/nonexistent/mm.toml", "-p", "hi"])
         .await;
     assert_eq!(run.code, Some(1));
+    // As mm joins it to the working folder: on its drive on Windows (`C:/nonexistent/mm.toml`).
+    #[allow(clippy::join_absolute_paths)]
+    let file = sb.dir().join("/nonexistent/mm.toml");
     assert_eq!(
         run.stderr,
-        "mm: cannot read /nonexistent/mm.toml: No such file or directory (os error 2)\n"
+        format!(
+            "mm: cannot read {}: {}\n",
+            file.display(),
+            common::platform::open_error(&file)
+        )
     );
 }

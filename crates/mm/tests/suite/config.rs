@@ -9,6 +9,8 @@ use mm_core::config::{
     Config, Flags, LoadOptions, Loaded, McpPermissions, Origin, Source, UntrustedProject, load,
     parse_override,
 };
+use mm_core::paths::shell_quote;
+use mm_testkit::platform::{absolute, native, toml_string};
 use pretty_assertions::assert_eq;
 use tempfile::TempDir;
 
@@ -27,19 +29,19 @@ impl World {
     }
 
     fn home(&self) -> PathBuf {
-        self.home.path().canonicalize().unwrap()
+        mm_core::paths::canonical(self.home.path()).unwrap()
     }
 
     fn cwd(&self) -> PathBuf {
-        self.cwd.path().canonicalize().unwrap()
+        mm_core::paths::canonical(self.cwd.path()).unwrap()
     }
 
     fn user_file(&self) -> PathBuf {
-        self.home().join(".config/mm/config.toml")
+        self.home().join(".config").join("mm").join("config.toml")
     }
 
     fn project_file(&self) -> PathBuf {
-        self.cwd().join(".mm/config.toml")
+        self.cwd().join(".mm").join("config.toml")
     }
 
     fn write_user(&self, text: &str) -> PathBuf {
@@ -51,7 +53,7 @@ impl World {
     }
 
     fn trust_project(&self, extra: &str) -> PathBuf {
-        let text = format!("trustedProjects = [\"{}\"]\n{extra}", self.cwd().display());
+        let text = format!("trustedProjects = [{}]\n{extra}", toml_string(self.cwd()));
         self.write_user(&text)
     }
 
@@ -511,9 +513,16 @@ fn unparsable_and_unreadable_files_are_errors() {
     std::fs::remove_file(&user).unwrap();
     let mut opts = w.opts();
     opts.config_file = Some(PathBuf::from("/nonexistent/mm.toml"));
+    // As mm joins it to the working folder: on its drive on Windows.
+    #[allow(clippy::join_absolute_paths)]
+    let file = w.cwd().join("/nonexistent/mm.toml");
     assert_eq!(
         error(&opts),
-        "cannot read /nonexistent/mm.toml: No such file or directory (os error 2)"
+        format!(
+            "cannot read {}: {}",
+            file.display(),
+            mm_testkit::platform::open_error(&file)
+        )
     );
 }
 
@@ -537,8 +546,8 @@ fn an_untrusted_project_runs_none_of_its_commands() {
     let w = World::new();
     w.write_user("[mcp.servers.mine]\ncommand = \"mine\"\n");
     w.write_project(&format!(
-        "maxSteps = 7\ntrustedProjects = [\"{}\"]\n{PROJECT_COMMANDS}",
-        w.cwd().display()
+        "maxSteps = 7\ntrustedProjects = [{}]\n{PROJECT_COMMANDS}",
+        toml_string(w.cwd())
     ));
     let loaded = w.load();
     let c = &loaded.config;
@@ -595,8 +604,8 @@ fn an_untrusted_project_runs_none_of_its_commands() {
 fn a_distrusted_project_is_not_offered_again_and_says_how_to_trust_it() {
     let w = World::new();
     w.write_user(&format!(
-        "distrustedProjects = [\"{}\"]\n",
-        w.cwd().display()
+        "distrustedProjects = [{}]\n",
+        toml_string(w.cwd())
     ));
     w.write_project(
         "distrustedProjects = [\"/elsewhere\"]\n[mcp.servers.files]\ncommand = \"my server\"\nargs = [\"--root\", \"a b\"]\n",
@@ -606,7 +615,11 @@ fn a_distrusted_project_is_not_offered_again_and_says_how_to_trust_it() {
     assert!(untrusted.distrusted);
     assert_eq!(
         untrusted.commands,
-        vec!["MCP server files: 'my server' --root 'a b'".to_string()]
+        vec![format!(
+            "MCP server files: {} --root {}",
+            shell_quote("my server"),
+            shell_quote("a b")
+        )]
     );
     assert_eq!(loaded.config.distrusted_projects, vec![w.cwd()]);
     assert_eq!(
@@ -617,8 +630,9 @@ fn a_distrusted_project_is_not_offered_again_and_says_how_to_trust_it() {
                 w.project_file().display()
             ),
             format!(
-                "project {} is not trusted (distrustedProjects in ~/.config/mm/config.toml): ignored its 1 MCP server(s) (files); trust it with: mm trust {}",
+                "project {} is not trusted (distrustedProjects in {}): ignored its 1 MCP server(s) (files); trust it with: mm trust {}",
                 w.cwd().display(),
+                native("~/.config/mm/config.toml"),
                 w.cwd().display()
             ),
         ]
@@ -678,9 +692,10 @@ fn trust_matches_the_canonical_cwd_and_expands_tilde() {
 #[mm_testkit::test]
 fn report_lists_every_key_with_its_source_and_masks_keys() {
     let w = World::new();
-    let user = w.write_user(
+    let nowhere = toml_string(absolute("/nowhere"));
+    let user = w.write_user(&format!(
         r#"
-trustedProjects = ["/nowhere"]
+trustedProjects = [{nowhere}]
 [model]
 apiKey = "sk-secret-abcdefgh-wxyz"
 temperature = 0.2
@@ -689,22 +704,23 @@ command = "guard.sh"
 match = "bash|write_file"
 [mcp.servers.gh]
 command = "gh-mcp"
-env = { GITHUB_TOKEN = "ghp_0123456789abcd", REGION = "eu" }
+env = {{ GITHUB_TOKEN = "ghp_0123456789abcd", REGION = "eu" }}
 permissions = "ask"
-"#,
-    );
+"#
+    ));
     let mut opts = w.opts();
     opts.env = env(&[("MM_MODEL", "qwen")]);
     opts.flags.url = Some("http://127.0.0.1:8080/v1".into());
     opts.overrides = overrides(&[("context.keepLastTurns", "4")]);
     let report = load(&opts).unwrap().report();
     let u = user.display();
+    let trusted = format!("{:<42}  # {u}", format!("trustedProjects = [{nowhere}]"));
     let expected = format!(
         r#"yolo = true                                 # default
 contextWindow = 0                           # default
 maxSteps = 50                               # default
 systemPrompt = ""                           # default
-trustedProjects = ["/nowhere"]              # {u}
+{trusted}
 distrustedProjects = []                     # default
 model.url = "http://127.0.0.1:8080/v1"      # --url
 model.name = "qwen"                         # env MM_MODEL
@@ -801,8 +817,8 @@ fn tools_bash_path_is_read_with_the_home_expanded_and_shown_only_when_set() {
         Some(w.home().join("git/bin/bash.exe"))
     );
     assert!(loaded.report().contains(&format!(
-        "tools.bash.path = \"{}\"",
-        w.home().join("git/bin/bash.exe").display()
+        "tools.bash.path = {}",
+        toml_string(w.home().join("git/bin/bash.exe"))
     )));
 }
 
@@ -814,14 +830,17 @@ fn the_sandbox_is_set_by_the_user_the_environment_and_flags() {
     let w = World::new();
     assert_eq!(w.load().config.tools.sandbox, Mode::Off);
     let user = w.write_user(
-        "[tools]\nsandbox = \"read-only\"\nsandboxWritable = [\"~/.cargo\", \"/opt/cache\"]\nsandboxRequired = true\n",
+        &format!(
+            "[tools]\nsandbox = \"read-only\"\nsandboxWritable = [\"~/.cargo\", {}]\nsandboxRequired = true\n",
+            toml_string(absolute("/opt/cache"))
+        ),
     );
     let loaded = w.load();
     let t = &loaded.config.tools;
     assert_eq!(t.sandbox, Mode::ReadOnly);
     assert_eq!(
         t.sandbox_writable,
-        vec![w.home().join(".cargo"), PathBuf::from("/opt/cache")]
+        vec![w.home().join(".cargo"), absolute("/opt/cache")]
     );
     assert!(t.sandbox_required);
     assert_eq!(

@@ -6,6 +6,7 @@
 use mm_testkit as common;
 
 use common::mm_run::{Run, Sandbox};
+use common::platform::native;
 use common::probes::{cached, counted};
 use common::{FakeServer, Options, Reply};
 use pretty_assertions::assert_eq;
@@ -29,32 +30,41 @@ async fn doctor(sb: &Sandbox, url: &str, extra: &[&str]) -> Run {
     sb.run(Some(url), &args).await
 }
 
+/// The user's config file of a sandbox as doctor names it, in the system's own form
+/// (`~\.config\mm\config.toml` on Windows).
+fn user_file() -> String {
+    native("~/.config/mm/config.toml")
+}
+
 /// The lines every default sandbox ends with: the project, the sandbox, sessions (on by default).
 fn tail(sb: &Sandbox) -> String {
     format!(
         "✓ project: {} has no .mm/config.toml
 ! sandbox: off; with yolo on, the model's commands run unasked and unfenced
-  fix: tools.sandbox = \"workspace-write\" in ~/.config/mm/config.toml fences them (or --sandbox workspace-write)
-✓ sessions: on: 0 saved in {}/.mm/sessions, the last 100 kept (sessions.keep)
+  fix: tools.sandbox = \"workspace-write\" in {} fences them (or --sandbox workspace-write)
+✓ sessions: on: 0 saved in {}, the last 100 kept (sessions.keep)
 ",
         sb.dir().display(),
-        sb.dir().display()
+        user_file(),
+        sb.path(".mm/sessions").display()
     )
 }
 
 fn head(url: &str) -> String {
     format!(
         "mm doctor v0.1.0
-✓ config: built-in defaults (no ~/.config/mm/config.toml, no .mm/config.toml)
+✓ config: built-in defaults (no {}, no .mm/config.toml)
 ✓ server: llama.cpp at {url} (model.url, set by env MM_MODEL_URL)
 ✓ model: fake-model
 ✓ streaming: 3 tokens in N.Ns (first after N.Ns)
-"
+",
+        user_file()
     )
 }
 
 #[mm_testkit::test]
 async fn structured_tool_calls_and_a_warm_cache_pass() {
+    common::platform::need_bash();
     let server = FakeServer::start(vec![
         counted(),
         Reply::tool_call("get_time", paris()),
@@ -101,6 +111,7 @@ async fn structured_tool_calls_and_a_warm_cache_pass() {
 
 #[mm_testkit::test]
 async fn a_call_written_as_text_is_read_but_the_server_is_told_to_parse_them() {
+    common::platform::need_bash();
     let call = r#"<tool_call>{"name": "get_time", "arguments": {"city": "Paris"}}</tool_call>"#;
     let server = FakeServer::start(vec![
         counted(),
@@ -156,6 +167,7 @@ async fn a_call_in_a_format_mm_cannot_read_says_the_format() {
 
 #[mm_testkit::test]
 async fn the_chat_template_the_server_reports_names_the_models_own_form() {
+    common::platform::need_bash();
     // Functionary writes its first call as `NAME` and JSON on the next line, which mm reads only
     // when the server's chat template says the model is Functionary.
     let first_call = "get_time\n{\"city\": \"Paris\"}";
@@ -185,6 +197,7 @@ async fn the_chat_template_the_server_reports_names_the_models_own_form() {
 
 #[mm_testkit::test]
 async fn a_server_without_tool_support_fails_the_check_and_the_exit_code() {
+    common::platform::need_bash();
     let refusal = || {
         Reply::error(
             400,
@@ -231,6 +244,7 @@ async fn a_server_without_tool_support_fails_the_check_and_the_exit_code() {
 
 #[mm_testkit::test]
 async fn a_tiny_window_fails_with_the_way_to_raise_it() {
+    common::platform::need_bash();
     let options = Options {
         n_ctx: Some(2048),
         ..Options::default()
@@ -276,6 +290,7 @@ async fn a_tiny_window_fails_with_the_way_to_raise_it() {
 
 #[mm_testkit::test]
 async fn no_server_fails_and_skips_what_needs_one() {
+    common::platform::need_bash();
     let sb = Sandbox::new();
     let url = format!("http://127.0.0.1:{}/v1", common::refused_port());
     let run = doctor(&sb, &url, &[]).await;
@@ -283,7 +298,7 @@ async fn no_server_fails_and_skips_what_needs_one() {
         run.stdout,
         format!(
             "mm doctor v0.1.0
-✓ config: built-in defaults (no ~/.config/mm/config.toml, no .mm/config.toml)
+✓ config: built-in defaults (no {}, no .mm/config.toml)
 ✗ server: not reachable at {url}: connection refused
   fix: start the server, or correct model.url (set by env MM_MODEL_URL)
 – model: not checked: no model server
@@ -293,6 +308,7 @@ async fn no_server_fails_and_skips_what_needs_one() {
 – prompt cache: not checked: no model server
 {}mm needs a fix: server
 ",
+            user_file(),
             tail(&sb)
         )
     );
@@ -300,8 +316,34 @@ async fn no_server_fails_and_skips_what_needs_one() {
     assert_eq!(run.stderr, "");
 }
 
+/// Doctor names the user's config file as it is on this system, in the system's own form, in
+/// its config line and in the fixes that say to edit it (on Windows `~\.config\mm\config.toml`
+/// or `~\AppData\Roaming\mm\config.toml`, never `~/.config/mm/config.toml`). Only these lines:
+/// the others depend on the machine (a bash on Windows).
+#[mm_testkit::test]
+async fn the_user_s_config_file_is_named_as_the_system_writes_it() {
+    let sb = Sandbox::new();
+    let url = format!("http://127.0.0.1:{}/v1", common::refused_port());
+    let run = doctor(&sb, &url, &[]).await;
+    let lines: Vec<&str> = run.stdout.lines().collect();
+    let user = user_file();
+    for line in [
+        format!("✓ config: built-in defaults (no {user}, no .mm/config.toml)"),
+        format!(
+            "  fix: tools.sandbox = \"workspace-write\" in {user} fences them (or --sandbox workspace-write)"
+        ),
+    ] {
+        assert!(
+            lines.contains(&line.as_str()),
+            "{line}\nin:\n{}",
+            run.stdout
+        );
+    }
+}
+
 #[mm_testkit::test]
 async fn the_configuration_and_the_project_are_reported() {
+    common::platform::need_bash();
     let server = FakeServer::start(vec![
         counted(),
         Reply::tool_call("get_time", paris()),
@@ -328,8 +370,9 @@ async fn the_configuration_and_the_project_are_reported() {
         lines[1..3],
         [
             format!(
-                "! config: ~/.config/mm/config.toml, {}/.mm/config.toml; 1 warning(s)",
-                dir.display()
+                "! config: {}, {}; 1 warning(s)",
+                user_file(),
+                sb.path(".mm/config.toml").display()
             ),
             format!("  unknown key \"modle\" in {}", user.display()),
         ],
@@ -360,14 +403,15 @@ async fn the_configuration_and_the_project_are_reported() {
     assert_eq!(
         lines[lines.len() - 2],
         format!(
-            "✓ sessions: on: 0 saved in {}/.mm/sessions, the last 100 kept (sessions.keep)",
-            dir.display()
+            "✓ sessions: on: 0 saved in {}, the last 100 kept (sessions.keep)",
+            sb.path(".mm/sessions").display()
         )
     );
 }
 
 #[mm_testkit::test]
 async fn json_reports_every_check_for_scripts() {
+    common::platform::need_bash();
     let server = FakeServer::start(vec![
         counted(),
         Reply::tool_call("get_time", paris()),
@@ -433,11 +477,11 @@ async fn a_configuration_that_does_not_load_is_the_one_failed_line() {
         run.stdout,
         format!(
             "mm doctor v0.1.0
-✗ config: {}/.mm/config.toml: contextWindow must be an integer, got a string
+✗ config: {}: contextWindow must be an integer, got a string
   fix: correct the file or the value it names; nothing else was checked
 mm needs a fix: config
 ",
-            sb.dir().display()
+            sb.path(".mm/config.toml").display()
         )
     );
     assert_eq!(run.code, Some(1));

@@ -21,6 +21,7 @@ fn received(path: &Path) -> Value {
 
 #[mm_testkit::test]
 async fn a_pre_tool_call_guard_denies_rm_rf_before_any_permission_is_asked() {
+    common::platform::need_bash();
     let hooks_dir = tempfile::tempdir().unwrap();
     let guard = hooks_dir.path().join("guard.sh");
     let seen = hooks_dir.path().join("seen.json");
@@ -122,6 +123,7 @@ async fn a_pre_tool_call_guard_denies_rm_rf_before_any_permission_is_asked() {
 
 #[mm_testkit::test]
 async fn post_tool_call_context_is_appended_to_the_result() {
+    common::platform::need_bash();
     let hooks_dir = tempfile::tempdir().unwrap();
     let seen = hooks_dir.path().join("seen.json");
     let post = format!(
@@ -151,6 +153,7 @@ async fn post_tool_call_context_is_appended_to_the_result() {
 
 #[mm_testkit::test]
 async fn a_post_tool_call_hook_with_another_match_does_not_run() {
+    common::platform::need_bash();
     let hooks_dir = tempfile::tempdir().unwrap();
     let marker = hooks_dir.path().join("ran");
     let post = format!("touch {}; echo context", marker.display());
@@ -175,6 +178,7 @@ async fn a_post_tool_call_hook_with_another_match_does_not_run() {
 
 #[mm_testkit::test]
 async fn a_user_prompt_submit_deny_blocks_the_turn_without_a_model_call() {
+    common::platform::need_bash();
     let model = ScriptedModel::new(vec![]);
     let r = rig(model.clone(), |c| {
         c.hooks.user_prompt_submit = vec![hook(
@@ -202,6 +206,7 @@ async fn a_user_prompt_submit_deny_blocks_the_turn_without_a_model_call() {
 
 #[mm_testkit::test]
 async fn user_prompt_submit_context_is_appended_to_the_user_message() {
+    common::platform::need_bash();
     let hooks_dir = tempfile::tempdir().unwrap();
     let seen = hooks_dir.path().join("seen.json");
     let cmd = format!("cat > {}; echo 'the branch is main'", seen.display());
@@ -229,6 +234,7 @@ async fn user_prompt_submit_context_is_appended_to_the_user_message() {
 
 #[mm_testkit::test]
 async fn session_start_context_joins_the_system_prompt_and_the_first_prompt_waits() {
+    common::platform::need_bash();
     let model = ScriptedModel::new(vec![Answer::text("ok"), Answer::text("ok")]);
     let r = rig(model.clone(), |c| {
         // Slow on purpose: the first prompt must wait for it, not race it.
@@ -256,6 +262,7 @@ async fn session_start_context_joins_the_system_prompt_and_the_first_prompt_wait
 
 #[mm_testkit::test]
 async fn turn_end_receives_the_stop_reason() {
+    common::platform::need_bash();
     let hooks_dir = tempfile::tempdir().unwrap();
     let seen = hooks_dir.path().join("seen.json");
     let cmd = format!("cat > {}", seen.display());
@@ -282,6 +289,7 @@ async fn turn_end_receives_the_stop_reason() {
 
 #[mm_testkit::test]
 async fn a_hanging_hook_times_out_with_a_warning_and_the_tool_still_runs() {
+    common::platform::need_bash();
     let model = ScriptedModel::new(vec![
         Answer::call("bash", json!({"command": "echo ran"})),
         Answer::text("ok"),
@@ -308,6 +316,7 @@ async fn a_hanging_hook_times_out_with_a_warning_and_the_tool_still_runs() {
 
 #[mm_testkit::test]
 async fn a_fail_closed_hook_that_times_out_denies() {
+    common::platform::need_bash();
     let model = ScriptedModel::new(vec![
         Answer::call("bash", json!({"command": "echo ran"})),
         Answer::text("ok"),
@@ -333,6 +342,7 @@ async fn a_fail_closed_hook_that_times_out_denies() {
 
 #[mm_testkit::test]
 async fn a_pre_compact_deny_skips_compression() {
+    common::platform::need_bash();
     let hooks_dir = tempfile::tempdir().unwrap();
     let seen = hooks_dir.path().join("seen.json");
     let cmd = format!(
@@ -364,6 +374,7 @@ async fn a_pre_compact_deny_skips_compression() {
 
 #[mm_testkit::test]
 async fn mm_p_runs_the_configured_guard() {
+    common::platform::need_bash();
     use common::{FakeServer, Reply as Http};
     let server = FakeServer::start(vec![
         Http::tool_call("bash", json!({"command": "rm -rf victim"})),

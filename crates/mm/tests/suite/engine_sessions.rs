@@ -8,6 +8,7 @@ use mm_testkit as common;
 
 use std::sync::Arc;
 
+use common::platform::OnlyHome;
 use common::*;
 use mm_core::history::Role;
 use mm_core::session;
@@ -138,11 +139,9 @@ pub(crate) async fn mm(
         .args(["--url", url])
         .args(args)
         .current_dir(cwd)
-        .env_clear()
-        .env("HOME", home)
+        .only_home(home)
         .env("XDG_STATE_HOME", home.join("state"))
         .env("XDG_CONFIG_HOME", home.join("config"))
-        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
         .env("NO_COLOR", "1")
         .stdin(std::process::Stdio::null())
         .output()

@@ -194,9 +194,12 @@ fn rows() -> Vec<Row> {
             chat: none,
             models: none,
             line: |c| {
+                // The system's resolver says why ("failed to lookup address information: Name
+                // or service not known" on Linux).
                 Some(format!(
-                    "model server unreachable at {}: failed to lookup address information: Name or service not known",
-                    c.url
+                    "model server unreachable at {}: {}",
+                    c.url,
+                    common::platform::lookup_error("mm-no-such-host.invalid")
                 ))
             },
             text: "",
@@ -601,7 +604,7 @@ async fn acp_row(row: &Row) {
     let fault = row.fault;
     let (server, url, refused) = server_for(row).await;
     let dir = tempfile::tempdir().unwrap();
-    let cwd = dir.path().canonicalize().unwrap();
+    let cwd = mm_core::paths::canonical(dir.path()).unwrap();
     let mut acp = Acp::start(acp_config(&url, row.model)).await;
     let (id, _) = acp.client.new_session(&cwd).await;
 
@@ -876,7 +879,7 @@ fn terminal_row(row: &Row) {
         .unwrap();
     let (server, url, refused) = runtime.block_on(server_for(row));
     let home = tempfile::tempdir().unwrap();
-    let dir = home.path().canonicalize().unwrap();
+    let dir = mm_core::paths::canonical(home.path()).unwrap();
     let mut mm = spawn_terminal(&dir, &url, row.model);
     let expect = |mm: &mut expectrl::session::OsSession, what: &str| {
         if let Err(e) = mm.expect(what) {

@@ -10,6 +10,7 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use common::mm_run::Sandbox;
+use common::platform::native;
 use common::pty::answer_with_usage;
 use common::{FakeServer, Reply};
 use expectrl::session::OsSession;
@@ -24,6 +25,25 @@ yolo = true   # keep going
 # the model I like
 temperature = 0.2
 ";
+
+/// `text` is [`USER_FILE`] with the one line `key = […]` mm added after its first two, listing
+/// `projects`; every other byte as the user wrote it. The value is read as TOML: toml_edit writes
+/// a Windows path as a literal string (`'C:\…'`), a Unix one as a basic string.
+fn assert_added(text: &str, key: &str, projects: &[&Path]) {
+    let mut lines: Vec<&str> = text.split_inclusive('\n').collect();
+    assert!(lines.len() > 2, "{text}");
+    let added = lines.remove(2);
+    assert_eq!(lines.concat(), USER_FILE, "{text}");
+    assert!(added.starts_with(&format!("{key} = [")), "{text}");
+    let table: toml::Table = toml::from_str(added).unwrap();
+    let listed: Vec<PathBuf> = table[key]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| PathBuf::from(v.as_str().unwrap()))
+        .collect();
+    assert_eq!(listed, projects, "{text}");
+}
 
 /// A project whose one command proves, by leaving a file, that it ran.
 const PROJECT_FILE: &str = "[[hooks.sessionStart]]
@@ -56,7 +76,7 @@ impl World {
     }
 
     fn project(&self) -> PathBuf {
-        self.home.path().join("proj").canonicalize().unwrap()
+        mm_core::paths::canonical(&self.home.path().join("proj")).unwrap()
     }
 
     /// `mm` in a pseudo-terminal, in the project; the model server is not there (nothing here
@@ -128,8 +148,9 @@ fn trust_at_the_prompt_runs_the_project_s_commands_in_this_session() {
     mm.expect(" trust\r\n").unwrap();
     mm.expect(
         format!(
-            "trusted {}: its commands run from now on (trustedProjects in ~/config/mm/config.toml)\r\n",
-            project.display()
+            "trusted {}: its commands run from now on (trustedProjects in {})\r\n",
+            project.display(),
+            native("~/config/mm/config.toml")
         )
         .as_str(),
     )
@@ -143,20 +164,7 @@ fn trust_at_the_prompt_runs_the_project_s_commands_in_this_session() {
         "the sessionStart hook did not run"
     );
     leave(mm);
-    assert_eq!(
-        w.user_text(),
-        format!(
-            "# my settings
-yolo = true   # keep going
-trustedProjects = [\"{}\"]
-
-[model]
-# the model I like
-temperature = 0.2
-",
-            project.display()
-        )
-    );
+    assert_added(&w.user_text(), "trustedProjects", &[&project]);
 }
 
 #[mm_testkit::test]
@@ -203,28 +211,16 @@ fn never_is_remembered_and_not_asked_again() {
     mm.expect(" never\r\n").unwrap();
     mm.expect(
         format!(
-            "mm will not ask again for {} (distrustedProjects in ~/config/mm/config.toml; mm trust {} trusts it)\r\n",
+            "mm will not ask again for {} (distrustedProjects in {}; mm trust {} trusts it)\r\n",
             project.display(),
+            native("~/config/mm/config.toml"),
             project.display()
         )
         .as_str(),
     )
     .unwrap();
     leave(mm);
-    assert_eq!(
-        w.user_text(),
-        format!(
-            "# my settings
-yolo = true   # keep going
-distrustedProjects = [\"{}\"]
-
-[model]
-# the model I like
-temperature = 0.2
-",
-            project.display()
-        )
-    );
+    assert_added(&w.user_text(), "distrustedProjects", &[&project]);
 
     // The next start goes straight to the prompt, the warning saying why.
     let mut mm = w.spawn();
@@ -232,8 +228,9 @@ temperature = 0.2
     assert!(!start.contains("Trust "), "{start}");
     assert!(
         start.contains(&format!(
-            "warning: project {} is not trusted (distrustedProjects in ~/config/mm/config.toml): ignored its 1 hook(s); trust it with: mm trust {}",
+            "warning: project {} is not trusted (distrustedProjects in {}): ignored its 1 hook(s); trust it with: mm trust {}",
             project.display(),
+            native("~/config/mm/config.toml"),
             project.display()
         )),
         "{start}"
@@ -301,37 +298,31 @@ async fn mm_trust_adds_the_project_keeping_the_user_s_file() {
         (
             Some(0),
             format!(
-                "trusted {}: its own hooks, MCP servers, language servers and agents run from now on (trustedProjects in ~/.config/mm/config.toml)\n",
-                dir.display()
+                "trusted {}: its own hooks, MCP servers, language servers and agents run from now on (trustedProjects in {})\n",
+                dir.display(),
+                native("~/.config/mm/config.toml")
             )
             .as_str(),
             ""
         )
     );
-    assert_eq!(
-        std::fs::read_to_string(sb.user_config()).unwrap(),
-        format!(
-            "# my settings
-yolo = true   # keep going
-trustedProjects = [\"{}\"]
-
-[model]
-# the model I like
-temperature = 0.2
-",
-            dir.display()
-        )
+    assert_added(
+        &std::fs::read_to_string(sb.user_config()).unwrap(),
+        "trustedProjects",
+        &[&dir],
     );
     let run = sb.run(None, &["trust", "."]).await;
     assert_eq!(
         run.stdout,
         format!(
-            "{} is already trusted (trustedProjects in ~/.config/mm/config.toml)\n",
-            dir.display()
+            "{} is already trusted (trustedProjects in {})\n",
+            dir.display(),
+            native("~/.config/mm/config.toml")
         )
     );
 
-    // Trusted: no warning, and the hook runs.
+    // Trusted: no warning, and the hook runs (through bash).
+    common::platform::need_bash();
     let run = sb.run(Some(&server.url()), &["-p", "hi"]).await;
     assert_eq!(run.code, Some(0), "{}", run.stderr);
     assert!(!run.stderr.contains("not trusted"), "{}", run.stderr);
@@ -349,22 +340,19 @@ temperature = 0.2
     std::fs::create_dir_all(sb.path("sub")).unwrap();
     let run = sb.run(None, &["trust", "sub"]).await;
     assert_eq!(run.code, Some(0), "{}", run.stderr);
-    assert!(
-        std::fs::read_to_string(sb.user_config())
-            .unwrap()
-            .contains(&format!(
-                "trustedProjects = [\"{}\", \"{}\"]\n",
-                dir.display(),
-                dir.join("sub").display()
-            ))
+    assert_added(
+        &std::fs::read_to_string(sb.user_config()).unwrap(),
+        "trustedProjects",
+        &[&dir, &dir.join("sub")],
     );
     let run = sb.run(None, &["trust", "nope"]).await;
     assert_eq!(run.code, Some(1));
     assert_eq!(
         run.stderr,
         format!(
-            "mm: trust: cannot find {}: No such file or directory (os error 2)\n",
-            dir.join("nope").display()
+            "mm: trust: cannot find {}: {}\n",
+            dir.join("nope").display(),
+            common::platform::open_error(&dir.join("nope"))
         )
     );
 }

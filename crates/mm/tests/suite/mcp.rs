@@ -25,8 +25,10 @@ fn fixture() -> String {
     .to_string()
 }
 
-/// The fake server in `mode`, logging what it receives to `log`.
+/// The fake server in `mode`, logging what it receives to `log` (a Python program: without
+/// python3 the test is skipped with the reason).
 fn fake(mode: &str, log: &Path) -> McpServerConfig {
+    common::need_command("python3", ".ci/run installs it");
     let mut c = McpServerConfig::new("python3", vec![fixture(), mode.to_string()]);
     c.env
         .insert("MCP_LOG".into(), log.to_string_lossy().into_owned());
@@ -234,7 +236,7 @@ async fn the_tools_of_a_server_are_offered_and_called_with_their_own_schemas() {
     let log = logged(&w.log("fake"));
     assert_eq!(
         log[0]["cwd"].as_str().map(PathBuf::from),
-        Some(w.rig.cwd().canonicalize().unwrap())
+        Some(mm_core::paths::canonical(&w.rig.cwd()).unwrap())
     );
     let call = log.iter().find(|m| m["method"] == "tools/call").unwrap();
     assert_eq!(
@@ -541,7 +543,10 @@ async fn a_command_that_does_not_exist() {
         fe.warnings(),
         vec![failed_line(
             "nope",
-            "cannot start \"/nonexistent/mcp-server\": No such file or directory (os error 2)"
+            &format!(
+                "cannot start \"/nonexistent/mcp-server\": {}",
+                common::platform::open_error(Path::new("/nonexistent/mcp-server"))
+            )
         )]
     );
 }

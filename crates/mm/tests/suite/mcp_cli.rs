@@ -49,6 +49,7 @@ fn alive(pid: i32) -> bool {
 
 #[mm_testkit::test]
 async fn mm_p_uses_a_configured_server_s_tools_and_leaves_no_process_behind() {
+    common::need_command("python3", ".ci/run installs it");
     let server = FakeServer::start(vec![
         Reply::tool_call("fake__echo", json!({"text": "from the model"})),
         Reply::text("The server said it."),
@@ -146,6 +147,7 @@ async fn an_untrusted_project_s_servers_are_named_in_the_banner_and_not_started(
 
 #[mm_testkit::test]
 async fn a_server_that_fails_to_start_is_a_warning_and_the_prompt_is_answered() {
+    common::need_command("python3", ".ci/run installs it");
     let server = FakeServer::start(vec![Reply::text("answered anyway")]).await;
     let sb = Sandbox::new();
     write_config(

@@ -408,7 +408,7 @@ async fn acp_ends_the_turn_with_the_line_and_end_turn_and_stores_the_cut_answer(
     let (mut client, task) = acp(&server);
     client.initialize(false).await;
     let dir = tempfile::tempdir().unwrap();
-    let cwd = dir.path().canonicalize().unwrap();
+    let cwd = mm_core::paths::canonical(dir.path()).unwrap();
     let (session, _) = client.new_session(&cwd).await;
     let (before, response) = client.prompt(&session, "Say hello").await;
     assert_eq!(response["result"]["stopReason"], "end_turn", "{response}");
@@ -462,7 +462,7 @@ async fn acp_a_reasoning_loop_leaves_a_valid_history_for_the_next_prompt() {
     let (mut client, _task) = acp(&server);
     client.initialize(false).await;
     let dir = tempfile::tempdir().unwrap();
-    let cwd = dir.path().canonicalize().unwrap();
+    let cwd = mm_core::paths::canonical(dir.path()).unwrap();
     let (session, _) = client.new_session(&cwd).await;
     let (before, response) = client.prompt(&session, "think").await;
     assert_eq!(response["result"]["stopReason"], "end_turn");

@@ -7,6 +7,7 @@ use std::fs;
 use std::path::{Path, PathBuf};
 
 use common::Recorder;
+use common::platform::{absolute, native, slashed};
 use mm_core::event::{ToolKind, ToolStatus};
 use mm_core::skills::{
     Catalogue, Skill, SkillDirs, advertised, resolve_notation, rewrite_slash, shadowed,
@@ -71,11 +72,12 @@ fn catalogue(skills: &[(&str, &str)]) -> Catalogue {
 
 #[mm_testkit::test]
 fn folders_in_precedence_order() {
+    // Absolute on this system (on `C:` on Windows).
     let dirs = SkillDirs {
-        cwd: "/p".into(),
-        home: Some("/h".into()),
-        xdg_config: Some("/x".into()),
-        extra: vec!["more".into(), "/abs/skills".into(), "~/mine".into()],
+        cwd: absolute("/p"),
+        home: Some(absolute("/h")),
+        xdg_config: Some(absolute("/x")),
+        extra: vec!["more".into(), absolute("/abs/skills"), "~/mine".into()],
     };
     let expected: Vec<PathBuf> = [
         "/p/.mm/skills",
@@ -89,7 +91,7 @@ fn folders_in_precedence_order() {
         "/h/mine",
     ]
     .iter()
-    .map(PathBuf::from)
+    .map(|p| absolute(p))
     .collect();
     assert_eq!(dirs.folders(), expected);
 
@@ -100,7 +102,7 @@ fn folders_in_precedence_order() {
             extra: Vec::new(),
             ..dirs.clone()
         };
-        assert_eq!(dirs.folders()[3], PathBuf::from("/h/.config/mm/skills"));
+        assert_eq!(dirs.folders()[3], absolute("/h/.config/mm/skills"));
     }
 }
 
@@ -198,7 +200,8 @@ fn load_takes_valid_skills_sorted_and_warns_about_broken_ones() {
             ),
         ]
     );
-    let f = |d: &str| proj.join(d).join("SKILL.md").display().to_string();
+    // In the system's own form, as the user is shown it.
+    let f = |d: &str| native(&proj.join(d).join("SKILL.md").display().to_string());
     let long = "a".repeat(65);
     assert_eq!(
         warnings,
@@ -222,8 +225,10 @@ fn load_takes_valid_skills_sorted_and_warns_about_broken_ones() {
                 f("unclosed")
             ),
             format!(
-                "skill {} skipped: cannot read it: Is a directory (os error 21)",
-                f("unreadable")
+                "skill {} skipped: cannot read it: {}",
+                f("unreadable"),
+                // A folder: "Is a directory (os error 21)" on Linux.
+                fs::read_to_string(proj.join("unreadable/SKILL.md")).unwrap_err()
             ),
             format!(
                 "skill {} skipped: invalid front matter: did not find expected ',' or ']' at line 3 column 12, while parsing a flow sequence at line 2 column 7",
@@ -480,7 +485,7 @@ async fn read_skill_returns_folder_files_and_body() {
         out.text,
         format!(
             "skill directory: {}\nfiles:\n- SKILL.md\n- a.txt\n- assets/card.txt\n- scripts/greet.sh\n\nRun `scripts/greet.sh NAME`.\n",
-            dir.display()
+            slashed(&dir)
         )
     );
 

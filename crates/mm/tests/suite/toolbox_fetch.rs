@@ -506,7 +506,7 @@ fn kind_title_locations_and_gating() {
 async fn over_acp_a_fetch_is_kind_fetch_and_asks_only_to_save() {
     let s = Server::start().await;
     let dir = tempfile::tempdir().unwrap();
-    let cwd = dir.path().canonicalize().unwrap();
+    let cwd = mm_core::paths::canonical(dir.path()).unwrap();
     let mut config = test_config();
     config.yolo = false;
     let model = ScriptedModel::new(vec![

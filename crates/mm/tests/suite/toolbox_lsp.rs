@@ -38,7 +38,7 @@ impl Fixture {
         request: Duration,
     ) -> Fixture {
         let dir = tempfile::tempdir().unwrap();
-        let cwd = dir.path().canonicalize().unwrap();
+        let cwd = mm_core::paths::canonical(dir.path()).unwrap();
         let lsp_servers = servers
             .iter()
             .map(|(name, command, args, exts)| {
@@ -344,6 +344,7 @@ async fn a_missing_server_or_file_type_is_one_line_naming_the_key() {
 
 #[mm_testkit::test]
 async fn a_server_that_exits_during_initialize_counts_as_missing() {
+    common::need_command("sh", "Git for Windows has it: its bin folder on PATH");
     let f = Fixture::new(
         &[(
             "python",
@@ -400,6 +401,7 @@ async fn the_rustup_shim_without_rust_analyzer_counts_as_missing() {
 
 #[mm_testkit::test]
 async fn a_server_that_hangs_is_stopped_after_the_timeout() {
+    common::need_command("sh", "Git for Windows has it: its bin folder on PATH");
     let f = Fixture::with(
         &[("python", "sh", &["-c", "cat > /dev/null"], &[".py"])],
         Duration::from_millis(300),
@@ -547,7 +549,7 @@ async fn over_acp_a_rename_asks_first_and_shows_one_diff_per_file() {
     use common::{Answer, ScriptedModel};
     common::need_command("pylsp", ".ci/run installs it");
     let dir = tempfile::tempdir().unwrap();
-    let cwd = dir.path().canonicalize().unwrap();
+    let cwd = mm_core::paths::canonical(dir.path()).unwrap();
     std::fs::write(cwd.join("calc.py"), CALC).unwrap();
     std::fs::write(cwd.join("main.py"), MAIN).unwrap();
     let mut config = test_config();

@@ -13,7 +13,7 @@ use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
 
 fn canonical(p: &Path) -> PathBuf {
-    p.canonicalize().unwrap()
+    mm_core::paths::canonical(p).unwrap()
 }
 
 fn entry(content: &str, status: &str) -> Value {

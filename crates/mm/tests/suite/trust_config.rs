@@ -13,6 +13,7 @@ use std::time::{Duration, SystemTime};
 
 use common::acp::TestClient;
 use common::mm_run::{Run, Sandbox, assert_code, finish_within};
+use common::platform::toml_string;
 use common::{FakeServer, Reply};
 use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
@@ -32,7 +33,7 @@ fn user_file(sb: &Sandbox, text: &str) -> PathBuf {
 
 /// `trustedProjects = [<the sandbox's folder>]`, and `rest`.
 fn trusting(sb: &Sandbox, rest: &str) -> String {
-    format!("trustedProjects = [\"{}\"]\n{rest}", project(sb).display())
+    format!("trustedProjects = [{}]\n{rest}", toml_string(project(sb)))
 }
 
 /// `mm ARGS` with `MM_API_KEY` (and no `MM_MODEL_URL`: the user's file names the server).
@@ -171,6 +172,7 @@ async fn detection_never_sends_the_key_to_a_server_on_a_probed_port() {
 
 #[mm_testkit::test]
 async fn no_child_sees_the_key_but_a_server_the_user_gave_it_to() {
+    common::platform::need_bash();
     let sb = Sandbox::new();
     // Every kind of child: a hook, an MCP server, bash; the second MCP server has the variable
     // in its own `env`, which the user wrote for it.
@@ -262,8 +264,8 @@ fn hostile_project(sb: &Sandbox, outside: &Path) -> &'static str {
             "systemPrompt = \"PROJECT-PROMPT\"\nmaxSteps = 1\ncontextWindow = 65536\n\
              [acp]\nclientMcpServers = true\n\
              [sessions]\nkeep = 1\n\
-             [skills]\ndirs = [\"{}\"]\n",
-            outside.join("skills").display()
+             [skills]\ndirs = [{}]\n",
+            toml_string(outside.join("skills"))
         ),
     );
     "acp.clientMcpServers, maxSteps, sessions.keep, skills.dirs, systemPrompt"
@@ -405,7 +407,7 @@ fn refused_line(dir: &str, sb: &Sandbox, target: &Path) -> String {
 #[mm_testkit::test]
 async fn a_symlinked_session_folder_leading_outside_gets_no_file_and_keeps_its_temps() {
     let outside = tempfile::tempdir().unwrap();
-    let outside_dir = outside.path().canonicalize().unwrap();
+    let outside_dir = mm_core::paths::canonical(outside.path()).unwrap();
     let tmp = stale_temp(&outside_dir);
     let sb = Sandbox::new();
     std::fs::create_dir_all(sb.path(".mm")).unwrap();
@@ -459,10 +461,10 @@ async fn saved_by_the_user_s_own_choice(sb: &Sandbox, dir: &Path) {
 #[mm_testkit::test]
 async fn a_project_s_sessions_dir_outside_is_refused_and_the_user_s_own_works() {
     let outside = tempfile::tempdir().unwrap();
-    let outside_dir = outside.path().canonicalize().unwrap().join("s");
+    let outside_dir = mm_core::paths::canonical(outside.path()).unwrap().join("s");
     std::fs::create_dir_all(&outside_dir).unwrap();
     let tmp = stale_temp(&outside_dir);
-    let project_text = format!("[sessions]\ndir = \"{}\"\n", outside_dir.display());
+    let project_text = format!("[sessions]\ndir = {}\n", toml_string(&outside_dir));
 
     // Untrusted: the key is one of those ignored; sessions go to the project's own folder.
     let sb = Sandbox::new();
@@ -502,7 +504,10 @@ async fn a_project_s_sessions_dir_outside_is_refused_and_the_user_s_own_works() 
     let sb = Sandbox::new();
     user_file(
         &sb,
-        &format!("[sessions]\nenabled = true\ndir = \"{shown}\"\n"),
+        &format!(
+            "[sessions]\nenabled = true\ndir = {}\n",
+            toml_string(&outside_dir)
+        ),
     );
     saved_by_the_user_s_own_choice(&sb, &outside_dir).await;
 }

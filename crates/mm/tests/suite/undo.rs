@@ -86,7 +86,7 @@ fn read(path: PathBuf) -> Option<String> {
 #[mm_testkit::test]
 async fn undo_puts_back_what_the_file_tools_wrote_outside_git() {
     let (home, dir) = (folder(), folder());
-    let cwd = dir.path().canonicalize().unwrap();
+    let cwd = mm_core::paths::canonical(dir.path()).unwrap();
     fs::write(cwd.join("a.txt"), "one\n").unwrap();
     let model = ScriptedModel::new(vec![
         Answer::call("write_file", json!({"path": "a.txt", "content": "two\n"})),
@@ -119,9 +119,13 @@ async fn undo_puts_back_what_the_file_tools_wrote_outside_git() {
     assert_eq!(
         undo(&e, &mut s).await,
         [
-            "↩ turn 1 undone: 2 restored, 0 not restored",
-            "  restored a.txt",
-            "  removed sub/new.txt (the turn created it)",
+            "↩ turn 1 undone: 2 restored, 0 not restored".to_string(),
+            "  restored a.txt".to_string(),
+            // In the system's own form (`sub\new.txt` on Windows).
+            format!(
+                "  removed {} (the turn created it)",
+                common::platform::native("sub/new.txt")
+            ),
         ]
     );
     assert_eq!(read(cwd.join("a.txt")).as_deref(), Some("one\n"));
@@ -134,8 +138,9 @@ async fn undo_puts_back_what_the_file_tools_wrote_outside_git() {
 
 #[mm_testkit::test]
 async fn outside_git_what_commands_changed_is_said_not_restored() {
+    common::platform::need_bash();
     let (home, dir) = (folder(), folder());
-    let cwd = dir.path().canonicalize().unwrap();
+    let cwd = mm_core::paths::canonical(dir.path()).unwrap();
     fs::write(cwd.join("a.txt"), "one\n").unwrap();
     let model = ScriptedModel::new(vec![
         Answer::call("bash", json!({"command": "rm a.txt"})),
@@ -160,8 +165,9 @@ async fn outside_git_what_commands_changed_is_said_not_restored() {
 
 #[mm_testkit::test]
 async fn in_git_writes_deletes_and_renames_by_commands_are_put_back() {
+    common::need_command("git", "Git for Windows, or apt-get install git");
     let (home, dir) = (folder(), folder());
-    let cwd = dir.path().canonicalize().unwrap();
+    let cwd = mm_core::paths::canonical(dir.path()).unwrap();
     repository(&cwd);
     let head = git(&cwd, &["rev-parse", "HEAD"]);
     let index = fs::read(cwd.join(".git/index")).unwrap();
@@ -221,8 +227,9 @@ async fn in_git_writes_deletes_and_renames_by_commands_are_put_back() {
 
 #[mm_testkit::test]
 async fn a_file_changed_again_since_the_turn_is_left_alone() {
+    common::need_command("git", "Git for Windows, or apt-get install git");
     let (home, dir) = (folder(), folder());
-    let cwd = dir.path().canonicalize().unwrap();
+    let cwd = mm_core::paths::canonical(dir.path()).unwrap();
     repository(&cwd);
     let model = ScriptedModel::new(vec![
         Answer::call(
@@ -255,8 +262,9 @@ async fn a_file_changed_again_since_the_turn_is_left_alone() {
 
 #[mm_testkit::test]
 async fn a_turn_that_changed_nothing_is_not_one_to_undo() {
+    common::need_command("git", "Git for Windows, or apt-get install git");
     let (home, dir) = (folder(), folder());
-    let cwd = dir.path().canonicalize().unwrap();
+    let cwd = mm_core::paths::canonical(dir.path()).unwrap();
     repository(&cwd);
     let model = ScriptedModel::new(vec![
         Answer::call(
@@ -287,8 +295,8 @@ async fn a_turn_that_changed_nothing_is_not_one_to_undo() {
 #[mm_testkit::test]
 async fn undo_never_reaches_outside_the_project_through_a_link_the_turn_made() {
     let (home, dir, outside) = (folder(), folder(), folder());
-    let cwd = dir.path().canonicalize().unwrap();
-    let out = outside.path().canonicalize().unwrap();
+    let cwd = mm_core::paths::canonical(dir.path()).unwrap();
+    let out = mm_core::paths::canonical(outside.path()).unwrap();
     fs::write(out.join("f.txt"), "x\n").unwrap();
     let model = ScriptedModel::new(vec![
         Answer::call("write_file", json!({"path": "d/f.txt", "content": "x\n"})),

@@ -198,7 +198,7 @@ fn explain(shown: &str, abs: &Path, e: &io::Error) -> String {
     match e.kind() {
         io::ErrorKind::NotFound => format!(
             "{shown} does not exist ({}); check the path, or create the file with write_file",
-            abs.display()
+            crate::paths::for_model(abs)
         ),
         io::ErrorKind::IsADirectory => format!("{shown} is a directory, not a file"),
         _ => format!("{shown} cannot be read: {e}"),

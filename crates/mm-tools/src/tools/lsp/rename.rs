@@ -80,10 +80,7 @@ pub(super) fn apply(
             .map_err(|e| Failure::During(format!("{e} for {}", path.display())))?;
         planned.push((path, old, new, edits.len()));
     }
-    let shown_of = |path: &Path| match path.strip_prefix(cwd) {
-        Ok(rel) => rel.display().to_string(),
-        Err(_) => path.display().to_string(),
-    };
+    let shown_of = |path: &Path| crate::paths::for_model_in(cwd, path);
     let refusals: Vec<String> = planned
         .iter()
         .filter_map(|(path, ..)| {

@@ -47,10 +47,7 @@ impl Files {
 
     fn shown(&self, uri: &str) -> String {
         match text::path_of(uri) {
-            Some(p) => match p.strip_prefix(&self.cwd) {
-                Ok(rel) if !rel.as_os_str().is_empty() => rel.display().to_string(),
-                _ => p.display().to_string(),
-            },
+            Some(p) => crate::paths::for_model_in(&self.cwd, &p),
             None => uri.to_string(),
         }
     }
