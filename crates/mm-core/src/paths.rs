@@ -253,15 +253,17 @@ mod tests {
 
     #[test]
     fn the_state_folder_is_xdg_state_home_s_else_the_home_s() {
-        let home = Path::new("/home/u");
+        // Absolute on every system (`/state` has no drive on Windows).
+        let root = std::env::current_dir().unwrap();
+        let home = root.join("home");
         assert_eq!(
-            state_dir(Some(home), Some(Path::new("/state"))),
-            Some(PathBuf::from("/state/mm"))
+            state_dir(Some(&home), Some(&root.join("state"))),
+            Some(root.join("state").join("mm"))
         );
         // A relative XDG_STATE_HOME is ignored, as the XDG spec says.
         assert_eq!(
-            state_dir(Some(home), Some(Path::new("state"))),
-            Some(PathBuf::from("/home/u/.local/state/mm"))
+            state_dir(Some(&home), Some(Path::new("state"))),
+            Some(home.join(".local").join("state").join("mm"))
         );
         assert_eq!(state_dir(None, None), None);
     }

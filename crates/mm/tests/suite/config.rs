@@ -966,11 +966,14 @@ fn an_agents_sandbox_writable_is_the_users_own() {
 #[mm_testkit::test]
 fn the_sandbox_keys_of_servers_and_hooks_are_the_users_own() {
     let w = World::new();
-    let user = w.trust_project(
+    // An absolute folder on every system (`/var/log/guard` has no drive on Windows).
+    let guard = w.home().join("log");
+    let guard_toml = toml_string(&guard);
+    let user = w.trust_project(&format!(
         "[mcp.servers.files]\ncommand = \"files-mcp\"\nsandbox = false\n\
          [lsp.servers.rust]\ncommand = \"rust-analyzer\"\nsandboxWritable = [\"~/.cargo\"]\n\
-         [[hooks.preToolCall]]\ncommand = \"guard.sh\"\nsandbox = false\nsandboxWritable = [\"/var/log/guard\"]\n",
-    );
+         [[hooks.preToolCall]]\ncommand = \"guard.sh\"\nsandbox = false\nsandboxWritable = [{guard_toml}]\n",
+    ));
     // A trusted project's entries run, fenced: it can neither take them out of the fence nor
     // open it for them; and one that sets part of the user's entry voids what the user's keys
     // opened for it.
@@ -993,7 +996,7 @@ fn the_sandbox_keys_of_servers_and_hooks_are_the_users_own() {
         c.hooks.pre_tool_call[0].sandbox,
         mm_core::config::EntrySandbox {
             outside: true,
-            writable: vec![PathBuf::from("/var/log/guard")],
+            writable: vec![guard.clone()],
         }
     );
     assert_eq!(c.hooks.post_tool_call[0].sandbox, Default::default());
@@ -1015,7 +1018,7 @@ fn the_sandbox_keys_of_servers_and_hooks_are_the_users_own() {
         format!("mcp.servers.files.sandbox = false  # {u}"),
         "mcp.servers.proj.sandboxWritable = []  # default".to_string(),
         format!(
-            "hooks.preToolCall[0] = {{ command = \"guard.sh\", timeout = 10, failClosed = false, sandbox = false, sandboxWritable = [\"/var/log/guard\"] }}  # {u}"
+            "hooks.preToolCall[0] = {{ command = \"guard.sh\", timeout = 10, failClosed = false, sandbox = false, sandboxWritable = [{guard_toml}] }}  # {u}"
         ),
     ] {
         assert!(

@@ -52,6 +52,8 @@ async fn undo(e: &Engine, s: &mut Session) -> Vec<String> {
 /// git as the tests run it (not mm's): no global config, and as root in folders a plain user
 /// may own by then (trust_repo.rs).
 pub(crate) fn git(cwd: &Path, args: &[&str]) -> String {
+    // Every test that sets a repository up skips, with the reason, where git is missing.
+    common::need_command("git", "Git for Windows, or apt-get install git");
     let out = Process::new("git")
         .args(["-c", "safe.directory=*"])
         .args(args)
