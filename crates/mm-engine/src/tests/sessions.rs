@@ -663,7 +663,9 @@ async fn load_session_refuses_bad_and_unknown_ids() {
     let e = refused("20260101-000000-00000000").await;
     let path = r.sessions_dir().join("20260101-000000-00000000.json");
     // The system's own text for the missing file ("Path not found." on Windows).
-    let missing = std::fs::read(&path).unwrap_err();
+    let missing = std::fs::read(&path).unwrap_err().to_string();
+    // mm words it without std's " (os error N)".
+    let missing = missing.split(" (os error").next().unwrap();
     assert_eq!(e, format!("cannot read {}: {missing}", path.display()));
     // An invalid file is an error naming it, and is left as it was.
     std::fs::create_dir_all(r.sessions_dir()).unwrap();
