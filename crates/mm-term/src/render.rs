@@ -52,7 +52,7 @@ pub struct Out {
 pub enum Layout {
     /// `mm`: the answer rendered as Markdown when colour is on, activity on stdout too.
     Interactive,
-    /// `mm -p`: the answer's text, plain, alone on stdout; everything else on stderr.
+    /// `mm -p`: the final answer, plain, alone on stdout; everything else on stderr.
     OneShot,
 }
 
@@ -93,6 +93,9 @@ pub struct Renderer {
     banner_model: Option<(String, String)>,
     /// The answer goes out byte for byte (stdout is not a terminal: a script reads it).
     raw_answer: bool,
+    /// `mm -p`: the model's text since its last tool call, held until it is known to be the
+    /// final answer (stdout) and not narration before a call (stderr).
+    held: String,
 }
 
 impl Renderer {
@@ -116,6 +119,7 @@ impl Renderer {
             last_failed: None,
             banner_model: None,
             raw_answer: false,
+            held: String::new(),
         }
     }
 
@@ -217,6 +221,8 @@ impl Renderer {
                 }
             }
             Event::ToolCallStarted(call) => {
+                // The text before a call was narration, not the answer.
+                self.release_narration(&mut out);
                 // Wrapped at word boundaries, continuation rows indented under the title.
                 let line = tool_line(call, self.color);
                 let lines = match self.width() {
@@ -343,7 +349,30 @@ impl Renderer {
             Stream::Nothing => self.break_line(&mut out, self.activity()),
         }
         self.stream = Stream::Nothing;
+        // `mm -p`: what the model said last, after its last call, is the answer.
+        if !self.held.is_empty() {
+            out.push(Out {
+                target: Target::Stdout,
+                text: std::mem::take(&mut self.held),
+            });
+        }
         out
+    }
+
+    /// `mm -p`: the text held so far was narration before a tool call: on stderr, shown
+    /// visibly (even when the answer would have gone out byte for byte).
+    fn release_narration(&mut self, out: &mut Vec<Out>) {
+        if self.stream == Stream::Text {
+            self.end_text(out);
+            self.stream = Stream::Nothing;
+        }
+        if self.held.is_empty() {
+            return;
+        }
+        let held = std::mem::take(&mut self.held);
+        let shown = visible(&held).into_owned();
+        self.break_line(out, Target::Stderr);
+        self.write(out, Target::Stderr, shown);
     }
 
     /// Lines that must start at the beginning of a line (after a streamed answer, for example).
@@ -390,13 +419,28 @@ impl Renderer {
     }
 
     fn break_line(&mut self, out: &mut Vec<Out>, target: Target) {
+        if self.holds(target) {
+            if !self.held.is_empty() && !self.held.ends_with('\n') {
+                self.held.push('\n');
+            }
+            return;
+        }
         if !self.col0 {
             self.write(out, target, "\n".to_string());
         }
     }
 
+    /// Whether what goes to `target` is held (`mm -p`'s stdout, until the answer is known).
+    fn holds(&self, target: Target) -> bool {
+        self.layout == Layout::OneShot && target == Target::Stdout
+    }
+
     fn write(&mut self, out: &mut Vec<Out>, target: Target, text: String) {
         if text.is_empty() {
+            return;
+        }
+        if self.holds(target) {
+            self.held.push_str(&text);
             return;
         }
         self.col0 = text.ends_with('\n');

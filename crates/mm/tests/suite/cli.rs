@@ -386,6 +386,51 @@ async fn bash_really_runs_in_the_working_folder_and_its_output_goes_back() {
     no_violations(&server);
 }
 
+/// `mm -p` in a script: stdout holds the final answer only; the narration before a call, the
+/// call and its output go to stderr, which (a file here) gets each line once.
+#[mm_testkit::test]
+async fn p_prints_the_final_answer_alone_and_each_stderr_line_once() {
+    let command = "for i in 1 2 3 4 5 6 7; do echo line$i; sleep 0.2; done";
+    let server = FakeServer::start(vec![
+        Reply::tool_call("bash", json!({"command": command}))
+            .with_text_before("Let me run the tests first."),
+        Reply::text("All seven lines printed."),
+    ])
+    .await;
+    let sb = Sandbox::new();
+    let run = sb.run(Some(&server.url()), &["-p", "count"]).await;
+    assert_code(&run, 0);
+    assert_eq!(run.stdout, "All seven lines printed.\n");
+    let lines = activity(&run);
+    assert_eq!(
+        lines
+            .iter()
+            .filter(|l| **l == "Let me run the tests first.")
+            .count(),
+        1,
+        "the narration once, on stderr:\n{}",
+        run.stderr
+    );
+    for i in 1..=7 {
+        let line = format!("line{i}");
+        assert!(
+            lines
+                .iter()
+                .filter(|l| l.trim_start().ends_with(&line))
+                .count()
+                <= 1,
+            "{line} more than once:\n{}",
+            run.stderr
+        );
+    }
+    assert!(
+        lines.iter().any(|l| l.trim_start().ends_with("line7")),
+        "the output's tail:\n{}",
+        run.stderr
+    );
+    no_violations(&server);
+}
+
 #[mm_testkit::test]
 async fn a_failing_command_reports_its_exit_code_to_the_model() {
     let server = FakeServer::start(vec![
