@@ -469,32 +469,46 @@ pub fn tool_line(call: &ToolCallStart, color: bool) -> String {
     format!("{} {}", icon(call.kind), style::bold(color, &title))
 }
 
+/// The mark of a failed call's result.
+pub const FAILED_MARK: &str = "✗";
+
 /// The lines under a finished call: a dimmed preview of its output, the diff of an edit, or the
-/// failure in red.
+/// failure in red: `✗ <reason>`, then the last lines of the rest.
 pub fn tool_result(end: &ToolCallEnd, color: bool) -> Vec<String> {
     let mut lines = Vec::new();
-    if let Some(title) = &end.title {
-        let line = format!("  ↳ {}", one_line(title));
-        lines.push(match end.status {
-            ToolStatus::Failed => style::red(color, &line),
-            ToolStatus::Completed => style::dim(color, &line),
-        });
+    if end.status == ToolStatus::Failed {
+        // The mark and the reason first, never folded away under `… N earlier lines`: a new
+        // title says why (`bash — denied by a hook`), else the output's first line does (a tool
+        // says why it failed there); the context after it, its last lines.
+        let output = end.output.trim();
+        let (reason, rest) = match &end.title {
+            Some(title) => (one_line(title), output),
+            None => {
+                let (first, rest) = output.split_once('\n').unwrap_or((output, ""));
+                (clip(&clean(first.trim())), rest)
+            }
+        };
+        let reason = if reason.is_empty() {
+            "failed".to_string()
+        } else {
+            reason
+        };
+        lines.push(style::red(color, &format!("  {FAILED_MARK} {reason}")));
+        for line in tail(rest) {
+            lines.push(style::red(color, &format!("  {line}")));
+        }
+        return lines;
     }
-    match end.status {
-        ToolStatus::Failed => {
-            for line in tail(&end.output) {
-                lines.push(style::red(color, &format!("  {line}")));
-            }
+    if let Some(title) = &end.title {
+        lines.push(style::dim(color, &format!("  ↳ {}", one_line(title))));
+    }
+    if end.diffs.is_empty() {
+        for line in tail(&end.output) {
+            lines.push(style::dim(color, &format!("  {line}")));
         }
-        ToolStatus::Completed if !end.diffs.is_empty() => {
-            for diff in &end.diffs {
-                lines.extend(diff_lines(diff, color));
-            }
-        }
-        ToolStatus::Completed => {
-            for line in tail(&end.output) {
-                lines.push(style::dim(color, &format!("  {line}")));
-            }
+    } else {
+        for diff in &end.diffs {
+            lines.extend(diff_lines(diff, color));
         }
     }
     lines

@@ -323,6 +323,25 @@ fn a_result_shows_its_tail_and_counts_what_is_above() {
     );
 }
 
+/// A failed call shows as failed: the mark and the reason (the output's first line) first,
+/// never folded away; the context after it, its last lines.
+#[test]
+fn a_failed_call_shows_its_mark_and_reason_first() {
+    let output = "old_text does not match a.txt; the closest lines are:\n1: fn a() {\n2:     1\n3: }\n4: \n5: fn b() {}\n6: // end";
+    let shown = run(
+        Layout::Interactive,
+        false,
+        &[
+            Event::ToolCallStarted(bash("call_1", "edit")),
+            finished("call_1", ToolStatus::Failed, output),
+        ],
+    );
+    assert_eq!(
+        shown,
+        "[out]$ bash: edit\n[out]  ✗ old_text does not match a.txt; the closest lines are:\n  … 2 earlier lines\n  3: }\n  4: \n  5: fn b() {}\n  6: // end\n"
+    );
+}
+
 #[test]
 fn tool_icons_per_kind() {
     let line = |kind, title: &str| {
@@ -680,7 +699,7 @@ fn the_loop_stop_is_shown_once() {
                 Event::Notice(line.into()),
             ]
         ),
-        format!("[out]$ bash: ls\n  {line}\n")
+        format!("[out]$ bash: ls\n  ✗ {line}\n")
     );
 }
 
