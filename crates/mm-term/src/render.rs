@@ -102,11 +102,10 @@ impl Renderer {
     /// `color`: ANSI styling on (NO_COLOR unset and the output a terminal). In the one-shot
     /// layout the answer is plain whatever the flag; it styles stderr only.
     pub fn new(layout: Layout, color: bool) -> Self {
-        let md_color = color && layout == Layout::Interactive;
         Renderer {
             color,
             layout,
-            md: MarkdownStream::new(md_color),
+            md: MarkdownStream::new(layout == Layout::Interactive, color),
             stream: Stream::Nothing,
             col0: true,
             calls: HashMap::new(),
@@ -128,6 +127,8 @@ impl Renderer {
     /// answer on a terminal).
     pub fn raw_answer(mut self, raw: bool) -> Self {
         self.raw_answer = raw;
+        // Markdown's layout is for a terminal.
+        self.md = MarkdownStream::new(self.layout == Layout::Interactive && !raw, self.color);
         self
     }
 

@@ -433,7 +433,7 @@ fn counts_and_windows() {
 }
 
 fn markdown(chunks: &[&str]) -> String {
-    let mut md = MarkdownStream::new(true);
+    let mut md = MarkdownStream::new(true, true);
     let mut out = String::new();
     for c in chunks {
         out.push_str(&md.push(c));
@@ -458,14 +458,14 @@ fn markdown_streamed_by_character_is_the_same() {
 
 #[test]
 fn markdown_plain_is_untouched() {
-    let mut md = MarkdownStream::new(false);
+    let mut md = MarkdownStream::new(false, false);
     assert_eq!(md.push(DOC), DOC);
     assert_eq!(md.finish(), "");
 }
 
 #[test]
 fn markdown_streams_paragraph_text_at_once() {
-    let mut md = MarkdownStream::new(true);
+    let mut md = MarkdownStream::new(true, true);
     assert_eq!(md.push("Hello wor"), "Hello wor");
     assert_eq!(md.push("ld"), "ld");
 }
