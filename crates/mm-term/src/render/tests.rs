@@ -569,6 +569,18 @@ fn model_line_once_detection_completes() {
         ),
         "model other at http://127.0.0.1:8080/v1 · context window 8k"
     );
+    // It named the server only (the demo): the server is not named twice.
+    let server = (String::new(), "http://127.0.0.1:8080/v1".to_string());
+    assert_eq!(
+        banner::model_line(
+            "qwen",
+            "http://127.0.0.1:8080/v1",
+            Some(8192),
+            Some(&server),
+            false
+        ),
+        "model qwen · context window 8k"
+    );
     assert_eq!(
         banner::hint_line(false),
         "/help for commands · Ctrl-D to leave"

@@ -59,7 +59,7 @@ fn activity(run: &Run) -> Vec<&str> {
     let mut lines: Vec<&str> = run.stderr.lines().skip(3).collect();
     if lines
         .first()
-        .is_some_and(|l| l.starts_with("model fake-model at "))
+        .is_some_and(|l| l.starts_with("model fake-model · "))
     {
         lines.remove(0);
     }
@@ -74,7 +74,7 @@ fn activity(run: &Run) -> Vec<&str> {
 fn notices(run: &Run) -> Vec<&str> {
     activity(run)
         .into_iter()
-        .filter(|l| !l.starts_with("model fake-model at "))
+        .filter(|l| !l.starts_with("model fake-model · "))
         .collect()
 }
 
@@ -95,7 +95,8 @@ async fn p_streams_the_answer_on_stdout_and_the_banner_on_stderr() {
             "mm v0.1.0",
             &format!("model server {url}"),
             "sessions on · mode yolo · 0 skills · 0 hooks",
-            &format!("model fake-model at {url} · context window 32k"),
+            // The server is named once.
+            "model fake-model · context window 32k",
         ]
     );
     let msgs = messages(&server, 0);
