@@ -472,6 +472,11 @@ impl TermFrontend {
         self.write(&pieces);
     }
 
+    /// The last line shown says a call was cancelled: the turn's `cancelled` would repeat it.
+    pub fn said_cancelled(&self) -> bool {
+        lock(&self.renderer).said_cancelled()
+    }
+
     /// The context usage last reported.
     pub fn context(&self) -> Option<ContextUsage> {
         lock(&self.renderer).context()

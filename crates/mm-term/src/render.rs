@@ -93,6 +93,9 @@ pub struct Renderer {
     banner_model: Option<(String, String)>,
     /// The answer goes out byte for byte (stdout is not a terminal: a script reads it).
     raw_answer: bool,
+    /// The last thing shown was a call's result that says it was cancelled (`[cancelled]`): the
+    /// turn's own `cancelled` line would say it twice.
+    said_cancelled: bool,
     /// `mm -p`: the model's text since its last tool call, held until it is known to be the
     /// final answer (stdout) and not narration before a call (stderr).
     held: String,
@@ -118,6 +121,7 @@ impl Renderer {
             last_failed: None,
             banner_model: None,
             raw_answer: false,
+            said_cancelled: false,
             held: String::new(),
         }
     }
@@ -166,6 +170,11 @@ impl Renderer {
         self.context
     }
 
+    /// The last line shown says a call was cancelled (`[cancelled]`).
+    pub fn said_cancelled(&self) -> bool {
+        self.said_cancelled
+    }
+
     fn activity(&self) -> Target {
         match self.layout {
             Layout::Interactive => Target::Stdout,
@@ -177,6 +186,14 @@ impl Renderer {
     pub fn event(&mut self, event: &Event) -> Vec<Out> {
         let mut out = Vec::new();
         let last_failed = self.last_failed.take();
+        self.said_cancelled = match event {
+            Event::ToolCallFinished(end) => {
+                end.status == ToolStatus::Failed && end.output.trim_end().ends_with("[cancelled]")
+            }
+            // What the engine reports around the end of a turn changes nothing on the screen.
+            Event::ContextUsage(_) | Event::Titled(_) => self.said_cancelled,
+            _ => false,
+        };
         match event {
             Event::Text(text) => {
                 if self.stream == Stream::Thought {

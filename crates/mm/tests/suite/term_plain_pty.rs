@@ -1,5 +1,5 @@
 //! What the real terminal shows without colour (`NO_COLOR`, which the pty layer sets): the
-//! Markdown's layout, and a failed call's mark.
+//! Markdown's layout, a failed call's mark, a cancelled call said once.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::disallowed_methods)]
 // pseudo-terminals are Unix's (docs/platforms.md)
 #![cfg(unix)]
@@ -40,7 +40,8 @@ fn no_color_keeps_the_markdown_layout() {
     let shown: Vec<&str> = shown
         .iter()
         .map(String::as_str)
-        .filter(|r| !r.is_empty())
+        // The model line comes whenever detection completes.
+        .filter(|r| !r.is_empty() && !r.starts_with("model fake-model"))
         .collect();
     assert_eq!(
         shown[..7],
@@ -93,6 +94,30 @@ fn a_failed_edit_shows_its_mark_and_reason_first() {
         "the mark and the reason first: {shown:#?}"
     );
     assert!(!reason.contains("earlier line"), "{shown:#?}");
+    term.send("\x04");
+    term.mm.expect(Eof).unwrap();
+    server.assert_valid();
+}
+
+/// A command cancelled with Ctrl-C says so once: its `[cancelled]`, not then the turn's
+/// `cancelled` as well.
+#[mm_testkit::test]
+fn a_cancelled_command_is_said_cancelled_once() {
+    let (server, url) = Server::start(vec![
+        call_reply("c1", "bash", json!({"command": "sleep 30"})),
+        answer_with_usage("after the cancel"),
+    ]);
+    let home = tempfile::tempdir_in(common::target_tmpdir()).unwrap();
+    let mut term = Term::spawn(home.path(), &url, &["--yolo"], 100, 40);
+    term.expect("> ");
+    term.send_line("wait");
+    term.expect("bash: sleep 30");
+    term.send("\x03");
+    term.expect("cancelled");
+    term.expect("> ");
+    let shown = after_last(&term.rows(), "> wait");
+    let said = shown.iter().filter(|r| r.contains("cancelled")).count();
+    assert_eq!(said, 1, "{shown:#?}");
     term.send("\x04");
     term.mm.expect(Eof).unwrap();
     server.assert_valid();
