@@ -57,6 +57,19 @@ pub(super) fn folder(stores: &Path, session: &str) -> PathBuf {
 /// ones of turns no longer kept are removed. Best effort: a record that cannot be written
 /// only means no `/undo` after a restart.
 pub(super) fn save(undo: &Undo, dir: &Path) {
+    // Turns with nothing to put back (commands run outside git) and no note leave nothing on
+    // disk: a reopened session just has no turn to undo.
+    let worth = undo.note.is_some()
+        || undo
+            .turns
+            .iter()
+            .any(|t| !t.written.is_empty() || t.trees.is_ok());
+    if !worth {
+        if dir.exists() {
+            let _ = std::fs::remove_dir_all(dir);
+        }
+        return;
+    }
     let first = !dir.exists();
     let mut wanted: Vec<String> = vec![RECORDS.to_string()];
     let mut copy = |name: String, bytes: &[u8]| -> Option<String> {
