@@ -43,6 +43,11 @@ pub struct Message {
     /// On a `tool` message: the call did not run or failed (replayed as `failed`).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub failed: bool,
+    /// On a user message: mm's note of what happened since the last turn (what `/undo` put
+    /// back), which the model reads before the user's words. Kept apart from `content` so that
+    /// a replay shows it as mm's, not as the user's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
 }
 
 impl Message {
@@ -84,6 +89,15 @@ impl Message {
             tool_call_id: None,
             compact: false,
             failed: false,
+            note: None,
+        }
+    }
+
+    /// A user message's text as the model reads it: mm's note, then the user's words.
+    pub fn user_text(&self) -> std::borrow::Cow<'_, str> {
+        match &self.note {
+            Some(note) => format!("{note}\n\n{}", self.content).into(),
+            None => self.content.as_str().into(),
         }
     }
 
@@ -118,8 +132,8 @@ pub fn to_wire(messages: &[Message]) -> Vec<Value> {
             }
             Role::User => {
                 let content = match pending_summary.take() {
-                    Some(s) => format!("{s}\n\n{}", m.content),
-                    None => m.content.clone(),
+                    Some(s) => format!("{s}\n\n{}", m.user_text()),
+                    None => m.user_text().into_owned(),
                 };
                 out.push(json!({"role": "user", "content": content}));
             }
@@ -189,10 +203,11 @@ pub fn wire_chars(messages: &[Message]) -> usize {
                 pending_summary = Some(&m.content);
             }
             Role::User => {
+                let said = m.user_text();
                 let len = match pending_summary.take() {
                     // "s\n\nu": both strings' bodies plus the escaped blank line.
-                    Some(s) => text(s) + text(&m.content) - 2 + 4,
-                    None => text(&m.content),
+                    Some(s) => text(s) + text(&said) - 2 + 4,
+                    None => text(&said),
                 };
                 total += role_content("user", len);
             }
@@ -310,6 +325,28 @@ mod tests {
                 json!({"role": "system", "content": "s"}),
                 json!({"role": "user", "content": "sum\n\nnext"})
             ]
+        );
+    }
+
+    #[test]
+    fn a_note_is_read_before_the_user_words_in_the_same_message() {
+        let mut noted = Message::user("next");
+        noted.note = Some("[undo]".into());
+        let h = vec![Message::system("s"), Message::summary("sum"), noted];
+        let wire = to_wire(&h);
+        assert_eq!(
+            wire,
+            vec![
+                json!({"role": "system", "content": "s"}),
+                json!({"role": "user", "content": "sum\n\n[undo]\n\nnext"})
+            ]
+        );
+        let expected: usize = wire.iter().map(|v| v.to_string().len()).sum();
+        assert_eq!(wire_chars(&h), expected);
+        let stored = serde_json::to_value(&h[2]).unwrap_or_default();
+        assert_eq!(
+            stored,
+            json!({"role": "user", "content": "next", "note": "[undo]"})
         );
     }
 

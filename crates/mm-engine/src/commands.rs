@@ -135,7 +135,9 @@ impl Engine {
     async fn command_undo(&self, s: &mut Session, frontend: &dyn Frontend) -> PromptOutcome {
         let cwd = s.cwd.clone();
         let fence = |path: &std::path::Path| self.sandbox.check_write(&cwd, path);
-        let done = s.undo.undo(&self.processes, &s.cwd, &fence).await;
+        let excluded: Vec<std::path::PathBuf> = s.sessions_dir.iter().cloned().collect();
+        let at = (s.cwd.as_path(), s.id.as_str(), excluded.as_slice());
+        let done = s.undo.undo(&self.processes, at, &fence).await;
         frontend.emit(Event::Notice(done.lines().join("\n")));
         frontend.emit(Event::ContextUsage(self.context_usage(s)));
         PromptOutcome {

@@ -110,7 +110,10 @@ fn render(messages: &[Message], index: usize, m: &Message) -> Option<String> {
             "Summary of earlier conversation: {}",
             m.content.trim()
         )),
-        Role::User => Some(format!("User: {}", m.content.trim())),
+        Role::User => Some(match &m.note {
+            Some(note) => format!("mm: {}\nUser: {}", note.trim(), m.content.trim()),
+            None => format!("User: {}", m.content.trim()),
+        }),
         Role::Assistant => {
             let mut lines = Vec::new();
             if !m.content.trim().is_empty() {

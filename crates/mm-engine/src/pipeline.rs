@@ -157,7 +157,9 @@ impl Engine {
             s.title = Some(title.clone());
             frontend.emit(Event::Titled(title));
         }
-        s.history.push(Message::user(full));
+        let mut message = Message::user(full);
+        message.note = s.undo.take_note();
+        s.history.push(message);
         let excluded: Vec<PathBuf> = s.sessions_dir.iter().cloned().collect();
         let read_only = s.controls.mode() == PermissionMode::ReadOnly;
         let before = s

@@ -272,13 +272,17 @@ impl Engine {
             sessions_dir,
             mcp: SessionServers::default(),
             start_hooks: None,
-            undo: undo::Undo::new(
-                crate::paths::state_dir(
-                    self.setting.env.home.as_deref(),
-                    self.setting.env.xdg_state_home.as_deref(),
-                )
-                .map(|state| state.join("undo")),
-            ),
+            undo: undo::Undo::default(),
+        };
+        let stores = crate::paths::state_dir(
+            self.setting.env.home.as_deref(),
+            self.setting.env.xdg_state_home.as_deref(),
+        )
+        .map(|state| state.join("undo"));
+        // With sessions kept, so are their undo records, and a reopened session reads them.
+        s.undo = match self.config.sessions.enabled {
+            true => undo::Undo::kept(stores, &s.id),
+            false => undo::Undo::new(stores),
         };
         self.attach_configured_mcp(&mut s);
         self.start_session_hooks(&mut s);

@@ -5,9 +5,12 @@
 //! not), kept as trees in a git store of mm's own in its state folder (git.rs), so that what the
 //! turn's commands changed can be put back too. No snapshot is made in read-only mode. Each `/undo` undoes the last turn not undone yet, and says what it
 //! restored and what it could not: a file changed again since the turn, a change the journal
-//! could not keep, what commands changed outside git.
+//! could not keep, what commands changed outside git. The model hears of it: a note of what
+//! was put back is joined to the next prompt ([`Undone::note`]). With sessions on, the records
+//! are kept on disk (saved.rs), so that `/undo` works after the session is reopened.
 
 mod git;
+mod saved;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -32,6 +35,10 @@ pub struct Undo {
     turns: Vec<Turn>,
     /// Engine turns of the session so far.
     count: usize,
+    /// What `/undo` did since the last prompt, for the model ([`Undone::note`]).
+    note: Option<String>,
+    /// Where the records are kept on disk (`None`: they are not).
+    saved: Option<PathBuf>,
 }
 
 /// What [`Undo::before_turn`] found of the work tree.
@@ -98,6 +105,23 @@ impl Undone {
                 self.not_restored.len()
             ),
         }
+    }
+
+    /// What the model is told with the next prompt (`None`: nothing was undone).
+    pub fn note(&self) -> Option<String> {
+        let n = self.turn?;
+        let mut lines = vec![format!(
+            "[/undo: the user undid the file changes of turn {n} of this session (turn 1 is \
+             the first prompt); what the conversation says that turn changed no longer holds \
+             for the files put back]"
+        )];
+        lines.extend(self.restored.iter().map(|l| format!("- {l}")));
+        lines.extend(
+            self.not_restored
+                .iter()
+                .map(|l| format!("- not restored: {l}")),
+        );
+        Some(lines.join("\n"))
     }
 
     /// Every line, as the front ends show them.
@@ -185,6 +209,57 @@ impl Undo {
         }
     }
 
+    /// The records of session `session`, kept on disk under `stores` (and read from there when
+    /// the session is reopened).
+    pub fn kept(stores: Option<PathBuf>, session: &str) -> Undo {
+        let saved = stores.as_deref().map(|s| saved::folder(s, session));
+        let mut undo = Undo {
+            stores,
+            saved,
+            ..Undo::default()
+        };
+        if let Some(dir) = undo.saved.clone() {
+            saved::load(&mut undo, &dir);
+        }
+        undo
+    }
+
+    fn save(&self) {
+        if let Some(dir) = &self.saved {
+            saved::save(self, dir);
+        }
+    }
+
+    /// The note the next prompt carries for the model, taken (`None`: nothing was undone
+    /// since the last prompt).
+    pub fn take_note(&mut self) -> Option<String> {
+        let note = self.note.take();
+        if note.is_some() {
+            self.save();
+        }
+        note
+    }
+
+    /// Finds the work tree once (a session reopened finds it at its first `/undo`).
+    async fn find_repo(
+        &mut self,
+        processes: &Arc<Supervisor>,
+        cwd: &Path,
+        session: &str,
+        excluded: &[PathBuf],
+    ) {
+        if self.repo.is_none() {
+            let stores = self.stores.as_deref();
+            self.repo = Some(
+                match Repo::find(processes, cwd, stores, session, excluded).await {
+                    Ok(Some(repo)) => WorkTree::Git(repo),
+                    Ok(None) => WorkTree::NotGit,
+                    Err(e) => WorkTree::NoStore(e),
+                },
+            );
+        }
+    }
+
     /// The repository, when snapshots are made in it.
     fn repo(&self) -> Option<Repo> {
         match &self.repo {
@@ -210,16 +285,7 @@ impl Undo {
             let tree = Err("no snapshot of the work tree in read-only mode".to_string());
             return Before { tree, read_only };
         }
-        if self.repo.is_none() {
-            let stores = self.stores.as_deref();
-            self.repo = Some(
-                match Repo::find(processes, cwd, stores, session, excluded).await {
-                    Ok(Some(repo)) => WorkTree::Git(repo),
-                    Ok(None) => WorkTree::NotGit,
-                    Err(e) => WorkTree::NoStore(e),
-                },
-            );
-        }
+        self.find_repo(processes, cwd, session, excluded).await;
         let tree = match &self.repo {
             Some(WorkTree::Git(repo)) => repo
                 .snapshot(processes, &format!("{}-before", self.count))
@@ -283,6 +349,7 @@ impl Undo {
             let oldest = self.turns.remove(0);
             self.forget(processes, &oldest).await;
         }
+        self.save();
     }
 
     async fn forget(&self, processes: &Arc<Supervisor>, turn: &Turn) {
@@ -295,15 +362,39 @@ impl Undo {
     }
 
     /// `/undo`: puts back what the last turn not undone yet changed, each write and removal
-    /// asked of `fence` first.
+    /// asked of `fence` first; what it did is noted for the model's next request.
     pub async fn undo(
         &mut self,
         processes: &Arc<Supervisor>,
+        (cwd, session, excluded): (&Path, &str, &[PathBuf]),
+        fence: Fence<'_>,
+    ) -> Undone {
+        let done = self
+            .undo_last(processes, cwd, session, excluded, fence)
+            .await;
+        if let Some(note) = done.note() {
+            self.note = Some(match self.note.take() {
+                Some(earlier) => format!("{earlier}\n{note}"),
+                None => note,
+            });
+        }
+        self.save();
+        done
+    }
+
+    async fn undo_last(
+        &mut self,
+        processes: &Arc<Supervisor>,
         cwd: &Path,
+        session: &str,
+        excluded: &[PathBuf],
         fence: Fence<'_>,
     ) -> Undone {
         let real_cwd = cwd.canonicalize().unwrap_or_else(|_| cwd.to_path_buf());
         let cwd = real_cwd.as_path();
+        if self.turns.last().is_some_and(|t| t.trees.is_ok()) {
+            self.find_repo(processes, cwd, session, excluded).await;
+        }
         let Some(turn) = self.turns.pop() else {
             return Undone {
                 turn: None,

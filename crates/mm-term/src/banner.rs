@@ -67,10 +67,9 @@ impl Banner {
         }
     }
 
-    /// The model and URL the banner names (both configured), if it names one.
+    /// The model (empty when not configured) and the URL the banner names, if it names one.
     pub fn model_named(&self) -> Option<(String, String)> {
-        (!self.url.is_empty() && !self.model.is_empty())
-            .then(|| (self.model.clone(), self.url.clone()))
+        (!self.url.is_empty()).then(|| (self.model.clone(), self.url.clone()))
     }
 }
 
@@ -180,6 +179,10 @@ pub fn model_line(
     let same = |a: &str, b: &str| a.trim_end_matches('/') == b.trim_end_matches('/');
     let text = match banner_model {
         Some((n, u)) if n == name && same(u, url) => format!("context window {ctx}"),
+        // The banner named the server only: the model, not the server again.
+        Some((n, u)) if n.is_empty() && same(u, url) => {
+            format!("model {name} · context window {ctx}")
+        }
         _ => format!("model {name} at {url} · context window {ctx}"),
     };
     style::dim(color, &visible(&text))

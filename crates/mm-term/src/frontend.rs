@@ -59,13 +59,15 @@ pub fn write_out(pieces: &[Out]) {
     }
 }
 
-/// `mm -p`: the answer's text on stdout as it streams, plain; activity on stderr.
+/// `mm -p`: the final answer on stdout, plain; narration and activity on stderr.
 pub struct OneShotFrontend {
     renderer: Mutex<Renderer>,
     color: bool,
     stdin_terminal: bool,
     /// `-q`: nothing on stderr but the questions asked (main.rs prints errors).
     quiet: bool,
+    /// stderr is a terminal: a running command's output is shown as it comes.
+    stderr_terminal: bool,
     tasks: Tasks,
 }
 
@@ -78,8 +80,16 @@ impl OneShotFrontend {
             color,
             stdin_terminal,
             quiet: false,
+            stderr_terminal: true,
             tasks: tasks.clone(),
         }
+    }
+
+    /// stderr is not a terminal (a log file): a running command's output is not shown as it
+    /// comes, only the call's result with its last lines, so that each line is written once.
+    pub fn stderr_terminal(mut self, terminal: bool) -> Self {
+        self.stderr_terminal = terminal;
+        self
     }
 
     /// `-q`: the answer on stdout, and on stderr only the questions that need an answer.
@@ -144,6 +154,9 @@ impl OneShotFrontend {
 #[async_trait]
 impl Frontend for OneShotFrontend {
     fn emit(&self, event: Event) {
+        if !self.stderr_terminal && matches!(event, Event::ToolCallProgress { .. }) {
+            return;
+        }
         let pieces = lock(&self.renderer).event(&event);
         self.write_activity(pieces);
     }
@@ -457,6 +470,11 @@ impl TermFrontend {
         }
         let pieces = lock(&self.renderer).finish();
         self.write(&pieces);
+    }
+
+    /// The last line shown says a call was cancelled: the turn's `cancelled` would repeat it.
+    pub fn said_cancelled(&self) -> bool {
+        lock(&self.renderer).said_cancelled()
     }
 
     /// The context usage last reported.

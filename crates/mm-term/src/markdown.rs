@@ -24,9 +24,12 @@ enum LineStart {
     Inline,
 }
 
-/// Renders streamed Markdown. With colour off it is a pass-through.
+/// Renders streamed Markdown. Without layout (not a terminal) it is a pass-through; without
+/// colour (`NO_COLOR`) the layout stays and the colours go ([`style::without_colour`]).
 #[derive(Debug)]
 pub struct MarkdownStream {
+    /// The layout is drawn (stdout is a terminal).
+    layout: bool,
     color: bool,
     state: LineStart,
     /// Characters not yet written.
@@ -49,8 +52,9 @@ pub struct MarkdownStream {
 }
 
 impl MarkdownStream {
-    pub fn new(color: bool) -> Self {
+    pub fn new(layout: bool, color: bool) -> Self {
         MarkdownStream {
+            layout,
             color,
             state: LineStart::Undecided,
             pending: String::new(),
@@ -73,19 +77,26 @@ impl MarkdownStream {
 
     /// Renders the next chunk; returns what can be written now.
     pub fn push(&mut self, chunk: &str) -> String {
-        if !self.color {
+        if !self.layout {
             return chunk.to_string();
         }
         let mut out = String::new();
         for c in chunk.chars() {
             self.push_char(c, &mut out);
         }
-        out
+        self.painted(out)
+    }
+
+    fn painted(&self, out: String) -> String {
+        match self.color {
+            true => out,
+            false => super::style::without_colour(&out),
+        }
     }
 
     /// Writes whatever is held back (the stream ended, or something else is about to be shown).
     pub fn finish(&mut self) -> String {
-        if !self.color {
+        if !self.layout {
             return String::new();
         }
         let mut out = String::new();
@@ -130,10 +141,10 @@ impl MarkdownStream {
         let width = self.width;
         *self = MarkdownStream {
             fence: None,
-            ..MarkdownStream::new(self.color)
+            ..MarkdownStream::new(self.layout, self.color)
         };
         self.width = width;
-        out
+        self.painted(out)
     }
 
     /// A line of code, highlighted, cut with a dim `…` where it would cross the window's edge.
@@ -315,6 +326,9 @@ impl MarkdownStream {
         }
         if self.code {
             if c == '`' {
+                if !self.color {
+                    out.push('`');
+                }
                 self.code = false;
                 self.restyle(out);
             } else {
@@ -346,6 +360,10 @@ impl MarkdownStream {
             '`' => {
                 self.code = true;
                 self.restyle(out);
+                // Without colour inline code keeps its backticks: nothing else marks it.
+                if !self.color {
+                    out.push('`');
+                }
             }
             _ => out.push(c),
         }

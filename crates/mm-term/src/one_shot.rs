@@ -1,6 +1,6 @@
-//! One-shot mode (`mm -p "…"`, `mm words…`, `echo prompt | mm`): one turn, the answer on
-//! stdout, the banner, the activity and the recap on stderr (none but errors with `-q`), and
-//! the exit code of how the turn ended.
+//! One-shot mode (`mm -p "…"`, `mm words…`, `echo prompt | mm`): one turn, the final answer
+//! on stdout, the banner, the narration, the activity and the recap on stderr (none but errors
+//! with `-q`), and the exit code of how the turn ended.
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -151,6 +151,7 @@ pub async fn run(
     let color = options.color_stderr;
     let frontend = OneShotFrontend::new(color, stdin_terminal, engine.processes.tasks())
         .quiet(quiet)
+        .stderr_terminal(options.spinner)
         .raw_answer(!options.stdout_terminal);
     let mut session = start::open_session(&engine, &config, cwd, reopen, &frontend).await?;
     let banner = start::banner_for(&engine, &session);

@@ -52,7 +52,7 @@ pub struct Out {
 pub enum Layout {
     /// `mm`: the answer rendered as Markdown when colour is on, activity on stdout too.
     Interactive,
-    /// `mm -p`: the answer's text, plain, alone on stdout; everything else on stderr.
+    /// `mm -p`: the final answer, plain, alone on stdout; everything else on stderr.
     OneShot,
 }
 
@@ -93,17 +93,22 @@ pub struct Renderer {
     banner_model: Option<(String, String)>,
     /// The answer goes out byte for byte (stdout is not a terminal: a script reads it).
     raw_answer: bool,
+    /// The last thing shown was a call's result that says it was cancelled (`[cancelled]`): the
+    /// turn's own `cancelled` line would say it twice.
+    said_cancelled: bool,
+    /// `mm -p`: the model's text since its last tool call, held until it is known to be the
+    /// final answer (stdout) and not narration before a call (stderr).
+    held: String,
 }
 
 impl Renderer {
     /// `color`: ANSI styling on (NO_COLOR unset and the output a terminal). In the one-shot
     /// layout the answer is plain whatever the flag; it styles stderr only.
     pub fn new(layout: Layout, color: bool) -> Self {
-        let md_color = color && layout == Layout::Interactive;
         Renderer {
             color,
             layout,
-            md: MarkdownStream::new(md_color),
+            md: MarkdownStream::new(layout == Layout::Interactive, color),
             stream: Stream::Nothing,
             col0: true,
             calls: HashMap::new(),
@@ -116,6 +121,8 @@ impl Renderer {
             last_failed: None,
             banner_model: None,
             raw_answer: false,
+            said_cancelled: false,
+            held: String::new(),
         }
     }
 
@@ -124,6 +131,8 @@ impl Renderer {
     /// answer on a terminal).
     pub fn raw_answer(mut self, raw: bool) -> Self {
         self.raw_answer = raw;
+        // Markdown's layout is for a terminal.
+        self.md = MarkdownStream::new(self.layout == Layout::Interactive && !raw, self.color);
         self
     }
 
@@ -161,6 +170,11 @@ impl Renderer {
         self.context
     }
 
+    /// The last line shown says a call was cancelled (`[cancelled]`).
+    pub fn said_cancelled(&self) -> bool {
+        self.said_cancelled
+    }
+
     fn activity(&self) -> Target {
         match self.layout {
             Layout::Interactive => Target::Stdout,
@@ -172,6 +186,14 @@ impl Renderer {
     pub fn event(&mut self, event: &Event) -> Vec<Out> {
         let mut out = Vec::new();
         let last_failed = self.last_failed.take();
+        self.said_cancelled = match event {
+            Event::ToolCallFinished(end) => {
+                end.status == ToolStatus::Failed && end.output.trim_end().ends_with("[cancelled]")
+            }
+            // What the engine reports around the end of a turn changes nothing on the screen.
+            Event::ContextUsage(_) | Event::Titled(_) => self.said_cancelled,
+            _ => false,
+        };
         match event {
             Event::Text(text) => {
                 if self.stream == Stream::Thought {
@@ -217,6 +239,8 @@ impl Renderer {
                 }
             }
             Event::ToolCallStarted(call) => {
+                // The text before a call was narration, not the answer.
+                self.release_narration(&mut out);
                 // Wrapped at word boundaries, continuation rows indented under the title.
                 let line = tool_line(call, self.color);
                 let lines = match self.width() {
@@ -343,7 +367,30 @@ impl Renderer {
             Stream::Nothing => self.break_line(&mut out, self.activity()),
         }
         self.stream = Stream::Nothing;
+        // `mm -p`: what the model said last, after its last call, is the answer.
+        if !self.held.is_empty() {
+            out.push(Out {
+                target: Target::Stdout,
+                text: std::mem::take(&mut self.held),
+            });
+        }
         out
+    }
+
+    /// `mm -p`: the text held so far was narration before a tool call: on stderr, shown
+    /// visibly (even when the answer would have gone out byte for byte).
+    fn release_narration(&mut self, out: &mut Vec<Out>) {
+        if self.stream == Stream::Text {
+            self.end_text(out);
+            self.stream = Stream::Nothing;
+        }
+        if self.held.is_empty() {
+            return;
+        }
+        let held = std::mem::take(&mut self.held);
+        let shown = visible(&held).into_owned();
+        self.break_line(out, Target::Stderr);
+        self.write(out, Target::Stderr, shown);
     }
 
     /// Lines that must start at the beginning of a line (after a streamed answer, for example).
@@ -390,13 +437,28 @@ impl Renderer {
     }
 
     fn break_line(&mut self, out: &mut Vec<Out>, target: Target) {
+        if self.holds(target) {
+            if !self.held.is_empty() && !self.held.ends_with('\n') {
+                self.held.push('\n');
+            }
+            return;
+        }
         if !self.col0 {
             self.write(out, target, "\n".to_string());
         }
     }
 
+    /// Whether what goes to `target` is held (`mm -p`'s stdout, until the answer is known).
+    fn holds(&self, target: Target) -> bool {
+        self.layout == Layout::OneShot && target == Target::Stdout
+    }
+
     fn write(&mut self, out: &mut Vec<Out>, target: Target, text: String) {
         if text.is_empty() {
+            return;
+        }
+        if self.holds(target) {
+            self.held.push_str(&text);
             return;
         }
         self.col0 = text.ends_with('\n');
@@ -425,32 +487,46 @@ pub fn tool_line(call: &ToolCallStart, color: bool) -> String {
     format!("{} {}", icon(call.kind), style::bold(color, &title))
 }
 
+/// The mark of a failed call's result.
+pub const FAILED_MARK: &str = "✗";
+
 /// The lines under a finished call: a dimmed preview of its output, the diff of an edit, or the
-/// failure in red.
+/// failure in red: `✗ <reason>`, then the last lines of the rest.
 pub fn tool_result(end: &ToolCallEnd, color: bool) -> Vec<String> {
     let mut lines = Vec::new();
-    if let Some(title) = &end.title {
-        let line = format!("  ↳ {}", one_line(title));
-        lines.push(match end.status {
-            ToolStatus::Failed => style::red(color, &line),
-            ToolStatus::Completed => style::dim(color, &line),
-        });
+    if end.status == ToolStatus::Failed {
+        // The mark and the reason first, never folded away under `… N earlier lines`: a new
+        // title says why (`bash — denied by a hook`), else the output's first line does (a tool
+        // says why it failed there); the context after it, its last lines.
+        let output = end.output.trim();
+        let (reason, rest) = match &end.title {
+            Some(title) => (one_line(title), output),
+            None => {
+                let (first, rest) = output.split_once('\n').unwrap_or((output, ""));
+                (clip(&clean(first.trim())), rest)
+            }
+        };
+        let reason = if reason.is_empty() {
+            "failed".to_string()
+        } else {
+            reason
+        };
+        lines.push(style::red(color, &format!("  {FAILED_MARK} {reason}")));
+        for line in tail(rest) {
+            lines.push(style::red(color, &format!("  {line}")));
+        }
+        return lines;
     }
-    match end.status {
-        ToolStatus::Failed => {
-            for line in tail(&end.output) {
-                lines.push(style::red(color, &format!("  {line}")));
-            }
+    if let Some(title) = &end.title {
+        lines.push(style::dim(color, &format!("  ↳ {}", one_line(title))));
+    }
+    if end.diffs.is_empty() {
+        for line in tail(&end.output) {
+            lines.push(style::dim(color, &format!("  {line}")));
         }
-        ToolStatus::Completed if !end.diffs.is_empty() => {
-            for diff in &end.diffs {
-                lines.extend(diff_lines(diff, color));
-            }
-        }
-        ToolStatus::Completed => {
-            for line in tail(&end.output) {
-                lines.push(style::dim(color, &format!("  {line}")));
-            }
+    } else {
+        for diff in &end.diffs {
+            lines.extend(diff_lines(diff, color));
         }
     }
     lines

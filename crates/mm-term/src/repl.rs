@@ -247,6 +247,8 @@ async fn run_turn(
     match &outcome.stop {
         // The engine's `[error: …]` line said it: one line per failure.
         Err(_) => {}
+        // A cancelled call's `[cancelled]` said it already.
+        Ok(StopReason::Cancelled) if frontend.said_cancelled() => {}
         Ok(StopReason::Cancelled) => lines.push(style::yellow(color, "cancelled")),
         Ok(StopReason::MaxTokens) => lines.push(style::yellow(
             color,

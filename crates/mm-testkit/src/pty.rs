@@ -264,4 +264,22 @@ impl Term {
     pub fn cursor(&self) -> (u16, u16) {
         self.screen.screen().cursor_position()
     }
+
+    /// The characters drawn in a colour (foreground or background), with their row and column.
+    pub fn coloured(&self) -> Vec<(u16, u16, String)> {
+        let screen = self.screen.screen();
+        let (rows, cols) = screen.size();
+        let mut found = Vec::new();
+        for row in 0..rows {
+            for col in 0..cols {
+                if let Some(cell) = screen.cell(row, col)
+                    && (cell.fgcolor() != vt100::Color::Default
+                        || cell.bgcolor() != vt100::Color::Default)
+                {
+                    found.push((row, col, cell.contents().to_string()));
+                }
+            }
+        }
+        found
+    }
 }

@@ -46,7 +46,13 @@ pub fn replay_lines(
                 &format!("🗜️ {}", m.content),
                 &mut out,
             ),
-            Role::User => text_line("user_message_chunk", &m.content, &mut out),
+            Role::User => {
+                // mm's note (what /undo did) is shown as the agent's, before the user's words.
+                if let Some(note) = &m.note {
+                    text_line("agent_message_chunk", note, &mut out);
+                }
+                text_line("user_message_chunk", &m.content, &mut out)
+            }
             Role::Assistant => {
                 if !m.content.is_empty() {
                     text_line("agent_message_chunk", &m.content, &mut out);
@@ -152,6 +158,21 @@ mod tests {
                     "content": [{"type": "content", "content": {"type": "text", "text": "a\nb"}}],
                     "rawOutput": {"output": "a\nb"}}),
                 json!({"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": "done"}}),
+            ]
+        );
+    }
+
+    #[test]
+    fn an_undo_note_replays_as_the_agent_s_before_the_user_s_words() {
+        let mut prompt = Message::user("go on");
+        prompt.note = Some("[/undo] turn 1 undone".into());
+        let describe = |_: &ToolCall| unreachable!("no call");
+        let lines = replay_lines("S", &[Message::system("s"), prompt], &describe);
+        assert_eq!(
+            updates_of("S", &lines),
+            vec![
+                json!({"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": "[/undo] turn 1 undone"}}),
+                json!({"sessionUpdate": "user_message_chunk", "content": {"type": "text", "text": "go on"}}),
             ]
         );
     }

@@ -48,9 +48,9 @@ const OPTIONS: [&str; 9] = [
 ];
 
 /// A session's undo points are deleted this long after its last snapshot.
-const KEPT_DAYS: u64 = 7;
+pub(super) const KEPT_DAYS: u64 = 7;
 
-const DAY: Duration = Duration::from_secs(24 * 60 * 60);
+pub(super) const DAY: Duration = Duration::from_secs(24 * 60 * 60);
 
 /// A work tree mm snapshots, and mm's store for it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -221,14 +221,14 @@ fn store_name(top: &Path) -> String {
     format!("{name}-{hash:016x}")
 }
 
-fn write_file(path: &Path, bytes: &[u8]) -> Result<(), String> {
+pub(super) fn write_file(path: &Path, bytes: &[u8]) -> Result<(), String> {
     let shown = path.display().to_string();
     writer::write(path, &shown, bytes, FileKind::Private, Check::Anywhere)
         .map_err(|e| e.to_string())
 }
 
 /// How long ago `path` was modified (`None`: it is not there).
-fn age(path: &Path) -> Option<Duration> {
+pub(super) fn age(path: &Path) -> Option<Duration> {
     let modified = std::fs::metadata(path).and_then(|m| m.modified()).ok()?;
     Some(
         SystemTime::now()

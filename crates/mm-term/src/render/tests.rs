@@ -241,11 +241,9 @@ fn one_shot_stdout_is_exactly_the_answer() {
             stdout.push_str(&piece.text);
         }
     }
-    // The answer alone, and its last line ends with a newline.
-    assert_eq!(
-        stdout,
-        "Let me **look** at the `src` folder.\nDone: the build passes.\n"
-    );
+    // The answer alone (the text before a call was narration), its last line ending with a
+    // newline.
+    assert_eq!(stdout, "Done: the build passes.\n");
 }
 
 #[test]
@@ -322,6 +320,25 @@ fn a_result_shows_its_tail_and_counts_what_is_above() {
     assert_eq!(
         render::tail("\x1b[31mred\x1b[0m\tx\r"),
         vec!["^[[31mred^[[0m    x"]
+    );
+}
+
+/// A failed call shows as failed: the mark and the reason (the output's first line) first,
+/// never folded away; the context after it, its last lines.
+#[test]
+fn a_failed_call_shows_its_mark_and_reason_first() {
+    let output = "old_text does not match a.txt; the closest lines are:\n1: fn a() {\n2:     1\n3: }\n4: \n5: fn b() {}\n6: // end";
+    let shown = run(
+        Layout::Interactive,
+        false,
+        &[
+            Event::ToolCallStarted(bash("call_1", "edit")),
+            finished("call_1", ToolStatus::Failed, output),
+        ],
+    );
+    assert_eq!(
+        shown,
+        "[out]$ bash: edit\n[out]  ✗ old_text does not match a.txt; the closest lines are:\n  … 2 earlier lines\n  3: }\n  4: \n  5: fn b() {}\n  6: // end\n"
     );
 }
 
@@ -416,7 +433,7 @@ fn counts_and_windows() {
 }
 
 fn markdown(chunks: &[&str]) -> String {
-    let mut md = MarkdownStream::new(true);
+    let mut md = MarkdownStream::new(true, true);
     let mut out = String::new();
     for c in chunks {
         out.push_str(&md.push(c));
@@ -441,14 +458,14 @@ fn markdown_streamed_by_character_is_the_same() {
 
 #[test]
 fn markdown_plain_is_untouched() {
-    let mut md = MarkdownStream::new(false);
+    let mut md = MarkdownStream::new(false, false);
     assert_eq!(md.push(DOC), DOC);
     assert_eq!(md.finish(), "");
 }
 
 #[test]
 fn markdown_streams_paragraph_text_at_once() {
-    let mut md = MarkdownStream::new(true);
+    let mut md = MarkdownStream::new(true, true);
     assert_eq!(md.push("Hello wor"), "Hello wor");
     assert_eq!(md.push("ld"), "ld");
 }
@@ -551,6 +568,18 @@ fn model_line_once_detection_completes() {
             false
         ),
         "model other at http://127.0.0.1:8080/v1 · context window 8k"
+    );
+    // It named the server only (the demo): the server is not named twice.
+    let server = (String::new(), "http://127.0.0.1:8080/v1".to_string());
+    assert_eq!(
+        banner::model_line(
+            "qwen",
+            "http://127.0.0.1:8080/v1",
+            Some(8192),
+            Some(&server),
+            false
+        ),
+        "model qwen · context window 8k"
     );
     assert_eq!(
         banner::hint_line(false),
@@ -682,7 +711,7 @@ fn the_loop_stop_is_shown_once() {
                 Event::Notice(line.into()),
             ]
         ),
-        format!("[out]$ bash: ls\n  {line}\n")
+        format!("[out]$ bash: ls\n  ✗ {line}\n")
     );
 }
 

@@ -144,13 +144,7 @@ pub async fn run(s: &Setup<'_>, answers: &mut Answers, out: &mut (dyn Write + Se
             let _ = writeln!(out, "Model servers found:");
             for (i, d) in found.iter().enumerate() {
                 let n = detect::listed_models(d).models.len();
-                let _ = writeln!(
-                    out,
-                    "  {}) {} at {} ({n} models)",
-                    i + 1,
-                    d.kind.label(),
-                    d.url
-                );
+                let _ = writeln!(out, "{}", found_line(i + 1, d.kind.label(), &d.url, n));
             }
         }
     }
@@ -388,6 +382,12 @@ fn sessions_line(sessions: &crate::config::SessionsConfig) -> String {
 const SAVE_ANYWAY: &str = "Save it anyway? [y/N]: ";
 
 /// A number of `list` (1-based), an empty answer for the first, or the text itself.
+/// One server of the list: `  1) Ollama at http://…/v1 (3 models)`.
+fn found_line(number: usize, kind: &str, url: &str, models: usize) -> String {
+    let noun = if models == 1 { "model" } else { "models" };
+    format!("  {number}) {kind} at {url} ({models} {noun})")
+}
+
 fn pick(answer: &str, list: &[String]) -> Option<String> {
     let answer = answer.trim();
     if answer.is_empty() {
@@ -428,6 +428,18 @@ mod tests {
         assert_eq!(pick("0", &list), None);
         assert_eq!(pick(" http://h/v1 ", &list).as_deref(), Some("http://h/v1"));
         assert_eq!(pick("", &[]), None);
+    }
+
+    #[test]
+    fn a_server_s_models_are_counted_in_words() {
+        assert_eq!(
+            found_line(1, "llama.cpp", "http://h/v1", 1),
+            "  1) llama.cpp at http://h/v1 (1 model)"
+        );
+        assert_eq!(
+            found_line(2, "Ollama", "http://o/v1", 3),
+            "  2) Ollama at http://o/v1 (3 models)"
+        );
     }
 
     #[test]

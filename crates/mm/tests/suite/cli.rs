@@ -61,7 +61,7 @@ fn activity(run: &Run) -> Vec<&str> {
     let mut lines: Vec<&str> = run.stderr.lines().skip(3).collect();
     if lines
         .first()
-        .is_some_and(|l| l.starts_with("model fake-model at "))
+        .is_some_and(|l| l.starts_with("model fake-model · "))
     {
         lines.remove(0);
     }
@@ -76,7 +76,7 @@ fn activity(run: &Run) -> Vec<&str> {
 fn notices(run: &Run) -> Vec<&str> {
     activity(run)
         .into_iter()
-        .filter(|l| !l.starts_with("model fake-model at "))
+        .filter(|l| !l.starts_with("model fake-model · "))
         .collect()
 }
 
@@ -97,7 +97,8 @@ async fn p_streams_the_answer_on_stdout_and_the_banner_on_stderr() {
             "mm v0.1.0",
             &format!("model server {url}"),
             "sessions on · mode yolo · 0 skills · 0 hooks",
-            &format!("model fake-model at {url} · context window 32k"),
+            // The server is named once.
+            "model fake-model · context window 32k",
         ]
     );
     let msgs = messages(&server, 0);
@@ -388,6 +389,51 @@ async fn bash_really_runs_in_the_working_folder_and_its_output_goes_back() {
     assert_eq!(
         activity(&run),
         vec!["$ bash: echo hi > out.txt && echo written", "  written"]
+    );
+    no_violations(&server);
+}
+
+/// `mm -p` in a script: stdout holds the final answer only; the narration before a call, the
+/// call and its output go to stderr, which (a file here) gets each line once.
+#[mm_testkit::test]
+async fn p_prints_the_final_answer_alone_and_each_stderr_line_once() {
+    let command = "for i in 1 2 3 4 5 6 7; do echo line$i; sleep 0.2; done";
+    let server = FakeServer::start(vec![
+        Reply::tool_call("bash", json!({"command": command}))
+            .with_text_before("Let me run the tests first."),
+        Reply::text("All seven lines printed."),
+    ])
+    .await;
+    let sb = Sandbox::new();
+    let run = sb.run(Some(&server.url()), &["-p", "count"]).await;
+    assert_code(&run, 0);
+    assert_eq!(run.stdout, "All seven lines printed.\n");
+    let lines = activity(&run);
+    assert_eq!(
+        lines
+            .iter()
+            .filter(|l| **l == "Let me run the tests first.")
+            .count(),
+        1,
+        "the narration once, on stderr:\n{}",
+        run.stderr
+    );
+    for i in 1..=7 {
+        let line = format!("line{i}");
+        assert!(
+            lines
+                .iter()
+                .filter(|l| l.trim_start().ends_with(&line))
+                .count()
+                <= 1,
+            "{line} more than once:\n{}",
+            run.stderr
+        );
+    }
+    assert!(
+        lines.iter().any(|l| l.trim_start().ends_with("line7")),
+        "the output's tail:\n{}",
+        run.stderr
     );
     no_violations(&server);
 }

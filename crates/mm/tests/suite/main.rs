@@ -48,6 +48,7 @@ mod spawns;
 mod term_banner;
 mod term_keys;
 mod term_markdown;
+mod term_plain_pty;
 mod term_pty;
 mod term_sanitize;
 mod term_status;

@@ -8,14 +8,14 @@ use pretty_assertions::assert_eq;
 
 fn render(text: &str, width: Option<usize>) -> String {
     let whole = {
-        let mut md = MarkdownStream::new(true);
+        let mut md = MarkdownStream::new(true, true);
         md.set_width(width);
         let mut out = md.push(text);
         out.push_str(&md.finish());
         out
     };
     let by_char = {
-        let mut md = MarkdownStream::new(true);
+        let mut md = MarkdownStream::new(true, true);
         md.set_width(width);
         let mut out = String::new();
         for c in text.chars() {

@@ -113,12 +113,16 @@ impl Scene {
         self.dirs.home.path().join(".local/state/mm")
     }
 
-    /// The refs of mm's stores (there is one store per project).
+    /// The refs of mm's stores (there is one store per project; `sessions/` beside them holds
+    /// the sessions' records).
     fn store_refs(&self) -> String {
         let stores = self.state().join("undo");
         let mut refs = String::new();
         for entry in fs::read_dir(&stores).into_iter().flatten() {
             let store = entry.unwrap().path();
+            if store.ends_with("sessions") {
+                continue;
+            }
             refs.push_str(&git_in(&store, &["for-each-ref", "--format=%(refname)"]));
         }
         refs

@@ -374,12 +374,20 @@ async fn a_crlf_file_is_put_back_byte_for_byte_under_eol_crlf() {
     assert_eq!(fs::read(cwd.join("crlf.txt")).unwrap(), b"one\r\ntwo\r\n");
 }
 
-/// mm's store for a project (the one folder under `<state>/mm/undo`).
-fn store(home: &Path) -> PathBuf {
-    let stores: Vec<PathBuf> = fs::read_dir(home.join("state/mm/undo"))
-        .unwrap()
+/// mm's git stores, one per project, under `<state>/mm/undo` (beside `sessions/`, the
+/// sessions' records).
+fn stores(home: &Path) -> Vec<PathBuf> {
+    fs::read_dir(home.join("state/mm/undo"))
+        .into_iter()
+        .flatten()
         .map(|e| e.unwrap().path())
-        .collect();
+        .filter(|p| !p.ends_with("sessions"))
+        .collect()
+}
+
+/// mm's store for a project (the one git store under `<state>/mm/undo`).
+fn store(home: &Path) -> PathBuf {
+    let stores = stores(home);
     assert_eq!(stores.len(), 1, "{stores:?}");
     stores[0].clone()
 }
@@ -495,4 +503,96 @@ async fn a_cwd_git_ignores_gets_no_snapshot_and_no_store() {
             cwd.display()
         )
     );
+}
+
+/// The model hears of `/undo` with the next prompt: a note of what was put back before the
+/// user's words, in the same user message (never two user messages in a row); the history
+/// keeps the note apart from the words.
+#[mm_testkit::test]
+async fn the_next_prompt_tells_the_model_what_undo_put_back() {
+    let (home, dir) = (folder(), folder());
+    let cwd = dir.path().canonicalize().unwrap();
+    fs::write(cwd.join("a.txt"), "one\n").unwrap();
+    let model = ScriptedModel::new(vec![
+        Answer::call("write_file", json!({"path": "a.txt", "content": "two\n"})),
+        Answer::text("written, the tests pass"),
+        Answer::text("ok"),
+    ]);
+    let e = engine(model.clone(), home.path());
+    let fe = Recorder::new();
+    let mut s = e.new_session(cwd.clone(), &fe).await;
+    prompt(&e, &mut s, "write", &fe).await;
+    undo(&e, &mut s).await;
+    prompt(&e, &mut s, "what now?", &fe).await;
+    let note = "[/undo: the user undid the file changes of turn 1 of this session (turn 1 is \
+                the first prompt); what the conversation says that turn changed no longer \
+                holds for the files put back]\n- restored a.txt";
+    assert_eq!(model.last_user_message(), format!("{note}\n\nwhat now?"));
+    model.assert_invariants();
+    let last = s.view().history().last().cloned().unwrap();
+    assert_eq!(
+        (last.content.as_str(), last.note.as_deref()),
+        ("ok", None),
+        "the answer"
+    );
+    let asked = &s.view().history()[s.view().history().len() - 2];
+    assert_eq!(
+        (asked.content.as_str(), asked.note.as_deref()),
+        ("what now?", Some(note))
+    );
+    // Told once: the prompt after that carries no note.
+    model.push(Answer::text("fine"));
+    prompt(&e, &mut s, "and then?", &fe).await;
+    assert_eq!(model.last_user_message(), "and then?");
+}
+
+/// With sessions on, the undo points outlive the process: a session reopened (`--continue`,
+/// `session/load`) undoes the turns of before, in git and outside it.
+#[mm_testkit::test]
+async fn a_reopened_session_undoes_the_turns_of_before() {
+    for in_git in [false, true] {
+        let (home, dir) = (folder(), folder());
+        let cwd = dir.path().canonicalize().unwrap();
+        if in_git {
+            repository(&cwd);
+        }
+        fs::write(cwd.join("kept.txt"), "kept 1\n").unwrap();
+        let model = ScriptedModel::new(vec![
+            Answer::call(
+                "write_file",
+                json!({"path": "kept.txt", "content": "kept 2\n"}),
+            ),
+            Answer::call("write_file", json!({"path": "new.txt", "content": "new\n"})),
+            Answer::text("written"),
+        ]);
+        let fe = Recorder::new();
+        let id = {
+            let e = engine(model, home.path());
+            let mut s = e.new_session(cwd.clone(), &fe).await;
+            prompt(&e, &mut s, "write", &fe).await;
+            s.view().id().to_string()
+        };
+        let e = engine(ScriptedModel::new(vec![]), home.path());
+        let mut s = e.load_session(cwd.clone(), &id, &fe).await.unwrap();
+        let mut lines = undo(&e, &mut s).await;
+        lines[1..].sort();
+        assert_eq!(
+            lines,
+            [
+                "↩ turn 1 undone: 2 restored, 0 not restored",
+                "  removed new.txt (the turn created it)",
+                "  restored kept.txt",
+            ],
+            "in git: {in_git}"
+        );
+        assert_eq!(read(cwd.join("kept.txt")).as_deref(), Some("kept 1\n"));
+        assert_eq!(read(cwd.join("new.txt")), None);
+        // Undone is undone for good: reopened again, there is nothing left.
+        let e = engine(ScriptedModel::new(vec![]), home.path());
+        let mut s = e.load_session(cwd.clone(), &id, &fe).await.unwrap();
+        assert_eq!(
+            undo(&e, &mut s).await,
+            ["↩ nothing to undo: no turn of this session is left to undo"]
+        );
+    }
 }
