@@ -65,6 +65,9 @@ pub struct Session {
     pub(crate) start_hooks: Option<tokio::task::JoinHandle<HookResult>>,
     /// What the turns changed, for `/undo`.
     pub(crate) undo: undo::Undo,
+    /// A `task` call's child session: its parent's id (its turn has `tools.task.maxSteps`
+    /// and starts no child); `None` for a session of its own.
+    pub(crate) parent: Option<String>,
 }
 
 /// What a front end sees of a session: read only.
@@ -279,6 +282,7 @@ impl Engine {
                 )
                 .map(|state| state.join("undo")),
             ),
+            parent: None,
         };
         self.attach_configured_mcp(&mut s);
         self.start_session_hooks(&mut s);
@@ -286,7 +290,7 @@ impl Engine {
     }
 
     /// A session's built-in tools, built with their own settings and the session's state.
-    fn tools_for(
+    pub(crate) fn tools_for(
         &self,
         id: &str,
         cwd: &Path,
