@@ -2,52 +2,17 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::disallowed_methods)]
 
 use super::common;
+use super::turns::Echo;
 
 use std::sync::Arc;
 
 use crate::StopReason;
-use async_trait::async_trait;
 use common::{Answer, Recorder, ScriptedModel, contents, rig};
 use mm_core::event::*;
 use mm_core::history::Role;
-use mm_tools::tools::{CallContext, Describe, Parsed, Tool, ToolOutput};
 use pretty_assertions::assert_eq;
-use serde_json::{Value, json};
+use serde_json::json;
 use tokio_util::sync::CancellationToken;
-
-/// A gated test tool that echoes its `text` argument.
-struct Echo;
-
-impl Describe for Echo {
-    fn name(&self) -> &str {
-        "echo"
-    }
-    fn description(&self) -> &str {
-        "echo"
-    }
-    fn kind(&self, _a: &Value) -> ToolKind {
-        ToolKind::Execute
-    }
-    fn title(&self, a: &Value) -> String {
-        format!("echo: {}", a["text"].as_str().unwrap_or(""))
-    }
-    fn tally(&self) -> Option<Tally> {
-        Some(Tally::Command)
-    }
-}
-
-#[async_trait]
-impl Tool for Echo {
-    fn parameters(&self) -> Value {
-        json!({"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]})
-    }
-    fn gated(&self, _a: &Parsed) -> bool {
-        true
-    }
-    async fn run_parsed(&self, a: Parsed, _call: &CallContext<'_>) -> ToolOutput {
-        ToolOutput::completed(a.raw()["text"].as_str().unwrap_or("").to_string())
-    }
-}
 
 fn task(prompt: &str) -> Answer {
     Answer::call("task", json!({"description": "find x", "prompt": prompt}))

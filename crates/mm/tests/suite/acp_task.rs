@@ -9,38 +9,15 @@
 use mm_testkit as common;
 
 use std::path::{Path, PathBuf};
-use std::process::Stdio;
 
+use super::acp_more::{Mm, spawn_mm_with};
 use common::acp::*;
 use common::{FakeServer, Reply};
 use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
 
-struct Mm {
-    child: tokio::process::Child,
-    client: TestClient,
-}
-
 fn spawn_mm(cwd: &Path, home: &Path, url: &str) -> Mm {
-    let mut child = tokio::process::Command::new(env!("CARGO_BIN_EXE_mm"))
-        .args(["-acp", "-c", "sessions.enabled=true", "-c", "yolo=false"])
-        .current_dir(cwd)
-        .env_clear()
-        .env("HOME", home)
-        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-        .env("MM_MODEL_URL", url)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .kill_on_drop(true)
-        .spawn()
-        .unwrap();
-    let stdin = child.stdin.take().unwrap();
-    let stdout = child.stdout.take().unwrap();
-    Mm {
-        client: TestClient::new(Box::new(stdin), Box::new(stdout)),
-        child,
-    }
+    spawn_mm_with(cwd, home, url, &["-c", "yolo=false"])
 }
 
 fn canonical(p: &Path) -> PathBuf {
