@@ -11,7 +11,9 @@ use tokio_util::sync::CancellationToken;
 
 use super::Logger;
 use super::convert::{self, Output, QuestionOutcome};
-use crate::event::{Event, Form, FormAnswer, Frontend, PermissionDecision, PermissionRequest};
+use crate::event::{
+    ChildEvent, ChildStep, Event, Form, FormAnswer, Frontend, PermissionDecision, PermissionRequest,
+};
 use crate::relay::{RelayedAnswer, RelayedForm, RelayedPermission};
 use mm_agents::relay;
 
@@ -58,6 +60,8 @@ pub struct AcpFrontend {
     forms: bool,
     /// The client advertised `clientCapabilities.session.compaction`.
     compaction: bool,
+    /// The client advertised `clientCapabilities.subagents`: it is shown `task` calls' children.
+    subagents: bool,
     log: Logger,
     /// The progress lines of running calls, by call id.
     progress: Mutex<HashMap<String, VecDeque<String>>>,
@@ -70,6 +74,7 @@ impl AcpFrontend {
             session_id: Mutex::new(String::new()),
             forms,
             compaction: false,
+            subagents: false,
             log,
             progress: Mutex::new(HashMap::new()),
         }
@@ -79,6 +84,38 @@ impl AcpFrontend {
     pub fn with_compaction(mut self, compaction: bool) -> Self {
         self.compaction = compaction;
         self
+    }
+
+    /// Shows `task` calls' children (the client advertised `subagents`).
+    pub fn with_subagents(mut self, subagents: bool) -> Self {
+        self.subagents = subagents;
+        self
+    }
+
+    /// A `task` call's child's step, to a client that advertised `subagents`: announced on the
+    /// parent, its events on its own session id, idle at the end. Others see only the call.
+    fn child(&self, child: ChildEvent) {
+        if !self.subagents {
+            return;
+        }
+        let ChildEvent { session, step, .. } = child;
+        match step {
+            ChildStep::Started { description } => {
+                self.update(convert::subagent_started(&session, &description))
+            }
+            ChildStep::Event(event) => match convert::translate(&session, self.progress(*event)) {
+                Output::Update(update) => self.update_on(&session, update),
+                Output::Log(line) => self.log.line(&line),
+                Output::Compaction(update) => {
+                    if self.compaction {
+                        self.update_on(&session, update);
+                    }
+                }
+                // A child starts none.
+                Output::Child(_) => {}
+            },
+            ChildStep::Ended { end, .. } => self.update(convert::subagent_ended(&session, end)),
+        }
     }
 
     /// A call's progress so far, its last [`PROGRESS_LINES`] lines with `text` added; a finished
@@ -119,9 +156,14 @@ impl AcpFrontend {
     pub fn update(&self, update: Value) {
         let id = self.session_id();
         if !id.is_empty() {
-            self.peer
-                .notify("session/update", convert::notification(&id, update));
+            self.update_on(&id, update);
         }
+    }
+
+    /// Sends one `session/update` on session `id` (the session's own, or a child's).
+    fn update_on(&self, id: &str, update: Value) {
+        self.peer
+            .notify("session/update", convert::notification(id, update));
     }
 
     /// A request that gives up (`None`) when `cancel` fires first.
@@ -150,6 +192,7 @@ impl Frontend for AcpFrontend {
                     self.update(update);
                 }
             }
+            Output::Child(child) => self.child(child),
         }
     }
 

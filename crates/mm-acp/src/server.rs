@@ -44,6 +44,8 @@ pub(crate) struct Server {
     pub(crate) forms: Mutex<bool>,
     /// The client advertised `session.compaction` at `initialize`.
     pub(crate) compaction: Mutex<bool>,
+    /// The client advertised `subagents` at `initialize`: it is shown `task` calls' children.
+    pub(crate) subagents: Mutex<bool>,
     /// Whether the client can run the setup method (auth.rs).
     pub(crate) auth: crate::auth::Auth,
     /// The process's cwd, whose sessions `session/list` shows without a `cwd`.
@@ -87,9 +89,11 @@ impl Server {
     /// A session's front end, with what the client said it supports.
     pub(crate) fn frontend(&self, cx: &ConnectionTo<Client>) -> Arc<AcpFrontend> {
         let compaction = self.compaction.lock().map(|c| *c).unwrap_or(false);
+        let subagents = self.subagents.lock().map(|c| *c).unwrap_or(false);
         Arc::new(
             AcpFrontend::new(Arc::new(cx.clone()), self.forms(), self.log.clone())
-                .with_compaction(compaction),
+                .with_compaction(compaction)
+                .with_subagents(subagents),
         )
     }
 
@@ -239,6 +243,7 @@ impl Server {
                 .session
                 .as_ref()
                 .is_some_and(|s| s.compaction.is_some()),
+            subagents: req.client_capabilities.subagents.is_some(),
             terminal_auth: serde_json::to_value(&req.client_capabilities)
                 .is_ok_and(|c| convert::advertises_terminal_auth(&c)),
         });
@@ -247,6 +252,9 @@ impl Server {
         }
         if let Ok(mut c) = self.compaction.lock() {
             *c = hello.compaction;
+        }
+        if let Ok(mut c) = self.subagents.lock() {
+            *c = hello.subagents;
         }
         self.auth.set_terminal(hello.terminal_auth);
         self.log.line(&convert::log_client(

@@ -227,6 +227,8 @@ pub struct ToolsConfig {
     pub sandbox_writable: Vec<PathBuf>,
     /// `tools.sandboxRequired`: a fence the kernel cannot enforce whole is an error.
     pub sandbox_required: bool,
+    /// `tools.task.maxSteps`: the model calls a `task` call's child session may make.
+    pub task_max_steps: u32,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -424,6 +426,7 @@ impl Default for Config {
                 sandbox: SandboxMode::Off,
                 sandbox_writable: Vec::new(),
                 sandbox_required: false,
+                task_max_steps: 20,
             },
             skills: SkillsConfig { dirs: Vec::new() },
             hooks: HooksConfig::default(),

@@ -266,6 +266,47 @@ pub enum Event {
     CompactionStarted { id: String },
     /// It ended.
     CompactionEnded { id: String, end: CompactionEnd },
+    /// What a `task` call's child session does (docs/engine.md, "Subagents"): shown under the
+    /// call by the front ends that show children; never the parent's own text, plan or usage.
+    Child(ChildEvent),
+}
+
+/// One step of a `task` call's child session.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ChildEvent {
+    /// The `task` call's ref in the parent (its ACP `toolCallId`).
+    pub call: String,
+    /// The child session's id.
+    pub session: String,
+    pub step: ChildStep,
+}
+
+/// What a child session did.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ChildStep {
+    /// It starts, before any of its events: the task's description.
+    Started { description: String },
+    /// One of its events, as its own session would report it.
+    Event(Box<Event>),
+    /// It stopped: the model calls and the tool calls it made, and how it ended.
+    Ended {
+        steps: u32,
+        calls: u32,
+        end: ChildEnd,
+    },
+}
+
+/// How a child session's work ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ChildEnd {
+    /// It answered.
+    Answered,
+    /// Its own cancel, or its parent's.
+    Cancelled,
+    /// It reached `tools.task.maxSteps` or its answer the token limit.
+    Limit,
+    /// Its model call failed, or it ended without an answer.
+    Failed,
 }
 
 /// How a compression's summary call ended.
@@ -359,6 +400,13 @@ impl Recap {
 
     pub fn add(&mut self, t: Tally) {
         self.counts[Self::index(t)] += 1;
+    }
+
+    /// Adds another recap's counts (a `task` call's child's, to its parent's turn).
+    pub fn absorb(&mut self, other: Recap) {
+        for (mine, theirs) in self.counts.iter_mut().zip(other.counts) {
+            *mine += theirs;
+        }
     }
 
     pub fn get(&self, t: Tally) -> u32 {

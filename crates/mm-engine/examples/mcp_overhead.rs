@@ -132,6 +132,7 @@ async fn main() {
             frontend: &Quiet,
             hooks: &hooks,
             journal: None,
+            subagents: None,
         };
         let gates = Gates {
             repeat: &mut repeat,

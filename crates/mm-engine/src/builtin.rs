@@ -5,7 +5,7 @@
 use mm_agents::ask_agent;
 use mm_tools::tools::{
     Builder, ToolSetup, Toolbox, ask_user, bash, edit_file, fetch_content, lsp, plan, read_file,
-    read_skill, write_file,
+    read_skill, task, write_file,
 };
 
 /// The built-in tools, in the order they are offered.
@@ -20,6 +20,7 @@ pub const BUILTIN: &[Builder] = &[
     lsp::tool,
     ask_user::tool,
     ask_agent::tool,
+    task::tool,
 ];
 
 /// The built-in tools of a session.

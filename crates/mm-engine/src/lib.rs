@@ -16,6 +16,7 @@ mod mcp;
 mod pipeline;
 mod session;
 mod store;
+mod task;
 #[cfg(test)]
 mod tests;
 mod turn;
@@ -50,7 +51,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 // The layers below under the names the modules of this crate use (`crate::config::…`); the
 // engine's own `mcp` module is a session's servers, mm-tools' `mcp` the client, and its own
 // `session` module a live session, mm-core's `session` the files (both written in full).
-use mm_core::{config, event, history, paths, prompt, skills, writer};
+use mm_core::{config, event, history, paths, prompt, relay, skills, writer};
 use mm_model as model;
 use mm_tools::{hooks, lsp, process, sandbox, tools};
 
@@ -92,6 +93,8 @@ pub struct Engine {
     counters: Counters,
     /// Turns are serialised process-wide.
     turn_lock: tokio::sync::Mutex<()>,
+    /// The `task` calls' child sessions running now.
+    running: task::Running,
 }
 
 /// The servers the configuration starts inside the engine's fence, and the read-only fence.
@@ -224,6 +227,7 @@ impl EngineBuilder {
             known,
             counters: Counters::default(),
             turn_lock: tokio::sync::Mutex::new(()),
+            running: task::Running::default(),
         }
     }
 }
@@ -273,6 +277,12 @@ impl Engine {
     /// The mode the configuration gives a new session (`yolo`).
     pub fn configured_mode(&self) -> PermissionMode {
         PermissionMode::from_yolo(self.config.yolo)
+    }
+
+    /// Cancels the running child session `id` of a `task` call (a client's `session/cancel` on
+    /// it): the task ends, its parent's turn goes on. `false` when no child runs under that id.
+    pub fn cancel_child(&self, id: &str) -> bool {
+        self.running.cancel(id)
     }
 
     /// The next `call_N` ref.

@@ -65,6 +65,9 @@ pub struct Session {
     pub(crate) start_hooks: Option<tokio::task::JoinHandle<HookResult>>,
     /// What the turns changed, for `/undo`.
     pub(crate) undo: undo::Undo,
+    /// A `task` call's child session: its parent's id (its turn has `tools.task.maxSteps`
+    /// and starts no child); `None` for a session of its own.
+    pub(crate) parent: Option<String>,
 }
 
 /// What a front end sees of a session: read only.
@@ -273,6 +276,7 @@ impl Engine {
             mcp: SessionServers::default(),
             start_hooks: None,
             undo: undo::Undo::default(),
+            parent: None,
         };
         let stores = crate::paths::state_dir(
             self.setting.env.home.as_deref(),
@@ -290,7 +294,7 @@ impl Engine {
     }
 
     /// A session's built-in tools, built with their own settings and the session's state.
-    fn tools_for(
+    pub(crate) fn tools_for(
         &self,
         id: &str,
         cwd: &Path,

@@ -6,12 +6,14 @@ use std::sync::Mutex;
 use tokio_util::sync::CancellationToken;
 
 use super::commands::Trigger;
+use super::task::Children;
 use super::{Engine, Recap, Session, StopReason, TurnError};
 use crate::event::{CompactOutcome, ContextUsage, Event, Frontend, ToolStatus};
 use crate::history::{self, Message, Role, ToolCall};
 use crate::model::{ChatRequest, ModelError, ModelResponse, RawToolCall, StreamEvent};
 use crate::tools::dispatch::{self, Gates, TurnEnv};
 use crate::tools::repeat::RepeatDetector;
+use crate::tools::task::Subagents;
 
 /// The line that ends a turn whose answer was stopped because the model repeated itself.
 pub const REPEATED_LINE: &str = "[stopped: the model repeated itself]";
@@ -45,7 +47,7 @@ impl Engine {
         TurnEnd { stop, recap }
     }
 
-    async fn turn_loop(
+    pub(crate) async fn turn_loop(
         &self,
         s: &mut Session,
         frontend: &dyn Frontend,
@@ -66,7 +68,11 @@ impl Engine {
         };
         self.announce_model(frontend, cancel).await;
         let mut retried_overflow = false;
-        for _step in 0..cfg.max_steps {
+        let (max_steps, key) = match s.parent {
+            None => (cfg.max_steps, "maxSteps"),
+            Some(_) => (cfg.tools.task_max_steps, "tools.task.maxSteps"),
+        };
+        for _step in 0..max_steps {
             if cancel.is_cancelled() {
                 return Ok(StopReason::Cancelled);
             }
@@ -160,6 +166,11 @@ impl Engine {
                 if cancel.is_cancelled() {
                     return Ok(StopReason::Cancelled);
                 }
+                // A `task` call's child; a child starts none.
+                let children = s
+                    .parent
+                    .is_none()
+                    .then(|| Children::of(self, s, &tools, frontend));
                 let env = TurnEnv {
                     tools: &tools,
                     cwd: &s.cwd,
@@ -170,12 +181,16 @@ impl Engine {
                     frontend,
                     hooks: &self.hooks,
                     journal: Some(&s.undo.journal),
+                    subagents: children.as_ref().map(|c| c as &dyn Subagents),
                 };
                 let gates = Gates {
                     repeat: &mut repeat,
                     rules: &mut s.rules,
                 };
                 let d = dispatch::dispatch(&env, gates, call, cancel).await;
+                if let Some(children) = children {
+                    children.fold(s, recap);
+                }
                 if let Some(t) = d.tally {
                     recap.add(t);
                 }
@@ -194,8 +209,7 @@ impl Engine {
             }
         }
         frontend.emit(Event::Notice(format!(
-            "[stopped: {} model calls in this turn, the maxSteps limit]",
-            cfg.max_steps
+            "[stopped: {max_steps} model calls in this turn, the {key} limit]"
         )));
         Ok(StopReason::MaxTurnRequests)
     }

@@ -573,6 +573,14 @@ impl TermFrontend {
 #[async_trait]
 impl Frontend for TermFrontend {
     fn emit(&self, event: Event) {
+        // A `task` call's child shows as lines of the call (render::child_shown).
+        let event = match event {
+            Event::Child(child) => match render::child_shown(&child) {
+                Some(shown) => shown,
+                None => return,
+            },
+            event => event,
+        };
         if let Event::ModelDetected {
             name,
             url,

@@ -18,8 +18,8 @@ use super::wrap::Wrap;
 use crate::engine::Recap;
 use crate::engine::cut;
 use crate::event::{
-    ContextUsage, Event, FileDiff, PermissionMode, Plan, PlanStatus, ToolCallEnd, ToolCallStart,
-    ToolKind, ToolStatus, Usage,
+    ChildEnd, ChildEvent, ChildStep, ContextUsage, Event, FileDiff, PermissionMode, Plan,
+    PlanStatus, ToolCallEnd, ToolCallStart, ToolKind, ToolStatus, Usage,
 };
 use crate::sanitize::visible;
 
@@ -338,6 +338,13 @@ impl Renderer {
             Event::Titled(_) | Event::CompactionStarted { .. } | Event::CompactionEnded { .. } => {
                 self.last_failed = last_failed;
             }
+            Event::Child(child) => match child_shown(child) {
+                Some(shown) => {
+                    self.last_failed = last_failed;
+                    out = self.event(&shown);
+                }
+                None => self.last_failed = last_failed,
+            },
         }
         out
     }
@@ -489,6 +496,36 @@ pub fn tool_line(call: &ToolCallStart, color: bool) -> String {
 
 /// The mark of a failed call's result.
 pub const FAILED_MARK: &str = "✗";
+
+/// What the terminal shows of a `task` call's child (docs/terminal.md, "Tasks"): each of its
+/// tool calls as a line of the `task` call's output (on a terminal, its live box under the
+/// call, erased when the call ends), and a summary line when it ends; its text, plan and
+/// usage are not shown (its answer is the call's result).
+pub fn child_shown(child: &ChildEvent) -> Option<Event> {
+    match &child.step {
+        ChildStep::Started { .. } => None,
+        ChildStep::Event(event) => match &**event {
+            Event::ToolCallStarted(call) => Some(Event::ToolCallProgress {
+                id: child.call.clone(),
+                text: one_line(&call.title),
+            }),
+            _ => None,
+        },
+        ChildStep::Ended { steps, calls, end } => {
+            let how = match end {
+                ChildEnd::Answered => "answered",
+                ChildEnd::Cancelled => "cancelled",
+                ChildEnd::Limit => "stopped at its limit",
+                ChildEnd::Failed => "failed",
+            };
+            Some(Event::Notice(format!(
+                "  └ task {how}: {} model call(s), {} tool call(s)",
+                count(u64::from(*steps)),
+                count(u64::from(*calls))
+            )))
+        }
+    }
+}
 
 /// The lines under a finished call: a dimmed preview of its output, the diff of an edit, or the
 /// failure in red: `✗ <reason>`, then the last lines of the rest.

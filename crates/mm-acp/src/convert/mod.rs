@@ -35,5 +35,6 @@ pub use session::{
     session_info as listed_info,
 };
 pub use updates::{
-    Output, available_commands, notification, plan_update, session_info, translate, usage_update,
+    Output, available_commands, notification, plan_update, session_info, subagent_ended,
+    subagent_started, translate, usage_update,
 };

@@ -8,8 +8,8 @@ use agent_client_protocol::v1::schema::SessionUpdate;
 use serde_json::{Map, Value, json};
 
 use crate::event::{
-    CompactionEnd, ContextUsage, Event, FileDiff, Plan, PlanStatus, ToolCallEnd, ToolCallStart,
-    ToolKind, ToolStatus,
+    ChildEnd, ChildEvent, CompactionEnd, ContextUsage, Event, FileDiff, Plan, PlanStatus,
+    ToolCallEnd, ToolCallStart, ToolKind, ToolStatus,
 };
 
 /// What one engine event becomes.
@@ -22,6 +22,9 @@ pub enum Output {
     /// A `compaction_update`: sent only to a client that advertised the `session.compaction`
     /// capability (the protocol allows it only then).
     Compaction(Value),
+    /// A `task` call's child's step: shown only to a client that advertised `subagents`
+    /// ([`subagent_started`], its events on its own session, [`subagent_ended`]).
+    Child(ChildEvent),
 }
 
 /// The one exhaustive match on [`Event`].
@@ -68,7 +71,37 @@ pub fn translate(session_id: &str, event: Event) -> Output {
             )))
         }
         Event::CompactionEnded { id, end } => Output::Compaction(compaction_ended(id, end)),
+        Event::Child(child) => Output::Child(child),
     }
+}
+
+/// `subagent_update` announcing a `task` call's child on its parent, before any of its
+/// traffic: its title, running, and cancellable on its own session id.
+pub fn subagent_started(child: &str, description: &str) -> Value {
+    let cancel =
+        acp::SubagentSessionCapabilities::new().cancel(acp::SessionCancelCapabilities::new());
+    wire(SessionUpdate::SubagentUpdate(
+        acp::SubagentUpdate::new(child.to_string())
+            .title(description.to_string())
+            .capabilities(cancel)
+            .state(acp::StateUpdate::Running(acp::RunningStateUpdate::new())),
+    ))
+}
+
+/// `subagent_update` when the child's work ended: idle, with why it stopped (a client shows it
+/// running until then).
+pub fn subagent_ended(child: &str, end: ChildEnd) -> Value {
+    let reason = match end {
+        ChildEnd::Answered => acp::IdleStopReason::EndTurn,
+        ChildEnd::Cancelled => acp::IdleStopReason::Cancelled,
+        ChildEnd::Limit => acp::IdleStopReason::MaxTurnRequests,
+        ChildEnd::Failed => acp::IdleStopReason::Error(acp::ErrorStopReason::new()),
+    };
+    wire(SessionUpdate::SubagentUpdate(
+        acp::SubagentUpdate::new(child.to_string()).state(acp::StateUpdate::Idle(
+            acp::IdleStateUpdate::new().stop_reason(reason),
+        )),
+    ))
 }
 
 /// An update as the JSON of its notification. The SDK's types always serialize (their maps

@@ -40,8 +40,12 @@ pub(crate) fn prompt(
 }
 
 pub(crate) fn cancel(server: &Arc<Server>, n: CancelNotification, _cx: Cx) -> Handled {
-    if let Some(slot) = server.slot(&n.session_id.0) {
-        slot.cancel_all();
+    match server.slot(&n.session_id.0) {
+        Some(slot) => slot.cancel_all(),
+        // A `task` call's child (shown to a client that advertised `subagents`): it alone.
+        None => {
+            server.engine.cancel_child(&n.session_id.0);
+        }
     }
     Ok(())
 }

@@ -160,6 +160,7 @@ const ROOT: Shape = Shape::Table(&[
             ("sandbox", Shape::Str),
             ("sandboxWritable", Shape::Leaf),
             ("sandboxRequired", Shape::Leaf),
+            ("task", Shape::Table(&[("maxSteps", Shape::Leaf)])),
         ]),
     ),
     ("skills", Shape::Table(&[("dirs", Shape::Leaf)])),

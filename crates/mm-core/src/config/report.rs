@@ -222,6 +222,11 @@ pub(super) fn report(loaded: &Loaded) -> String {
         "tools.sandboxRequired",
         c.tools.sandbox_required.to_string(),
     );
+    add(
+        &mut lines,
+        "tools.task.maxSteps",
+        c.tools.task_max_steps.to_string(),
+    );
     add(&mut lines, "skills.dirs", paths(&c.skills.dirs));
 
     let h = &c.hooks;

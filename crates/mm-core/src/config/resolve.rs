@@ -555,6 +555,11 @@ impl Resolver<'_> {
             if let Some(v) = self.boolean(t, "tools", "sandboxRequired")? {
                 c.tools.sandbox_required = v;
             }
+            if let Some(k) = self.table(t, "tools", "task")?
+                && let Some(v) = self.uint(k, "tools.task", "maxSteps", 1, u32_max)?
+            {
+                c.tools.task_max_steps = v as u32;
+            }
         }
         if let Some(s) = self.table(root, "", "skills")?
             && let Some(dirs) = self.paths(s, "skills", "dirs")?

@@ -49,6 +49,17 @@ impl Journal {
         });
     }
 
+    /// Notes what another journal took (a `task` call's child session), each path unless it
+    /// is noted already: the first write's "before" counts, whoever made it.
+    pub fn absorb(&self, taken: Vec<Noted>) {
+        let mut noted = self.noted.lock().unwrap_or_else(PoisonError::into_inner);
+        for n in taken {
+            if !noted.iter().any(|m| m.path == n.path) {
+                noted.push(n);
+            }
+        }
+    }
+
     /// What was noted, leaving the journal empty.
     pub fn take(&self) -> Vec<Noted> {
         std::mem::take(&mut *self.noted.lock().unwrap_or_else(PoisonError::into_inner))

@@ -5,6 +5,7 @@
 
 mod sessions;
 mod skills;
+mod task;
 mod turns;
 
 use std::path::PathBuf;

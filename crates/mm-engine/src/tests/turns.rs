@@ -18,7 +18,7 @@ use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
 /// A gated test tool that echoes its `text` argument.
-struct Echo;
+pub(super) struct Echo;
 
 impl Describe for Echo {
     fn name(&self) -> &str {

@@ -10,6 +10,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::gate::{self, GateVerdict, Rules};
 use super::repeat::{RepeatDetector, Verdict};
+use super::task::Subagents;
 use super::{CallContext, ToolOutput, Toolbox, cap_output, parse_raw_args};
 use crate::event::{Event, Frontend, PermissionMode, Tally, ToolCallEnd, ToolStatus};
 use crate::history::ToolCall;
@@ -29,6 +30,8 @@ pub struct TurnEnv<'a> {
     pub hooks: &'a Hooks,
     /// Where the calls note the files they replace (`/undo`); `None`: nowhere.
     pub journal: Option<&'a Journal>,
+    /// What runs a `task` call's child session; `None`: nothing (a child's own calls).
+    pub subagents: Option<&'a dyn Subagents>,
 }
 
 /// The mutable state of the gates within a session and a turn.
@@ -174,7 +177,8 @@ pub async fn dispatch(
         env.mode,
         env.frontend,
     )
-    .with_journal(env.journal);
+    .with_journal(env.journal)
+    .with_subagents(env.subagents);
     // The hooks after the call see the arguments it ran with.
     let args_for_hooks = if env.hooks.any(HookEvent::PostToolCall, Some(&call.name)) {
         args.raw().clone()

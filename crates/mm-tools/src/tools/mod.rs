@@ -14,6 +14,7 @@ pub mod plan;
 pub mod read_file;
 pub mod read_skill;
 pub mod repeat;
+pub mod task;
 pub mod write_file;
 
 pub use cut::cap_output;
@@ -86,6 +87,8 @@ pub struct CallContext<'a> {
     frontend: &'a dyn Frontend,
     /// Where the file tools note what they replace, for `/undo` (`None`: nothing is noted).
     journal: Option<&'a Journal>,
+    /// What runs a `task` call's child session (`None`: nothing can, as in a child).
+    subagents: Option<&'a dyn task::Subagents>,
 }
 
 impl<'a> CallContext<'a> {
@@ -105,7 +108,19 @@ impl<'a> CallContext<'a> {
             mode,
             frontend,
             journal: None,
+            subagents: None,
         }
+    }
+
+    /// A `task` call runs its child session with `subagents` (the engine's).
+    pub fn with_subagents(mut self, subagents: Option<&'a dyn task::Subagents>) -> Self {
+        self.subagents = subagents;
+        self
+    }
+
+    /// What runs a `task` call's child session, when one can start here.
+    pub fn subagents(&self) -> Option<&'a dyn task::Subagents> {
+        self.subagents
     }
 
     /// The call notes the files it replaces in `journal` (the engine's, for `/undo`).

@@ -873,14 +873,21 @@ async fn compaction_updates_go_to_a_client_that_advertised_them() {
 
 // ------------------------------------------------------------------ through the binary
 
-struct Mm {
-    child: tokio::process::Child,
-    client: TestClient,
+pub(crate) struct Mm {
+    pub(crate) child: tokio::process::Child,
+    pub(crate) client: TestClient,
 }
 
 fn spawn_mm(cwd: &Path, home: &Path, url: &str) -> Mm {
+    spawn_mm_with(cwd, home, url, &[])
+}
+
+/// `mm -acp` with sessions on and `extra` arguments, in `cwd` and a fresh `home`, talking to
+/// `url`.
+pub(crate) fn spawn_mm_with(cwd: &Path, home: &Path, url: &str, extra: &[&str]) -> Mm {
     let mut child = tokio::process::Command::new(env!("CARGO_BIN_EXE_mm"))
         .args(["-acp", "-c", "sessions.enabled=true"])
+        .args(extra)
         .current_dir(cwd)
         .only_home(home)
         .env("MM_MODEL_URL", url)

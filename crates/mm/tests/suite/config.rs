@@ -747,6 +747,7 @@ tools.bash.timeout = 120                    # default
 tools.sandbox = "off"                       # default
 tools.sandboxWritable = []                  # default
 tools.sandboxRequired = false               # default
+tools.task.maxSteps = 20                    # default
 skills.dirs = []                            # default
 hooks.preToolCall[0] = {{ command = "guard.sh", match = "bash|write_file", timeout = 10, failClosed = false }}  # {u}
 agents = {{}}                                 # default

@@ -558,3 +558,44 @@ fn the_mode_and_the_model_switch_from_the_prompt() {
     );
     server.assert_valid();
 }
+
+/// A `task` call (docs/terminal.md, "Tasks"): its child's commands show under the call, its
+/// question is labelled with the task, a summary line ends it; its answer is the call's result.
+#[mm_testkit::test]
+fn a_task_shows_its_child_under_the_call_and_labels_its_question() {
+    let (server, url) = Server::start(vec![
+        Reply::tool_call(
+            "task",
+            json!({"description": "find x", "prompt": "look for x"}),
+        ),
+        bash_reply("c1", "echo from-the-child"),
+        answer_with_usage("x is in a.txt"),
+        answer_with_usage("The task says: a.txt."),
+    ]);
+    let home = tempfile::tempdir().unwrap();
+    let mut mm = spawn_mm(home.path(), &url, &["--no-yolo"]);
+    mm.expect("> ").unwrap();
+    mm.send_line("where is x?").unwrap();
+    mm.expect("task: find x").unwrap();
+    // The child's step, in the call's live box (erased when the call ends: the summary stays).
+    mm.expect("│ bash: echo from-the-child").unwrap();
+    mm.expect("Allow task: find x › bash: echo from-the-child?")
+        .unwrap();
+    mm.send("y").unwrap();
+    mm.expect(" yes").unwrap();
+    mm.expect("└ task answered: 2 model call(s), 1 tool call(s)")
+        .unwrap();
+    mm.expect("The task says: a.txt.").unwrap();
+    mm.expect("> ").unwrap();
+    mm.send_line("/quit").unwrap();
+    mm.expect(Eof).unwrap();
+    let requests = server.requests();
+    let last = requests.last().unwrap()["messages"].as_array().unwrap();
+    assert_eq!(
+        last.len(),
+        4,
+        "the parent's history: no turn of the child's"
+    );
+    assert_eq!(last[3]["content"], "x is in a.txt");
+    server.assert_valid();
+}

@@ -232,6 +232,8 @@ fn writing_call(tool: &str, url: &str) -> Option<Value> {
         "read_file" | "read_skill" | "plan" | "ask_user" => None,
         // The asked agent writes in its own process, inside the session's fence.
         "ask_agent" => None,
+        // Its child's calls go through the same dispatcher (and fence) as the parent's.
+        "task" => None,
         other => panic!(
             "{other} is a new built-in tool: say in writing_call whether it writes a file, and with which call"
         ),
@@ -339,6 +341,7 @@ async fn every_builtin_tool_that_writes_is_refused_in_read_only_mode_and_asks_in
                 frontend: &frontend,
                 hooks: &hooks,
                 journal: None,
+                subagents: None,
             };
             let gates = Gates {
                 repeat: &mut RepeatDetector::new(10),

@@ -1,0 +1,256 @@
+//! A `task` call over ACP (docs/acp-reference.md, "Subagents"), through the built binary and
+//! the fake model server: a client that advertised `subagents` sees the child as a session of
+//! its own, announced on the parent and idle at the end; one that did not sees the parent's
+//! call and its result only, and the child's question on the parent's session for the call.
+//! Every message mm writes is validated against the schema (the unstable one for
+//! `subagent_update`) by the test client.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::disallowed_methods)]
+
+use mm_testkit as common;
+
+use std::path::{Path, PathBuf};
+
+use super::acp_more::{Mm, spawn_mm_with};
+use common::acp::*;
+use common::{FakeServer, Reply};
+use pretty_assertions::assert_eq;
+use serde_json::{Value, json};
+
+fn spawn_mm(cwd: &Path, home: &Path, url: &str) -> Mm {
+    spawn_mm_with(cwd, home, url, &["-c", "yolo=false"])
+}
+
+fn canonical(p: &Path) -> PathBuf {
+    p.canonicalize().unwrap()
+}
+
+/// The parent calls `task`; its child runs a command (which asks) and answers; the parent ends.
+fn script() -> Vec<Reply> {
+    vec![
+        Reply::tool_call(
+            "task",
+            json!({"description": "find x", "prompt": "look for x"}),
+        ),
+        Reply::tool_call("bash", json!({"command": "echo hi"})),
+        Reply::text("x is in a.txt"),
+        Reply::text("done"),
+    ]
+}
+
+/// Runs the prompt, allowing the one question; returns every message up to the answer and the
+/// question.
+async fn run(mm: &mut Mm, id: &str) -> (Vec<Value>, Value) {
+    let prompt = mm.client.send_prompt(id, "where is x?").await;
+    let (mut msgs, asked) = mm.client.until_request("session/request_permission").await;
+    mm.client
+        .respond(
+            &asked["id"],
+            json!({"outcome": {"outcome": "selected", "optionId": "allow"}}),
+        )
+        .await;
+    let (rest, answer) = mm.client.until_response(prompt).await;
+    assert_eq!(answer["result"]["stopReason"], "end_turn");
+    msgs.push(asked.clone());
+    msgs.extend(rest);
+    (msgs, asked)
+}
+
+/// The updates sent on session `id`, as (kind, update).
+fn on(msgs: &[Value], id: &str) -> Vec<Value> {
+    msgs.iter()
+        .filter(|m| m["method"] == "session/update" && m["params"]["sessionId"] == id)
+        .map(|m| m["params"]["update"].clone())
+        .collect()
+}
+
+/// The messages on session `id`.
+fn msgs_on(msgs: &[Value], id: &str) -> Vec<Value> {
+    msgs.iter()
+        .filter(|m| m["params"]["sessionId"] == id)
+        .cloned()
+        .collect()
+}
+
+fn kinds(updates: &[Value]) -> Vec<&str> {
+    updates
+        .iter()
+        .map(|u| u["sessionUpdate"].as_str().unwrap())
+        .collect()
+}
+
+/// The `task` call's id, from its `tool_call`.
+fn task_call(updates: &[Value]) -> String {
+    updates
+        .iter()
+        .find(|u| u["sessionUpdate"] == "tool_call" && u["title"] == "task: find x")
+        .map(|u| u["toolCallId"].as_str().unwrap().to_string())
+        .expect("the task's tool_call")
+}
+
+/// The question of the child's command: on the parent's session, for the `task` call, titled
+/// with the task and the command.
+fn assert_asked(asked: &Value, parent: &str, call: &str) {
+    assert_eq!(asked["params"]["sessionId"], parent);
+    assert_eq!(asked["params"]["toolCall"]["toolCallId"], call);
+    assert_eq!(
+        asked["params"]["toolCall"]["title"],
+        "task: find x › bash: echo hi"
+    );
+}
+
+/// The parent's history holds the task's result, not the child's turns; the child started
+/// afresh.
+fn assert_histories(server: &FakeServer) {
+    let requests = server.requests();
+    assert_eq!(requests.len(), 4);
+    let roles = |r: &Value| -> Vec<String> {
+        r["messages"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|m| m["role"].as_str().unwrap().to_string())
+            .collect()
+    };
+    assert_eq!(roles(&requests[1]), ["system", "user"]);
+    assert_eq!(requests[1]["messages"][1]["content"], "look for x");
+    assert_eq!(roles(&requests[3]), ["system", "user", "assistant", "tool"]);
+    assert_eq!(requests[3]["messages"][3]["content"], "x is in a.txt");
+    assert_eq!(server.violations(), Vec::<String>::new());
+}
+
+#[mm_testkit::test]
+async fn a_client_that_advertised_subagents_sees_the_child_as_a_session_of_its_own() {
+    let server = FakeServer::start(script()).await;
+    let (dir, home) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let cwd = canonical(dir.path());
+    let mut mm = spawn_mm(&cwd, home.path(), &server.url());
+    let (_, r) = mm
+        .client
+        .call(
+            "initialize",
+            json!({"protocolVersion": 1, "clientCapabilities": {"subagents": {}}}),
+        )
+        .await;
+    assert_eq!(r["result"]["protocolVersion"], 1);
+    let (id, _) = mm.client.new_session(&cwd).await;
+    let (msgs, asked) = run(&mut mm, &id).await;
+
+    let parent = on(&msgs, &id);
+    let call = task_call(&parent);
+    let child = format!("{id}/{call}");
+    assert_asked(&asked, &id, &call);
+    // Announced on the parent before any of its traffic, running then idle, then the result.
+    let first_child = msgs
+        .iter()
+        .position(|m| m["params"]["sessionId"] == child.as_str())
+        .unwrap();
+    let announced = msgs
+        .iter()
+        .position(|m| m["params"]["update"]["sessionUpdate"] == "subagent_update")
+        .unwrap();
+    assert!(announced < first_child);
+    let subagent: Vec<&Value> = parent
+        .iter()
+        .filter(|u| u["sessionUpdate"] == "subagent_update")
+        .collect();
+    assert_eq!(
+        subagent,
+        [
+            &json!({"sessionUpdate": "subagent_update", "sessionId": child, "title": "find x",
+                    "capabilities": {"cancel": {}}, "state": {"state": "running"}}),
+            &json!({"sessionUpdate": "subagent_update", "sessionId": child,
+                    "state": {"state": "idle", "stopReason": "end_turn"}}),
+        ]
+    );
+    let result = parent
+        .iter()
+        .rev()
+        .find(|u| u["toolCallId"] == call.as_str() && u["status"] == "completed")
+        .unwrap();
+    assert_eq!(result["content"][0]["content"]["text"], "x is in a.txt");
+    // The child's own updates, on its id: its command and its answer.
+    let theirs = on(&msgs, &child);
+    assert_eq!(
+        kinds(&theirs)[..3],
+        ["tool_call", "tool_call_update", "tool_call_update"]
+    );
+    assert_eq!(theirs[0]["title"], "bash: echo hi");
+    assert_eq!(theirs[2]["status"], "completed");
+    assert_eq!(agent_text(&msgs_on(&msgs, &child)), "x is in a.txt");
+    // Nothing of the child's text on the parent's session.
+    assert!(
+        !parent
+            .iter()
+            .any(|u| u["content"]["text"] == "x is in a.txt")
+    );
+    assert_histories(&server);
+    mm.client.close().await;
+    assert_eq!(mm.child.wait().await.unwrap().code(), Some(0));
+}
+
+#[mm_testkit::test]
+async fn a_client_that_did_not_sees_the_call_and_its_result_only_and_load_replays_them() {
+    let server = FakeServer::start(script()).await;
+    let (dir, home) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let cwd = canonical(dir.path());
+    let mut mm = spawn_mm(&cwd, home.path(), &server.url());
+    mm.client.initialize(false).await;
+    let (id, _) = mm.client.new_session(&cwd).await;
+    let (msgs, asked) = run(&mut mm, &id).await;
+
+    let updates: Vec<&Value> = msgs
+        .iter()
+        .filter(|m| m["method"] == "session/update")
+        .collect();
+    assert!(
+        updates
+            .iter()
+            .all(|m| m["params"]["sessionId"] == id.as_str()),
+        "nothing on another session"
+    );
+    let parent = on(&msgs, &id);
+    let call = task_call(&parent);
+    assert_asked(&asked, &id, &call);
+    // The parent's call and its result, then its answer: exactly as for any tool.
+    let calls: Vec<&Value> = parent
+        .iter()
+        .filter(|u| u.get("toolCallId").is_some())
+        .collect();
+    assert!(calls.iter().all(|u| u["toolCallId"] == call.as_str()));
+    assert_eq!(
+        kinds(&calls.iter().map(|u| (*u).clone()).collect::<Vec<_>>()),
+        ["tool_call", "tool_call_update", "tool_call_update"]
+    );
+    assert_eq!(calls[2]["content"][0]["content"]["text"], "x is in a.txt");
+    assert_eq!(agent_text(&msgs), "done");
+    assert_histories(&server);
+
+    // Loaded in a new process: the task is replayed as its call and its result.
+    mm.client.close().await;
+    assert_eq!(mm.child.wait().await.unwrap().code(), Some(0));
+    let mut mm = spawn_mm(&cwd, home.path(), &server.url());
+    mm.client.initialize(false).await;
+    let (replay, r) = mm
+        .client
+        .call(
+            "session/load",
+            json!({"sessionId": id, "cwd": cwd, "mcpServers": []}),
+        )
+        .await;
+    assert!(r.get("result").is_some(), "{r}");
+    let replayed = on(&replay, &id);
+    let task: Vec<&Value> = replayed
+        .iter()
+        .filter(|u| u["toolCallId"] == call.as_str())
+        .collect();
+    assert_eq!(task[0]["title"], "task: find x");
+    assert_eq!(task.last().unwrap()["status"], "completed");
+    assert!(
+        !replayed
+            .iter()
+            .any(|u| u["content"]["text"] == "look for x"),
+        "nothing of the child's turns"
+    );
+    mm.client.close().await;
+    assert_eq!(mm.child.wait().await.unwrap().code(), Some(0));
+}
