@@ -279,6 +279,9 @@ impl Server {
             )
             .auth_methods(self.auth.methods())
             .agent_info(Implementation::new(acp.name.clone(), crate::VERSION).title(title))
+            // `_session/steering`: the one addition a plain client sees, in the `_meta` ACP
+            // reserves for extensions.
+            .meta(convert::steering_meta())
     }
 
     pub(crate) async fn new_session(

@@ -24,7 +24,7 @@ mod window;
 
 pub use builtin::{BUILTIN, builtin};
 pub use commands::EngineCommand;
-pub use controls::Controls;
+pub use controls::{Controls, Steered};
 pub use error::{LoadError, TurnError};
 pub use mcp::{McpStart, ServerReport, SessionServers};
 pub use pipeline::{Command, PromptOutcome, StopReason, stop_reason_name};

@@ -866,12 +866,12 @@ async fn compaction_updates_go_to_a_client_that_advertised_them() {
 
 // ------------------------------------------------------------------ through the binary
 
-struct Mm {
-    child: tokio::process::Child,
-    client: TestClient,
+pub(crate) struct Mm {
+    pub(crate) child: tokio::process::Child,
+    pub(crate) client: TestClient,
 }
 
-fn spawn_mm(cwd: &Path, home: &Path, url: &str) -> Mm {
+pub(crate) fn spawn_mm(cwd: &Path, home: &Path, url: &str) -> Mm {
     let mut child = tokio::process::Command::new(env!("CARGO_BIN_EXE_mm"))
         .args(["-acp", "-c", "sessions.enabled=true"])
         .current_dir(cwd)
