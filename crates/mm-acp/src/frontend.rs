@@ -58,6 +58,8 @@ pub struct AcpFrontend {
     forms: bool,
     /// The client advertised `clientCapabilities.session.compaction`.
     compaction: bool,
+    /// The client advertised `clientCapabilities.session.notices`.
+    notices: bool,
     log: Logger,
     /// The progress lines of running calls, by call id.
     progress: Mutex<HashMap<String, VecDeque<String>>>,
@@ -70,6 +72,7 @@ impl AcpFrontend {
             session_id: Mutex::new(String::new()),
             forms,
             compaction: false,
+            notices: false,
             log,
             progress: Mutex::new(HashMap::new()),
         }
@@ -79,6 +82,20 @@ impl AcpFrontend {
     pub fn with_compaction(mut self, compaction: bool) -> Self {
         self.compaction = compaction;
         self
+    }
+
+    /// Sends `notice` updates (the client advertised `session.notices`).
+    pub fn with_notices(mut self, notices: bool) -> Self {
+        self.notices = notices;
+        self
+    }
+
+    /// A `notice` update, for a client that advertised `session.notices` only; the chunks and
+    /// log lines that say the same to other clients are sent as well.
+    pub fn notice(&self, notice: serde_json::Value) {
+        if self.notices {
+            self.update(notice);
+        }
     }
 
     /// A call's progress so far, its last [`PROGRESS_LINES`] lines with `text` added; a finished
@@ -149,6 +166,10 @@ impl Frontend for AcpFrontend {
                 if self.compaction {
                     self.update(update);
                 }
+            }
+            Output::LogAndNotice(line, notice) => {
+                self.log.line(&line);
+                self.notice(notice);
             }
         }
     }

@@ -119,6 +119,7 @@ where
         log,
         forms: Mutex::new(false),
         compaction: Mutex::new(false),
+        notices: Mutex::new(false),
         auth: auth::Auth::default(),
         process_cwd: std::env::current_dir().ok(),
         listed_cwds: Mutex::new(Vec::new()),

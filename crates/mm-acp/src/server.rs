@@ -44,6 +44,8 @@ pub(crate) struct Server {
     pub(crate) forms: Mutex<bool>,
     /// The client advertised `session.compaction` at `initialize`.
     pub(crate) compaction: Mutex<bool>,
+    /// The client advertised `session.notices` at `initialize`.
+    pub(crate) notices: Mutex<bool>,
     /// Whether the client can run the setup method (auth.rs).
     pub(crate) auth: crate::auth::Auth,
     /// The process's cwd, whose sessions `session/list` shows without a `cwd`.
@@ -87,9 +89,11 @@ impl Server {
     /// A session's front end, with what the client said it supports.
     pub(crate) fn frontend(&self, cx: &ConnectionTo<Client>) -> Arc<AcpFrontend> {
         let compaction = self.compaction.lock().map(|c| *c).unwrap_or(false);
+        let notices = self.notices.lock().map(|c| *c).unwrap_or(false);
         Arc::new(
             AcpFrontend::new(Arc::new(cx.clone()), self.forms(), self.log.clone())
-                .with_compaction(compaction),
+                .with_compaction(compaction)
+                .with_notices(notices),
         )
     }
 
@@ -197,9 +201,23 @@ impl Server {
         for update in tail.after {
             frontend.update(update);
         }
+        self.open_notices(frontend);
         // The MCP servers start once the answer is on its way, in the background.
         mcp.now();
         self.show_models_later(&slot);
+    }
+
+    /// What the process skipped or could not do that the user should know of a new session's
+    /// work (only for a client that advertised `session.notices`: the frontend drops them
+    /// otherwise): an untrusted project's commands, a fence not enforced.
+    fn open_notices(&self, frontend: &AcpFrontend) {
+        if let Some(u) = &self.config.untrusted_project {
+            let home = mm_core::paths::home();
+            frontend.notice(convert::untrusted_notice(&u.warning(None, home.as_deref())));
+        }
+        if let Some(shortfall) = self.engine.sandbox.report().shortfall() {
+            frontend.notice(convert::unfenced_notice(&shortfall));
+        }
     }
 
     /// Registers a session; `false` when the id is already live.
@@ -239,6 +257,11 @@ impl Server {
                 .session
                 .as_ref()
                 .is_some_and(|s| s.compaction.is_some()),
+            notices: req
+                .client_capabilities
+                .session
+                .as_ref()
+                .is_some_and(|s| s.notices.is_some()),
             terminal_auth: serde_json::to_value(&req.client_capabilities)
                 .is_ok_and(|c| convert::advertises_terminal_auth(&c)),
         });
@@ -247,6 +270,9 @@ impl Server {
         }
         if let Ok(mut c) = self.compaction.lock() {
             *c = hello.compaction;
+        }
+        if let Ok(mut n) = self.notices.lock() {
+            *n = hello.notices;
         }
         self.auth.set_terminal(hello.terminal_auth);
         self.log.line(&convert::log_client(
@@ -428,7 +454,10 @@ impl Server {
         match outcome.stop {
             Ok(stop) => Ok(PromptResponse::new(convert::stop_reason(stop))
                 .usage(convert::prompt_usage(&session.view().usage()))),
-            Err(e) => Err(convert::turn_error(&e)),
+            Err(e) => {
+                slot.frontend.notice(convert::failed_notice(&e.to_string()));
+                Err(convert::turn_error(&e))
+            }
         }
     }
 }

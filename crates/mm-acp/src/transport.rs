@@ -245,6 +245,8 @@ pub struct ClientHello {
     pub forms: bool,
     /// `clientCapabilities.session.compaction` present and non-null.
     pub compaction: bool,
+    /// `clientCapabilities.session.notices` present and non-null.
+    pub notices: bool,
     /// Terminal auth advertised (`auth.terminal` or `_meta["terminal-auth"]`).
     pub terminal_auth: bool,
 }
@@ -266,6 +268,9 @@ impl ClientHello {
                 .is_some_and(|f| !f.is_null()),
             compaction: params["clientCapabilities"]["session"]
                 .get("compaction")
+                .is_some_and(|c| !c.is_null()),
+            notices: params["clientCapabilities"]["session"]
+                .get("notices")
                 .is_some_and(|c| !c.is_null()),
             terminal_auth: crate::convert::advertises_terminal_auth(&params["clientCapabilities"]),
         })
@@ -458,6 +463,7 @@ mod hello_tests {
                     protocol: v.parse().ok(),
                     forms: true,
                     compaction: false,
+                    notices: false,
                     terminal_auth: false,
                 })
             );
@@ -471,6 +477,7 @@ mod hello_tests {
                 protocol: Some(1),
                 forms: false,
                 compaction: false,
+                notices: false,
                 terminal_auth: false,
             })
         );

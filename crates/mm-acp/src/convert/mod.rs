@@ -37,5 +37,6 @@ pub use session::{
 };
 pub use steering::{Idle, SteeringRequest, SteeringResponse, steering_meta};
 pub use updates::{
-    Output, available_commands, notification, plan_update, session_info, translate, usage_update,
+    Output, available_commands, failed_notice, notification, plan_update, session_info, translate,
+    unfenced_notice, untrusted_notice, usage_update,
 };

@@ -22,6 +22,8 @@ pub enum Output {
     /// A `compaction_update`: sent only to a client that advertised the `session.compaction`
     /// capability (the protocol allows it only then).
     Compaction(Value),
+    /// A line for stderr, and a `notice` for a client that advertised `session.notices`.
+    LogAndNotice(String, Value),
 }
 
 /// The one exhaustive match on [`Event`].
@@ -48,9 +50,11 @@ pub fn translate(session_id: &str, event: Event) -> Output {
             context_window,
         } => {
             let window = context_window.map_or_else(|| "unknown".to_string(), |n| n.to_string());
-            Output::Log(format!(
-                "[acp] model {name} at {url} · context window {window}"
-            ))
+            let line = format!("[acp] model {name} at {url} · context window {window}");
+            match context_window.filter(|&n| n < crate::engine::SMALL_WINDOW) {
+                Some(n) => Output::LogAndNotice(line, small_window_notice(&name, n)),
+                None => Output::Log(line),
+            }
         }
         Event::AutoCompacted(outcome) => Output::Log(format!(
             "[acp] session {session_id}: auto-compact — {}",
@@ -227,6 +231,47 @@ pub fn usage_update(usage: ContextUsage) -> Value {
     wire(SessionUpdate::UsageUpdate(acp::UsageUpdate::new(
         usage.used, usage.size,
     )))
+}
+
+/// A `notice` session update.
+fn notice(severity: acp::NoticeSeverity, title: &str, description: &str) -> Value {
+    wire(SessionUpdate::Notice(
+        acp::Notice::new(severity, title).description(description.to_string()),
+    ))
+}
+
+/// An untrusted project's commands were skipped.
+pub fn untrusted_notice(warning: &str) -> Value {
+    notice(
+        acp::NoticeSeverity::Warning,
+        "Project not trusted: its hooks and servers were skipped",
+        warning,
+    )
+}
+
+/// The sandbox is on but not enforced here.
+pub fn unfenced_notice(shortfall: &str) -> Value {
+    notice(
+        acp::NoticeSeverity::Warning,
+        "Sandbox not enforced on this system",
+        shortfall,
+    )
+}
+
+/// A turn failed (the model server failing, most often); its `[error: …]` chunk says it too.
+pub fn failed_notice(error: &str) -> Value {
+    notice(acp::NoticeSeverity::Error, "The turn failed", error)
+}
+
+fn small_window_notice(model: &str, window: u64) -> Value {
+    notice(
+        acp::NoticeSeverity::Warning,
+        "Context window too small for an agent",
+        &format!(
+            "{model} has a context window of {window} tokens; raise it to at least {} in the model server's settings",
+            crate::engine::SMALL_WINDOW
+        ),
+    )
 }
 
 /// `plan`: every step at priority `medium`; a skipped step is `completed` with ` (skipped)`.

@@ -130,3 +130,68 @@ async fn a_message_steered_with_no_turn_starts_one_by_default() {
     mm.client.close().await;
     let _ = mm.child.wait().await;
 }
+
+/// The `notice` updates of a `session/new`, for a client that advertised `session.notices` or
+/// not.
+async fn notices_after_new(notices: bool) -> (Vec<Value>, std::path::PathBuf) {
+    let server = FakeServer::start(vec![]).await;
+    let (_d, cwd) = dir();
+    let (_h, home) = dir();
+    std::fs::create_dir_all(cwd.join(".mm")).unwrap();
+    std::fs::write(
+        cwd.join(".mm/config.toml"),
+        "[[hooks.preToolCall]]\ncommand = \"guard.sh\"\n",
+    )
+    .unwrap();
+    let mut mm = spawn_mm(&cwd, &home, &server.url());
+    let mut caps =
+        json!({"fs": {"readTextFile": false, "writeTextFile": false}, "terminal": false});
+    if notices {
+        caps["session"] = json!({"notices": {}});
+    }
+    mm.client
+        .call(
+            "initialize",
+            json!({"protocolVersion": 1, "clientCapabilities": caps}),
+        )
+        .await;
+    let (_, answer) = mm
+        .client
+        .call("session/new", json!({"cwd": cwd, "mcpServers": []}))
+        .await;
+    let id = answer["result"]["sessionId"].as_str().unwrap().to_string();
+    // A prompt's answer comes after whatever the opening sent.
+    mm.client.prompt(&id, "/compact").await;
+    mm.client.close().await;
+    let _ = mm.child.wait().await;
+    let all: Vec<Value> = mm.client.received.clone();
+    let found = updates(&all)
+        .into_iter()
+        .filter(|u| u["sessionUpdate"] == "notice")
+        .collect();
+    (found, cwd)
+}
+
+#[mm_testkit::test]
+async fn an_untrusted_projects_skipped_hook_is_a_notice_for_a_client_that_shows_them() {
+    let (found, cwd) = notices_after_new(true).await;
+    let untrusted: Vec<&Value> = found
+        .iter()
+        .filter(|n| n["title"] == "Project not trusted: its hooks and servers were skipped")
+        .collect();
+    assert_eq!(untrusted.len(), 1, "{found:?}");
+    assert_eq!(untrusted[0]["severity"], "warning");
+    let shown = cwd.display().to_string();
+    assert_eq!(
+        untrusted[0]["description"],
+        format!(
+            "project {shown} is not trusted: ignored its 1 hook(s); trust it with: mm trust {shown}"
+        )
+    );
+    let (found, _) = notices_after_new(false).await;
+    assert_eq!(
+        found,
+        Vec::<Value>::new(),
+        "no notice without the capability"
+    );
+}
