@@ -80,6 +80,8 @@ pub const LOCAL_MODEL_SCRIPT_URL: &str = "http://127.0.0.1:8089/v1";
 pub fn default_candidates() -> Vec<(ServerKind, String)> {
     vec![
         (ServerKind::LlamaCpp, "http://127.0.0.1:8080/v1".into()),
+        // llama-server's new default port (ggml-org/llama.cpp#26508), after the old one.
+        (ServerKind::LlamaCpp, "http://127.0.0.1:9931/v1".into()),
         (ServerKind::Ollama, "http://127.0.0.1:11434/v1".into()),
         (ServerKind::LmStudio, "http://127.0.0.1:1234/v1".into()),
         (
@@ -582,6 +584,7 @@ mod tests {
             urls,
             [
                 "http://127.0.0.1:8080/v1",
+                "http://127.0.0.1:9931/v1",
                 "http://127.0.0.1:11434/v1",
                 "http://127.0.0.1:1234/v1",
                 "http://127.0.0.1:12434/engines/v1",
@@ -595,7 +598,7 @@ mod tests {
     fn no_server_message_says_what_was_tried_and_what_to_do() {
         assert_eq!(
             no_server_message(&default_candidates()[..2]),
-            "no model server found (tried http://127.0.0.1:8080/v1 (llama.cpp), http://127.0.0.1:11434/v1 (Ollama)); start one, e.g. `llama-server -m model.gguf --port 8080 --jinja` or `ollama serve`, or set MM_MODEL_URL / --url"
+            "no model server found (tried http://127.0.0.1:8080/v1 (llama.cpp), http://127.0.0.1:9931/v1 (llama.cpp)); start one, e.g. `llama-server -m model.gguf --port 8080 --jinja` or `ollama serve`, or set MM_MODEL_URL / --url"
         );
     }
 }

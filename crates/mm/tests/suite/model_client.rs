@@ -818,3 +818,30 @@ async fn ollamas_show_gives_the_family_and_a_chosen_model_its_own() {
         (written, 0)
     );
 }
+
+#[mm_testkit::test]
+async fn detection_finds_llama_server_on_its_new_default_port_with_nothing_configured() {
+    let server = FakeServer::start(vec![]).await;
+    let models = json!({"object": "list", "data": [{"id": "qwen3-8b", "object": "model", "owned_by": "llamacpp"}]});
+    server.route("GET /v1/models", vec![Reply::json(models)]);
+    let dead = common::refused_port();
+    // Only 9931 answers (moved to the fake server's port): nothing else listens.
+    let only_9931 = |port| {
+        if port == 9931 {
+            server.addr().port()
+        } else {
+            dead
+        }
+    };
+    let client = OpenAiClient::with_options(
+        &config("", ""),
+        0,
+        fast_options(default_candidates_moved(only_9931)),
+    );
+    let info = client.info(&CancellationToken::new()).await.unwrap();
+    assert_eq!(
+        (info.url, info.name),
+        (server.url(), "qwen3-8b".to_string())
+    );
+    assert_eq!(client.server_kind().await, ServerKind::LlamaCpp);
+}
