@@ -188,7 +188,7 @@ impl Prober {
 }
 
 /// What to do when no server was found.
-pub const NO_SERVER_FIX: &str = "start one, e.g. `llama-server -m model.gguf --port 8080 --jinja` or `ollama serve`, or set MM_MODEL_URL / --url";
+pub const NO_SERVER_FIX: &str = "start one, e.g. `llama-server -m model.gguf --jinja` (on its default port, 8080 or 9931) or `ollama serve`, or set MM_MODEL_URL / --url";
 
 /// The addresses probed, each with the server expected there.
 pub fn tried(candidates: &[(ServerKind, String)]) -> String {
@@ -598,7 +598,7 @@ mod tests {
     fn no_server_message_says_what_was_tried_and_what_to_do() {
         assert_eq!(
             no_server_message(&default_candidates()[..2]),
-            "no model server found (tried http://127.0.0.1:8080/v1 (llama.cpp), http://127.0.0.1:9931/v1 (llama.cpp)); start one, e.g. `llama-server -m model.gguf --port 8080 --jinja` or `ollama serve`, or set MM_MODEL_URL / --url"
+            "no model server found (tried http://127.0.0.1:8080/v1 (llama.cpp), http://127.0.0.1:9931/v1 (llama.cpp)); start one, e.g. `llama-server -m model.gguf --jinja` (on its default port, 8080 or 9931) or `ollama serve`, or set MM_MODEL_URL / --url"
         );
     }
 }

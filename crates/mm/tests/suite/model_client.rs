@@ -598,7 +598,7 @@ async fn no_server_found_says_what_was_tried() {
     assert_eq!(
         result.unwrap_err().to_string(),
         format!(
-            "no model server found (tried http://127.0.0.1:{dead}/v1 (Ollama)); start one, e.g. `llama-server -m model.gguf --port 8080 --jinja` or `ollama serve`, or set MM_MODEL_URL / --url"
+            "no model server found (tried http://127.0.0.1:{dead}/v1 (Ollama)); start one, e.g. `llama-server -m model.gguf --jinja` (on its default port, 8080 or 9931) or `ollama serve`, or set MM_MODEL_URL / --url"
         )
     );
 }
