@@ -98,6 +98,7 @@ impl Engine {
                     frontend.emit(Event::Text(t));
                 }
                 StreamEvent::Thought(t) => frontend.emit(Event::Thought(t)),
+                StreamEvent::Waiting(w) => frontend.emit(Event::Waiting(w)),
             };
             let response = self.model.chat(&request, &on_event, cancel).await;
             let partial = streamed.lock().map(|s| s.clone()).unwrap_or_default();

@@ -9,7 +9,7 @@ use serde_json::{Map, Value, json};
 
 use crate::event::{
     CompactionEnd, ContextUsage, Event, FileDiff, Plan, PlanStatus, ToolCallEnd, ToolCallStart,
-    ToolKind, ToolStatus,
+    ToolKind, ToolStatus, Waiting,
 };
 
 /// What one engine event becomes.
@@ -72,6 +72,10 @@ pub fn translate(session_id: &str, event: Event) -> Output {
             )))
         }
         Event::CompactionEnded { id, end } => Output::Compaction(compaction_ended(id, end)),
+        Event::Waiting(waiting) => Output::LogAndNotice(
+            format!("[acp] session {session_id}: {}", waiting.line()),
+            waiting_notice(&waiting),
+        ),
     }
 }
 
@@ -261,6 +265,22 @@ pub fn unfenced_notice(shortfall: &str) -> Value {
 /// A turn failed (the model server failing, most often); its `[error: …]` chunk says it too.
 pub fn failed_notice(error: &str) -> Value {
     notice(acp::NoticeSeverity::Error, "The turn failed", error)
+}
+
+/// A model call waits: the server loads the model, or the call is tried again.
+fn waiting_notice(waiting: &Waiting) -> Value {
+    match waiting {
+        Waiting::Loading { model } => notice(
+            acp::NoticeSeverity::Info,
+            "Loading the model",
+            &format!("the model server is loading {model}; the turn goes on once it is up"),
+        ),
+        Waiting::Retrying { .. } => notice(
+            acp::NoticeSeverity::Warning,
+            "The model server failed; retrying",
+            &waiting.line(),
+        ),
+    }
 }
 
 fn small_window_notice(model: &str, window: u64) -> Value {
@@ -494,6 +514,39 @@ mod tests {
                 {"content": "c", "priority": "medium", "status": "in_progress"},
                 {"content": "d", "priority": "medium", "status": "pending"},
             ]}))
+        );
+    }
+
+    #[test]
+    fn a_wait_for_the_server_is_a_log_line_and_a_notice() {
+        assert_eq!(
+            translate(
+                "S1",
+                Event::Waiting(Waiting::Loading {
+                    model: "qwen3".into()
+                })
+            ),
+            Output::LogAndNotice(
+                "[acp] session S1: the model server is loading qwen3".into(),
+                json!({"sessionUpdate": "notice", "severity": "info", "title": "Loading the model",
+                       "description": "the model server is loading qwen3; the turn goes on once it is up"})
+            )
+        );
+        let retry = Waiting::Retrying {
+            error: "model server answered 503: Loading model".into(),
+            attempt: 2,
+            of: 5,
+            after: std::time::Duration::from_millis(500),
+        };
+        assert_eq!(
+            translate("S1", Event::Waiting(retry)),
+            Output::LogAndNotice(
+                "[acp] session S1: model server answered 503: Loading model — try 2 of 5 in 0.5 s"
+                    .into(),
+                json!({"sessionUpdate": "notice", "severity": "warning",
+                       "title": "The model server failed; retrying",
+                       "description": "model server answered 503: Loading model — try 2 of 5 in 0.5 s"})
+            )
         );
     }
 

@@ -22,6 +22,7 @@ use super::{
 use crate::config::ModelConfig;
 use crate::errors::{describe_error, transport_error};
 pub use crate::errors::{http_error, server_message};
+use crate::event::Waiting;
 use crate::tasks::Tasks;
 
 const MAX_TRIES: u32 = 5;
@@ -151,7 +152,7 @@ impl OpenAiClient {
             body["max_tokens"] = json!(n);
         }
         let result = async {
-            let response = inner.send(&detected.url, &body, cancel).await?;
+            let response = inner.send(&detected.url, &body, on_event, cancel).await?;
             // No text-call names: a call written as text stays in the text.
             let reading = ChatRequest::default();
             inner
@@ -346,11 +347,12 @@ impl Inner {
     }
 
     /// Sends the request until it gets a successful answer, retrying what a loading or
-    /// restarting server causes.
+    /// restarting server causes; each retry is said to `on_event` before its wait.
     async fn send(
         &self,
         base_url: &str,
         body: &Value,
+        on_event: &(dyn Fn(StreamEvent) + Send + Sync),
         cancel: &CancellationToken,
     ) -> Result<reqwest::Response, ModelError> {
         let http = self.http()?;
@@ -400,6 +402,12 @@ impl Inner {
                 return Err(error);
             }
             tracing::debug!(%error, ?wait, tries, "model call failed, retrying");
+            on_event(StreamEvent::Waiting(Waiting::Retrying {
+                error: error.to_string(),
+                attempt: tries + 1,
+                of: MAX_TRIES,
+                after: wait,
+            }));
             or_cancel(cancel, tokio::time::sleep(wait)).await?;
             backoff *= 2;
         }
@@ -506,6 +514,33 @@ impl Inner {
         Ok(response)
     }
 
+    /// A router's model that is not loaded: said before the call, which waits while the server
+    /// loads it (a router answers once the model is up, with no 503 to retry on).
+    async fn announce_loading(
+        &self,
+        detected: &Detected,
+        model: &str,
+        on_event: &(dyn Fn(StreamEvent) + Send + Sync),
+        cancel: &CancellationToken,
+    ) {
+        if !detected.router {
+            return;
+        }
+        let Ok(prober) = self.prober() else {
+            return;
+        };
+        let listing = or_cancel(cancel, prober.get(&format!("{}/models", detected.url))).await;
+        let status = listing
+            .ok()
+            .flatten()
+            .and_then(|l| detect::model_status(&l, model));
+        if status.is_some_and(super::ModelStatus::must_load) {
+            on_event(StreamEvent::Waiting(Waiting::Loading {
+                model: model.to_string(),
+            }));
+        }
+    }
+
     /// After an answer: a window learnt from the error, or probed again once the model is loaded.
     async fn learn_window(&self, detected: &Detected, result: &Result<ModelResponse, ModelError>) {
         if self.window_override != 0 {
@@ -523,7 +558,7 @@ impl Inner {
                 );
             }
             Ok(_)
-                if detected.kind.loads_on_demand()
+                if (detected.kind.loads_on_demand() || detected.router)
                     && !self.reprobed.swap(true, Ordering::Relaxed) =>
             {
                 if let Ok(prober) = self.prober() {
@@ -569,7 +604,10 @@ impl ModelClient for OpenAiClient {
             Family::from_name(model)
         };
         let result = async {
-            let response = inner.send(&detected.url, &body, cancel).await?;
+            inner
+                .announce_loading(detected, model, on_event, cancel)
+                .await;
+            let response = inner.send(&detected.url, &body, on_event, cancel).await?;
             inner
                 .read_stream(response, request, family, on_event, cancel)
                 .await
@@ -590,7 +628,8 @@ impl ModelClient for OpenAiClient {
         let inner = &self.inner;
         let detected = or_cancel(cancel, inner.detection()).await??;
         let body = inner.body(model.unwrap_or(&detected.name), &messages, &[], false);
-        let response = inner.send(&detected.url, &body, cancel).await?;
+        // Nobody to tell of a retry: the summary's caller shows its own progress.
+        let response = inner.send(&detected.url, &body, &|_| {}, cancel).await?;
         let text = or_cancel(cancel, tokio::time::timeout(inner.idle(), response.text()))
             .await?
             .map_err(|_| inner.timeout_error())?
@@ -623,6 +662,14 @@ impl ModelClient for OpenAiClient {
 
     async fn models(&self, cancel: &CancellationToken) -> Result<ModelList, ModelError> {
         let detected = or_cancel(cancel, self.inner.detection()).await??;
+        if detected.router {
+            // Its statuses change as it loads and unloads: asked again.
+            let prober = self.inner.prober()?;
+            let url = format!("{}/models", detected.url);
+            if let Some(listing) = or_cancel(cancel, prober.get(&url)).await? {
+                return Ok(detect::listed_from(detected, &listing));
+            }
+        }
         Ok(detect::listed_models(detected))
     }
 
