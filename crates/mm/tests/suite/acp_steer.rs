@@ -195,3 +195,89 @@ async fn an_untrusted_projects_skipped_hook_is_a_notice_for_a_client_that_shows_
         "no notice without the capability"
     );
 }
+
+/// One prompt against `server`, for a client that advertised `session.notices` or not: the
+/// `notice` updates it got, and the session's model option.
+async fn notices_of_a_prompt(server: &FakeServer, notices: bool) -> (Vec<Value>, Value) {
+    let (_d, cwd) = dir();
+    let (_h, home) = dir();
+    let mut mm = spawn_mm(&cwd, &home, &server.url());
+    let mut caps =
+        json!({"fs": {"readTextFile": false, "writeTextFile": false}, "terminal": false});
+    if notices {
+        caps["session"] = json!({"notices": {}});
+    }
+    mm.client
+        .call(
+            "initialize",
+            json!({"protocolVersion": 1, "clientCapabilities": caps}),
+        )
+        .await;
+    let (_, answer) = mm
+        .client
+        .call("session/new", json!({"cwd": cwd, "mcpServers": []}))
+        .await;
+    let id = answer["result"]["sessionId"].as_str().unwrap().to_string();
+    let option = super::acp_more::model_option_of(&mut mm.client, &answer).await;
+    let (before, r) = mm.client.prompt(&id, "hello").await;
+    assert_eq!(r["result"]["stopReason"], "end_turn");
+    assert_eq!(agent_text(&before), "up");
+    mm.client.close().await;
+    let _ = mm.child.wait().await;
+    let found = updates(&mm.client.received)
+        .into_iter()
+        .filter(|u| u["sessionUpdate"] == "notice")
+        .collect();
+    (found, option)
+}
+
+/// A llama.cpp router (its README, "Using multiple models") whose one model is still loading.
+fn router_loading() -> Reply {
+    Reply::json(json!({"object": "list", "data": [
+        {"id": "qwen3-8b", "object": "model", "owned_by": "llamacpp",
+         "status": {"value": "loading", "args": ["llama-server", "-c", "32768"]}},
+        {"id": "gemma-3-4b", "object": "model", "owned_by": "llamacpp",
+         "status": {"value": "unloaded"}},
+    ]}))
+}
+
+#[mm_testkit::test]
+async fn a_routers_model_still_loading_is_a_notice_for_a_client_that_shows_them() {
+    for notices in [true, false] {
+        let server = FakeServer::start(vec![Reply::text("up")]).await;
+        server.route("GET /v1/models", vec![router_loading()]);
+        let (found, option) = notices_of_a_prompt(&server, notices).await;
+        // The models with their status, as the router lists them.
+        assert_eq!(
+            option["options"],
+            json!([{"value": "qwen3-8b", "name": "qwen3-8b", "description": "loading"},
+                   {"value": "gemma-3-4b", "name": "gemma-3-4b", "description": "not loaded"}])
+        );
+        let expected = match notices {
+            true => vec![json!({"sessionUpdate": "notice", "severity": "info",
+                "title": "Loading the model",
+                "description": "the model server is loading qwen3-8b; the turn goes on once it is up"})],
+            false => Vec::new(),
+        };
+        assert_eq!(found, expected, "notices advertised: {notices}");
+    }
+}
+
+#[mm_testkit::test]
+async fn a_retried_model_server_is_a_notice_for_a_client_that_shows_them() {
+    for notices in [true, false] {
+        let restarting = Reply::error(
+            503,
+            json!({"error": {"code": 503, "message": "Loading model"}}),
+        );
+        let server = FakeServer::start(vec![restarting, Reply::text("up")]).await;
+        let (found, _) = notices_of_a_prompt(&server, notices).await;
+        let expected = match notices {
+            true => vec![json!({"sessionUpdate": "notice", "severity": "warning",
+                "title": "The model server failed; retrying",
+                "description": "model server answered 503: Loading model — try 2 of 5 in 0.5 s"})],
+            false => Vec::new(),
+        };
+        assert_eq!(found, expected, "notices advertised: {notices}");
+    }
+}
