@@ -34,7 +34,7 @@ pub use session::{Session, SessionView, SkillsEntry, TITLE_CHARS, title_of};
 // (docs/architecture.md, "The layers"): the model server's answers, an MCP server's state, the
 // answers a session remembers, and the marker of a cut output.
 pub use mm_model::detect::{SMALL_WINDOW, ServerKind, small_window_warning};
-pub use mm_model::{ModelError, ModelInfo, ModelList, ModelStatus};
+pub use mm_model::{ModelError, ModelInfo, ModelList, ModelStatus, ModelStatuses};
 pub use mm_tools::mcp::Phase as McpPhase;
 pub use mm_tools::tools::cut;
 /// What "always" and "never" remember (a session's [`SessionView::rules`]).

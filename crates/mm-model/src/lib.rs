@@ -91,8 +91,11 @@ pub struct ModelList {
     pub models: Vec<String>,
     /// What a server that loads its models on demand says of each (llama.cpp's router mode),
     /// by id; empty for a server that does not say.
-    pub status: std::collections::BTreeMap<String, ModelStatus>,
+    pub status: ModelStatuses,
 }
+
+/// The status of each of a router's models, by id.
+pub type ModelStatuses = std::collections::BTreeMap<String, ModelStatus>;
 
 /// Where one of a router's models is (llama.cpp's `GET /models` `status.value`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -56,6 +56,8 @@ fn queue_turn(
         // A model list that came during the turn (a server started late).
         turn.show_models_now(&slot);
         drop(done);
+        // Not holding the queue: it asks the server.
+        turn.show_statuses_now(&slot).await;
     });
 }
 

@@ -65,6 +65,8 @@ struct Inner {
     /// 0 while unknown.
     context_window: AtomicU64,
     reprobed: AtomicBool,
+    /// A router's listing as last asked (its statuses change as it loads and unloads).
+    listing: std::sync::Mutex<Option<Value>>,
 }
 
 impl OpenAiClient {
@@ -92,6 +94,7 @@ impl OpenAiClient {
             detected: tokio::sync::OnceCell::new(),
             context_window: AtomicU64::new(context_window_override),
             reprobed: AtomicBool::new(false),
+            listing: std::sync::Mutex::new(None),
         });
         Self {
             inner,
@@ -529,16 +532,30 @@ impl Inner {
         let Ok(prober) = self.prober() else {
             return;
         };
-        let listing = or_cancel(cancel, prober.get(&format!("{}/models", detected.url))).await;
-        let status = listing
-            .ok()
-            .flatten()
+        let status = self
+            .router_listing(detected, &prober, cancel)
+            .await
             .and_then(|l| detect::model_status(&l, model));
         if status.is_some_and(super::ModelStatus::must_load) {
             on_event(StreamEvent::Waiting(Waiting::Loading {
                 model: model.to_string(),
             }));
         }
+    }
+
+    /// A router's listing asked again, and kept for [`ModelClient::models_now`].
+    async fn router_listing(
+        &self,
+        detected: &Detected,
+        prober: &Prober,
+        cancel: &CancellationToken,
+    ) -> Option<Value> {
+        let url = format!("{}/models", detected.url);
+        let listing = or_cancel(cancel, prober.get(&url)).await.ok().flatten()?;
+        if let Ok(mut kept) = self.listing.lock() {
+            *kept = Some(listing.clone());
+        }
+        Some(listing)
     }
 
     /// After an answer: a window learnt from the error, or probed again once the model is loaded.
@@ -665,16 +682,23 @@ impl ModelClient for OpenAiClient {
         if detected.router {
             // Its statuses change as it loads and unloads: asked again.
             let prober = self.inner.prober()?;
-            let url = format!("{}/models", detected.url);
-            if let Some(listing) = or_cancel(cancel, prober.get(&url)).await? {
+            if let Some(listing) = self.inner.router_listing(detected, &prober, cancel).await {
                 return Ok(detect::listed_from(detected, &listing));
+            }
+            if cancel.is_cancelled() {
+                return Err(ModelError::Cancelled);
             }
         }
         Ok(detect::listed_models(detected))
     }
 
     fn models_now(&self) -> Option<ModelList> {
-        self.inner.detected.get().map(detect::listed_models)
+        let detected = self.inner.detected.get()?;
+        let kept = self.inner.listing.lock().ok().and_then(|l| l.clone());
+        Some(match kept {
+            Some(listing) => detect::listed_from(detected, &listing),
+            None => detect::listed_models(detected),
+        })
     }
 
     async fn window_of(&self, model: &str, cancel: &CancellationToken) -> u64 {

@@ -197,8 +197,13 @@ async fn an_untrusted_projects_skipped_hook_is_a_notice_for_a_client_that_shows_
 }
 
 /// One prompt against `server`, for a client that advertised `session.notices` or not: the
-/// `notice` updates it got, and the session's model option.
-async fn notices_of_a_prompt(server: &FakeServer, notices: bool) -> (Vec<Value>, Value) {
+/// `notice` updates it got, and the session's model option; with `loaded`, the router then
+/// lists its model as `loaded` and a second prompt runs: the model option as it is sent again.
+async fn notices_of_a_prompt(
+    server: &FakeServer,
+    notices: bool,
+    loaded: Option<Reply>,
+) -> (Vec<Value>, Value, Option<Value>) {
     let (_d, cwd) = dir();
     let (_h, home) = dir();
     let mut mm = spawn_mm(&cwd, &home, &server.url());
@@ -222,13 +227,28 @@ async fn notices_of_a_prompt(server: &FakeServer, notices: bool) -> (Vec<Value>,
     let (before, r) = mm.client.prompt(&id, "hello").await;
     assert_eq!(r["result"]["stopReason"], "end_turn");
     assert_eq!(agent_text(&before), "up");
+    let mut again = None;
+    if let Some(loaded) = loaded {
+        server.route("GET /v1/models", vec![loaded]);
+        let prompt = mm.client.send_prompt(&id, "again").await;
+        // Sent after the first turn or the second, whichever saw the change.
+        let option = loop {
+            let (_, u) = mm.client.until_update("config_option_update").await;
+            let option = u["params"]["update"]["configOptions"][1].clone();
+            if option["options"][0]["description"] == "loaded" {
+                break option;
+            }
+        };
+        again = Some(option);
+        mm.client.until_response(prompt).await;
+    }
     mm.client.close().await;
     let _ = mm.child.wait().await;
     let found = updates(&mm.client.received)
         .into_iter()
         .filter(|u| u["sessionUpdate"] == "notice")
         .collect();
-    (found, option)
+    (found, option, again)
 }
 
 /// A llama.cpp router (its README, "Using multiple models") whose one model is still loading.
@@ -241,12 +261,24 @@ fn router_loading() -> Reply {
     ]}))
 }
 
+/// The same once the router has loaded it.
+fn router_loaded() -> Reply {
+    Reply::json(json!({"object": "list", "data": [
+        {"id": "qwen3-8b", "object": "model", "owned_by": "llamacpp",
+         "status": {"value": "loaded", "args": ["llama-server", "-c", "32768"]},
+         "meta": {"n_ctx": 32768}},
+        {"id": "gemma-3-4b", "object": "model", "owned_by": "llamacpp",
+         "status": {"value": "unloaded"}},
+    ]}))
+}
+
 #[mm_testkit::test]
 async fn a_routers_model_still_loading_is_a_notice_for_a_client_that_shows_them() {
     for notices in [true, false] {
-        let server = FakeServer::start(vec![Reply::text("up")]).await;
+        let server = FakeServer::start(vec![Reply::text("up"), Reply::text("up")]).await;
         server.route("GET /v1/models", vec![router_loading()]);
-        let (found, option) = notices_of_a_prompt(&server, notices).await;
+        let (found, option, again) =
+            notices_of_a_prompt(&server, notices, Some(router_loaded())).await;
         // The models with their status, as the router lists them.
         assert_eq!(
             option["options"],
@@ -260,6 +292,12 @@ async fn a_routers_model_still_loading_is_a_notice_for_a_client_that_shows_them(
             false => Vec::new(),
         };
         assert_eq!(found, expected, "notices advertised: {notices}");
+        // Once loaded, the model option says so again.
+        assert_eq!(
+            again.unwrap()["options"],
+            json!([{"value": "qwen3-8b", "name": "qwen3-8b", "description": "loaded"},
+                   {"value": "gemma-3-4b", "name": "gemma-3-4b", "description": "not loaded"}])
+        );
     }
 }
 
@@ -271,7 +309,7 @@ async fn a_retried_model_server_is_a_notice_for_a_client_that_shows_them() {
             json!({"error": {"code": 503, "message": "Loading model"}}),
         );
         let server = FakeServer::start(vec![restarting, Reply::text("up")]).await;
-        let (found, _) = notices_of_a_prompt(&server, notices).await;
+        let (found, _, _) = notices_of_a_prompt(&server, notices, None).await;
         let expected = match notices {
             true => vec![json!({"sessionUpdate": "notice", "severity": "warning",
                 "title": "The model server failed; retrying",

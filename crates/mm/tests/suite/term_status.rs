@@ -294,7 +294,8 @@ fn a_routers_models_show_their_status_and_a_model_loading_is_the_status_line() {
     mm.expect("> ").unwrap();
     mm.send_line("/model").unwrap();
     mm.expect("model           qwen3-8b (loading)").unwrap();
-    mm.expect("also served     gemma-3-4b (not loaded)").unwrap();
+    mm.expect("also served     gemma-3-4b (not loaded)")
+        .unwrap();
     mm.expect("> ").unwrap();
     mm.send_line("hello").unwrap();
     mm.expect(Regex(
