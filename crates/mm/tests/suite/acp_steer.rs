@@ -10,7 +10,7 @@ use common::script::Reply;
 use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
 
-use super::acp_more::spawn_mm;
+use super::acp_more::{Mm, spawn_mm};
 
 fn dir() -> (tempfile::TempDir, std::path::PathBuf) {
     let d = tempfile::tempdir().unwrap();
@@ -144,6 +144,17 @@ async fn notices_after_new(notices: bool) -> (Vec<Value>, std::path::PathBuf) {
     )
     .unwrap();
     let mut mm = spawn_mm(&cwd, &home, &server.url());
+    let (_, id) = open_session(&mut mm, &cwd, notices).await;
+    // A prompt's answer comes after whatever the opening sent.
+    mm.client.prompt(&id, "/compact").await;
+    mm.client.close().await;
+    let _ = mm.child.wait().await;
+    (notices_in(&mm.client.received), cwd)
+}
+
+/// Initializes as a client that advertises `session.notices` or not, and opens a session in
+/// `cwd`: the `session/new` answer and the session's id.
+async fn open_session(mm: &mut Mm, cwd: &std::path::Path, notices: bool) -> (Value, String) {
     let mut caps =
         json!({"fs": {"readTextFile": false, "writeTextFile": false}, "terminal": false});
     if notices {
@@ -160,16 +171,15 @@ async fn notices_after_new(notices: bool) -> (Vec<Value>, std::path::PathBuf) {
         .call("session/new", json!({"cwd": cwd, "mcpServers": []}))
         .await;
     let id = answer["result"]["sessionId"].as_str().unwrap().to_string();
-    // A prompt's answer comes after whatever the opening sent.
-    mm.client.prompt(&id, "/compact").await;
-    mm.client.close().await;
-    let _ = mm.child.wait().await;
-    let all: Vec<Value> = mm.client.received.clone();
-    let found = updates(&all)
+    (answer, id)
+}
+
+/// The `notice` updates among the messages received.
+fn notices_in(received: &[Value]) -> Vec<Value> {
+    updates(received)
         .into_iter()
         .filter(|u| u["sessionUpdate"] == "notice")
-        .collect();
-    (found, cwd)
+        .collect()
 }
 
 #[mm_testkit::test]
@@ -207,22 +217,7 @@ async fn notices_of_a_prompt(
     let (_d, cwd) = dir();
     let (_h, home) = dir();
     let mut mm = spawn_mm(&cwd, &home, &server.url());
-    let mut caps =
-        json!({"fs": {"readTextFile": false, "writeTextFile": false}, "terminal": false});
-    if notices {
-        caps["session"] = json!({"notices": {}});
-    }
-    mm.client
-        .call(
-            "initialize",
-            json!({"protocolVersion": 1, "clientCapabilities": caps}),
-        )
-        .await;
-    let (_, answer) = mm
-        .client
-        .call("session/new", json!({"cwd": cwd, "mcpServers": []}))
-        .await;
-    let id = answer["result"]["sessionId"].as_str().unwrap().to_string();
+    let (answer, id) = open_session(&mut mm, &cwd, notices).await;
     let option = super::acp_more::model_option_of(&mut mm.client, &answer).await;
     let (before, r) = mm.client.prompt(&id, "hello").await;
     assert_eq!(r["result"]["stopReason"], "end_turn");
@@ -244,11 +239,7 @@ async fn notices_of_a_prompt(
     }
     mm.client.close().await;
     let _ = mm.child.wait().await;
-    let found = updates(&mm.client.received)
-        .into_iter()
-        .filter(|u| u["sessionUpdate"] == "notice")
-        .collect();
-    (found, option, again)
+    (notices_in(&mm.client.received), option, again)
 }
 
 /// A llama.cpp router (its README, "Using multiple models") whose one model is still loading.
