@@ -62,6 +62,8 @@ pub struct AcpFrontend {
     compaction: bool,
     /// The client advertised `clientCapabilities.subagents`: it is shown `task` calls' children.
     subagents: bool,
+    /// The client advertised `clientCapabilities.session.notices`.
+    notices: bool,
     log: Logger,
     /// The progress lines of running calls, by call id.
     progress: Mutex<HashMap<String, VecDeque<String>>>,
@@ -75,6 +77,7 @@ impl AcpFrontend {
             forms,
             compaction: false,
             subagents: false,
+            notices: false,
             log,
             progress: Mutex::new(HashMap::new()),
         }
@@ -111,10 +114,28 @@ impl AcpFrontend {
                         self.update_on(&session, update);
                     }
                 }
+                Output::LogAndNotice(line, notice) => {
+                    self.log.line(&line);
+                    self.notice(notice);
+                }
                 // A child starts none.
                 Output::Child(_) => {}
             },
             ChildStep::Ended { end, .. } => self.update(convert::subagent_ended(&session, end)),
+        }
+    }
+
+    /// Sends `notice` updates (the client advertised `session.notices`).
+    pub fn with_notices(mut self, notices: bool) -> Self {
+        self.notices = notices;
+        self
+    }
+
+    /// A `notice` update, for a client that advertised `session.notices` only; the chunks and
+    /// log lines that say the same to other clients are sent as well.
+    pub fn notice(&self, notice: serde_json::Value) {
+        if self.notices {
+            self.update(notice);
         }
     }
 
@@ -193,6 +214,10 @@ impl Frontend for AcpFrontend {
                 }
             }
             Output::Child(child) => self.child(child),
+            Output::LogAndNotice(line, notice) => {
+                self.log.line(&line);
+                self.notice(notice);
+            }
         }
     }
 

@@ -120,6 +120,7 @@ where
         forms: Mutex::new(false),
         compaction: Mutex::new(false),
         subagents: Mutex::new(false),
+        notices: Mutex::new(false),
         auth: auth::Auth::default(),
         process_cwd: std::env::current_dir().ok(),
         listed_cwds: Mutex::new(Vec::new()),

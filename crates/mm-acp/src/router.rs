@@ -37,6 +37,7 @@ pub(crate) async fn serve(
         .on_receive_request(to!(server, live::close_session), request!())
         // Turns
         .on_receive_request(to!(server, turns::prompt), request!())
+        .on_receive_request(to!(server, turns::steer), request!())
         .on_receive_notification(
             {
                 let server = Arc::clone(server);

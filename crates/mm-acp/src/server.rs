@@ -46,6 +46,8 @@ pub(crate) struct Server {
     pub(crate) compaction: Mutex<bool>,
     /// The client advertised `subagents` at `initialize`: it is shown `task` calls' children.
     pub(crate) subagents: Mutex<bool>,
+    /// The client advertised `session.notices` at `initialize`.
+    pub(crate) notices: Mutex<bool>,
     /// Whether the client can run the setup method (auth.rs).
     pub(crate) auth: crate::auth::Auth,
     /// The process's cwd, whose sessions `session/list` shows without a `cwd`.
@@ -90,10 +92,12 @@ impl Server {
     pub(crate) fn frontend(&self, cx: &ConnectionTo<Client>) -> Arc<AcpFrontend> {
         let compaction = self.compaction.lock().map(|c| *c).unwrap_or(false);
         let subagents = self.subagents.lock().map(|c| *c).unwrap_or(false);
+        let notices = self.notices.lock().map(|c| *c).unwrap_or(false);
         Arc::new(
             AcpFrontend::new(Arc::new(cx.clone()), self.forms(), self.log.clone())
                 .with_compaction(compaction)
-                .with_subagents(subagents),
+                .with_subagents(subagents)
+                .with_notices(notices),
         )
     }
 
@@ -201,9 +205,23 @@ impl Server {
         for update in tail.after {
             frontend.update(update);
         }
+        self.open_notices(frontend);
         // The MCP servers start once the answer is on its way, in the background.
         mcp.now();
         self.show_models_later(&slot);
+    }
+
+    /// What the process skipped or could not do that the user should know of a new session's
+    /// work (only for a client that advertised `session.notices`: the frontend drops them
+    /// otherwise): an untrusted project's commands, a fence not enforced.
+    fn open_notices(&self, frontend: &AcpFrontend) {
+        if let Some(u) = &self.config.untrusted_project {
+            let home = mm_core::paths::home();
+            frontend.notice(convert::untrusted_notice(&u.warning(None, home.as_deref())));
+        }
+        if let Some(shortfall) = self.engine.sandbox.report().shortfall() {
+            frontend.notice(convert::unfenced_notice(&shortfall));
+        }
     }
 
     /// Registers a session; `false` when the id is already live.
@@ -244,6 +262,11 @@ impl Server {
                 .as_ref()
                 .is_some_and(|s| s.compaction.is_some()),
             subagents: req.client_capabilities.subagents.is_some(),
+            notices: req
+                .client_capabilities
+                .session
+                .as_ref()
+                .is_some_and(|s| s.notices.is_some()),
             terminal_auth: serde_json::to_value(&req.client_capabilities)
                 .is_ok_and(|c| convert::advertises_terminal_auth(&c)),
         });
@@ -255,6 +278,9 @@ impl Server {
         }
         if let Ok(mut c) = self.subagents.lock() {
             *c = hello.subagents;
+        }
+        if let Ok(mut n) = self.notices.lock() {
+            *n = hello.notices;
         }
         self.auth.set_terminal(hello.terminal_auth);
         self.log.line(&convert::log_client(
@@ -287,6 +313,9 @@ impl Server {
             )
             .auth_methods(self.auth.methods())
             .agent_info(Implementation::new(acp.name.clone(), crate::VERSION).title(title))
+            // `_session/steering`: the one addition a plain client sees, in the `_meta` ACP
+            // reserves for extensions.
+            .meta(convert::steering_meta())
     }
 
     pub(crate) async fn new_session(
@@ -433,7 +462,10 @@ impl Server {
         match outcome.stop {
             Ok(stop) => Ok(PromptResponse::new(convert::stop_reason(stop))
                 .usage(convert::prompt_usage(&session.view().usage()))),
-            Err(e) => Err(convert::turn_error(&e)),
+            Err(e) => {
+                slot.frontend.notice(convert::failed_notice(&e.to_string()));
+                Err(convert::turn_error(&e))
+            }
         }
     }
 }

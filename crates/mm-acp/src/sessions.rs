@@ -30,6 +30,9 @@ impl Server {
         match self.engine.model.models_now() {
             Some(list) if !list.models.is_empty() => {
                 slot.models_shown.store(true, Ordering::Relaxed);
+                if let Ok(mut shown) = slot.statuses_shown.lock() {
+                    shown.clone_from(&list.status);
+                }
                 let current = slot
                     .controls
                     .model()
@@ -71,6 +74,28 @@ impl Server {
         let options = self.config_options(slot);
         slot.frontend
             .update(convert::config_option_update(&options));
+    }
+
+    /// After a turn, on a llama.cpp router: its models' statuses asked again, and the model
+    /// option sent again when they changed (the model the turn loaded is `loaded` now).
+    pub(super) async fn show_statuses_now(&self, slot: &Slot) {
+        let shown = slot
+            .statuses_shown
+            .lock()
+            .map(|s| s.clone())
+            .unwrap_or_default();
+        if shown.is_empty() || !slot.models_shown.load(Ordering::Relaxed) {
+            return;
+        }
+        let cancel = self.shutdown.child_token();
+        match self.engine.model.models(&cancel).await {
+            Ok(list) if list.status != shown => {
+                let options = self.config_options(slot);
+                slot.frontend
+                    .update(convert::config_option_update(&options));
+            }
+            Ok(_) | Err(_) => {}
+        }
     }
 
     /// Switches a session's mode (from its next tool call) and saves it if no turn runs (a

@@ -24,6 +24,8 @@ pub(crate) struct Slot {
     pub(crate) cwd: PathBuf,
     /// The model option was sent (in an answer or a `config_option_update`).
     pub(crate) models_shown: std::sync::atomic::AtomicBool,
+    /// The statuses of a router's models as the model option last said them.
+    pub(crate) statuses_shown: Mutex<crate::engine::ModelStatuses>,
 }
 
 impl Slot {
@@ -36,6 +38,7 @@ impl Slot {
             cancels: Mutex::new(Vec::new()),
             last: Mutex::new(None),
             models_shown: std::sync::atomic::AtomicBool::new(false),
+            statuses_shown: Mutex::new(Default::default()),
         })
     }
 

@@ -247,6 +247,8 @@ pub struct ClientHello {
     pub compaction: bool,
     /// `clientCapabilities.subagents` present and non-null.
     pub subagents: bool,
+    /// `clientCapabilities.session.notices` present and non-null.
+    pub notices: bool,
     /// Terminal auth advertised (`auth.terminal` or `_meta["terminal-auth"]`).
     pub terminal_auth: bool,
 }
@@ -271,6 +273,9 @@ impl ClientHello {
                 .is_some_and(|c| !c.is_null()),
             subagents: params["clientCapabilities"]
                 .get("subagents")
+                .is_some_and(|c| !c.is_null()),
+            notices: params["clientCapabilities"]["session"]
+                .get("notices")
                 .is_some_and(|c| !c.is_null()),
             terminal_auth: crate::convert::advertises_terminal_auth(&params["clientCapabilities"]),
         })
@@ -464,6 +469,7 @@ mod hello_tests {
                     forms: true,
                     compaction: false,
                     subagents: false,
+                    notices: false,
                     terminal_auth: false,
                 })
             );
@@ -478,6 +484,7 @@ mod hello_tests {
                 forms: false,
                 compaction: false,
                 subagents: false,
+                notices: false,
                 terminal_auth: false,
             })
         );

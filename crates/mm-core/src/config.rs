@@ -50,6 +50,9 @@ pub struct Config {
     pub mcp_timing: McpTiming,
     /// Warnings found while loading (unknown keys, ignored project commands), for the banner.
     pub warnings: Vec<String>,
+    /// The process's project, when its commands were skipped because it is not trusted (the
+    /// editor's notice; `Loaded::untrusted_project` holds the same).
+    pub untrusted_project: Option<UntrustedProject>,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -435,6 +438,7 @@ impl Default for Config {
             lsp_servers: BTreeMap::new(),
             mcp_timing: McpTiming::default(),
             warnings: Vec::new(),
+            untrusted_project: None,
         }
     }
 }

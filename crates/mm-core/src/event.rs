@@ -224,6 +224,42 @@ pub struct Plan {
     pub steps: Vec<PlanStep>,
 }
 
+/// Why a model call has not started answering: the model server is busy with something the
+/// user should hear of, rather than a silent wait (the terminal's status line, an editor's
+/// notice).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Waiting {
+    /// The server loads the model before it answers (llama.cpp's router loading it on demand).
+    Loading { model: String },
+    /// The call failed in a way worth trying again (a server loading or restarting, a rate
+    /// limit): the failure's line, the try about to be made (2 for the first retry) out of
+    /// `of`, and the wait before it.
+    Retrying {
+        error: String,
+        attempt: u32,
+        of: u32,
+        after: std::time::Duration,
+    },
+}
+
+impl Waiting {
+    /// One line that says it (the status line's text, a log line).
+    pub fn line(&self) -> String {
+        match self {
+            Waiting::Loading { model } => format!("the model server is loading {model}"),
+            Waiting::Retrying {
+                error,
+                attempt,
+                of,
+                after,
+            } => format!(
+                "{error} — try {attempt} of {of} in {} s",
+                crate::config::seconds(*after)
+            ),
+        }
+    }
+}
+
 /// What happens during a turn, as the engine reports it.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Event {
@@ -269,6 +305,8 @@ pub enum Event {
     /// What a `task` call's child session does (docs/engine.md, "Subagents"): shown under the
     /// call by the front ends that show children; never the parent's own text, plan or usage.
     Child(ChildEvent),
+    /// A model call waits for the server ([`Waiting`]); its answer (or failure) follows.
+    Waiting(Waiting),
 }
 
 /// One step of a `task` call's child session.

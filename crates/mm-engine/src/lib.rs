@@ -25,7 +25,7 @@ mod window;
 
 pub use builtin::{BUILTIN, builtin};
 pub use commands::EngineCommand;
-pub use controls::Controls;
+pub use controls::{Controls, Steered};
 pub use error::{LoadError, TurnError};
 pub use mcp::{McpStart, ServerReport, SessionServers};
 pub use pipeline::{Command, PromptOutcome, StopReason, stop_reason_name};
@@ -35,7 +35,7 @@ pub use session::{Session, SessionView, SkillsEntry, TITLE_CHARS, title_of};
 // (docs/architecture.md, "The layers"): the model server's answers, an MCP server's state, the
 // answers a session remembers, and the marker of a cut output.
 pub use mm_model::detect::{SMALL_WINDOW, ServerKind, small_window_warning};
-pub use mm_model::{ModelError, ModelInfo, ModelList};
+pub use mm_model::{ModelError, ModelInfo, ModelList, ModelStatus, ModelStatuses};
 pub use mm_tools::mcp::Phase as McpPhase;
 pub use mm_tools::tools::cut;
 /// What "always" and "never" remember (a session's [`SessionView::rules`]).

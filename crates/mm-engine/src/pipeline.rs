@@ -105,14 +105,17 @@ impl Engine {
         outcome
     }
 
-    async fn prompt_locked(
+    /// What `/skill`, `@path`, `$skill` and the `userPromptSubmit` hooks make of a prompt, or of
+    /// a message sent into a running turn: its text after `/skill` (for the title) and the text
+    /// the history gets; `Err` with a hook's reason when one blocked it.
+    pub(crate) async fn compose(
         &self,
-        s: &mut Session,
+        s: &Session,
         text: &str,
         attached: &[PathBuf],
         frontend: &dyn Frontend,
         cancel: &CancellationToken,
-    ) -> PromptOutcome {
+    ) -> Result<(String, String), String> {
         let commands: Vec<&str> = Self::commands().iter().map(|(n, _)| *n).collect();
         let text = crate::skills::rewrite_slash(text, &s.skills, &commands)
             .unwrap_or_else(|| text.to_string());
@@ -130,7 +133,28 @@ impl Engine {
             let r = self
                 .session_hooks(HookEvent::UserPromptSubmit, input, s, frontend, cancel)
                 .await;
-            if let HookDecision::Deny(reason) = &r.decision {
+            if let HookDecision::Deny(reason) = r.decision {
+                return Err(reason);
+            }
+            for ctx in r.context {
+                full.push('\n');
+                full.push_str(&ctx);
+            }
+        }
+        Ok((text, full))
+    }
+
+    async fn prompt_locked(
+        &self,
+        s: &mut Session,
+        text: &str,
+        attached: &[PathBuf],
+        frontend: &dyn Frontend,
+        cancel: &CancellationToken,
+    ) -> PromptOutcome {
+        let (text, full) = match self.compose(s, text, attached, frontend, cancel).await {
+            Ok(composed) => composed,
+            Err(reason) => {
                 let stop = if cancel.is_cancelled() {
                     StopReason::Cancelled
                 } else {
@@ -146,11 +170,7 @@ impl Engine {
                     recap: Some(Recap::default()),
                 };
             }
-            for ctx in r.context {
-                full.push('\n');
-                full.push_str(&ctx);
-            }
-        }
+        };
         if s.title.is_none()
             && let Some(title) = title_of(&text)
         {

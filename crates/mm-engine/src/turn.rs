@@ -34,7 +34,16 @@ impl Engine {
     ) -> TurnEnd {
         let turn_start = s.history.len().saturating_sub(1);
         let mut recap = Recap::default();
+        s.controls.open_turn();
         let stop = self.turn_loop(s, frontend, cancel, &mut recap).await;
+        // A message sent as the turn failed or was cancelled is not kept.
+        let late = s.controls.close_turn();
+        if !late.is_empty() {
+            tracing::debug!(
+                messages = late.len(),
+                "messages sent to a turn that ended first"
+            );
+        }
         // A question that got no answer at all is removed.
         let unanswered = s.history.len() == turn_start + 1;
         if unanswered && (stop.is_err() || stop == Ok(StopReason::Cancelled)) {
@@ -76,6 +85,7 @@ impl Engine {
             if cancel.is_cancelled() {
                 return Ok(StopReason::Cancelled);
             }
+            self.join_steered(s, frontend, cancel).await;
             self.make_room(s, frontend, cancel).await?;
             let request = ChatRequest {
                 messages: history::to_wire(&s.history),
@@ -94,6 +104,7 @@ impl Engine {
                     frontend.emit(Event::Text(t));
                 }
                 StreamEvent::Thought(t) => frontend.emit(Event::Thought(t)),
+                StreamEvent::Waiting(w) => frontend.emit(Event::Waiting(w)),
             };
             let response = self.model.chat(&request, &on_event, cancel).await;
             let partial = streamed.lock().map(|s| s.clone()).unwrap_or_default();
@@ -160,7 +171,11 @@ impl Engine {
                 return Ok(StopReason::MaxTokens);
             }
             if calls.is_empty() {
-                return Ok(StopReason::EndTurn);
+                // A message sent into the turn meanwhile gets one more step, not lost.
+                if s.controls.end_unless_steered() {
+                    return Ok(StopReason::EndTurn);
+                }
+                continue;
             }
             for call in &calls {
                 if cancel.is_cancelled() {
@@ -212,6 +227,28 @@ impl Engine {
             "[stopped: {max_steps} model calls in this turn, the {key} limit]"
         )));
         Ok(StopReason::MaxTurnRequests)
+    }
+
+    /// Joins the messages the user sent into the turn since its last model call, each through
+    /// the prompt pipeline (`@path`, `$skill`, `userPromptSubmit` hooks) as the user's.
+    async fn join_steered(
+        &self,
+        s: &mut Session,
+        frontend: &dyn Frontend,
+        cancel: &CancellationToken,
+    ) {
+        for m in s.controls.take_steered() {
+            match self
+                .compose(s, &m.text, &m.attached, frontend, cancel)
+                .await
+            {
+                Ok((_, full)) => push_user(&mut s.history, full),
+                Err(_) if cancel.is_cancelled() => {}
+                Err(reason) => frontend.emit(Event::Notice(format!(
+                    "[message blocked by a hook: {reason}]"
+                ))),
+            }
+        }
     }
 
     /// Gives each call its `call_N` ref and the id its `tool` message answers (the ref when the
@@ -379,6 +416,18 @@ impl Engine {
             }
             keep -= 1;
         }
+    }
+}
+
+/// A user message joins the history: merged into the last one when the history ends with the
+/// user's (strict chat templates refuse two user messages in a row).
+fn push_user(history: &mut Vec<Message>, text: String) {
+    match history.last_mut() {
+        Some(last) if last.role == Role::User && !last.compact => {
+            last.content.push_str("\n\n");
+            last.content.push_str(&text);
+        }
+        _ => history.push(Message::user(text)),
     }
 }
 

@@ -6,8 +6,8 @@ use std::time::Duration;
 use futures::future::join_all;
 use serde_json::{Value, json};
 
-use super::ModelError;
 use super::text_calls::Family;
+use super::{ModelError, ModelStatus};
 
 /// How long one probe may take.
 pub const PROBE_TIMEOUT: Duration = Duration::from_millis(1500);
@@ -80,6 +80,8 @@ pub const LOCAL_MODEL_SCRIPT_URL: &str = "http://127.0.0.1:8089/v1";
 pub fn default_candidates() -> Vec<(ServerKind, String)> {
     vec![
         (ServerKind::LlamaCpp, "http://127.0.0.1:8080/v1".into()),
+        // llama-server's new default port (ggml-org/llama.cpp#26508), after the old one.
+        (ServerKind::LlamaCpp, "http://127.0.0.1:9931/v1".into()),
         (ServerKind::Ollama, "http://127.0.0.1:11434/v1".into()),
         (ServerKind::LmStudio, "http://127.0.0.1:1234/v1".into()),
         (
@@ -113,6 +115,9 @@ pub struct Detected {
     pub models: Value,
     /// The model's family, as its chat template or its name says ([`probe_family`]).
     pub family: Option<Family>,
+    /// llama.cpp's router mode: one server, many models loaded on demand, each with its status
+    /// in the listing and its own `/props?model=…`.
+    pub router: bool,
     /// The configured URL gave no model listing, although a name is configured so detection
     /// went on: what it answered, and the fix (the banner's warning).
     pub problem: Option<String>,
@@ -186,7 +191,7 @@ impl Prober {
 }
 
 /// What to do when no server was found.
-pub const NO_SERVER_FIX: &str = "start one, e.g. `llama-server -m model.gguf --port 8080 --jinja` or `ollama serve`, or set MM_MODEL_URL / --url";
+pub const NO_SERVER_FIX: &str = "start one, e.g. `llama-server -m model.gguf --jinja` (on its default port, 8080 or 9931) or `ollama serve`, or set MM_MODEL_URL / --url";
 
 /// The addresses probed, each with the server expected there.
 pub fn tried(candidates: &[(ServerKind, String)]) -> String {
@@ -229,7 +234,7 @@ async fn identify(prober: &Prober, url: &str, root: &str, models: &Value) -> Ser
     if owners.contains(&"vllm") {
         return ServerKind::Vllm;
     }
-    if owners.contains(&"llamacpp") {
+    if owners.contains(&"llamacpp") || is_router(models) {
         return ServerKind::LlamaCpp;
     }
     let (props_url, version_url, lms_url) = (
@@ -265,8 +270,45 @@ fn str_field<'a>(v: &'a Value, key: &str) -> Option<&'a str> {
     v.get(key).and_then(Value::as_str)
 }
 
-/// The model the server has loaded (Ollama, LM Studio), when it says.
-async fn loaded_model(prober: &Prober, kind: ServerKind, root: &str) -> Option<String> {
+/// A listing with a `status` per model: llama.cpp's router mode (its README, "Using multiple
+/// models").
+pub fn is_router(models: &Value) -> bool {
+    model_list(models)
+        .iter()
+        .any(|m| m.get("status").and_then(ModelStatus::parse).is_some())
+}
+
+/// What a router's listing says of `name`.
+pub fn model_status(models: &Value, name: &str) -> Option<ModelStatus> {
+    model_list(models)
+        .iter()
+        .find(|m| str_field(m, "id") == Some(name))
+        .and_then(|m| m.get("status"))
+        .and_then(ModelStatus::parse)
+}
+
+fn is_embedding(id: &str) -> bool {
+    id.to_ascii_lowercase().contains("embed")
+}
+
+/// `{root}/props`, or for one of a router's models `{root}/props?model=…&autoload=false` (the
+/// router answers for that model without loading it).
+fn props_url(detected: &Detected) -> String {
+    let url = format!("{}/props", detected.root);
+    if !detected.router {
+        return url;
+    }
+    let params = [("model", detected.name.as_str()), ("autoload", "false")];
+    reqwest::Url::parse_with_params(&url, &params).map_or(url, String::from)
+}
+
+/// The model the server has loaded (Ollama, LM Studio, llama.cpp's router), when it says.
+async fn loaded_model(
+    prober: &Prober,
+    kind: ServerKind,
+    root: &str,
+    models: &Value,
+) -> Option<String> {
     match kind {
         ServerKind::Ollama => {
             let ps = prober.get(&format!("{root}/api/ps")).await?;
@@ -286,10 +328,15 @@ async fn loaded_model(prober: &Prober, kind: ServerKind, root: &str) -> Option<S
                 .and_then(|m| str_field(m, "id"))
                 .map(str::to_string)
         }
-        ServerKind::LlamaCpp
-        | ServerKind::DockerModelRunner
-        | ServerKind::Vllm
-        | ServerKind::Unknown => None,
+        ServerKind::LlamaCpp => model_list(models)
+            .iter()
+            .filter_map(|m| str_field(m, "id").map(|id| (id, m)))
+            .find(|(id, m)| {
+                !is_embedding(id)
+                    && m.get("status").and_then(ModelStatus::parse) == Some(ModelStatus::Loaded)
+            })
+            .map(|(id, _)| id.to_string()),
+        ServerKind::DockerModelRunner | ServerKind::Vllm | ServerKind::Unknown => None,
     }
 }
 
@@ -328,16 +375,17 @@ pub async fn detect(
     let root = server_root(&url);
     let name = if !configured_name.is_empty() {
         configured_name.to_string()
-    } else if let Some(loaded) = loaded_model(prober, kind, &root).await {
+    } else if let Some(loaded) = loaded_model(prober, kind, &root, &models).await {
         loaded
     } else {
         model_list(&models)
             .iter()
             .filter_map(|m| str_field(m, "id"))
-            .find(|id| !id.to_ascii_lowercase().contains("embed"))
+            .find(|id| !is_embedding(id))
             .unwrap_or("")
             .to_string()
     };
+    let router = is_router(&models);
     Ok(Detected {
         url,
         root,
@@ -345,6 +393,7 @@ pub async fn detect(
         kind,
         models,
         family: None,
+        router,
         problem,
     })
 }
@@ -373,7 +422,7 @@ pub async fn probe_family(prober: &Prober, detected: &Detected) -> Option<Family
     let name = detected.name.as_str();
     let (template, other_name) = match detected.kind {
         ServerKind::LlamaCpp | ServerKind::Unknown | ServerKind::DockerModelRunner => {
-            let props = prober.get(&format!("{root}/props")).await;
+            let props = prober.get(&props_url(detected)).await;
             let template = props.as_ref().and_then(|p| {
                 ["chat_template_tool_use", "chat_template"]
                     .iter()
@@ -407,11 +456,20 @@ pub async fn probe_family(prober: &Prober, detected: &Detected) -> Option<Family
 /// server's order, the detected model first when the listing does not name it (a configured
 /// name the server resolves itself, such as Ollama's `qwen3` for `qwen3:latest`).
 pub fn listed_models(detected: &Detected) -> super::ModelList {
-    let mut ids: Vec<String> = model_list(&detected.models)
+    listed_from(detected, &detected.models)
+}
+
+/// The same from a listing asked again (a router's statuses change as it loads and unloads).
+pub fn listed_from(detected: &Detected, listing: &Value) -> super::ModelList {
+    let mut ids: Vec<String> = model_list(listing)
         .iter()
         .filter_map(|m| str_field(m, "id"))
-        .filter(|id| !id.to_ascii_lowercase().contains("embed"))
+        .filter(|id| !is_embedding(id))
         .map(str::to_string)
+        .collect();
+    let status = ids
+        .iter()
+        .filter_map(|id| model_status(listing, id).map(|s| (id.clone(), s)))
         .collect();
     if !detected.name.is_empty() && !ids.contains(&detected.name) {
         ids.insert(0, detected.name.clone());
@@ -419,6 +477,7 @@ pub fn listed_models(detected: &Detected) -> super::ModelList {
     super::ModelList {
         default: detected.name.clone(),
         models: ids,
+        status,
     }
 }
 
@@ -426,17 +485,23 @@ fn positive(v: Option<&Value>) -> Option<u64> {
     v.and_then(Value::as_u64).filter(|&n| n > 0)
 }
 
-/// The window as the `/models` listing tells it (llama.cpp `meta.n_ctx`, vLLM `max_model_len`).
+/// The window as the `/models` listing tells it (llama.cpp `meta.n_ctx`, vLLM `max_model_len`):
+/// the named model's, else (one model per server) the first that says; a router's models each
+/// have their own, so only the named one's.
 fn window_from_listing(models: &Value, name: &str) -> Option<u64> {
     let list = model_list(models);
     let window = |m: &Value| {
         positive(m.get("meta").and_then(|meta| meta.get("n_ctx")))
             .or_else(|| positive(m.get("max_model_len")))
     };
-    list.iter()
+    let named = list
+        .iter()
         .find(|m| str_field(m, "id") == Some(name))
-        .and_then(window)
-        .or_else(|| list.iter().find_map(window))
+        .and_then(window);
+    if is_router(models) {
+        return named;
+    }
+    named.or_else(|| list.iter().find_map(window))
 }
 
 /// The context window of the detected model, 0 when no probe tells.
@@ -445,7 +510,7 @@ pub async fn probe_context_window(prober: &Prober, detected: &Detected) -> u64 {
     let name = detected.name.as_str();
     let probed = match detected.kind {
         ServerKind::LlamaCpp | ServerKind::Unknown | ServerKind::DockerModelRunner => {
-            let props = prober.get(&format!("{root}/props")).await;
+            let props = prober.get(&props_url(detected)).await;
             props
                 .and_then(|p| {
                     positive(
@@ -519,6 +584,7 @@ mod tests {
             kind: ServerKind::Ollama,
             models,
             family: None,
+            router: false,
             problem: None,
         };
         let list =
@@ -582,6 +648,7 @@ mod tests {
             urls,
             [
                 "http://127.0.0.1:8080/v1",
+                "http://127.0.0.1:9931/v1",
                 "http://127.0.0.1:11434/v1",
                 "http://127.0.0.1:1234/v1",
                 "http://127.0.0.1:12434/engines/v1",
@@ -595,7 +662,7 @@ mod tests {
     fn no_server_message_says_what_was_tried_and_what_to_do() {
         assert_eq!(
             no_server_message(&default_candidates()[..2]),
-            "no model server found (tried http://127.0.0.1:8080/v1 (llama.cpp), http://127.0.0.1:11434/v1 (Ollama)); start one, e.g. `llama-server -m model.gguf --port 8080 --jinja` or `ollama serve`, or set MM_MODEL_URL / --url"
+            "no model server found (tried http://127.0.0.1:8080/v1 (llama.cpp), http://127.0.0.1:9931/v1 (llama.cpp)); start one, e.g. `llama-server -m model.gguf --jinja` (on its default port, 8080 or 9931) or `ollama serve`, or set MM_MODEL_URL / --url"
         );
     }
 }

@@ -41,6 +41,8 @@ pub struct ChatRequest {
 pub enum StreamEvent {
     Text(String),
     Thought(String),
+    /// The answer has not started: the server loads the model, or the call is retried.
+    Waiting(event::Waiting),
 }
 
 /// A tool call as the model made it.
@@ -87,6 +89,62 @@ pub struct ModelList {
     /// The listing's ids without embedding models, in the server's order; the default among
     /// them (first when the listing does not name it). Empty when nothing can be listed.
     pub models: Vec<String>,
+    /// What a server that loads its models on demand says of each (llama.cpp's router mode),
+    /// by id; empty for a server that does not say.
+    pub status: ModelStatuses,
+}
+
+/// The status of each of a router's models, by id.
+pub type ModelStatuses = std::collections::BTreeMap<String, ModelStatus>;
+
+/// Where one of a router's models is (llama.cpp's `GET /models` `status.value`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ModelStatus {
+    Loaded,
+    Loading,
+    Unloaded,
+    /// Loaded, its weights set aside while idle: answers after a short wake-up.
+    Sleeping,
+    /// Being downloaded before it loads.
+    Downloading,
+    /// Its last load failed.
+    Failed,
+}
+
+impl ModelStatus {
+    /// As llama.cpp says it, `failed` for an unloaded model whose load failed; `None` for a
+    /// value it does not know.
+    pub fn parse(status: &Value) -> Option<ModelStatus> {
+        if status.get("failed").and_then(Value::as_bool) == Some(true) {
+            return Some(ModelStatus::Failed);
+        }
+        Some(match status.get("value")?.as_str()? {
+            "loaded" => ModelStatus::Loaded,
+            "loading" => ModelStatus::Loading,
+            "unloaded" => ModelStatus::Unloaded,
+            "sleeping" => ModelStatus::Sleeping,
+            "downloading" => ModelStatus::Downloading,
+            _ => return None,
+        })
+    }
+
+    /// What the `/model` list and an editor's model option say.
+    pub fn label(self) -> &'static str {
+        match self {
+            ModelStatus::Loaded => "loaded",
+            ModelStatus::Loading => "loading",
+            ModelStatus::Unloaded => "not loaded",
+            ModelStatus::Sleeping => "sleeping",
+            ModelStatus::Downloading => "downloading",
+            ModelStatus::Failed => "failed to load",
+        }
+    }
+
+    /// Whether a call to it waits for the server to load it first (a failed one is tried
+    /// again).
+    pub fn must_load(self) -> bool {
+        self != ModelStatus::Loaded
+    }
 }
 
 /// A failed model call; `Display` is the one-line explanation users see.

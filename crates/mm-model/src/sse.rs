@@ -340,6 +340,8 @@ impl ChunkAccumulator {
                         push_merged(out, StreamEvent::Text(released));
                     }
                 }
+                // The thinking splitter gives text and reasoning only.
+                waiting @ StreamEvent::Waiting(_) => out.push(waiting),
             }
         }
     }

@@ -141,15 +141,23 @@ async fn model_lines(engine: &Engine, session: &Session, color: bool) -> Vec<Str
     } else {
         "unknown".to_string()
     };
+    let list = engine.model.models(&cancel).await.unwrap_or_default();
+    // A router's models say where they are: `qwen3 (loaded)`.
+    let named = |m: &String| match list.status.get(m) {
+        Some(status) => format!("{m} ({})", status.label()),
+        None => m.clone(),
+    };
     let mut lines = vec![
-        format!("model           {}", visible(&current)),
+        format!("model           {}", visible(&named(&current))),
         format!("server          {}", visible(&info.url)),
         format!("context window  {window}"),
     ];
-    let others: Vec<String> = match engine.model.models(&cancel).await {
-        Ok(list) => list.models.into_iter().filter(|m| *m != current).collect(),
-        Err(_) => Vec::new(),
-    };
+    let others: Vec<String> = list
+        .models
+        .iter()
+        .filter(|m| **m != current)
+        .map(named)
+        .collect();
     if !others.is_empty() {
         lines.push(format!("also served     {}", visible(&others.join(", "))));
         lines.push(style::dim(

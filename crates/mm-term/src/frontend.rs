@@ -607,6 +607,8 @@ impl Frontend for TermFrontend {
                     Some(s.titles.get(id).cloned().unwrap_or_default())
                 }
                 Event::ToolCallFinished(_) => Some(THINKING.to_string()),
+                // The wait is the status line's until the answer starts.
+                Event::Waiting(waiting) => Some(waiting.line()),
                 _ => s.showing.then(|| s.what.clone()),
             }
         };

@@ -4,8 +4,10 @@
 //! as it arrives, whatever mm is doing, so no key is lost between two prompts. Who takes them:
 //!
 //! - the prompt's line editor, in order ([`Keyboard::next_key`]);
-//! - during a turn, Ctrl-C or Esc cancels it at once and Ctrl-Z suspends mm at once; the other keys
-//!   wait, typed ahead, for the next prompt. A Ctrl-C that came too late to cancel anything (the turn ended on its own) acts at
+//! - during a turn, Ctrl-C or Esc cancels it at once and Ctrl-Z suspends mm at once; Enter sends
+//!   the line typed so far into the running turn (when the engine's turn takes messages, and the
+//!   line is not a `/command`), Tab queues it for the next prompt as Enter did before; the other
+//!   keys wait, typed ahead, for the next prompt. A Ctrl-C that came too late to cancel anything (the turn ended on its own) acts at
 //!   the prompt instead ([`Keyboard::end_turn`]);
 //! - a question (the permission prompt, a form) reads only the keys that come after it was put:
 //!   [`Keyboard::question`] first has the reader take in whatever the terminal already holds,
@@ -20,6 +22,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::keys::Key;
 use super::raw::{self, Waker};
+use crate::engine::{Controls, Steered};
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 enum Entry {
@@ -36,6 +39,10 @@ struct State {
     held: VecDeque<Entry>,
     /// The running turn's cancel.
     turn: Option<CancellationToken>,
+    /// Where Enter sends a line during the turn.
+    steer: Option<Controls>,
+    /// Lines sent into the turn, not yet echoed.
+    sent: Vec<String>,
     /// A question is open: it takes the keys.
     question: bool,
     /// Ctrl-L came during the turn: the front end clears the screen at once.
@@ -126,6 +133,11 @@ impl Keyboard {
                 } else if in_turn && key == Key::Ctrl('z') {
                     // At the prompt the editor suspends (and draws the line again after).
                     suspend = true;
+                } else if in_turn && key == Key::Tab {
+                    // The line waits for the next prompt, which sends it.
+                    s.queue.push_back(Entry::Key(Key::Enter));
+                } else if in_turn && key == Key::Enter {
+                    steer_line(&mut s);
                 } else {
                     s.queue.push_back(Entry::Key(key));
                 }
@@ -212,31 +224,30 @@ impl Keyboard {
     /// Ctrl-W and Alt-Enter count; moves of the cursor do not (the prompt replays every key).
     pub fn typed_ahead(&self) -> String {
         let s = self.lock();
-        let mut text = String::new();
-        for entry in s.held.iter().chain(s.queue.iter()) {
-            match entry {
-                Entry::Key(Key::Char(c)) => text.push(*c),
-                Entry::Key(Key::Paste(p)) => text.push_str(p),
-                Entry::Key(Key::AltEnter) => text.push('\n'),
-                Entry::Key(Key::Backspace) => {
-                    text.pop();
+        let text = text_of(s.held.iter().chain(s.queue.iter()));
+        text.rsplit('\n').next().unwrap_or("").to_string()
+    }
+
+    /// During the turn, Enter sends the line typed into it through `controls`.
+    pub fn steer_into(&self, controls: &Controls) {
+        self.lock().steer = Some(controls.clone());
+    }
+
+    /// The lines sent into the running turn since the last call, waiting for one.
+    pub async fn sent(&self) -> Vec<String> {
+        let mut rx = self.changed.subscribe();
+        loop {
+            rx.borrow_and_update();
+            {
+                let mut s = self.lock();
+                if !s.sent.is_empty() {
+                    return std::mem::take(&mut s.sent);
                 }
-                Entry::Key(Key::DeleteWordBack) => {
-                    let kept = text.trim_end().len();
-                    text.truncate(kept);
-                    let start = text
-                        .char_indices()
-                        .rev()
-                        .find(|(_, c)| c.is_whitespace())
-                        .map_or(0, |(i, c)| i + c.len_utf8());
-                    text.truncate(start);
-                }
-                // A line typed ahead is sent at the next prompt: the echo starts again.
-                Entry::Key(Key::Enter) => text.clear(),
-                _ => {}
+            }
+            if rx.changed().await.is_err() {
+                return std::future::pending().await;
             }
         }
-        text.rsplit('\n').next().unwrap_or("").to_string()
     }
 
     /// A turn starts: Ctrl-C and Esc cancel `cancel` from now on.
@@ -252,6 +263,7 @@ impl Keyboard {
         {
             let mut s = self.lock();
             s.turn = None;
+            s.steer = None;
             // A Ctrl-L nobody acted on (no status line) clears at the prompt.
             if std::mem::take(&mut s.clear) {
                 s.queue.push_back(Entry::Key(Key::Ctrl('l')));
@@ -352,6 +364,63 @@ impl Drop for Asking<'_> {
             s.queue = queue;
         }
         self.keyboard.touch();
+    }
+}
+
+/// The text the keys make, as the prompt would read it (see [`Keyboard::typed_ahead`]); Enter
+/// starts it again.
+fn text_of<'a>(entries: impl Iterator<Item = &'a Entry>) -> String {
+    let mut text = String::new();
+    for entry in entries {
+        match entry {
+            Entry::Key(Key::Char(c)) => text.push(*c),
+            Entry::Key(Key::Paste(p)) => text.push_str(p),
+            Entry::Key(Key::AltEnter) => text.push('\n'),
+            Entry::Key(Key::Backspace) => {
+                text.pop();
+            }
+            Entry::Key(Key::DeleteWordBack) => {
+                let kept = text.trim_end().len();
+                text.truncate(kept);
+                let start = text
+                    .char_indices()
+                    .rev()
+                    .find(|(_, c)| c.is_whitespace())
+                    .map_or(0, |(i, c)| i + c.len_utf8());
+                text.truncate(start);
+            }
+            // A line typed ahead is sent at the next prompt: the echo starts again.
+            Entry::Key(Key::Enter) => text.clear(),
+            _ => {}
+        }
+    }
+    text
+}
+
+/// Enter during a turn: the line typed since the last Enter goes into the turn and is echoed;
+/// a `/command` (commands wait for the prompt), a blank line, or a turn that no longer takes
+/// messages leave it typed ahead with its Enter, as before.
+fn steer_line(s: &mut State) {
+    let start = s
+        .queue
+        .iter()
+        .rposition(|e| matches!(e, Entry::Key(Key::Enter) | Entry::TurnCancel(_)))
+        .map_or(0, |i| i + 1);
+    let text = text_of(s.queue.iter().skip(start));
+    let line = text.trim();
+    let sent = !line.is_empty()
+        && !line.starts_with('/')
+        && s.steer.as_ref().is_some_and(|c| {
+            c.steer(Steered {
+                text: line.to_string(),
+                attached: Vec::new(),
+            })
+        });
+    if sent {
+        s.sent.push(line.to_string());
+        s.queue.truncate(start);
+    } else {
+        s.queue.push_back(Entry::Key(Key::Enter));
     }
 }
 

@@ -345,6 +345,16 @@ impl Renderer {
                 }
                 None => self.last_failed = last_failed,
             },
+            // The interactive status line says it (frontend.rs); a one-shot run, which has none,
+            // says it on stderr.
+            Event::Waiting(waiting) => {
+                self.last_failed = last_failed;
+                if self.layout == Layout::OneShot {
+                    let line = style::dim(self.color, &visible(&waiting.line()));
+                    let lines = wrap_lines(vec![line], self.width());
+                    self.lines(&mut out, Target::Stderr, lines);
+                }
+            }
         }
         out
     }

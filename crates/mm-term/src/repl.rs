@@ -234,12 +234,26 @@ async fn run_turn(
     let cancel = stop.child_token();
     let keyboard = frontend.keyboard();
     keyboard.begin_turn(&cancel);
+    keyboard.steer_into(session.controls());
     frontend.begin_turn();
     let before = session.view().usage();
     let started = Instant::now();
-    let outcome = engine
-        .prompt(session, text, &[], frontend.as_ref(), &cancel)
-        .await;
+    let turn = engine.prompt(session, text, &[], frontend.as_ref(), &cancel);
+    // A line sent into the turn with Enter is echoed at once, under what streamed so far.
+    let echo = async {
+        loop {
+            let lines = keyboard.sent().await;
+            let color = frontend.color();
+            frontend.lines(
+                Target::Stdout,
+                lines.iter().map(|l| sent_line(l, color)).collect(),
+            );
+        }
+    };
+    let outcome = tokio::select! {
+        outcome = turn => outcome,
+        never = echo => never,
+    };
     keyboard.end_turn(outcome.stop == Ok(StopReason::Cancelled));
     frontend.end_turn();
     let color = frontend.color();
@@ -285,6 +299,14 @@ async fn run_turn(
         }
     }
     frontend.prose(Target::Stdout, lines);
+}
+
+/// What Enter during a turn echoes: the line, and where it went.
+pub const SENT: &str = "↳ sent to the running turn";
+
+fn sent_line(line: &str, color: bool) -> String {
+    let shown = crate::sanitize::visible(line).replace('\n', " ⏎ ");
+    format!("{} {}", shown, style::dim(color, SENT))
 }
 
 /// `/ask AGENT question`: asks another agent (a configured name or a command line) once; its

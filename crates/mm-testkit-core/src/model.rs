@@ -197,6 +197,7 @@ impl ScriptedModel {
         self.lock().listing = Some(ModelList {
             default: models.first().map(|m| m.to_string()).unwrap_or_default(),
             models: models.iter().map(|m| m.to_string()).collect(),
+            ..ModelList::default()
         });
     }
 

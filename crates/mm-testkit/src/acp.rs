@@ -79,6 +79,24 @@ fn check(unstable: bool, def: &str, instance: &Value, whole: &Value) {
     );
 }
 
+/// The result of `_session/steering`, an extension the ACP schema does not hold: the shapes
+/// claude-agent-acp 0.101 and codex-acp 2.6 write.
+fn check_steering(msg: &Value) {
+    let schema = json!({"oneOf": [
+        {"type": "object", "properties": {"outcome": {"enum": ["injected", "startedNewTurn"]}},
+         "required": ["outcome"], "additionalProperties": false},
+        {"type": "object", "properties": {"outcome": {"const": "promptRequired"},
+         "reason": {"const": "noRunningTurn"}},
+         "required": ["outcome", "reason"], "additionalProperties": false}
+    ]});
+    let v = jsonschema::validator_for(&schema).unwrap();
+    let errors: Vec<String> = v
+        .iter_errors(&msg["result"])
+        .map(|e| e.to_string())
+        .collect();
+    assert!(errors.is_empty(), "steering result: {errors:?}\n{msg}");
+}
+
 /// Validates one message mm wrote; `sent` maps the ids of our requests to their methods.
 pub fn validate_message(msg: &Value, sent: &HashMap<i64, String>) {
     assert_eq!(msg["jsonrpc"], "2.0", "{msg}");
@@ -109,6 +127,10 @@ pub fn validate_message(msg: &Value, sent: &HashMap<i64, String>) {
         let method = sent
             .get(&id)
             .unwrap_or_else(|| panic!("response to an unknown id: {msg}"));
+        if method == "_session/steering" {
+            check_steering(msg);
+            return;
+        }
         let def = def_for(method, "agent", "Response")
             .unwrap_or_else(|| panic!("no schema for the result of {method}: {msg}"));
         // `usage` on the prompt response lives in the unstable schema only.

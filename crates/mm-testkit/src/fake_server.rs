@@ -78,6 +78,8 @@ pub struct Received {
     pub method: String,
     /// Without the query string.
     pub path: String,
+    /// What follows `?`, as sent (empty when none).
+    pub query: String,
     /// Names in lower case.
     pub headers: Vec<(String, String)>,
     pub body: Vec<u8>,
@@ -214,7 +216,8 @@ impl FakeServer {
 
     /// Answers `route` (`METHOD path`, anything but chat) with `replies` in order, the last one
     /// again and again, instead of the built-in answer or 404. Each is a [`Reply::json`] or a
-    /// [`Reply::error`].
+    /// [`Reply::error`]. A route with its query (`GET /props?model=a&autoload=false`, as sent)
+    /// answers that query only, before the route without one.
     pub fn route(&self, route: &str, replies: Vec<Reply>) {
         assert!(!replies.is_empty(), "fake server: no replies for {route}");
         assert_ne!(
@@ -380,6 +383,7 @@ async fn route(stream: &mut TcpStream, shared: &Shared, req: Request) -> After {
     let received = Received {
         method: req.method,
         path: req.path,
+        query: req.query,
         headers: req.headers,
         body: req.body,
     };
@@ -397,8 +401,13 @@ async fn route(stream: &mut TcpStream, shared: &Shared, req: Request) -> After {
                                     "type": "unavailable_error"}});
         return write_json(stream, 503, &[], &body).await;
     }
+    let with_query = format!("{route}?{}", received.query);
     let scripted = shared.update(|s| {
-        let replies = s.routes.get_mut(&route)?;
+        let key = match received.query.is_empty() || !s.routes.contains_key(&with_query) {
+            true => &route,
+            false => &with_query,
+        };
+        let replies = s.routes.get_mut(key)?;
         match replies.len() {
             1 => replies.front().cloned(),
             _ => replies.pop_front(),

@@ -240,7 +240,7 @@ fn accumulate(events: &[SseEvent], names: &[String]) {
         for e in events {
             match e {
                 StreamEvent::Text(t) => shown.push_str(&t),
-                StreamEvent::Thought(_) => {}
+                StreamEvent::Thought(_) | StreamEvent::Waiting(_) => {}
             }
         }
     };

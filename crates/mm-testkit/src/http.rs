@@ -10,6 +10,8 @@ pub struct Request {
     pub method: String,
     /// Without the query string.
     pub path: String,
+    /// What follows `?`, as sent (empty when none).
+    pub query: String,
     /// Header names in lower case, in the order received.
     pub headers: Vec<(String, String)>,
     pub close: bool,
@@ -48,7 +50,9 @@ pub async fn read_request(stream: &mut TcpStream, buf: &mut Vec<u8>) -> Option<R
     let mut lines = head.split("\r\n");
     let mut first = lines.next()?.split(' ');
     let method = first.next()?.to_string();
-    let path = first.next()?.split('?').next()?.to_string();
+    let target = first.next()?;
+    let (path, query) = target.split_once('?').unwrap_or((target, ""));
+    let (path, query) = (path.to_string(), query.to_string());
     let mut headers = Vec::new();
     let mut length = 0usize;
     let mut close = false;
@@ -90,6 +94,7 @@ pub async fn read_request(stream: &mut TcpStream, buf: &mut Vec<u8>) -> Option<R
     Some(Request {
         method,
         path,
+        query,
         headers,
         close,
         body,

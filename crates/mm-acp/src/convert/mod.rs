@@ -12,6 +12,7 @@ mod relay;
 mod replay;
 mod response;
 mod session;
+mod steering;
 mod updates;
 
 pub use auth::{advertises_terminal_auth, auth_methods, setup_required};
@@ -34,7 +35,8 @@ pub use session::{
     log_closed, log_deleted, log_mode, log_model, log_resumed, log_unlisted, modes, page,
     session_info as listed_info,
 };
+pub use steering::{Idle, SteeringRequest, SteeringResponse, steering_meta};
 pub use updates::{
-    Output, available_commands, notification, plan_update, session_info, subagent_ended,
-    subagent_started, translate, usage_update,
+    Output, available_commands, failed_notice, notification, plan_update, session_info,
+    subagent_ended, subagent_started, translate, unfenced_notice, untrusted_notice, usage_update,
 };

@@ -67,9 +67,16 @@ pub fn config_options(
         } else {
             current.to_string()
         };
+        // A router's models say where they are (loaded, loading, not loaded).
         let choices: Vec<SessionConfigSelectOption> = names
             .iter()
-            .map(|n| SessionConfigSelectOption::new(n.clone(), n.clone()))
+            .map(|n| {
+                let choice = SessionConfigSelectOption::new(n.clone(), n.clone());
+                match list.status.get(n) {
+                    Some(status) => choice.description(status.label().to_string()),
+                    None => choice,
+                }
+            })
             .collect();
         options.push(
             SessionConfigOption::select(MODEL_OPTION, "Model", current, choices)
@@ -193,6 +200,7 @@ pub fn log_model(id: &str, model: &str) -> String {
 mod tests {
     #![allow(clippy::unwrap_used)]
     use super::*;
+    use crate::engine::ModelStatus;
     use pretty_assertions::assert_eq;
     use serde_json::json;
 
@@ -224,6 +232,7 @@ mod tests {
         let list = ModelList {
             default: "a".into(),
             models: vec!["a".into(), "b".into()],
+            ..ModelList::default()
         };
         let both = serde_json::to_value(config_options(
             PermissionMode::Ask,
@@ -251,6 +260,26 @@ mod tests {
         ))
         .unwrap();
         assert_eq!(other[1]["options"][0], json!({"value": "c", "name": "c"}));
+        // A router's models say where they are.
+        let routed = ModelList {
+            status: [
+                ("a".to_string(), ModelStatus::Loaded),
+                ("b".to_string(), ModelStatus::Loading),
+            ]
+            .into(),
+            ..list.clone()
+        };
+        let routed = serde_json::to_value(config_options(
+            PermissionMode::Ask,
+            false,
+            Some((&routed, "a")),
+        ))
+        .unwrap();
+        assert_eq!(
+            routed[1]["options"],
+            json!([{"value": "a", "name": "a", "description": "loaded"},
+                   {"value": "b", "name": "b", "description": "loading"}])
+        );
         assert_eq!(
             config_option_update(&config_options(PermissionMode::ReadOnly, false, None))["configOptions"]
                 [0]["currentValue"],

@@ -9,7 +9,7 @@ use serde_json::{Map, Value, json};
 
 use crate::event::{
     ChildEnd, ChildEvent, CompactionEnd, ContextUsage, Event, FileDiff, Plan, PlanStatus,
-    ToolCallEnd, ToolCallStart, ToolKind, ToolStatus,
+    ToolCallEnd, ToolCallStart, ToolKind, ToolStatus, Waiting,
 };
 
 /// What one engine event becomes.
@@ -25,6 +25,8 @@ pub enum Output {
     /// A `task` call's child's step: shown only to a client that advertised `subagents`
     /// ([`subagent_started`], its events on its own session, [`subagent_ended`]).
     Child(ChildEvent),
+    /// A line for stderr, and a `notice` for a client that advertised `session.notices`.
+    LogAndNotice(String, Value),
 }
 
 /// The one exhaustive match on [`Event`].
@@ -51,9 +53,11 @@ pub fn translate(session_id: &str, event: Event) -> Output {
             context_window,
         } => {
             let window = context_window.map_or_else(|| "unknown".to_string(), |n| n.to_string());
-            Output::Log(format!(
-                "[acp] model {name} at {url} · context window {window}"
-            ))
+            let line = format!("[acp] model {name} at {url} · context window {window}");
+            match context_window.filter(|&n| n < crate::engine::SMALL_WINDOW) {
+                Some(n) => Output::LogAndNotice(line, small_window_notice(&name, n)),
+                None => Output::Log(line),
+            }
         }
         Event::AutoCompacted(outcome) => Output::Log(format!(
             "[acp] session {session_id}: auto-compact — {}",
@@ -72,6 +76,10 @@ pub fn translate(session_id: &str, event: Event) -> Output {
         }
         Event::CompactionEnded { id, end } => Output::Compaction(compaction_ended(id, end)),
         Event::Child(child) => Output::Child(child),
+        Event::Waiting(waiting) => Output::LogAndNotice(
+            format!("[acp] session {session_id}: {}", waiting.line()),
+            waiting_notice(&waiting),
+        ),
     }
 }
 
@@ -260,6 +268,63 @@ pub fn usage_update(usage: ContextUsage) -> Value {
     wire(SessionUpdate::UsageUpdate(acp::UsageUpdate::new(
         usage.used, usage.size,
     )))
+}
+
+/// A `notice` session update.
+fn notice(severity: acp::NoticeSeverity, title: &str, description: &str) -> Value {
+    wire(SessionUpdate::Notice(
+        acp::Notice::new(severity, title).description(description.to_string()),
+    ))
+}
+
+/// An untrusted project's commands were skipped.
+pub fn untrusted_notice(warning: &str) -> Value {
+    notice(
+        acp::NoticeSeverity::Warning,
+        "Project not trusted: its hooks and servers were skipped",
+        warning,
+    )
+}
+
+/// The sandbox is on but not enforced here.
+pub fn unfenced_notice(shortfall: &str) -> Value {
+    notice(
+        acp::NoticeSeverity::Warning,
+        "Sandbox not enforced on this system",
+        shortfall,
+    )
+}
+
+/// A turn failed (the model server failing, most often); its `[error: …]` chunk says it too.
+pub fn failed_notice(error: &str) -> Value {
+    notice(acp::NoticeSeverity::Error, "The turn failed", error)
+}
+
+/// A model call waits: the server loads the model, or the call is tried again.
+fn waiting_notice(waiting: &Waiting) -> Value {
+    match waiting {
+        Waiting::Loading { model } => notice(
+            acp::NoticeSeverity::Info,
+            "Loading the model",
+            &format!("the model server is loading {model}; the turn goes on once it is up"),
+        ),
+        Waiting::Retrying { .. } => notice(
+            acp::NoticeSeverity::Warning,
+            "The model server failed; retrying",
+            &waiting.line(),
+        ),
+    }
+}
+
+fn small_window_notice(model: &str, window: u64) -> Value {
+    notice(
+        acp::NoticeSeverity::Warning,
+        "Context window too small for an agent",
+        &format!(
+            "{model} has a context window of {window} tokens; raise it to at least {} in the model server's settings",
+            crate::engine::SMALL_WINDOW
+        ),
+    )
 }
 
 /// `plan`: every step at priority `medium`; a skipped step is `completed` with ` (skipped)`.
@@ -482,6 +547,39 @@ mod tests {
                 {"content": "c", "priority": "medium", "status": "in_progress"},
                 {"content": "d", "priority": "medium", "status": "pending"},
             ]}))
+        );
+    }
+
+    #[test]
+    fn a_wait_for_the_server_is_a_log_line_and_a_notice() {
+        assert_eq!(
+            translate(
+                "S1",
+                Event::Waiting(Waiting::Loading {
+                    model: "qwen3".into()
+                })
+            ),
+            Output::LogAndNotice(
+                "[acp] session S1: the model server is loading qwen3".into(),
+                json!({"sessionUpdate": "notice", "severity": "info", "title": "Loading the model",
+                       "description": "the model server is loading qwen3; the turn goes on once it is up"})
+            )
+        );
+        let retry = Waiting::Retrying {
+            error: "model server answered 503: Loading model".into(),
+            attempt: 2,
+            of: 5,
+            after: std::time::Duration::from_millis(500),
+        };
+        assert_eq!(
+            translate("S1", Event::Waiting(retry)),
+            Output::LogAndNotice(
+                "[acp] session S1: model server answered 503: Loading model — try 2 of 5 in 0.5 s"
+                    .into(),
+                json!({"sessionUpdate": "notice", "severity": "warning",
+                       "title": "The model server failed; retrying",
+                       "description": "model server answered 503: Loading model — try 2 of 5 in 0.5 s"})
+            )
         );
     }
 

@@ -303,6 +303,7 @@ pub fn load(opts: &LoadOptions) -> Result<Loaded, ConfigError> {
     };
     let mut config = resolver.resolve(&merged)?;
     config.warnings.splice(0..0, warnings);
+    config.untrusted_project = untrusted_project.clone();
     Ok(Loaded {
         config,
         sources,

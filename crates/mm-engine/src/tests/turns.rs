@@ -420,3 +420,75 @@ async fn a_model_switch_starts_the_chars_per_token_estimate_afresh() {
     assert_eq!(model.requests()[1].model.as_deref(), Some("other"));
     assert_eq!(s.chars_per_token, 4.0);
 }
+
+/// A front end that sends a message into the running turn when the model's first answer
+/// streams (as the user would while reading it).
+struct SteersOnText {
+    inner: Recorder,
+    controls: crate::Controls,
+    message: std::sync::Mutex<Option<String>>,
+}
+
+#[async_trait]
+impl Frontend for SteersOnText {
+    fn emit(&self, event: Event) {
+        if matches!(event, Event::Text(_))
+            && let Some(text) = self.message.lock().unwrap().take()
+        {
+            assert!(self.controls.steer(crate::Steered {
+                text,
+                attached: Vec::new(),
+            }));
+        }
+        self.inner.emit(event);
+    }
+    async fn ask_permission(
+        &self,
+        r: PermissionRequest,
+        c: &CancellationToken,
+    ) -> PermissionDecision {
+        self.inner.ask_permission(r, c).await
+    }
+    async fn ask_user(&self, f: Form, c: &CancellationToken) -> FormAnswer {
+        self.inner.ask_user(f, c).await
+    }
+}
+
+#[tokio::test]
+async fn a_message_sent_into_a_turn_whose_answer_had_no_call_gets_one_more_step() {
+    let model = ScriptedModel::new(vec![Answer::text("counting"), Answer::text("stopped")]);
+    let r = rig(model.clone(), |_| {});
+    let quiet = Recorder::new();
+    let mut s = session(&r, &quiet).await;
+    let fe = SteersOnText {
+        inner: Recorder::new(),
+        controls: s.controls().clone(),
+        message: std::sync::Mutex::new(Some("stop now".into())),
+    };
+    let out = r
+        .engine
+        .prompt(&mut s, "count", &[], &fe, &CancellationToken::new())
+        .await;
+    assert_eq!(out.stop, Ok(StopReason::EndTurn));
+    assert_eq!(model.calls(), 2, "one more step for the message");
+    assert_eq!(model.last_user_message(), "stop now");
+    let roles: Vec<Role> = s.history.iter().map(|m| m.role).collect();
+    assert_eq!(
+        roles,
+        [
+            Role::System,
+            Role::User,
+            Role::Assistant,
+            Role::User,
+            Role::Assistant
+        ]
+    );
+    assert!(
+        !s.controls().steer(crate::Steered {
+            text: "late".into(),
+            attached: Vec::new(),
+        }),
+        "the turn is over"
+    );
+    model.assert_invariants();
+}

@@ -22,6 +22,7 @@ use super::{
 use crate::config::ModelConfig;
 use crate::errors::{describe_error, transport_error};
 pub use crate::errors::{http_error, server_message};
+use crate::event::Waiting;
 use crate::tasks::Tasks;
 
 const MAX_TRIES: u32 = 5;
@@ -64,6 +65,8 @@ struct Inner {
     /// 0 while unknown.
     context_window: AtomicU64,
     reprobed: AtomicBool,
+    /// A router's listing as last asked (its statuses change as it loads and unloads).
+    listing: std::sync::Mutex<Option<Value>>,
 }
 
 impl OpenAiClient {
@@ -91,6 +94,7 @@ impl OpenAiClient {
             detected: tokio::sync::OnceCell::new(),
             context_window: AtomicU64::new(context_window_override),
             reprobed: AtomicBool::new(false),
+            listing: std::sync::Mutex::new(None),
         });
         Self {
             inner,
@@ -151,7 +155,7 @@ impl OpenAiClient {
             body["max_tokens"] = json!(n);
         }
         let result = async {
-            let response = inner.send(&detected.url, &body, cancel).await?;
+            let response = inner.send(&detected.url, &body, on_event, cancel).await?;
             // No text-call names: a call written as text stays in the text.
             let reading = ChatRequest::default();
             inner
@@ -346,11 +350,12 @@ impl Inner {
     }
 
     /// Sends the request until it gets a successful answer, retrying what a loading or
-    /// restarting server causes.
+    /// restarting server causes; each retry is said to `on_event` before its wait.
     async fn send(
         &self,
         base_url: &str,
         body: &Value,
+        on_event: &(dyn Fn(StreamEvent) + Send + Sync),
         cancel: &CancellationToken,
     ) -> Result<reqwest::Response, ModelError> {
         let http = self.http()?;
@@ -400,6 +405,12 @@ impl Inner {
                 return Err(error);
             }
             tracing::debug!(%error, ?wait, tries, "model call failed, retrying");
+            on_event(StreamEvent::Waiting(Waiting::Retrying {
+                error: error.to_string(),
+                attempt: tries + 1,
+                of: MAX_TRIES,
+                after: wait,
+            }));
             or_cancel(cancel, tokio::time::sleep(wait)).await?;
             backoff *= 2;
         }
@@ -506,6 +517,47 @@ impl Inner {
         Ok(response)
     }
 
+    /// A router's model that is not loaded: said before the call, which waits while the server
+    /// loads it (a router answers once the model is up, with no 503 to retry on).
+    async fn announce_loading(
+        &self,
+        detected: &Detected,
+        model: &str,
+        on_event: &(dyn Fn(StreamEvent) + Send + Sync),
+        cancel: &CancellationToken,
+    ) {
+        if !detected.router {
+            return;
+        }
+        let Ok(prober) = self.prober() else {
+            return;
+        };
+        let status = self
+            .router_listing(detected, &prober, cancel)
+            .await
+            .and_then(|l| detect::model_status(&l, model));
+        if status.is_some_and(super::ModelStatus::must_load) {
+            on_event(StreamEvent::Waiting(Waiting::Loading {
+                model: model.to_string(),
+            }));
+        }
+    }
+
+    /// A router's listing asked again, and kept for [`ModelClient::models_now`].
+    async fn router_listing(
+        &self,
+        detected: &Detected,
+        prober: &Prober,
+        cancel: &CancellationToken,
+    ) -> Option<Value> {
+        let url = format!("{}/models", detected.url);
+        let listing = or_cancel(cancel, prober.get(&url)).await.ok().flatten()?;
+        if let Ok(mut kept) = self.listing.lock() {
+            *kept = Some(listing.clone());
+        }
+        Some(listing)
+    }
+
     /// After an answer: a window learnt from the error, or probed again once the model is loaded.
     async fn learn_window(&self, detected: &Detected, result: &Result<ModelResponse, ModelError>) {
         if self.window_override != 0 {
@@ -523,7 +575,7 @@ impl Inner {
                 );
             }
             Ok(_)
-                if detected.kind.loads_on_demand()
+                if (detected.kind.loads_on_demand() || detected.router)
                     && !self.reprobed.swap(true, Ordering::Relaxed) =>
             {
                 if let Ok(prober) = self.prober() {
@@ -569,7 +621,10 @@ impl ModelClient for OpenAiClient {
             Family::from_name(model)
         };
         let result = async {
-            let response = inner.send(&detected.url, &body, cancel).await?;
+            inner
+                .announce_loading(detected, model, on_event, cancel)
+                .await;
+            let response = inner.send(&detected.url, &body, on_event, cancel).await?;
             inner
                 .read_stream(response, request, family, on_event, cancel)
                 .await
@@ -590,7 +645,8 @@ impl ModelClient for OpenAiClient {
         let inner = &self.inner;
         let detected = or_cancel(cancel, inner.detection()).await??;
         let body = inner.body(model.unwrap_or(&detected.name), &messages, &[], false);
-        let response = inner.send(&detected.url, &body, cancel).await?;
+        // Nobody to tell of a retry: the summary's caller shows its own progress.
+        let response = inner.send(&detected.url, &body, &|_| {}, cancel).await?;
         let text = or_cancel(cancel, tokio::time::timeout(inner.idle(), response.text()))
             .await?
             .map_err(|_| inner.timeout_error())?
@@ -623,11 +679,26 @@ impl ModelClient for OpenAiClient {
 
     async fn models(&self, cancel: &CancellationToken) -> Result<ModelList, ModelError> {
         let detected = or_cancel(cancel, self.inner.detection()).await??;
+        if detected.router {
+            // Its statuses change as it loads and unloads: asked again.
+            let prober = self.inner.prober()?;
+            if let Some(listing) = self.inner.router_listing(detected, &prober, cancel).await {
+                return Ok(detect::listed_from(detected, &listing));
+            }
+            if cancel.is_cancelled() {
+                return Err(ModelError::Cancelled);
+            }
+        }
         Ok(detect::listed_models(detected))
     }
 
     fn models_now(&self) -> Option<ModelList> {
-        self.inner.detected.get().map(detect::listed_models)
+        let detected = self.inner.detected.get()?;
+        let kept = self.inner.listing.lock().ok().and_then(|l| l.clone());
+        Some(match kept {
+            Some(listing) => detect::listed_from(detected, &listing),
+            None => detect::listed_models(detected),
+        })
     }
 
     async fn window_of(&self, model: &str, cancel: &CancellationToken) -> u64 {

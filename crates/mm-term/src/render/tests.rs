@@ -1086,3 +1086,19 @@ fn live_output_is_a_box_of_the_last_lines_redrawn_in_place() {
     assert!(!live.drawn());
     assert_eq!(live.push("c2", "again\n", 80, false), "  │ again\n");
 }
+
+#[test]
+fn a_wait_for_the_server_is_a_line_in_a_one_shot_run_and_the_status_lines_otherwise() {
+    let events = [
+        Event::Waiting(mm_core::event::Waiting::Loading {
+            model: "qwen3-8b".into(),
+        }),
+        Event::Text("up".into()),
+    ];
+    assert_eq!(
+        run_merged(Layout::OneShot, false, &events),
+        "[err]the model server is loading qwen3-8b\n[out]up\n"
+    );
+    // The interactive front end draws it in the status line (frontend.rs): nothing printed.
+    assert_eq!(run_merged(Layout::Interactive, false, &events), "[out]up\n");
+}

@@ -878,7 +878,7 @@ pub(crate) struct Mm {
     pub(crate) client: TestClient,
 }
 
-fn spawn_mm(cwd: &Path, home: &Path, url: &str) -> Mm {
+pub(crate) fn spawn_mm(cwd: &Path, home: &Path, url: &str) -> Mm {
     spawn_mm_with(cwd, home, url, &[])
 }
 
@@ -907,7 +907,7 @@ pub(crate) fn spawn_mm_with(cwd: &Path, home: &Path, url: &str, extra: &[&str]) 
 
 /// The model option of a session: in the `session/new` answer when detection was done, else in
 /// the `config_option_update` that follows once the list arrives.
-async fn model_option_of(client: &mut TestClient, answer: &Value) -> Value {
+pub(crate) async fn model_option_of(client: &mut TestClient, answer: &Value) -> Value {
     if let Some(o) = answer["result"]["configOptions"]
         .as_array()
         .and_then(|o| o.iter().find(|o| o["id"] == "model"))

@@ -69,7 +69,9 @@ async fn a_client_without_terminal_auth_sees_the_reference_initialize() {
             "auth": {}
         },
         "authMethods": [],
-        "agentInfo": {"name": "bob", "title": "Bob (bash-first agent)", "version": mm_core::VERSION}
+        "agentInfo": {"name": "bob", "title": "Bob (bash-first agent)", "version": mm_core::VERSION},
+        // `_session/steering`: the one addition, in the `_meta` ACP reserves for extensions.
+        "_meta": {"steering": {"supported": true}}
     });
     for caps in [
         json!({}),

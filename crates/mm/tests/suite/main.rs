@@ -17,6 +17,7 @@ mod acp_mcp;
 mod acp_more;
 mod acp_setup;
 mod acp_task;
+mod acp_steer;
 mod agents;
 mod agents_inherit;
 mod agents_pty;

@@ -9,10 +9,12 @@ use std::time::Duration;
 use common::{Chunk, FakeServer, Options, Reply};
 
 use mm_core::config::ModelConfig;
+use mm_core::event::Waiting;
 use mm_model::detect::{LOCAL_MODEL_SCRIPT_URL, ServerKind, default_candidates};
 use mm_model::openai::{ClientOptions, OpenAiClient};
 use mm_model::{
-    ChatRequest, ModelClient, ModelError, ModelInfo, ModelResponse, RawToolCall, StreamEvent,
+    ChatRequest, ModelClient, ModelError, ModelInfo, ModelResponse, ModelStatus, RawToolCall,
+    StreamEvent,
 };
 use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
@@ -242,7 +244,19 @@ async fn a_loading_server_503_is_retried_until_it_answers() {
     let server = FakeServer::start(vec![loading.clone(), loading, Reply::text("ready")]).await;
     let client = client(&config(&server.url(), "m"));
     let (events, result) = chat(&client, &request()).await;
-    assert_eq!(events, vec![StreamEvent::Text("ready".into())]);
+    // Each retry is said before its wait (the status line, an editor's notice).
+    let retry = |attempt, ms| {
+        StreamEvent::Waiting(Waiting::Retrying {
+            error: "model server answered 503: Loading model".into(),
+            attempt,
+            of: 5,
+            after: Duration::from_millis(ms),
+        })
+    };
+    assert_eq!(
+        events,
+        vec![retry(2, 1), retry(3, 2), StreamEvent::Text("ready".into())]
+    );
     assert_eq!(result.unwrap().text, "ready");
     assert_eq!(chats(&server).len(), 3);
 }
@@ -598,7 +612,7 @@ async fn no_server_found_says_what_was_tried() {
     assert_eq!(
         result.unwrap_err().to_string(),
         format!(
-            "no model server found (tried http://127.0.0.1:{dead}/v1 (Ollama)); start one, e.g. `llama-server -m model.gguf --port 8080 --jinja` or `ollama serve`, or set MM_MODEL_URL / --url"
+            "no model server found (tried http://127.0.0.1:{dead}/v1 (Ollama)); start one, e.g. `llama-server -m model.gguf --jinja` (on its default port, 8080 or 9931) or `ollama serve`, or set MM_MODEL_URL / --url"
         )
     );
 }
@@ -817,4 +831,126 @@ async fn ollamas_show_gives_the_family_and_a_chosen_model_its_own() {
         (response.text.as_str(), response.tool_calls.len()),
         (written, 0)
     );
+}
+
+#[mm_testkit::test]
+async fn detection_finds_llama_server_on_its_new_default_port_with_nothing_configured() {
+    let server = FakeServer::start(vec![]).await;
+    let models = json!({"object": "list", "data": [{"id": "qwen3-8b", "object": "model", "owned_by": "llamacpp"}]});
+    server.route("GET /v1/models", vec![Reply::json(models)]);
+    let dead = common::refused_port();
+    // Only 9931 answers (moved to the fake server's port): nothing else listens.
+    let only_9931 = |port| {
+        if port == 9931 {
+            server.addr().port()
+        } else {
+            dead
+        }
+    };
+    let client = OpenAiClient::with_options(
+        &config("", ""),
+        0,
+        fast_options(default_candidates_moved(only_9931)),
+    );
+    let info = client.info(&CancellationToken::new()).await.unwrap();
+    assert_eq!(
+        (info.url, info.name),
+        (server.url(), "qwen3-8b".to_string())
+    );
+    assert_eq!(client.server_kind().await, ServerKind::LlamaCpp);
+}
+
+/// A llama.cpp router's listing (its README, "Using multiple models"): each model with its
+/// `status`, the loaded one's `meta` forwarded.
+fn router_listing(statuses: &[(&str, &str)]) -> Reply {
+    let data: Vec<Value> = statuses
+        .iter()
+        .map(|(id, status)| {
+            let mut m = json!({"id": id, "object": "model", "owned_by": "llamacpp",
+                               "status": {"value": status, "args": ["llama-server", "-c", "8192"]}});
+            if *status == "loaded" {
+                m["meta"] = json!({"n_ctx": 8192, "n_ctx_train": 40960});
+            }
+            m
+        })
+        .collect();
+    Reply::json(json!({"object": "list", "data": data}))
+}
+
+#[mm_testkit::test]
+async fn a_llamacpp_router_gives_its_loaded_model_each_window_and_the_statuses() {
+    let server = FakeServer::start(vec![]).await;
+    server.route(
+        "GET /v1/models",
+        vec![router_listing(&[
+            ("nomic-embed", "loaded"),
+            ("gemma-3-4b", "unloaded"),
+            ("qwen3-8b", "loaded"),
+            ("glm-4.7-flash", "loading"),
+        ])],
+    );
+    // The router's own props say nothing of a model; each model's, asked without loading it.
+    server.route("GET /props", vec![Reply::json(json!({"role": "router"}))]);
+    server.route(
+        "GET /props?model=qwen3-8b&autoload=false",
+        vec![Reply::json(
+            json!({"default_generation_settings": {"n_ctx": 16384}}),
+        )],
+    );
+    server.route(
+        "GET /props?model=gemma-3-4b&autoload=false",
+        vec![Reply::json(
+            json!({"default_generation_settings": {"n_ctx": 65536}}),
+        )],
+    );
+    let options = fast_options(vec![(ServerKind::LlamaCpp, server.url())]);
+    let client = OpenAiClient::with_options(&config("", ""), 0, options);
+    let cancel = CancellationToken::new();
+    let info = client.info(&cancel).await.unwrap();
+    // The loaded model, not the first listed (an embedding model is never the one).
+    assert_eq!(
+        (info.name.as_str(), info.context_window),
+        ("qwen3-8b", 16384)
+    );
+    assert_eq!(client.window_of("gemma-3-4b", &cancel).await, 65536);
+    // Another model the router does not say the window of: unknown, not qwen3-8b's.
+    assert_eq!(client.window_of("glm-4.7-flash", &cancel).await, 0);
+    let list = client.models(&cancel).await.unwrap();
+    assert_eq!(list.models, ["gemma-3-4b", "qwen3-8b", "glm-4.7-flash"]);
+    assert_eq!(
+        list.status.into_iter().collect::<Vec<_>>(),
+        [
+            ("gemma-3-4b".to_string(), ModelStatus::Unloaded),
+            ("glm-4.7-flash".to_string(), ModelStatus::Loading),
+            ("qwen3-8b".to_string(), ModelStatus::Loaded),
+        ]
+    );
+}
+
+#[mm_testkit::test]
+async fn a_call_to_a_routers_model_still_loading_says_so_before_it_waits() {
+    let server = FakeServer::start(vec![Reply::text("up"), Reply::text("again")]).await;
+    server.route(
+        "GET /v1/models",
+        vec![
+            // Detection, then the first call's look: loading; the second call's: loaded.
+            router_listing(&[("qwen3-8b", "loading")]),
+            router_listing(&[("qwen3-8b", "loading")]),
+            router_listing(&[("qwen3-8b", "loaded")]),
+        ],
+    );
+    let client = client(&config(&server.url(), "qwen3-8b"));
+    let (events, result) = chat(&client, &request()).await;
+    assert_eq!(
+        events,
+        vec![
+            StreamEvent::Waiting(Waiting::Loading {
+                model: "qwen3-8b".into()
+            }),
+            StreamEvent::Text("up".into())
+        ]
+    );
+    assert_eq!(result.unwrap().text, "up");
+    let (events, _) = chat(&client, &request()).await;
+    assert_eq!(events, vec![StreamEvent::Text("again".into())]);
 }

@@ -303,3 +303,39 @@ fn the_terminal_is_given_back_on_sigterm_and_sighup() {
         assert!(after.contains(cooked), "after {signal}: {after:?}");
     }
 }
+
+#[mm_testkit::test]
+fn enter_during_a_turn_sends_the_line_into_it_and_tab_keeps_it_for_the_next_prompt() {
+    let (server, url) = Server::start(vec![
+        common::pty::bash_reply("c1", "while [ ! -e go ]; do sleep 0.05; done; echo waited"),
+        Reply::text("stopping"),
+        Reply::text("later done"),
+    ]);
+    let home = tempfile::tempdir().unwrap();
+    let mut mm = Term::spawn(home.path(), &url, &["--yolo"]);
+    mm.send("count\r");
+    mm.wait("bash: while", "the call running");
+    mm.send("stop now\r");
+    mm.wait(
+        "stop now ↳ sent to the running turn",
+        "the line echoed as sent",
+    );
+    mm.send("and later\t");
+    std::fs::write(home.path().join("go"), "").unwrap();
+    mm.wait("stopping", "the answer to the sent line");
+    // The line kept with Tab is the next prompt, sent when it comes.
+    mm.wait("later done", "the next turn");
+    let requests = server.requests();
+    assert_eq!(requests.len(), 3, "two turns");
+    let last_user = |r: &Value| {
+        let messages = r["messages"].as_array().unwrap();
+        let last = messages.last().unwrap();
+        assert_eq!(last["role"], "user", "{r}");
+        last["content"].as_str().unwrap().to_string()
+    };
+    assert_eq!(last_user(&requests[1]), "stop now");
+    assert_eq!(last_user(&requests[2]), "and later");
+    mm.send("\x15\x04");
+    assert_eq!(mm.wait_exit("Ctrl-D"), 0);
+    server.assert_valid();
+}

@@ -274,3 +274,37 @@ fn ctrl_l_during_a_turn_clears_the_screen_at_once() {
     term.send("\x04");
     term.mm.expect(Eof).unwrap();
 }
+
+#[mm_testkit::test]
+fn a_routers_models_show_their_status_and_a_model_loading_is_the_status_line() {
+    let (server, url) = Server::start(vec![answer_with_usage("up")]);
+    // A llama.cpp router (its README, "Using multiple models"): the named model still loading.
+    server.server.route(
+        "GET /v1/models",
+        vec![Reply::json(json!({"object": "list", "data": [
+            {"id": "qwen3-8b", "object": "model", "owned_by": "llamacpp",
+             "status": {"value": "loading", "args": ["llama-server", "-c", "32768"]}},
+            {"id": "gemma-3-4b", "object": "model", "owned_by": "llamacpp",
+             "status": {"value": "unloaded"}},
+        ]}))],
+    );
+    let home = tempfile::tempdir().unwrap();
+    let mut mm = spawn_mm(home.path(), &url, &["--yolo", "--model", "qwen3-8b"]);
+    mm.get_process_mut().set_window_size(120, 24).unwrap();
+    mm.expect("> ").unwrap();
+    mm.send_line("/model").unwrap();
+    mm.expect("model           qwen3-8b (loading)").unwrap();
+    mm.expect("also served     gemma-3-4b (not loaded)")
+        .unwrap();
+    mm.expect("> ").unwrap();
+    mm.send_line("hello").unwrap();
+    mm.expect(Regex(
+        r"\r[⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏] the model server is loading qwen3-8b · \d+s · esc to interrupt",
+    ))
+    .unwrap();
+    mm.expect("up").unwrap();
+    mm.expect("> ").unwrap();
+    server.assert_valid();
+    mm.send("\x04").unwrap();
+    mm.expect(Eof).unwrap();
+}
