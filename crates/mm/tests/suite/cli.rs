@@ -397,6 +397,7 @@ async fn bash_really_runs_in_the_working_folder_and_its_output_goes_back() {
 /// call and its output go to stderr, which (a file here) gets each line once.
 #[mm_testkit::test]
 async fn p_prints_the_final_answer_alone_and_each_stderr_line_once() {
+    common::platform::need_bash();
     let command = "for i in 1 2 3 4 5 6 7; do echo line$i; sleep 0.2; done";
     let server = FakeServer::start(vec![
         Reply::tool_call("bash", json!({"command": command}))
