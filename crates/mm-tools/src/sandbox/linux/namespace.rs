@@ -1,7 +1,8 @@
 //! A fenced child's private mount namespace (a user namespace first when mm is not root): the
 //! protected paths mounted read-only onto themselves, the folders between a writable root and a
 //! protected path bound onto themselves so that they cannot be renamed or removed (a mount
-//! point answers EBUSY), and a private `devpts`. Landlock, entered afterwards, forbids mounting,
+//! point answers EBUSY), the hidden places covered (an empty read-only `tmpfs` on a folder,
+//! `/dev/null` read-only on anything else: a file, a socket), and a private `devpts`. Landlock, entered afterwards, forbids mounting,
 //! so the command cannot undo any of it, and the mounts exist only in the fenced namespace.
 //!
 //! Making a mount namespace and tearing it down costs most of the fence (a copy of the mount
@@ -19,6 +20,10 @@ use std::sync::OnceLock;
 
 use super::devpts;
 use super::sys::{FenceError, check, write_proc};
+
+/// What a hidden file reads as.
+const DEV_NULL: &std::ffi::CStr = c"/dev/null";
+const DEV_NULL_PATH: &str = "/dev/null";
 
 #[derive(Debug)]
 pub struct Namespace {
@@ -49,12 +54,23 @@ enum Kind {
     /// Bound onto itself read-only, keeping the flags of the mount the path lies in that a
     /// remount must keep (`nosuid`, `nodev`, `noexec`: a user namespace may not drop them).
     ReadOnly { keep: libc::c_ulong },
+    /// A hidden folder: an empty, read-only `tmpfs` over it.
+    HiddenFolder,
+    /// A hidden file (or socket): `/dev/null` bound over it, read-only, keeping the flags of
+    /// `/dev/null`'s mount.
+    HiddenFile { keep: libc::c_ulong },
 }
 
 impl Namespace {
-    /// `readonly`: paths kept read-only; `pins`: folders kept in place; `devpts`: mount a
-    /// private one. The paths exist.
-    pub fn new(readonly: &[PathBuf], pins: &[PathBuf], devpts: bool) -> Result<Self, FenceError> {
+    /// `readonly`: paths kept read-only; `pins`: folders kept in place; `hidden`: places
+    /// covered, with whether each is a folder; `devpts`: mount a private one. The paths exist,
+    /// and none lies under a hidden place.
+    pub fn new(
+        readonly: &[PathBuf],
+        pins: &[PathBuf],
+        hidden: &[(PathBuf, bool)],
+        devpts: bool,
+    ) -> Result<Self, FenceError> {
         // SAFETY: geteuid and getegid cannot fail and touch no memory.
         let (uid, gid) = unsafe { (libc::geteuid(), libc::getegid()) };
         let user = (uid != 0).then(|| UserMaps {
@@ -74,6 +90,17 @@ impl Namespace {
                     keep: keep_flags(p)?,
                 },
             );
+        }
+        let null = match hidden.iter().any(|(_, folder)| !folder) {
+            true => keep_flags(std::path::Path::new(DEV_NULL_PATH))?,
+            false => 0,
+        };
+        for (p, folder) in hidden {
+            let kind = match folder {
+                true => Kind::HiddenFolder,
+                false => Kind::HiddenFile { keep: null },
+            };
+            kinds.insert(p.clone(), kind);
         }
         let mut mounts = Vec::new();
         for (p, kind) in kinds {
@@ -198,17 +225,39 @@ impl Namespace {
                 std::ptr::null(),
             ))?;
             for m in &self.mounts {
-                // Recursive: a user namespace refuses to bind a folder without the mounts
-                // inside it (they would uncover what they hide), and what is mounted inside
-                // stays visible.
-                check(libc::mount(
-                    m.path.as_ptr(),
-                    m.path.as_ptr(),
-                    std::ptr::null(),
-                    libc::MS_BIND | libc::MS_REC,
-                    std::ptr::null(),
-                ))?;
-                if let Kind::ReadOnly { keep } = m.kind {
+                match m.kind {
+                    Kind::Pin | Kind::ReadOnly { .. } => {
+                        // Recursive: a user namespace refuses to bind a folder without the
+                        // mounts inside it (they would uncover what they hide), and what is
+                        // mounted inside stays visible.
+                        check(libc::mount(
+                            m.path.as_ptr(),
+                            m.path.as_ptr(),
+                            std::ptr::null(),
+                            libc::MS_BIND | libc::MS_REC,
+                            std::ptr::null(),
+                        ))?;
+                    }
+                    Kind::HiddenFolder => {
+                        check(libc::mount(
+                            c"tmpfs".as_ptr(),
+                            m.path.as_ptr(),
+                            c"tmpfs".as_ptr(),
+                            libc::MS_RDONLY | libc::MS_NOSUID | libc::MS_NODEV | libc::MS_NOEXEC,
+                            c"mode=0555,size=4k".as_ptr().cast(),
+                        ))?;
+                    }
+                    Kind::HiddenFile { .. } => {
+                        check(libc::mount(
+                            DEV_NULL.as_ptr(),
+                            m.path.as_ptr(),
+                            std::ptr::null(),
+                            libc::MS_BIND,
+                            std::ptr::null(),
+                        ))?;
+                    }
+                }
+                if let Kind::ReadOnly { keep } | Kind::HiddenFile { keep } = m.kind {
                     check(libc::mount(
                         std::ptr::null(),
                         m.path.as_ptr(),
@@ -302,7 +351,7 @@ const NO_DEVPTS: i32 = 3;
 /// Tried in a child that enters such a namespace and exits before running anything.
 fn probe() -> Support {
     use std::os::unix::process::{CommandExt, ExitStatusExt};
-    let ns = match Namespace::new(&[PathBuf::from("/")], &[], false) {
+    let ns = match Namespace::new(&[PathBuf::from("/")], &[], &[], false) {
         Ok(ns) => ns,
         Err(e) => {
             return Support {
