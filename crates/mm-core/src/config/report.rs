@@ -222,6 +222,16 @@ pub(super) fn report(loaded: &Loaded) -> String {
         "tools.sandboxRequired",
         c.tools.sandbox_required.to_string(),
     );
+    add(
+        &mut lines,
+        "tools.sandboxHidden",
+        paths(&c.tools.sandbox_hidden),
+    );
+    add(
+        &mut lines,
+        "tools.sandboxReadable",
+        paths(&c.tools.sandbox_readable),
+    );
     add(&mut lines, "skills.dirs", paths(&c.skills.dirs));
 
     let h = &c.hooks;

@@ -473,10 +473,12 @@ fn sandbox_check(setup: &Setup<'_>, loaded: &Loaded) -> Check {
     let shown = |paths: &[std::path::PathBuf]| -> String {
         let each: Vec<String> = paths
             .iter()
-            .map(|p| match home.as_deref().and_then(|h| p.strip_prefix(h).ok()) {
-                Some(rest) => format!("~/{}", rest.display()),
-                None => p.display().to_string(),
-            })
+            .map(
+                |p| match home.as_deref().and_then(|h| p.strip_prefix(h).ok()) {
+                    Some(rest) => format!("~/{}", rest.display()),
+                    None => p.display().to_string(),
+                },
+            )
             .collect();
         match each.is_empty() {
             true => "none here".to_string(),
@@ -490,8 +492,7 @@ fn sandbox_check(setup: &Setup<'_>, loaded: &Loaded) -> Check {
         match report.mode {
             crate::config::SandboxMode::WorkspaceWrite =>
                 format!("; package caches writable: {}", shown(&report.caches)),
-            crate::config::SandboxMode::ReadOnly | crate::config::SandboxMode::Off =>
-                String::new(),
+            crate::config::SandboxMode::ReadOnly | crate::config::SandboxMode::Off => String::new(),
         }
     );
     let details = json!({

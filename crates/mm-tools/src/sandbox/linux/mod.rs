@@ -116,8 +116,7 @@ pub(super) fn fence(
             else {
                 continue;
             };
-            // Hidden whole (and read-only): nothing to mount inside.
-            if readonly.contains(&p) || under_hidden(&p) {
+            if readonly.contains(&p) {
                 continue;
             }
             if folder && !p.exists() {
@@ -127,13 +126,18 @@ pub(super) fn fence(
             if !p.exists() {
                 continue;
             }
+            // Pinned even when hidden (mm's config file): renaming its folder away would let a
+            // command put a config of its own in its place.
             pins.extend(
                 p.ancestors()
                     .skip(1)
                     .take_while(|a| *a != root && a.starts_with(root) && !under_hidden(a))
                     .map(Path::to_path_buf),
             );
-            readonly.push(p);
+            // Hidden whole (read-only, empty): nothing to mount inside, nor on it again.
+            if !under_hidden(&p) {
+                readonly.push(p);
+            }
         }
     }
     let pts = match (&enforcement.nested, &enforcement.devpts) {
