@@ -142,6 +142,7 @@ pub fn load_options(cli: &Cli, cwd: &Path) -> anyhow::Result<LoadOptions> {
             yolo,
             sandbox: cli.sandbox.clone(),
         },
+        user_text: None,
     })
 }
 
@@ -180,6 +181,7 @@ fn sandbox_places(cli: &Cli, cwd: &Path, loaded: &Loaded) -> Places {
     // Hidden inside the fence: mm's config files (the key may be there; not their folder,
     // where skills' scripts live) and the container sockets of the user's runtime folder.
     places.secrets.extend(loaded.user_file.iter().cloned());
+    places.user_config = loaded.user_file.clone();
     places
         .secrets
         .extend(cli.config.iter().map(|f| cwd.join(f)));

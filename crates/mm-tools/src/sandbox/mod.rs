@@ -93,6 +93,9 @@ pub struct Places {
     pub secrets: Vec<PathBuf>,
     /// The package caches writable in `workspace-write` where they exist ([`hidden::caches`]).
     pub caches: Vec<PathBuf>,
+    /// The user's config file (one of `secrets`): an asked agent gets it as a descriptor
+    /// ([`crate::process::hand_config`]), since the fence hides it.
+    pub user_config: Option<PathBuf>,
 }
 
 impl Default for Places {
@@ -105,6 +108,7 @@ impl Default for Places {
             outer_fence: None,
             secrets: Vec::new(),
             caches: Vec::new(),
+            user_config: None,
         }
     }
 }
@@ -329,6 +333,11 @@ impl Sandbox {
 
     pub fn mode(&self) -> SandboxMode {
         self.mode
+    }
+
+    /// The user's config file, which an asked agent is handed ([`Places::user_config`]).
+    pub fn user_config(&self) -> Option<&Path> {
+        self.places.user_config.as_deref()
     }
 
     /// The sandbox a session in `read-only` mode runs its commands in: these places, nothing
