@@ -605,20 +605,11 @@ async fn a_hostile_model_cannot_get_out_nor_switch_the_fence_off() {
         .map(|m| m["content"].as_str().unwrap().to_string())
         .collect();
     assert_eq!(results.len(), 2 * escapes(&o, &h).len());
-    // The user's config file is hidden inside the fence, /dev/null bound over it: the write to it
-    // is discarded without an error (the file on disk is checked below).
-    let hidden_config = escapes(&o, &h).iter().position(|(_, a)| {
-        a["command"]
-            .as_str()
-            .is_some_and(|c| c.starts_with("mkdir -p"))
-    });
-    for (i, r) in results.iter().enumerate() {
-        let discarded = Some(i % escapes(&o, &h).len()) == hidden_config && r.is_empty();
+    for r in &results {
         assert!(
             r.contains("[exit code: ")
                 || r.starts_with("[write outside the sandbox refused: ")
-                || r == "started\n"
-                || discarded,
+                || r == "started\n",
             "an escape did not fail: {r}"
         );
     }

@@ -351,8 +351,8 @@ as_root_and_user!(
 
 // ----------------------------------------------------------------------- mm's own configuration
 
-// The config file itself is hidden inside the fence (/dev/null bound over it: a write there is
-// discarded, so the command's own exit says nothing): what holds is on disk, and in the next run.
+// The config file itself is hidden inside the fence (an empty read-only file bound over it: a
+// write there fails), and what holds is on disk, and in the next run.
 async fn a_home_folder_cwd_cannot_replace_the_users_config(s: Scene) {
     let (out, results) = s
         .attack(
@@ -364,7 +364,7 @@ async fn a_home_folder_cwd_cannot_replace_the_users_config(s: Scene) {
             |_| {},
         )
         .await;
-    assert!(results[0].contains("mv: cannot move"), "{}", results[0]);
+    assert!(results[0].contains("[exit code: 1]"), "{}", results[0]);
     let line = format!(
         "sandbox workspace-write: the working directory {} is the home folder or above it, so commands may not write in it: only in the temp folders and tools.sandboxWritable (start mm in a project's folder)",
         s.home.display()
@@ -397,7 +397,7 @@ async fn a_writable_home_cannot_rename_the_config_folder_away(s: Scene) {
             |_| {},
         )
         .await;
-    assert!(results[0].contains("mv: cannot move"), "{}", results[0]);
+    assert!(results[0].contains("[exit code: 1]"), "{}", results[0]);
     assert!(results[1].ends_with(".\n..\nmm\n"), "{}", results[1]);
     assert!(!s.home.join(".config_old").exists());
     assert!(s.home.join("still-writable").exists());
@@ -426,7 +426,7 @@ async fn a_config_files_folder_cannot_be_renamed_away(s: Scene) {
             |_| {},
         )
         .await;
-    assert!(results[0].contains("mv: cannot move"), "{}", results[0]);
+    assert!(results[0].contains("[exit code: 1]"), "{}", results[0]);
     assert!(!s.project.join("conf_old").exists());
     assert_eq!(
         fs::read_to_string(s.project.join("conf/mm.toml")).unwrap(),

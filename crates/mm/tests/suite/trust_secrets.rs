@@ -18,6 +18,7 @@ use crate::trust_fence::{Scene, as_root_and_user, bash, scene};
 
 const SSH_KEY: &str = "SSH-PRIVATE-KEY-a1b2c3";
 const AWS_KEY: &str = "AWS-SECRET-KEY-d4e5f6";
+const NETRC: &str = "machine example.com password NETRC-g7h8i9";
 
 fn read_file(path: &Path) -> (&'static str, Value) {
     ("read_file", json!({ "path": path.display().to_string() }))
@@ -29,6 +30,7 @@ fn plant_secrets(s: &Scene) {
     fs::write(s.home.join(".ssh/id_ed25519"), SSH_KEY).unwrap();
     fs::create_dir_all(s.home.join(".aws")).unwrap();
     fs::write(s.home.join(".aws/credentials"), AWS_KEY).unwrap();
+    fs::write(s.home.join(".netrc"), NETRC).unwrap();
 }
 
 /// Whether any request the model server received holds `secret`.
@@ -105,12 +107,15 @@ async fn the_homes_keys_never_reach_the_model(s: Scene) {
                             .join(".aws/credentials"),
                     ),
                 ),
+                // A hidden file reads as an empty regular file, and a write to it fails.
+                bash("cat ~/.netrc; test -f ~/.netrc && test ! -s ~/.netrc && echo empty; echo pwned > ~/.netrc"),
             ],
             |_| {},
         )
         .await;
     assert!(!on_the_wire(&requests, SSH_KEY), "{results:#?}");
     assert!(!on_the_wire(&requests, AWS_KEY), "{results:#?}");
+    assert!(!on_the_wire(&requests, NETRC), "{results:#?}");
     // The folders read as empty, not as missing files that the model would look for elsewhere.
     assert!(results[0].contains("No such file"), "{}", results[0]);
     let refused = format!(
@@ -134,6 +139,14 @@ async fn the_homes_keys_never_reach_the_model(s: Scene) {
         SSH_KEY
     );
     assert!(!s.home.join("ssh2").exists());
+    assert!(results[5].starts_with("empty\n"), "{}", results[5]);
+    assert!(
+        results[5].contains("Read-only file system"),
+        "{}",
+        results[5]
+    );
+    assert!(results[5].contains("[exit code: 1]"), "{}", results[5]);
+    assert_eq!(fs::read_to_string(s.home.join(".netrc")).unwrap(), NETRC);
 }
 
 as_root_and_user!(

@@ -1,9 +1,10 @@
 //! A fenced child's private mount namespace (a user namespace first when mm is not root): the
 //! protected paths mounted read-only onto themselves, the folders between a writable root and a
 //! protected path bound onto themselves so that they cannot be renamed or removed (a mount
-//! point answers EBUSY), the hidden places covered (an empty read-only `tmpfs` on a folder,
-//! `/dev/null` read-only on anything else: a file, a socket), and a private `devpts`. Landlock, entered afterwards, forbids mounting,
-//! so the command cannot undo any of it, and the mounts exist only in the fenced namespace.
+//! point answers EBUSY), the hidden places covered (an empty read-only `tmpfs` on a folder, an
+//! empty read-only file bound on anything else: a file, a socket), and a private `devpts`.
+//! Landlock, entered afterwards, forbids mounting, so the command cannot undo any of it, and
+//! the mounts exist only in the fenced namespace.
 //!
 //! Making a mount namespace and tearing it down costs most of the fence (a copy of the mount
 //! table, and a wait for the kernel's RCU when the last process leaves it), so a namespace is
@@ -21,9 +22,12 @@ use std::sync::OnceLock;
 use super::devpts;
 use super::sys::{FenceError, check, write_proc};
 
-/// What a hidden file reads as.
-const DEV_NULL: &std::ffi::CStr = c"/dev/null";
-const DEV_NULL_PATH: &str = "/dev/null";
+/// Where the file hidden files are covered with is made: a `tmpfs` mounted for the time of the
+/// mounts on the first of these folders that holds no mounted path, unmounted afterwards (the
+/// binds of its file keep it alive, unreachable but through them).
+const SCRATCH: [&str; 3] = ["/proc", "/sys", "/dev"];
+/// The flags of the empty file's mount, kept by its read-only remount.
+const EMPTY_FLAGS: libc::c_ulong = libc::MS_NOSUID | libc::MS_NODEV | libc::MS_NOEXEC;
 
 #[derive(Debug)]
 pub struct Namespace {
@@ -32,6 +36,8 @@ pub struct Namespace {
     user: Option<UserMaps>,
     /// In mount order: a folder before what lies in it.
     mounts: Vec<Mount>,
+    /// Where the empty file is made (`tmpfs` mount point, file) when a file is hidden.
+    scratch: Option<(CString, CString)>,
     devpts: bool,
 }
 
@@ -56,9 +62,9 @@ enum Kind {
     ReadOnly { keep: libc::c_ulong },
     /// A hidden folder: an empty, read-only `tmpfs` over it.
     HiddenFolder,
-    /// A hidden file (or socket): `/dev/null` bound over it, read-only, keeping the flags of
-    /// `/dev/null`'s mount.
-    HiddenFile { keep: libc::c_ulong },
+    /// A hidden file (or socket): an empty regular file bound over it, read-only, so that it
+    /// reads as empty and a write fails (`EROFS`).
+    HiddenFile,
 }
 
 impl Namespace {
@@ -91,17 +97,17 @@ impl Namespace {
                 },
             );
         }
-        let null = match hidden.iter().any(|(_, folder)| !folder) {
-            true => keep_flags(std::path::Path::new(DEV_NULL_PATH))?,
-            false => 0,
-        };
         for (p, folder) in hidden {
             let kind = match folder {
                 true => Kind::HiddenFolder,
-                false => Kind::HiddenFile { keep: null },
+                false => Kind::HiddenFile,
             };
             kinds.insert(p.clone(), kind);
         }
+        let scratch = match kinds.values().any(|k| *k == Kind::HiddenFile) {
+            true => Some(scratch(kinds.keys())?),
+            false => None,
+        };
         let mut mounts = Vec::new();
         for (p, kind) in kinds {
             let path = CString::new(p.as_os_str().as_bytes()).map_err(|e| FenceError::Open {
@@ -113,6 +119,7 @@ impl Namespace {
         Ok(Namespace {
             user,
             mounts,
+            scratch,
             devpts,
         })
     }
@@ -224,6 +231,22 @@ impl Namespace {
                 libc::MS_SLAVE | libc::MS_REC,
                 std::ptr::null(),
             ))?;
+            if let Some((dir, file)) = &self.scratch {
+                check(libc::mount(
+                    c"tmpfs".as_ptr(),
+                    dir.as_ptr(),
+                    c"tmpfs".as_ptr(),
+                    EMPTY_FLAGS,
+                    c"mode=0700,size=4k".as_ptr().cast(),
+                ))?;
+                let fd = libc::open(
+                    file.as_ptr(),
+                    libc::O_CREAT | libc::O_EXCL | libc::O_WRONLY | libc::O_CLOEXEC,
+                    0o444 as libc::c_uint,
+                );
+                check(fd)?;
+                libc::close(fd);
+            }
             for m in &self.mounts {
                 match m.kind {
                     Kind::Pin | Kind::ReadOnly { .. } => {
@@ -247,9 +270,12 @@ impl Namespace {
                             c"mode=0555,size=4k".as_ptr().cast(),
                         ))?;
                     }
-                    Kind::HiddenFile { .. } => {
+                    Kind::HiddenFile => {
+                        let Some((_, empty)) = &self.scratch else {
+                            return Err(io::Error::from_raw_os_error(libc::EINVAL));
+                        };
                         check(libc::mount(
-                            DEV_NULL.as_ptr(),
+                            empty.as_ptr(),
                             m.path.as_ptr(),
                             std::ptr::null(),
                             libc::MS_BIND,
@@ -257,7 +283,12 @@ impl Namespace {
                         ))?;
                     }
                 }
-                if let Kind::ReadOnly { keep } | Kind::HiddenFile { keep } = m.kind {
+                let keep = match m.kind {
+                    Kind::ReadOnly { keep } => Some(keep),
+                    Kind::HiddenFile => Some(EMPTY_FLAGS),
+                    Kind::Pin | Kind::HiddenFolder => None,
+                };
+                if let Some(keep) = keep {
                     check(libc::mount(
                         std::ptr::null(),
                         m.path.as_ptr(),
@@ -266,6 +297,9 @@ impl Namespace {
                         std::ptr::null(),
                     ))?;
                 }
+            }
+            if let Some((dir, _)) = &self.scratch {
+                check(libc::umount2(dir.as_ptr(), libc::MNT_DETACH))?;
             }
             if self.devpts {
                 devpts::mount_private()?;
@@ -310,6 +344,30 @@ impl Joined {
         }
         Ok(())
     }
+}
+
+/// The first folder of [`SCRATCH`] that is not, and holds none of, `mounted`, and the empty
+/// file's path in it. (A mount above it, bound recursively, takes the `tmpfs` along.)
+fn scratch<'a>(
+    mounted: impl Iterator<Item = &'a PathBuf> + Clone,
+) -> Result<(CString, CString), FenceError> {
+    let free = SCRATCH
+        .iter()
+        .map(std::path::Path::new)
+        .find(|dir| dir.is_dir() && !mounted.clone().any(|p| p.starts_with(dir)));
+    let Some(dir) = free else {
+        return Err(FenceError::Open {
+            path: PathBuf::from(SCRATCH[0]),
+            source: io::Error::other("no folder to make the hidden files' empty file in"),
+        });
+    };
+    let c = |p: &std::path::Path| {
+        CString::new(p.as_os_str().as_bytes()).map_err(|e| FenceError::Open {
+            path: p.to_path_buf(),
+            source: io::Error::new(io::ErrorKind::InvalidInput, e),
+        })
+    };
+    Ok((c(dir)?, c(&dir.join("empty"))?))
 }
 
 fn keep_flags(p: &std::path::Path) -> Result<libc::c_ulong, FenceError> {
