@@ -31,7 +31,19 @@ fn paris() -> Value {
 async fn doctor(sb: &Sandbox, url: &str, extra: &[&str]) -> Run {
     let mut args = vec!["doctor"];
     args.extend_from_slice(extra);
-    sb.run(Some(url), &args).await
+    let mut c = sb.command(Some(url), &args);
+    // The package caches are the test home's (none), not those of the machine's user that
+    // rustup's CARGO_HOME or a GOPATH would name.
+    for var in [
+        "CARGO_HOME",
+        "GOPATH",
+        "GOMODCACHE",
+        "GOCACHE",
+        "XDG_CACHE_HOME",
+    ] {
+        c.env_remove(var);
+    }
+    common::mm_run::finish_within(c.spawn().unwrap(), sb.limit).await
 }
 
 /// The lines every default sandbox ends with: the project, the sandbox, sessions (on by default).
