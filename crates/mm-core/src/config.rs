@@ -168,11 +168,11 @@ impl ModelConfig {
 /// `tools.sandbox` (docs/sandbox.md): what the sandbox lets commands and file tools write.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum SandboxMode {
-    /// No fence (the default).
-    #[default]
+    /// No fence.
     Off,
-    /// Reads anywhere; writes only under the session's cwd, the temp folders and
-    /// `tools.sandboxWritable`.
+    /// Reads anywhere but the hidden places; writes only under the session's cwd, the temp
+    /// folders, the package caches and `tools.sandboxWritable` (the default).
+    #[default]
     WorkspaceWrite,
     /// No writes at all (device files a shell needs aside).
     ReadOnly,
@@ -230,6 +230,12 @@ pub struct ToolsConfig {
     pub sandbox_writable: Vec<PathBuf>,
     /// `tools.sandboxRequired`: a fence the kernel cannot enforce whole is an error.
     pub sandbox_required: bool,
+    /// `tools.sandboxHidden`: more places hidden inside the fence (absolute, `~/` expanded),
+    /// besides the secret places mm knows; every layer's list adds to the others', a
+    /// project's too.
+    pub sandbox_hidden: Vec<PathBuf>,
+    /// `tools.sandboxReadable`: places taken out of the hidden ones (the user's layers only).
+    pub sandbox_readable: Vec<PathBuf>,
     /// `tools.task.maxSteps`: the model calls a `task` call's child session may make.
     pub task_max_steps: u32,
 }
@@ -426,9 +432,11 @@ impl Default for Config {
                 fetch_timeout: Duration::from_secs(30),
                 lsp_timeout: Duration::from_secs(20),
                 lsp_diagnostics_wait: Duration::from_secs(5),
-                sandbox: SandboxMode::Off,
+                sandbox: SandboxMode::WorkspaceWrite,
                 sandbox_writable: Vec::new(),
                 sandbox_required: false,
+                sandbox_hidden: Vec::new(),
+                sandbox_readable: Vec::new(),
                 task_max_steps: 20,
             },
             skills: SkillsConfig { dirs: Vec::new() },

@@ -55,6 +55,8 @@ pub enum Gap {
     Seccomp(String),
     /// No private mount namespace in `workspace-write`: why.
     Namespace(String),
+    /// No private mount namespace in `read-only`: why.
+    Unhidden(String),
 }
 
 impl fmt::Display for Gap {
@@ -67,7 +69,11 @@ impl fmt::Display for Gap {
             Gap::Seccomp(why) => write!(f, "TIOCSTI is not refused ({why})"),
             Gap::Namespace(why) => write!(
                 f,
-                "the project's .mm/ stays writable (no private mount namespace: {why})"
+                "the project's .mm/ stays writable and the hidden places are readable by commands (no private mount namespace: {why})"
+            ),
+            Gap::Unhidden(why) => write!(
+                f,
+                "the hidden places are readable by commands (no private mount namespace: {why})"
             ),
         }
     }
@@ -139,6 +145,10 @@ pub struct SandboxReport {
     /// The entries (hooks, MCP and language servers, agents) that run outside the fence
     /// (`sandbox = false`), by key (`mcp.servers.x`); none when nothing fences commands.
     pub outside: Vec<String>,
+    /// The package caches commands may write in (`workspace-write`, those that exist).
+    pub caches: Vec<PathBuf>,
+    /// The hidden places that exist now (none when the sandbox is off).
+    pub hidden: Vec<PathBuf>,
 }
 
 impl SandboxReport {
@@ -180,7 +190,7 @@ impl SandboxReport {
                     "it relies on the outer fence (mm runs inside mm's fence: {FENCED_VAR}={outer}, and Seatbelt cannot be nested)"
                 ),
                 Fencer::Landlock(_) | Fencer::Missing(_) => format!(
-                    "it relies on the outer fence for the read-only mounts (mm runs inside mm's fence: {FENCED_VAR}={outer})"
+                    "it relies on the outer fence for the read-only mounts and the hidden places (mm runs inside mm's fence: {FENCED_VAR}={outer})"
                 ),
             });
         }

@@ -124,6 +124,10 @@ impl Engine {
             if attached.contains(&path) {
                 continue;
             }
+            if let Err(refused) = self.sandbox.check_read(&path) {
+                frontend.emit(Event::Notice(refused));
+                continue;
+            }
             full.push_str(&crate::prompt::attachment_line(&path, is_dir));
             frontend.emit(Event::Attached(path));
         }

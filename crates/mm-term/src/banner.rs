@@ -239,8 +239,10 @@ mod tests {
             nested: None,
             skipped: Vec::new(),
             outside: Vec::new(),
+            caches: Vec::new(),
+            hidden: Vec::new(),
         };
-        let note = "Landlock ABI 3 enforced, but device ioctls are not fenced; abstract unix sockets are not fenced; the project's .mm/ stays writable (no private mount namespace: Operation not permitted (os error 1))";
+        let note = "Landlock ABI 3 enforced, but device ioctls are not fenced; abstract unix sockets are not fenced; the project's .mm/ stays writable and the hidden places are readable by commands (no private mount namespace: Operation not permitted (os error 1))";
         assert_eq!(
             said(&report, None),
             (

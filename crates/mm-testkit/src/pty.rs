@@ -115,9 +115,17 @@ pub fn spawn_window(command: &Command, columns: u16, rows: u16) -> OsSession {
     session
 }
 
-/// [`spawn_mm_in`] with the home as the working folder.
+/// The working folder [`spawn_mm`] and [`Term::spawn`] start mm in: `project` in the home,
+/// made if missing. Not the home itself, which the fence (on by default) leaves unwritable.
+pub fn project(home: &Path) -> std::path::PathBuf {
+    let dir = home.join("project");
+    std::fs::create_dir_all(&dir).expect("make the project folder");
+    dir
+}
+
+/// [`spawn_mm_in`] with the home's [`project`] as the working folder.
 pub fn spawn_mm(home: &Path, url: &str, extra: &[&str]) -> OsSession {
-    spawn_mm_in(home, home, url, extra)
+    spawn_mm_in(home, &project(home), url, extra)
 }
 
 /// A text answer with usage: 1 200 tokens in, 34 out.
@@ -201,7 +209,7 @@ pub struct Term {
 impl Term {
     /// [`spawn_mm`] in a window `cols` wide and `rows` high.
     pub fn spawn(home: &Path, url: &str, extra: &[&str], cols: u16, rows: u16) -> Term {
-        Term::spawn_in(home, home, url, extra, cols, rows)
+        Term::spawn_in(home, &project(home), url, extra, cols, rows)
     }
 
     /// [`Term::spawn`] with `cwd` as the working folder.

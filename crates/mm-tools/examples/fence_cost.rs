@@ -36,10 +36,29 @@ async fn main() -> std::io::Result<()> {
         SandboxMode::ReadOnly,
         SandboxMode::WorkspaceWrite,
     ];
+    // The places mm's own run has: the home's secret places to look up and hide, the
+    // package caches to open.
+    let home = std::env::var_os("HOME").map(std::path::PathBuf::from);
+    let places = Places {
+        caches: home
+            .as_deref()
+            .map(|h| mm_tools::sandbox::hidden::caches(h, |v| std::env::var_os(v)))
+            .unwrap_or_default(),
+        home,
+        ..Places::default()
+    };
     let sandboxes: Vec<Arc<Sandbox>> = modes
         .iter()
-        .map(|mode| Arc::new(Sandbox::new(Settings::mode(*mode), Places::default())))
+        .map(|mode| Arc::new(Sandbox::new(Settings::mode(*mode), places.clone())))
         .collect();
+    if let Some(s) = sandboxes.last() {
+        let r = s.report();
+        println!(
+            "hidden places that exist: {}; package caches open: {}",
+            r.hidden.len(),
+            r.caches.len()
+        );
+    }
     let mut build = vec![Vec::new(); modes.len()];
     let mut total = vec![Vec::new(); modes.len()];
     for _ in 0..n {

@@ -18,9 +18,11 @@ fn main() -> Result<(), String> {
     let mut writable = vec![cwd.clone(), PathBuf::from("/tmp")];
     writable.extend(std::env::var_os("TMPDIR").map(PathBuf::from));
     let protected = [(cwd.join(".mm"), true)];
+    let home = std::env::var_os("HOME").map(PathBuf::from);
+    let hidden = mm_tools::sandbox::hidden::Hidden::new(home.as_deref(), &[], &[], &[]);
     print!(
         "{}",
-        mm_tools::sandbox::seatbelt_profile(mode, &writable, &protected)
+        mm_tools::sandbox::seatbelt_profile(mode, &writable, &protected, &hidden.real_places())
     );
     Ok(())
 }

@@ -142,6 +142,7 @@ pub fn load_options(cli: &Cli, cwd: &Path) -> anyhow::Result<LoadOptions> {
             yolo,
             sandbox: cli.sandbox.clone(),
         },
+        user_text: None,
     })
 }
 
@@ -173,6 +174,23 @@ fn sandbox_places(cli: &Cli, cwd: &Path, loaded: &Loaded) -> Places {
     }
     if let Some(file) = &cli.config {
         places.protected_files.push(cwd.join(file));
+    }
+    // Hidden inside the fence: mm's config files (the key may be there; not their folder,
+    // where skills' scripts live) and the container sockets of the user's runtime folder.
+    places.secrets.extend(loaded.user_file.iter().cloned());
+    places.user_config = loaded.user_file.clone();
+    places
+        .secrets
+        .extend(cli.config.iter().map(|f| cwd.join(f)));
+    if let Some(runtime) = std::env::var_os("XDG_RUNTIME_DIR").filter(|r| !r.is_empty()) {
+        places
+            .secrets
+            .extend(mm_tools::sandbox::hidden::runtime_sockets(Path::new(
+                &runtime,
+            )));
+    }
+    if let Some(home) = &home {
+        places.caches = mm_tools::sandbox::hidden::caches(home, |v| std::env::var_os(v));
     }
     places.home = mm_core::paths::home();
     places.outer_fence = std::env::var(FENCED_VAR).ok().filter(|v| !v.is_empty());

@@ -64,7 +64,13 @@ fn run() -> anyhow::Result<i32> {
             .try_init();
     }
     let cwd = std::env::current_dir().context("cannot read the current directory")?;
-    let opts = load_options(&cli, &cwd)?;
+    // An asking mm handed its user config (the fence hides the file): read and closed before
+    // anything starts. SAFETY: no thread has started yet (the runtime starts below).
+    let handed = unsafe { mm_tools::process::take_handed_config() };
+    let mut opts = load_options(&cli, &cwd)?;
+    if let Some(text) = handed {
+        opts.user_text = Some(text.context("cannot read the config the asking mm handed")?);
+    }
     // The key was read into `opts`: from here on it is mm's alone (docs/config.md, "Trust").
     // SAFETY: no thread has started yet (the runtime starts below).
     unsafe { mm_tools::process::keep_private(&config::KEY_VARS) };

@@ -112,6 +112,8 @@ mod tests {
             nested: None,
             skipped: Vec::new(),
             outside: Vec::new(),
+            caches: Vec::new(),
+            hidden: Vec::new(),
         }
     }
 
@@ -129,7 +131,7 @@ mod tests {
                 Gap::Namespace("Operation not permitted (os error 1)".into()),
             ],
         );
-        let note = "Landlock ABI 3 enforced, but device ioctls are not fenced; abstract unix sockets are not fenced; the project's .mm/ stays writable (no private mount namespace: Operation not permitted (os error 1))";
+        let note = "Landlock ABI 3 enforced, but device ioctls are not fenced; abstract unix sockets are not fenced; the project's .mm/ stays writable and the hidden places are readable by commands (no private mount namespace: Operation not permitted (os error 1))";
         assert_eq!(
             log_sandbox(&lacking),
             [format!("[acp] sandbox: workspace-write — {note}")]

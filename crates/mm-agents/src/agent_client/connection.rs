@@ -100,6 +100,17 @@ impl Connection {
             .stderr(Stdio::piped());
         let python = mm_tools::program::python::cwd_first(&cmd.program, &cmd.args);
         mm_tools::program::python::protect(&mut command, python, &cmd.env);
+        // The fence hides the user's config file: an mm asked reads it from a descriptor held
+        // for this one child, closed here once it is started (docs/agents.md).
+        let _handed = match opts.sandbox.user_config() {
+            Some(file) => mm_tools::process::hand_config(&mut command, file).map_err(|e| {
+                AgentError::Start {
+                    program: cmd.program.clone(),
+                    error: format!("cannot open {}: {e}", file.display()),
+                }
+            })?,
+            None => mm_tools::process::Handed::default(),
+        };
         let mut child = opts
             .processes
             .spawn(&mut command, Group::Own, fencing)

@@ -26,6 +26,9 @@ pub struct LoadOptions {
     /// `--url`, `--model`, `--yolo`/`--no-yolo`, `--sandbox`, kept apart so `mm config` can
     /// name them.
     pub flags: Flags,
+    /// The user's config file's text when the mm that asked this one handed it (the fence
+    /// hides the file itself): read instead of the file, named as the file.
+    pub user_text: Option<String>,
 }
 
 /// The named flags that set configuration keys.
@@ -192,9 +195,12 @@ pub fn load(opts: &LoadOptions) -> Result<Loaded, ConfigError> {
     let project_file = opts.cwd.join(".mm").join("config.toml");
 
     let mut layers: Vec<Layer> = Vec::new();
-    if let Some(path) = &user_file
-        && let Some(table) = read_file(path, false)?
-    {
+    let user_table = match (&user_file, &opts.user_text) {
+        (Some(path), Some(text)) => Some(parse_text(path, text)?),
+        (Some(path), None) => read_file(path, false)?,
+        (None, _) => None,
+    };
+    if let (Some(path), Some(table)) = (&user_file, user_table) {
         layers.push(Layer {
             table,
             source: Source::UserFile(path.clone()),

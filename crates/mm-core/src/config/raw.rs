@@ -160,6 +160,8 @@ const ROOT: Shape = Shape::Table(&[
             ("sandbox", Shape::Str),
             ("sandboxWritable", Shape::Leaf),
             ("sandboxRequired", Shape::Leaf),
+            ("sandboxHidden", Shape::Leaf),
+            ("sandboxReadable", Shape::Leaf),
             ("task", Shape::Table(&[("maxSteps", Shape::Leaf)])),
         ]),
     ),
@@ -307,7 +309,8 @@ fn shape_at(segments: &[String]) -> Option<Shape> {
     Some(shape)
 }
 
-/// Merges `layer` into `base`: tables key by key, hook arrays concatenated, anything else replaced.
+/// Merges `layer` into `base`: tables key by key, hook arrays and `tools.sandboxHidden`
+/// concatenated (a layer adds hidden places, never uncovers one), anything else replaced.
 pub(super) fn merge(
     base: &mut Table,
     layer: Table,
@@ -326,6 +329,10 @@ pub(super) fn merge(
                     b.push(item);
                 }
             }
+            (Some(Value::Array(b)), Value::Array(items)) if path == ADDED_LIST => {
+                b.extend(items);
+                sources.insert(path, source.clone());
+            }
             (_, value) => {
                 forget(&path, sources);
                 record(&value, source, prefix, &key, sources);
@@ -334,6 +341,9 @@ pub(super) fn merge(
         }
     }
 }
+
+/// The list every layer adds to rather than replaces: a layer may hide more, never less.
+const ADDED_LIST: &str = "tools.sandboxHidden";
 
 /// Drops the sources of a path and everything under it.
 fn forget(path: &str, sources: &mut BTreeMap<String, Source>) {

@@ -224,6 +224,16 @@ pub(super) fn report(loaded: &Loaded) -> String {
     );
     add(
         &mut lines,
+        "tools.sandboxHidden",
+        paths(&c.tools.sandbox_hidden),
+    );
+    add(
+        &mut lines,
+        "tools.sandboxReadable",
+        paths(&c.tools.sandbox_readable),
+    );
+    add(
+        &mut lines,
         "tools.task.maxSteps",
         c.tools.task_max_steps.to_string(),
     );

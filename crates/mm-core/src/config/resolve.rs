@@ -555,6 +555,9 @@ impl Resolver<'_> {
             if let Some(v) = self.boolean(t, "tools", "sandboxRequired")? {
                 c.tools.sandbox_required = v;
             }
+            // The layers' lists were joined when merged (raw::merge): each adds.
+            c.tools.sandbox_hidden = self.absolute_paths(t, "tools", "sandboxHidden")?;
+            c.tools.sandbox_readable = self.absolute_paths(t, "tools", "sandboxReadable")?;
             if let Some(k) = self.table(t, "tools", "task")?
                 && let Some(v) = self.uint(k, "tools.task", "maxSteps", 1, u32_max)?
             {

@@ -14,7 +14,7 @@ use super::raw::{self, Source, join};
 /// and compaction — keys that change neither where data goes, nor what runs, nor what asks
 /// (the table in docs/config.md says why for each). `yolo = false` is allowed too (it only
 /// makes mm ask).
-pub const HARMLESS_KEYS: [&str; 11] = [
+pub const HARMLESS_KEYS: [&str; 12] = [
     "contextWindow",
     "model.name",
     "model.temperature",
@@ -26,10 +26,18 @@ pub const HARMLESS_KEYS: [&str; 11] = [
     "loop.repeatSpan",
     "loop.repeatCount",
     "tools.maxOutput",
+    // Only hides more from the fence's commands and mm's own tools (its lists add up).
+    "tools.sandboxHidden",
 ];
 
-/// The keys of the sandbox (`tools.sandbox…`), which only the user's layers set.
-pub const SANDBOX_KEYS: [&str; 3] = ["sandbox", "sandboxWritable", "sandboxRequired"];
+/// The keys of the sandbox (`tools.sandbox…`), which only the user's layers set
+/// (`tools.sandboxHidden`, which only hides more, a project may set too).
+pub const SANDBOX_KEYS: [&str; 4] = [
+    "sandbox",
+    "sandboxWritable",
+    "sandboxRequired",
+    "sandboxReadable",
+];
 
 /// The keys of an entry that starts a process (a hook, an MCP or language server, an agent)
 /// that take it out of the fence or open the fence for it (`sandbox = false`,

@@ -36,7 +36,16 @@ mod windows;
 use windows as os;
 
 use os::Tree;
-pub use os::{OutputReader, keep_private, output_reader, read_now, signal_of};
+pub use os::{
+    Handed, OutputReader, hand_config, keep_private, output_reader, read_now, signal_of,
+    take_handed_config,
+};
+
+/// Names the descriptor of the user's config file that an asking mm hands the mm it starts
+/// as an agent (docs/sandbox.md, "Secrets out of reach"): the fence hides the file from the
+/// agent, which reads its settings from the descriptor and closes it before it starts
+/// anything. Unix only ([`hand_config`], [`take_handed_config`]).
+pub const CONFIG_FD_VAR: &str = "MM_CONFIG_FD";
 
 /// Between asking a child's tree to stop (SIGTERM, CTRL_BREAK) and killing it.
 pub const KILL_GRACE: Duration = Duration::from_secs(2);

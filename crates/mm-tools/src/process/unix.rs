@@ -112,3 +112,63 @@ pub unsafe fn keep_private(vars: &[&str]) {
         libc::prctl(libc::PR_SET_DUMPABLE, 0, 0, 0, 0);
     }
 }
+
+/// The user's config file, open for the one child that inherits it ([`hand_config`]); closed
+/// in mm when dropped, after the spawn.
+#[derive(Debug, Default)]
+pub struct Handed(#[allow(dead_code, reason = "held open until the spawn")] Option<std::fs::File>);
+
+/// Opens `file` (the user's config file) for the child `cmd` starts: the descriptor, opened
+/// close-on-exec as every one of mm's, is made inheritable in that child only (between its
+/// `fork` and `exec`), and [`super::CONFIG_FD_VAR`] names it. A missing file hands nothing.
+pub fn hand_config(cmd: &mut Command, file: &std::path::Path) -> io::Result<Handed> {
+    use std::os::fd::AsRawFd;
+    let open = match std::fs::File::open(file) {
+        Ok(f) => f,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Handed(None)),
+        Err(e) => return Err(e),
+    };
+    let fd = open.as_raw_fd();
+    cmd.env(super::CONFIG_FD_VAR, fd.to_string());
+    // SAFETY: fcntl is async-signal-safe and touches no memory of the parent; `fd` stays open
+    // in mm until the spawn has returned (the caller holds the `Handed`).
+    unsafe {
+        cmd.pre_exec(move || {
+            let flags = libc::fcntl(fd, libc::F_GETFD);
+            if flags < 0 || libc::fcntl(fd, libc::F_SETFD, flags & !libc::FD_CLOEXEC) < 0 {
+                return Err(io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+    Ok(Handed(Some(open)))
+}
+
+/// The text of the user's config file when the asking mm handed it ([`hand_config`]): the
+/// descriptor [`super::CONFIG_FD_VAR`] names is read and closed, and the variable removed, so
+/// nothing mm starts sees either. `None` without the variable, or when it names no regular
+/// file past stdio (not a descriptor mm handed: left alone).
+///
+/// # Safety
+/// No other thread may run: the environment is written, and the descriptor taken over.
+pub unsafe fn take_handed_config() -> Option<io::Result<String>> {
+    use std::io::Read;
+    use std::os::fd::{FromRawFd, RawFd};
+    let value = std::env::var_os(super::CONFIG_FD_VAR)?;
+    // SAFETY: single-threaded (the caller's promise).
+    unsafe { std::env::remove_var(super::CONFIG_FD_VAR) };
+    let fd: RawFd = value.to_str()?.trim().parse().ok()?;
+    if fd <= 2 {
+        return None;
+    }
+    // SAFETY: fstat writes only into `stat`.
+    let mut stat: libc::stat = unsafe { std::mem::zeroed() };
+    if unsafe { libc::fstat(fd, &mut stat) } != 0 || stat.st_mode & libc::S_IFMT != libc::S_IFREG {
+        return None;
+    }
+    // SAFETY: an open descriptor nothing in this process owns yet (nothing has run): the file
+    // closes it when dropped.
+    let mut file = unsafe { std::fs::File::from_raw_fd(fd) };
+    let mut text = String::new();
+    Some(file.read_to_string(&mut text).map(|_| text))
+}

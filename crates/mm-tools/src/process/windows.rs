@@ -213,3 +213,21 @@ pub unsafe fn keep_private(vars: &[&str]) {
         unsafe { std::env::remove_var(var) };
     }
 }
+
+/// Nothing to hand: Windows has no fence, so the user's config file is not hidden from an
+/// asked agent (docs/sandbox.md).
+#[derive(Debug, Default)]
+pub struct Handed;
+
+/// Hands nothing (the agent reads the file itself).
+pub fn hand_config(_cmd: &mut Command, _file: &std::path::Path) -> io::Result<Handed> {
+    Ok(Handed)
+}
+
+/// Never handed on Windows.
+///
+/// # Safety
+/// None needed; unsafe as on Unix, where the environment is written.
+pub unsafe fn take_handed_config() -> Option<io::Result<String>> {
+    None
+}

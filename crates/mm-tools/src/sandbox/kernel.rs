@@ -64,9 +64,11 @@ impl Enforcement {
         if let Err(why) = &self.seccomp {
             gaps.push(Gap::Seccomp(why.clone()));
         }
-        if let (SandboxMode::WorkspaceWrite, Err(why), None) = (mode, &self.namespace, &self.nested)
-        {
-            gaps.push(Gap::Namespace(why.clone()));
+        if let (Err(why), None) = (&self.namespace, &self.nested) {
+            gaps.push(match mode {
+                SandboxMode::ReadOnly => Gap::Unhidden(why.clone()),
+                SandboxMode::WorkspaceWrite | SandboxMode::Off => Gap::Namespace(why.clone()),
+            });
         }
         gaps
     }

@@ -76,6 +76,11 @@ pub(super) fn fence(
     let writable: Vec<PathBuf> = rule.roots.paths().map(Path::to_path_buf).collect();
     Ok(Some(Fence {
         mode: rule.mode,
-        profile: super::seatbelt::profile(rule.mode, &writable, &rule.protected),
+        profile: super::seatbelt::profile(
+            rule.mode,
+            &writable,
+            &rule.protected,
+            &rule.hidden.real_places(),
+        ),
     }))
 }

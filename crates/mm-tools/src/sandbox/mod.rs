@@ -25,6 +25,7 @@
 //! through `Setup::sandbox`.
 
 mod fencing;
+pub mod hidden;
 mod kernel;
 mod paths;
 mod seatbelt;
@@ -63,9 +64,10 @@ pub use seatbelt::profile as seatbelt_profile;
 use std::path::{Path, PathBuf};
 
 use held::Held;
+use hidden::Hidden;
 use kernel::Enforcement;
 use mm_core::config::{Config, EntrySandbox, SandboxMode};
-use mm_core::sandbox_report::Skipped;
+use mm_core::sandbox_report::{Skip, Skipped};
 use paths::{Roots, Rule, hold, plain_places};
 
 /// Places outside the configuration that the sandbox needs, found by `main.rs` (the library
@@ -87,6 +89,14 @@ pub struct Places {
     pub home: Option<PathBuf>,
     /// The value of [`FENCED_VAR`] when mm itself runs inside an mm fence.
     pub outer_fence: Option<String>,
+    /// Places hidden inside the fence besides the home's secret places
+    /// ([`hidden::SECRETS`]): mm's config files, the container sockets of the runtime folder.
+    pub secrets: Vec<PathBuf>,
+    /// The package caches writable in `workspace-write` where they exist ([`hidden::caches`]).
+    pub caches: Vec<PathBuf>,
+    /// The user's config file (one of `secrets`): an asked agent gets it as a descriptor
+    /// ([`crate::process::hand_config`]), since the fence hides it.
+    pub user_config: Option<PathBuf>,
 }
 
 /// The system's fixed temp folders: `/tmp` and `/dev/shm` on Unix; none on Windows, whose temp
@@ -117,6 +127,9 @@ impl Default for Places {
             protected_files: Vec::new(),
             home: None,
             outer_fence: None,
+            secrets: Vec::new(),
+            caches: Vec::new(),
+            user_config: None,
         }
     }
 }
@@ -146,6 +159,10 @@ pub struct Sandbox {
     skipped: Vec<Skipped>,
     /// The entries that run outside the fence (`sandbox = false`), by key (`mcp.servers.x`).
     outside: Vec<String>,
+    /// The package caches held writable (where they are).
+    caches: Vec<PathBuf>,
+    /// The places hidden from commands and from mm's tools that read files.
+    hidden: Hidden,
     /// Whether an entry's `sandbox = false` is honoured: not in the fence of `read-only`
     /// sessions, which nothing they start leaves.
     opt_outs: bool,
@@ -174,6 +191,10 @@ pub struct Settings {
     pub entries: Vec<(String, Vec<PathBuf>)>,
     /// The keys of the entries with `sandbox = false`.
     pub outside: Vec<String>,
+    /// `tools.sandboxHidden`: places hidden besides the secret places mm knows.
+    pub hidden: Vec<PathBuf>,
+    /// `tools.sandboxReadable`: places given back from the hidden ones.
+    pub readable: Vec<PathBuf>,
 }
 
 impl Settings {
@@ -217,6 +238,8 @@ impl Settings {
                 .filter(|(_, e)| e.outside)
                 .map(|(key, _)| key.clone())
                 .collect(),
+            hidden: config.tools.sandbox_hidden.clone(),
+            readable: config.tools.sandbox_readable.clone(),
         }
     }
 
@@ -241,6 +264,8 @@ impl Sandbox {
             writable: entries,
             entries: own,
             outside,
+            hidden,
+            readable,
         } = settings;
         let enforcement = match mode {
             SandboxMode::Off => Enforcement::off(),
@@ -250,10 +275,12 @@ impl Sandbox {
         };
         let (mut held, mut skipped) = (Vec::new(), Vec::new());
         let mut entry_held = Vec::new();
+        let mut caches = Vec::new();
         if mode == SandboxMode::WorkspaceWrite {
             // A temp folder that is missing is nothing the user asked for: not reported.
             held.extend(places.temp.iter().filter_map(|t| Held::open(t).ok()));
-            let writable = plain_places(&places.temp, &entries);
+            let open: Vec<PathBuf> = entries.iter().chain(&places.caches).cloned().collect();
+            let writable = plain_places(&places.temp, &open);
             let skip = |key: &str, path: &PathBuf, why| Skipped {
                 key: key.to_string(),
                 path: path.clone(),
@@ -263,6 +290,17 @@ impl Sandbox {
                 match hold(entry, &writable) {
                     Ok(h) => held.push(h),
                     Err(why) => skipped.push(skip("tools.sandboxWritable", entry, why)),
+                }
+            }
+            // A package cache that is missing is skipped silently: the user asked for none.
+            for cache in &places.caches {
+                match hold(cache, &writable) {
+                    Ok(h) => {
+                        caches.push(cache.clone());
+                        held.push(h);
+                    }
+                    Err(Skip::Missing) => {}
+                    Err(why) => skipped.push(skip("the package cache", cache, why)),
                 }
             }
             for (key, folders) in &own {
@@ -275,17 +313,21 @@ impl Sandbox {
                 }
             }
         }
+        let home = places
+            .home
+            .as_deref()
+            .and_then(|h| crate::paths::canonical(h).ok());
+        let hidden = Hidden::new(places.home.as_deref(), &places.secrets, &hidden, &readable);
         Sandbox {
             mode,
             held,
             entry_held,
             skipped,
             outside,
+            caches,
+            hidden,
             opt_outs: true,
-            home: places
-                .home
-                .as_deref()
-                .and_then(|h| crate::paths::canonical(h).ok()),
+            home,
             places,
             enforcement,
             state: os::State::default(),
@@ -300,6 +342,8 @@ impl Sandbox {
             entry_held: Vec::new(),
             skipped: Vec::new(),
             outside: Vec::new(),
+            caches: Vec::new(),
+            hidden: Hidden::default(),
             opt_outs: true,
             home: None,
             places: Places::default(),
@@ -312,6 +356,11 @@ impl Sandbox {
         self.mode
     }
 
+    /// The user's config file, which an asked agent is handed ([`Places::user_config`]).
+    pub fn user_config(&self) -> Option<&Path> {
+        self.places.user_config.as_deref()
+    }
+
     /// The sandbox a session in `read-only` mode runs its commands in: these places, nothing
     /// writable, whatever `tools.sandbox` says; `None` where the kernel fences nothing (then
     /// such a session refuses commands).
@@ -322,6 +371,7 @@ impl Sandbox {
                 Sandbox::new(Settings::mode(SandboxMode::ReadOnly), self.places.clone())
             }
         };
+        ro.hidden = self.hidden.clone();
         ro.opt_outs = false;
         ro.fences_commands().then_some(ro)
     }
@@ -347,6 +397,11 @@ impl Sandbox {
             skipped: self.skipped.clone(),
             outside: match self.fences_commands() {
                 true => self.outside.clone(),
+                false => Vec::new(),
+            },
+            caches: self.caches.clone(),
+            hidden: match self.is_on() {
+                true => self.hidden.present().into_iter().map(|(p, _)| p).collect(),
                 false => Vec::new(),
             },
         }
@@ -449,6 +504,17 @@ impl Sandbox {
             mode: self.mode,
             roots: self.roots(cwd, extra),
             protected: self.protected(cwd),
+            hidden: &self.hidden,
+        }
+    }
+
+    /// Checks a read by mm itself on behalf of a tool (`read_file`, `edit_file`, `lsp`, an
+    /// `@path` attachment) against the hidden places, when the sandbox is on: `Err` is the one
+    /// line for the model or the user, naming `tools.sandboxReadable`.
+    pub fn check_read(&self, path: &Path) -> Result<(), String> {
+        match self.is_on() && self.hidden.covers(path) {
+            true => Err(Hidden::refusal(path)),
+            false => Ok(()),
         }
     }
 
@@ -495,6 +561,8 @@ mod tests {
             entry_held: Vec::new(),
             skipped: Vec::new(),
             outside: Vec::new(),
+            caches: Vec::new(),
+            hidden: Hidden::default(),
             opt_outs: true,
             home: None,
             places: Places::default(),
@@ -545,9 +613,11 @@ mod tests {
                 nested: None,
                 skipped: Vec::new(),
                 outside: Vec::new(),
+                caches: Vec::new(),
+                hidden: Vec::new(),
             }
         );
-        let note = "Landlock ABI 3 enforced, but device ioctls are not fenced; abstract unix sockets are not fenced; the project's .mm/ stays writable (no private mount namespace: Operation not permitted (os error 1))";
+        let note = "Landlock ABI 3 enforced, but device ioctls are not fenced; abstract unix sockets are not fenced; the project's .mm/ stays writable and the hidden places are readable by commands (no private mount namespace: Operation not permitted (os error 1))";
         assert_eq!(s.report().note().as_deref(), Some(note));
         assert!(s.require(false).is_ok());
         assert_eq!(
@@ -668,7 +738,7 @@ mod tests {
         assert_eq!(
             s.report().note().as_deref(),
             Some(
-                "Landlock ABI 7 enforced, but it relies on the outer fence for the read-only mounts (mm runs inside mm's fence: MM_FENCED=read-only)"
+                "Landlock ABI 7 enforced, but it relies on the outer fence for the read-only mounts and the hidden places (mm runs inside mm's fence: MM_FENCED=read-only)"
             )
         );
         assert!(s.require(true).is_ok());

@@ -9,6 +9,7 @@ use mm_core::config::SandboxMode;
 use mm_core::sandbox_report::Skip;
 
 use super::held::Held;
+use super::hidden::Hidden;
 
 /// Device files a shell needs, writable even in `read-only` (every system's fence).
 pub(super) const DEVICE_FILES: [&str; 5] = [
@@ -52,6 +53,8 @@ pub(crate) struct Rule<'a> {
     /// The paths kept read-only (canonical where they exist), each with whether it is a folder
     /// mm may create.
     pub protected: Vec<(PathBuf, bool)>,
+    /// The places commands may not read (nor write).
+    pub hidden: &'a Hidden,
 }
 
 impl Rule<'_> {
@@ -59,6 +62,7 @@ impl Rule<'_> {
     pub(super) fn lets_write(&self, real: &Path) -> bool {
         self.roots.paths().any(|r| real.starts_with(r))
             && !self.protected.iter().any(|(p, _)| real.starts_with(p))
+            && !self.hidden.covers(real)
     }
 }
 

@@ -3,7 +3,9 @@
 //! macOS CI runner. The rule is Linux's: everything may be read, run and reached; writes only
 //! under the writable roots (the cwd, the temp folders, `tools.sandboxWritable`) and to a few
 //! device files; the protected paths under a root (`.mm/`, the config) and the folders above
-//! them up to that root read-only; signals only to processes of the same sandbox.
+//! them up to that root read-only; the hidden places (docs/sandbox.md, "Secrets out of
+//! reach") neither read nor written, by path, so that one made later is hidden too; signals
+//! only to processes of the same sandbox.
 //!
 //! Paths are as `sandbox-exec` matches them, canonical: `/tmp`, `/var` and `/etc` are links
 //! to `/private/…` on macOS, and a rule on the link would match nothing.
@@ -20,8 +22,14 @@ const PRIVATE: [&str; 3] = ["/tmp", "/var", "/etc"];
 
 /// The profile for `mode`: `writable` are the roots commands may write under (none in
 /// `read-only`), `protected` the paths kept read-only under them, each with whether it is a
-/// folder (everything under it) or a file.
-pub fn profile(mode: SandboxMode, writable: &[PathBuf], protected: &[(PathBuf, bool)]) -> String {
+/// folder (everything under it) or a file, `hidden` the places neither read nor written
+/// (last: in Seatbelt the last rule that matches decides).
+pub fn profile(
+    mode: SandboxMode,
+    writable: &[PathBuf],
+    protected: &[(PathBuf, bool)],
+    hidden: &[PathBuf],
+) -> String {
     let mut p = String::new();
     let _ = writeln!(p, "(version 1)");
     let _ = writeln!(p, "; mm's fence: tools.sandbox = {mode}");
@@ -68,6 +76,13 @@ pub fn profile(mode: SandboxMode, writable: &[PathBuf], protected: &[(PathBuf, b
                 );
             }
         }
+    }
+    if !hidden.is_empty() {
+        p.push_str("(deny file-read* file-write*");
+        for place in hidden {
+            let _ = write!(p, " (subpath {})", quoted(&canonical(place)));
+        }
+        p.push_str(")\n");
     }
     p.push_str("(deny signal)\n(allow signal (target same-sandbox))\n");
     p
@@ -121,6 +136,12 @@ mod tests {
                 (PathBuf::from("/Users/u/.config/mm"), true),
                 (PathBuf::from("/tmp/cfg/mm.toml"), false),
             ],
+            &[
+                PathBuf::from("/Users/u/.ssh"),
+                PathBuf::from("/Users/u/.aws"),
+                PathBuf::from("/Users/u/.config/mm/config.toml"),
+                PathBuf::from("/var/run/docker.sock"),
+            ],
         );
         let want = [
             "(version 1)",
@@ -132,6 +153,7 @@ mod tests {
             r#"(allow file-write* (require-all (subpath "/private/tmp") (require-not (literal "/private/tmp/cfg/mm.toml")) (require-not (literal "/private/tmp/cfg")) (require-not (literal "/private/tmp"))))"#,
             r#"(allow file-write* (subpath "/private/var/folders/xy/T"))"#,
             r#"(allow file-write* (subpath "/Users/u/.cargo"))"#,
+            r#"(deny file-read* file-write* (subpath "/Users/u/.ssh") (subpath "/Users/u/.aws") (subpath "/Users/u/.config/mm/config.toml") (subpath "/private/var/run/docker.sock"))"#,
             "(deny signal)",
             "(allow signal (target same-sandbox))",
             "",
@@ -145,6 +167,7 @@ mod tests {
             SandboxMode::ReadOnly,
             &[PathBuf::from("/Users/u/project")],
             &[(PathBuf::from("/Users/u/project/.mm"), true)],
+            &[PathBuf::from("/Users/u/.ssh")],
         );
         let want = [
             "(version 1)",
@@ -152,6 +175,7 @@ mod tests {
             "(allow default)",
             "(deny file-write*)",
             DEVICES,
+            r#"(deny file-read* file-write* (subpath "/Users/u/.ssh"))"#,
             "(deny signal)",
             "(allow signal (target same-sandbox))",
             "",
@@ -164,6 +188,7 @@ mod tests {
         let got = profile(
             SandboxMode::WorkspaceWrite,
             &[PathBuf::from(r#"/Users/u/a "b"\c"#)],
+            &[],
             &[],
         );
         assert!(

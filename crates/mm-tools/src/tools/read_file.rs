@@ -15,16 +15,23 @@ use super::write_file::{path_location, path_title};
 use super::{CallContext, Describe, ToolOutput, ToolSetup, TypedTool, decode};
 use crate::event::{Tally, ToolKind};
 use crate::paths;
+use crate::sandbox::Sandbox;
 
 pub const NAME: &str = "read_file";
 /// The most lines one call returns.
 pub const MAX_LINES: usize = 2000;
 
-pub struct ReadFile;
+#[derive(Default)]
+pub struct ReadFile {
+    /// With the sandbox on, its hidden places are refused (docs/sandbox.md).
+    pub sandbox: Arc<Sandbox>,
+}
 
 /// The registration (`mm_engine::BUILTIN`).
-pub fn tool(_setup: &ToolSetup<'_>) -> Option<Arc<dyn super::Tool>> {
-    Some(Arc::new(ReadFile))
+pub fn tool(setup: &ToolSetup<'_>) -> Option<Arc<dyn super::Tool>> {
+    Some(Arc::new(ReadFile {
+        sandbox: Arc::clone(setup.sandbox),
+    }))
 }
 
 #[derive(Deserialize, schemars::JsonSchema)]
@@ -66,6 +73,9 @@ impl TypedTool for ReadFile {
     }
     async fn run(&self, args: Args, call: &CallContext<'_>) -> ToolOutput {
         let abs = paths::resolve(call.cwd, &args.path);
+        if let Err(refused) = self.sandbox.check_read(&abs) {
+            return ToolOutput::not_run(refused);
+        }
         let meta = match fs::metadata(&abs) {
             Ok(m) => m,
             Err(e) => return ToolOutput::not_run(explain(&args.path, &abs, &e)),

@@ -462,7 +462,7 @@ fn sandbox_check(setup: &Setup<'_>, loaded: &Loaded) -> Check {
                 "off; with yolo on, the model's commands run unasked and unfenced",
             )
             .fix(format!(
-                "tools.sandbox = \"workspace-write\" in {} fences them (or --sandbox workspace-write)",
+                "tools.sandbox = \"workspace-write\", the default, fences them: remove tools.sandbox = \"off\" from {} (or run with --sandbox workspace-write)",
                 user_file(setup, loaded)
             ))
             .details(details)
@@ -478,6 +478,39 @@ fn sandbox_check(setup: &Setup<'_>, loaded: &Loaded) -> Check {
     // What the fence lacks, then what this run leaves out (skipped sandboxWritable entries, a
     // cwd at or above the home folder).
     let report = sandbox.report();
+    let home = mm_core::paths::home();
+    let shown = |paths: &[std::path::PathBuf]| -> String {
+        let each: Vec<String> = paths
+            .iter()
+            .map(
+                |p| match home.as_deref().and_then(|h| p.strip_prefix(h).ok()) {
+                    Some(rest) => format!("~/{}", rest.display()),
+                    None => p.display().to_string(),
+                },
+            )
+            .collect();
+        match each.is_empty() {
+            true => "none here".to_string(),
+            false => each.join(", "),
+        }
+    };
+    // What is fenced and hidden, said on every run that fences (docs/doctor.md).
+    let fenced = format!(
+        "hidden from commands and mm's tools: {}{}",
+        shown(&report.hidden),
+        match report.mode {
+            crate::config::SandboxMode::WorkspaceWrite =>
+                format!("; package caches writable: {}", shown(&report.caches)),
+            crate::config::SandboxMode::ReadOnly | crate::config::SandboxMode::Off => String::new(),
+        }
+    );
+    let details = json!({
+        "mode": sandbox.mode().name(),
+        "required": config.tools.sandbox_required,
+        "yolo": config.yolo,
+        "hidden": report.hidden,
+        "caches": report.caches,
+    });
     let notes: Vec<String> = report
         .note()
         .into_iter()
@@ -497,13 +530,13 @@ fn sandbox_check(setup: &Setup<'_>, loaded: &Loaded) -> Check {
         (Ok(()), false) => Check::new(
             Topic::Sandbox,
             Status::Warn,
-            format!("{}: {}", report.label(), notes.join("; ")),
+            format!("{}: {}; {fenced}", report.label(), notes.join("; ")),
         )
         .details(details),
         (Ok(()), true) => Check::new(
             Topic::Sandbox,
             Status::Ok,
-            format!("{} ({})", report.label(), report.fencer.name()),
+            format!("{} ({}); {fenced}", report.label(), report.fencer.name()),
         )
         .details(details),
     }

@@ -86,9 +86,11 @@ pub fn enforced_modes(landlock_abi: i32) -> Vec<SandboxMode> {
 
 fn mode_help(mode: SandboxMode) -> &'static str {
     match mode {
-        SandboxMode::WorkspaceWrite => "commands write only in the project (and the temp folders)",
-        SandboxMode::ReadOnly => "commands write nowhere",
-        SandboxMode::Off => "commands run unfenced",
+        SandboxMode::WorkspaceWrite => {
+            "the default: commands write only in the project, the temp folders and the package caches; your keys (~/.ssh, ~/.aws, …) are hidden from them"
+        }
+        SandboxMode::ReadOnly => "commands write nowhere; your keys are hidden from them",
+        SandboxMode::Off => "commands run unfenced, and can read your keys",
     }
 }
 

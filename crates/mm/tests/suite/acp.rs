@@ -64,10 +64,17 @@ async fn initialize_answers_the_reference_values_and_logs_the_client() {
         result["agentCapabilities"]["sessionCapabilities"],
         json!({"close": {}, "list": {}, "resume": {}, "delete": {}})
     );
+    // The fence is on by default: its line follows (what a kernel lacks is its own test's).
+    let lines = h.log_lines();
     assert_eq!(
-        h.log_lines(),
-        vec!["[acp] client test-client 1.2.3 · protocol 1 · elicitation(form)=true"]
+        lines[0],
+        "[acp] client test-client 1.2.3 · protocol 1 · elicitation(form)=true"
     );
+    assert!(
+        lines[1].starts_with("[acp] sandbox: workspace-write"),
+        "{lines:?}"
+    );
+    assert_eq!(lines.len(), 2, "{lines:?}");
     h.finish().await.unwrap();
 }
 
@@ -91,10 +98,17 @@ async fn initialize_reflects_the_configuration() {
         r["result"]["agentCapabilities"]["sessionCapabilities"],
         json!({"close": {}})
     );
+    // The fence is on by default: its line follows (what a kernel lacks is its own test's).
+    let lines = h.log_lines();
     assert_eq!(
-        h.log_lines(),
-        vec!["[acp] client unknown · protocol 1 · elicitation(form)=false"]
+        lines[0],
+        "[acp] client unknown · protocol 1 · elicitation(form)=false"
     );
+    assert!(
+        lines[1].starts_with("[acp] sandbox: workspace-write"),
+        "{lines:?}"
+    );
+    assert_eq!(lines.len(), 2, "{lines:?}");
     h.finish().await.unwrap();
 }
 

@@ -158,11 +158,13 @@ async fn an_agents_own_sandbox_writable_folders_open_for_that_agent_only() {
     ])
     .await;
     let sandbox = Sandbox::new();
+    // The asked mms' own fence is off: only ours (with the keeper's folder open for it) holds
+    // their commands.
     configure(
         &sandbox,
         &format!(
-            "[agents.keeper]\ncommand = \"mm\"\nargs = [\"-acp\", \"--yolo\"]\nsandboxWritable = [{:?}]\n\
-             [agents.plain]\ncommand = \"mm\"\nargs = [\"-acp\", \"--yolo\"]\n",
+            "[agents.keeper]\ncommand = \"mm\"\nargs = [\"-acp\", \"--yolo\", \"--sandbox\", \"off\"]\nsandboxWritable = [{:?}]\n\
+             [agents.plain]\ncommand = \"mm\"\nargs = [\"-acp\", \"--yolo\", \"--sandbox\", \"off\"]\n",
             state_dir.display().to_string()
         ),
     );
@@ -219,6 +221,66 @@ impl Recording {
     fn bare(&self) -> Vec<String> {
         received(&self.sandbox.path("bare.log"))
     }
+}
+
+#[mm_testkit::test]
+async fn an_asked_mm_reads_the_users_config_its_commands_cannot() {
+    need_landlock();
+    if let Err(why) = mm_tools::sandbox::namespace_works() {
+        common::skip(format!("no private mount namespace here ({why})"));
+    }
+    // The fence hides the user's config file from the asked mm and its commands alike: the
+    // asking mm hands it the file as a descriptor (docs/agents.md), which it closes before its
+    // commands run. Its model name is the config's (ours is set by flag), and its `cat` of the
+    // file reads nothing, on disk and on the wire; the variable naming the descriptor is gone.
+    const MARK: &str = "config-text-only-mm-reads-5e1f";
+    let sandbox = Sandbox::new();
+    let config = sandbox.user_config();
+    let copy = sandbox.path("copy.txt");
+    let [runs, done] = agent_runs(&format!(
+        "cat {0} > {1}; cat {0}; echo \"exit code $? fd=${{MM_CONFIG_FD:-none}}\"",
+        config.display(),
+        copy.display()
+    ));
+    let server = FakeServer::start(vec![
+        ask("second", "show me the config"),
+        runs,
+        done,
+        Reply::text("end"),
+    ])
+    .await;
+    configure(
+        &sandbox,
+        &format!("# {MARK}\n[model]\nname = \"from-the-users-config\"\n{YOLO_MM}"),
+    );
+    let r = run_mm(&sandbox, &server, &["--model", "ours", "-p", "go"]).await;
+    assert_eq!(r.code, Some(0), "{}", r.stderr);
+    assert_eq!(r.stdout, "end\n");
+    let models: Vec<String> = server
+        .requests()
+        .iter()
+        .map(|q| q["model"].as_str().unwrap_or("").to_string())
+        .collect();
+    assert_eq!(
+        models,
+        [
+            "ours",
+            "from-the-users-config",
+            "from-the-users-config",
+            "ours"
+        ]
+    );
+    assert_eq!(bash_results(&server).len(), 1);
+    assert!(
+        bash_results(&server)[0].contains("exit code 0 fd=none"),
+        "{:?}",
+        bash_results(&server)
+    );
+    assert_eq!(std::fs::read_to_string(&copy).unwrap(), "");
+    for q in server.requests() {
+        assert!(!q.to_string().contains(MARK), "{q}");
+    }
+    assert_eq!(server.violations(), Vec::<String>::new());
 }
 
 #[mm_testkit::test]

@@ -744,9 +744,11 @@ loop.repeatSpan = 200                       # default
 loop.repeatCount = 10                       # default
 tools.maxOutput = 30000                     # default
 tools.bash.timeout = 120                    # default
-tools.sandbox = "off"                       # default
+tools.sandbox = "workspace-write"           # default
 tools.sandboxWritable = []                  # default
 tools.sandboxRequired = false               # default
+tools.sandboxHidden = []                    # default
+tools.sandboxReadable = []                  # default
 tools.task.maxSteps = 20                    # default
 skills.dirs = []                            # default
 hooks.preToolCall[0] = {{ command = "guard.sh", match = "bash|write_file", timeout = 10, failClosed = false }}  # {u}
@@ -829,7 +831,8 @@ fn tools_bash_path_is_read_with_the_home_expanded_and_shown_only_when_set() {
 fn the_sandbox_is_set_by_the_user_the_environment_and_flags() {
     use mm_core::config::SandboxMode as Mode;
     let w = World::new();
-    assert_eq!(w.load().config.tools.sandbox, Mode::Off);
+    // Fenced by default (docs/sandbox.md).
+    assert_eq!(w.load().config.tools.sandbox, Mode::WorkspaceWrite);
     let user = w.write_user(
         &format!(
             "[tools]\nsandbox = \"read-only\"\nsandboxWritable = [\"~/.cargo\", {}]\nsandboxRequired = true\n",

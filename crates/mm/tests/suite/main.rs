@@ -63,6 +63,7 @@ mod trust_config;
 mod trust_fence;
 mod trust_pty;
 mod trust_repo;
+mod trust_secrets;
 mod trust_writes;
 mod undo;
 mod undo_pty;

@@ -62,7 +62,11 @@ fn permissions_at(columns: u16) {
         .unwrap();
     mm.expect("third").unwrap();
     mm.expect("> ").unwrap();
-    assert!(!home.path().join("chained.txt").exists());
+    assert!(
+        !common::pty::project(home.path())
+            .join("chained.txt")
+            .exists()
+    );
 
     mm.send_line("/permissions").unwrap();
     mm.expect("\r\n1  always allow bash read-only \"ls …\"\r\n")
@@ -278,7 +282,8 @@ fn a_call_that_does_not_fit_its_tool_is_never_asked() {
         answer_with_usage("noted"),
     ]);
     let home = tempfile::tempdir_in(common::target_tmpdir()).unwrap();
-    std::fs::write(home.path().join("a.txt"), "one\n").unwrap();
+    let file = common::pty::project(home.path()).join("a.txt");
+    std::fs::write(&file, "one\n").unwrap();
     let mut term = Term::spawn(home.path(), &url, &["--no-yolo"], 120, 40);
     term.expect("> ");
     term.send_line("edit it");
@@ -298,9 +303,6 @@ fn a_call_that_does_not_fit_its_tool_is_never_asked() {
             "[bad arguments for edit_file: missing field `new_text`; arguments given: {\"path\":\"a.txt\",\"old_text\":\"one\"}]"
         ]
     );
-    assert_eq!(
-        std::fs::read_to_string(home.path().join("a.txt")).unwrap(),
-        "one\n"
-    );
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), "one\n");
     server.assert_valid();
 }

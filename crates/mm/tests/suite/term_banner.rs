@@ -37,6 +37,14 @@ fn leave(mut mm: OsSession) {
     mm.expect(Eof).unwrap();
 }
 
+/// The facts line, with the fence that is on by default; wrapped in a narrow terminal.
+fn facts(columns: u16) -> String {
+    match columns < 70 {
+        true => "sessions on · mode yolo · sandbox workspace-write · 0 skills\n· 0 hooks".into(),
+        false => "sessions on · mode yolo · sandbox workspace-write · 0 skills · 0 hooks".into(),
+    }
+}
+
 /// The port of a URL `http://127.0.0.1:<port>/v1`.
 fn port(url: &str) -> &str {
     url.trim_start_matches("http://127.0.0.1:")
@@ -47,20 +55,27 @@ fn banner_of_a_wrong_url(columns: u16, warning: &[&str]) {
     let (server, url) = Server::start(vec![]);
     let wrong = url.replace("/v1", "/nope");
     let home = tempfile::tempdir_in(common::target_tmpdir()).unwrap();
-    let mut command = mm_command(home.path(), home.path(), &wrong, &[]);
+    // A project in the home: mm started in the home itself says commands may not write there.
+    let project = home.path().join("project");
+    std::fs::create_dir(&project).unwrap();
+    let mut command = mm_command(home.path(), &project, &wrong, &[]);
     command.env("MM_MODEL", "fake-model");
     let mut mm = spawn_sized(&command, columns);
     let last = *warning.last().unwrap();
     let mut expected = vec![
         "mm v0.1.0".to_string(),
         format!("model fake-model at {wrong}"),
-        "sessions on · mode yolo · 0 skills · 0 hooks".to_string(),
+        facts(columns),
         "/help for commands · Ctrl-D to leave".to_string(),
         "context window unknown".to_string(),
     ];
     let port = port(&url);
     expected.extend(warning.iter().map(|row| row.replace("PORT", port)));
     let rows = rows_until(&mut mm, last);
+    let expected: Vec<String> = expected
+        .iter()
+        .flat_map(|l| l.split('\n').map(String::from))
+        .collect();
     assert_eq!(rows, expected);
     for row in &rows {
         assert!(row.chars().count() <= usize::from(columns), "{row:?}");
@@ -96,17 +111,24 @@ fn banner_of_a_refused_url(columns: u16, warning: &[&str]) {
     let port = common::refused_port().to_string();
     let url = format!("http://127.0.0.1:{port}/v1");
     let home = tempfile::tempdir_in(common::target_tmpdir()).unwrap();
-    let command = mm_command(home.path(), home.path(), &url, &[]);
+    // A project in the home: mm started in the home itself says commands may not write there.
+    let project = home.path().join("project");
+    std::fs::create_dir(&project).unwrap();
+    let command = mm_command(home.path(), &project, &url, &[]);
     let mut mm = spawn_sized(&command, columns);
     let last = *warning.last().unwrap();
     let rows = rows_until(&mut mm, last);
     let mut expected = vec![
         "mm v0.1.0".to_string(),
         format!("model server {url}"),
-        "sessions on · mode yolo · 0 skills · 0 hooks".to_string(),
+        facts(columns),
         "/help for commands · Ctrl-D to leave".to_string(),
     ];
     expected.extend(warning.iter().map(|row| row.replace("PORT", &port)));
+    let expected: Vec<String> = expected
+        .iter()
+        .flat_map(|l| l.split('\n').map(String::from))
+        .collect();
     assert_eq!(rows, expected);
     leave(mm);
 }

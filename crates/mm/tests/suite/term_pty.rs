@@ -314,7 +314,7 @@ fn the_change_is_shown_before_it_is_allowed() {
     mm.send("\x04").unwrap();
     mm.expect(Eof).unwrap();
     assert_eq!(
-        std::fs::read_to_string(home.path().join("out.txt")).unwrap(),
+        std::fs::read_to_string(common::pty::project(home.path()).join("out.txt")).unwrap(),
         "hello\nworld\n"
     );
     server.assert_valid();
@@ -337,7 +337,7 @@ fn a_reopened_session_says_what_it_opened() {
     // (the banner wraps at word boundaries).
     let command = common::pty::mm_command(
         home.path(),
-        home.path(),
+        &common::pty::project(home.path()),
         &url,
         &[&sessions[..], &["--continue"]].concat(),
     );
@@ -553,7 +553,7 @@ fn the_mode_and_the_model_switch_from_the_prompt() {
         .collect();
     assert_eq!(models, ["model-a", "model-a", "model-b"]);
     assert!(
-        !home.path().join("out.txt").exists(),
+        !common::pty::project(home.path()).join("out.txt").exists(),
         "read-only ran nothing"
     );
     server.assert_valid();

@@ -124,7 +124,7 @@ async fn pid_from_fifo(fifo: PathBuf) -> u32 {
 fn wire_definitions_are_small() {
     let tools: Vec<Box<dyn Tool>> = vec![
         Box::new(bash()),
-        Box::new(ReadFile),
+        Box::new(ReadFile::default()),
         Box::new(WriteFile::default()),
         Box::new(EditFile::default()),
     ];
@@ -137,7 +137,7 @@ fn wire_definitions_are_small() {
 fn schemas_name_their_fields() {
     let required = |t: &dyn Tool| t.parameters()["required"].clone();
     assert_eq!(required(&bash()), json!(["command"]));
-    assert_eq!(required(&ReadFile), json!(["path"]));
+    assert_eq!(required(&ReadFile::default()), json!(["path"]));
     assert_eq!(required(&WriteFile::default()), json!(["path", "content"]));
     assert_eq!(
         required(&EditFile::default()),
@@ -152,7 +152,7 @@ fn names_kinds_titles_locations_gates() {
     let cases: [(&dyn Tool, &str, ToolKind, &str, bool); 4] = [
         (&bash(), "bash", ToolKind::Execute, "bash: ls -la", true),
         (
-            &ReadFile,
+            &ReadFile::default(),
             "read_file",
             ToolKind::Read,
             "read_file: src/a.rs",
@@ -187,7 +187,7 @@ fn names_kinds_titles_locations_gates() {
     }
     assert!(bash().locations(&args, cwd).is_empty());
     for tool in [
-        &ReadFile as &dyn Tool,
+        &ReadFile::default() as &dyn Tool,
         &WriteFile::default(),
         &EditFile::default(),
     ] {
@@ -517,12 +517,12 @@ async fn read_file_returns_the_text() {
     let (_d, cwd) = tmp();
     fs::write(cwd.join("a.txt"), "one\ntwo\n").unwrap();
     assert_eq!(
-        run(&ReadFile, &cwd, json!({"path": "a.txt"})).await,
+        run(&ReadFile::default(), &cwd, json!({"path": "a.txt"})).await,
         done("one\ntwo\n")
     );
     let abs = cwd.join("a.txt").display().to_string();
     assert_eq!(
-        run(&ReadFile, Path::new("/"), json!({"path": abs})).await,
+        run(&ReadFile::default(), Path::new("/"), json!({"path": abs})).await,
         done("one\ntwo\n")
     );
 }
@@ -533,7 +533,7 @@ async fn read_file_windows_with_offset_and_limit() {
     fs::write(cwd.join("a.txt"), "1\n2\n3\n4\n5\n").unwrap();
     assert_eq!(
         run(
-            &ReadFile,
+            &ReadFile::default(),
             &cwd,
             json!({"path": "a.txt", "offset": 2, "limit": 2})
         )
@@ -541,11 +541,21 @@ async fn read_file_windows_with_offset_and_limit() {
         done("[lines 2-3 of 5; pass offset to read on]\n2\n3\n")
     );
     assert_eq!(
-        run(&ReadFile, &cwd, json!({"path": "a.txt", "offset": 4})).await,
+        run(
+            &ReadFile::default(),
+            &cwd,
+            json!({"path": "a.txt", "offset": 4})
+        )
+        .await,
         done("[lines 4-5 of 5; pass offset to read on]\n4\n5\n")
     );
     assert_eq!(
-        run(&ReadFile, &cwd, json!({"path": "a.txt", "offset": 6})).await,
+        run(
+            &ReadFile::default(),
+            &cwd,
+            json!({"path": "a.txt", "offset": 6})
+        )
+        .await,
         failed("offset 6 is past the end of the file (5 lines)")
     );
 }
@@ -557,7 +567,7 @@ async fn read_file_stops_at_2000_lines() {
     fs::write(cwd.join("big.txt"), &text).unwrap();
     let first: String = (1..=2000).map(|i| format!("{i}\n")).collect();
     assert_eq!(
-        run(&ReadFile, &cwd, json!({"path": "big.txt"})).await,
+        run(&ReadFile::default(), &cwd, json!({"path": "big.txt"})).await,
         done(&format!(
             "[lines 1-2000 of 2500; pass offset to read on]\n{first}"
         ))
@@ -565,7 +575,7 @@ async fn read_file_stops_at_2000_lines() {
     let rest: String = (2001..=2500).map(|i| format!("{i}\n")).collect();
     assert_eq!(
         run(
-            &ReadFile,
+            &ReadFile::default(),
             &cwd,
             json!({"path": "big.txt", "offset": 2001, "limit": 5000})
         )
@@ -582,7 +592,7 @@ async fn read_file_stops_at_the_output_cap() {
     let text: String = (0..50).map(|i| format!("line {i:04}\n")).collect();
     fs::write(cwd.join("a.txt"), &text).unwrap();
     let out = run_with(
-        &ReadFile,
+        &ReadFile::default(),
         &cwd,
         json!({"path": "a.txt"}),
         Opts { max_output: 100 },
@@ -604,11 +614,11 @@ async fn read_file_lists_a_directory() {
     fs::write(cwd.join(".hidden"), "").unwrap();
     symlink(cwd.join("sub"), cwd.join("link")).unwrap();
     assert_eq!(
-        run(&ReadFile, &cwd, json!({"path": "."})).await,
+        run(&ReadFile::default(), &cwd, json!({"path": "."})).await,
         done(".hidden\na.txt\nb.txt\nlink/\nsub/")
     );
     assert_eq!(
-        run(&ReadFile, &cwd, json!({"path": "sub"})).await,
+        run(&ReadFile::default(), &cwd, json!({"path": "sub"})).await,
         done("[empty directory]")
     );
 }
@@ -620,15 +630,15 @@ async fn read_file_recognises_binary_and_empty_files() {
     fs::write(cwd.join("ctl.bin"), b"\xe9\x02\xff").unwrap();
     fs::write(cwd.join("empty.txt"), b"").unwrap();
     assert_eq!(
-        run(&ReadFile, &cwd, json!({"path": "nul.bin"})).await,
+        run(&ReadFile::default(), &cwd, json!({"path": "nul.bin"})).await,
         done("[binary file, 5 bytes]")
     );
     assert_eq!(
-        run(&ReadFile, &cwd, json!({"path": "ctl.bin"})).await,
+        run(&ReadFile::default(), &cwd, json!({"path": "ctl.bin"})).await,
         done("[binary file, 3 bytes]")
     );
     assert_eq!(
-        run(&ReadFile, &cwd, json!({"path": "empty.txt"})).await,
+        run(&ReadFile::default(), &cwd, json!({"path": "empty.txt"})).await,
         done("[empty file]")
     );
 }
@@ -663,7 +673,7 @@ async fn read_file_decodes_legacy_text_and_names_the_encoding() {
     for (name, bytes, text) in cases {
         fs::write(cwd.join(name), bytes).unwrap();
         assert_eq!(
-            run(&ReadFile, &cwd, json!({"path": name})).await,
+            run(&ReadFile::default(), &cwd, json!({"path": name})).await,
             done(text),
             "{name}"
         );
@@ -693,7 +703,7 @@ async fn read_file_bad_arguments() {
         ),
     ];
     for (args, text) in cases {
-        assert_eq!(run(&ReadFile, &cwd, args).await, failed(text));
+        assert_eq!(run(&ReadFile::default(), &cwd, args).await, failed(text));
     }
 }
 

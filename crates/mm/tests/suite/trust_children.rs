@@ -52,8 +52,8 @@ async fn no_command_reads_the_key_from_mm(s: Scene) {
     let with_key = |c: &mut tokio::process::Command| {
         c.env("MM_API_KEY", KEY);
     };
-    // The default (the sandbox off), then fenced.
-    for (config, fenced) in [("", false), (FENCED, true)] {
+    // The sandbox off, then fenced (the default).
+    for (config, fenced) in [("[tools]\nsandbox = \"off\"\n", false), ("", true)] {
         s.user_config(config);
         let mut calls = vec![
             bash("tr '\\0' '\\n' < /proc/$PPID/environ"),

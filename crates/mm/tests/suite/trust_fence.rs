@@ -351,6 +351,8 @@ as_root_and_user!(
 
 // ----------------------------------------------------------------------- mm's own configuration
 
+// The config file itself is hidden inside the fence (an empty read-only file bound over it: a
+// write there fails), and what holds is on disk, and in the next run.
 async fn a_home_folder_cwd_cannot_replace_the_users_config(s: Scene) {
     let (out, results) = s
         .attack(
@@ -627,7 +629,7 @@ async fn an_mm_inside_the_fence_knows_it_and_fences_its_own_children(s: Scene) {
     let outer = &tool_results(&requests[3])[0];
     assert!(outer.starts_with("outer: workspace-write\n"), "{outer}");
     assert!(
-        outer.contains("it relies on the outer fence for the read-only mounts (mm runs inside mm's fence: MM_FENCED=workspace-write)"),
+        outer.contains("it relies on the outer fence for the read-only mounts and the hidden places (mm runs inside mm's fence: MM_FENCED=workspace-write)"),
         "{outer}"
     );
     // The inner mm's answer on stdout, its usage line on stderr after it.

@@ -5,7 +5,7 @@
 
 use mm_testkit as common;
 
-use common::pty::{PtyServer as Server, Term, answer_with_usage, call_reply};
+use common::pty::{PtyServer as Server, Term, answer_with_usage, call_reply, project};
 use expectrl::{Eof, Expect};
 use serde_json::json;
 
@@ -19,16 +19,14 @@ fn undo_at(columns: u16) {
         answer_with_usage("written"),
     ]);
     let home = tempfile::tempdir_in(common::target_tmpdir()).unwrap();
-    std::fs::write(home.path().join("a.txt"), "one\n").unwrap();
+    let file = project(home.path()).join("a.txt");
+    std::fs::write(&file, "one\n").unwrap();
     let mut term = Term::spawn(home.path(), &url, &["--yolo"], columns, 40);
     term.expect("> ");
     term.send_line("write it");
     term.expect("written");
     term.expect("> ");
-    assert_eq!(
-        std::fs::read_to_string(home.path().join("a.txt")).unwrap(),
-        "two\n"
-    );
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), "two\n");
     // The rows on the screen, whatever the status line drew and erased meanwhile.
     term.send_line("/undo");
     term.expect("restored a.txt");
@@ -41,10 +39,7 @@ fn undo_at(columns: u16) {
             ">"
         ]
     );
-    assert_eq!(
-        std::fs::read_to_string(home.path().join("a.txt")).unwrap(),
-        "one\n"
-    );
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), "one\n");
     term.send_line("/undo");
     term.expect("left to undo");
     term.expect("> ");

@@ -33,8 +33,9 @@ pub const REMEDY: &str = "use a kernel with Landlock";
 /// what they mount, joined by every call that needs the same.
 pub type State = Arc<Mutex<HashMap<NamespaceKey, Arc<Joined>>>>;
 
-/// What a namespace mounts: the read-only paths, the pinned folders, a private `devpts`.
-type NamespaceKey = (Vec<PathBuf>, Vec<PathBuf>, bool);
+/// What a namespace mounts: the read-only paths, the pinned folders, the hidden places (with
+/// whether each is a folder), a private `devpts`.
+type NamespaceKey = (Vec<PathBuf>, Vec<PathBuf>, Vec<(PathBuf, bool)>, bool);
 
 /// Whether a private mount namespace with a read-only bind works here: tried once, in a child
 /// that enters such a namespace and exits before running anything. `Err` says why not.
@@ -95,9 +96,16 @@ pub(super) fn fence(
         mode,
         roots,
         protected,
+        hidden,
     } = rule;
     let can_mount = enforcement.namespace.is_ok();
     let (mut readonly, mut pins): (Vec<PathBuf>, Vec<PathBuf>) = (Vec::new(), Vec::new());
+    // Looked up for each call: a place made since the last one is hidden from this one on.
+    let hidden = match can_mount {
+        true => hidden.present(),
+        false => Vec::new(),
+    };
+    let under_hidden = |p: &Path| hidden.iter().any(|(h, _)| p.starts_with(h));
     if can_mount {
         for (p, folder) in protected.iter().cloned() {
             // The outermost root it lies in: every folder below it could be renamed.
@@ -118,13 +126,18 @@ pub(super) fn fence(
             if !p.exists() {
                 continue;
             }
+            // Pinned even when hidden (mm's config file): renaming its folder away would let a
+            // command put a config of its own in its place.
             pins.extend(
                 p.ancestors()
                     .skip(1)
-                    .take_while(|a| *a != root && a.starts_with(root))
+                    .take_while(|a| *a != root && a.starts_with(root) && !under_hidden(a))
                     .map(Path::to_path_buf),
             );
-            readonly.push(p);
+            // Hidden whole (read-only, empty): nothing to mount inside, nor on it again.
+            if !under_hidden(&p) {
+                readonly.push(p);
+            }
         }
     }
     let pts = match (&enforcement.nested, &enforcement.devpts) {
@@ -135,8 +148,8 @@ pub(super) fn fence(
     let cwd_root: Vec<PathBuf> = roots.cwd.iter().cloned().collect();
     let held: Vec<&Held> = roots.held.iter().map(|(h, _)| *h).collect();
     let devpts = pts == fence::Pts::Private;
-    let namespace = match can_mount && (devpts || !readonly.is_empty()) {
-        true => Some(joined(state, (readonly, pins, devpts))?),
+    let namespace = match can_mount && (devpts || !readonly.is_empty() || !hidden.is_empty()) {
+        true => Some(joined(state, (readonly, pins, hidden, devpts))?),
         false => None,
     };
     Fence::build(&fence::Plan {
@@ -158,7 +171,7 @@ fn joined(state: &State, key: NamespaceKey) -> Result<Arc<Joined>, FenceError> {
         return Ok(Arc::clone(ns));
     }
     let ns = Arc::new(
-        namespace::Namespace::new(&key.0, &key.1, key.2)?
+        namespace::Namespace::new(&key.0, &key.1, &key.2, key.3)?
             .make()
             .map_err(FenceError::Namespace)?,
     );

@@ -1,8 +1,10 @@
 //! A fenced child's private mount namespace (a user namespace first when mm is not root): the
 //! protected paths mounted read-only onto themselves, the folders between a writable root and a
 //! protected path bound onto themselves so that they cannot be renamed or removed (a mount
-//! point answers EBUSY), and a private `devpts`. Landlock, entered afterwards, forbids mounting,
-//! so the command cannot undo any of it, and the mounts exist only in the fenced namespace.
+//! point answers EBUSY), the hidden places covered (an empty read-only `tmpfs` on a folder, an
+//! empty read-only file bound on anything else: a file, a socket), and a private `devpts`.
+//! Landlock, entered afterwards, forbids mounting, so the command cannot undo any of it, and
+//! the mounts exist only in the fenced namespace.
 //!
 //! Making a mount namespace and tearing it down costs most of the fence (a copy of the mount
 //! table, and a wait for the kernel's RCU when the last process leaves it), so a namespace is
@@ -20,6 +22,13 @@ use std::sync::OnceLock;
 use super::devpts;
 use super::sys::{FenceError, check, write_proc};
 
+/// Where the file hidden files are covered with is made: a `tmpfs` mounted for the time of the
+/// mounts on the first of these folders that holds no mounted path, unmounted afterwards (the
+/// binds of its file keep it alive, unreachable but through them).
+const SCRATCH: [&str; 3] = ["/proc", "/sys", "/dev"];
+/// The flags of the empty file's mount, kept by its read-only remount.
+const EMPTY_FLAGS: libc::c_ulong = libc::MS_NOSUID | libc::MS_NODEV | libc::MS_NOEXEC;
+
 #[derive(Debug)]
 pub struct Namespace {
     /// The uid and gid maps of a user namespace, needed to mount without being root; `None`
@@ -27,6 +36,8 @@ pub struct Namespace {
     user: Option<UserMaps>,
     /// In mount order: a folder before what lies in it.
     mounts: Vec<Mount>,
+    /// Where the empty file is made (`tmpfs` mount point, file) when a file is hidden.
+    scratch: Option<(CString, CString)>,
     devpts: bool,
 }
 
@@ -49,12 +60,23 @@ enum Kind {
     /// Bound onto itself read-only, keeping the flags of the mount the path lies in that a
     /// remount must keep (`nosuid`, `nodev`, `noexec`: a user namespace may not drop them).
     ReadOnly { keep: libc::c_ulong },
+    /// A hidden folder: an empty, read-only `tmpfs` over it.
+    HiddenFolder,
+    /// A hidden file (or socket): an empty regular file bound over it, read-only, so that it
+    /// reads as empty and a write fails (`EROFS`).
+    HiddenFile,
 }
 
 impl Namespace {
-    /// `readonly`: paths kept read-only; `pins`: folders kept in place; `devpts`: mount a
-    /// private one. The paths exist.
-    pub fn new(readonly: &[PathBuf], pins: &[PathBuf], devpts: bool) -> Result<Self, FenceError> {
+    /// `readonly`: paths kept read-only; `pins`: folders kept in place; `hidden`: places
+    /// covered, with whether each is a folder; `devpts`: mount a private one. The paths exist,
+    /// and none lies under a hidden place.
+    pub fn new(
+        readonly: &[PathBuf],
+        pins: &[PathBuf],
+        hidden: &[(PathBuf, bool)],
+        devpts: bool,
+    ) -> Result<Self, FenceError> {
         // SAFETY: geteuid and getegid cannot fail and touch no memory.
         let (uid, gid) = unsafe { (libc::geteuid(), libc::getegid()) };
         let user = (uid != 0).then(|| UserMaps {
@@ -75,6 +97,17 @@ impl Namespace {
                 },
             );
         }
+        for (p, folder) in hidden {
+            let kind = match folder {
+                true => Kind::HiddenFolder,
+                false => Kind::HiddenFile,
+            };
+            kinds.insert(p.clone(), kind);
+        }
+        let scratch = match kinds.values().any(|k| *k == Kind::HiddenFile) {
+            true => Some(scratch(kinds.keys())?),
+            false => None,
+        };
         let mut mounts = Vec::new();
         for (p, kind) in kinds {
             let path = CString::new(p.as_os_str().as_bytes()).map_err(|e| FenceError::Open {
@@ -86,6 +119,7 @@ impl Namespace {
         Ok(Namespace {
             user,
             mounts,
+            scratch,
             devpts,
         })
     }
@@ -197,18 +231,64 @@ impl Namespace {
                 libc::MS_SLAVE | libc::MS_REC,
                 std::ptr::null(),
             ))?;
-            for m in &self.mounts {
-                // Recursive: a user namespace refuses to bind a folder without the mounts
-                // inside it (they would uncover what they hide), and what is mounted inside
-                // stays visible.
+            if let Some((dir, file)) = &self.scratch {
                 check(libc::mount(
-                    m.path.as_ptr(),
-                    m.path.as_ptr(),
-                    std::ptr::null(),
-                    libc::MS_BIND | libc::MS_REC,
-                    std::ptr::null(),
+                    c"tmpfs".as_ptr(),
+                    dir.as_ptr(),
+                    c"tmpfs".as_ptr(),
+                    EMPTY_FLAGS,
+                    c"mode=0700,size=4k".as_ptr().cast(),
                 ))?;
-                if let Kind::ReadOnly { keep } = m.kind {
+                let fd = libc::open(
+                    file.as_ptr(),
+                    libc::O_CREAT | libc::O_EXCL | libc::O_WRONLY | libc::O_CLOEXEC,
+                    0o444 as libc::c_uint,
+                );
+                check(fd)?;
+                libc::close(fd);
+            }
+            for m in &self.mounts {
+                match m.kind {
+                    Kind::Pin | Kind::ReadOnly { .. } => {
+                        // Recursive: a user namespace refuses to bind a folder without the
+                        // mounts inside it (they would uncover what they hide), and what is
+                        // mounted inside stays visible.
+                        check(libc::mount(
+                            m.path.as_ptr(),
+                            m.path.as_ptr(),
+                            std::ptr::null(),
+                            libc::MS_BIND | libc::MS_REC,
+                            std::ptr::null(),
+                        ))?;
+                    }
+                    Kind::HiddenFolder => {
+                        check(libc::mount(
+                            c"tmpfs".as_ptr(),
+                            m.path.as_ptr(),
+                            c"tmpfs".as_ptr(),
+                            libc::MS_RDONLY | libc::MS_NOSUID | libc::MS_NODEV | libc::MS_NOEXEC,
+                            c"mode=0555,size=4k".as_ptr().cast(),
+                        ))?;
+                    }
+                    Kind::HiddenFile => {
+                        let Some((_, empty)) = &self.scratch else {
+                            return Err(io::Error::from_raw_os_error(libc::EINVAL));
+                        };
+                        check(libc::mount(
+                            empty.as_ptr(),
+                            m.path.as_ptr(),
+                            std::ptr::null(),
+                            libc::MS_BIND,
+                            std::ptr::null(),
+                        ))?;
+                    }
+                }
+                let keep = match m.kind {
+                    Kind::ReadOnly { keep } => Some(keep),
+                    Kind::HiddenFile => Some(EMPTY_FLAGS),
+                    Kind::Pin | Kind::HiddenFolder => None,
+                };
+                if let Some(keep) = keep {
                     check(libc::mount(
                         std::ptr::null(),
                         m.path.as_ptr(),
@@ -217,6 +297,9 @@ impl Namespace {
                         std::ptr::null(),
                     ))?;
                 }
+            }
+            if let Some((dir, _)) = &self.scratch {
+                check(libc::umount2(dir.as_ptr(), libc::MNT_DETACH))?;
             }
             if self.devpts {
                 devpts::mount_private()?;
@@ -263,6 +346,30 @@ impl Joined {
     }
 }
 
+/// The first folder of [`SCRATCH`] that is not, and holds none of, `mounted`, and the empty
+/// file's path in it. (A mount above it, bound recursively, takes the `tmpfs` along.)
+fn scratch<'a>(
+    mounted: impl Iterator<Item = &'a PathBuf> + Clone,
+) -> Result<(CString, CString), FenceError> {
+    let free = SCRATCH
+        .iter()
+        .map(std::path::Path::new)
+        .find(|dir| dir.is_dir() && !mounted.clone().any(|p| p.starts_with(dir)));
+    let Some(dir) = free else {
+        return Err(FenceError::Open {
+            path: PathBuf::from(SCRATCH[0]),
+            source: io::Error::other("no folder to make the hidden files' empty file in"),
+        });
+    };
+    let c = |p: &std::path::Path| {
+        CString::new(p.as_os_str().as_bytes()).map_err(|e| FenceError::Open {
+            path: p.to_path_buf(),
+            source: io::Error::new(io::ErrorKind::InvalidInput, e),
+        })
+    };
+    Ok((c(dir)?, c(&dir.join("empty"))?))
+}
+
 fn keep_flags(p: &std::path::Path) -> Result<libc::c_ulong, FenceError> {
     use nix::sys::statvfs::FsFlags;
     let vfs = nix::sys::statvfs::statvfs(p).map_err(|e| FenceError::Open {
@@ -302,7 +409,7 @@ const NO_DEVPTS: i32 = 3;
 /// Tried in a child that enters such a namespace and exits before running anything.
 fn probe() -> Support {
     use std::os::unix::process::{CommandExt, ExitStatusExt};
-    let ns = match Namespace::new(&[PathBuf::from("/")], &[], false) {
+    let ns = match Namespace::new(&[PathBuf::from("/")], &[], &[], false) {
         Ok(ns) => ns,
         Err(e) => {
             return Support {

@@ -106,6 +106,9 @@ impl TypedTool for EditFile {
     async fn run(&self, args: Args, call: &CallContext<'_>) -> ToolOutput {
         let shown = args.path.as_str();
         let abs = paths::resolve(call.cwd, shown);
+        if let Err(refused) = self.sandbox.check_read(&abs) {
+            return ToolOutput::not_run(refused);
+        }
         if let Err(refused) = self.sandbox.check_write(call.cwd, &abs) {
             return ToolOutput::not_run(refused);
         }

@@ -153,6 +153,13 @@ impl TypedTool for Lsp {
         args.action == Action::Rename
     }
     async fn run(&self, args: Args, call: &CallContext<'_>) -> ToolOutput {
+        // A hidden file is not opened for a server either (docs/sandbox.md).
+        if let Err(refused) = self
+            .sandbox
+            .check_read(&paths::resolve(call.cwd, &args.path))
+        {
+            return ToolOutput::not_run(refused);
+        }
         let mut result = self.answer(&args, call, None).await;
         // A server that had died since the last call is noticed when it answers nothing: the
         // call is tried once more on a new one.
