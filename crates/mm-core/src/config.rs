@@ -6,6 +6,7 @@
 
 pub mod edit;
 mod load;
+mod network;
 mod raw;
 mod report;
 mod resolve;
@@ -20,6 +21,7 @@ pub use load::{
     user_config_path,
 };
 use load::{canonical, source_of};
+pub use network::{AllowEntry, DEFAULT_ALLOW, NetworkConfig, NetworkMode};
 pub use raw::Source;
 pub use trust::{ENTRY_SANDBOX_KEYS, HARMLESS_KEYS, IgnoredKeys, UntrustedProject};
 
@@ -227,6 +229,9 @@ pub struct ToolsConfig {
     pub sandbox_writable: Vec<PathBuf>,
     /// `tools.sandboxRequired`: a fence the kernel cannot enforce whole is an error.
     pub sandbox_required: bool,
+    /// `tools.network`, `tools.networkAllow`, `tools.networkExpose` (docs/sandbox.md); never
+    /// set by a project file.
+    pub network: NetworkConfig,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -424,6 +429,7 @@ impl Default for Config {
                 sandbox: SandboxMode::Off,
                 sandbox_writable: Vec::new(),
                 sandbox_required: false,
+                network: NetworkConfig::default(),
             },
             skills: SkillsConfig { dirs: Vec::new() },
             hooks: HooksConfig::default(),

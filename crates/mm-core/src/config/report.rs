@@ -222,6 +222,30 @@ pub(super) fn report(loaded: &Loaded) -> String {
         "tools.sandboxRequired",
         c.tools.sandbox_required.to_string(),
     );
+    add(
+        &mut lines,
+        "tools.network",
+        quote(c.tools.network.mode.name()),
+    );
+    add(
+        &mut lines,
+        "tools.networkAllow",
+        format!(
+            "[{}]",
+            c.tools
+                .network
+                .allow
+                .iter()
+                .map(|h| quote(h))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+    );
+    add(
+        &mut lines,
+        "tools.networkExpose",
+        format!("{:?}", c.tools.network.expose),
+    );
     add(&mut lines, "skills.dirs", paths(&c.skills.dirs));
 
     let h = &c.hooks;

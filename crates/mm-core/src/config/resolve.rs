@@ -220,6 +220,48 @@ impl Resolver<'_> {
         Ok(list)
     }
 
+    /// `tools.network`, `tools.networkAllow` (each entry checked), `tools.networkExpose`.
+    fn network(&self, t: &Table, net: &mut super::NetworkConfig) -> Result<(), ConfigError> {
+        if let Some(v) = self.string(t, "tools", "network")? {
+            net.mode = super::NetworkMode::parse(&v).ok_or_else(|| {
+                let names: Vec<String> =
+                    super::NetworkMode::NAMES.iter().map(|n| quote(n)).collect();
+                self.invalid(
+                    "tools.network",
+                    format!("must be {}, got {}", or_list(&names), quote(&v)),
+                )
+            })?;
+        }
+        if let Some(list) = self.strings(t, "tools", "networkAllow")? {
+            for (i, entry) in list.iter().enumerate() {
+                if let Err(why) = super::AllowEntry::parse(entry) {
+                    return Err(self.invalid(
+                        &format!("tools.networkAllow[{i}]"),
+                        format!("{} {why}", quote(entry)),
+                    ));
+                }
+            }
+            net.allow = list;
+        }
+        if let Some(Value::Array(items)) = t.get("networkExpose") {
+            net.expose = items
+                .iter()
+                .enumerate()
+                .map(|(i, v)| match v {
+                    Value::Integer(n) if (1..=65535).contains(n) => Ok(*n as u16),
+                    other => Err(self.wrong(
+                        &format!("tools.networkExpose[{i}]"),
+                        "a port (1 to 65535)",
+                        other,
+                    )),
+                })
+                .collect::<Result<_, _>>()?;
+        } else if let Some(other) = t.get("networkExpose") {
+            return Err(self.wrong("tools.networkExpose", "an array of ports", other));
+        }
+        Ok(())
+    }
+
     /// An entry's `sandbox` and `sandboxWritable` (config::EntrySandbox).
     fn entry_sandbox(&self, t: &Table, prefix: &str) -> Result<EntrySandbox, ConfigError> {
         Ok(EntrySandbox {
@@ -555,6 +597,7 @@ impl Resolver<'_> {
             if let Some(v) = self.boolean(t, "tools", "sandboxRequired")? {
                 c.tools.sandbox_required = v;
             }
+            self.network(t, &mut c.tools.network)?;
         }
         if let Some(s) = self.table(root, "", "skills")?
             && let Some(dirs) = self.paths(s, "skills", "dirs")?

@@ -31,6 +31,9 @@ pub const HARMLESS_KEYS: [&str; 11] = [
 /// The keys of the sandbox (`tools.sandbox…`), which only the user's layers set.
 pub const SANDBOX_KEYS: [&str; 3] = ["sandbox", "sandboxWritable", "sandboxRequired"];
 
+/// The keys of the fence's network (`tools.network…`), which only the user's layers set.
+pub const NETWORK_KEYS: [&str; 3] = ["network", "networkAllow", "networkExpose"];
+
 /// The keys of an entry that starts a process (a hook, an MCP or language server, an agent)
 /// that take it out of the fence or open the fence for it (`sandbox = false`,
 /// `sandboxWritable`), which only the user's layers set, like [`SANDBOX_KEYS`].
@@ -219,6 +222,10 @@ pub(super) fn filter_project(
                 keys
             },
             "set the sandbox",
+        ),
+        (
+            strip_in(table, "tools", &NETWORK_KEYS),
+            "set the network of the fence",
         ),
         (
             strip_in(table, "model", &SERVER_KEYS),

@@ -69,6 +69,7 @@ pub(super) fn fence(
     rule: &Rule<'_>,
     enforcement: &Enforcement,
     _: &State,
+    _: (&super::network::Door, &super::network::Refusals),
 ) -> Result<Option<Fence>, FenceError> {
     if enforcement.nested.is_some() {
         return Ok(None);

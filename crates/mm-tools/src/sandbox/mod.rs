@@ -26,7 +26,9 @@
 
 mod fencing;
 mod kernel;
+mod network;
 mod paths;
+mod proxy;
 mod seatbelt;
 
 // The platform switch, the only `cfg` of the sandbox outside its systems' modules: the fence of
@@ -56,6 +58,7 @@ mod not_linux;
 
 pub use fencing::{Fencing, Unfenced};
 pub use mm_core::sandbox_report::{FENCED_VAR, SandboxReport, UnwritableCwd};
+pub use network::{Door, Refusals};
 pub use os::{Fence, FenceError, REMEDY, landlock_abi, namespace_works};
 pub use paths::real_path;
 pub use seatbelt::profile as seatbelt_profile;
@@ -64,7 +67,7 @@ use std::path::{Path, PathBuf};
 
 use held::Held;
 use kernel::Enforcement;
-use mm_core::config::{Config, EntrySandbox, SandboxMode};
+use mm_core::config::{Config, EntrySandbox, NetworkConfig, SandboxMode};
 use mm_core::sandbox_report::Skipped;
 use paths::{Roots, Rule, hold, plain_places};
 
@@ -134,6 +137,10 @@ pub struct Sandbox {
     enforcement: Enforcement,
     /// What the system's fence keeps between calls (Linux: the mount namespaces made).
     state: os::State,
+    /// Where fenced commands' connections may go (`tools.network`, `tools.networkAllow`).
+    door: Door,
+    /// The connections the door refused, shared by every fence of the process.
+    refusals: Refusals,
 }
 
 impl Default for Sandbox {
@@ -153,6 +160,8 @@ pub struct Settings {
     pub entries: Vec<(String, Vec<PathBuf>)>,
     /// The keys of the entries with `sandbox = false`.
     pub outside: Vec<String>,
+    /// `tools.network…`.
+    pub network: NetworkConfig,
 }
 
 impl Settings {
@@ -196,6 +205,7 @@ impl Settings {
                 .filter(|(_, e)| e.outside)
                 .map(|(key, _)| key.clone())
                 .collect(),
+            network: config.tools.network.clone(),
         }
     }
 
@@ -220,6 +230,7 @@ impl Sandbox {
             writable: entries,
             entries: own,
             outside,
+            network,
         } = settings;
         let enforcement = match mode {
             SandboxMode::Off => Enforcement::off(),
@@ -268,6 +279,8 @@ impl Sandbox {
             places,
             enforcement,
             state: os::State::default(),
+            door: Door::of(&network),
+            refusals: Refusals::default(),
         }
     }
 
@@ -284,6 +297,8 @@ impl Sandbox {
             places: Places::default(),
             enforcement: Enforcement::off(),
             state: os::State::default(),
+            door: Door::of(&NetworkConfig::default()),
+            refusals: Refusals::default(),
         }
     }
 
@@ -298,7 +313,11 @@ impl Sandbox {
         let mut ro = match self.mode {
             SandboxMode::ReadOnly => self.clone(),
             SandboxMode::Off | SandboxMode::WorkspaceWrite => {
-                Sandbox::new(Settings::mode(SandboxMode::ReadOnly), self.places.clone())
+                let mut ro =
+                    Sandbox::new(Settings::mode(SandboxMode::ReadOnly), self.places.clone());
+                ro.door = self.door.clone();
+                ro.refusals = self.refusals.clone();
+                ro
             }
         };
         ro.opt_outs = false;
@@ -418,7 +437,24 @@ impl Sandbox {
         if !self.fences_commands() {
             return Ok(Fencing::inside(None));
         }
-        os::fence(&self.rule(cwd, extra), &self.enforcement, &self.state).map(Fencing::inside)
+        let network = (&self.door, &self.refusals);
+        os::fence(
+            &self.rule(cwd, extra),
+            &self.enforcement,
+            &self.state,
+            network,
+        )
+        .map(Fencing::inside)
+    }
+
+    /// The network rule of fenced commands (`fetch_content` asks it too).
+    pub fn door(&self) -> &Door {
+        &self.door
+    }
+
+    /// The connections the door refused so far, in order.
+    pub fn refusals(&self) -> &Refusals {
+        &self.refusals
     }
 
     /// The rule for writes of a session in `cwd`, with the folders of `extra` held for one child
@@ -478,6 +514,8 @@ mod tests {
             home: None,
             places: Places::default(),
             state: os::State::default(),
+            door: Door::of(&NetworkConfig::default()),
+            refusals: Refusals::default(),
             enforcement: Enforcement {
                 fencer: match abi {
                     0 => Fencer::Missing("this kernel has no Landlock (Linux 5.13 or later, with landlock among its LSMs)".into()),

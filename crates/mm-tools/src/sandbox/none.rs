@@ -50,6 +50,11 @@ pub(super) fn enforcement(outer_fence: Option<String>) -> Enforcement {
 }
 
 /// Never asked: [`Sandbox::fence`](super::Sandbox::fence) asks only where commands are fenced.
-pub(super) fn fence(_: &Rule<'_>, _: &Enforcement, _: &State) -> Result<Option<Fence>, FenceError> {
+pub(super) fn fence(
+    _: &Rule<'_>,
+    _: &Enforcement,
+    _: &State,
+    _: (&super::network::Door, &super::network::Refusals),
+) -> Result<Option<Fence>, FenceError> {
     Ok(None)
 }
