@@ -477,6 +477,23 @@ mod tests {
     }
 
     #[test]
+    fn a_project_cannot_open_the_fences_network() {
+        for trusted in [false, true] {
+            let (table, out) = filtered(
+                "[tools]\nnetwork = \"open\"\nnetworkAllow = [\"*.evil.example\"]\nnetworkExpose = [8080]\n",
+                trusted,
+            );
+            assert_eq!(table.get("tools"), None, "trusted: {trusted}");
+            assert_eq!(
+                out.warnings,
+                [
+                    "tools.network, tools.networkAllow, tools.networkExpose are ignored in project files (/p/.mm/config.toml): only the user's config, --config, the environment and flags set the network of the fence"
+                ]
+            );
+        }
+    }
+
+    #[test]
     fn a_trusted_layer_keeps_everything_but_the_user_s_keys() {
         let (table, out) = filtered(
             "yolo = true\nmaxSteps = 9\n[model]\nurl = \"http://x\"\napiKey = \"k\"\nname = \"m\"\n",

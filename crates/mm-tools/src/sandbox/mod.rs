@@ -452,6 +452,12 @@ impl Sandbox {
         &self.door
     }
 
+    /// Whether mm's own tools keep the fence's door (`fetch_content`): the sandbox is on and
+    /// `tools.network` is not `open`.
+    pub fn fences_network(&self) -> bool {
+        self.is_on() && self.door.isolated()
+    }
+
     /// The connections the door refused so far, in order.
     pub fn refusals(&self) -> &Refusals {
         &self.refusals

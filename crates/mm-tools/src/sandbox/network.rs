@@ -56,6 +56,11 @@ impl Door {
     pub async fn resolve(&self, host: &str, port: u16) -> Result<Vec<SocketAddr>, String> {
         let host = host.trim_end_matches('.').to_ascii_lowercase();
         let bare = host.trim_start_matches('[').trim_end_matches(']');
+        if self.mode == NetworkMode::None {
+            return Err(format!(
+                "[network refused: {bare}:{port}: tools.network = \"none\" (no connection leaves the fence)]"
+            ));
+        }
         let matching: Vec<&AllowEntry> = match self.mode {
             NetworkMode::Open => Vec::new(),
             NetworkMode::Allowlist | NetworkMode::None => self

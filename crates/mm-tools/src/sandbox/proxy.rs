@@ -57,11 +57,6 @@ impl Proxy {
         Ok(Proxy { port, stop })
     }
 
-    /// Its port on the namespace's 127.0.0.1.
-    pub fn port(&self) -> u16 {
-        self.port
-    }
-
     /// The environment a fenced child gets: the proxy variables, upper and lower case, and
     /// `NO_PROXY` for the namespace's own loopback.
     pub fn env(&self) -> Vec<(&'static str, String)> {
