@@ -483,7 +483,8 @@ mod tests {
                 "[tools]\nnetwork = \"open\"\nnetworkAllow = [\"*.evil.example\"]\nnetworkExpose = [8080]\n",
                 trusted,
             );
-            assert_eq!(table.get("tools"), None, "trusted: {trusted}");
+            let tools = table.get("tools").and_then(Value::as_table);
+            assert!(tools.is_none_or(Table::is_empty), "trusted: {trusted}");
             assert_eq!(
                 out.warnings,
                 [
