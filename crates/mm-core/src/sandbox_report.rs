@@ -8,7 +8,7 @@
 use std::fmt;
 use std::path::PathBuf;
 
-use crate::config::SandboxMode;
+use crate::config::{NetworkMode, SandboxMode};
 
 /// The variable a fenced child finds in its environment, set to the mode (`workspace-write`,
 /// `read-only`): a nested mm reads it (through `main.rs`, into the sandbox's
@@ -55,6 +55,8 @@ pub enum Gap {
     Seccomp(String),
     /// No private mount namespace in `workspace-write`: why.
     Namespace(String),
+    /// No network namespace for `tools.network` (not `open`): why.
+    Network(String),
 }
 
 impl fmt::Display for Gap {
@@ -68,6 +70,10 @@ impl fmt::Display for Gap {
             Gap::Namespace(why) => write!(
                 f,
                 "the project's .mm/ stays writable (no private mount namespace: {why})"
+            ),
+            Gap::Network(why) => write!(
+                f,
+                "the network stays open to commands (no network namespace: {why})"
             ),
         }
     }
@@ -139,6 +145,9 @@ pub struct SandboxReport {
     /// The entries (hooks, MCP and language servers, agents) that run outside the fence
     /// (`sandbox = false`), by key (`mcp.servers.x`); none when nothing fences commands.
     pub outside: Vec<String>,
+    /// The fence's network (`tools.network`) and how many entries `tools.networkAllow`
+    /// holds; `None` when nothing fences commands.
+    pub network: Option<(NetworkMode, usize)>,
 }
 
 impl SandboxReport {
@@ -159,6 +168,21 @@ impl SandboxReport {
             (m, Fencer::Missing(_)) => format!("{m} (not enforced)"),
             (m, _) => m.to_string(),
         }
+    }
+
+    /// The fence's network as the banner and `mm doctor` show it after the mode:
+    /// `network allow-list (24 hosts)`, `network open`, `network none`; `None` when nothing
+    /// fences commands.
+    pub fn network_label(&self) -> Option<String> {
+        let (mode, hosts) = self.network?;
+        Some(match mode {
+            NetworkMode::Allowlist => format!(
+                "network allow-list ({hosts} host{})",
+                if hosts == 1 { "" } else { "s" }
+            ),
+            NetworkMode::Open => "network open".into(),
+            NetworkMode::None => "network none".into(),
+        })
     }
 
     /// What the kernel does not enforce of the fence, in one line; `None` when the sandbox is

@@ -112,6 +112,7 @@ mod tests {
             nested: None,
             skipped: Vec::new(),
             outside: Vec::new(),
+            network: None,
         }
     }
 

@@ -1,5 +1,5 @@
-//! The network of fenced commands (docs/sandbox.md, "The network"): `tools.network`,
-//! `tools.networkAllow`, `tools.networkExpose` — the user's keys only, like the sandbox's — and
+//! The network of fenced commands (docs/sandbox.md, "The network"): `tools.network` and
+//! `tools.networkAllow` — the user's keys only, like the sandbox's — and
 //! what an entry of `tools.networkAllow` matches.
 
 use std::net::IpAddr;
@@ -73,8 +73,6 @@ pub struct NetworkConfig {
     pub mode: NetworkMode,
     /// `tools.networkAllow`, as written (each checked by [`AllowEntry::parse`]).
     pub allow: Vec<String>,
-    /// `tools.networkExpose`: ports of the fence's loopback forwarded from the host's.
-    pub expose: Vec<u16>,
 }
 
 impl Default for NetworkConfig {
@@ -82,7 +80,6 @@ impl Default for NetworkConfig {
         NetworkConfig {
             mode: NetworkMode::Allowlist,
             allow: DEFAULT_ALLOW.iter().map(|s| s.to_string()).collect(),
-            expose: Vec::new(),
         }
     }
 }

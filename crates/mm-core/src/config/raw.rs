@@ -162,7 +162,6 @@ const ROOT: Shape = Shape::Table(&[
             ("sandboxRequired", Shape::Leaf),
             ("network", Shape::Str),
             ("networkAllow", Shape::Leaf),
-            ("networkExpose", Shape::Leaf),
         ]),
     ),
     ("skills", Shape::Table(&[("dirs", Shape::Leaf)])),

@@ -241,11 +241,6 @@ pub(super) fn report(loaded: &Loaded) -> String {
                 .join(", ")
         ),
     );
-    add(
-        &mut lines,
-        "tools.networkExpose",
-        format!("{:?}", c.tools.network.expose),
-    );
     add(&mut lines, "skills.dirs", paths(&c.skills.dirs));
 
     let h = &c.hooks;

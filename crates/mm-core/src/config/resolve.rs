@@ -220,7 +220,7 @@ impl Resolver<'_> {
         Ok(list)
     }
 
-    /// `tools.network`, `tools.networkAllow` (each entry checked), `tools.networkExpose`.
+    /// `tools.network`, `tools.networkAllow` (each entry checked).
     fn network(&self, t: &Table, net: &mut super::NetworkConfig) -> Result<(), ConfigError> {
         if let Some(v) = self.string(t, "tools", "network")? {
             net.mode = super::NetworkMode::parse(&v).ok_or_else(|| {
@@ -242,22 +242,6 @@ impl Resolver<'_> {
                 }
             }
             net.allow = list;
-        }
-        if let Some(Value::Array(items)) = t.get("networkExpose") {
-            net.expose = items
-                .iter()
-                .enumerate()
-                .map(|(i, v)| match v {
-                    Value::Integer(n) if (1..=65535).contains(n) => Ok(*n as u16),
-                    other => Err(self.wrong(
-                        &format!("tools.networkExpose[{i}]"),
-                        "a port (1 to 65535)",
-                        other,
-                    )),
-                })
-                .collect::<Result<_, _>>()?;
-        } else if let Some(other) = t.get("networkExpose") {
-            return Err(self.wrong("tools.networkExpose", "an array of ports", other));
         }
         Ok(())
     }

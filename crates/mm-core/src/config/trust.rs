@@ -32,7 +32,7 @@ pub const HARMLESS_KEYS: [&str; 11] = [
 pub const SANDBOX_KEYS: [&str; 3] = ["sandbox", "sandboxWritable", "sandboxRequired"];
 
 /// The keys of the fence's network (`tools.network…`), which only the user's layers set.
-pub const NETWORK_KEYS: [&str; 3] = ["network", "networkAllow", "networkExpose"];
+pub const NETWORK_KEYS: [&str; 2] = ["network", "networkAllow"];
 
 /// The keys of an entry that starts a process (a hook, an MCP or language server, an agent)
 /// that take it out of the fence or open the fence for it (`sandbox = false`,
@@ -480,7 +480,7 @@ mod tests {
     fn a_project_cannot_open_the_fences_network() {
         for trusted in [false, true] {
             let (table, out) = filtered(
-                "[tools]\nnetwork = \"open\"\nnetworkAllow = [\"*.evil.example\"]\nnetworkExpose = [8080]\n",
+                "[tools]\nnetwork = \"open\"\nnetworkAllow = [\"*.evil.example\"]\n",
                 trusted,
             );
             let tools = table.get("tools").and_then(Value::as_table);
@@ -488,7 +488,7 @@ mod tests {
             assert_eq!(
                 out.warnings,
                 [
-                    "tools.network, tools.networkAllow, tools.networkExpose are ignored in project files (/p/.mm/config.toml): only the user's config, --config, the environment and flags set the network of the fence"
+                    "tools.network, tools.networkAllow are ignored in project files (/p/.mm/config.toml): only the user's config, --config, the environment and flags set the network of the fence"
                 ]
             );
         }

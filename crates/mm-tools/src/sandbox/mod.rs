@@ -340,14 +340,33 @@ impl Sandbox {
         SandboxReport {
             mode: self.mode,
             fencer: self.enforcement.fencer.clone(),
-            gaps: self.enforcement.gaps(self.mode),
+            gaps: self.gaps(),
             nested: self.enforcement.nested.clone(),
             skipped: self.skipped.clone(),
             outside: match self.fences_commands() {
                 true => self.outside.clone(),
                 false => Vec::new(),
             },
+            network: self
+                .fences_commands()
+                .then(|| (self.door.mode, self.door.allow.len())),
         }
+    }
+
+    /// What the kernel lacks of the fence: its own gaps, and the network namespace when
+    /// `tools.network` asks for one and none can be made (inside an outer fence, the outer
+    /// namespace holds).
+    fn gaps(&self) -> Vec<mm_core::sandbox_report::Gap> {
+        let mut gaps = self.enforcement.gaps(self.mode);
+        if let (true, true, Err(why), None) = (
+            self.fences_commands(),
+            self.door.isolated(),
+            &self.enforcement.namespace,
+            &self.enforcement.nested,
+        ) {
+            gaps.push(mm_core::sandbox_report::Gap::Network(why.clone()));
+        }
+        gaps
     }
 
     /// The working directory `cwd` when commands of a session there may not write in it
@@ -499,6 +518,7 @@ impl Sandbox {
 #[allow(clippy::unwrap_used, clippy::disallowed_methods)]
 mod tests {
     use super::*;
+    use mm_core::config::NetworkMode;
     use mm_core::sandbox_report::{Fencer, Gap};
 
     #[test]
@@ -563,14 +583,16 @@ mod tests {
                 gaps: vec![
                     Gap::DeviceIoctl,
                     Gap::AbstractSockets,
-                    Gap::Namespace("Operation not permitted (os error 1)".into())
+                    Gap::Namespace("Operation not permitted (os error 1)".into()),
+                    Gap::Network("Operation not permitted (os error 1)".into())
                 ],
                 nested: None,
                 skipped: Vec::new(),
                 outside: Vec::new(),
+                network: Some((NetworkMode::Allowlist, 24)),
             }
         );
-        let note = "Landlock ABI 3 enforced, but device ioctls are not fenced; abstract unix sockets are not fenced; the project's .mm/ stays writable (no private mount namespace: Operation not permitted (os error 1))";
+        let note = "Landlock ABI 3 enforced, but device ioctls are not fenced; abstract unix sockets are not fenced; the project's .mm/ stays writable (no private mount namespace: Operation not permitted (os error 1)); the network stays open to commands (no network namespace: Operation not permitted (os error 1))";
         assert_eq!(s.report().note().as_deref(), Some(note));
         assert!(s.require(false).is_ok());
         assert_eq!(

@@ -15,8 +15,6 @@ use mm_core::config::{AllowEntry, NetworkConfig, NetworkMode};
 pub struct Door {
     pub mode: NetworkMode,
     pub allow: Vec<AllowEntry>,
-    /// Ports of the fence's loopback forwarded from the host's (`tools.networkExpose`).
-    pub expose: Vec<u16>,
 }
 
 impl Door {
@@ -26,7 +24,6 @@ impl Door {
         Door {
             mode: config.mode,
             allow: parse_all(&config.allow),
-            expose: config.expose.clone(),
         }
     }
 
@@ -182,7 +179,6 @@ mod tests {
         Door::of(&NetworkConfig {
             mode: NetworkMode::Allowlist,
             allow: allow.iter().map(|s| s.to_string()).collect(),
-            expose: Vec::new(),
         })
     }
 

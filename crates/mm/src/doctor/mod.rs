@@ -494,7 +494,10 @@ fn sandbox_check(setup: &Setup<'_>, loaded: &Loaded) -> Check {
         (Ok(()), true) => Check::new(
             Topic::Sandbox,
             Status::Ok,
-            format!("{} ({})", report.label(), report.fencer.name()),
+            match report.network_label() {
+                Some(net) => format!("{} ({}) · {net}", report.label(), report.fencer.name()),
+                None => format!("{} ({})", report.label(), report.fencer.name()),
+            },
         )
         .details(details),
     }
