@@ -349,7 +349,7 @@ impl Sandbox {
             },
             network: self
                 .fences_commands()
-                .then(|| (self.door.mode, self.door.allow.len())),
+                .then_some((self.door.mode, self.door.allow.len())),
         }
     }
 
