@@ -111,6 +111,17 @@ as_root_and_user!(
     network_open_is_todays_network
 );
 
+/// Stops the server a fenced command left running, whose pid it wrote in `pidfile`.
+fn stop_left_server(pidfile: &std::path::Path) {
+    let pid: i32 = std::fs::read_to_string(pidfile)
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    // SAFETY: a signal to the server the test's command started.
+    unsafe { libc::kill(pid, libc::SIGKILL) };
+}
+
 /// A free port of the host's loopback (bound, then let go).
 fn free_port() -> u16 {
     TcpListener::bind("127.0.0.1:0")
@@ -132,13 +143,7 @@ async fn a_server_a_fenced_command_starts_does_not_answer_outside(s: Scene) {
     assert_eq!(results[0], "up\n");
     let err = TcpStream::connect(("127.0.0.1", port)).unwrap_err();
     assert_eq!(err.kind(), std::io::ErrorKind::ConnectionRefused);
-    let pid: i32 = std::fs::read_to_string(&pidfile)
-        .unwrap()
-        .trim()
-        .parse()
-        .unwrap();
-    // SAFETY: a signal to the server the test's command started.
-    unsafe { libc::kill(pid, libc::SIGKILL) };
+    stop_left_server(&pidfile);
 }
 
 as_root_and_user!(
@@ -237,13 +242,7 @@ http.server.HTTPServer(("127.0.0.1", {port}), H).serve_forever()
         !log.exists(),
         "the later session reached the command's server"
     );
-    let pid: i32 = std::fs::read_to_string(&pidfile)
-        .unwrap()
-        .trim()
-        .parse()
-        .unwrap();
-    // SAFETY: a signal to the server the test's command started.
-    unsafe { libc::kill(pid, libc::SIGKILL) };
+    stop_left_server(&pidfile);
 }
 
 as_root_and_user!(

@@ -92,6 +92,21 @@ const CMSG_BUF: usize = 24;
 #[repr(C, align(8))]
 struct CmsgBuf([u8; CMSG_BUF]);
 
+/// A message of one byte (`byte`) with room for one descriptor in `control`, both on the
+/// caller's stack; `controllen` is what the control part says it holds.
+///
+/// # Safety
+/// Async-signal-safe; the message points into `iov` and `control`, which must outlive it.
+unsafe fn message(iov: &mut libc::iovec, control: &mut CmsgBuf, controllen: usize) -> libc::msghdr {
+    // SAFETY: a zeroed msghdr is a valid empty one; the pointers are the caller's.
+    let mut msg: libc::msghdr = unsafe { std::mem::zeroed() };
+    msg.msg_iov = iov;
+    msg.msg_iovlen = 1;
+    msg.msg_control = control.0.as_mut_ptr().cast();
+    msg.msg_controllen = controllen as _;
+    msg
+}
+
 /// Sends `fd` over the unix socket `sock`, with one byte.
 ///
 /// # Safety
@@ -106,11 +121,8 @@ pub(super) unsafe fn send_fd(sock: RawFd, fd: RawFd) -> io::Result<()> {
             iov_len: 1,
         };
         let mut control = CmsgBuf([0; CMSG_BUF]);
-        let mut msg: libc::msghdr = std::mem::zeroed();
-        msg.msg_iov = &mut iov;
-        msg.msg_iovlen = 1;
-        msg.msg_control = control.0.as_mut_ptr().cast();
-        msg.msg_controllen = libc::CMSG_SPACE(std::mem::size_of::<RawFd>() as u32) as _;
+        let space = libc::CMSG_SPACE(std::mem::size_of::<RawFd>() as u32) as usize;
+        let msg = message(&mut iov, &mut control, space);
         let cmsg = libc::CMSG_FIRSTHDR(&msg);
         if cmsg.is_null() {
             return Err(io::Error::other("no room for the descriptor"));
@@ -136,11 +148,7 @@ pub(super) fn recv_fd(sock: &OwnedFd) -> io::Result<OwnedFd> {
             iov_len: 1,
         };
         let mut control = CmsgBuf([0; CMSG_BUF]);
-        let mut msg: libc::msghdr = std::mem::zeroed();
-        msg.msg_iov = &mut iov;
-        msg.msg_iovlen = 1;
-        msg.msg_control = control.0.as_mut_ptr().cast();
-        msg.msg_controllen = CMSG_BUF as _;
+        let mut msg = message(&mut iov, &mut control, CMSG_BUF);
         if libc::recvmsg(sock.as_raw_fd(), &mut msg, libc::MSG_CMSG_CLOEXEC) < 1 {
             return Err(io::Error::other("the namespace's helper sent no listener"));
         }
