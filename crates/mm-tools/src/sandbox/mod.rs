@@ -437,7 +437,7 @@ impl Sandbox {
     /// nothing fences commands here (or, on macOS, inside an outer fence: Seatbelt cannot be
     /// nested, and the outer one holds).
     pub fn fence(&self, cwd: &Path) -> Result<Fencing, FenceError> {
-        self.fence_within(cwd, &[])
+        self.fence_within(cwd, &[], &self.door)
     }
 
     /// Where a process of an entry of the configuration (a hook, an MCP or language server, an
@@ -449,14 +449,21 @@ impl Sandbox {
         if entry.outside && self.opt_outs {
             return Ok(Fencing::outside(Unfenced::OptedOut));
         }
-        self.fence_within(cwd, &entry.writable)
+        // An entry's process keeps today's network until an entry can name the hosts it needs
+        // (an asked agent its model server): docs/sandbox.md, "Its limits".
+        self.fence_within(cwd, &entry.writable, &Door::open())
     }
 
-    fn fence_within(&self, cwd: &Path, extra: &[PathBuf]) -> Result<Fencing, FenceError> {
+    fn fence_within(
+        &self,
+        cwd: &Path,
+        extra: &[PathBuf],
+        door: &Door,
+    ) -> Result<Fencing, FenceError> {
         if !self.fences_commands() {
             return Ok(Fencing::inside(None));
         }
-        let network = (&self.door, &self.refusals);
+        let network = (door, &self.refusals);
         os::fence(
             &self.rule(cwd, extra),
             &self.enforcement,

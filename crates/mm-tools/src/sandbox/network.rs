@@ -27,11 +27,12 @@ impl Door {
         }
     }
 
-    /// The same door with an entry's own `networkAllow` added (an asked agent's model server).
-    pub fn with(&self, more: &[String]) -> Door {
-        let mut door = self.clone();
-        door.allow.extend(parse_all(more));
-        door
+    /// The open door: no namespace of its own, today's network.
+    pub fn open() -> Door {
+        Door {
+            mode: NetworkMode::Open,
+            allow: Vec::new(),
+        }
     }
 
     /// Whether commands get a network namespace of their own (every mode but `open`).
