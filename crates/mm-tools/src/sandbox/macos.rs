@@ -10,7 +10,7 @@ use mm_core::config::SandboxMode;
 use mm_core::sandbox_report::{FENCED_VAR, Fencer};
 
 use super::kernel::Enforcement;
-pub use super::not_linux::{FenceError, landlock_abi, namespace_works};
+pub use super::not_linux::{FenceError, landlock_abi, namespace_works, network_works};
 use super::paths::Rule;
 
 /// Where macOS keeps it.

@@ -59,7 +59,7 @@ mod not_linux;
 pub use fencing::{Fencing, Unfenced};
 pub use mm_core::sandbox_report::{FENCED_VAR, SandboxReport, UnwritableCwd};
 pub use network::{Door, Refusals};
-pub use os::{Fence, FenceError, REMEDY, landlock_abi, namespace_works};
+pub use os::{Fence, FenceError, REMEDY, landlock_abi, namespace_works, network_works};
 pub use paths::real_path;
 pub use seatbelt::profile as seatbelt_profile;
 

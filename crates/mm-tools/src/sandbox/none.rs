@@ -7,7 +7,7 @@ use std::ffi::OsStr;
 use mm_core::sandbox_report::Fencer;
 
 use super::kernel::Enforcement;
-pub use super::not_linux::{FenceError, landlock_abi, namespace_works};
+pub use super::not_linux::{FenceError, landlock_abi, namespace_works, network_works};
 use super::paths::Rule;
 
 /// What `mm doctor` says to do when the fence is not whole and `tools.sandboxRequired` is set.

@@ -45,6 +45,22 @@ pub fn namespace_works() -> Result<(), String> {
     namespace::support().namespace
 }
 
+/// Whether the fence's network works here: a network namespace of its own made by the
+/// namespace's helper, with the listener for mm's proxy handed back and the proxy started on it
+/// (then all stopped). `Err` says why not.
+pub fn network_works() -> Result<(), String> {
+    let mut ns = namespace::Namespace::new(&[], &[], false)
+        .map_err(|e| e.to_string())?
+        .with_network(Some(namespace::Net::Proxied))
+        .make()
+        .map_err(|e| e.to_string())?;
+    ns.serve(Door::open(), Refusals::default())
+        .map_err(|e| e.to_string())?;
+    ns.proxy()
+        .map(|_| ())
+        .ok_or_else(|| "the namespace's helper sent no listener".to_string())
+}
+
 /// What this kernel enforces, asked once per process.
 pub(super) fn enforcement(outer_fence: Option<String>) -> Enforcement {
     let abi = landlock_abi();
