@@ -32,7 +32,12 @@ impl Engine {
     ) -> TurnEnd {
         let turn_start = s.history.len().saturating_sub(1);
         let mut recap = Recap::default();
+        // The refusals of the fence's network are the process's: those recorded while the
+        // turn ran (another session's turn running at once over ACP would add its own).
+        let refusals = self.sandbox.refusals();
+        let refused_from = refusals.count();
         let stop = self.turn_loop(s, frontend, cancel, &mut recap).await;
+        recap.set_refused(u32::try_from(refusals.since(refused_from).len()).unwrap_or(u32::MAX));
         // A question that got no answer at all is removed.
         let unanswered = s.history.len() == turn_start + 1;
         if unanswered && (stop.is_err() || stop == Ok(StopReason::Cancelled)) {

@@ -46,7 +46,7 @@ async fn only_the_allowed_host_is_reached_through_the_proxy(s: Scene) {
     let refused = format!(
         "[network refused: 127.0.0.1:{other} is not in tools.networkAllow (add \"127.0.0.1\" to tools.networkAllow in your config to allow it)]"
     );
-    let (_, results) = s
+    let (run, results) = s
         .attack(
             &s.project,
             &[],
@@ -80,6 +80,13 @@ async fn only_the_allowed_host_is_reached_through_the_proxy(s: Scene) {
     assert_eq!(
         results[5],
         "http://127.0.0.1:PORT http://127.0.0.1:PORT http://127.0.0.1:PORT localhost,127.0.0.1,::1\n"
+    );
+    // The turn's recap counts the hosts refused (one, refused twice).
+    let recap = run.stderr.lines().find(|l| l.starts_with("ctx ")).unwrap_or("");
+    assert!(
+        recap.ends_with(" · ⛔ 1 host(s) refused (tools.networkAllow)"),
+        "{}",
+        run.stderr
     );
 }
 
