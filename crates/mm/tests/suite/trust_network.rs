@@ -82,7 +82,11 @@ async fn only_the_allowed_host_is_reached_through_the_proxy(s: Scene) {
         "http://127.0.0.1:PORT http://127.0.0.1:PORT http://127.0.0.1:PORT localhost,127.0.0.1,::1\n"
     );
     // The turn's recap counts the hosts refused (one, refused twice).
-    let recap = run.stderr.lines().find(|l| l.starts_with("ctx ")).unwrap_or("");
+    let recap = run
+        .stderr
+        .lines()
+        .find(|l| l.starts_with("ctx "))
+        .unwrap_or("");
     assert!(
         recap.ends_with(" · ⛔ 1 host(s) refused (tools.networkAllow)"),
         "{}",
