@@ -6,6 +6,7 @@
 
 pub mod edit;
 mod load;
+mod network;
 mod raw;
 mod report;
 mod resolve;
@@ -20,6 +21,7 @@ pub use load::{
     user_config_path,
 };
 use load::{canonical, source_of};
+pub use network::{AllowEntry, DEFAULT_ALLOW, NetworkConfig, NetworkMode};
 pub use raw::Source;
 pub use trust::{ENTRY_SANDBOX_KEYS, HARMLESS_KEYS, IgnoredKeys, UntrustedProject};
 
@@ -238,6 +240,9 @@ pub struct ToolsConfig {
     pub sandbox_readable: Vec<PathBuf>,
     /// `tools.task.maxSteps`: the model calls a `task` call's child session may make.
     pub task_max_steps: u32,
+    /// `tools.network`, `tools.networkAllow`, `tools.networkExpose` (docs/sandbox.md); never
+    /// set by a project file.
+    pub network: NetworkConfig,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -438,6 +443,7 @@ impl Default for Config {
                 sandbox_hidden: Vec::new(),
                 sandbox_readable: Vec::new(),
                 task_max_steps: 20,
+                network: NetworkConfig::default(),
             },
             skills: SkillsConfig { dirs: Vec::new() },
             hooks: HooksConfig::default(),

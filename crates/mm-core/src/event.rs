@@ -425,6 +425,8 @@ pub enum Tally {
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Recap {
     counts: [u32; 3],
+    /// The hosts the fence's network refused during the turn (distinct `host:port`s).
+    refused: u32,
 }
 
 impl Recap {
@@ -455,7 +457,17 @@ impl Recap {
     pub fn of(commands: u32, file_ops: u32, skills: u32) -> Recap {
         Recap {
             counts: [commands, file_ops, skills],
+            refused: 0,
         }
+    }
+
+    /// The hosts the fence's network refused during the turn.
+    pub fn refused(&self) -> u32 {
+        self.refused
+    }
+
+    pub fn set_refused(&mut self, hosts: u32) {
+        self.refused = hosts;
     }
 }
 

@@ -8,7 +8,7 @@
 use std::fmt;
 use std::path::PathBuf;
 
-use crate::config::SandboxMode;
+use crate::config::{NetworkMode, SandboxMode};
 
 /// The variable a fenced child finds in its environment, set to the mode (`workspace-write`,
 /// `read-only`): a nested mm reads it (through `main.rs`, into the sandbox's
@@ -57,6 +57,8 @@ pub enum Gap {
     Namespace(String),
     /// No private mount namespace in `read-only`: why.
     Unhidden(String),
+    /// No network namespace for `tools.network` (not `open`): why.
+    Network(String),
 }
 
 impl fmt::Display for Gap {
@@ -74,6 +76,10 @@ impl fmt::Display for Gap {
             Gap::Unhidden(why) => write!(
                 f,
                 "the hidden places are readable by commands (no private mount namespace: {why})"
+            ),
+            Gap::Network(why) => write!(
+                f,
+                "the network stays open to commands (no network namespace: {why})"
             ),
         }
     }
@@ -149,6 +155,9 @@ pub struct SandboxReport {
     pub caches: Vec<PathBuf>,
     /// The hidden places that exist now (none when the sandbox is off).
     pub hidden: Vec<PathBuf>,
+    /// The fence's network (`tools.network`) and how many entries `tools.networkAllow`
+    /// holds; `None` when nothing fences commands.
+    pub network: Option<(NetworkMode, usize)>,
 }
 
 impl SandboxReport {
@@ -169,6 +178,21 @@ impl SandboxReport {
             (m, Fencer::Missing(_)) => format!("{m} (not enforced)"),
             (m, _) => m.to_string(),
         }
+    }
+
+    /// The fence's network as the banner and `mm doctor` show it after the mode:
+    /// `network allow-list (24 hosts)`, `network open`, `network none`; `None` when nothing
+    /// fences commands.
+    pub fn network_label(&self) -> Option<String> {
+        let (mode, hosts) = self.network?;
+        Some(match mode {
+            NetworkMode::Allowlist => format!(
+                "network allow-list ({hosts} host{})",
+                if hosts == 1 { "" } else { "s" }
+            ),
+            NetworkMode::Open => "network open".into(),
+            NetworkMode::None => "network none".into(),
+        })
     }
 
     /// What the kernel does not enforce of the fence, in one line; `None` when the sandbox is

@@ -34,8 +34,13 @@ impl Engine {
     ) -> TurnEnd {
         let turn_start = s.history.len().saturating_sub(1);
         let mut recap = Recap::default();
+        // The refusals of the fence's network are the process's: those recorded while the
+        // turn ran (another session's turn running at once over ACP would add its own).
+        let refusals = self.sandbox.refusals();
+        let refused_from = refusals.count();
         s.controls.open_turn();
         let stop = self.turn_loop(s, frontend, cancel, &mut recap).await;
+        recap.set_refused(u32::try_from(refusals.since(refused_from).len()).unwrap_or(u32::MAX));
         // A message sent as the turn failed or was cancelled is not kept.
         let late = s.controls.close_turn();
         if !late.is_empty() {

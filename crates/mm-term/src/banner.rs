@@ -80,7 +80,10 @@ impl Banner {
     /// not write in.
     pub fn say_sandbox(&mut self, report: &SandboxReport, cwd: Option<&UnwritableCwd>) {
         if report.is_on() {
-            self.sandbox = Some(report.label());
+            self.sandbox = Some(match report.network_label() {
+                Some(net) => format!("{} · {net}", report.label()),
+                None => report.label(),
+            });
         }
         let mode = report.mode;
         self.warnings.extend(
@@ -241,6 +244,7 @@ mod tests {
             outside: Vec::new(),
             caches: Vec::new(),
             hidden: Vec::new(),
+            network: None,
         };
         let note = "Landlock ABI 3 enforced, but device ioctls are not fenced; abstract unix sockets are not fenced; the project's .mm/ stays writable and the hidden places are readable by commands (no private mount namespace: Operation not permitted (os error 1))";
         assert_eq!(
@@ -261,8 +265,14 @@ mod tests {
                 "sandbox workspace-write: the working directory /home/u is the home folder or above it, so commands may not write in it: only in the temp folders and tools.sandboxWritable (start mm in a project's folder)"
             ]
         );
-        report.mode = SandboxMode::Off;
         report.outside.clear();
+        report.network = Some((mm_core::config::NetworkMode::Allowlist, 24));
+        assert_eq!(
+            said(&report, None).0.as_deref(),
+            Some("workspace-write · network allow-list (24 hosts)")
+        );
+        report.mode = SandboxMode::Off;
+        report.network = None;
         assert_eq!(said(&report, None), (None, Vec::new()));
     }
 }

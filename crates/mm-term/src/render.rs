@@ -747,6 +747,14 @@ pub fn recap_line(summary: &TurnSummary, color: bool) -> String {
             recap.get(crate::event::Tally::Skill)
         ));
     }
+    if let Some(recap) = summary.recap
+        && recap.refused() > 0
+    {
+        parts.push(format!(
+            "⛔ {} host(s) refused (tools.networkAllow)",
+            recap.refused()
+        ));
+    }
     if let Some(mode) = summary.mode {
         parts.push(format!("mode {}", mode.id()));
     }

@@ -114,6 +114,7 @@ mod tests {
             outside: Vec::new(),
             caches: Vec::new(),
             hidden: Vec::new(),
+            network: None,
         }
     }
 

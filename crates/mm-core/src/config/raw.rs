@@ -163,6 +163,8 @@ const ROOT: Shape = Shape::Table(&[
             ("sandboxHidden", Shape::Leaf),
             ("sandboxReadable", Shape::Leaf),
             ("task", Shape::Table(&[("maxSteps", Shape::Leaf)])),
+            ("network", Shape::Str),
+            ("networkAllow", Shape::Leaf),
         ]),
     ),
     ("skills", Shape::Table(&[("dirs", Shape::Leaf)])),

@@ -237,6 +237,25 @@ pub(super) fn report(loaded: &Loaded) -> String {
         "tools.task.maxSteps",
         c.tools.task_max_steps.to_string(),
     );
+    add(
+        &mut lines,
+        "tools.network",
+        quote(c.tools.network.mode.name()),
+    );
+    add(
+        &mut lines,
+        "tools.networkAllow",
+        format!(
+            "[{}]",
+            c.tools
+                .network
+                .allow
+                .iter()
+                .map(|h| quote(h))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+    );
     add(&mut lines, "skills.dirs", paths(&c.skills.dirs));
 
     let h = &c.hooks;

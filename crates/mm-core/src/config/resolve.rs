@@ -220,6 +220,32 @@ impl Resolver<'_> {
         Ok(list)
     }
 
+    /// `tools.network`, `tools.networkAllow` (each entry checked).
+    fn network(&self, t: &Table, net: &mut super::NetworkConfig) -> Result<(), ConfigError> {
+        if let Some(v) = self.string(t, "tools", "network")? {
+            net.mode = super::NetworkMode::parse(&v).ok_or_else(|| {
+                let names: Vec<String> =
+                    super::NetworkMode::NAMES.iter().map(|n| quote(n)).collect();
+                self.invalid(
+                    "tools.network",
+                    format!("must be {}, got {}", or_list(&names), quote(&v)),
+                )
+            })?;
+        }
+        if let Some(list) = self.strings(t, "tools", "networkAllow")? {
+            for (i, entry) in list.iter().enumerate() {
+                if let Err(why) = super::AllowEntry::parse(entry) {
+                    return Err(self.invalid(
+                        &format!("tools.networkAllow[{i}]"),
+                        format!("{} {why}", quote(entry)),
+                    ));
+                }
+            }
+            net.allow = list;
+        }
+        Ok(())
+    }
+
     /// An entry's `sandbox` and `sandboxWritable` (config::EntrySandbox).
     fn entry_sandbox(&self, t: &Table, prefix: &str) -> Result<EntrySandbox, ConfigError> {
         Ok(EntrySandbox {
@@ -563,6 +589,7 @@ impl Resolver<'_> {
             {
                 c.tools.task_max_steps = v as u32;
             }
+            self.network(t, &mut c.tools.network)?;
         }
         if let Some(s) = self.table(root, "", "skills")?
             && let Some(dirs) = self.paths(s, "skills", "dirs")?

@@ -39,6 +39,9 @@ pub const SANDBOX_KEYS: [&str; 4] = [
     "sandboxReadable",
 ];
 
+/// The keys of the fence's network (`tools.network…`), which only the user's layers set.
+pub const NETWORK_KEYS: [&str; 2] = ["network", "networkAllow"];
+
 /// The keys of an entry that starts a process (a hook, an MCP or language server, an agent)
 /// that take it out of the fence or open the fence for it (`sandbox = false`,
 /// `sandboxWritable`), which only the user's layers set, like [`SANDBOX_KEYS`].
@@ -227,6 +230,10 @@ pub(super) fn filter_project(
                 keys
             },
             "set the sandbox",
+        ),
+        (
+            strip_in(table, "tools", &NETWORK_KEYS),
+            "set the network of the fence",
         ),
         (
             strip_in(table, "model", &SERVER_KEYS),
@@ -472,6 +479,24 @@ mod tests {
                 out.warnings,
                 [
                     "tools.sandboxRequired is ignored in project files (/p/.mm/config.toml): only the user's config, --config, the environment and flags set the sandbox"
+                ]
+            );
+        }
+    }
+
+    #[test]
+    fn a_project_cannot_open_the_fences_network() {
+        for trusted in [false, true] {
+            let (table, out) = filtered(
+                "[tools]\nnetwork = \"open\"\nnetworkAllow = [\"*.evil.example\"]\n",
+                trusted,
+            );
+            let tools = table.get("tools").and_then(Value::as_table);
+            assert!(tools.is_none_or(Table::is_empty), "trusted: {trusted}");
+            assert_eq!(
+                out.warnings,
+                [
+                    "tools.network, tools.networkAllow are ignored in project files (/p/.mm/config.toml): only the user's config, --config, the environment and flags set the network of the fence"
                 ]
             );
         }

@@ -401,6 +401,17 @@ fn recap_lines() {
         render::recap_line(&summary, false),
         "12k in / 340 out · 80% cached · ctx 23% of 32k · 4.2s · 📖 1 skill(s) · mode read-only"
     );
+    let mut refused = Recap::of(1, 0, 0);
+    refused.set_refused(2);
+    let blocked = TurnSummary {
+        recap: Some(refused),
+        mode: None,
+        ..summary
+    };
+    assert_eq!(
+        render::recap_line(&blocked, false),
+        "12k in / 340 out · 80% cached · ctx 23% of 32k · 4.2s · ⛔ 2 host(s) refused (tools.networkAllow)"
+    );
     let bare = TurnSummary {
         recap: Some(Recap::default()),
         usage: Usage::default(),

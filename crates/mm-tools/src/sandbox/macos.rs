@@ -10,7 +10,7 @@ use mm_core::config::SandboxMode;
 use mm_core::sandbox_report::{FENCED_VAR, Fencer};
 
 use super::kernel::Enforcement;
-pub use super::not_linux::{FenceError, landlock_abi, namespace_works};
+pub use super::not_linux::{FenceError, landlock_abi, namespace_works, network_works};
 use super::paths::Rule;
 
 /// Where macOS keeps it.
@@ -69,6 +69,7 @@ pub(super) fn fence(
     rule: &Rule<'_>,
     enforcement: &Enforcement,
     _: &State,
+    _: (&super::network::Door, &super::network::Refusals),
 ) -> Result<Option<Fence>, FenceError> {
     if enforcement.nested.is_some() {
         return Ok(None);

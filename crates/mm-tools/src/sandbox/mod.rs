@@ -27,6 +27,7 @@
 mod fencing;
 pub mod hidden;
 mod kernel;
+mod network;
 mod paths;
 mod seatbelt;
 
@@ -34,6 +35,10 @@ mod seatbelt;
 // each system (`os`), and how a place is held open (`held`).
 #[cfg(target_os = "linux")]
 mod linux;
+// mm's proxy is the way out of Linux's network namespace only, until Seatbelt's profile sends
+// commands to it too (docs/platforms.md).
+#[cfg(target_os = "linux")]
+mod proxy;
 #[cfg(target_os = "linux")]
 use linux as os;
 #[cfg(target_os = "linux")]
@@ -57,7 +62,8 @@ mod not_linux;
 
 pub use fencing::{Fencing, Unfenced};
 pub use mm_core::sandbox_report::{FENCED_VAR, SandboxReport, UnwritableCwd};
-pub use os::{Fence, FenceError, REMEDY, landlock_abi, namespace_works};
+pub use network::{Door, Refusals};
+pub use os::{Fence, FenceError, REMEDY, landlock_abi, namespace_works, network_works};
 pub use paths::real_path;
 pub use seatbelt::profile as seatbelt_profile;
 
@@ -66,7 +72,7 @@ use std::path::{Path, PathBuf};
 use held::Held;
 use hidden::Hidden;
 use kernel::Enforcement;
-use mm_core::config::{Config, EntrySandbox, SandboxMode};
+use mm_core::config::{Config, EntrySandbox, NetworkConfig, SandboxMode};
 use mm_core::sandbox_report::{Skip, Skipped};
 use paths::{Roots, Rule, hold, plain_places};
 
@@ -172,6 +178,10 @@ pub struct Sandbox {
     enforcement: Enforcement,
     /// What the system's fence keeps between calls (Linux: the mount namespaces made).
     state: os::State,
+    /// Where fenced commands' connections may go (`tools.network`, `tools.networkAllow`).
+    door: Door,
+    /// The connections the door refused, shared by every fence of the process.
+    refusals: Refusals,
 }
 
 impl Default for Sandbox {
@@ -195,6 +205,8 @@ pub struct Settings {
     pub hidden: Vec<PathBuf>,
     /// `tools.sandboxReadable`: places given back from the hidden ones.
     pub readable: Vec<PathBuf>,
+    /// `tools.network…`.
+    pub network: NetworkConfig,
 }
 
 impl Settings {
@@ -240,6 +252,7 @@ impl Settings {
                 .collect(),
             hidden: config.tools.sandbox_hidden.clone(),
             readable: config.tools.sandbox_readable.clone(),
+            network: config.tools.network.clone(),
         }
     }
 
@@ -266,6 +279,7 @@ impl Sandbox {
             outside,
             hidden,
             readable,
+            network,
         } = settings;
         let enforcement = match mode {
             SandboxMode::Off => Enforcement::off(),
@@ -331,6 +345,8 @@ impl Sandbox {
             places,
             enforcement,
             state: os::State::default(),
+            door: Door::of(&network),
+            refusals: Refusals::default(),
         }
     }
 
@@ -349,6 +365,8 @@ impl Sandbox {
             places: Places::default(),
             enforcement: Enforcement::off(),
             state: os::State::default(),
+            door: Door::of(&NetworkConfig::default()),
+            refusals: Refusals::default(),
         }
     }
 
@@ -368,7 +386,11 @@ impl Sandbox {
         let mut ro = match self.mode {
             SandboxMode::ReadOnly => self.clone(),
             SandboxMode::Off | SandboxMode::WorkspaceWrite => {
-                Sandbox::new(Settings::mode(SandboxMode::ReadOnly), self.places.clone())
+                let mut ro =
+                    Sandbox::new(Settings::mode(SandboxMode::ReadOnly), self.places.clone());
+                ro.door = self.door.clone();
+                ro.refusals = self.refusals.clone();
+                ro
             }
         };
         ro.hidden = self.hidden.clone();
@@ -392,7 +414,7 @@ impl Sandbox {
         SandboxReport {
             mode: self.mode,
             fencer: self.enforcement.fencer.clone(),
-            gaps: self.enforcement.gaps(self.mode),
+            gaps: self.gaps(),
             nested: self.enforcement.nested.clone(),
             skipped: self.skipped.clone(),
             outside: match self.fences_commands() {
@@ -404,7 +426,26 @@ impl Sandbox {
                 true => self.hidden.present().into_iter().map(|(p, _)| p).collect(),
                 false => Vec::new(),
             },
+            network: self
+                .fences_commands()
+                .then_some((self.door.mode, self.door.allow.len())),
         }
+    }
+
+    /// What the kernel lacks of the fence: its own gaps, and the network namespace when
+    /// `tools.network` asks for one and none can be made (inside an outer fence, the outer
+    /// namespace holds).
+    fn gaps(&self) -> Vec<mm_core::sandbox_report::Gap> {
+        let mut gaps = self.enforcement.gaps(self.mode);
+        if let (true, true, Err(why), None) = (
+            self.fences_commands(),
+            self.door.isolated(),
+            &self.enforcement.namespace,
+            &self.enforcement.nested,
+        ) {
+            gaps.push(mm_core::sandbox_report::Gap::Network(why.clone()));
+        }
+        gaps
     }
 
     /// The working directory `cwd` when commands of a session there may not write in it
@@ -475,7 +516,7 @@ impl Sandbox {
     /// nothing fences commands here (or, on macOS, inside an outer fence: Seatbelt cannot be
     /// nested, and the outer one holds).
     pub fn fence(&self, cwd: &Path) -> Result<Fencing, FenceError> {
-        self.fence_within(cwd, &[])
+        self.fence_within(cwd, &[], &self.door)
     }
 
     /// Where a process of an entry of the configuration (a hook, an MCP or language server, an
@@ -487,14 +528,44 @@ impl Sandbox {
         if entry.outside && self.opt_outs {
             return Ok(Fencing::outside(Unfenced::OptedOut));
         }
-        self.fence_within(cwd, &entry.writable)
+        // An entry's process keeps today's network until an entry can name the hosts it needs
+        // (an asked agent its model server): docs/sandbox.md, "Its limits".
+        self.fence_within(cwd, &entry.writable, &Door::open())
     }
 
-    fn fence_within(&self, cwd: &Path, extra: &[PathBuf]) -> Result<Fencing, FenceError> {
+    fn fence_within(
+        &self,
+        cwd: &Path,
+        extra: &[PathBuf],
+        door: &Door,
+    ) -> Result<Fencing, FenceError> {
         if !self.fences_commands() {
             return Ok(Fencing::inside(None));
         }
-        os::fence(&self.rule(cwd, extra), &self.enforcement, &self.state).map(Fencing::inside)
+        let network = (door, &self.refusals);
+        os::fence(
+            &self.rule(cwd, extra),
+            &self.enforcement,
+            &self.state,
+            network,
+        )
+        .map(Fencing::inside)
+    }
+
+    /// The network rule of fenced commands (`fetch_content` asks it too).
+    pub fn door(&self) -> &Door {
+        &self.door
+    }
+
+    /// Whether mm's own tools keep the fence's door (`fetch_content`): the sandbox is on and
+    /// `tools.network` is not `open`.
+    pub fn fences_network(&self) -> bool {
+        self.is_on() && self.door.isolated()
+    }
+
+    /// The connections the door refused so far, in order.
+    pub fn refusals(&self) -> &Refusals {
+        &self.refusals
     }
 
     /// The rule for writes of a session in `cwd`, with the folders of `extra` held for one child
@@ -544,6 +615,7 @@ impl Sandbox {
 #[allow(clippy::unwrap_used, clippy::disallowed_methods)]
 mod tests {
     use super::*;
+    use mm_core::config::NetworkMode;
     use mm_core::sandbox_report::{Fencer, Gap};
 
     #[test]
@@ -567,6 +639,8 @@ mod tests {
             home: None,
             places: Places::default(),
             state: os::State::default(),
+            door: Door::of(&NetworkConfig::default()),
+            refusals: Refusals::default(),
             enforcement: Enforcement {
                 fencer: match abi {
                     0 => Fencer::Missing("this kernel has no Landlock (Linux 5.13 or later, with landlock among its LSMs)".into()),
@@ -608,16 +682,18 @@ mod tests {
                 gaps: vec![
                     Gap::DeviceIoctl,
                     Gap::AbstractSockets,
-                    Gap::Namespace("Operation not permitted (os error 1)".into())
+                    Gap::Namespace("Operation not permitted (os error 1)".into()),
+                    Gap::Network("Operation not permitted (os error 1)".into())
                 ],
                 nested: None,
                 skipped: Vec::new(),
                 outside: Vec::new(),
                 caches: Vec::new(),
                 hidden: Vec::new(),
+                network: Some((NetworkMode::Allowlist, 24)),
             }
         );
-        let note = "Landlock ABI 3 enforced, but device ioctls are not fenced; abstract unix sockets are not fenced; the project's .mm/ stays writable and the hidden places are readable by commands (no private mount namespace: Operation not permitted (os error 1))";
+        let note = "Landlock ABI 3 enforced, but device ioctls are not fenced; abstract unix sockets are not fenced; the project's .mm/ stays writable and the hidden places are readable by commands (no private mount namespace: Operation not permitted (os error 1)); the network stays open to commands (no network namespace: Operation not permitted (os error 1))";
         assert_eq!(s.report().note().as_deref(), Some(note));
         assert!(s.require(false).is_ok());
         assert_eq!(

@@ -7,7 +7,7 @@ use std::ffi::OsStr;
 use mm_core::sandbox_report::Fencer;
 
 use super::kernel::Enforcement;
-pub use super::not_linux::{FenceError, landlock_abi, namespace_works};
+pub use super::not_linux::{FenceError, landlock_abi, namespace_works, network_works};
 use super::paths::Rule;
 
 /// What `mm doctor` says to do when the fence is not whole and `tools.sandboxRequired` is set.
@@ -50,6 +50,11 @@ pub(super) fn enforcement(outer_fence: Option<String>) -> Enforcement {
 }
 
 /// Never asked: [`Sandbox::fence`](super::Sandbox::fence) asks only where commands are fenced.
-pub(super) fn fence(_: &Rule<'_>, _: &Enforcement, _: &State) -> Result<Option<Fence>, FenceError> {
+pub(super) fn fence(
+    _: &Rule<'_>,
+    _: &Enforcement,
+    _: &State,
+    _: (&super::network::Door, &super::network::Refusals),
+) -> Result<Option<Fence>, FenceError> {
     Ok(None)
 }

@@ -204,6 +204,9 @@ async fn run_command(
             ));
         }
     };
+    // The hosts the fence's proxy refuses while the call runs are the model's to know: a
+    // command's client rarely prints the 403's body.
+    let refused_from = sandbox.refusals().count();
     let (mut child, reader) = match spawn(processes, bash, command, cwd, fence) {
         Ok(started) => started,
         Err(e) => {
@@ -275,6 +278,12 @@ async fn run_command(
                     },
                 },
                 Err(e) => Some(format!("[could not wait for bash: {e}]")),
+            };
+            let refused = sandbox.refusals().since(refused_from);
+            let suffix = match (suffix, refused.is_empty()) {
+                (suffix, true) => suffix,
+                (None, false) => Some(refused.join("\n")),
+                (Some(s), false) => Some(format!("{s}\n{}", refused.join("\n"))),
             };
             ToolOutput::completed(capture.finish(suffix.as_deref()))
         }

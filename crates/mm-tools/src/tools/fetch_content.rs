@@ -332,18 +332,13 @@ impl Fetch<'_> {
 
     /// Sends the request; a response with an error status is a failure carrying its start.
     async fn response(&self) -> Result<reqwest::Response, Stop> {
-        let client = client(self.url).map_err(Stop::Failed)?;
-        let request = client
-            .get(self.url.clone())
-            .header(
-                reqwest::header::ACCEPT,
-                "text/html,application/xhtml+xml,application/json;q=0.9,text/*;q=0.8,*/*;q=0.5",
-            )
-            .send();
-        let mut resp = self
-            .bounded(request)
-            .await?
-            .map_err(|e| Stop::Failed(self.explain(&e)))?;
+        let mut resp = match self.sandbox.fences_network() {
+            true => self.through_the_door().await?,
+            false => {
+                let client = client(self.url).map_err(Stop::Failed)?;
+                self.send(client, self.url).await?
+            }
+        };
         let status = resp.status();
         if status.is_client_error() || status.is_server_error() {
             let ct = content_type(&resp);
@@ -379,6 +374,71 @@ impl Fetch<'_> {
             });
         }
         Ok(resp)
+    }
+
+    async fn send(
+        &self,
+        client: &reqwest::Client,
+        url: &url::Url,
+    ) -> Result<reqwest::Response, Stop> {
+        let request = client
+            .get(url.clone())
+            .header(
+                reqwest::header::ACCEPT,
+                "text/html,application/xhtml+xml,application/json;q=0.9,text/*;q=0.8,*/*;q=0.5",
+            )
+            .send();
+        self.bounded(request)
+            .await?
+            .map_err(|e| Stop::Failed(self.explain(&e)))
+    }
+
+    /// With the fence on, the fetch keeps the fence's door (docs/sandbox.md, "The network"):
+    /// each hop's host is checked and resolved by the door, the connection pinned to the
+    /// addresses it let through, and a redirect followed only after the same check for its
+    /// target. A refused host is the refusal's line, counted with the proxy's.
+    async fn through_the_door(&self) -> Result<reqwest::Response, Stop> {
+        let door = self.sandbox.door();
+        let mut url = self.url.clone();
+        for _ in 0..=MAX_REDIRECTS {
+            let host = url.host_str().unwrap_or("").to_string();
+            let bare = host
+                .trim_start_matches('[')
+                .trim_end_matches(']')
+                .to_string();
+            let port = url.port_or_known_default().unwrap_or(0);
+            let addrs = match self.bounded(door.resolve(&bare, port)).await? {
+                Ok(addrs) => addrs,
+                Err(line) => {
+                    self.sandbox.refusals().record(&line);
+                    return Err(Stop::Refused(line));
+                }
+            };
+            let client = reqwest::Client::builder()
+                .use_rustls_tls()
+                .redirect(reqwest::redirect::Policy::none())
+                .no_proxy()
+                .resolve_to_addrs(&bare, &addrs)
+                .user_agent(concat!("mm/", env!("CARGO_PKG_VERSION")))
+                .build()
+                .map_err(|e| Stop::Failed(format!("could not set up HTTP: {e}")))?;
+            let resp = self.send(&client, &url).await?;
+            let next = resp
+                .status()
+                .is_redirection()
+                .then(|| resp.headers().get(reqwest::header::LOCATION))
+                .flatten()
+                .and_then(|l| l.to_str().ok())
+                .and_then(|l| url.join(l).ok());
+            match next {
+                Some(next) if matches!(next.scheme(), "http" | "https") => url = next,
+                _ => return Ok(resp),
+            }
+        }
+        Err(Stop::Failed(format!(
+            "too many redirects (more than {MAX_REDIRECTS}) from {}",
+            self.url
+        )))
     }
 
     /// The model's line for a failed request.

@@ -76,6 +76,7 @@ pub enum Topic {
     PromptCache,
     Project,
     Sandbox,
+    Network,
     Sessions,
 }
 
@@ -93,6 +94,7 @@ impl Topic {
             Topic::PromptCache => "prompt cache",
             Topic::Project => "project",
             Topic::Sandbox => "sandbox",
+            Topic::Network => "network",
             Topic::Sessions => "sessions",
         }
     }
@@ -110,6 +112,7 @@ impl Topic {
             Topic::PromptCache => "promptCache",
             Topic::Project => "project",
             Topic::Sandbox => "sandbox",
+            Topic::Network => "network",
             Topic::Sessions => "sessions",
         }
     }
@@ -282,6 +285,9 @@ pub async fn run(setup: &Setup<'_>, each: &mut (dyn FnMut(&Check) + Send)) -> Re
     model::checks(loaded, setup.client.clone(), &mut push).await;
     push(project_check(setup, loaded));
     push(sandbox_check(setup, loaded));
+    if let Some(check) = network_check(setup) {
+        push(check);
+    }
     push(sessions_check(setup, loaded));
     report
 }
@@ -539,6 +545,52 @@ fn sandbox_check(setup: &Setup<'_>, loaded: &Loaded) -> Check {
             format!("{} ({}); {fenced}", report.label(), report.fencer.name()),
         )
         .details(details),
+    }
+}
+
+/// The fence's network (docs/sandbox.md, "The network"), when the sandbox is on: the mode, the
+/// hosts allowed, and whether its namespace and mm's proxy can be made here (tried).
+fn network_check(setup: &Setup<'_>) -> Option<Check> {
+    let sandbox = setup.sandbox.filter(|s| s.is_on())?;
+    let report = sandbox.report();
+    let door = sandbox.door();
+    let details = |works: bool| json!({"mode": door.mode.name(), "hosts": door.allow.len(), "isolated": works});
+    let ok = |summary: String, works: bool| {
+        Some(Check::new(Topic::Network, Status::Ok, summary).details(details(works)))
+    };
+    let Some(label) = report.network_label() else {
+        return ok("open: commands are not fenced here".into(), false);
+    };
+    let label = label.trim_start_matches("network ").to_string();
+    if !door.isolated() {
+        return ok(
+            format!("{label} (tools.network = \"open\"): fenced commands reach any host"),
+            false,
+        );
+    }
+    if let Some(outer) = &report.nested {
+        return ok(
+            format!(
+                "{label}: the outer fence's network holds (mm runs inside mm's fence: MM_FENCED={outer})"
+            ),
+            false,
+        );
+    }
+    let way = match door.proxied() {
+        true => "mm's proxy is the fence's only way out",
+        false => "no connection leaves the fence",
+    };
+    match crate::sandbox::network_works() {
+        Ok(()) => ok(format!("{label}: {way}"), true),
+        Err(why) => Some(
+            Check::new(
+                Topic::Network,
+                Status::Warn,
+                format!("{label}, but the fence's network namespace cannot be made here ({why}): commands reach any host"),
+            )
+            .fix("a kernel that lets mm make network namespaces (unprivileged user namespaces), or tools.network = \"open\" to say so")
+            .details(details(false)),
+        ),
     }
 }
 

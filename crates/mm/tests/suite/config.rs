@@ -750,6 +750,8 @@ tools.sandboxRequired = false               # default
 tools.sandboxHidden = []                    # default
 tools.sandboxReadable = []                  # default
 tools.task.maxSteps = 20                    # default
+tools.network = "allowlist"                 # default
+tools.networkAllow = ["crates.io", "*.crates.io", "static.rust-lang.org", "registry.npmjs.org", "registry.yarnpkg.com", "pypi.org", "files.pythonhosted.org", "proxy.golang.org", "sum.golang.org", "rubygems.org", "repo.maven.apache.org", "repo1.maven.org", "plugins.gradle.org", "api.nuget.org", "hackage.haskell.org", "github.com", "*.github.com", "*.githubusercontent.com", "gitlab.com", "codeberg.org", "bitbucket.org", "deb.debian.org", "archive.ubuntu.com", "security.ubuntu.com"]  # default
 skills.dirs = []                            # default
 hooks.preToolCall[0] = {{ command = "guard.sh", match = "bash|write_file", timeout = 10, failClosed = false }}  # {u}
 agents = {{}}                                 # default

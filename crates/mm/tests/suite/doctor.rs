@@ -515,3 +515,54 @@ mm needs a fix: config
     );
     assert_eq!(run.code, Some(1));
 }
+
+/// The fence's network has a line of its own (docs/sandbox.md, "The network"): the mode, the
+/// hosts allowed, and whether its namespace and mm's proxy can be made here (mm doctor tries).
+#[mm_testkit::test]
+async fn the_network_line_says_the_mode_the_hosts_and_that_the_proxy_works() {
+    if mm_tools::sandbox::landlock_abi() == 0 {
+        common::skip("this kernel has no Landlock");
+    }
+    if let Err(why) = mm_tools::sandbox::network_works() {
+        common::skip(format!("no network namespace here ({why})"));
+    }
+    let server = FakeServer::start(vec![
+        counted(),
+        Reply::tool_call("get_time", paris()),
+        Reply::text("14:05"),
+        cached(176),
+    ])
+    .await;
+    let sb = Sandbox::new();
+    let user = sb.user_config();
+    std::fs::create_dir_all(user.parent().unwrap()).unwrap();
+    let line = |config: &str| {
+        std::fs::write(
+            &user,
+            format!("[tools]\nsandbox = \"workspace-write\"\n{config}"),
+        )
+        .unwrap();
+        let (sb, url) = (&sb, server.url());
+        async move {
+            let run = doctor(sb, &url, &[]).await;
+            // Right after the sandbox's line.
+            let lines: Vec<&str> = run.stdout.lines().collect();
+            let at = lines.iter().position(|l| l.contains(" sandbox: ")).unwrap();
+            lines.get(at + 1).map(|l| l.to_string())
+        }
+    };
+    assert_eq!(
+        line("networkAllow = [\"example.com\", \"*.example.org\"]\n")
+            .await
+            .as_deref(),
+        Some("✓ network: allow-list (2 hosts): mm's proxy is the fence's only way out")
+    );
+    assert_eq!(
+        line("network = \"none\"\n").await.as_deref(),
+        Some("✓ network: none: no connection leaves the fence")
+    );
+    assert_eq!(
+        line("network = \"open\"\n").await.as_deref(),
+        Some("✓ network: open (tools.network = \"open\"): fenced commands reach any host")
+    );
+}

@@ -61,6 +61,7 @@ mod tools;
 mod trust_children;
 mod trust_config;
 mod trust_fence;
+mod trust_network;
 mod trust_pty;
 mod trust_repo;
 mod trust_secrets;

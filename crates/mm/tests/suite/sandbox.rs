@@ -578,7 +578,7 @@ async fn a_hostile_model_cannot_get_out_nor_switch_the_fence_off() {
     assert_eq!(out.stdout, "done\n");
     assert!(
         out.stderr
-            .contains("sessions on · mode yolo · sandbox workspace-write · 0 skills · 0 hooks"),
+            .contains("sessions on · mode yolo · sandbox workspace-write · network allow-list (24 hosts) · 0 skills · 0 hooks"),
         "{}",
         out.stderr
     );

@@ -560,6 +560,9 @@ async fn an_abstract_socket_outside_cannot_be_reached(s: Scene) {
             mm_tools::sandbox::landlock_abi()
         ));
     }
+    // In a network namespace of its own, the abstract socket names are the namespace's: the
+    // open network leaves Landlock's scope alone to refuse it.
+    s.user_config(&format!("{FENCED}network = \"open\"\n"));
     let name = format!("mm-fence-test-{}-{}", std::process::id(), s.who.is_root());
     let addr = std::os::unix::net::SocketAddr::from_abstract_name(&name).unwrap();
     let listener = std::os::unix::net::UnixListener::bind_addr(&addr).unwrap();
@@ -595,6 +598,10 @@ as_root_and_user!(
 // ---------------------------------------------------------------------------- a nested mm
 
 async fn an_mm_inside_the_fence_knows_it_and_fences_its_own_children(s: Scene) {
+    // The inner mm must reach the fake model server on the host's loopback, which no fenced
+    // command reaches through the fence's network (trust_network.rs): this test is the fence's
+    // files.
+    s.user_config(&format!("{FENCED}network = \"open\"\n"));
     let bin = s.who.binary(&mm_testkit::mm_binary(), &s.root);
     let server = FakeServer::start(vec![
         // The outer mm's model starts an mm inside its fence...

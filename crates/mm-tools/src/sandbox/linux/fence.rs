@@ -163,6 +163,9 @@ impl Fence {
     /// mode in its environment.
     pub(crate) fn apply(self, cmd: &mut tokio::process::Command) {
         cmd.env(FENCED_VAR, self.marker());
+        if let Some(proxy) = self.namespace.as_deref().and_then(Joined::proxy) {
+            cmd.envs(proxy.env());
+        }
         // SAFETY: `Fence::enter` only makes system calls on memory prepared before the fork
         // (no allocation, no lock).
         unsafe {

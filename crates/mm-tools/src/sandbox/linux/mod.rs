@@ -9,6 +9,7 @@ pub mod caps;
 pub mod devpts;
 mod fence;
 pub mod namespace;
+mod net;
 pub mod seccomp;
 mod sys;
 
@@ -24,6 +25,7 @@ pub use sys::FenceError;
 
 use super::held::Held;
 use super::kernel::Enforcement;
+use super::network::{Door, Refusals};
 use super::paths::Rule;
 
 /// What `mm doctor` says to do when the fence is not whole and `tools.sandboxRequired` is set.
@@ -34,13 +36,36 @@ pub const REMEDY: &str = "use a kernel with Landlock";
 pub type State = Arc<Mutex<HashMap<NamespaceKey, Arc<Joined>>>>;
 
 /// What a namespace mounts: the read-only paths, the pinned folders, the hidden places (with
-/// whether each is a folder), a private `devpts`.
-type NamespaceKey = (Vec<PathBuf>, Vec<PathBuf>, Vec<(PathBuf, bool)>, bool);
+/// whether each is a folder), a private `devpts`; and its network, when it has one of its own
+/// (its door: one proxy per allow-list).
+type NamespaceKey = (
+    Vec<PathBuf>,
+    Vec<PathBuf>,
+    Vec<(PathBuf, bool)>,
+    bool,
+    Option<Door>,
+);
 
 /// Whether a private mount namespace with a read-only bind works here: tried once, in a child
 /// that enters such a namespace and exits before running anything. `Err` says why not.
 pub fn namespace_works() -> Result<(), String> {
     namespace::support().namespace
+}
+
+/// Whether the fence's network works here: a network namespace of its own made by the
+/// namespace's helper, with the listener for mm's proxy handed back and the proxy started on it
+/// (then all stopped). `Err` says why not.
+pub fn network_works() -> Result<(), String> {
+    let mut ns = namespace::Namespace::new(&[], &[], false)
+        .map_err(|e| e.to_string())?
+        .with_network(Some(namespace::Net::Proxied))
+        .make()
+        .map_err(|e| e.to_string())?;
+    ns.serve(Door::open(), Refusals::default())
+        .map_err(|e| e.to_string())?;
+    ns.proxy()
+        .map(|_| ())
+        .ok_or_else(|| "the namespace's helper sent no listener".to_string())
 }
 
 /// What this kernel enforces, asked once per process.
@@ -91,6 +116,7 @@ pub(super) fn fence(
     rule: &Rule<'_>,
     enforcement: &Enforcement,
     state: &State,
+    network: (&Door, &Refusals),
 ) -> Result<Option<Fence>, FenceError> {
     let Rule {
         mode,
@@ -148,8 +174,12 @@ pub(super) fn fence(
     let cwd_root: Vec<PathBuf> = roots.cwd.iter().cloned().collect();
     let held: Vec<&Held> = roots.held.iter().map(|(h, _)| *h).collect();
     let devpts = pts == fence::Pts::Private;
-    let namespace = match can_mount && (devpts || !readonly.is_empty() || !hidden.is_empty()) {
-        true => Some(joined(state, (readonly, pins, hidden, devpts))?),
+    let (door, refusals) = network;
+    let net = (can_mount && door.isolated()).then(|| door.clone());
+    let namespace = match can_mount
+        && (devpts || !readonly.is_empty() || !hidden.is_empty() || net.is_some())
+    {
+        true => Some(joined(state, (readonly, pins, hidden, devpts, net), refusals)?),
         false => None,
     };
     Fence::build(&fence::Plan {
@@ -163,18 +193,30 @@ pub(super) fn fence(
 }
 
 /// The namespace that mounts `key`, made the first time it is asked for.
-fn joined(state: &State, key: NamespaceKey) -> Result<Arc<Joined>, FenceError> {
+fn joined(
+    state: &State,
+    key: NamespaceKey,
+    refusals: &Refusals,
+) -> Result<Arc<Joined>, FenceError> {
     let mut made = state
         .lock()
         .map_err(|_| FenceError::Namespace(io::Error::other("a lock was poisoned")))?;
     if let Some(ns) = made.get(&key) {
         return Ok(Arc::clone(ns));
     }
-    let ns = Arc::new(
-        namespace::Namespace::new(&key.0, &key.1, &key.2, key.3)?
-            .make()
-            .map_err(FenceError::Namespace)?,
-    );
+    let net = key.4.as_ref().map(|door| match door.proxied() {
+        true => namespace::Net::Proxied,
+        false => namespace::Net::Closed,
+    });
+    let mut ns = namespace::Namespace::new(&key.0, &key.1, &key.2, key.3)?
+        .with_network(net)
+        .make()
+        .map_err(FenceError::Namespace)?;
+    if let Some(door) = &key.4 {
+        ns.serve(door.clone(), refusals.clone())
+            .map_err(FenceError::Namespace)?;
+    }
+    let ns = Arc::new(ns);
     made.insert(key, Arc::clone(&ns));
     Ok(ns)
 }

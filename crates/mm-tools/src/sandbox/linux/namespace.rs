@@ -19,8 +19,10 @@ use std::os::unix::ffi::OsStrExt;
 use std::path::PathBuf;
 use std::sync::OnceLock;
 
-use super::devpts;
 use super::sys::{FenceError, check, write_proc};
+use super::{devpts, net};
+use crate::sandbox::network::{Door, Refusals};
+use crate::sandbox::proxy::Proxy;
 
 /// Where the file hidden files are covered with is made: a `tmpfs` mounted for the time of the
 /// mounts on the first of these folders that holds no mounted path, unmounted afterwards (the
@@ -39,6 +41,18 @@ pub struct Namespace {
     /// Where the empty file is made (`tmpfs` mount point, file) when a file is hidden.
     scratch: Option<(CString, CString)>,
     devpts: bool,
+    /// A network namespace of its own too (`linux/net.rs`), and whether mm's proxy is its way
+    /// out.
+    net: Option<Net>,
+}
+
+/// The network namespace a [`Namespace`] makes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Net {
+    /// Only its loopback (`tools.network = "none"`).
+    Closed,
+    /// Its loopback and a listener for mm's proxy on it.
+    Proxied,
 }
 
 #[derive(Debug)]
@@ -121,7 +135,14 @@ impl Namespace {
             mounts,
             scratch,
             devpts,
+            net: None,
         })
+    }
+
+    /// The same, with a network namespace of its own.
+    pub fn with_network(mut self, net: Option<Net>) -> Self {
+        self.net = net;
+        self
     }
 
     /// Makes the namespace in a helper child (forked, never running a program) and holds it by
@@ -131,22 +152,37 @@ impl Namespace {
         let pipe = || nix::unistd::pipe2(nix::fcntl::OFlag::O_CLOEXEC).map_err(io::Error::from);
         let (ready_r, ready_w) = pipe()?;
         let (done_r, done_w) = pipe()?;
+        // The proxy's listener comes back over a unix socket (`SCM_RIGHTS`).
+        let channel = match self.net {
+            Some(Net::Proxied) => Some(net::socket_pair()?),
+            _ => None,
+        };
+        let sender = channel.as_ref().map_or(-1, |(_, child)| child.as_raw_fd());
         // SAFETY: the child only makes async-signal-safe system calls on memory prepared here
         // (`enter`, write, read, `_exit`), as the child of a multi-threaded process must.
         let pid = match unsafe { nix::unistd::fork() }.map_err(io::Error::from)? {
             nix::unistd::ForkResult::Child => unsafe {
-                // Keep only its own two pipes: another thread's helper must not wait on an
-                // end this one holds.
-                let (lo, hi) = {
-                    let (a, b) = (ready_w.as_raw_fd(), done_r.as_raw_fd());
-                    (a.min(b) as libc::c_uint, a.max(b) as libc::c_uint)
-                };
-                for (first, last) in [(3, lo.wrapping_sub(1)), (lo + 1, hi - 1), (hi + 1, !0)] {
-                    if first <= last {
-                        libc::syscall(libc::SYS_close_range, first, last, 0u32);
+                // Keep only its own two pipes (and its end of the channel): another thread's
+                // helper must not wait on an end this one holds.
+                let mut keep = [ready_w.as_raw_fd(), done_r.as_raw_fd(), sender];
+                keep.sort_unstable();
+                let mut first: libc::c_uint = 3;
+                for fd in keep.into_iter().filter(|fd| *fd >= 3) {
+                    let fd = fd as libc::c_uint;
+                    if first < fd {
+                        libc::syscall(libc::SYS_close_range, first, fd - 1, 0u32);
                     }
+                    first = fd + 1;
                 }
-                let ok: u8 = if self.enter().is_ok() { 1 } else { 0 };
+                libc::syscall(libc::SYS_close_range, first, !0 as libc::c_uint, 0u32);
+                let mut entered = self.enter().is_ok();
+                if entered && sender >= 0 {
+                    entered = match net::listen_loopback() {
+                        Ok(listener) => net::send_fd(sender, listener).is_ok(),
+                        Err(_) => false,
+                    };
+                }
+                let ok: u8 = if entered { 1 } else { 0 };
                 libc::write(ready_w.as_raw_fd(), (&ok as *const u8).cast(), 1);
                 let mut byte = 0u8;
                 libc::read(done_r.as_raw_fd(), (&mut byte as *mut u8).cast(), 1);
@@ -158,7 +194,12 @@ impl Namespace {
         drop(done_r);
         let mut ok = [0u8; 1];
         let held = match nix::unistd::read(&ready_r, &mut ok) {
-            Ok(1) if ok[0] == 1 => self.hold(pid),
+            Ok(1) if ok[0] == 1 => self.hold(pid).and_then(|mut joined| {
+                if let Some((mine, _)) = &channel {
+                    joined.listener = Some(net::recv_fd(mine)?);
+                }
+                Ok(joined)
+            }),
             Ok(_) => Err(io::Error::other("the namespace could not be made")),
             Err(e) => Err(io::Error::from(e)),
         };
@@ -188,7 +229,13 @@ impl Namespace {
                 None => None,
             },
             mnt: open("mnt")?,
+            net: match self.net {
+                Some(_) => Some(open("net")?),
+                None => None,
+            },
             devpts: self.devpts,
+            listener: None,
+            proxy: None,
         })
     }
 
@@ -202,6 +249,9 @@ impl Namespace {
         let flags = match self.user {
             Some(_) => libc::CLONE_NEWUSER | libc::CLONE_NEWNS,
             None => libc::CLONE_NEWNS,
+        } | match self.net {
+            Some(_) => libc::CLONE_NEWNET,
+            None => 0,
         };
         // SAFETY: plain system calls on NUL-terminated strings owned by `self` or static.
         unsafe {
@@ -304,6 +354,9 @@ impl Namespace {
             if self.devpts {
                 devpts::mount_private()?;
             }
+            if self.net.is_some() {
+                net::lo_up()?;
+            }
         }
         Ok(())
     }
@@ -315,10 +368,33 @@ pub struct Joined {
     /// The user namespace it belongs to when mm is not root.
     user: Option<OwnedFd>,
     mnt: OwnedFd,
+    /// Its network namespace, when it has one of its own.
+    net: Option<OwnedFd>,
     devpts: bool,
+    /// The listener the helper bound for mm's proxy, until [`Joined::serve`] takes it.
+    listener: Option<OwnedFd>,
+    /// mm's proxy, the namespace's way out; stopped with the namespace.
+    proxy: Option<Proxy>,
 }
 
 impl Joined {
+    /// Starts mm's proxy on the listener the helper bound (nothing when it bound none).
+    pub fn serve(&mut self, door: Door, refusals: Refusals) -> io::Result<()> {
+        if let Some(fd) = self.listener.take() {
+            self.proxy = Some(Proxy::start(
+                std::net::TcpListener::from(fd),
+                door,
+                refusals,
+            )?);
+        }
+        Ok(())
+    }
+
+    /// mm's proxy, when it is the namespace's way out.
+    pub fn proxy(&self) -> Option<&Proxy> {
+        self.proxy.as_ref()
+    }
+
     /// Whether it holds a private `devpts`.
     pub fn devpts(&self) -> bool {
         self.devpts
@@ -338,6 +414,9 @@ impl Joined {
             }
             if let Some(user) = &self.user {
                 check(libc::setns(user.as_raw_fd(), libc::CLONE_NEWUSER))?;
+            }
+            if let Some(net) = &self.net {
+                check(libc::setns(net.as_raw_fd(), libc::CLONE_NEWNET))?;
             }
             check(libc::setns(self.mnt.as_raw_fd(), libc::CLONE_NEWNS))?;
             check(libc::chdir(buf.as_ptr().cast()))?;

@@ -1,0 +1,263 @@
+//! The fence's network (docs/sandbox.md, "The network"): a fenced command's only way out is
+//! mm's proxy, which lets through the hosts of `tools.networkAllow` and refuses the others with
+//! a 403 whose line the model gets too; nothing a fenced command serves is reachable from the
+//! host. The real `mm -p` against the fake server, as root and as a plain user, every address
+//! on the loopback.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::disallowed_methods)]
+#![cfg(target_os = "linux")]
+
+use std::io::{Read, Write};
+use std::net::{TcpListener, TcpStream};
+
+use crate::trust_fence::{FENCED, Scene, as_root_and_user, bash, scene};
+use pretty_assertions::assert_eq;
+
+/// A server on the host's loopback that answers every request with `body`, until the test
+/// ends; its port.
+fn host_server(body: &'static str) -> u16 {
+    serve_answer(move |_| {
+        format!(
+            "HTTP/1.1 200 OK\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+            body.len()
+        )
+    })
+}
+
+/// A server on the host's loopback whose every answer is `answer(port)`; its port.
+fn serve_answer(answer: impl Fn(u16) -> String + Send + 'static) -> u16 {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    std::thread::spawn(move || {
+        for mut stream in listener.incoming().flatten() {
+            let mut buf = [0u8; 4096];
+            let _ = stream.read(&mut buf);
+            let _ = stream.write_all(answer(port).as_bytes());
+        }
+    });
+    port
+}
+
+async fn only_the_allowed_host_is_reached_through_the_proxy(s: Scene) {
+    let allowed = host_server("allowed\n");
+    let other = host_server("secret\n");
+    s.user_config(&format!(
+        "{FENCED}networkAllow = [\"127.0.0.1:{allowed}\"]\n"
+    ));
+    let refused = format!(
+        "[network refused: 127.0.0.1:{other} is not in tools.networkAllow (add \"127.0.0.1\" to tools.networkAllow in your config to allow it)]"
+    );
+    let (run, results) = s
+        .attack(
+            &s.project,
+            &[],
+            vec![
+                // Plain HTTP through the proxy (curl leaves 127.0.0.1 out of it by NO_PROXY,
+                // as the namespace's own loopback: --noproxy '' sends everything to it).
+                bash(&format!("curl -s --noproxy '' http://127.0.0.1:{allowed}/")),
+                // CONNECT.
+                bash(&format!("curl -s -p --noproxy '' http://127.0.0.1:{allowed}/")),
+                bash(&format!("curl -s --noproxy '' http://127.0.0.1:{other}/")),
+                bash(&format!(
+                    "curl -s -p --noproxy '' http://127.0.0.1:{other}/; echo \" curl: $?\""
+                )),
+                // Without the proxy: the namespace's own loopback, and no route anywhere else.
+                bash(&format!(
+                    "env -u HTTP_PROXY -u http_proxy curl -s http://127.0.0.1:{allowed}/; echo \"curl: $?\"; python3 -c 'import socket; socket.create_connection((\"10.0.0.1\", 80), timeout=5)' 2>&1 | tail -1"
+                )),
+                bash("echo \"$HTTPS_PROXY $https_proxy $ALL_PROXY $NO_PROXY\" | sed 's/1:[0-9]*/1:PORT/g'"),
+            ],
+            |_| {},
+        )
+        .await;
+    assert_eq!(results[0], "allowed\n");
+    assert_eq!(results[1], "allowed\n");
+    assert_eq!(results[2], format!("{refused}\n{refused}"));
+    assert_eq!(results[3], format!(" curl: 56\n{refused}"));
+    assert_eq!(
+        results[4],
+        "curl: 7\nOSError: [Errno 101] Network is unreachable\n"
+    );
+    assert_eq!(
+        results[5],
+        "http://127.0.0.1:PORT http://127.0.0.1:PORT http://127.0.0.1:PORT localhost,127.0.0.1,::1\n"
+    );
+    // The turn's recap counts the hosts refused (one, refused twice).
+    let recap = run
+        .stderr
+        .lines()
+        .find(|l| l.starts_with("ctx "))
+        .unwrap_or("");
+    assert!(
+        recap.ends_with(" · ⛔ 1 host(s) refused (tools.networkAllow)"),
+        "{}",
+        run.stderr
+    );
+}
+
+as_root_and_user!(
+    only_the_allowed_host_is_reached_through_the_proxy_as_root,
+    only_the_allowed_host_is_reached_through_the_proxy_as_a_user,
+    only_the_allowed_host_is_reached_through_the_proxy
+);
+
+async fn network_open_is_todays_network(s: Scene) {
+    let port = host_server("direct\n");
+    s.user_config(&format!("{FENCED}network = \"open\"\n"));
+    let (_, results) = s
+        .attack(
+            &s.project,
+            &[],
+            vec![bash(&format!(
+                "curl -s http://127.0.0.1:{port}/; echo \"[${{HTTP_PROXY-none}}]\""
+            ))],
+            |_| {},
+        )
+        .await;
+    assert_eq!(results[0], "direct\n[none]\n");
+}
+
+as_root_and_user!(
+    network_open_is_todays_network_as_root,
+    network_open_is_todays_network_as_a_user,
+    network_open_is_todays_network
+);
+
+/// Stops the server a fenced command left running, whose pid it wrote in `pidfile`.
+fn stop_left_server(pidfile: &std::path::Path) {
+    let pid: i32 = std::fs::read_to_string(pidfile)
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    // SAFETY: a signal to the server the test's command started.
+    unsafe { libc::kill(pid, libc::SIGKILL) };
+}
+
+/// A free port of the host's loopback (bound, then let go).
+fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+async fn a_server_a_fenced_command_starts_does_not_answer_outside(s: Scene) {
+    let port = free_port();
+    let pidfile = s.project.join("server.pid");
+    // The command starts a server, waits until it answers inside, and leaves it running.
+    let start = format!(
+        "python3 -m http.server {port} --bind 127.0.0.1 > /dev/null 2>&1 & echo $! > {pid}; until curl -s -o /dev/null http://127.0.0.1:{port}/; do :; done; echo up",
+        pid = pidfile.display()
+    );
+    let (_, results) = s.attack(&s.project, &[], vec![bash(&start)], |_| {}).await;
+    assert_eq!(results[0], "up\n");
+    let err = TcpStream::connect(("127.0.0.1", port)).unwrap_err();
+    assert_eq!(err.kind(), std::io::ErrorKind::ConnectionRefused);
+    stop_left_server(&pidfile);
+}
+
+as_root_and_user!(
+    a_server_a_fenced_command_starts_does_not_answer_outside_as_root,
+    a_server_a_fenced_command_starts_does_not_answer_outside_as_a_user,
+    a_server_a_fenced_command_starts_does_not_answer_outside
+);
+
+async fn fetch_content_keeps_the_same_door_hop_by_hop(s: Scene) {
+    let allowed = host_server("allowed\n");
+    let other = host_server("secret\n");
+    let redirect = serve_answer(move |_| {
+        format!(
+            "HTTP/1.1 302 Found\r\nLocation: http://127.0.0.1:{other}/\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
+        )
+    });
+    s.user_config(&format!(
+        "{FENCED}networkAllow = [\"127.0.0.1:{allowed}\", \"127.0.0.1:{redirect}\"]\n"
+    ));
+    let fetch = |port: u16| {
+        (
+            "fetch_content",
+            serde_json::json!({ "url": format!("http://127.0.0.1:{port}/") }),
+        )
+    };
+    let (_, results) = s
+        .attack(
+            &s.project,
+            &[],
+            vec![fetch(allowed), fetch(other), fetch(redirect)],
+            |_| {},
+        )
+        .await;
+    let refused = format!(
+        "[network refused: 127.0.0.1:{other} is not in tools.networkAllow (add \"127.0.0.1\" to tools.networkAllow in your config to allow it)]"
+    );
+    assert_eq!(results[0], "allowed\n");
+    assert_eq!(results[1], refused);
+    assert_eq!(results[2], refused);
+}
+
+as_root_and_user!(
+    fetch_content_keeps_the_same_door_hop_by_hop_as_root,
+    fetch_content_keeps_the_same_door_hop_by_hop_as_a_user,
+    fetch_content_keeps_the_same_door_hop_by_hop
+);
+
+/// The ports detection tries (mm-model's detect.rs), all free on the host for the test.
+const DETECTION_PORTS: [u16; 3] = [8080, 11434, 1234];
+
+async fn a_server_left_on_a_detection_port_is_not_taken_by_a_later_session(s: Scene) {
+    for port in DETECTION_PORTS {
+        if TcpStream::connect(("127.0.0.1", port)).is_ok() {
+            mm_testkit::skip(format!(
+                "something already listens on the detection port {port}"
+            ));
+        }
+    }
+    let port = DETECTION_PORTS[0];
+    let log = s.project.join("requests.log");
+    let pidfile = s.project.join("server.pid");
+    // A model server of the command's own, answering everything as a model list and logging
+    // each request, left running.
+    let server = format!(
+        r#"
+import http.server, json, sys
+class H(http.server.BaseHTTPRequestHandler):
+    def answer(self):
+        open("{log}", "a").write(self.command + " " + self.path + "\n")
+        body = json.dumps({{"object": "list", "data": [{{"id": "evil", "object": "model"}}]}}).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+    do_GET = do_POST = answer
+    def log_message(self, *a): pass
+http.server.HTTPServer(("127.0.0.1", {port}), H).serve_forever()
+"#,
+        log = log.display()
+    );
+    std::fs::write(s.project.join("server.py"), server).unwrap();
+    let start = format!(
+        "python3 server.py > /dev/null 2>&1 & echo $! > {pid}; until curl -s -o /dev/null http://127.0.0.1:{port}/; do :; done; echo up",
+        pid = pidfile.display()
+    );
+    let (_, results) = s.attack(&s.project, &[], vec![bash(&start)], |_| {}).await;
+    assert_eq!(results[0], "up\n");
+    std::fs::remove_file(&log).unwrap();
+    // A later session, in another project, with no model.url: detection finds nothing.
+    let elsewhere = s.root.join("elsewhere");
+    std::fs::create_dir_all(&elsewhere).unwrap();
+    let later = s.mm_with(&elsewhere, None, &["-p", "hi"], |_| {}).await;
+    assert_ne!(later.code, Some(0), "{}", later.stdout);
+    assert!(
+        !log.exists(),
+        "the later session reached the command's server"
+    );
+    stop_left_server(&pidfile);
+}
+
+as_root_and_user!(
+    a_server_left_on_a_detection_port_is_not_taken_by_a_later_session_as_root,
+    a_server_left_on_a_detection_port_is_not_taken_by_a_later_session_as_a_user,
+    a_server_left_on_a_detection_port_is_not_taken_by_a_later_session
+);
