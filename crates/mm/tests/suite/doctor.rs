@@ -339,13 +339,16 @@ async fn no_server_fails_and_skips_what_needs_one() {
 async fn the_user_s_config_file_is_named_as_the_system_writes_it() {
     let sb = Sandbox::new();
     let url = format!("http://127.0.0.1:{}/v1", common::refused_port());
-    let run = doctor(&sb, &url, &[]).await;
+    // The fence off (the default is on), so that doctor says where to turn it on.
+    let mut c = sb.command(Some(&url), &["doctor"]);
+    c.env("MM_SANDBOX", "off");
+    let run = common::mm_run::finish_within(c.spawn().unwrap(), sb.limit).await;
     let lines: Vec<&str> = run.stdout.lines().collect();
     let user = user_file();
     for line in [
         format!("✓ config: built-in defaults (no {user}, no .mm/config.toml)"),
         format!(
-            "  fix: tools.sandbox = \"workspace-write\" in {user} fences them (or --sandbox workspace-write)"
+            "  fix: tools.sandbox = \"workspace-write\", the default, fences them: remove tools.sandbox = \"off\" from {user} (or run with --sandbox workspace-write)"
         ),
     ] {
         assert!(

@@ -56,7 +56,7 @@ pub fn namespace_works() -> Result<(), String> {
 /// namespace's helper, with the listener for mm's proxy handed back and the proxy started on it
 /// (then all stopped). `Err` says why not.
 pub fn network_works() -> Result<(), String> {
-    let mut ns = namespace::Namespace::new(&[], &[], false)
+    let mut ns = namespace::Namespace::new(&[], &[], &[], false)
         .map_err(|e| e.to_string())?
         .with_network(Some(namespace::Net::Proxied))
         .make()
@@ -179,7 +179,11 @@ pub(super) fn fence(
     let namespace = match can_mount
         && (devpts || !readonly.is_empty() || !hidden.is_empty() || net.is_some())
     {
-        true => Some(joined(state, (readonly, pins, hidden, devpts, net), refusals)?),
+        true => Some(joined(
+            state,
+            (readonly, pins, hidden, devpts, net),
+            refusals,
+        )?),
         false => None,
     };
     Fence::build(&fence::Plan {
