@@ -96,7 +96,7 @@ async fn p_streams_the_answer_on_stdout_and_the_banner_on_stderr() {
         vec![
             "mm v0.1.0",
             &format!("model server {url}"),
-            "sessions on · mode yolo · sandbox workspace-write · 0 skills · 0 hooks",
+            "sessions on · mode yolo · sandbox workspace-write · network allow-list (24 hosts) · 0 skills · 0 hooks",
             // The server is named once.
             "model fake-model · context window 32k",
         ]
@@ -639,7 +639,7 @@ async fn p_names_the_model_once_when_mm_model_is_set() {
         vec![
             "mm v0.1.0",
             &format!("model fake-model at {url}"),
-            "sessions on · mode yolo · sandbox workspace-write · 0 skills · 0 hooks",
+            "sessions on · mode yolo · sandbox workspace-write · network allow-list (24 hosts) · 0 skills · 0 hooks",
             // Detection adds what the banner did not say.
             "context window 32k",
         ]

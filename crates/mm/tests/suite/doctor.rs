@@ -12,17 +12,21 @@ use common::{FakeServer, Options, Reply};
 use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
 
-/// The seconds a line measures (`0.4s`) vary from run to run: `N.Ns`. And the sandbox's line,
-/// which says what this kernel enforces of the default fence (`workspace-write`): `SANDBOX`
-/// (its words are `sandbox::doctor_says_what_is_fenced_and_hidden`'s).
+/// The seconds a line measures (`0.4s`) vary from run to run: `N.Ns`. And the sandbox's line and
+/// the network's after it, which say what this kernel enforces of the default fence
+/// (`workspace-write`, the allow-list): `SANDBOX` (their words are
+/// `sandbox::doctor_says_what_is_fenced_and_hidden`'s and
+/// `the_network_line_says_the_mode_the_hosts_and_that_the_proxy_works`').
 fn timeless(text: &str) -> String {
     let text = regex::Regex::new(r"\d+\.\ds")
         .unwrap()
         .replace_all(text, "N.Ns");
-    regex::Regex::new(r"(?m)^[✓!] sandbox: workspace-write.*\n(  fix: .*\n)?")
-        .unwrap()
-        .replace_all(&text, "SANDBOX\n")
-        .into_owned()
+    regex::Regex::new(
+        r"(?m)^[✓!] sandbox: workspace-write.*\n(  fix: .*\n)?([✓!] network: .*\n(  fix: .*\n)?)?",
+    )
+    .unwrap()
+    .replace_all(&text, "SANDBOX\n")
+    .into_owned()
 }
 
 fn paris() -> Value {
@@ -472,6 +476,15 @@ async fn json_reports_every_check_for_scripts() {
             if mm_tools::sandbox::landlock_abi() >= 6
                 && mm_tools::sandbox::namespace_works().is_ok()
             {
+                "ok"
+            } else {
+                "warn"
+            },
+        ),
+        // The fence's own network, with mm's proxy its only way out (allow-list by default).
+        (
+            "network",
+            if mm_tools::sandbox::network_works().is_ok() {
                 "ok"
             } else {
                 "warn"

@@ -37,11 +37,12 @@ fn leave(mut mm: OsSession) {
     mm.expect(Eof).unwrap();
 }
 
-/// The facts line, with the fence that is on by default; wrapped in a narrow terminal.
+/// The facts line, with the fence and its network that are on by default; wrapped in a narrow
+/// terminal.
 fn facts(columns: u16) -> String {
     match columns < 70 {
-        true => "sessions on · mode yolo · sandbox workspace-write · 0 skills\n· 0 hooks".into(),
-        false => "sessions on · mode yolo · sandbox workspace-write · 0 skills · 0 hooks".into(),
+        true => "sessions on · mode yolo · sandbox workspace-write · network\nallow-list (24 hosts) · 0 skills · 0 hooks".into(),
+        false => "sessions on · mode yolo · sandbox workspace-write · network allow-list (24 hosts) · 0 skills · 0 hooks".into(),
     }
 }
 

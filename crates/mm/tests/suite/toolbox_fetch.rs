@@ -509,6 +509,10 @@ async fn over_acp_a_fetch_is_kind_fetch_and_asks_only_to_save() {
     let cwd = mm_core::paths::canonical(dir.path()).unwrap();
     let mut config = test_config();
     config.yolo = false;
+    // The fence's network lets fetch_content reach only allowed hosts: the test's server is one.
+    let host = s.url("/");
+    let host = host.trim_start_matches("http://").trim_end_matches('/');
+    config.tools.network.allow.push(host.to_string());
     let model = ScriptedModel::new(vec![
         Answer::call("fetch_content", json!({"url": s.url("/notes.txt")})),
         Answer::call(
