@@ -1,6 +1,6 @@
 //! The Seatbelt profile of a fenced command on macOS (docs/platforms.md), written by a pure
 //! function so that it is tested here and checked by `sandbox-exec -p <profile> true` on the
-//! macOS CI runner. The rule is Linux's: everything may be read, run and reached; writes only
+//! macOS CI runner. The rule is Linux's: everything may be read and run; writes only
 //! under the writable roots (the cwd, the temp folders, `tools.sandboxWritable`) and to a few
 //! device files; the protected paths under a root (`.mm/`, the config) and the folders above
 //! them up to that root read-only; the hidden places (docs/sandbox.md, "Secrets out of
