@@ -12,6 +12,9 @@ pub struct Enforcement {
     /// Whether mm can make a private mount namespace (to keep `.mm/` read-only and pin its
     /// parents); `Err` says why not.
     pub namespace: Result<(), String>,
+    /// Whether `tools.network` can be fenced here (Linux: a network namespace of its own, as
+    /// the mount namespace; macOS: Seatbelt's profile); `Err` says why not.
+    pub network: Result<(), String>,
     /// Whether a private `devpts` can be mounted in it (terminals of the command's own).
     pub devpts: Result<(), String>,
     /// Whether the seccomp filter (`TIOCSTI`, `TIOCLINUX`) is there; `Err` says why not.
@@ -27,6 +30,7 @@ impl Enforcement {
         Enforcement {
             fencer: Fencer::Missing("the sandbox is off".into()),
             namespace: off(),
+            network: off(),
             devpts: off(),
             seccomp: off(),
             nested: None,

@@ -35,9 +35,9 @@ mod seatbelt;
 // each system (`os`), and how a place is held open (`held`).
 #[cfg(target_os = "linux")]
 mod linux;
-// mm's proxy is the way out of Linux's network namespace only, until Seatbelt's profile sends
-// commands to it too (docs/platforms.md).
-#[cfg(target_os = "linux")]
+// mm's proxy is the way out of Linux's network namespace and of Seatbelt's profile; Windows
+// has no fence to send commands through it.
+#[cfg(any(target_os = "linux", target_os = "macos"))]
 mod proxy;
 #[cfg(target_os = "linux")]
 use linux as os;
@@ -65,7 +65,7 @@ pub use mm_core::sandbox_report::{FENCED_VAR, SandboxReport, UnwritableCwd};
 pub use network::{Door, Refusals};
 pub use os::{Fence, FenceError, REMEDY, landlock_abi, namespace_works, network_works};
 pub use paths::real_path;
-pub use seatbelt::profile as seatbelt_profile;
+pub use seatbelt::{Outbound as SeatbeltOutbound, profile as seatbelt_profile};
 
 use std::path::{Path, PathBuf};
 
@@ -440,7 +440,7 @@ impl Sandbox {
         if let (true, true, Err(why), None) = (
             self.fences_commands(),
             self.door.isolated(),
-            &self.enforcement.namespace,
+            &self.enforcement.network,
             &self.enforcement.nested,
         ) {
             gaps.push(mm_core::sandbox_report::Gap::Network(why.clone()));
@@ -647,6 +647,7 @@ mod tests {
                     _ => Fencer::Landlock(abi),
                 },
                 devpts: namespace.clone(),
+                network: namespace.clone(),
                 namespace,
                 seccomp: Ok(()),
                 nested: None,

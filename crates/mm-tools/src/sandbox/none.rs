@@ -7,7 +7,7 @@ use std::ffi::OsStr;
 use mm_core::sandbox_report::Fencer;
 
 use super::kernel::Enforcement;
-pub use super::not_linux::{FenceError, landlock_abi, namespace_works, network_works};
+pub use super::not_linux::{FenceError, landlock_abi, namespace_works};
 use super::paths::Rule;
 
 /// What `mm doctor` says to do when the fence is not whole and `tools.sandboxRequired` is set.
@@ -34,6 +34,14 @@ impl Fence {
     }
 }
 
+/// Nothing fences the network here.
+pub fn network_works() -> Result<(), String> {
+    Err(format!(
+        "{} has no fence for commands' connections",
+        std::env::consts::OS
+    ))
+}
+
 /// Nothing fences commands here.
 pub(super) fn enforcement(outer_fence: Option<String>) -> Enforcement {
     let none = || Err("no sandbox for commands on this system".to_string());
@@ -43,6 +51,7 @@ pub(super) fn enforcement(outer_fence: Option<String>) -> Enforcement {
             std::env::consts::OS
         )),
         namespace: none(),
+        network: none(),
         devpts: none(),
         seccomp: none(),
         nested: outer_fence,

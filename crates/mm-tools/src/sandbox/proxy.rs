@@ -1,6 +1,7 @@
-//! mm's proxy, the only way out of a fence's network namespace (docs/sandbox.md, "The
-//! network"): it accepts on a listener the namespace's helper bound on the namespace's own
-//! 127.0.0.1 (so only fenced commands reach it) and serves HTTP: `CONNECT host:port` (HTTPS and
+//! mm's proxy, the only way out of a fence's network (docs/sandbox.md, "The network"): on
+//! Linux it accepts on a listener the namespace's helper bound on the namespace's own
+//! 127.0.0.1 (so only fenced commands reach it); on macOS on one mm binds on the host's
+//! 127.0.0.1, the one address Seatbelt's profile lets commands connect to. It serves HTTP: `CONNECT host:port` (HTTPS and
 //! anything tunnelled) and requests in absolute form (`GET http://host/path`), each checked by
 //! the [`Door`], which resolves the name itself. A refused host gets a 403 whose body is the
 //! refusal's line, recorded in [`Refusals`]. Bytes are copied both ways by tokio
@@ -58,10 +59,17 @@ impl Proxy {
         Ok(Proxy { port, stop })
     }
 
+    /// The port it listens on, on its loopback.
+    pub fn port(&self) -> u16 {
+        self.port
+    }
+
     /// The environment a fenced child gets: the proxy variables, upper and lower case, and
-    /// `NO_PROXY` for the namespace's own loopback.
-    pub fn env(&self) -> Vec<(&'static str, String)> {
-        let url = format!("http://127.0.0.1:{}", self.port);
+    /// `NO_PROXY` set to `no_proxy` (what the child reaches without the proxy: on Linux the
+    /// namespace's own loopback; on macOS nothing, since the profile lets only the proxy's port
+    /// through, and a `NO_PROXY` of the user's would only send clients at a closed door).
+    pub fn env(&self, no_proxy: &str) -> Vec<(&'static str, String)> {
+        let url = format!("http://127.0.0.1:{}", self.port());
         let mut vars = Vec::new();
         for name in ["HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY"] {
             vars.push((name, url.clone()));
@@ -69,9 +77,8 @@ impl Proxy {
         for name in ["http_proxy", "https_proxy", "all_proxy"] {
             vars.push((name, url.clone()));
         }
-        let local = "localhost,127.0.0.1,::1".to_string();
-        vars.push(("NO_PROXY", local.clone()));
-        vars.push(("no_proxy", local));
+        vars.push(("NO_PROXY", no_proxy.to_string()));
+        vars.push(("no_proxy", no_proxy.to_string()));
         vars
     }
 }

@@ -1,11 +1,13 @@
 //! The Seatbelt profile of a fenced command on macOS (docs/platforms.md), written by a pure
 //! function so that it is tested here and checked by `sandbox-exec -p <profile> true` on the
-//! macOS CI runner. The rule is Linux's: everything may be read, run and reached; writes only
+//! macOS CI runner. The rule is Linux's: everything may be read and run; writes only
 //! under the writable roots (the cwd, the temp folders, `tools.sandboxWritable`) and to a few
 //! device files; the protected paths under a root (`.mm/`, the config) and the folders above
 //! them up to that root read-only; the hidden places (docs/sandbox.md, "Secrets out of
 //! reach") neither read nor written, by path, so that one made later is hidden too; signals
-//! only to processes of the same sandbox.
+//! only to processes of the same sandbox; and the network of `tools.network` ([`Outbound`]).
+//! macOS has no network namespace: in `allowlist` the one address a command may connect to over
+//! IP is mm's proxy on the host's loopback, in `none` none at all (unix sockets stay open).
 //!
 //! Paths are as `sandbox-exec` matches them, canonical: `/tmp`, `/var` and `/etc` are links
 //! to `/private/…` on macOS, and a rule on the link would match nothing.
@@ -17,18 +19,30 @@ use mm_core::config::SandboxMode;
 
 use super::paths::DEVICE_FILES;
 
+/// Where a fenced command's IP connections may go (`tools.network`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Outbound {
+    /// `open`: anywhere, as without the fence.
+    Open,
+    /// `allowlist`: only mm's proxy, listening on this port of the host's loopback.
+    Proxy(u16),
+    /// `none`: nowhere (mm's proxy could not be started falls here too: the fence fails closed).
+    Nowhere,
+}
+
 /// The folders macOS keeps under `/private`, reached through a link of the same name at `/`.
 const PRIVATE: [&str; 3] = ["/tmp", "/var", "/etc"];
 
 /// The profile for `mode`: `writable` are the roots commands may write under (none in
 /// `read-only`), `protected` the paths kept read-only under them, each with whether it is a
 /// folder (everything under it) or a file, `hidden` the places neither read nor written
-/// (last: in Seatbelt the last rule that matches decides).
+/// (last: in Seatbelt the last rule that matches decides), `outbound` where connections go.
 pub fn profile(
     mode: SandboxMode,
     writable: &[PathBuf],
     protected: &[(PathBuf, bool)],
     hidden: &[PathBuf],
+    outbound: Outbound,
 ) -> String {
     let mut p = String::new();
     let _ = writeln!(p, "(version 1)");
@@ -83,6 +97,19 @@ pub fn profile(
             let _ = write!(p, " (subpath {})", quoted(&canonical(place)));
         }
         p.push_str(")\n");
+    }
+    // Every IP connection out is refused, then the proxy's port let through: the last rule
+    // that matches decides. `localhost` is the loopback, 127.0.0.1 and ::1.
+    match outbound {
+        Outbound::Open => {}
+        Outbound::Proxy(port) => {
+            p.push_str("(deny network-outbound (remote ip \"*:*\"))\n");
+            let _ = writeln!(
+                p,
+                "(allow network-outbound (remote ip \"localhost:{port}\"))"
+            );
+        }
+        Outbound::Nowhere => p.push_str("(deny network-outbound (remote ip \"*:*\"))\n"),
     }
     p.push_str("(deny signal)\n(allow signal (target same-sandbox))\n");
     p
@@ -142,6 +169,7 @@ mod tests {
                 PathBuf::from("/Users/u/.config/mm/config.toml"),
                 PathBuf::from("/var/run/docker.sock"),
             ],
+            Outbound::Open,
         );
         let want = [
             "(version 1)",
@@ -168,6 +196,7 @@ mod tests {
             &[PathBuf::from("/Users/u/project")],
             &[(PathBuf::from("/Users/u/project/.mm"), true)],
             &[PathBuf::from("/Users/u/.ssh")],
+            Outbound::Open,
         );
         let want = [
             "(version 1)",
@@ -183,6 +212,41 @@ mod tests {
         assert_eq!(got, want.join("\n"));
     }
 
+    /// The profile of `outbound` in `read-only` with nothing protected or hidden.
+    fn with_network(outbound: Outbound) -> String {
+        profile(SandboxMode::ReadOnly, &[], &[], &[], outbound)
+    }
+
+    #[test]
+    fn the_network_goes_only_to_mms_proxy_in_allowlist_nowhere_in_none_anywhere_in_open() {
+        let head = [
+            "(version 1)",
+            "; mm's fence: tools.sandbox = read-only",
+            "(allow default)",
+            "(deny file-write*)",
+            DEVICES,
+        ];
+        let tail = ["(deny signal)", "(allow signal (target same-sandbox))", ""];
+        let golden = |network: &[&str]| {
+            let mut lines = head.to_vec();
+            lines.extend_from_slice(network);
+            lines.extend_from_slice(&tail);
+            lines.join("\n")
+        };
+        assert_eq!(
+            with_network(Outbound::Proxy(49152)),
+            golden(&[
+                r#"(deny network-outbound (remote ip "*:*"))"#,
+                r#"(allow network-outbound (remote ip "localhost:49152"))"#,
+            ])
+        );
+        assert_eq!(
+            with_network(Outbound::Nowhere),
+            golden(&[r#"(deny network-outbound (remote ip "*:*"))"#])
+        );
+        assert_eq!(with_network(Outbound::Open), golden(&[]));
+    }
+
     #[test]
     fn quotes_and_backslashes_in_a_path_are_escaped() {
         let got = profile(
@@ -190,6 +254,7 @@ mod tests {
             &[PathBuf::from(r#"/Users/u/a "b"\c"#)],
             &[],
             &[],
+            Outbound::Open,
         );
         assert!(
             got.contains(r#"(allow file-write* (subpath "/Users/u/a \"b\"\\c"))"#),

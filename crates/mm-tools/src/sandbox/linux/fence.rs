@@ -164,7 +164,7 @@ impl Fence {
     pub(crate) fn apply(self, cmd: &mut tokio::process::Command) {
         cmd.env(FENCED_VAR, self.marker());
         if let Some(proxy) = self.namespace.as_deref().and_then(Joined::proxy) {
-            cmd.envs(proxy.env());
+            cmd.envs(proxy.env("localhost,127.0.0.1,::1"));
         }
         // SAFETY: `Fence::enter` only makes system calls on memory prepared before the fork
         // (no allocation, no lock).

@@ -80,6 +80,7 @@ pub(super) fn enforcement(outer_fence: Option<String>) -> Enforcement {
                     .into(),
             ),
             namespace: none(),
+            network: none(),
             devpts: none(),
             seccomp,
             nested: outer_fence,
@@ -91,6 +92,7 @@ pub(super) fn enforcement(outer_fence: Option<String>) -> Enforcement {
         return Enforcement {
             fencer: Fencer::Landlock(abi),
             namespace: inside(),
+            network: inside(),
             devpts: inside(),
             seccomp,
             nested: Some(outer),
@@ -99,6 +101,7 @@ pub(super) fn enforcement(outer_fence: Option<String>) -> Enforcement {
     let support = namespace::support();
     Enforcement {
         fencer: Fencer::Landlock(abi),
+        network: support.namespace.clone(),
         namespace: support.namespace,
         devpts: support.devpts,
         seccomp,
