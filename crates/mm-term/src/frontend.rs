@@ -320,6 +320,7 @@ struct SpinnerState {
     chars: usize,
     /// The titles of this turn's calls, by id.
     titles: HashMap<String, String>,
+    /// The window's width at the last draw.
     width: usize,
     drawn: bool,
     /// The spinner's frame.
@@ -337,6 +338,9 @@ fn draw_status(s: &mut SpinnerState, keyboard: &Keyboard, color: bool) {
     let Some(since) = s.turn else {
         return;
     };
+    // Read at each draw: a line cut to a wider window than it is now would wrap, and each
+    // redraw (`\r` goes to its last row only) would leave a spinner row in the scrollback.
+    s.width = super::raw::stderr_width().unwrap_or(permission::DEFAULT_WIDTH);
     let line = render::status_line(
         FRAMES[s.frame],
         &s.what,
@@ -454,7 +458,6 @@ impl TermFrontend {
             s.turn = Some(Instant::now());
             s.chars = 0;
             s.titles.clear();
-            s.width = super::raw::stderr_width().unwrap_or(permission::DEFAULT_WIDTH);
         }
         self.start_spinner(THINKING);
     }

@@ -44,6 +44,12 @@ pub use frontend::{OneShotFrontend, TermFrontend};
 pub use repl::{TermOptions, Terminal, run_interactive};
 pub use start::{Reopen, StartError};
 
+/// The width of the terminal on stdout, in columns; `None` when stdout is not a terminal (what
+/// `mm setup` wraps its lines at).
+pub fn stdout_width() -> Option<usize> {
+    raw::width()
+}
+
 /// The width of the terminal on stderr, in columns; `None` when stderr is not a terminal (what
 /// `mm -p` wraps its banner and notices at).
 pub fn stderr_width() -> Option<usize> {

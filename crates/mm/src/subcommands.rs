@@ -66,7 +66,8 @@ pub fn setup(cli: &Cli, opts: &LoadOptions) -> anyhow::Result<i32> {
     let runtime = runtime()?;
     let code = runtime.block_on(async {
         let mut answers = crate::setup::Answers::stdin();
-        let mut out = std::io::stdout();
+        // Wrapped at word boundaries: the terminal would cut a word (`Ollam` / `a`).
+        let mut out = crate::setup::Wrapped::new(std::io::stdout(), mm_term::stdout_width());
         tokio::select! {
             code = crate::setup::run(&setup, &mut answers, &mut out) => code,
             _ = tokio::signal::ctrl_c() => {

@@ -406,6 +406,58 @@ fn names(modes: &[SandboxMode]) -> String {
     names.join(", ")
 }
 
+/// Setup's lines wrapped at word boundaries for a terminal `width` columns wide (as the session
+/// wraps its notices): each line is held until it ends; a flush writes what there is of a line
+/// as it is (a question, which the answer's Enter ends). With no width, the text passes as is.
+pub struct Wrapped<W: Write> {
+    inner: W,
+    width: Option<usize>,
+    line: Vec<u8>,
+}
+
+impl<W: Write> Wrapped<W> {
+    pub fn new(inner: W, width: Option<usize>) -> Self {
+        Wrapped {
+            inner,
+            width,
+            line: Vec::new(),
+        }
+    }
+}
+
+impl<W: Write> Write for Wrapped<W> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        if self.width.is_none() {
+            return self.inner.write(buf);
+        }
+        for &b in buf {
+            if b == b'\n' {
+                let line = String::from_utf8_lossy(&self.line).into_owned();
+                self.line.clear();
+                for row in mm_term::render::wrap_lines(vec![line], self.width) {
+                    self.inner.write_all(row.as_bytes())?;
+                    self.inner.write_all(b"\n")?;
+                }
+            } else {
+                self.line.push(b);
+            }
+        }
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.inner.write_all(&self.line)?;
+        self.line.clear();
+        self.inner.flush()
+    }
+}
+
+impl<W: Write> Drop for Wrapped<W> {
+    fn drop(&mut self) {
+        let _ = self.flush();
+    }
+}
+
 fn stopped(out: &mut (dyn Write + Send)) -> i32 {
     let _ = writeln!(out, "No answer: nothing written.");
     1
@@ -442,6 +494,28 @@ mod tests {
             found_line(2, "Ollama", "http://o/v1", 3),
             "  2) Ollama at http://o/v1 (3 models)"
         );
+    }
+
+    #[test]
+    fn lines_are_wrapped_at_word_boundaries() {
+        let mut out = Wrapped::new(Vec::new(), Some(30));
+        write!(out, "Server (number or URL) [1]: ").unwrap();
+        out.flush().unwrap();
+        writeln!(out, "  2) Ollama at http://127.0.0.1:11434/v1 (3 models)").unwrap();
+        writeln!(out, "short").unwrap();
+        let text = String::from_utf8(std::mem::take(&mut out.inner)).unwrap();
+        assert_eq!(
+            text,
+            "Server (number or URL) [1]: \
+             \x20 2) Ollama at\n\
+             \x20    http://127.0.0.1:11434/v1\n\
+             \x20    (3 models)\n\
+             short\n"
+        );
+        // Without a terminal, as it is.
+        let mut out = Wrapped::new(Vec::new(), None);
+        writeln!(out, "{}", "word ".repeat(20)).unwrap();
+        assert_eq!(out.inner, format!("{}\n", "word ".repeat(20)).into_bytes());
     }
 
     #[test]

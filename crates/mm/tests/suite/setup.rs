@@ -1,7 +1,8 @@
 //! `mm setup` (docs/setup.md) against the fake model server: in a pseudo-terminal, a run that
 //! writes a working configuration (the user's comments kept) and exits 0; Ctrl-C exits 130 and
 //! leaves the file byte for byte; a 401 asks for a key; and without questions
-//! (`--url`, `--model`), a project's file that overrides what it writes is warned about.
+//! (`--url`, `--model`), a project's file that overrides what it writes is warned about; in a
+//! narrow window its lines break at spaces.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::disallowed_methods)]
 // pseudo-terminals are Unix's (docs/platforms.md)
 #![cfg(unix)]
@@ -13,10 +14,10 @@ use std::process::Command;
 
 use common::Reply;
 use common::probes::probes;
-use common::pty::{EXPECT_TIMEOUT, PtyServer};
+use common::pty::PtyServer;
 use expectrl::process::unix::WaitStatus;
 use expectrl::session::OsSession;
-use expectrl::{Eof, Expect, Regex, Session};
+use expectrl::{Eof, Expect, Regex};
 use pretty_assertions::assert_eq;
 use serde_json::json;
 
@@ -82,10 +83,10 @@ impl World {
         )
     }
 
+    /// `mm setup ARGS` in a pseudo-terminal wide enough that none of its lines is wrapped (the
+    /// wrapping has a test of its own).
     fn spawn(&self, args: &[&str]) -> OsSession {
-        let mut session = Session::spawn(self.command(args)).expect("spawn mm in a pty");
-        session.set_expect_timeout(Some(EXPECT_TIMEOUT));
-        session
+        common::pty::spawn_window(&self.command(args), 400, 24)
     }
 }
 
@@ -229,6 +230,31 @@ fn without_questions_a_project_file_that_overrides_is_warned_about() {
         "{stdout}"
     );
     assert!(world.user_text().contains("name = \"fake-model\""));
+}
+
+/// In a window 40 columns wide, setup's lines break at spaces: no row is wider than the window
+/// (the terminal would cut a word there, `Ollam` / `a`), and every word of a long line is whole.
+#[mm_testkit::test]
+fn setup_s_lines_are_wrapped_at_word_boundaries_in_a_narrow_window() {
+    let (_server, url) = PtyServer::start(probes());
+    let world = World::new(None);
+    let command = world.command(&["--url", &url, "--model", "fake-model", "--sandbox", "off"]);
+    let mut mm = common::pty::spawn_window(&command, 40, 24);
+    let found = mm.expect(Eof).unwrap();
+    let mut bytes = found.before().to_vec();
+    bytes.extend_from_slice(found.get(0).unwrap_or_default());
+    let text = String::from_utf8_lossy(&bytes).into_owned();
+    let rows: Vec<&str> = text.split("\r\n").collect();
+    for row in &rows {
+        assert!(row.chars().count() <= 40, "{row:?} in {rows:#?}");
+    }
+    let words: Vec<&str> = rows.iter().flat_map(|r| r.split_whitespace()).collect();
+    assert!(
+        words
+            .join(" ")
+            .contains("Next: run `mm` in a project folder (`mm doctor` checks everything again)."),
+        "{rows:#?}"
+    );
 }
 
 /// What the probes of a model that cannot make structured tool calls are answered (the tiny

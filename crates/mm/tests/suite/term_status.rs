@@ -61,6 +61,37 @@ fn the_status_line_at_60_columns_is_cut_to_fit() {
     );
 }
 
+/// The window narrows while a command runs: the status line is drawn again cut to the new width
+/// (drawn at the old one, it would wrap, and each redraw would leave a spinner row behind).
+#[mm_testkit::test]
+fn a_resize_during_a_command_cuts_the_status_line_to_the_new_width() {
+    let (_server, url) = Server::start(vec![
+        bash_reply("call_1", "sleep 30 # long enough a comment to be cut"),
+        answer_with_usage("after the cancel"),
+    ]);
+    let home = tempfile::tempdir().unwrap();
+    let mut mm = spawn_mm(home.path(), &url, &["--yolo"]);
+    mm.get_process_mut().set_window_size(120, 24).unwrap();
+    mm.expect("> ").unwrap();
+    mm.send_line("wait").unwrap();
+    mm.expect("bash: sleep 30 # long enough a comment to be cut · ")
+        .unwrap();
+    mm.get_process_mut().set_window_size(60, 24).unwrap();
+    let drawn = mm
+        .expect(Regex(
+            r"\r[⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏] bash: sleep 30 # long enough a c… · [^\r\x1b]*\x1b\[K",
+        ))
+        .unwrap();
+    let line = String::from_utf8_lossy(drawn.get(0).unwrap()).to_string();
+    let line = line.trim_start_matches('\r').trim_end_matches("\x1b[K");
+    assert!(line.chars().count() < 60, "{line:?}");
+    mm.send("\x1b").unwrap();
+    mm.expect("cancelled").unwrap();
+    mm.expect("> ").unwrap();
+    mm.send("\x04").unwrap();
+    mm.expect(Eof).unwrap();
+}
+
 #[mm_testkit::test]
 fn ctrl_r_finds_an_earlier_prompt_and_enter_sends_it() {
     let (server, url) = Server::start(vec![
