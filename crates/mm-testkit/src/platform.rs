@@ -169,6 +169,22 @@ pub fn not_under_wine(why: &str) {
 /// The test runs commands with mm's bash: on Windows Git for Windows' (mm's own lookup,
 /// `tools.bash.path` aside); when there is none the test is skipped with the reason (under
 /// `CI=true` it fails: the Windows job must have Git for Windows).
+/// The fence's part of the banner's facts line as this system has it by default: the enforced
+/// fence and its network (Linux, macOS); on Windows, which has no fence for commands yet,
+/// `(not enforced)` and no network of its own.
+pub const FENCE_FACTS: &str = if cfg!(windows) {
+    "sandbox workspace-write (not enforced)"
+} else {
+    "sandbox workspace-write · network allow-list (24 hosts)"
+};
+
+/// Whether `line` is the warning a system without a fence for commands (Windows) gives on every
+/// run: `warning: sandbox workspace-write: not enforced: …`. Tests about other things leave it
+/// out; the banner and doctor tests check it.
+pub fn is_fence_gap(line: &str) -> bool {
+    line.starts_with("warning: sandbox workspace-write: not enforced")
+}
+
 pub fn need_bash() {
     if let Err(why) = mm_tools::program::bash(None) {
         skip(why);

@@ -120,6 +120,7 @@ fn assert_histories(server: &FakeServer) {
 
 #[mm_testkit::test]
 async fn a_client_that_advertised_subagents_sees_the_child_as_a_session_of_its_own() {
+    common::platform::need_bash();
     let server = FakeServer::start(script()).await;
     let (dir, home) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
     let cwd = canonical(dir.path());

@@ -49,7 +49,11 @@ fn is_recap(line: &str) -> bool {
 
 /// The lines of stderr, the recap line that ends them checked and left out.
 fn without_recap(run: &Run) -> Vec<&str> {
-    let mut lines: Vec<&str> = run.stderr.lines().collect();
+    let mut lines: Vec<&str> = run
+        .stderr
+        .lines()
+        .filter(|l| !common::platform::is_fence_gap(l))
+        .collect();
     let last = lines.pop().unwrap_or_default();
     assert!(is_recap(last), "no recap line at the end:\n{}", run.stderr);
     lines
@@ -58,7 +62,12 @@ fn without_recap(run: &Run) -> Vec<&str> {
 /// The lines of stderr after the banner (its three lines, and the model line when the server
 /// was found), without the recap line.
 fn activity(run: &Run) -> Vec<&str> {
-    let mut lines: Vec<&str> = run.stderr.lines().skip(3).collect();
+    let mut lines: Vec<&str> = run
+        .stderr
+        .lines()
+        .skip(3)
+        .filter(|l| !common::platform::is_fence_gap(l))
+        .collect();
     if lines
         .first()
         .is_some_and(|l| l.starts_with("model fake-model · "))
@@ -96,7 +105,10 @@ async fn p_streams_the_answer_on_stdout_and_the_banner_on_stderr() {
         vec![
             "mm v0.1.0",
             &format!("model server {url}"),
-            "sessions on · mode yolo · sandbox workspace-write · network allow-list (24 hosts) · 0 skills · 0 hooks",
+            &format!(
+                "sessions on · mode yolo · {} · 0 skills · 0 hooks",
+                common::platform::FENCE_FACTS
+            ),
             // The server is named once.
             "model fake-model · context window 32k",
         ]
@@ -639,7 +651,10 @@ async fn p_names_the_model_once_when_mm_model_is_set() {
         vec![
             "mm v0.1.0",
             &format!("model fake-model at {url}"),
-            "sessions on · mode yolo · sandbox workspace-write · network allow-list (24 hosts) · 0 skills · 0 hooks",
+            &format!(
+                "sessions on · mode yolo · {} · 0 skills · 0 hooks",
+                common::platform::FENCE_FACTS
+            ),
             // Detection adds what the banner did not say.
             "context window 32k",
         ]
@@ -702,7 +717,13 @@ async fn p_continue_says_what_it_reopened() {
         )
         .await;
     assert_code(&second, 0);
-    let lines: Vec<&str> = second.stderr.lines().skip(3).take(3).collect();
+    let lines: Vec<&str> = second
+        .stderr
+        .lines()
+        .skip(3)
+        .filter(|l| !common::platform::is_fence_gap(l))
+        .take(3)
+        .collect();
     assert!(
         lines[0].starts_with("session ") && lines[0].contains(" · saved "),
         "{}",
