@@ -29,6 +29,7 @@ fn steering(id: &str, text: &str, idle: Option<&str>) -> Value {
 
 #[mm_testkit::test]
 async fn a_message_steered_during_a_bash_call_reaches_the_model_as_the_users() {
+    common::platform::need_bash();
     // The command waits for a file the test writes once the message is in.
     let server = FakeServer::start(vec![
         Reply::tool_call(
