@@ -21,9 +21,15 @@ use serde_json::{Value, json};
 #[cfg(target_os = "linux")]
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 
-/// The peak RSS allowed while an over-cap line streams in (issue 13).
+/// The peak RSS allowed while an over-cap line streams in (issue 13), and what the line may add
+/// to what mm holds after `initialize`: the line is never held whole (a 100 MB line would show).
+/// The debug build's own size after `initialize` grew to 29–33 MB with this wave's features
+/// (measured with the fence on and off: not the fence), so the ceiling is 48 MB and the growth
+/// is what this test is about; the release budget is bench/acp.sh's.
 #[cfg(target_os = "linux")]
-const PEAK_RSS_LIMIT_KB: u64 = 40 * 1024;
+const PEAK_RSS_LIMIT_KB: u64 = 48 * 1024;
+#[cfg(target_os = "linux")]
+const LINE_GROWTH_LIMIT_KB: u64 = 16 * 1024;
 
 fn config(max_line: usize) -> mm_core::config::Config {
     let mut c = test_config();
@@ -275,7 +281,7 @@ async fn a_100_mb_line_keeps_mm_under_40_mb_and_is_not_echoed() {
     );
     eprintln!("peak RSS: {baseline} kB after initialize, {peak} kB after the 100 MB line");
     assert!(
-        peak < PEAK_RSS_LIMIT_KB,
+        peak < PEAK_RSS_LIMIT_KB && peak.saturating_sub(baseline) < LINE_GROWTH_LIMIT_KB,
         "peak RSS {peak} kB (after initialize: {baseline} kB)"
     );
 }

@@ -244,15 +244,18 @@ http.server.HTTPServer(("127.0.0.1", {port}), H).serve_forever()
     let (_, results) = s.attack(&s.project, &[], vec![bash(&start)], |_| {}).await;
     assert_eq!(results[0], "up\n");
     std::fs::remove_file(&log).unwrap();
-    // A later session, in another project, with no model.url: detection finds nothing.
+    // A later session, in another project, with no model.url: detection never reaches the
+    // command's server (it may find a real one the host runs on another port, as CI's
+    // scripts/local-model.sh server on 8089: what it answers is not this test's business).
     let elsewhere = s.root.join("elsewhere");
     std::fs::create_dir_all(&elsewhere).unwrap();
     let later = s.mm_with(&elsewhere, None, &["-p", "hi"], |_| {}).await;
-    assert_ne!(later.code, Some(0), "{}", later.stdout);
     assert!(
         !log.exists(),
-        "the later session reached the command's server"
+        "the later session reached the command's server: {}",
+        later.stdout
     );
+    assert!(!later.stdout.contains("evil"), "{}", later.stdout);
     stop_left_server(&pidfile);
 }
 
