@@ -213,6 +213,15 @@ impl TestClient {
             .await;
     }
 
+    /// Answers a `session/request_permission` request with the option `option_id` selected.
+    pub async fn select_option(&mut self, request: &Value, option_id: &str) {
+        self.respond(
+            &request["id"],
+            json!({"outcome": {"outcome": "selected", "optionId": option_id}}),
+        )
+        .await;
+    }
+
     pub async fn respond_error(&mut self, id: &Value, code: i64, message: &str) {
         self.send(
             &json!({"jsonrpc": "2.0", "id": id, "error": {"code": code, "message": message}}),

@@ -548,12 +548,7 @@ async fn permission_requests_offer_the_four_options_and_are_obeyed() {
             {"optionId": "never", "name": "Never", "kind": "reject_always"},
         ])
     );
-    h.client
-        .respond(
-            &req["id"],
-            json!({"outcome": {"outcome": "selected", "optionId": "reject"}}),
-        )
-        .await;
+    h.client.select_option(&req, "reject").await;
     let (_, failed) = h.client.until_update("tool_call_update").await;
     assert_eq!(failed["params"]["update"]["status"], "failed");
     assert_eq!(
@@ -563,12 +558,7 @@ async fn permission_requests_offer_the_four_options_and_are_obeyed() {
 
     // Second: always allowed; the third runs without a dialog.
     let (_, req) = h.client.until_request("session/request_permission").await;
-    h.client
-        .respond(
-            &req["id"],
-            json!({"outcome": {"outcome": "selected", "optionId": "allow_always"}}),
-        )
-        .await;
+    h.client.select_option(&req, "allow_always").await;
     let (before, r) = h.client.until_response(pid).await;
     assert!(
         before
@@ -606,12 +596,7 @@ async fn a_permission_request_carries_the_whole_command() {
     let call = &req["params"]["toolCall"];
     assert_eq!(call["title"], json!(format!("bash: {command}")));
     assert_eq!(call["rawInput"], json!({ "command": command }));
-    h.client
-        .respond(
-            &req["id"],
-            json!({"outcome": {"outcome": "selected", "optionId": "reject"}}),
-        )
-        .await;
+    h.client.select_option(&req, "reject").await;
     let (_, r) = h.client.until_response(pid).await;
     assert_eq!(r["result"]["stopReason"], "end_turn");
     h.finish().await.unwrap();
@@ -649,24 +634,14 @@ async fn a_permission_request_carries_the_change_the_call_would_make() {
         json!([{"type": "diff", "path": new_file, "oldText": null, "newText": "hello\n"}])
     );
     assert!(!cwd.join("new.txt").exists());
-    h.client
-        .respond(
-            &req["id"],
-            json!({"outcome": {"outcome": "selected", "optionId": "reject"}}),
-        )
-        .await;
+    h.client.select_option(&req, "reject").await;
     let (_, req) = h.client.until_request("session/request_permission").await;
     let a = cwd.join("a.txt").to_string_lossy().into_owned();
     assert_eq!(
         req["params"]["toolCall"]["content"],
         json!([{"type": "diff", "path": a, "oldText": "one\ntwo\n", "newText": "one\n2\n"}])
     );
-    h.client
-        .respond(
-            &req["id"],
-            json!({"outcome": {"outcome": "selected", "optionId": "reject"}}),
-        )
-        .await;
+    h.client.select_option(&req, "reject").await;
     let (_, r) = h.client.until_response(pid).await;
     assert_eq!(r["result"]["stopReason"], "end_turn");
     assert_eq!(

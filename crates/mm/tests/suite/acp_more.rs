@@ -510,12 +510,7 @@ async fn a_mode_switch_mid_session_changes_what_asks() {
         )
         .await;
     assert_eq!(r["result"], json!({}));
-    h.client
-        .respond(
-            &ask["id"],
-            json!({"outcome": {"outcome": "selected", "optionId": "allow"}}),
-        )
-        .await;
+    h.client.select_option(&ask, "allow").await;
     let (before, r) = h.client.until_response(prompt).await;
     assert_eq!(r["result"]["stopReason"], "end_turn");
     assert!(

@@ -42,12 +42,7 @@ fn script() -> Vec<Reply> {
 async fn run(mm: &mut Mm, id: &str) -> (Vec<Value>, Value) {
     let prompt = mm.client.send_prompt(id, "where is x?").await;
     let (mut msgs, asked) = mm.client.until_request("session/request_permission").await;
-    mm.client
-        .respond(
-            &asked["id"],
-            json!({"outcome": {"outcome": "selected", "optionId": "allow"}}),
-        )
-        .await;
+    mm.client.select_option(&asked, "allow").await;
     let (rest, answer) = mm.client.until_response(prompt).await;
     assert_eq!(answer["result"]["stopReason"], "end_turn");
     msgs.push(asked.clone());

@@ -384,10 +384,7 @@ async fn in_ask_mode_the_asked_mm_asks_and_a_rejection_keeps_its_command_from_ru
         .unwrap()["optionId"]
         .clone();
     acp.client
-        .respond(
-            &permission["id"],
-            json!({"outcome": {"outcome": "selected", "optionId": reject}}),
-        )
+        .select_option(&permission, reject.as_str().unwrap())
         .await;
     let (_, r) = acp.client.until_response(id).await;
     assert_eq!(r["result"]["stopReason"], "end_turn", "{r}");

@@ -150,12 +150,7 @@ async fn acp_turn(answers: Vec<Answer>, respond: &[&str]) -> (Vec<serde_json::Va
         let (before, req) = h.client.until_request("session/request_permission").await;
         seen.extend(before);
         seen.push(req.clone());
-        h.client
-            .respond(
-                &req["id"],
-                json!({"outcome": {"outcome": "selected", "optionId": option}}),
-            )
-            .await;
+        h.client.select_option(&req, option).await;
     }
     let (before, r) = h.client.until_response(pid).await;
     seen.extend(before);

@@ -547,12 +547,7 @@ async fn over_acp_a_fetch_is_kind_fetch_and_asks_only_to_save() {
         req["params"]["toolCall"]["locations"],
         json!([{"path": cwd.join("notes.txt")}])
     );
-    h.client
-        .respond(
-            &req["id"],
-            json!({"outcome": {"outcome": "selected", "optionId": "allow"}}),
-        )
-        .await;
+    h.client.select_option(&req, "allow").await;
     let (before, r) = h.client.until_response(pid).await;
     assert_eq!(r["result"]["stopReason"], "end_turn");
     let saved = updates(&before)

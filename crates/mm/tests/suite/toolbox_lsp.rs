@@ -579,12 +579,7 @@ async fn over_acp_a_rename_asks_first_and_shows_one_diff_per_file() {
     assert_eq!(first["title"], "lsp references: calc.py:1");
     assert_eq!(req["params"]["toolCall"]["kind"], "edit");
     assert_eq!(req["params"]["toolCall"]["title"], "lsp rename: calc.py:1");
-    h.client
-        .respond(
-            &req["id"],
-            json!({"outcome": {"outcome": "selected", "optionId": "allow"}}),
-        )
-        .await;
+    h.client.select_option(&req, "allow").await;
     let (before, r) = h.client.until_response(pid).await;
     assert_eq!(r["result"]["stopReason"], "end_turn");
     let done = updates(&before)

@@ -200,12 +200,7 @@ async fn changing_actions_are_gated_and_show_is_not() {
     );
     assert_eq!(req["params"]["toolCall"]["title"], "plan create");
     assert_eq!(req["params"]["toolCall"]["kind"], "think");
-    h.client
-        .respond(
-            &req["id"],
-            json!({"outcome": {"outcome": "selected", "optionId": "reject"}}),
-        )
-        .await;
+    h.client.select_option(&req, "reject").await;
     let (before, _) = h.client.until_response(pid).await;
     let ups = updates(&before);
     assert!(ups.iter().all(|u| u["sessionUpdate"] != "plan"), "{ups:#?}");
