@@ -151,8 +151,10 @@ fn a_resize_draws_the_prompt_again_whole() {
     let home = tempfile::tempdir().unwrap();
     let mut mm = spawn_mm(home.path(), &url, &["--yolo"]);
     mm.get_process_mut().set_window_size(60, 24).unwrap();
-    mm.expect("> ").unwrap();
-    // The model line, wrapped at 60 columns (`… · context` / `window 32k`) or not.
+    // The model line, wrapped at 60 columns (`… · context` / `window 32k`) or not. Detection runs
+    // beside the prompt, so the line may come before the first prompt or after it: it alone is
+    // awaited (awaiting `> ` first loses the line when it came first); keys typed before the
+    // prompt is drawn are kept, and the prompt is drawn again under the line.
     mm.expect("window 32k").unwrap();
     // `> ` and 70 characters: two rows at 60 columns, the cursor on the second.
     let draft = "x".repeat(70);
