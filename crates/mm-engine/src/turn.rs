@@ -10,7 +10,9 @@ use super::task::Children;
 use super::{Engine, Recap, Session, StopReason, TurnError};
 use crate::event::{CompactOutcome, ContextUsage, Event, Frontend, ToolStatus};
 use crate::history::{self, Message, Role, ToolCall};
-use crate::model::{ChatRequest, ModelError, ModelResponse, RawToolCall, StreamEvent};
+use crate::model::{
+    ChatRequest, Conversation, ModelError, ModelResponse, RawToolCall, StreamEvent,
+};
 use crate::tools::dispatch::{self, Gates, TurnEnv};
 use crate::tools::repeat::RepeatDetector;
 use crate::tools::task::Subagents;
@@ -98,6 +100,10 @@ impl Engine {
                 text_tool_names: text_tool_names.clone(),
                 model: s.model.clone(),
                 repetition: cfg.loop_.repetition(),
+                conversation: Some(Conversation {
+                    id: s.id.clone(),
+                    parent: s.parent.clone(),
+                }),
             };
             let request_chars = request_chars(&request);
             let streamed = Mutex::new(String::new());

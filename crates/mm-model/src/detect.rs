@@ -504,6 +504,20 @@ fn window_from_listing(models: &Value, name: &str) -> Option<u64> {
     named.or_else(|| list.iter().find_map(window))
 }
 
+/// How many slots (prompt caches serving requests at once) a llama.cpp server has: its
+/// `/props` `total_slots`; 0 when it does not say or the server is of another kind, whose
+/// requests take no `id_slot`.
+pub async fn probe_slots(prober: &Prober, detected: &Detected) -> u32 {
+    if detected.kind != ServerKind::LlamaCpp {
+        return 0;
+    }
+    let props = prober.get(&props_url(detected)).await;
+    props
+        .and_then(|p| positive(p.get("total_slots")))
+        .and_then(|n| u32::try_from(n).ok())
+        .unwrap_or(0)
+}
+
 /// The context window of the detected model, 0 when no probe tells.
 pub async fn probe_context_window(prober: &Prober, detected: &Detected) -> u64 {
     let root = &detected.root;

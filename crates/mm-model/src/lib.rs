@@ -5,6 +5,7 @@ pub mod detect;
 mod errors;
 pub mod openai;
 pub mod repetition;
+mod slots;
 pub mod sse;
 pub mod text_calls;
 
@@ -34,6 +35,19 @@ pub struct ChatRequest {
     pub model: Option<String>,
     /// Watch the stream for repetition and stop it when found (`[loop]`); `None`: do not watch.
     pub repetition: Option<RepeatLimits>,
+    /// The conversation asking, so that a server with several prompt caches keeps each in its
+    /// own ([`Conversation`]); `None`: the server picks.
+    pub conversation: Option<Conversation>,
+}
+
+/// Who asks: a session, or the child of one (a `task`'s). On a llama.cpp server with several
+/// slots a session keeps one slot and its child takes another (`id_slot`), so that the child's
+/// requests do not evict the parent's cached prefix; other servers are sent nothing of it.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Conversation {
+    pub id: String,
+    /// The parent session's id, for a child.
+    pub parent: Option<String>,
 }
 
 /// A piece of the streamed answer.

@@ -4,7 +4,7 @@
 //! and their lines) is the crate's errors.rs.
 
 use std::future::Future;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 
@@ -14,6 +14,7 @@ use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
 use super::detect::{self, Detected, Prober, ServerKind};
+use super::slots::Slots;
 use super::sse::{ChunkAccumulator, SseEvent, SseParser, parse_usage, truncate_chars};
 use super::text_calls::{Family, TextCalls, Tools};
 use super::{
@@ -64,6 +65,10 @@ struct Inner {
     detected: tokio::sync::OnceCell<Detected>,
     /// 0 while unknown.
     context_window: AtomicU64,
+    /// A llama.cpp server's slots (`detect::probe_slots`); 0 while unknown or another server.
+    total_slots: AtomicU32,
+    /// The slot each conversation takes when there are several.
+    slots: Slots,
     reprobed: AtomicBool,
     /// A router's listing as last asked (its statuses change as it loads and unloads).
     listing: std::sync::Mutex<Option<Value>>,
@@ -93,6 +98,8 @@ impl OpenAiClient {
             http: OnceLock::new(),
             detected: tokio::sync::OnceCell::new(),
             context_window: AtomicU64::new(context_window_override),
+            total_slots: AtomicU32::new(0),
+            slots: Slots::default(),
             reprobed: AtomicBool::new(false),
             listing: std::sync::Mutex::new(None),
         });
@@ -310,7 +317,15 @@ impl Inner {
                         self.context_window.store(window, Ordering::Relaxed);
                     }
                 };
-                let (_, family) = tokio::join!(window, detect::probe_family(&prober, &detected));
+                let slots = async {
+                    let total = detect::probe_slots(&prober, &detected).await;
+                    self.total_slots.store(total, Ordering::Relaxed);
+                };
+                let (_, _, family) = tokio::join!(
+                    window,
+                    slots,
+                    detect::probe_family(&prober, &detected)
+                );
                 detected.family = family;
                 tracing::debug!(url = %detected.url, model = %detected.name, kind = ?detected.kind, family = ?detected.family, "model server detected");
                 Ok(detected)
@@ -613,7 +628,14 @@ impl ModelClient for OpenAiClient {
         let inner = &self.inner;
         let detected = or_cancel(cancel, inner.detection()).await??;
         let model = request.model.as_deref().unwrap_or(&detected.name);
-        let body = inner.body(model, &request.messages, &request.tools, true);
+        let mut body = inner.body(model, &request.messages, &request.tools, true);
+        // Only a llama.cpp server with several slots is sent one (`probe_slots`): to another
+        // server the field is unknown.
+        let total = inner.total_slots.load(Ordering::Relaxed);
+        let slot = (request.conversation.as_ref()).and_then(|c| inner.slots.of(c, total));
+        if let Some(slot) = slot {
+            body["id_slot"] = json!(slot);
+        }
         // A model the session chose has the family its name says.
         let family = if model == detected.name {
             detected.family

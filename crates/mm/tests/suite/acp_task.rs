@@ -250,3 +250,70 @@ async fn a_client_that_did_not_sees_the_call_and_its_result_only_and_load_replay
     mm.client.close().await;
     assert_eq!(mm.child.wait().await.unwrap().code(), Some(0));
 }
+
+/// The parent calls `task`, whose child answers at once; the parent ends.
+fn quick_task() -> Vec<Reply> {
+    vec![
+        Reply::tool_call(
+            "task",
+            json!({"description": "find x", "prompt": "look for x"}),
+        ),
+        Reply::text("x is in a.txt"),
+        Reply::text("done"),
+    ]
+}
+
+/// Runs one turn with a task against `server` and returns each request's `id_slot` (the parent,
+/// its child, the parent again).
+async fn slots_sent(server: &FakeServer) -> Vec<Option<u64>> {
+    let (dir, home) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let cwd = canonical(dir.path());
+    let mut mm = spawn_mm(&cwd, home.path(), &server.url());
+    mm.client.initialize(false).await;
+    let (id, _) = mm.client.new_session(&cwd).await;
+    let prompt = mm.client.send_prompt(&id, "where is x?").await;
+    let (_, answer) = mm.client.until_response(prompt).await;
+    assert_eq!(answer["result"]["stopReason"], "end_turn");
+    mm.client.close().await;
+    assert_eq!(mm.child.wait().await.unwrap().code(), Some(0));
+    let requests = server.requests();
+    assert_eq!(requests.len(), 3);
+    assert_eq!(requests[1]["messages"][1]["content"], "look for x");
+    requests.iter().map(|r| r["id_slot"].as_u64()).collect()
+}
+
+/// llama.cpp's `/props` saying it has `slots` slots.
+fn props(slots: u64) -> Reply {
+    Reply::json(json!({"default_generation_settings": {"n_ctx": 32768},
+                       "model_alias": common::fake_server::FAKE_MODEL, "total_slots": slots}))
+}
+
+#[mm_testkit::test]
+async fn on_a_llama_cpp_server_with_two_slots_the_child_takes_another_slot_than_its_parent() {
+    let server = FakeServer::start(quick_task()).await;
+    server.route("GET /props", vec![props(2)]);
+    let slots = slots_sent(&server).await;
+    let parent = slots[0].expect("the parent's request names its slot");
+    assert_eq!(slots[2], Some(parent), "the parent keeps its slot");
+    let child = slots[1].expect("the child's request names its slot");
+    assert_ne!(child, parent);
+    assert!(child < 2);
+}
+
+#[mm_testkit::test]
+async fn with_one_slot_or_on_another_server_no_request_names_a_slot() {
+    // llama.cpp with one slot.
+    let server = FakeServer::start(quick_task()).await;
+    server.route("GET /props", vec![props(1)]);
+    assert_eq!(slots_sent(&server).await, [None, None, None]);
+    // vLLM (its listing says so), even were its `/props` to speak of slots.
+    let server = FakeServer::start(quick_task()).await;
+    server.route("GET /props", vec![props(2)]);
+    server.route(
+        "GET /v1/models",
+        vec![Reply::json(json!({"object": "list", "data": [
+            {"id": common::fake_server::FAKE_MODEL, "object": "model", "owned_by": "vllm",
+             "max_model_len": 32768}]}))],
+    );
+    assert_eq!(slots_sent(&server).await, [None, None, None]);
+}

@@ -54,6 +54,7 @@ fn request() -> ChatRequest {
         text_tool_names: vec![],
         model: None,
         repetition: None,
+        conversation: None,
     }
 }
 

@@ -149,6 +149,7 @@ async fn detection_never_sends_the_key_to_a_server_on_a_probed_port() {
         text_tool_names: vec![],
         model: None,
         repetition: None,
+        conversation: None,
     };
     let answer = client
         .chat(&request, &|_| {}, &CancellationToken::new())
