@@ -397,9 +397,12 @@ impl Server {
         // Nothing of this session can be queued in the SDK yet and the updates and response
         // below go out through it afterwards, so queueing the replay straight on the transport's
         // writer keeps the order while sparing a JSON tree and a queue hop per message.
+        // The tasks' children only to a client that is shown them (docs/acp-reference.md).
+        let subagents = self.subagents.lock().map(|c| *c).unwrap_or(false);
         self.out.write_lines(convert::replay_lines(
             &id,
             view.history(),
+            if subagents { view.children() } else { &[] },
             &|c: &crate::history::ToolCall| view.describe(c),
         ));
         if let Some(plan) = view.plan() {

@@ -334,8 +334,10 @@ pub enum ChildStep {
     },
 }
 
-/// How a child session's work ended.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// How a child session's work ended (kept in its parent's session file: an unknown word there
+/// reads as `failed`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
 pub enum ChildEnd {
     /// It answered.
     Answered,
@@ -344,6 +346,7 @@ pub enum ChildEnd {
     /// It reached `tools.task.maxSteps` or its answer the token limit.
     Limit,
     /// Its model call failed, or it ended without an answer.
+    #[serde(other)]
     Failed,
 }
 

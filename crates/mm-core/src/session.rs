@@ -13,7 +13,7 @@ use std::time::{Duration, SystemTime};
 use chrono::{DateTime, FixedOffset, Local, SecondsFormat};
 use serde::{Deserialize, Serialize};
 
-use crate::event::{PermissionMode, Plan, Usage};
+use crate::event::{ChildEnd, PermissionMode, Plan, Usage};
 use crate::history::{Message, count_without_system};
 use crate::writer::{self, Check, FileKind, WriteError};
 
@@ -125,6 +125,26 @@ pub struct SessionFile {
     #[serde(default)]
     pub plan: Option<Plan>,
     /// Starts with the system prompt (replaced by the current one on load).
+    pub messages: Vec<Message>,
+    /// The children of its `task` calls ([`ChildSession`]), after the messages: never part of
+    /// them, so never sent to the model; absent when there are none and in older files.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub children: Vec<ChildSession>,
+}
+
+/// A `task` call's child as its parent's file keeps it: its turns, for the record and for a
+/// `session/load` replay to a client that is shown subagents.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ChildSession {
+    /// `<parent id>/<call ref>`.
+    pub id: String,
+    /// The `task` call's ref.
+    pub call: String,
+    /// The task's description.
+    pub description: String,
+    pub end: ChildEnd,
+    /// Its history without the system prompt: the task, then its turns.
     pub messages: Vec<Message>,
 }
 

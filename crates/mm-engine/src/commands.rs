@@ -102,6 +102,8 @@ impl Engine {
         let forgotten = crate::history::count_without_system(&s.history);
         let archived_as = self.archive(s, frontend);
         s.history.truncate(1);
+        // Its tasks' children went to the archive with it.
+        s.children.clear();
         // A new conversation gets its own title from its first prompt.
         s.title = None;
         // What the tools kept for follow-ups (asked agents' processes) goes with the history.

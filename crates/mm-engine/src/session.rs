@@ -15,6 +15,7 @@ use crate::hooks::{HookEvent, HookResult};
 use crate::skills::{Catalogue, SkillDirs};
 use crate::tools::gate::{Rule, Rules};
 use crate::tools::{ToolSetup, Toolbox};
+use mm_core::session::ChildSession;
 
 /// One conversation. Its fields are the engine's: a front end reads them through
 /// [`Session::view`] and changes what it may through the methods below.
@@ -68,6 +69,9 @@ pub struct Session {
     /// A `task` call's child session: its parent's id (its turn has `tools.task.maxSteps`
     /// and starts no child); `None` for a session of its own.
     pub(crate) parent: Option<String>,
+    /// The children its `task` calls ran, kept in its file (never in its history, so never
+    /// sent to the model).
+    pub(crate) children: Vec<ChildSession>,
 }
 
 /// What a front end sees of a session: read only.
@@ -127,6 +131,11 @@ impl<'a> SessionView<'a> {
     /// The messages, the system prompt first.
     pub fn history(&self) -> &'a [Message] {
         &self.0.history
+    }
+
+    /// The children its `task` calls ran, in the order they ended.
+    pub fn children(&self) -> &'a [ChildSession] {
+        &self.0.children
     }
 
     /// The messages without the system prompt.
@@ -277,6 +286,7 @@ impl Engine {
             start_hooks: None,
             undo: undo::Undo::default(),
             parent: None,
+            children: Vec::new(),
         };
         let stores = crate::paths::state_dir(
             self.setting.env.home.as_deref(),

@@ -33,6 +33,7 @@ impl Engine {
             usage: (&s.usage).into(),
             plan: s.plan.lock().ok().and_then(|p| p.clone()),
             messages: s.history.clone(),
+            children: s.children.clone(),
         }
     }
 
@@ -128,7 +129,7 @@ impl Engine {
         // A session file may come with a cloned repository: it never switches asking off.
         let floor = self.configured_mode();
         let mode = file.mode.map_or(floor, |m| m.at_least(floor));
-        let s = self.open_session(
+        let mut s = self.open_session(
             super::session::Opening {
                 id: file.id,
                 cwd,
@@ -141,6 +142,7 @@ impl Engine {
             Usage::from(&file.usage),
             file.plan,
         );
+        s.children = file.children;
         // The request's cwd wins and is written back; an unchanged session needs no rewrite
         // (the system prompt is rebuilt on every load anyway), which keeps a long load fast.
         if moved {

@@ -24,6 +24,7 @@ use crate::skills::Catalogue;
 use crate::tools::gate::Rules;
 use crate::tools::task::{NAME, Subagents};
 use crate::tools::{CallContext, ToolOutput, Toolbox};
+use mm_core::session::ChildSession;
 
 /// What runs the child sessions of one parent call: what it takes of the parent when the call
 /// starts, and what the children spent, which [`Children::fold`] gives back to the parent.
@@ -56,6 +57,8 @@ struct Spent {
     usage: Usage,
     recap: Recap,
     ran: bool,
+    /// Their turns, for the parent's file.
+    children: Vec<ChildSession>,
 }
 
 impl<'a> Children<'a> {
@@ -96,6 +99,7 @@ impl<'a> Children<'a> {
         }
         s.usage.add(&spent.usage);
         recap.absorb(spent.recap);
+        s.children.extend(spent.children);
         s.rules = self
             .rules
             .into_inner()
@@ -141,6 +145,7 @@ impl<'a> Children<'a> {
             start_hooks: None,
             undo: undo::Undo::new(None),
             parent: Some(p.id.clone()),
+            children: Vec::new(),
         }
     }
 }
@@ -192,6 +197,20 @@ impl Subagents for Children<'_> {
             calls: count(Role::Tool),
             end: output.1,
         });
+        // Its turns are kept in the parent's file, beside its history.
+        let mut messages = std::mem::take(&mut child.history);
+        messages.retain(|m| m.role != Role::System);
+        self.spent
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .children
+            .push(ChildSession {
+                id,
+                call: call.id.to_string(),
+                description: description.to_string(),
+                end: output.1,
+                messages,
+            });
         output.0
     }
 }

@@ -317,6 +317,7 @@ proptest! {
             usage: FileUsage { input_tokens: i, output_tokens: o, total_tokens: i + o, ..FileUsage::default() },
             plan: None,
             messages,
+            children: Vec::new(),
         };
         let bytes = mm_core::session::encode(&file).unwrap();
         prop_assert_eq!(mm_core::session::parse(Path::new("x.json"), &bytes).unwrap(), file);

@@ -4,9 +4,12 @@ use agent_client_protocol::v1::schema as acp;
 use agent_client_protocol::v1::schema::SessionUpdate;
 use serde_json::{Value, json};
 
-use super::updates::{announced, notification, text_content, wire};
+use super::updates::{
+    announced, notification, subagent_ended, subagent_started, text_content, wire,
+};
 use crate::event::ToolCallStart;
 use crate::history::{Message, Role, ToolCall};
+use crate::session::ChildSession;
 
 /// A whole JSON-RPC notification as one line of the transport, newline included.
 pub fn notification_line(method: &str, params: Value) -> String {
@@ -17,11 +20,14 @@ pub fn notification_line(method: &str, params: Value) -> String {
 
 /// The replay of a stored history as transport lines, one `session/update` notification each
 /// (the system prompt is not sent). `describe` gives a stored call's title, kind and `rawInput`
-/// as the live tool would. Text chunks are written without building JSON maps: a long session
-/// replays thousands of them.
+/// as the live tool would. `children` are the `task` calls' children to show (a client that
+/// advertised `subagents`; none otherwise): each is replayed before its call as it was live,
+/// announced on the parent, its own history on its id, idle. Text chunks are written without
+/// building JSON maps: a long session replays thousands of them.
 pub fn replay_lines(
     session_id: &str,
     history: &[Message],
+    children: &[ChildSession],
     describe: &dyn Fn(&ToolCall) -> ToolCallStart,
 ) -> String {
     let quoted = |s: &str| serde_json::to_string(s).unwrap_or_else(|_| "\"\"".into());
@@ -58,6 +64,9 @@ pub fn replay_lines(
                     text_line("agent_message_chunk", &m.content, &mut out);
                 }
                 for call in &m.tool_calls {
+                    if let Some(child) = children.iter().find(|c| c.call == call.ref_) {
+                        out.push_str(&replayed_child(session_id, child, describe));
+                    }
                     let response = history[i + 1..]
                         .iter()
                         .take_while(|t| t.role == Role::Tool)
@@ -70,6 +79,20 @@ pub fn replay_lines(
             }
         }
     }
+    out
+}
+
+/// A `task` call's child as a client that is shown subagents saw it live: announced on the
+/// parent, its history on its own id, then idle with why it stopped.
+fn replayed_child(
+    parent: &str,
+    child: &ChildSession,
+    describe: &dyn Fn(&ToolCall) -> ToolCallStart,
+) -> String {
+    let on_parent = |update| notification_line("session/update", notification(parent, update));
+    let mut out = on_parent(subagent_started(&child.id, &child.description));
+    out.push_str(&replay_lines(&child.id, &child.messages, &[], describe));
+    out.push_str(&on_parent(subagent_ended(&child.id, child.end)));
     out
 }
 
@@ -146,7 +169,7 @@ mod tests {
             raw_input: json!({"command": "ls"}),
             locations: Vec::new(),
         };
-        let lines = replay_lines("S", &history, &describe);
+        let lines = replay_lines("S", &history, &[], &describe);
         assert_eq!(
             updates_of("S", &lines),
             vec![
@@ -167,7 +190,7 @@ mod tests {
         let mut prompt = Message::user("go on");
         prompt.note = Some("[/undo] turn 1 undone".into());
         let describe = |_: &ToolCall| unreachable!("no call");
-        let lines = replay_lines("S", &[Message::system("s"), prompt], &describe);
+        let lines = replay_lines("S", &[Message::system("s"), prompt], &[], &describe);
         assert_eq!(
             updates_of("S", &lines),
             vec![
@@ -212,7 +235,7 @@ mod tests {
             locations: vec![],
         };
         assert_eq!(
-            updates_of("S", &replay_lines("S", &history, &describe)),
+            updates_of("S", &replay_lines("S", &history, &[], &describe)),
             vec![
                 json!({"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": "🗜️ earlier work"}}),
                 json!({"sessionUpdate": "user_message_chunk", "content": {"type": "text", "text": "list files"}}),

@@ -575,6 +575,7 @@ fn stored_session(id: &str) -> SessionFile {
             Message::tool("x1", "Cargo.toml\n", false),
             Message::assistant("one file", Vec::new()),
         ],
+        children: Vec::new(),
     }
 }
 

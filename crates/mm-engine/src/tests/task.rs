@@ -194,3 +194,55 @@ async fn a_child_stops_at_its_own_step_limit_and_a_cancel_of_it_alone_ends_the_t
     assert_eq!(s.history[4].content, "parent goes on");
     assert!(!r.engine.cancel_child(&id), "it is no longer running");
 }
+
+#[tokio::test]
+async fn the_parent_s_file_keeps_the_child_beside_its_history_which_a_resume_never_sends() {
+    let model = ScriptedModel::new(vec![
+        task("look for x"),
+        Answer::text("x is in a.txt"),
+        Answer::text("done"),
+        Answer::text("again"),
+    ]);
+    let r = rig(model.clone(), |c| c.sessions.enabled = true);
+    let fe = Recorder::new();
+    let mut s = r.session(&fe).await;
+    let out = r.prompt(&mut s, "where is x?", &fe).await;
+    assert_eq!(out.stop, Ok(StopReason::EndTurn));
+
+    // The file: the parent's messages as its history holds them, the child beside them.
+    let file = mm_core::session::load(&r.sessions_dir(), &s.id).unwrap();
+    assert_eq!(file.messages, s.history);
+    let call = s.history[2].tool_calls[0].ref_.clone();
+    assert_eq!(file.children.len(), 1);
+    let child = &file.children[0];
+    assert_eq!(
+        (
+            child.id.as_str(),
+            child.call.as_str(),
+            child.description.as_str()
+        ),
+        (format!("{}/{call}", s.id).as_str(), call.as_str(), "find x")
+    );
+    assert_eq!(child.end, ChildEnd::Answered);
+    let roles: Vec<Role> = child.messages.iter().map(|m| m.role).collect();
+    assert_eq!(roles, [Role::User, Role::Assistant]);
+    assert_eq!(child.messages[0].content, "look for x");
+    assert_eq!(child.messages[1].content, "x is in a.txt");
+
+    // Resumed: the next request holds the task's result and nothing of the child's turns; the
+    // child stays in the file.
+    let id = s.id.clone();
+    drop(s);
+    let mut s = r.engine.load_session(r.cwd(), &id, &fe).await.unwrap();
+    assert_eq!(s.view().children(), file.children.as_slice());
+    let out = r.prompt(&mut s, "and then?", &fe).await;
+    assert_eq!(out.stop, Ok(StopReason::EndTurn));
+    let requests = model.requests();
+    let sent = contents(requests.last().unwrap());
+    assert_eq!(
+        sent[1..],
+        ["where is x?", "", "x is in a.txt", "done", "and then?"]
+    );
+    let again = mm_core::session::load(&r.sessions_dir(), &id).unwrap();
+    assert_eq!(again.children, file.children);
+}

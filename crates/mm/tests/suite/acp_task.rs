@@ -317,3 +317,85 @@ async fn with_one_slot_or_on_another_server_no_request_names_a_slot() {
     );
     assert_eq!(slots_sent(&server).await, [None, None, None]);
 }
+
+#[mm_testkit::test]
+async fn load_replays_the_child_to_a_client_that_advertised_subagents_and_resumes_without_it() {
+    common::platform::need_bash();
+    let mut replies = script();
+    replies.push(Reply::text("again"));
+    let server = FakeServer::start(replies).await;
+    let (dir, home) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let cwd = canonical(dir.path());
+    let subagents = json!({"protocolVersion": 1, "clientCapabilities": {"subagents": {}}});
+    let mut mm = spawn_mm(&cwd, home.path(), &server.url());
+    mm.client.call("initialize", subagents.clone()).await;
+    let (id, _) = mm.client.new_session(&cwd).await;
+    let (msgs, _) = run(&mut mm, &id).await;
+    let call = task_call(&on(&msgs, &id));
+    let child = format!("{id}/{call}");
+    mm.client.close().await;
+    assert_eq!(mm.child.wait().await.unwrap().code(), Some(0));
+
+    // Loaded in a new process: the child as it was live, before the task's call and result.
+    let mut mm = spawn_mm(&cwd, home.path(), &server.url());
+    mm.client.call("initialize", subagents).await;
+    let (replay, r) = mm
+        .client
+        .call(
+            "session/load",
+            json!({"sessionId": id, "cwd": cwd, "mcpServers": []}),
+        )
+        .await;
+    assert!(r.get("result").is_some(), "{r}");
+    let parent = on(&replay, &id);
+    let at = |pred: &dyn Fn(&Value) -> bool| parent.iter().position(pred).unwrap();
+    let started =
+        at(&|u| u["sessionUpdate"] == "subagent_update" && u["state"]["state"] == "running");
+    let idle = at(&|u| u["sessionUpdate"] == "subagent_update" && u["state"]["state"] == "idle");
+    let result = at(&|u| u["toolCallId"] == call.as_str());
+    assert!(started < idle && idle < result);
+    assert_eq!(parent[started]["sessionId"], child.as_str());
+    assert_eq!(parent[started]["title"], "find x");
+    assert_eq!(parent[idle]["state"]["stopReason"], "end_turn");
+    assert_eq!(parent[result]["status"], "completed");
+    let first_child = replay
+        .iter()
+        .position(|m| m["params"]["sessionId"] == child.as_str())
+        .unwrap();
+    let announced = replay
+        .iter()
+        .position(|m| m["params"]["update"]["sessionUpdate"] == "subagent_update")
+        .unwrap();
+    assert!(announced < first_child);
+    let theirs = on(&replay, &child);
+    assert_eq!(
+        kinds(&theirs),
+        ["user_message_chunk", "tool_call", "agent_message_chunk"]
+    );
+    assert_eq!(theirs[0]["content"]["text"], "look for x");
+    assert_eq!(theirs[1]["title"], "bash: echo hi");
+    assert_eq!(theirs[1]["status"], "completed");
+    assert_eq!(theirs[2]["content"]["text"], "x is in a.txt");
+    // Nothing of the child's on the parent's session.
+    assert!(!parent.iter().any(|u| u["content"]["text"] == "look for x"));
+
+    // The next turn's request holds the task's result, not the child's turns.
+    let prompt = mm.client.send_prompt(&id, "and then?").await;
+    let (_, answer) = mm.client.until_response(prompt).await;
+    assert_eq!(answer["result"]["stopReason"], "end_turn");
+    let requests = server.requests();
+    let last = requests.last().unwrap();
+    let sent: Vec<&str> = last["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["content"].as_str().unwrap_or(""))
+        .collect();
+    assert_eq!(
+        sent[1..],
+        ["where is x?", "", "x is in a.txt", "done", "and then?"]
+    );
+    assert_eq!(server.violations(), Vec::<String>::new());
+    mm.client.close().await;
+    assert_eq!(mm.child.wait().await.unwrap().code(), Some(0));
+}

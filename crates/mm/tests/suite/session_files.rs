@@ -65,6 +65,7 @@ fn example() -> SessionFile {
             Message::tool("x1", "Cargo.toml\nsrc\n", false),
             Message::summary("…summary…"),
         ],
+        children: Vec::new(),
     }
 }
 
