@@ -399,3 +399,91 @@ async fn load_replays_the_child_to_a_client_that_advertised_subagents_and_resume
     mm.client.close().await;
     assert_eq!(mm.child.wait().await.unwrap().code(), Some(0));
 }
+
+/// A client that advertised `subagents`, with a session whose prompt `where is x?` was sent:
+/// its child's model request is waiting on the fake (the second reply hangs). Returns mm, the
+/// session, the prompt's id, the child's id and what came before.
+async fn child_waiting(server: &FakeServer, cwd: &Path, home: &Path) -> (Mm, String, i64, String) {
+    let mut mm = spawn_mm(cwd, home, &server.url());
+    mm.client
+        .call(
+            "initialize",
+            json!({"protocolVersion": 1, "clientCapabilities": {"subagents": {}}}),
+        )
+        .await;
+    let (id, _) = mm.client.new_session(cwd).await;
+    let prompt = mm.client.send_prompt(&id, "where is x?").await;
+    let (_, announced) = mm.client.until_update("subagent_update").await;
+    let child = announced["params"]["update"]["sessionId"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    server.wait_for_requests(2).await;
+    (mm, id, prompt, child)
+}
+
+/// The `subagent_update`s that say the child went idle, and why.
+fn idle_reasons(msgs: &[Value], parent: &str) -> Vec<Value> {
+    on(msgs, parent)
+        .iter()
+        .filter(|u| u["sessionUpdate"] == "subagent_update" && u["state"]["state"] == "idle")
+        .map(|u| u["state"]["stopReason"].clone())
+        .collect()
+}
+
+#[mm_testkit::test]
+async fn a_cancel_of_the_parent_cancels_its_running_child() {
+    let server = FakeServer::start(vec![
+        Reply::tool_call(
+            "task",
+            json!({"description": "find x", "prompt": "look for x"}),
+        ),
+        Reply::hang(),
+    ])
+    .await;
+    let (dir, home) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let cwd = canonical(dir.path());
+    let (mut mm, id, prompt, _) = child_waiting(&server, &cwd, home.path()).await;
+    mm.client
+        .notify("session/cancel", json!({"sessionId": id}))
+        .await;
+    let (msgs, answer) = mm.client.until_response(prompt).await;
+    assert_eq!(answer["result"]["stopReason"], "cancelled");
+    // The child's request was dropped, it went idle as cancelled, and the parent asked no more.
+    server.wait_for_abandoned(1).await;
+    assert_eq!(idle_reasons(&msgs, &id), [json!("cancelled")]);
+    assert_eq!(server.requests().len(), 2);
+    mm.client.close().await;
+    assert_eq!(mm.child.wait().await.unwrap().code(), Some(0));
+}
+
+#[mm_testkit::test]
+async fn a_cancel_on_the_child_s_id_cancels_the_child_alone_and_the_parent_goes_on() {
+    let server = FakeServer::start(vec![
+        Reply::tool_call(
+            "task",
+            json!({"description": "find x", "prompt": "look for x"}),
+        ),
+        Reply::hang(),
+        Reply::text("done"),
+    ])
+    .await;
+    let (dir, home) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let cwd = canonical(dir.path());
+    let (mut mm, id, prompt, child) = child_waiting(&server, &cwd, home.path()).await;
+    assert!(child.starts_with(&format!("{id}/")), "{child}");
+    mm.client
+        .notify("session/cancel", json!({"sessionId": child}))
+        .await;
+    let (msgs, answer) = mm.client.until_response(prompt).await;
+    assert_eq!(answer["result"]["stopReason"], "end_turn");
+    server.wait_for_abandoned(1).await;
+    assert_eq!(idle_reasons(&msgs, &id), [json!("cancelled")]);
+    // The task's result says so, and the parent's next request carries it.
+    let requests = server.requests();
+    assert_eq!(requests.len(), 3);
+    assert_eq!(requests[2]["messages"][3]["content"], "[task cancelled]");
+    assert_eq!(agent_text(&msgs), "done");
+    mm.client.close().await;
+    assert_eq!(mm.child.wait().await.unwrap().code(), Some(0));
+}
