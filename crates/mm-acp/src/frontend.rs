@@ -95,17 +95,26 @@ impl AcpFrontend {
         self
     }
 
-    /// A `task` call's child's step, to a client that advertised `subagents`: announced on the
-    /// parent, its events on its own session id, idle at the end. Others see only the call.
+    /// A `task` call's child's step, or an `ask_agent` call's conversation's, to a client that
+    /// advertised `subagents`: announced on the parent, its events on its own session id, idle
+    /// at the end. Others see only the call.
     fn child(&self, child: ChildEvent) {
         if !self.subagents {
             return;
         }
-        let ChildEvent { session, step, .. } = child;
+        let ChildEvent {
+            session,
+            step,
+            agent,
+            ..
+        } = child;
         match step {
-            ChildStep::Started { description } => {
-                self.update(convert::subagent_started(&session, &description))
-            }
+            // An asked agent's conversation cannot be cancelled alone: no `cancel` for it.
+            ChildStep::Started { description } => self.update(convert::subagent_started(
+                &session,
+                &description,
+                agent.is_none(),
+            )),
             ChildStep::Event(event) => match convert::translate(&session, self.progress(*event)) {
                 Output::Update(update) => self.update_on(&session, update),
                 Output::Log(line) => self.log.line(&line),

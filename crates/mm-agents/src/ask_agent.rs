@@ -15,7 +15,7 @@ use serde_json::Value;
 
 use crate::agent_client::{AgentCommand, AgentError, AgentStop, Connection, StartOptions};
 use crate::config::AgentConfig;
-use crate::event::ToolKind;
+use crate::event::{ChildEnd, ChildStep, ToolKind};
 use crate::process::Supervisor;
 use crate::sandbox::Sandbox;
 use crate::tasks::Tasks;
@@ -125,10 +125,30 @@ impl TypedTool for AskAgent {
                 }
             }
         };
+        // The question and its answer are a child session's, for the front ends that show them.
+        call.show_child(
+            &args.agent,
+            ChildStep::Started {
+                description: format!("{}: {}", args.agent, first_line(&args.question)),
+            },
+        );
         let answer = conn.ask(&args.question, call).await;
         if conn.usable() {
             self.kept.put(&args.agent, conn);
         }
+        let end = match &answer {
+            Ok(a) => match a.stop {
+                AgentStop::EndTurn => ChildEnd::Answered,
+                AgentStop::Cancelled => ChildEnd::Cancelled,
+                AgentStop::MaxTokens | AgentStop::MaxTurnRequests => ChildEnd::Limit,
+                AgentStop::Refusal => ChildEnd::Failed,
+            },
+            Err(AgentError::Cancelled) => ChildEnd::Cancelled,
+            Err(_) => ChildEnd::Failed,
+        };
+        // Its model and tool calls are the agent's own, not counted here.
+        let (steps, calls) = (0, 0);
+        call.show_child(&args.agent, ChildStep::Ended { steps, calls, end });
         match answer {
             Ok(a) => ToolOutput::completed(answer_text(&a.text, a.stop)),
             Err(AgentError::Cancelled) => ToolOutput::interrupted("[cancelled]"),
@@ -138,6 +158,11 @@ impl TypedTool for AskAgent {
             Err(e) => ToolOutput::not_run(e.line(&args.agent)),
         }
     }
+}
+
+/// The first line of `text`, for a title.
+fn first_line(text: &str) -> &str {
+    text.trim().lines().next().unwrap_or_default()
 }
 
 /// The answer as the model reads it: the text, and why it stopped when it did not just end.

@@ -317,6 +317,10 @@ pub struct ChildEvent {
     /// The child session's id.
     pub session: String,
     pub step: ChildStep,
+    /// The agent an `ask_agent` call's conversation is with (its question and answer are the
+    /// child's, shown as a child to the ACP clients that advertised `subagents`); `None` for a
+    /// `task` call's child.
+    pub agent: Option<String>,
 }
 
 /// What a child session did.

@@ -311,6 +311,7 @@ impl Shown<'_> {
             call: self.call.to_string(),
             session: self.session.to_string(),
             step,
+            agent: None,
         }));
     }
 }

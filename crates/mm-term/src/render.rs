@@ -510,8 +510,12 @@ pub const FAILED_MARK: &str = "✗";
 /// What the terminal shows of a `task` call's child (docs/terminal.md, "Tasks"): each of its
 /// tool calls as a line of the `task` call's output (on a terminal, its live box under the
 /// call, erased when the call ends), and a summary line when it ends; its text, plan and
-/// usage are not shown (its answer is the call's result).
+/// usage are not shown (its answer is the call's result). An `ask_agent` call's conversation
+/// shows nothing of its own: the call shows the agent's tool calls already.
 pub fn child_shown(child: &ChildEvent) -> Option<Event> {
+    if child.agent.is_some() {
+        return None;
+    }
     match &child.step {
         ChildStep::Started { .. } => None,
         ChildStep::Event(event) => match &**event {

@@ -90,7 +90,7 @@ fn replayed_child(
     describe: &dyn Fn(&ToolCall) -> ToolCallStart,
 ) -> String {
     let on_parent = |update| notification_line("session/update", notification(parent, update));
-    let mut out = on_parent(subagent_started(&child.id, &child.description));
+    let mut out = on_parent(subagent_started(&child.id, &child.description, false));
     out.push_str(&replay_lines(&child.id, &child.messages, &[], describe));
     out.push_str(&on_parent(subagent_ended(&child.id, child.end)));
     out

@@ -83,17 +83,18 @@ pub fn translate(session_id: &str, event: Event) -> Output {
     }
 }
 
-/// `subagent_update` announcing a `task` call's child on its parent, before any of its
-/// traffic: its title, running, and cancellable on its own session id.
-pub fn subagent_started(child: &str, description: &str) -> Value {
-    let cancel =
-        acp::SubagentSessionCapabilities::new().cancel(acp::SessionCancelCapabilities::new());
-    wire(SessionUpdate::SubagentUpdate(
-        acp::SubagentUpdate::new(child.to_string())
-            .title(description.to_string())
-            .capabilities(cancel)
-            .state(acp::StateUpdate::Running(acp::RunningStateUpdate::new())),
-    ))
+/// `subagent_update` announcing a child on its parent, before any of its traffic: its title,
+/// running, and (`cancellable`: a `task` call's child) cancellable on its own session id.
+pub fn subagent_started(child: &str, description: &str, cancellable: bool) -> Value {
+    let mut update = acp::SubagentUpdate::new(child.to_string()).title(description.to_string());
+    if cancellable {
+        update = update.capabilities(
+            acp::SubagentSessionCapabilities::new().cancel(acp::SessionCancelCapabilities::new()),
+        );
+    }
+    wire(SessionUpdate::SubagentUpdate(update.state(
+        acp::StateUpdate::Running(acp::RunningStateUpdate::new()),
+    )))
 }
 
 /// `subagent_update` when the child's work ended: idle, with why it stopped (a client shows it

@@ -13,13 +13,13 @@ use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
 use super::messages::{
-    error_text, mode_ids, permission_of, refuse, started_tool_call, update_text,
+    chunk_text, error_text, mode_ids, permission_of, refuse, started_tool_call, update_text,
 };
 use super::transport::{self, End};
 use super::{
     AgentCommand, AgentError, AgentStop, Answer, CANCEL_GRACE, DEPTH_VAR, MAX_DEPTH, StartOptions,
 };
-use crate::event::PermissionMode;
+use crate::event::{ChildStep, Event, PermissionMode};
 use crate::process::{Child, Group};
 use crate::tasks::Tasks;
 use crate::tools::CallContext;
@@ -387,6 +387,13 @@ impl Connection {
         call: &CallContext<'_>,
         collect: &mut Option<&mut String>,
     ) {
+        // The answer's text is the child's too (a question's, not a mode switch's).
+        if let (Some(t), Some(_)) = (chunk_text(n), collect.as_ref()) {
+            call.show_child(
+                &self.name,
+                ChildStep::Event(Box::new(Event::Text(t.to_string()))),
+            );
+        }
         update_text(n, collect);
         if let Some(title) = started_tool_call(n) {
             call.progress(title);

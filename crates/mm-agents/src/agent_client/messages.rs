@@ -37,14 +37,20 @@ fn update_of(n: &UntypedMessage) -> Option<&Value> {
         .flatten()
 }
 
+/// An `agent_message_chunk`'s text.
+pub(super) fn chunk_text(n: &UntypedMessage) -> Option<&str> {
+    let update = update_of(n)?;
+    (update.get("sessionUpdate").and_then(Value::as_str) == Some("agent_message_chunk"))
+        .then(|| update.pointer("/content/text").and_then(Value::as_str))
+        .flatten()
+}
+
 /// Adds an `agent_message_chunk`'s text to the answer.
 pub(super) fn update_text(n: &UntypedMessage, collect: &mut Option<&mut String>) {
-    let (Some(update), Some(text)) = (update_of(n), collect.as_deref_mut()) else {
+    let Some(text) = collect.as_deref_mut() else {
         return;
     };
-    if update.get("sessionUpdate").and_then(Value::as_str) == Some("agent_message_chunk")
-        && let Some(t) = update.pointer("/content/text").and_then(Value::as_str)
-    {
+    if let Some(t) = chunk_text(n) {
         // An agent that never stops talking must not exhaust our memory.
         if text.len() + t.len() <= MAX_ANSWER {
             text.push_str(t);

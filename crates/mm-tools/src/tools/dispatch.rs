@@ -177,6 +177,7 @@ pub async fn dispatch(
         env.mode,
         env.frontend,
     )
+    .with_session(env.session_id)
     .with_journal(env.journal)
     .with_subagents(env.subagents);
     // The hooks after the call see the arguments it ran with.

@@ -32,8 +32,8 @@ use tokio_util::sync::CancellationToken;
 
 use crate::config::Config;
 use crate::event::{
-    Event, FileDiff, Form, FormAnswer, Frontend, PermissionMode, Plan, Question, Tally,
-    ToolCallStart, ToolKind, ToolStatus,
+    ChildEvent, ChildStep, Event, FileDiff, Form, FormAnswer, Frontend, PermissionMode, Plan,
+    Question, Tally, ToolCallStart, ToolKind, ToolStatus,
 };
 use crate::lsp::LspServers;
 use crate::process::Supervisor;
@@ -74,6 +74,8 @@ pub type Builder = fn(&ToolSetup<'_>) -> Option<Arc<dyn Tool>>;
 pub struct CallContext<'a> {
     /// The `call_N` ref of this call (ACP `toolCallId`).
     pub id: &'a str,
+    /// The session's id (empty where no session runs the call).
+    pub session: &'a str,
     /// The session's working directory (absolute).
     pub cwd: &'a Path,
     /// Characters of any result (the dispatcher caps again; tools that stream output use it to
@@ -102,6 +104,7 @@ impl<'a> CallContext<'a> {
     ) -> Self {
         CallContext {
             id,
+            session: "",
             cwd,
             max_output,
             cancel,
@@ -110,6 +113,12 @@ impl<'a> CallContext<'a> {
             journal: None,
             subagents: None,
         }
+    }
+
+    /// The call runs in session `session`.
+    pub fn with_session(mut self, session: &'a str) -> Self {
+        self.session = session;
+        self
     }
 
     /// A `task` call runs its child session with `subagents` (the engine's).
@@ -141,6 +150,17 @@ impl<'a> CallContext<'a> {
             id: self.id.to_string(),
             text: text.into(),
         });
+    }
+
+    /// Shows a step of the conversation this call holds with `agent` (`ask_agent`) as a child
+    /// session, `<session>/<call ref>`, to the front ends that show children.
+    pub fn show_child(&self, agent: &str, step: ChildStep) {
+        self.frontend.emit(Event::Child(ChildEvent {
+            call: self.id.to_string(),
+            session: format!("{}/{}", self.session, self.id),
+            step,
+            agent: Some(agent.to_string()),
+        }));
     }
 
     /// Shows the session's plan as it now is (ACP `plan` update; a checklist in the terminal).

@@ -167,6 +167,89 @@ async fn over_acp_the_asked_agents_tool_calls_are_progress_and_new_stops_it() {
 }
 
 #[mm_testkit::test]
+async fn to_a_client_that_advertised_subagents_the_asked_agents_conversation_is_a_child_session() {
+    common::platform::need_bash();
+    let server = FakeServer::start(vec![
+        Reply::tool_call(
+            "ask_agent",
+            json!({"agent": "second", "question": "run echo"}),
+        ),
+        Reply::tool_call("bash", json!({"command": "echo hi"})),
+        Reply::text("it printed hi"),
+        Reply::text("ok"),
+    ])
+    .await;
+    let sandbox = Sandbox::new();
+    configure(&sandbox, SECOND_MM);
+    let mut acp = spawn_acp(&sandbox, &server.url());
+    acp.client
+        .call(
+            "initialize",
+            json!({"protocolVersion": 1, "clientCapabilities": {"subagents": {}}}),
+        )
+        .await;
+    let (session, _) = acp.client.new_session(&sandbox.dir()).await;
+    let (msgs, response) = acp.client.prompt(&session, "ask").await;
+    assert_eq!(response["result"]["stopReason"], "end_turn", "{response}");
+    let on = |id: &str| -> Vec<Value> {
+        msgs.iter()
+            .filter(|m| m["method"] == "session/update" && m["params"]["sessionId"] == id)
+            .map(|m| m["params"]["update"].clone())
+            .collect()
+    };
+    let parent = on(&session);
+    let call = parent
+        .iter()
+        .find(|u| u["sessionUpdate"] == "tool_call")
+        .unwrap()["toolCallId"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let child = format!("{session}/{call}");
+    // Announced (not cancellable alone), running then idle; its answer on its own id, before
+    // the call's result on the parent; the agent's tool calls are still the call's progress.
+    let subagent: Vec<&Value> = parent
+        .iter()
+        .filter(|u| u["sessionUpdate"] == "subagent_update")
+        .collect();
+    assert_eq!(
+        subagent,
+        [
+            &json!({"sessionUpdate": "subagent_update", "sessionId": child,
+                    "title": "second: run echo", "state": {"state": "running"}}),
+            &json!({"sessionUpdate": "subagent_update", "sessionId": child,
+                    "state": {"state": "idle", "stopReason": "end_turn"}}),
+        ]
+    );
+    let position = |pred: &dyn Fn(&Value) -> bool| msgs.iter().position(pred).unwrap();
+    let announced = position(&|m| m["params"]["update"]["sessionUpdate"] == "subagent_update");
+    let first_child = position(&|m| m["params"]["sessionId"] == child.as_str());
+    assert!(announced < first_child);
+    let theirs = on(&child);
+    assert!(
+        theirs
+            .iter()
+            .all(|u| u["sessionUpdate"] == "agent_message_chunk")
+    );
+    let text: String = theirs
+        .iter()
+        .map(|u| u["content"]["text"].as_str().unwrap())
+        .collect();
+    assert_eq!(text, "it printed hi");
+    assert!(parent.iter().any(|u| u["toolCallId"] == call.as_str()
+        && u["content"][0]["content"]["text"] == "bash: echo hi"));
+    assert!(
+        !parent
+            .iter()
+            .any(|u| u["sessionUpdate"] == "agent_message_chunk"
+                && u["content"]["text"] == "it printed hi")
+    );
+    let run = acp.finish().await;
+    assert_eq!(run.code, Some(0), "{}", run.stderr);
+    assert_eq!(server.violations(), Vec::<String>::new());
+}
+
+#[mm_testkit::test]
 async fn session_cancel_reaches_the_asked_agent() {
     need_python();
     let server = FakeServer::start(vec![
