@@ -153,8 +153,12 @@ impl<'a> CallContext<'a> {
     }
 
     /// Shows a step of the conversation this call holds with `agent` (`ask_agent`) as a child
-    /// session, `<session>/<call ref>`, to the front ends that show children.
+    /// session, `<session>/<call ref>`, to the front ends that show children; nothing for a call
+    /// no session runs (`/ask`, `mm --ask`: its question is the user's, not a child's).
     pub fn show_child(&self, agent: &str, step: ChildStep) {
+        if self.session.is_empty() {
+            return;
+        }
         self.frontend.emit(Event::Child(ChildEvent {
             call: self.id.to_string(),
             session: format!("{}/{}", self.session, self.id),
