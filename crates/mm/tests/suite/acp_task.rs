@@ -24,6 +24,21 @@ fn canonical(p: &Path) -> PathBuf {
     p.canonicalize().unwrap()
 }
 
+/// `initialize`, advertising `subagents`.
+pub(crate) async fn initialize_with_subagents(client: &mut TestClient) {
+    let caps = json!({"protocolVersion": 1, "clientCapabilities": {"subagents": {}}});
+    let (_, r) = client.call("initialize", caps).await;
+    assert_eq!(r["result"]["protocolVersion"], 1);
+}
+
+/// `session/load` of `id` in `cwd`: what was replayed before its answer.
+async fn load(mm: &mut Mm, id: &str, cwd: &Path) -> Vec<Value> {
+    let params = json!({"sessionId": id, "cwd": cwd, "mcpServers": []});
+    let (replay, r) = mm.client.call("session/load", params).await;
+    assert!(r.get("result").is_some(), "{r}");
+    replay
+}
+
 /// The parent calls `task`; its child runs a command (which asks) and answers; the parent ends.
 fn script() -> Vec<Reply> {
     vec![
@@ -51,11 +66,26 @@ async fn run(mm: &mut Mm, id: &str) -> (Vec<Value>, Value) {
 }
 
 /// The updates sent on session `id`, as (kind, update).
-fn on(msgs: &[Value], id: &str) -> Vec<Value> {
+pub(crate) fn on(msgs: &[Value], id: &str) -> Vec<Value> {
     msgs.iter()
         .filter(|m| m["method"] == "session/update" && m["params"]["sessionId"] == id)
         .map(|m| m["params"]["update"].clone())
         .collect()
+}
+
+/// The `subagent_update`s among `updates`.
+pub(crate) fn subagent_updates(updates: &[Value]) -> Vec<&Value> {
+    updates
+        .iter()
+        .filter(|u| u["sessionUpdate"] == "subagent_update")
+        .collect()
+}
+
+/// The first `subagent_update` comes before anything on the `child`'s session.
+pub(crate) fn assert_announced_first(msgs: &[Value], child: &str) {
+    let at = |pred: &dyn Fn(&Value) -> bool| msgs.iter().position(pred).unwrap();
+    let announced = at(&|m| m["params"]["update"]["sessionUpdate"] == "subagent_update");
+    assert!(announced < at(&|m| m["params"]["sessionId"] == child));
 }
 
 /// The messages on session `id`.
@@ -120,14 +150,7 @@ async fn a_client_that_advertised_subagents_sees_the_child_as_a_session_of_its_o
     let (dir, home) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
     let cwd = canonical(dir.path());
     let mut mm = spawn_mm(&cwd, home.path(), &server.url());
-    let (_, r) = mm
-        .client
-        .call(
-            "initialize",
-            json!({"protocolVersion": 1, "clientCapabilities": {"subagents": {}}}),
-        )
-        .await;
-    assert_eq!(r["result"]["protocolVersion"], 1);
+    initialize_with_subagents(&mut mm.client).await;
     let (id, _) = mm.client.new_session(&cwd).await;
     let (msgs, asked) = run(&mut mm, &id).await;
 
@@ -136,21 +159,9 @@ async fn a_client_that_advertised_subagents_sees_the_child_as_a_session_of_its_o
     let child = format!("{id}/{call}");
     assert_asked(&asked, &id, &call);
     // Announced on the parent before any of its traffic, running then idle, then the result.
-    let first_child = msgs
-        .iter()
-        .position(|m| m["params"]["sessionId"] == child.as_str())
-        .unwrap();
-    let announced = msgs
-        .iter()
-        .position(|m| m["params"]["update"]["sessionUpdate"] == "subagent_update")
-        .unwrap();
-    assert!(announced < first_child);
-    let subagent: Vec<&Value> = parent
-        .iter()
-        .filter(|u| u["sessionUpdate"] == "subagent_update")
-        .collect();
+    assert_announced_first(&msgs, &child);
     assert_eq!(
-        subagent,
+        subagent_updates(&parent),
         [
             &json!({"sessionUpdate": "subagent_update", "sessionId": child, "title": "find x",
                     "capabilities": {"cancel": {}}, "state": {"state": "running"}}),
@@ -226,14 +237,7 @@ async fn a_client_that_did_not_sees_the_call_and_its_result_only_and_load_replay
     assert_eq!(mm.child.wait().await.unwrap().code(), Some(0));
     let mut mm = spawn_mm(&cwd, home.path(), &server.url());
     mm.client.initialize(false).await;
-    let (replay, r) = mm
-        .client
-        .call(
-            "session/load",
-            json!({"sessionId": id, "cwd": cwd, "mcpServers": []}),
-        )
-        .await;
-    assert!(r.get("result").is_some(), "{r}");
+    let replay = load(&mut mm, &id, &cwd).await;
     let replayed = on(&replay, &id);
     let task: Vec<&Value> = replayed
         .iter()
@@ -326,9 +330,8 @@ async fn load_replays_the_child_to_a_client_that_advertised_subagents_and_resume
     let server = FakeServer::start(replies).await;
     let (dir, home) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
     let cwd = canonical(dir.path());
-    let subagents = json!({"protocolVersion": 1, "clientCapabilities": {"subagents": {}}});
     let mut mm = spawn_mm(&cwd, home.path(), &server.url());
-    mm.client.call("initialize", subagents.clone()).await;
+    initialize_with_subagents(&mut mm.client).await;
     let (id, _) = mm.client.new_session(&cwd).await;
     let (msgs, _) = run(&mut mm, &id).await;
     let call = task_call(&on(&msgs, &id));
@@ -338,15 +341,8 @@ async fn load_replays_the_child_to_a_client_that_advertised_subagents_and_resume
 
     // Loaded in a new process: the child as it was live, before the task's call and result.
     let mut mm = spawn_mm(&cwd, home.path(), &server.url());
-    mm.client.call("initialize", subagents).await;
-    let (replay, r) = mm
-        .client
-        .call(
-            "session/load",
-            json!({"sessionId": id, "cwd": cwd, "mcpServers": []}),
-        )
-        .await;
-    assert!(r.get("result").is_some(), "{r}");
+    initialize_with_subagents(&mut mm.client).await;
+    let replay = load(&mut mm, &id, &cwd).await;
     let parent = on(&replay, &id);
     let at = |pred: &dyn Fn(&Value) -> bool| parent.iter().position(pred).unwrap();
     let started =
@@ -358,15 +354,7 @@ async fn load_replays_the_child_to_a_client_that_advertised_subagents_and_resume
     assert_eq!(parent[started]["title"], "find x");
     assert_eq!(parent[idle]["state"]["stopReason"], "end_turn");
     assert_eq!(parent[result]["status"], "completed");
-    let first_child = replay
-        .iter()
-        .position(|m| m["params"]["sessionId"] == child.as_str())
-        .unwrap();
-    let announced = replay
-        .iter()
-        .position(|m| m["params"]["update"]["sessionUpdate"] == "subagent_update")
-        .unwrap();
-    assert!(announced < first_child);
+    assert_announced_first(&replay, &child);
     let theirs = on(&replay, &child);
     assert_eq!(
         kinds(&theirs),
@@ -405,12 +393,7 @@ async fn load_replays_the_child_to_a_client_that_advertised_subagents_and_resume
 /// session, the prompt's id, the child's id and what came before.
 async fn child_waiting(server: &FakeServer, cwd: &Path, home: &Path) -> (Mm, String, i64, String) {
     let mut mm = spawn_mm(cwd, home, &server.url());
-    mm.client
-        .call(
-            "initialize",
-            json!({"protocolVersion": 1, "clientCapabilities": {"subagents": {}}}),
-        )
-        .await;
+    initialize_with_subagents(&mut mm.client).await;
     let (id, _) = mm.client.new_session(cwd).await;
     let prompt = mm.client.send_prompt(&id, "where is x?").await;
     let (_, announced) = mm.client.until_update("subagent_update").await;

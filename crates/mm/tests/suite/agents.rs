@@ -9,6 +9,7 @@ use mm_testkit as common;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+use super::acp_task::{assert_announced_first, initialize_with_subagents, on, subagent_updates};
 use common::acp::updates;
 use common::agents::*;
 use common::mm_run::{self, Sandbox, finish};
@@ -98,9 +99,9 @@ async fn ask_agent_reaches_a_second_mm_and_keeps_it_for_the_follow_up() {
     );
 }
 
-#[mm_testkit::test]
-async fn over_acp_the_asked_agents_tool_calls_are_progress_and_new_stops_it() {
-    common::platform::need_bash();
+/// mm over ACP whose model asks the agent `second` (a second mm) to run `echo hi`: its model
+/// runs it and answers `it printed hi`; ours then answers `ok`.
+async fn asking_second_to_run_echo() -> (FakeServer, Sandbox, Acp) {
     let server = FakeServer::start(vec![
         Reply::tool_call(
             "ask_agent",
@@ -113,7 +114,14 @@ async fn over_acp_the_asked_agents_tool_calls_are_progress_and_new_stops_it() {
     .await;
     let sandbox = Sandbox::new();
     configure(&sandbox, SECOND_MM);
-    let mut acp = spawn_acp(&sandbox, &server.url());
+    let acp = spawn_acp(&sandbox, &server.url());
+    (server, sandbox, acp)
+}
+
+#[mm_testkit::test]
+async fn over_acp_the_asked_agents_tool_calls_are_progress_and_new_stops_it() {
+    common::platform::need_bash();
+    let (server, sandbox, mut acp) = asking_second_to_run_echo().await;
     acp.client.initialize(true).await;
     let (session, _) = acp.client.new_session(&sandbox.dir()).await;
     let (msgs, response) = acp.client.prompt(&session, "ask").await;
@@ -169,35 +177,12 @@ async fn over_acp_the_asked_agents_tool_calls_are_progress_and_new_stops_it() {
 #[mm_testkit::test]
 async fn to_a_client_that_advertised_subagents_the_asked_agents_conversation_is_a_child_session() {
     common::platform::need_bash();
-    let server = FakeServer::start(vec![
-        Reply::tool_call(
-            "ask_agent",
-            json!({"agent": "second", "question": "run echo"}),
-        ),
-        Reply::tool_call("bash", json!({"command": "echo hi"})),
-        Reply::text("it printed hi"),
-        Reply::text("ok"),
-    ])
-    .await;
-    let sandbox = Sandbox::new();
-    configure(&sandbox, SECOND_MM);
-    let mut acp = spawn_acp(&sandbox, &server.url());
-    acp.client
-        .call(
-            "initialize",
-            json!({"protocolVersion": 1, "clientCapabilities": {"subagents": {}}}),
-        )
-        .await;
+    let (server, sandbox, mut acp) = asking_second_to_run_echo().await;
+    initialize_with_subagents(&mut acp.client).await;
     let (session, _) = acp.client.new_session(&sandbox.dir()).await;
     let (msgs, response) = acp.client.prompt(&session, "ask").await;
     assert_eq!(response["result"]["stopReason"], "end_turn", "{response}");
-    let on = |id: &str| -> Vec<Value> {
-        msgs.iter()
-            .filter(|m| m["method"] == "session/update" && m["params"]["sessionId"] == id)
-            .map(|m| m["params"]["update"].clone())
-            .collect()
-    };
-    let parent = on(&session);
+    let parent = on(&msgs, &session);
     let call = parent
         .iter()
         .find(|u| u["sessionUpdate"] == "tool_call")
@@ -208,12 +193,8 @@ async fn to_a_client_that_advertised_subagents_the_asked_agents_conversation_is_
     let child = format!("{session}/{call}");
     // Announced (not cancellable alone), running then idle; its answer on its own id, before
     // the call's result on the parent; the agent's tool calls are still the call's progress.
-    let subagent: Vec<&Value> = parent
-        .iter()
-        .filter(|u| u["sessionUpdate"] == "subagent_update")
-        .collect();
     assert_eq!(
-        subagent,
+        subagent_updates(&parent),
         [
             &json!({"sessionUpdate": "subagent_update", "sessionId": child,
                     "title": "second: run echo", "state": {"state": "running"}}),
@@ -221,11 +202,8 @@ async fn to_a_client_that_advertised_subagents_the_asked_agents_conversation_is_
                     "state": {"state": "idle", "stopReason": "end_turn"}}),
         ]
     );
-    let position = |pred: &dyn Fn(&Value) -> bool| msgs.iter().position(pred).unwrap();
-    let announced = position(&|m| m["params"]["update"]["sessionUpdate"] == "subagent_update");
-    let first_child = position(&|m| m["params"]["sessionId"] == child.as_str());
-    assert!(announced < first_child);
-    let theirs = on(&child);
+    assert_announced_first(&msgs, &child);
+    let theirs = on(&msgs, &child);
     assert!(
         theirs
             .iter()
