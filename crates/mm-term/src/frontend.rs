@@ -37,6 +37,12 @@ pub const NO_TERMINAL: &str = "no terminal to ask";
 pub const NO_TERMINAL_RELAYED: &str =
     "another agent's permission request refused: no terminal to ask";
 
+/// The window's width now, for the live output's box (drawn and erased at the width of the
+/// moment: the terminal may have reflowed it since it was drawn).
+fn live_width() -> usize {
+    super::raw::width().unwrap_or(permission::DEFAULT_WIDTH)
+}
+
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
 }
@@ -469,7 +475,8 @@ impl TermFrontend {
         drop(s);
         let _s = self.stop_spinner();
         if let Some(live) = &self.live {
-            self.screen.print(Target::Stdout, &lock(live).end());
+            self.screen
+                .print(Target::Stdout, &lock(live).end(live_width()));
         }
         let pieces = lock(&self.renderer).finish();
         self.write(&pieces);
@@ -491,7 +498,7 @@ impl TermFrontend {
         if let (Some(live), false) = (&self.live, pieces.is_empty()) {
             let mut live = lock(live);
             if live.drawn() {
-                self.screen.print(Target::Stdout, &live.erase());
+                self.screen.print(Target::Stdout, &live.erase(live_width()));
             }
         }
         for piece in pieces {
@@ -626,13 +633,13 @@ impl Frontend for TermFrontend {
         };
         let pieces = match (&event, &self.live) {
             (Event::ToolCallProgress { id, text }, Some(live)) => {
-                let width = super::raw::width().unwrap_or(permission::DEFAULT_WIDTH);
-                let drawn = lock(live).push(id, text, width, self.color);
+                let drawn = lock(live).push(id, text, live_width(), self.color);
                 self.screen.print(Target::Stdout, &drawn);
                 Vec::new()
             }
             (Event::ToolCallFinished(_), Some(live)) => {
-                self.screen.print(Target::Stdout, &lock(live).end());
+                self.screen
+                    .print(Target::Stdout, &lock(live).end(live_width()));
                 lock(&self.renderer).event(&event)
             }
             _ => lock(&self.renderer).event(&event),
