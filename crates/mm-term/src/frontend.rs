@@ -14,6 +14,7 @@ use std::time::{Duration, Instant};
 
 use async_trait::async_trait;
 use tokio_util::sync::CancellationToken;
+use unicode_width::UnicodeWidthStr;
 
 use super::forms::{self, OneShotKeys};
 use super::keyboard::Keyboard;
@@ -329,6 +330,9 @@ struct SpinnerState {
     /// The window's width at the last draw.
     width: usize,
     drawn: bool,
+    /// The columns of the line drawn, the cursor after it (0 when the type-ahead's row under
+    /// it left the cursor at the start of its row).
+    columns: usize,
     /// The spinner's frame.
     frame: usize,
 }
@@ -355,11 +359,25 @@ fn draw_status(s: &mut SpinnerState, keyboard: &Keyboard, color: bool) {
         s.width,
         color,
     );
-    let text = render::status_rows(&line, &keyboard.typed_ahead(), s.width);
+    let typed = keyboard.typed_ahead();
+    let mut text = String::new();
+    if s.drawn {
+        let climb = render::status_climb(s.columns, s.width);
+        if !climb.is_empty() {
+            text.push_str(&climb);
+            text.push_str("\r\x1b[J");
+        }
+    }
+    text.push_str(&render::status_rows(&line, &typed, s.width));
     let mut err = io::stderr().lock();
     let _ = err.write_all(text.as_bytes());
     let _ = err.flush();
     s.drawn = true;
+    s.columns = if typed.is_empty() {
+        style::without_colour(&line).width()
+    } else {
+        0
+    };
 }
 
 /// The interactive front end: streams the answer to stdout, asks questions on the terminal.
@@ -560,9 +578,12 @@ impl TermFrontend {
         let mut s = lock(&self.spinner);
         s.showing = false;
         if s.drawn {
-            // The status line and the type-ahead's row under it, if any.
+            // The status line (all the rows a narrowed window made of it) and the type-ahead's
+            // row under it, if any.
+            let width = super::raw::stderr_width().unwrap_or(permission::DEFAULT_WIDTH);
+            let text = format!("{}\r\x1b[J", render::status_climb(s.columns, width));
             let mut err = io::stderr().lock();
-            let _ = err.write_all(b"\r\x1b[J");
+            let _ = err.write_all(text.as_bytes());
             let _ = err.flush();
             s.drawn = false;
         }

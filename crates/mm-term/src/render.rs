@@ -841,6 +841,17 @@ pub fn status_rows(line: &str, typed: &str, width: usize) -> String {
     text
 }
 
+/// What takes the cursor back to the status line's first row before it is drawn again or
+/// erased: the line was `columns` wide with the cursor after it, and a terminal that reflows
+/// (tmux, VTE, iTerm2, kitty, Windows Terminal) made it several rows when the window narrowed
+/// to `width`, the cursor on the last (`\r` alone would leave the others in the scrollback).
+pub fn status_climb(columns: usize, width: usize) -> String {
+    match columns.div_ceil(width.max(1)).saturating_sub(1) {
+        0 => String::new(),
+        n => format!("\x1b[{n}A"),
+    }
+}
+
 /// The columns of the prompt (`> `).
 const PROMPT_COLUMNS: usize = 2;
 

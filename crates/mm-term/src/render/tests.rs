@@ -1136,3 +1136,16 @@ fn a_wait_for_the_server_is_a_line_in_a_one_shot_run_and_the_status_lines_otherw
     // The interactive front end draws it in the status line (frontend.rs): nothing printed.
     assert_eq!(run_merged(Layout::Interactive, false, &events), "[out]up\n");
 }
+
+/// The status line drawn at 80 columns, the window narrowed: the redraw or the erase first
+/// climbs the rows a reflowing terminal made of it (the cursor was after it, on the last).
+#[test]
+fn the_status_line_climbs_the_rows_a_narrower_window_made_of_it() {
+    assert_eq!(render::status_climb(74, 80), "");
+    assert_eq!(render::status_climb(74, 30), "\x1b[2A");
+    assert_eq!(render::status_climb(60, 30), "\x1b[1A");
+    assert_eq!(render::status_climb(74, 120), "");
+    // Nothing drawn, or the cursor left at the row's start by the type-ahead's row: no climb.
+    assert_eq!(render::status_climb(0, 30), "");
+    assert_eq!(render::status_climb(5, 0), "\x1b[4A");
+}
