@@ -210,8 +210,17 @@ impl Engine {
     /// Creates a session in `cwd` (absolute): system prompt, skills, `sessionStart` hooks (in
     /// the background), and the session file when sessions are enabled.
     pub async fn new_session(&self, cwd: PathBuf, frontend: &dyn Frontend) -> Session {
+        let s = self.new_session_unsaved(cwd);
+        self.save(&s, frontend);
+        s
+    }
+
+    /// [`Engine::new_session`] without its file: for a front end that answers first and then
+    /// writes it ([`Engine::save`]) before anything else can run on the session (ACP's
+    /// `session/new`: the file's three fsyncs were most of its time in a new folder).
+    pub fn new_session_unsaved(&self, cwd: PathBuf) -> Session {
         let now = chrono::Local::now();
-        let s = self.open_session(
+        self.open_session(
             Opening {
                 id: mm_core::session::new_id(now),
                 sessions_dir: self.sessions_dir(&cwd),
@@ -223,9 +232,7 @@ impl Engine {
             Vec::new(),
             Usage::default(),
             None,
-        );
-        self.save(&s, frontend);
-        s
+        )
     }
 
     /// A live session: its skills, its tools, the current system prompt ahead of `messages`
