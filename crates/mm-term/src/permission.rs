@@ -23,7 +23,7 @@ use unicode_width::UnicodeWidthStr;
 use super::render;
 use super::style;
 use super::wrap;
-use crate::event::{AlwaysRule, PermissionRequest};
+use crate::event::{AlwaysRule, NetworkQuestion, PermissionRequest};
 use crate::relay::RelayedPermission;
 use crate::sanitize;
 
@@ -87,6 +87,27 @@ pub fn relayed_question(request: &RelayedPermission, width: usize, color: bool) 
     Question {
         lines,
         prompt: prompt(&question, &format!("  {}", keys.join("  ")), color),
+    }
+}
+
+/// The fence's network question (docs/sandbox.md, "Asking"): what connects, and where, then
+/// `Allow <host:port>?  [y]es once  [a]lways for <host> this session  [n]o` — no "never", which
+/// would refuse every later command that needs the host.
+pub fn network_question(q: &NetworkQuestion, color: bool) -> Question {
+    let target = inline(&q.target());
+    Question {
+        lines: vec![format!(
+            "{} connects to {target}, which tools.networkAllow does not name",
+            inline(&q.asker)
+        )],
+        prompt: prompt(
+            &format!("Allow {target}?"),
+            &format!(
+                "  [y]es once  [a]lways for {} this session  [n]o",
+                inline(&q.host)
+            ),
+            color,
+        ),
     }
 }
 
