@@ -284,7 +284,9 @@ impl Frontend for AcpFrontend {
         if !self.forms {
             return NetworkAnswer::No;
         }
-        let answer = self.ask_user(convert::network_form(&question), cancel).await;
+        let answer = self
+            .ask_user(convert::network_form(&question), cancel)
+            .await;
         convert::network_answer(&question, &answer)
     }
 

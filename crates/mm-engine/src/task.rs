@@ -15,15 +15,15 @@ use tokio_util::sync::CancellationToken;
 
 use super::{Controls, Engine, Recap, Session, SessionServers, StopReason, undo};
 use crate::event::{
-    ChildEnd, ChildEvent, ChildStep, Event, Form, FormAnswer, Frontend, PermissionDecision,
-    NetworkAnswer, NetworkQuestion, PermissionRequest, Usage,
+    ChildEnd, ChildEvent, ChildStep, Event, Form, FormAnswer, Frontend, NetworkAnswer,
+    NetworkQuestion, PermissionDecision, PermissionRequest, Usage,
 };
 use crate::history::{Message, Role};
 use crate::relay::{RelayedAnswer, RelayedForm, RelayedPermission};
+use crate::sandbox::Passage;
 use crate::skills::Catalogue;
 use crate::tools::gate::Rules;
 use crate::tools::task::{NAME, Subagents};
-use crate::sandbox::Passage;
 use crate::tools::{CallContext, ToolOutput, Toolbox};
 
 /// What runs the child sessions of one parent call: what it takes of the parent when the call

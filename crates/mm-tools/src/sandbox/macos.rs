@@ -20,8 +20,8 @@ use mm_core::sandbox_report::{FENCED_VAR, Fencer};
 
 use super::kernel::Enforcement;
 use super::network::Door;
-use super::passage::{Passage, PassageKey};
 pub use super::not_linux::{FenceError, landlock_abi, namespace_works};
+use super::passage::{Passage, PassageKey};
 use super::paths::Rule;
 use super::proxy::Proxy;
 use super::seatbelt::Outbound;

@@ -64,8 +64,8 @@ mod not_linux;
 pub use fencing::{Fencing, Unfenced};
 pub use mm_core::sandbox_report::{FENCED_VAR, SandboxReport, UnwritableCwd};
 pub use network::{Door, Refusals, Refused};
-pub use passage::{Asked, Listening, Passage};
 pub use os::{Fence, FenceError, REMEDY, landlock_abi, namespace_works, network_works};
+pub use passage::{Asked, Listening, Passage};
 pub use paths::real_path;
 pub use seatbelt::{Outbound as SeatbeltOutbound, profile as seatbelt_profile};
 

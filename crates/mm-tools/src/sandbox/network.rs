@@ -52,7 +52,9 @@ impl Door {
     /// unless a matching entry names it (an allowed `*.host` resolving to 127.0.0.1 must not
     /// reach the model server).
     pub async fn resolve(&self, host: &str, port: u16) -> Result<Vec<SocketAddr>, String> {
-        self.resolve_with(host, port, &[]).await.map_err(Refused::line)
+        self.resolve_with(host, port, &[])
+            .await
+            .map_err(Refused::line)
     }
 
     /// [`Door::resolve`] with the entries of `granted` besides the list's (the hosts a session's
@@ -87,9 +89,7 @@ impl Door {
             Err(_) => match tokio::net::lookup_host((bare, port)).await {
                 Ok(found) => found.collect(),
                 Err(e) => {
-                    return Err(Refused::Closed(format!(
-                        "mm could not resolve {bare}: {e}"
-                    )));
+                    return Err(Refused::Closed(format!("mm could not resolve {bare}: {e}")));
                 }
             },
         };
@@ -114,7 +114,9 @@ impl Door {
 /// A host as the door compares it: lower case, no final dot, no brackets.
 pub(super) fn bare(host: &str) -> String {
     let host = host.trim_end_matches('.').to_ascii_lowercase();
-    host.trim_start_matches('[').trim_end_matches(']').to_string()
+    host.trim_start_matches('[')
+        .trim_end_matches(']')
+        .to_string()
 }
 
 /// Why the door refused a connection: the refusal's line, and whether the user may be asked.

@@ -155,7 +155,8 @@ impl Passage {
                     }
                     .map_err(Refused::line),
                     Some(NetworkAnswer::Session) => {
-                        if let (Some(e), Ok(mut granted)) = (entry(&bare, None), self.0.granted.lock())
+                        if let (Some(e), Ok(mut granted)) =
+                            (entry(&bare, None), self.0.granted.lock())
                             && !granted.contains(&e)
                         {
                             granted.push(e);
@@ -174,11 +175,7 @@ impl Passage {
     }
 
     fn granted(&self) -> Vec<AllowEntry> {
-        self.0
-            .granted
-            .lock()
-            .map(|g| g.clone())
-            .unwrap_or_default()
+        self.0.granted.lock().map(|g| g.clone()).unwrap_or_default()
     }
 }
 
@@ -217,7 +214,9 @@ mod tests {
             "[network refused: 127.0.0.1:10 is not in tools.networkAllow (add \"127.0.0.1\" to tools.networkAllow in your config to allow it)]"
         );
         assert_eq!(p.refusals().count(), 1);
-        let once = p.resolve(&d, "127.0.0.1", 10, |_, _| async { Some(NetworkAnswer::Once) });
+        let once = p.resolve(&d, "127.0.0.1", 10, |_, _| async {
+            Some(NetworkAnswer::Once)
+        });
         assert_eq!(once.await.unwrap(), at(10));
         // Once is once: the next connection asks again.
         let asked = p.resolve(&d, "127.0.0.1", 10, |h, port| async move {
@@ -228,7 +227,9 @@ mod tests {
         let unasked = p.resolve(&d, "127.0.0.1", 11, |_, _| async { unreachable!() });
         assert_eq!(unasked.await.unwrap(), at(11));
         // Another session's passage neither has the host nor counts this one's refusal.
-        let theirs = other.resolve(&d, "127.0.0.1", 11, |_, _| async { None }).await;
+        let theirs = other
+            .resolve(&d, "127.0.0.1", 11, |_, _| async { None })
+            .await;
         assert!(theirs.is_err());
         assert_eq!((p.refusals().count(), other.refusals().count()), (1, 1));
         // What is never asked: `none`, and a name resolving to the loopback.

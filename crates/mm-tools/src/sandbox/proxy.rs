@@ -116,11 +116,7 @@ async fn serve(
 }
 
 /// One client connection: its request's head, the rule, then the tunnel.
-async fn client(
-    mut stream: TcpStream,
-    door: &Door,
-    passage: &PassageKey,
-) -> std::io::Result<()> {
+async fn client(mut stream: TcpStream, door: &Door, passage: &PassageKey) -> std::io::Result<()> {
     // A session that ended has no commands left to serve.
     let Some(passage) = passage.passage() else {
         return Ok(());

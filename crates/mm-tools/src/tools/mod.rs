@@ -32,9 +32,8 @@ use tokio_util::sync::CancellationToken;
 
 use crate::config::Config;
 use crate::event::{
-    Event, FileDiff, Form, FormAnswer, Frontend, NetworkAnswer, NetworkQuestion, PermissionMode, Plan,
-    Question, Tally,
-    ToolCallStart, ToolKind, ToolStatus,
+    Event, FileDiff, Form, FormAnswer, Frontend, NetworkAnswer, NetworkQuestion, PermissionMode,
+    Plan, Question, Tally, ToolCallStart, ToolKind, ToolStatus,
 };
 use crate::lsp::LspServers;
 use crate::process::Supervisor;
