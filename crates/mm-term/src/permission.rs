@@ -225,6 +225,25 @@ mod tests {
     use pretty_assertions::assert_eq;
     use serde_json::json;
 
+    #[test]
+    fn the_network_question_names_what_connects_where_and_has_no_never() {
+        let q = NetworkQuestion {
+            tool_call_id: "call_1".into(),
+            host: "::1".into(),
+            port: 8080,
+            asker: "curl -s http://[::1]:8080/\u{1b}[8m".into(),
+        };
+        assert_eq!(
+            network_question(&q, false),
+            Question {
+                lines: vec![
+                    "curl -s http://[::1]:8080/^[[8m connects to [::1]:8080, which tools.networkAllow does not name".into()
+                ],
+                prompt: "Allow [::1]:8080?  [y]es once  [a]lways for ::1 this session  [n]o".into(),
+            }
+        );
+    }
+
     fn request(name: &str, title: &str, raw_input: Value) -> PermissionRequest {
         PermissionRequest {
             call: ToolCallStart {

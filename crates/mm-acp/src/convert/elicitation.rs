@@ -233,6 +233,32 @@ mod tests {
     use super::*;
     use pretty_assertions::assert_eq;
 
+    #[test]
+    fn only_an_allowing_choice_accepted_allows_the_host() {
+        let q = NetworkQuestion {
+            tool_call_id: "call_1".into(),
+            host: "example.com".into(),
+            port: 443,
+            asker: "curl https://example.com".into(),
+        };
+        let text = |t: &str| FormAnswer::Accepted(vec![AnswerValue::Text(t.into())]);
+        assert_eq!(network_answer(&q, &text("Allow once")), NetworkAnswer::Once);
+        assert_eq!(
+            network_answer(&q, &text("Allow example.com for this session")),
+            NetworkAnswer::Session
+        );
+        for refused in [
+            text("No"),
+            text("Allow other.com for this session"),
+            FormAnswer::Accepted(vec![AnswerValue::None]),
+            FormAnswer::Declined,
+            FormAnswer::Cancelled,
+            FormAnswer::Unavailable("gone".into()),
+        ] {
+            assert_eq!(network_answer(&q, &refused), NetworkAnswer::No);
+        }
+    }
+
     fn form() -> Form {
         let q = |question: &str, kind| Question {
             question: question.into(),
