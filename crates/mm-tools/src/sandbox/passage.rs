@@ -247,14 +247,14 @@ mod tests {
         assert_eq!(p.ask("h".into(), 1).await, None);
         let first = p.listen();
         let mut second = p.listen();
-        let answering = tokio::spawn(async move {
+        let answering = async {
             let q = second.questions.recv().await.unwrap();
             assert_eq!((q.host.as_str(), q.port), ("h", 1));
             q.reply.send(NetworkAnswer::Once).unwrap();
-            second
-        });
-        assert_eq!(p.ask("h".into(), 1).await, Some(NetworkAnswer::Once));
-        drop(answering.await.unwrap());
+        };
+        let (asked, ()) = tokio::join!(p.ask("h".into(), 1), answering);
+        assert_eq!(asked, Some(NetworkAnswer::Once));
+        drop(second);
         drop(first);
         assert_eq!(p.ask("h".into(), 1).await, None);
         let key = p.key();
