@@ -111,26 +111,68 @@ fn the_terminal_asks_and_once_no_and_always_for_the_session_hold() {
     server.assert_valid();
 }
 
-/// `mm -acp` with the user's `config`, one session in the sandbox's folder, initialized with or
-/// without forms.
-async fn acp(
-    server: &FakeServer,
-    config: &str,
-    forms: bool,
-) -> (TestClient, tokio::process::Child, Sandbox, String) {
-    let sandbox = Sandbox::new();
-    let file = sandbox.user_config();
-    std::fs::create_dir_all(file.parent().unwrap()).unwrap();
-    std::fs::write(&file, config).unwrap();
-    let mut c = sandbox.command(Some(&server.url()), &["-acp"]);
-    c.stdin(Stdio::piped());
-    let mut child = c.spawn().unwrap();
-    let stdin = child.stdin.take().unwrap();
-    let stdout = child.stdout.take().unwrap();
-    let mut client = TestClient::new(Box::new(stdin), Box::new(stdout));
-    client.initialize(forms).await;
-    let (session, _) = client.new_session(&sandbox.dir()).await;
-    (client, child, sandbox, session)
+/// `mm -acp` with the user's `config`, initialized with or without forms, one session in the
+/// sandbox's folder.
+struct Acp {
+    client: TestClient,
+    child: tokio::process::Child,
+    server: FakeServer,
+    session: String,
+    sandbox: Sandbox,
+}
+
+impl Acp {
+    async fn start(script: Vec<Reply>, config: &str, forms: bool) -> Acp {
+        let server = FakeServer::start(script).await;
+        let sandbox = Sandbox::new();
+        let file = sandbox.user_config();
+        std::fs::create_dir_all(file.parent().unwrap()).unwrap();
+        std::fs::write(&file, config).unwrap();
+        let mut c = sandbox.command(Some(&server.url()), &["-acp"]);
+        c.stdin(Stdio::piped());
+        let mut child = c.spawn().unwrap();
+        let stdin = child.stdin.take().unwrap();
+        let stdout = child.stdout.take().unwrap();
+        let mut client = TestClient::new(Box::new(stdin), Box::new(stdout));
+        client.initialize(forms).await;
+        let (session, _) = client.new_session(&sandbox.dir()).await;
+        Acp {
+            client,
+            child,
+            server,
+            session,
+            sandbox,
+        }
+    }
+
+    /// `mm -acp` in `ask` mode whose model runs `curl` to `port` once; the prompt is sent and
+    /// the permission to run the command given. The prompt's id, and the permission request.
+    async fn curl_asked(port: u16, forms: bool) -> (Acp, i64, Value) {
+        let script = vec![
+            Reply::tool_call("bash", json!({ "command": curl(port) })),
+            Reply::text("done"),
+        ];
+        let mut a = Acp::start(script, &config(false), forms).await;
+        let prompt = a.client.send_prompt(&a.session, "go").await;
+        let (_, permission) = a.client.until_request("session/request_permission").await;
+        a.client.select_option(&permission, "allow").await;
+        (a, prompt, permission)
+    }
+
+    /// Ends the process (the model server got what real servers accept); its log lines of
+    /// the turns' recaps.
+    async fn end(mut self) -> Vec<String> {
+        assert_eq!(self.server.violations(), Vec::<String>::new());
+        self.client.close().await;
+        self.client.drain().await;
+        let run = finish(self.child).await;
+        assert_eq!(run.code, Some(0), "{}", run.stderr);
+        run.stderr
+            .lines()
+            .filter(|l| l.starts_with("[acp] turn done"))
+            .map(str::to_string)
+            .collect()
+    }
 }
 
 /// The output of the turn's bash call as the client was told it.
@@ -146,48 +188,31 @@ fn bash_output(msgs: &[Value]) -> Value {
 async fn over_acp_a_client_with_forms_is_asked_by_an_elicitation() {
     network_or_skip();
     let port = host_server("reached\n");
-    let server = FakeServer::start(vec![
-        Reply::tool_call("bash", json!({ "command": curl(port) })),
-        Reply::text("done"),
-    ])
-    .await;
-    let (mut client, child, _sandbox, session) = acp(&server, &config(false), true).await;
-    let prompt = client.send_prompt(&session, "go").await;
-    let (_, permission) = client.until_request("session/request_permission").await;
-    client.select_option(&permission, "allow").await;
-    let (_, form) = client.until_request("elicitation/create").await;
+    let (mut a, prompt, permission) = Acp::curl_asked(port, true).await;
+    let (_, form) = a.client.until_request("elicitation/create").await;
     let id = permission["params"]["toolCall"]["toolCallId"].clone();
-    let session_id = json!(session);
+    let session = json!(a.session);
+    let question = format!(
+        "{} connects to 127.0.0.1:{port}, which tools.networkAllow does not name. Allow it?",
+        curl(port)
+    );
     let [once, this_session] = ["Allow once", "Allow 127.0.0.1 for this session"];
     assert_eq!(
         form["params"],
-        json!({"sessionId": session_id, "toolCallId": id, "mode": "form",
-            "message": format!("{} connects to 127.0.0.1:{port}, which tools.networkAllow does not name. Allow it?", curl(port)),
+        json!({"sessionId": session, "toolCallId": id, "mode": "form", "message": question,
             "requestedSchema": {"type": "object", "properties": {
-                "q1": {"type": "string", "title": format!("{} connects to 127.0.0.1:{port}, which tools.networkAllow does not name. Allow it?", curl(port)),
-                    "enum": [once, this_session, "No"]}},
+                "q1": {"type": "string", "title": question, "enum": [once, this_session, "No"]}},
                 "required": ["q1"]},
-            "_meta": {"mm.elicitationScope": {"sessionId": session_id, "toolCallId": id}}})
+            "_meta": {"mm.elicitationScope": {"sessionId": session, "toolCallId": id}}})
     );
-    client
-        .respond(
-            &form["id"],
-            json!({"action": "accept", "content": {"q1": once}}),
-        )
-        .await;
-    let (msgs, r) = client.until_response(prompt).await;
+    let accept = json!({"action": "accept", "content": {"q1": once}});
+    a.client.respond(&form["id"], accept).await;
+    let (msgs, r) = a.client.until_response(prompt).await;
     assert_eq!(r["result"]["stopReason"], "end_turn");
     assert_eq!(bash_output(&msgs), "reached\n");
-    assert_eq!(server.violations(), Vec::<String>::new());
-    client.close().await;
-    client.drain().await;
-    let run = finish(child).await;
-    assert_eq!(run.code, Some(0), "{}", run.stderr);
-    assert!(
-        run.stderr
-            .contains("[acp] turn done: 1 command(s) · 0 file op(s) · 0 skill(s)\n"),
-        "{}",
-        run.stderr
+    assert_eq!(
+        a.end().await,
+        ["[acp] turn done: 1 command(s) · 0 file op(s) · 0 skill(s)"]
     );
 }
 
@@ -195,16 +220,8 @@ async fn over_acp_a_client_with_forms_is_asked_by_an_elicitation() {
 async fn over_acp_a_client_without_forms_gets_the_refusal_unasked() {
     network_or_skip();
     let port = host_server("reached\n");
-    let server = FakeServer::start(vec![
-        Reply::tool_call("bash", json!({ "command": curl(port) })),
-        Reply::text("done"),
-    ])
-    .await;
-    let (mut client, child, _sandbox, session) = acp(&server, &config(false), false).await;
-    let prompt = client.send_prompt(&session, "go").await;
-    let (_, permission) = client.until_request("session/request_permission").await;
-    client.select_option(&permission, "allow").await;
-    let (msgs, r) = client.until_response(prompt).await;
+    let (mut a, prompt, _) = Acp::curl_asked(port, false).await;
+    let (msgs, r) = a.client.until_response(prompt).await;
     assert_eq!(r["result"]["stopReason"], "end_turn");
     // No other request came: the permission to run was the only question.
     assert!(
@@ -215,17 +232,11 @@ async fn over_acp_a_client_without_forms_gets_the_refusal_unasked() {
     );
     let refused = refusal(port);
     assert_eq!(bash_output(&msgs), format!("{refused}\n{refused}"));
-    assert_eq!(server.violations(), Vec::<String>::new());
-    client.close().await;
-    client.drain().await;
-    let run = finish(child).await;
-    assert_eq!(run.code, Some(0), "{}", run.stderr);
-    assert!(
-        run.stderr.contains(
-            "[acp] turn done: 1 command(s) · 0 file op(s) · 0 skill(s) · 1 host(s) refused (tools.networkAllow)\n"
-        ),
-        "{}",
-        run.stderr
+    assert_eq!(
+        a.end().await,
+        [
+            "[acp] turn done: 1 command(s) · 0 file op(s) · 0 skill(s) · 1 host(s) refused (tools.networkAllow)"
+        ]
     );
 }
 
@@ -243,34 +254,23 @@ async fn two_sessions_count_their_own_refusals() {
         curl(port)
     );
     let wait = "touch go; until [ -e done ]; do sleep 0.05; done; echo a";
-    let server = FakeServer::start(vec![
+    let script = vec![
         Reply::tool_call("bash", json!({ "command": left })),
         Reply::text("b done"),
         Reply::tool_call("bash", json!({ "command": wait })),
         Reply::text("a done"),
-    ])
-    .await;
-    let (mut client, child, sandbox, a) = acp(&server, &config(true), true).await;
-    let (b, _) = client.new_session(&sandbox.dir()).await;
+    ];
+    let mut s = Acp::start(script, &config(true), true).await;
+    let (a, client) = (s.session.clone(), &mut s.client);
+    let (b, _) = client.new_session(&s.sandbox.dir()).await;
     let (msgs, r) = client.prompt(&b, "leave a job").await;
     assert_eq!(r["result"]["stopReason"], "end_turn");
     assert_eq!(bash_output(&msgs), "");
     let (msgs, r) = client.prompt(&a, "wait").await;
     assert_eq!(r["result"]["stopReason"], "end_turn");
     assert_eq!(bash_output(&msgs), "a\n");
-    assert_eq!(server.violations(), Vec::<String>::new());
-    client.close().await;
-    client.drain().await;
-    let run = finish(child).await;
-    assert_eq!(run.code, Some(0), "{}", run.stderr);
-    let done: Vec<&str> = run
-        .stderr
-        .lines()
-        .filter(|l| l.starts_with("[acp] turn done"))
-        .collect();
     assert_eq!(
-        done, ["[acp] turn done: 1 command(s) · 0 file op(s) · 0 skill(s)"; 2],
-        "{}",
-        run.stderr
+        s.end().await,
+        ["[acp] turn done: 1 command(s) · 0 file op(s) · 0 skill(s)"; 2]
     );
 }
