@@ -32,8 +32,8 @@ const SANDBOX_EXEC: &str = "/usr/bin/sandbox-exec";
 /// What `mm doctor` says to do when the fence is not whole and `tools.sandboxRequired` is set.
 pub const REMEDY: &str = "run mm where /usr/bin/sandbox-exec is (it comes with macOS)";
 
-/// What is kept between calls: mm's proxy for each door (one per process in practice),
-/// started with the first fence that needs it.
+/// What is kept between calls: mm's proxy for each door and session (its refusals, allowed
+/// hosts and questions are the session's), started with the first fence that needs it.
 pub type State = Arc<Mutex<HashMap<(Door, PassageKey), Arc<Proxy>>>>;
 
 /// What one fenced child runs under: the profile, and the proxy variables in `allowlist`.
