@@ -13,7 +13,7 @@ use std::process::Stdio;
 
 use common::acp::{TestClient, updates};
 use common::mm_run::{Sandbox, finish};
-use common::pty::{PtyServer as Server, answer_with_usage, bash_reply, spawn_mm};
+use common::pty::{PtyServer as Server, answer_with_usage, bash_reply, call_reply, spawn_mm};
 use common::{FakeServer, Reply};
 use expectrl::{Eof, Expect};
 use pretty_assertions::assert_eq;
@@ -53,7 +53,7 @@ fn the_terminal_asks_and_once_no_and_always_for_the_session_hold() {
     network_or_skip();
     let port = host_server("reached\n");
     let command = curl(port);
-    let (server, url) = Server::start(vec![
+    let (server, _home, mut mm) = asking_terminal(vec![
         bash_reply("c1", &command),
         answer_with_usage("first"),
         bash_reply("c2", &command),
@@ -63,13 +63,6 @@ fn the_terminal_asks_and_once_no_and_always_for_the_session_hold() {
         bash_reply("c4", &command),
         answer_with_usage("fourth"),
     ]);
-    let home = tempfile::tempdir_in(common::target_tmpdir()).unwrap();
-    let user_file = home.path().join("config/mm/config.toml");
-    std::fs::create_dir_all(user_file.parent().unwrap()).unwrap();
-    std::fs::write(&user_file, config(false)).unwrap();
-    let mut mm = spawn_mm(home.path(), &url, &[]);
-    mm.get_process_mut().set_window_size(200, 24).unwrap();
-    mm.expect("> ").unwrap();
     let question = format!(
         "{command} connects to 127.0.0.1:{port}, which tools.networkAllow does not name\r\nAllow 127.0.0.1:{port}?  [y]es once  [a]lways for 127.0.0.1 this session  [n]o"
     );
@@ -107,6 +100,59 @@ fn the_terminal_asks_and_once_no_and_always_for_the_session_hold() {
             "reached\n".to_string(),
             "reached\n".to_string(),
         ]
+    );
+    server.assert_valid();
+}
+
+/// `mm --no-yolo` in a home of its own whose user's configuration is [`config`], at its prompt.
+fn asking_terminal(
+    script: Vec<Reply>,
+) -> (Server, tempfile::TempDir, expectrl::session::OsSession) {
+    let (server, url) = Server::start(script);
+    let home = tempfile::tempdir_in(common::target_tmpdir()).unwrap();
+    let user_file = home.path().join("config/mm/config.toml");
+    std::fs::create_dir_all(user_file.parent().unwrap()).unwrap();
+    std::fs::write(&user_file, config(false)).unwrap();
+    let mut mm = spawn_mm(home.path(), &url, &[]);
+    mm.get_process_mut().set_window_size(200, 24).unwrap();
+    mm.expect("> ").unwrap();
+    (server, home, mm)
+}
+
+#[mm_testkit::test]
+fn fetch_content_asks_the_same_question_naming_its_url() {
+    network_or_skip();
+    let port = host_server("reached\n");
+    let url = format!("http://127.0.0.1:{port}/");
+    let fetch = |id: &str| call_reply(id, "fetch_content", json!({ "url": url }));
+    let (server, _home, mut mm) = asking_terminal(vec![
+        fetch("c1"),
+        answer_with_usage("first"),
+        fetch("c2"),
+        answer_with_usage("second"),
+    ]);
+    for (prompt, key, word, answer) in [
+        ("one", "n", " no\r\n", "first"),
+        ("two", "y", " yes\r\n", "second"),
+    ] {
+        mm.send_line(prompt).unwrap();
+        mm.expect(
+            format!(
+                "fetch_content {url} connects to 127.0.0.1:{port}, which tools.networkAllow does not name\r\nAllow 127.0.0.1:{port}?  [y]es once  [a]lways for 127.0.0.1 this session  [n]o"
+            )
+            .as_str(),
+        )
+        .unwrap();
+        mm.send(key).unwrap();
+        mm.expect(word).unwrap();
+        mm.expect(answer).unwrap();
+        mm.expect("> ").unwrap();
+    }
+    mm.send("\x04").unwrap();
+    mm.expect(Eof).unwrap();
+    assert_eq!(
+        server.tool_results(),
+        [refusal(port), "reached\n".to_string()]
     );
     server.assert_valid();
 }
