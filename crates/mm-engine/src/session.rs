@@ -12,6 +12,7 @@ use super::{Controls, Engine, SessionServers, builtin, undo};
 use crate::event::{Frontend, PermissionMode, Plan, ToolCallStart, Usage};
 use crate::history::{Message, ToolCall};
 use crate::hooks::{HookEvent, HookResult};
+use crate::sandbox::Passage;
 use crate::skills::{Catalogue, SkillDirs};
 use crate::tools::gate::{Rule, Rules};
 use crate::tools::{ToolSetup, Toolbox};
@@ -65,6 +66,9 @@ pub struct Session {
     pub(crate) start_hooks: Option<tokio::task::JoinHandle<HookResult>>,
     /// What the turns changed, for `/undo`.
     pub(crate) undo: undo::Undo,
+    /// The session's share of the fence's network: the hosts refused in it (its turns' recaps)
+    /// and allowed for it (a `task` call's child shares its parent's).
+    pub(crate) network: Passage,
     /// A `task` call's child session: its parent's id (its turn has `tools.task.maxSteps`
     /// and starts no child); `None` for a session of its own.
     pub(crate) parent: Option<String>,
@@ -257,7 +261,8 @@ impl Engine {
             warnings.push(outside.to_string());
         }
         let plan = Arc::new(Mutex::new(plan));
-        let tools = self.tools_for(&id, &cwd, &skills, &plan);
+        let network = Passage::default();
+        let tools = self.tools_for(&id, &cwd, &skills, &plan, &network);
         let mut history = Vec::with_capacity(messages.len() + 1);
         history.push(Message::system(self.system_prompt(&cwd, &tools)));
         history.extend(messages);
@@ -284,6 +289,7 @@ impl Engine {
             start_hooks: None,
             undo: undo::Undo::default(),
             parent: None,
+            network,
         };
         let stores = crate::paths::state_dir(
             self.setting.env.home.as_deref(),
@@ -307,7 +313,14 @@ impl Engine {
         cwd: &Path,
         skills: &Arc<Catalogue>,
         plan: &Arc<Mutex<Option<Plan>>>,
+        network: &Passage,
     ) -> Toolbox {
+        // The sandbox with the session's share of the network (its refusals, its allowed
+        // hosts, its questions; on Linux a proxy of its own).
+        let sandbox = Arc::new(self.sandbox.for_session(network));
+        let read_only = self
+            .read_only_sandbox()
+            .map(|ro| Arc::new(ro.for_session(network)));
         builtin(&ToolSetup {
             config: &self.config,
             session_id: id,
@@ -317,8 +330,8 @@ impl Engine {
             processes: &self.processes,
             lsp: &self.servers.lsp,
             ask_depth: self.setting.ask_depth,
-            sandbox: &self.sandbox,
-            read_only: self.read_only_sandbox(),
+            sandbox: &sandbox,
+            read_only: read_only.as_ref(),
         })
     }
 

@@ -23,7 +23,8 @@ use super::render::{self, Layout, Out, Renderer, Target};
 use super::screen::Screen;
 use super::style;
 use crate::event::{
-    ContextUsage, Event, Form, FormAnswer, Frontend, PermissionDecision, PermissionRequest,
+    ContextUsage, Event, Form, FormAnswer, Frontend, NetworkAnswer, NetworkQuestion,
+    PermissionDecision, PermissionRequest,
 };
 use crate::relay::{RelayedAnswer, RelayedForm, RelayedPermission};
 use crate::sanitize::visible;
@@ -767,5 +768,35 @@ impl Frontend for TermFrontend {
         let mut keys = self.keyboard.question().await;
         self.settle(Vec::new());
         ask_relayed_form(form, &mut keys, &mut io::stdout(), self.color, cancel).await
+    }
+
+    async fn ask_network(
+        &self,
+        question: NetworkQuestion,
+        cancel: &CancellationToken,
+    ) -> NetworkAnswer {
+        if cancel.is_cancelled() {
+            return NetworkAnswer::No;
+        }
+        let _one = self.asking.lock().await;
+        // Keys typed until now are set aside before the question shows: they never answer it.
+        let mut keys = self.keyboard.question().await;
+        let question = permission::network_question(&question, self.color);
+        self.settle(question.lines);
+        let mut out = io::stdout();
+        let _ = write!(out, "{}", question.prompt);
+        let (answer, interrupted) = tokio::select! {
+            asked = forms::network_key(&mut keys, &mut out) => asked,
+            () = cancel.cancelled() => {
+                let _ = writeln!(out);
+                (NetworkAnswer::No, false)
+            }
+        };
+        drop(keys);
+        // Ctrl-C at the question cancels the turn, as at the permission question.
+        if interrupted {
+            cancel.cancel();
+        }
+        answer
     }
 }
