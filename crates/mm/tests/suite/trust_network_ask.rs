@@ -12,14 +12,16 @@ use mm_testkit as common;
 use std::process::Stdio;
 
 use common::acp::{TestClient, updates};
-use common::mm_run::{Sandbox, finish};
+use common::mm_run::finish;
 use common::pty::{PtyServer as Server, answer_with_usage, bash_reply, call_reply, spawn_mm};
 use common::{FakeServer, Reply};
 use expectrl::{Eof, Expect};
 use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
 
+use crate::trust_fence::{Scene, scene};
 use crate::trust_network::host_server;
+use crate::trust_repo::as_root_and_user;
 
 /// The fence and its network here, or the test is skipped with the reason.
 fn network_or_skip() {
@@ -158,47 +160,48 @@ fn fetch_content_asks_the_same_question_naming_its_url() {
 }
 
 /// `mm -acp` with the user's `config`, initialized with or without forms, one session in the
-/// sandbox's folder.
+/// scene's project, run by root or by a plain user.
 struct Acp {
     client: TestClient,
     child: tokio::process::Child,
     server: FakeServer,
     session: String,
-    sandbox: Sandbox,
+    scene: Scene,
 }
 
 impl Acp {
-    async fn start(script: Vec<Reply>, config: &str, forms: bool) -> Acp {
+    async fn start(root: bool, script: Vec<Reply>, config: &str, forms: bool) -> Acp {
         let server = FakeServer::start(script).await;
-        let sandbox = Sandbox::new();
-        let file = sandbox.user_config();
-        std::fs::create_dir_all(file.parent().unwrap()).unwrap();
-        std::fs::write(&file, config).unwrap();
-        let mut c = sandbox.command(Some(&server.url()), &["-acp"]);
-        c.stdin(Stdio::piped());
+        let scene = scene(root);
+        scene.user_config(config);
+        scene.who.own(&scene.root);
+        let mut c = scene
+            .dirs
+            .command_as(&scene.who, Some(&server.url()), &["-acp"]);
+        c.current_dir(&scene.project).stdin(Stdio::piped());
         let mut child = c.spawn().unwrap();
         let stdin = child.stdin.take().unwrap();
         let stdout = child.stdout.take().unwrap();
         let mut client = TestClient::new(Box::new(stdin), Box::new(stdout));
         client.initialize(forms).await;
-        let (session, _) = client.new_session(&sandbox.dir()).await;
+        let (session, _) = client.new_session(&scene.project).await;
         Acp {
             client,
             child,
             server,
             session,
-            sandbox,
+            scene,
         }
     }
 
     /// `mm -acp` in `ask` mode whose model runs `curl` to `port` once; the prompt is sent and
     /// the permission to run the command given. The prompt's id, and the permission request.
-    async fn curl_asked(port: u16, forms: bool) -> (Acp, i64, Value) {
+    async fn curl_asked(root: bool, port: u16, forms: bool) -> (Acp, i64, Value) {
         let script = vec![
             Reply::tool_call("bash", json!({ "command": curl(port) })),
             Reply::text("done"),
         ];
-        let mut a = Acp::start(script, &config(false), forms).await;
+        let mut a = Acp::start(root, script, &config(false), forms).await;
         let prompt = a.client.send_prompt(&a.session, "go").await;
         let (_, permission) = a.client.until_request("session/request_permission").await;
         a.client.select_option(&permission, "allow").await;
@@ -230,11 +233,10 @@ fn bash_output(msgs: &[Value]) -> Value {
         .clone()
 }
 
-#[mm_testkit::test]
-async fn over_acp_a_client_with_forms_is_asked_by_an_elicitation() {
+async fn over_acp_a_client_with_forms_is_asked_by_an_elicitation(root: bool) {
     network_or_skip();
     let port = host_server("reached\n");
-    let (mut a, prompt, permission) = Acp::curl_asked(port, true).await;
+    let (mut a, prompt, permission) = Acp::curl_asked(root, port, true).await;
     let (_, form) = a.client.until_request("elicitation/create").await;
     let id = permission["params"]["toolCall"]["toolCallId"].clone();
     let session = json!(a.session);
@@ -262,11 +264,10 @@ async fn over_acp_a_client_with_forms_is_asked_by_an_elicitation() {
     );
 }
 
-#[mm_testkit::test]
-async fn over_acp_a_client_without_forms_gets_the_refusal_unasked() {
+async fn over_acp_a_client_without_forms_gets_the_refusal_unasked(root: bool) {
     network_or_skip();
     let port = host_server("reached\n");
-    let (mut a, prompt, _) = Acp::curl_asked(port, false).await;
+    let (mut a, prompt, _) = Acp::curl_asked(root, port, false).await;
     let (msgs, r) = a.client.until_response(prompt).await;
     assert_eq!(r["result"]["stopReason"], "end_turn");
     // No other request came: the permission to run was the only question.
@@ -289,8 +290,7 @@ async fn over_acp_a_client_without_forms_gets_the_refusal_unasked() {
 /// Turns are serialised process-wide, but a command a session's turn left running goes on
 /// connecting during another session's turn: its refusal is its own session's, never in the
 /// other's `bash` result or recap.
-#[mm_testkit::test]
-async fn two_sessions_count_their_own_refusals() {
+async fn two_sessions_count_their_own_refusals(root: bool) {
     network_or_skip();
     let port = host_server("reached\n");
     // Session B leaves a job that connects once session A's command has started, then lets
@@ -306,9 +306,9 @@ async fn two_sessions_count_their_own_refusals() {
         Reply::tool_call("bash", json!({ "command": wait })),
         Reply::text("a done"),
     ];
-    let mut s = Acp::start(script, &config(true), true).await;
+    let mut s = Acp::start(root, script, &config(true), true).await;
     let (a, client) = (s.session.clone(), &mut s.client);
-    let (b, _) = client.new_session(&s.sandbox.dir()).await;
+    let (b, _) = client.new_session(&s.scene.project).await;
     let (msgs, r) = client.prompt(&b, "leave a job").await;
     assert_eq!(r["result"]["stopReason"], "end_turn");
     assert_eq!(bash_output(&msgs), "");
@@ -320,3 +320,21 @@ async fn two_sessions_count_their_own_refusals() {
         ["[acp] turn done: 1 command(s) · 0 file op(s) · 0 skill(s)"; 2]
     );
 }
+
+// The asking tests over ACP, as root and as a plain user (whose fence is made in a user
+// namespace: the proxy and its questions are the same).
+as_root_and_user!(
+    over_acp_a_client_with_forms_is_asked_by_an_elicitation_as_root,
+    over_acp_a_client_with_forms_is_asked_by_an_elicitation_as_a_user,
+    over_acp_a_client_with_forms_is_asked_by_an_elicitation
+);
+as_root_and_user!(
+    over_acp_a_client_without_forms_gets_the_refusal_unasked_as_root,
+    over_acp_a_client_without_forms_gets_the_refusal_unasked_as_a_user,
+    over_acp_a_client_without_forms_gets_the_refusal_unasked
+);
+as_root_and_user!(
+    two_sessions_count_their_own_refusals_as_root,
+    two_sessions_count_their_own_refusals_as_a_user,
+    two_sessions_count_their_own_refusals
+);
