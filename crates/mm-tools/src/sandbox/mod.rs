@@ -28,6 +28,7 @@ mod fencing;
 pub mod hidden;
 mod kernel;
 mod network;
+mod passage;
 mod paths;
 mod seatbelt;
 
@@ -62,8 +63,9 @@ mod not_linux;
 
 pub use fencing::{Fencing, Unfenced};
 pub use mm_core::sandbox_report::{FENCED_VAR, SandboxReport, UnwritableCwd};
-pub use network::{Door, Refusals};
+pub use network::{Door, Refusals, Refused};
 pub use os::{Fence, FenceError, REMEDY, landlock_abi, namespace_works, network_works};
+pub use passage::{Asked, Listening, Passage};
 pub use paths::real_path;
 pub use seatbelt::{Outbound as SeatbeltOutbound, profile as seatbelt_profile};
 
@@ -180,8 +182,9 @@ pub struct Sandbox {
     state: os::State,
     /// Where fenced commands' connections may go (`tools.network`, `tools.networkAllow`).
     door: Door,
-    /// The connections the door refused, shared by every fence of the process.
-    refusals: Refusals,
+    /// The session's share of the network (its refusals, the hosts it was allowed, who is
+    /// asked): each session's own ([`Sandbox::for_session`]).
+    passage: Passage,
 }
 
 impl Default for Sandbox {
@@ -346,7 +349,7 @@ impl Sandbox {
             enforcement,
             state: os::State::default(),
             door: Door::of(&network),
-            refusals: Refusals::default(),
+            passage: Passage::default(),
         }
     }
 
@@ -366,7 +369,7 @@ impl Sandbox {
             enforcement: Enforcement::off(),
             state: os::State::default(),
             door: Door::of(&NetworkConfig::default()),
-            refusals: Refusals::default(),
+            passage: Passage::default(),
         }
     }
 
@@ -389,7 +392,7 @@ impl Sandbox {
                 let mut ro =
                     Sandbox::new(Settings::mode(SandboxMode::ReadOnly), self.places.clone());
                 ro.door = self.door.clone();
-                ro.refusals = self.refusals.clone();
+                ro.passage = self.passage.clone();
                 ro
             }
         };
@@ -542,7 +545,7 @@ impl Sandbox {
         if !self.fences_commands() {
             return Ok(Fencing::inside(None));
         }
-        let network = (door, &self.refusals);
+        let network = (door, &self.passage);
         os::fence(
             &self.rule(cwd, extra),
             &self.enforcement,
@@ -563,9 +566,25 @@ impl Sandbox {
         self.is_on() && self.door.isolated()
     }
 
-    /// The connections the door refused so far, in order.
+    /// The connections the door refused so far in the session, in order.
     pub fn refusals(&self) -> &Refusals {
-        &self.refusals
+        self.passage.refusals()
+    }
+
+    /// The session's share of the network: its refusals, the hosts its user allowed, who is
+    /// asked about a host on no list.
+    pub fn passage(&self) -> &Passage {
+        &self.passage
+    }
+
+    /// The same sandbox for one session, with `passage` as its network's share: on Linux its
+    /// commands get a namespace and a proxy of their own, so that a refusal or an allowed host
+    /// of one session is never another's.
+    pub fn for_session(&self, passage: &Passage) -> Sandbox {
+        Sandbox {
+            passage: passage.clone(),
+            ..self.clone()
+        }
     }
 
     /// The rule for writes of a session in `cwd`, with the folders of `extra` held for one child
@@ -640,7 +659,7 @@ mod tests {
             places: Places::default(),
             state: os::State::default(),
             door: Door::of(&NetworkConfig::default()),
-            refusals: Refusals::default(),
+            passage: Passage::default(),
             enforcement: Enforcement {
                 fencer: match abi {
                     0 => Fencer::Missing("this kernel has no Landlock (Linux 5.13 or later, with landlock among its LSMs)".into()),

@@ -63,7 +63,7 @@ pub(super) fn fence(
     _: &Rule<'_>,
     _: &Enforcement,
     _: &State,
-    _: (&super::network::Door, &super::network::Refusals),
+    _: (&super::network::Door, &super::passage::Passage),
 ) -> Result<Option<Fence>, FenceError> {
     Ok(None)
 }

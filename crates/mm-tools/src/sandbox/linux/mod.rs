@@ -25,7 +25,8 @@ pub use sys::FenceError;
 
 use super::held::Held;
 use super::kernel::Enforcement;
-use super::network::{Door, Refusals};
+use super::network::Door;
+use super::passage::{Passage, PassageKey};
 use super::paths::Rule;
 
 /// What `mm doctor` says to do when the fence is not whole and `tools.sandboxRequired` is set.
@@ -37,13 +38,14 @@ pub type State = Arc<Mutex<HashMap<NamespaceKey, Arc<Joined>>>>;
 
 /// What a namespace mounts: the read-only paths, the pinned folders, the hidden places (with
 /// whether each is a folder), a private `devpts`; and its network, when it has one of its own
-/// (its door: one proxy per allow-list).
+/// (its door: one proxy per allow-list), with the session it serves when the way out is mm's
+/// proxy (its refusals, its allowed hosts and its questions are that session's alone).
 type NamespaceKey = (
     Vec<PathBuf>,
     Vec<PathBuf>,
     Vec<(PathBuf, bool)>,
     bool,
-    Option<Door>,
+    Option<(Door, Option<PassageKey>)>,
 );
 
 /// Whether a private mount namespace with a read-only bind works here: tried once, in a child
@@ -61,7 +63,7 @@ pub fn network_works() -> Result<(), String> {
         .with_network(Some(namespace::Net::Proxied))
         .make()
         .map_err(|e| e.to_string())?;
-    ns.serve(Door::open(), Refusals::default())
+    ns.serve(Door::open(), Passage::default().key())
         .map_err(|e| e.to_string())?;
     ns.proxy()
         .map(|_| ())
@@ -119,7 +121,7 @@ pub(super) fn fence(
     rule: &Rule<'_>,
     enforcement: &Enforcement,
     state: &State,
-    network: (&Door, &Refusals),
+    network: (&Door, &Passage),
 ) -> Result<Option<Fence>, FenceError> {
     let Rule {
         mode,
@@ -177,16 +179,13 @@ pub(super) fn fence(
     let cwd_root: Vec<PathBuf> = roots.cwd.iter().cloned().collect();
     let held: Vec<&Held> = roots.held.iter().map(|(h, _)| *h).collect();
     let devpts = pts == fence::Pts::Private;
-    let (door, refusals) = network;
-    let net = (can_mount && door.isolated()).then(|| door.clone());
+    let (door, passage) = network;
+    let net = (can_mount && door.isolated())
+        .then(|| (door.clone(), door.proxied().then(|| passage.key())));
     let namespace = match can_mount
         && (devpts || !readonly.is_empty() || !hidden.is_empty() || net.is_some())
     {
-        true => Some(joined(
-            state,
-            (readonly, pins, hidden, devpts, net),
-            refusals,
-        )?),
+        true => Some(joined(state, (readonly, pins, hidden, devpts, net))?),
         false => None,
     };
     Fence::build(&fence::Plan {
@@ -199,19 +198,17 @@ pub(super) fn fence(
     .map(Some)
 }
 
-/// The namespace that mounts `key`, made the first time it is asked for.
-fn joined(
-    state: &State,
-    key: NamespaceKey,
-    refusals: &Refusals,
-) -> Result<Arc<Joined>, FenceError> {
+/// The namespace that mounts `key`, made the first time it is asked for; those of sessions that
+/// ended are let go then.
+fn joined(state: &State, key: NamespaceKey) -> Result<Arc<Joined>, FenceError> {
     let mut made = state
         .lock()
         .map_err(|_| FenceError::Namespace(io::Error::other("a lock was poisoned")))?;
     if let Some(ns) = made.get(&key) {
         return Ok(Arc::clone(ns));
     }
-    let net = key.4.as_ref().map(|door| match door.proxied() {
+    made.retain(|k, _| !matches!(&k.4, Some((_, Some(session))) if !session.alive()));
+    let net = key.4.as_ref().map(|(door, _)| match door.proxied() {
         true => namespace::Net::Proxied,
         false => namespace::Net::Closed,
     });
@@ -219,8 +216,9 @@ fn joined(
         .with_network(net)
         .make()
         .map_err(FenceError::Namespace)?;
-    if let Some(door) = &key.4 {
-        ns.serve(door.clone(), refusals.clone())
+    if let Some((door, session)) = &key.4 {
+        let session = session.clone().unwrap_or_else(|| Passage::default().key());
+        ns.serve(door.clone(), session)
             .map_err(FenceError::Namespace)?;
     }
     let ns = Arc::new(ns);
