@@ -793,6 +793,56 @@ mod tests {
         }
     }
 
+    /// Keeps the sessions of the child events it is shown.
+    #[derive(Default)]
+    struct Children(Mutex<Vec<String>>);
+
+    #[async_trait]
+    impl Frontend for Children {
+        fn emit(&self, event: Event) {
+            if let Event::Child(c) = event {
+                self.0
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner)
+                    .push(c.session);
+            }
+        }
+        async fn ask_permission(
+            &self,
+            _r: crate::event::PermissionRequest,
+            _c: &CancellationToken,
+        ) -> crate::event::PermissionDecision {
+            crate::event::PermissionDecision::RejectOnce
+        }
+        async fn ask_user(&self, _f: Form, _c: &CancellationToken) -> FormAnswer {
+            FormAnswer::Unavailable("a test".into())
+        }
+    }
+
+    #[test]
+    fn an_asked_agent_s_conversation_is_a_child_only_in_a_session() {
+        let (fe, cancel) = (Children::default(), CancellationToken::new());
+        let call = CallContext::new(
+            "call_2",
+            Path::new("/"),
+            10,
+            &cancel,
+            PermissionMode::Ask,
+            &fe,
+        );
+        let started = || ChildStep::Started {
+            description: "second: go".into(),
+        };
+        // `/ask`, `mm --ask`: no session, no child (it would never be announced).
+        call.show_child("second", started());
+        let call = call.with_session("s1");
+        call.show_child("second", started());
+        assert_eq!(
+            *fe.0.lock().unwrap_or_else(PoisonError::into_inner),
+            ["s1/call_2"]
+        );
+    }
+
     #[test]
     fn sessions_share_one_copy_of_each_tool_definition() {
         // Each session builds its own tools; their definitions, a few kilobytes each as JSON
