@@ -99,7 +99,7 @@ impl OpenAiClient {
             detected: tokio::sync::OnceCell::new(),
             context_window: AtomicU64::new(context_window_override),
             total_slots: AtomicU32::new(0),
-            slots: Slots::default(),
+            slots: Slots::for_process(),
             reprobed: AtomicBool::new(false),
             listing: std::sync::Mutex::new(None),
         });
