@@ -93,6 +93,20 @@ pub fn default_candidates() -> Vec<(ServerKind, String)> {
     ]
 }
 
+/// Whether `url` (a candidate's) names `port` explicitly.
+pub fn on_port(url: &str, port: u16) -> bool {
+    let authority = url
+        .split_once("://")
+        .map_or(url, |(_, rest)| rest)
+        .split('/')
+        .next()
+        .unwrap_or("");
+    authority
+        .rsplit_once(':')
+        .and_then(|(_, p)| p.parse::<u16>().ok())
+        == Some(port)
+}
+
 /// The base URL without its trailing `/v1` (or `/engines/v1`): where the native endpoints live.
 pub fn server_root(url: &str) -> String {
     let url = url.trim_end_matches('/');

@@ -40,12 +40,12 @@ pub const SANDBOX_KEYS: [&str; 4] = [
 ];
 
 /// The keys of the fence's network (`tools.network…`), which only the user's layers set.
-pub const NETWORK_KEYS: [&str; 2] = ["network", "networkAllow"];
+pub const NETWORK_KEYS: [&str; 3] = ["network", "networkAllow", "networkExpose"];
 
 /// The keys of an entry that starts a process (a hook, an MCP or language server, an agent)
 /// that take it out of the fence or open the fence for it (`sandbox = false`,
-/// `sandboxWritable`), which only the user's layers set, like [`SANDBOX_KEYS`].
-pub const ENTRY_SANDBOX_KEYS: [&str; 2] = ["sandbox", "sandboxWritable"];
+/// `sandboxWritable`, `networkAllow`), which only the user's layers set, like [`SANDBOX_KEYS`].
+pub const ENTRY_SANDBOX_KEYS: [&str; 3] = ["sandbox", "sandboxWritable", "networkAllow"];
 
 /// Removes every entry's [`ENTRY_SANDBOX_KEYS`] from a layer; returns their dotted names.
 fn strip_entry_sandbox(table: &mut Table) -> Vec<String> {

@@ -95,7 +95,8 @@ pub(super) fn fence(
     rule: &Rule<'_>,
     enforcement: &Enforcement,
     state: &State,
-    (door, refusals): (&Door, &Refusals),
+    // No namespace: nothing to forward (docs/platforms.md).
+    (door, refusals, _): (&Door, &Refusals, &super::forwarding::Forwarding),
 ) -> Result<Option<Fence>, FenceError> {
     if enforcement.nested.is_some() {
         return Ok(None);

@@ -8,6 +8,7 @@
 pub mod caps;
 pub mod devpts;
 mod fence;
+mod forward;
 pub mod namespace;
 mod net;
 pub mod seccomp;
@@ -23,6 +24,7 @@ use mm_core::sandbox_report::{FENCED_VAR, Fencer};
 use namespace::Joined;
 pub use sys::FenceError;
 
+use super::forwarding::Forwarding;
 use super::held::Held;
 use super::kernel::Enforcement;
 use super::network::{Door, Refusals};
@@ -37,13 +39,13 @@ pub type State = Arc<Mutex<HashMap<NamespaceKey, Arc<Joined>>>>;
 
 /// What a namespace mounts: the read-only paths, the pinned folders, the hidden places (with
 /// whether each is a folder), a private `devpts`; and its network, when it has one of its own
-/// (its door: one proxy per allow-list).
+/// (its door: one proxy per allow-list; the ports it forwards).
 type NamespaceKey = (
     Vec<PathBuf>,
     Vec<PathBuf>,
     Vec<(PathBuf, bool)>,
     bool,
-    Option<Door>,
+    Option<(Door, Forwarding)>,
 );
 
 /// Whether a private mount namespace with a read-only bind works here: tried once, in a child
@@ -119,7 +121,7 @@ pub(super) fn fence(
     rule: &Rule<'_>,
     enforcement: &Enforcement,
     state: &State,
-    network: (&Door, &Refusals),
+    network: (&Door, &Refusals, &Forwarding),
 ) -> Result<Option<Fence>, FenceError> {
     let Rule {
         mode,
@@ -177,8 +179,8 @@ pub(super) fn fence(
     let cwd_root: Vec<PathBuf> = roots.cwd.iter().cloned().collect();
     let held: Vec<&Held> = roots.held.iter().map(|(h, _)| *h).collect();
     let devpts = pts == fence::Pts::Private;
-    let (door, refusals) = network;
-    let net = (can_mount && door.isolated()).then(|| door.clone());
+    let (door, refusals, forwarding) = network;
+    let net = (can_mount && door.isolated()).then(|| (door.clone(), forwarding.clone()));
     let namespace = match can_mount
         && (devpts || !readonly.is_empty() || !hidden.is_empty() || net.is_some())
     {
@@ -211,7 +213,7 @@ fn joined(
     if let Some(ns) = made.get(&key) {
         return Ok(Arc::clone(ns));
     }
-    let net = key.4.as_ref().map(|door| match door.proxied() {
+    let net = key.4.as_ref().map(|(door, _)| match door.proxied() {
         true => namespace::Net::Proxied,
         false => namespace::Net::Closed,
     });
@@ -219,9 +221,13 @@ fn joined(
         .with_network(net)
         .make()
         .map_err(FenceError::Namespace)?;
-    if let Some(door) = &key.4 {
+    if let Some((door, forwarding)) = &key.4 {
         ns.serve(door.clone(), refusals.clone())
             .map_err(FenceError::Namespace)?;
+        let ports: Vec<forward::Port> = (forwarding.expose.iter().map(|p| forward::Port::Expose(*p)))
+            .chain(forwarding.reach.iter().map(|p| forward::Port::Reach(*p)))
+            .collect();
+        ns.forward(&ports).map_err(FenceError::Namespace)?;
     }
     let ns = Arc::new(ns);
     made.insert(key, Arc::clone(&ns));
