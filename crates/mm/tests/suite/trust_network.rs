@@ -264,3 +264,175 @@ as_root_and_user!(
     a_server_left_on_a_detection_port_is_not_taken_by_a_later_session_as_a_user,
     a_server_left_on_a_detection_port_is_not_taken_by_a_later_session
 );
+
+// ---------------------------------------------------------------- tools.networkExpose
+
+/// A named pipe at `path` (the command and the test meet there: each side's open waits for
+/// the other's).
+fn fifo(path: &std::path::Path) {
+    let c = std::ffi::CString::new(path.as_os_str().as_encoded_bytes()).unwrap();
+    // SAFETY: a NUL-terminated path.
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o666) }, 0);
+}
+
+/// What a GET of `path` on the host's 127.0.0.1:`port` answers, or the connection's error.
+fn get(port: u16, path: &str) -> std::io::Result<String> {
+    let mut stream = TcpStream::connect(("127.0.0.1", port))?;
+    stream.write_all(format!("GET {path} HTTP/1.0\r\n\r\n").as_bytes())?;
+    let mut answer = String::new();
+    stream.read_to_string(&mut answer)?;
+    Ok(answer)
+}
+
+/// The command that starts `servers` (shell commands each starting a server in the background
+/// on a port), waits until each answers inside, says so on the pipe `ready`, waits for the
+/// test's word on the pipe `done`, and stops them.
+fn hold_servers(s: &Scene, servers: &[(String, u16)]) -> String {
+    let ready = s.project.join("ready");
+    let done = s.project.join("done");
+    fifo(&ready);
+    fifo(&done);
+    let mut cmd = String::from("pids=''; ");
+    for (start, port) in servers {
+        cmd.push_str(&format!(
+            "{start} > /dev/null 2>&1 & pids=\"$pids $!\"; until curl -s -o /dev/null http://127.0.0.1:{port}/; do :; done; "
+        ));
+    }
+    cmd.push_str(&format!(
+        "echo up > {ready}; cat {done} > /dev/null; kill $pids; echo held",
+        ready = ready.display(),
+        done = done.display()
+    ));
+    cmd
+}
+
+/// Runs `check` once the command of [`hold_servers`] has its servers up, then lets it end;
+/// what `check` saw and the command's result.
+async fn while_held<T>(s: &Scene, command: String, check: impl Future<Output = T>) -> (T, String) {
+    let (ready, done) = (s.project.join("ready"), s.project.join("done"));
+    let checks = async move {
+        tokio::task::spawn_blocking(move || std::fs::read_to_string(&ready).unwrap())
+            .await
+            .unwrap();
+        let seen = check.await;
+        tokio::task::spawn_blocking(move || std::fs::write(&done, "done\n").unwrap())
+            .await
+            .unwrap();
+        seen
+    };
+    let attack = s.attack(&s.project, &[], vec![bash(&command)], |_| {});
+    tokio::pin!(attack, checks);
+    tokio::select! {
+        (_, results) = &mut attack => panic!("the command ended before the test's word: {results:?}"),
+        seen = &mut checks => {
+            let (_, results) = attack.await;
+            (seen, results[0].clone())
+        }
+    }
+}
+
+/// [`get`], off the test's runtime.
+async fn get_async(port: u16, path: &'static str) -> std::io::Result<String> {
+    tokio::task::spawn_blocking(move || get(port, path))
+        .await
+        .unwrap()
+}
+
+async fn only_an_exposed_port_answers_on_the_hosts_loopback(s: Scene) {
+    let (exposed, other) = (free_port(), free_port());
+    s.user_config(&format!("{FENCED}networkExpose = [{exposed}]\n"));
+    std::fs::write(s.project.join("hello.txt"), "from the fence\n").unwrap();
+    let server = |port: u16| format!("python3 -m http.server {port} --bind 127.0.0.1");
+    let command = hold_servers(&s, &[(server(exposed), exposed), (server(other), other)]);
+    let ((through, refused), result) = while_held(&s, command, async {
+        (
+            get_async(exposed, "/hello.txt").await.unwrap(),
+            get_async(other, "/hello.txt").await.unwrap_err().kind(),
+        )
+    })
+    .await;
+    assert_eq!(result, "held\n");
+    assert!(through.starts_with("HTTP/1.0 200 OK\r\n"), "{through}");
+    assert!(through.ends_with("\r\n\r\nfrom the fence\n"), "{through}");
+    assert_eq!(refused, std::io::ErrorKind::ConnectionRefused);
+    // Bound only while the session's fence exists.
+    assert_eq!(
+        TcpStream::connect(("127.0.0.1", exposed)).unwrap_err().kind(),
+        std::io::ErrorKind::ConnectionRefused
+    );
+}
+
+as_root_and_user!(
+    only_an_exposed_port_answers_on_the_hosts_loopback_as_root,
+    only_an_exposed_port_answers_on_the_hosts_loopback_as_a_user,
+    only_an_exposed_port_answers_on_the_hosts_loopback
+);
+
+async fn an_exposed_detection_port_is_not_taken_by_a_later_session(s: Scene) {
+    for port in DETECTION_PORTS {
+        if TcpStream::connect(("127.0.0.1", port)).is_ok() {
+            mm_testkit::skip(format!(
+                "something already listens on the detection port {port}"
+            ));
+        }
+    }
+    // One port a variant: the two run at once, and each exposes its own.
+    let port = match s.who {
+        mm_testkit::as_user::Who::Root => DETECTION_PORTS[0],
+        mm_testkit::as_user::Who::User { .. } => DETECTION_PORTS[1],
+    };
+    s.user_config(&format!("{FENCED}networkExpose = [{port}]\n"));
+    let log = s.project.join("requests.log");
+    // A model server of the command's own on the exposed port, logging each request.
+    let server = format!(
+        r#"
+import http.server, json
+class H(http.server.BaseHTTPRequestHandler):
+    def answer(self):
+        open("{log}", "a").write(self.command + " " + self.path + "\n")
+        body = json.dumps({{"object": "list", "data": [{{"id": "evil", "object": "model"}}]}}).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+    do_GET = do_POST = answer
+    def log_message(self, *a): pass
+http.server.ThreadingHTTPServer.request_queue_size = 128
+http.server.ThreadingHTTPServer(("127.0.0.1", {port}), H).serve_forever()
+"#,
+        log = log.display()
+    );
+    std::fs::write(s.project.join("server.py"), server).unwrap();
+    let command = hold_servers(&s, &[("python3 server.py".to_string(), port)]);
+    let elsewhere = s.root.join("elsewhere");
+    std::fs::create_dir_all(&elsewhere).unwrap();
+    let ((reached, later), result) = while_held(&s, command, async {
+        // The host reaches the command's server (the port is exposed)...
+        let reached = get_async(port, "/v1/models").await.unwrap();
+        std::fs::remove_file(&log).unwrap();
+        // ...and a later session with no model.url, in another project, whose detection runs
+        // while it is exposed, does not.
+        let later = s.mm_with(&elsewhere, None, &["-p", "hi"], |_| {}).await;
+        (reached, later)
+    })
+    .await;
+    assert_eq!(result, "held\n");
+    assert!(reached.contains("\"evil\""), "{reached}");
+    // Only what a session that took it as its model sends: its chat request (the machine's
+    // other mm processes may probe the port while it is exposed; detection skips it only for
+    // the users whose config lists it).
+    let requests = std::fs::read_to_string(&log).unwrap_or_default();
+    assert!(
+        !requests.contains("POST"),
+        "the later session took the command's server: {requests}\n{}",
+        later.stdout
+    );
+    assert!(!later.stdout.contains("evil"), "{}", later.stdout);
+}
+
+as_root_and_user!(
+    an_exposed_detection_port_is_not_taken_by_a_later_session_as_root,
+    an_exposed_detection_port_is_not_taken_by_a_later_session_as_a_user,
+    an_exposed_detection_port_is_not_taken_by_a_later_session
+);
