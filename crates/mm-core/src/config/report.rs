@@ -53,7 +53,10 @@ fn hook(h: &HookConfig) -> String {
         parts.push(format!("sandboxWritable = {}", paths(&h.sandbox.writable)));
     }
     if !h.sandbox.network_allow.is_empty() {
-        parts.push(format!("networkAllow = {}", hosts(&h.sandbox.network_allow)));
+        parts.push(format!(
+            "networkAllow = {}",
+            hosts(&h.sandbox.network_allow)
+        ));
     }
     format!("{{ {} }}", parts.join(", "))
 }
@@ -256,7 +259,11 @@ pub(super) fn report(loaded: &Loaded) -> String {
         "tools.network",
         quote(c.tools.network.mode.name()),
     );
-    add(&mut lines, "tools.networkAllow", hosts(&c.tools.network.allow));
+    add(
+        &mut lines,
+        "tools.networkAllow",
+        hosts(&c.tools.network.allow),
+    );
     add(
         &mut lines,
         "tools.networkExpose",

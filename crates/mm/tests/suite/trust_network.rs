@@ -357,7 +357,9 @@ async fn only_an_exposed_port_answers_on_the_hosts_loopback(s: Scene) {
     assert_eq!(refused, std::io::ErrorKind::ConnectionRefused);
     // Bound only while the session's fence exists.
     assert_eq!(
-        TcpStream::connect(("127.0.0.1", exposed)).unwrap_err().kind(),
+        TcpStream::connect(("127.0.0.1", exposed))
+            .unwrap_err()
+            .kind(),
         std::io::ErrorKind::ConnectionRefused
     );
 }
@@ -435,4 +437,82 @@ as_root_and_user!(
     an_exposed_detection_port_is_not_taken_by_a_later_session_as_root,
     an_exposed_detection_port_is_not_taken_by_a_later_session_as_a_user,
     an_exposed_detection_port_is_not_taken_by_a_later_session
+);
+
+// -------------------------------------------------------- an entry's own networkAllow
+
+async fn an_asked_agent_reaches_the_hosts_of_its_own_entry_and_no_other(s: Scene) {
+    let allowed = host_server("allowed\n");
+    let other = host_server("secret\n");
+    let script = |command: String| {
+        mm_testkit::Reply::tool_call("bash", serde_json::json!({ "command": command }))
+    };
+    // The outer mm's command, then the asked mm's (`mm -acp`, on the same fake server, which
+    // it reaches by its entry's list through its fence's loopback: its model client leaves the
+    // loopback out of any proxy).
+    let server = mm_testkit::FakeServer::start(vec![
+        script(format!("curl -s --noproxy '' http://127.0.0.1:{allowed}/")),
+        mm_testkit::Reply::tool_call(
+            "ask_agent",
+            serde_json::json!({ "agent": "net", "question": "fetch" }),
+        ),
+        script(format!("curl -s http://127.0.0.1:{allowed}/")),
+        script(format!("curl -s --noproxy '' http://127.0.0.1:{allowed}/")),
+        script(format!("curl -s --noproxy '' http://127.0.0.1:{other}/")),
+        script(format!(
+            "curl -s http://127.0.0.1:{other}/; echo \"curl: $?\""
+        )),
+        mm_testkit::Reply::text("fetched"),
+        mm_testkit::Reply::text("done"),
+    ])
+    .await;
+    let fake = server.url();
+    let fake_port = fake
+        .trim_start_matches("http://127.0.0.1:")
+        .split('/')
+        .next()
+        .unwrap();
+    s.user_config(&format!(
+        "{FENCED}[agents.net]\ncommand = {mm:?}\nargs = [\"-acp\", \"--yolo\"]\nnetworkAllow = [\"127.0.0.1:{fake_port}\", \"127.0.0.1:{allowed}\"]\n",
+        mm = mm_testkit::mm_binary().display().to_string()
+    ));
+    let run = s
+        .mm_with(&s.project, Some(&fake), &["--yolo", "-p", "go"], |_| {})
+        .await;
+    assert_eq!(run.code, Some(0), "{}", run.stderr);
+    assert_eq!(run.stdout, "done\n", "{}", run.stderr);
+    assert_eq!(server.violations(), Vec::<String>::new());
+    let requests = server.requests();
+    let refused = |port: u16, key: &str| {
+        format!(
+            "[network refused: 127.0.0.1:{port} is not in {key} (add \"127.0.0.1\" to {key} in your config to allow it)]"
+        )
+    };
+    // The session's own command: the entry's list is the entry's only.
+    let outer = mm_testkit::tool_results(&requests[1]);
+    assert_eq!(
+        outer[0],
+        refused(allowed, "tools.networkAllow")
+            .repeat(2)
+            .replace("][", "]\n[")
+    );
+    let asked = requests
+        .iter()
+        .map(mm_testkit::tool_results)
+        .rfind(|r| r.len() == 4)
+        .expect("the asked mm's four results");
+    assert_eq!(asked[0], "allowed\n");
+    assert_eq!(asked[1], "allowed\n");
+    assert!(
+        asked[2].contains(&refused(other, "tools.networkAllow")),
+        "{}",
+        asked[2]
+    );
+    assert_eq!(asked[3], "curl: 7\n");
+}
+
+as_root_and_user!(
+    an_asked_agent_reaches_the_hosts_of_its_own_entry_and_no_other_as_root,
+    an_asked_agent_reaches_the_hosts_of_its_own_entry_and_no_other_as_a_user,
+    an_asked_agent_reaches_the_hosts_of_its_own_entry_and_no_other
 );

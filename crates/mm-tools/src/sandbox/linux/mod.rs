@@ -224,9 +224,10 @@ fn joined(
     if let Some((door, forwarding)) = &key.4 {
         ns.serve(door.clone(), refusals.clone())
             .map_err(FenceError::Namespace)?;
-        let ports: Vec<forward::Port> = (forwarding.expose.iter().map(|p| forward::Port::Expose(*p)))
-            .chain(forwarding.reach.iter().map(|p| forward::Port::Reach(*p)))
-            .collect();
+        let ports: Vec<forward::Port> =
+            (forwarding.expose.iter().map(|p| forward::Port::Expose(*p)))
+                .chain(forwarding.reach.iter().map(|p| forward::Port::Reach(*p)))
+                .collect();
         ns.forward(&ports).map_err(FenceError::Namespace)?;
     }
     let ns = Arc::new(ns);

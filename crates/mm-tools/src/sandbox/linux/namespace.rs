@@ -19,8 +19,8 @@ use std::os::unix::ffi::OsStrExt;
 use std::path::PathBuf;
 use std::sync::OnceLock;
 
-use super::sys::{FenceError, check, write_proc};
 use super::forward::{Forwards, Port};
+use super::sys::{FenceError, check, write_proc};
 use super::{devpts, net};
 use crate::sandbox::network::{Door, Refusals};
 use crate::sandbox::proxy::Proxy;
