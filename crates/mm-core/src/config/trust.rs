@@ -488,7 +488,7 @@ mod tests {
     fn a_project_cannot_open_the_fences_network() {
         for trusted in [false, true] {
             let (table, out) = filtered(
-                "[tools]\nnetwork = \"open\"\nnetworkAllow = [\"*.evil.example\"]\n",
+                "[tools]\nnetwork = \"open\"\nnetworkAllow = [\"*.evil.example\"]\nnetworkExpose = [8080]\n",
                 trusted,
             );
             let tools = table.get("tools").and_then(Value::as_table);
@@ -496,9 +496,25 @@ mod tests {
             assert_eq!(
                 out.warnings,
                 [
-                    "tools.network, tools.networkAllow are ignored in project files (/p/.mm/config.toml): only the user's config, --config, the environment and flags set the network of the fence"
+                    "tools.network, tools.networkAllow, tools.networkExpose are ignored in project files (/p/.mm/config.toml): only the user's config, --config, the environment and flags set the network of the fence"
                 ]
             );
+        }
+        // Nor an entry's own list: a trusted project's agent keeps its command, not the hosts
+        // it names.
+        let (table, out) = filtered(
+            "[agents.proj]\ncommand = \"x\"\nnetworkAllow = [\"evil.example\"]\n",
+            true,
+        );
+        let kept: Table = toml::from_str("[agents.proj]\ncommand = \"x\"\n").unwrap();
+        assert_eq!(table, kept);
+        assert_eq!(
+            out.warnings,
+            [
+                "agents.proj.networkAllow is ignored in project files (/p/.mm/config.toml): only the user's config, --config, the environment and flags set the sandbox"
+            ]
+        );
+        {
         }
     }
 

@@ -487,6 +487,14 @@ fn invalid_values_are_errors() {
             "trustedProjects = [\"rel/dir\"]\n",
             "trustedProjects[0] must be an absolute path, got \"rel/dir\"",
         ),
+        (
+            "[tools]\nnetworkExpose = [3000, 70000]\n",
+            "tools.networkExpose[1] must be a port from 1 to 65535, got 70000",
+        ),
+        (
+            "[agents.codex]\ncommand = \"codex\"\nnetworkAllow = [\"api.openai.com:x\"]\n",
+            "agents.codex.networkAllow[0] \"api.openai.com:x\" has a port that is not a number from 1 to 65535 (\"x\")",
+        ),
     ];
     for (text, message) in cases {
         w.write_user(text);
