@@ -514,8 +514,7 @@ mod tests {
                 "agents.proj.networkAllow is ignored in project files (/p/.mm/config.toml): only the user's config, --config, the environment and flags set the sandbox"
             ]
         );
-        {
-        }
+        {}
     }
 
     #[test]

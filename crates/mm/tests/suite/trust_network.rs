@@ -205,7 +205,11 @@ as_root_and_user!(
 /// The ports detection tries (mm-model's detect.rs), all free on the host for the test.
 const DETECTION_PORTS: [u16; 3] = [8080, 11434, 1234];
 
+/// Held by the tests that need the detection ports free, or expose one: one at a time.
+static DETECTION: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+
 async fn a_server_left_on_a_detection_port_is_not_taken_by_a_later_session(s: Scene) {
+    let _alone = DETECTION.lock().await;
     for port in DETECTION_PORTS {
         if TcpStream::connect(("127.0.0.1", port)).is_ok() {
             mm_testkit::skip(format!(
@@ -371,6 +375,7 @@ as_root_and_user!(
 );
 
 async fn an_exposed_detection_port_is_not_taken_by_a_later_session(s: Scene) {
+    let _alone = DETECTION.lock().await;
     for port in DETECTION_PORTS {
         if TcpStream::connect(("127.0.0.1", port)).is_ok() {
             mm_testkit::skip(format!(
@@ -378,11 +383,7 @@ async fn an_exposed_detection_port_is_not_taken_by_a_later_session(s: Scene) {
             ));
         }
     }
-    // One port a variant: the two run at once, and each exposes its own.
-    let port = match s.who {
-        mm_testkit::as_user::Who::Root => DETECTION_PORTS[0],
-        mm_testkit::as_user::Who::User { .. } => DETECTION_PORTS[1],
-    };
+    let port = DETECTION_PORTS[0];
     s.user_config(&format!("{FENCED}networkExpose = [{port}]\n"));
     let log = s.project.join("requests.log");
     // A model server of the command's own on the exposed port, logging each request.
