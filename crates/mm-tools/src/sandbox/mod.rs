@@ -600,6 +600,11 @@ impl Sandbox {
         &self.door
     }
 
+    /// `tools.networkExpose`: the ports of the commands' fence the host's 127.0.0.1 reaches.
+    pub fn expose(&self) -> &[u16] {
+        &self.expose
+    }
+
     /// Whether mm's own tools keep the fence's door (`fetch_content`): the sandbox is on and
     /// `tools.network` is not `open`.
     pub fn fences_network(&self) -> bool {
