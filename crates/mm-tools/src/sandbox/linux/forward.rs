@@ -133,14 +133,9 @@ async fn serve(listener: TcpListener, port: Port, inside: Arc<Inside>) {
 async fn forward(mut client: TcpStream, port: Port, inside: &Arc<Inside>) -> io::Result<()> {
     let _ = client.set_nodelay(true);
     let mut other = match port {
-        Port::Expose(p) => {
-            // The fork that makes the socket blocks: off the runtime's thread.
-            let maker = Arc::clone(inside);
-            let socket = tokio::task::spawn_blocking(move || socket_inside(&maker))
-                .await
-                .map_err(io::Error::other)??;
-            socket.connect(loopback(p)).await?
-        }
+        // The fork that makes the socket blocks this thread (the forwards' own) for about a
+        // millisecond, once per connection.
+        Port::Expose(p) => socket_inside(inside)?.connect(loopback(p)).await?,
         Port::Reach(p) => TcpStream::connect(loopback(p)).await?,
     };
     let _ = other.set_nodelay(true);
