@@ -590,6 +590,23 @@ mod tests {
     use pretty_assertions::assert_eq;
 
     #[test]
+    fn detection_skips_the_exposed_ports() {
+        let options = crate::openai::ClientOptions::default().skipping(&[8080, 1234]);
+        let urls: Vec<&str> = options.candidates.iter().map(|(_, u)| u.as_str()).collect();
+        assert_eq!(
+            urls,
+            [
+                "http://127.0.0.1:9931/v1",
+                "http://127.0.0.1:11434/v1",
+                "http://127.0.0.1:12434/engines/v1",
+                "http://127.0.0.1:8000/v1",
+                LOCAL_MODEL_SCRIPT_URL,
+            ]
+        );
+        assert!(!on_port("http://127.0.0.1:18080/v1", 8080));
+    }
+
+    #[test]
     fn listed_models_leave_out_embeddings_and_name_the_detected_one() {
         let detected = |name: &str, models: Value| Detected {
             url: "http://h/v1".into(),
