@@ -208,8 +208,8 @@ const DETECTION_PORTS: [u16; 3] = [8080, 11434, 1234];
 /// Held by the tests that need the detection ports free, or expose one: one at a time.
 static DETECTION: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
 
-async fn a_server_left_on_a_detection_port_is_not_taken_by_a_later_session(s: Scene) {
-    let _alone = DETECTION.lock().await;
+/// Skips the test when something listens on a detection port.
+fn detection_ports_free() {
     for port in DETECTION_PORTS {
         if TcpStream::connect(("127.0.0.1", port)).is_ok() {
             mm_testkit::skip(format!(
@@ -217,14 +217,14 @@ async fn a_server_left_on_a_detection_port_is_not_taken_by_a_later_session(s: Sc
             ));
         }
     }
-    let port = DETECTION_PORTS[0];
-    let log = s.project.join("requests.log");
-    let pidfile = s.project.join("server.pid");
-    // A model server of the command's own, answering everything as a model list and logging
-    // each request, left running.
+}
+
+/// Writes `server.py` in the project: a model server of a command's own on `port`, answering
+/// everything as a model list and logging each request in `log`.
+fn model_like_server(s: &Scene, log: &std::path::Path, port: u16) {
     let server = format!(
         r#"
-import http.server, json, sys
+import http.server, json
 class H(http.server.BaseHTTPRequestHandler):
     def answer(self):
         open("{log}", "a").write(self.command + " " + self.path + "\n")
@@ -236,11 +236,22 @@ class H(http.server.BaseHTTPRequestHandler):
         self.wfile.write(body)
     do_GET = do_POST = answer
     def log_message(self, *a): pass
-http.server.HTTPServer(("127.0.0.1", {port}), H).serve_forever()
+http.server.ThreadingHTTPServer.request_queue_size = 128
+http.server.ThreadingHTTPServer(("127.0.0.1", {port}), H).serve_forever()
 "#,
         log = log.display()
     );
     std::fs::write(s.project.join("server.py"), server).unwrap();
+}
+
+async fn a_server_left_on_a_detection_port_is_not_taken_by_a_later_session(s: Scene) {
+    let _alone = DETECTION.lock().await;
+    detection_ports_free();
+    let port = DETECTION_PORTS[0];
+    let log = s.project.join("requests.log");
+    let pidfile = s.project.join("server.pid");
+    // A model server of the command's own, left running.
+    model_like_server(&s, &log, port);
     let start = format!(
         "python3 server.py > /dev/null 2>&1 & echo $! > {pid}; until curl -s -o /dev/null http://127.0.0.1:{port}/; do :; done; echo up",
         pid = pidfile.display()
@@ -376,37 +387,12 @@ as_root_and_user!(
 
 async fn an_exposed_detection_port_is_not_taken_by_a_later_session(s: Scene) {
     let _alone = DETECTION.lock().await;
-    for port in DETECTION_PORTS {
-        if TcpStream::connect(("127.0.0.1", port)).is_ok() {
-            mm_testkit::skip(format!(
-                "something already listens on the detection port {port}"
-            ));
-        }
-    }
+    detection_ports_free();
     let port = DETECTION_PORTS[0];
     s.user_config(&format!("{FENCED}networkExpose = [{port}]\n"));
     let log = s.project.join("requests.log");
-    // A model server of the command's own on the exposed port, logging each request.
-    let server = format!(
-        r#"
-import http.server, json
-class H(http.server.BaseHTTPRequestHandler):
-    def answer(self):
-        open("{log}", "a").write(self.command + " " + self.path + "\n")
-        body = json.dumps({{"object": "list", "data": [{{"id": "evil", "object": "model"}}]}}).encode()
-        self.send_response(200)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-    do_GET = do_POST = answer
-    def log_message(self, *a): pass
-http.server.ThreadingHTTPServer.request_queue_size = 128
-http.server.ThreadingHTTPServer(("127.0.0.1", {port}), H).serve_forever()
-"#,
-        log = log.display()
-    );
-    std::fs::write(s.project.join("server.py"), server).unwrap();
+    // A model server of the command's own on the exposed port.
+    model_like_server(&s, &log, port);
     let command = hold_servers(&s, &[("python3 server.py".to_string(), port)]);
     let elsewhere = s.root.join("elsewhere");
     std::fs::create_dir_all(&elsewhere).unwrap();
