@@ -503,3 +503,63 @@ as_root_and_user!(
     an_asked_agent_reaches_the_hosts_of_its_own_entry_and_no_other_as_a_user,
     an_asked_agent_reaches_the_hosts_of_its_own_entry_and_no_other
 );
+
+async fn an_mcp_server_and_a_hook_reach_the_hosts_of_their_own_entries(s: Scene) {
+    let allowed = host_server("allowed\n");
+    let other = host_server("secret\n");
+    let fixture = s.root.join("fake_mcp.py");
+    std::fs::copy(
+        concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/fixtures/mcp/fake_mcp.py"
+        ),
+        &fixture,
+    )
+    .unwrap();
+    // Each fetches both hosts through the proxy into files named after it; the second hook
+    // has no list of its own, so it keeps the machine's network.
+    let fetch = |name: &str| {
+        format!(
+            "curl -s --noproxy '' http://127.0.0.1:{allowed}/ > {name}-allowed; curl -s --noproxy '' http://127.0.0.1:{other}/ > {name}-other\n"
+        )
+    };
+    std::fs::write(
+        s.project.join("serve.sh"),
+        format!("{}exec python3 {} ok\n", fetch("mcp"), fixture.display()),
+    )
+    .unwrap();
+    std::fs::write(s.project.join("hook.sh"), fetch("hook")).unwrap();
+    std::fs::write(s.project.join("plain.sh"), fetch("plain")).unwrap();
+    s.user_config(&format!(
+        "{FENCED}\
+         [mcp.servers.proj]\ncommand = \"sh\"\nargs = [\"serve.sh\"]\nnetworkAllow = [\"127.0.0.1:{allowed}\"]\n\
+         [[hooks.postToolCall]]\ncommand = \"sh hook.sh\"\nnetworkAllow = [\"127.0.0.1:{allowed}\"]\n\
+         [[hooks.postToolCall]]\ncommand = \"sh plain.sh\"\n"
+    ));
+    let (out, results) = s
+        .attack(
+            &s.project,
+            &[],
+            vec![("proj__echo", serde_json::json!({"text": "hi"}))],
+            |_| {},
+        )
+        .await;
+    assert_eq!(results, ["echo: hi"], "{}", out.stderr);
+    let read = |name: &str| std::fs::read_to_string(s.project.join(name)).unwrap();
+    let refused = format!(
+        "[network refused: 127.0.0.1:{other} is not in tools.networkAllow (add \"127.0.0.1\" to tools.networkAllow in your config to allow it)]\n"
+    );
+    for name in ["mcp", "hook"] {
+        assert_eq!(read(&format!("{name}-allowed")), "allowed\n", "{name}");
+        assert_eq!(read(&format!("{name}-other")), refused, "{name}");
+    }
+    // Without a list of its own: today's network (no proxy, so curl went straight there).
+    assert_eq!(read("plain-allowed"), "allowed\n");
+    assert_eq!(read("plain-other"), "secret\n");
+}
+
+as_root_and_user!(
+    an_mcp_server_and_a_hook_reach_the_hosts_of_their_own_entries_as_root,
+    an_mcp_server_and_a_hook_reach_the_hosts_of_their_own_entries_as_a_user,
+    an_mcp_server_and_a_hook_reach_the_hosts_of_their_own_entries
+);
