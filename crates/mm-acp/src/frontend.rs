@@ -12,7 +12,8 @@ use tokio_util::sync::CancellationToken;
 use super::Logger;
 use super::convert::{self, Output, QuestionOutcome};
 use crate::event::{
-    ChildEvent, ChildStep, Event, Form, FormAnswer, Frontend, PermissionDecision, PermissionRequest,
+    ChildEvent, ChildStep, Event, Form, FormAnswer, Frontend, NetworkAnswer, NetworkQuestion,
+    PermissionDecision, PermissionRequest,
 };
 use crate::relay::{RelayedAnswer, RelayedForm, RelayedPermission};
 use mm_agents::relay;
@@ -271,6 +272,22 @@ impl Frontend for AcpFrontend {
             .ask("session/request_permission", params, cancel)
             .await?;
         convert::relayed_choice(r.as_ref().map_err(String::as_str))
+    }
+
+    async fn ask_network(
+        &self,
+        question: NetworkQuestion,
+        cancel: &CancellationToken,
+    ) -> NetworkAnswer {
+        // A question in the middle of a running call is not what acp.md's permission requests
+        // mean: only a client with forms is asked; to the others the refusal stands.
+        if !self.forms {
+            return NetworkAnswer::No;
+        }
+        let answer = self
+            .ask_user(convert::network_form(&question), cancel)
+            .await;
+        convert::network_answer(&question, &answer)
     }
 
     async fn ask_relayed_form(

@@ -34,6 +34,9 @@ pub(crate) struct Tail {
     pub(crate) log: Option<String>,
     /// The updates sent after the answer.
     pub(crate) after: Vec<serde_json::Value>,
+    /// The session's file is written once the answer is out (`session/new`: acp.md's "writes
+    /// … at once"), before a prompt can run on the session.
+    pub(crate) save: bool,
 }
 
 pub(crate) struct Server {
@@ -191,6 +194,13 @@ impl Server {
         let id = session.view().id().to_string();
         let mcp = self.engine.mcp_start(&session);
         let slot = Slot::new(session, frontend.clone());
+        // Held from before the session is registered until its file is written: a prompt on it
+        // waits for the lock, so the file of a later turn is never overwritten by this one.
+        let unsaved = if tail.save {
+            slot.session.try_lock().ok()
+        } else {
+            None
+        };
         if !self.register(&id, slot.clone()) {
             let e = RequestError::AlreadyLive(id.clone());
             let named = tail.named.then_some(id.as_str());
@@ -204,6 +214,9 @@ impl Server {
         let _ = responder.respond(answer(modes, self.config_options(&slot)));
         for update in tail.after {
             frontend.update(update);
+        }
+        if let Some(session) = unsaved {
+            self.engine.save(&session, &**frontend);
         }
         self.open_notices(frontend);
         // The MCP servers start once the answer is on its way, in the background.
@@ -338,7 +351,7 @@ impl Server {
             return;
         }
         let frontend = self.frontend(&cx);
-        let mut session = self.engine.new_session(req.cwd.clone(), &*frontend).await;
+        let mut session = self.engine.new_session_unsaved(req.cwd.clone());
         let view = session.view();
         let id = view.id().to_string();
         frontend.set_session_id(&id);
@@ -361,6 +374,7 @@ impl Server {
             named: false,
             log: None,
             after,
+            save: true,
         };
         self.open_slot(
             session,
@@ -418,6 +432,7 @@ impl Server {
                 .map(convert::session_info)
                 .into_iter()
                 .collect(),
+            save: false,
         };
         self.open_slot(
             session,

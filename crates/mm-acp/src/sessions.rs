@@ -320,6 +320,7 @@ impl Server {
             named: true,
             log: Some(convert::log_resumed(&id, &dir, view.messages())),
             after,
+            save: false,
         };
         self.open_slot(
             session,

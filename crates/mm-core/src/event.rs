@@ -570,6 +570,40 @@ pub enum FormAnswer {
     Unavailable(String),
 }
 
+/// A question of the fence's network (docs/sandbox.md, "Asking"): a command of a session in
+/// `ask` mode (or `fetch_content`) reaches a host that `tools.networkAllow` does not list.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NetworkQuestion {
+    /// The `call_N` ref of the call whose connection waits.
+    pub tool_call_id: String,
+    /// The host as the command named it, and the port.
+    pub host: String,
+    pub port: u16,
+    /// What asked: the command's words, or `fetch_content <url>`.
+    pub asker: String,
+}
+
+impl NetworkQuestion {
+    /// `host:port`, `[v6]:port` for an IPv6 address.
+    pub fn target(&self) -> String {
+        match self.host.contains(':') {
+            true => format!("[{}]:{}", self.host, self.port),
+            false => format!("{}:{}", self.host, self.port),
+        }
+    }
+}
+
+/// The answers to a [`NetworkQuestion`]. No answer refuses later connections unasked: a "never"
+/// would refuse every later command that needs the host.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NetworkAnswer {
+    /// This one connection.
+    Once,
+    /// The host, on any port, for the rest of the session (not written anywhere).
+    Session,
+    No,
+}
+
 /// The seam between the engine and a front end.
 #[async_trait]
 pub trait Frontend: Send + Sync {
@@ -586,6 +620,16 @@ pub trait Frontend: Send + Sync {
 
     /// Puts questions to the user; when `cancel` fires first, the answer is `Cancelled`.
     async fn ask_user(&self, form: Form, cancel: &CancellationToken) -> FormAnswer;
+
+    /// Asks whether a fenced command may reach a host the allow-list does not name. A front
+    /// end that cannot ask answers `No` (the refusal stands); when `cancel` fires first, `No`.
+    async fn ask_network(
+        &self,
+        _question: NetworkQuestion,
+        _cancel: &CancellationToken,
+    ) -> NetworkAnswer {
+        NetworkAnswer::No
+    }
 
     /// Puts another agent's permission request to the user (agents.md, step 5): the chosen
     /// option's id, `None` for cancelled. The answer joins no allow-always/never set. A front

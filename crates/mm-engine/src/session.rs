@@ -12,6 +12,7 @@ use super::{Controls, Engine, SessionServers, builtin, undo};
 use crate::event::{Frontend, PermissionMode, Plan, ToolCallStart, Usage};
 use crate::history::{Message, ToolCall};
 use crate::hooks::{HookEvent, HookResult};
+use crate::sandbox::Passage;
 use crate::skills::{Catalogue, SkillDirs};
 use crate::tools::gate::{Rule, Rules};
 use crate::tools::{ToolSetup, Toolbox};
@@ -65,6 +66,9 @@ pub struct Session {
     pub(crate) start_hooks: Option<tokio::task::JoinHandle<HookResult>>,
     /// What the turns changed, for `/undo`.
     pub(crate) undo: undo::Undo,
+    /// The session's share of the fence's network: the hosts refused in it (its turns' recaps)
+    /// and allowed for it (a `task` call's child shares its parent's).
+    pub(crate) network: Passage,
     /// A `task` call's child session: its parent's id (its turn has `tools.task.maxSteps`
     /// and starts no child); `None` for a session of its own.
     pub(crate) parent: Option<String>,
@@ -210,8 +214,17 @@ impl Engine {
     /// Creates a session in `cwd` (absolute): system prompt, skills, `sessionStart` hooks (in
     /// the background), and the session file when sessions are enabled.
     pub async fn new_session(&self, cwd: PathBuf, frontend: &dyn Frontend) -> Session {
+        let s = self.new_session_unsaved(cwd);
+        self.save(&s, frontend);
+        s
+    }
+
+    /// [`Engine::new_session`] without its file: for a front end that answers first and then
+    /// writes it ([`Engine::save`]) before anything else can run on the session (ACP's
+    /// `session/new`: the file's three fsyncs were most of its time in a new folder).
+    pub fn new_session_unsaved(&self, cwd: PathBuf) -> Session {
         let now = chrono::Local::now();
-        let s = self.open_session(
+        self.open_session(
             Opening {
                 id: mm_core::session::new_id(now),
                 sessions_dir: self.sessions_dir(&cwd),
@@ -223,9 +236,7 @@ impl Engine {
             Vec::new(),
             Usage::default(),
             None,
-        );
-        self.save(&s, frontend);
-        s
+        )
     }
 
     /// A live session: its skills, its tools, the current system prompt ahead of `messages`
@@ -250,7 +261,8 @@ impl Engine {
             warnings.push(outside.to_string());
         }
         let plan = Arc::new(Mutex::new(plan));
-        let tools = self.tools_for(&id, &cwd, &skills, &plan);
+        let network = Passage::default();
+        let tools = self.tools_for(&id, &cwd, &skills, &plan, &network);
         let mut history = Vec::with_capacity(messages.len() + 1);
         history.push(Message::system(self.system_prompt(&cwd, &tools)));
         history.extend(messages);
@@ -277,6 +289,7 @@ impl Engine {
             start_hooks: None,
             undo: undo::Undo::default(),
             parent: None,
+            network,
         };
         let stores = crate::paths::state_dir(
             self.setting.env.home.as_deref(),
@@ -300,7 +313,14 @@ impl Engine {
         cwd: &Path,
         skills: &Arc<Catalogue>,
         plan: &Arc<Mutex<Option<Plan>>>,
+        network: &Passage,
     ) -> Toolbox {
+        // The sandbox with the session's share of the network (its refusals, its allowed
+        // hosts, its questions; on Linux a proxy of its own).
+        let sandbox = Arc::new(self.sandbox.for_session(network));
+        let read_only = self
+            .read_only_sandbox()
+            .map(|ro| Arc::new(ro.for_session(network)));
         builtin(&ToolSetup {
             config: &self.config,
             session_id: id,
@@ -310,8 +330,8 @@ impl Engine {
             processes: &self.processes,
             lsp: &self.servers.lsp,
             ask_depth: self.setting.ask_depth,
-            sandbox: &self.sandbox,
-            read_only: self.read_only_sandbox(),
+            sandbox: &sandbox,
+            read_only: read_only.as_ref(),
         })
     }
 

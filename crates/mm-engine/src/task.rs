@@ -15,11 +15,12 @@ use tokio_util::sync::CancellationToken;
 
 use super::{Controls, Engine, Recap, Session, SessionServers, StopReason, undo};
 use crate::event::{
-    ChildEnd, ChildEvent, ChildStep, Event, Form, FormAnswer, Frontend, PermissionDecision,
-    PermissionRequest, Usage,
+    ChildEnd, ChildEvent, ChildStep, Event, Form, FormAnswer, Frontend, NetworkAnswer,
+    NetworkQuestion, PermissionDecision, PermissionRequest, Usage,
 };
 use crate::history::{Message, Role};
 use crate::relay::{RelayedAnswer, RelayedForm, RelayedPermission};
+use crate::sandbox::Passage;
 use crate::skills::Catalogue;
 use crate::tools::gate::Rules;
 use crate::tools::task::{NAME, Subagents};
@@ -48,6 +49,8 @@ struct Parent {
     model_window: Option<u64>,
     chars_per_token: f64,
     sessions_dir: Result<PathBuf, mm_core::session::OutsideProject>,
+    /// The parent's share of the network: a child's refusals count in the parent's turn.
+    network: Passage,
 }
 
 /// What the children of a call spent.
@@ -78,6 +81,7 @@ impl<'a> Children<'a> {
                 model_window: s.model_window,
                 chars_per_token: s.chars_per_token,
                 sessions_dir: s.sessions_dir.clone(),
+                network: s.network.clone(),
             },
             rules: Mutex::new(s.rules.clone()),
             spent: Mutex::new(Spent::default()),
@@ -106,7 +110,9 @@ impl<'a> Children<'a> {
     fn child(&self, id: String, cwd: PathBuf, prompt: &str) -> Session {
         let p = &self.parent;
         let plan = Arc::new(Mutex::new(None));
-        let own = self.engine.tools_for(&id, &cwd, &p.skills, &plan);
+        let own = self
+            .engine
+            .tools_for(&id, &cwd, &p.skills, &plan, &p.network);
         // The parent's other tools (its MCP servers'), but `task`: a child starts no child.
         let more = p
             .tools
@@ -141,6 +147,7 @@ impl<'a> Children<'a> {
             start_hooks: None,
             undo: undo::Undo::new(None),
             parent: Some(p.id.clone()),
+            network: p.network.clone(),
         }
     }
 }
@@ -334,5 +341,15 @@ impl Frontend for Shown<'_> {
     ) -> RelayedAnswer {
         form.tool_call_id = self.call.to_string();
         self.parent.ask_relayed_form(form, cancel).await
+    }
+
+    async fn ask_network(
+        &self,
+        mut question: NetworkQuestion,
+        cancel: &CancellationToken,
+    ) -> NetworkAnswer {
+        question.tool_call_id = self.call.to_string();
+        question.asker = format!("{} › {}", self.title, question.asker);
+        self.parent.ask_network(question, cancel).await
     }
 }

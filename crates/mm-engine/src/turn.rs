@@ -34,9 +34,9 @@ impl Engine {
     ) -> TurnEnd {
         let turn_start = s.history.len().saturating_sub(1);
         let mut recap = Recap::default();
-        // The refusals of the fence's network are the process's: those recorded while the
-        // turn ran (another session's turn running at once over ACP would add its own).
-        let refusals = self.sandbox.refusals();
+        // The refusals of the session's share of the fence's network, recorded while the turn
+        // ran (its `task` children's included: they share it).
+        let refusals = s.network.refusals().clone();
         let refused_from = refusals.count();
         s.controls.open_turn();
         let stop = self.turn_loop(s, frontend, cancel, &mut recap).await;

@@ -13,7 +13,8 @@ use super::permission::inline;
 use super::raw;
 use super::style;
 use crate::event::{
-    AlwaysRule, AnswerValue, Form, FormAnswer, PermissionDecision, Question, QuestionKind,
+    AlwaysRule, AnswerValue, Form, FormAnswer, NetworkAnswer, PermissionDecision, Question,
+    QuestionKind,
 };
 use crate::relay::{RelayedOption, RelayedPermission};
 use crate::sanitize::visible;
@@ -125,6 +126,21 @@ pub async fn permission_key(
     let _ = writeln!(out, " {word}");
     let _ = out.flush();
     (decision, interrupted)
+}
+
+/// Reads the answer to [`super::permission::network_question`] (already written): Escape or
+/// the end of input is `No`; `interrupted` is true on Ctrl-C (the turn is to be cancelled).
+pub async fn network_key(keys: &mut dyn Keys, out: Out<'_>) -> (NetworkAnswer, bool) {
+    let _ = out.flush();
+    let (answer, word, interrupted) = match read_choice(keys, &['y', 'a', 'n'], None).await {
+        Choice::Key('y') => (NetworkAnswer::Once, "yes", false),
+        Choice::Key('a') => (NetworkAnswer::Session, "always this session", false),
+        Choice::Key(_) | Choice::Escape | Choice::Eof => (NetworkAnswer::No, "no", false),
+        Choice::Interrupt => (NetworkAnswer::No, "no (cancelled)", true),
+    };
+    let _ = writeln!(out, " {word}");
+    let _ = out.flush();
+    (answer, interrupted)
 }
 
 /// Reads the answer to [`super::permission::relayed_question`] (already written): the chosen option's id; Escape or

@@ -14,6 +14,7 @@ use std::time::{Duration, Instant};
 
 use async_trait::async_trait;
 use tokio_util::sync::CancellationToken;
+use unicode_width::UnicodeWidthStr;
 
 use super::forms::{self, OneShotKeys};
 use super::keyboard::Keyboard;
@@ -22,7 +23,8 @@ use super::render::{self, Layout, Out, Renderer, Target};
 use super::screen::Screen;
 use super::style;
 use crate::event::{
-    ContextUsage, Event, Form, FormAnswer, Frontend, PermissionDecision, PermissionRequest,
+    ContextUsage, Event, Form, FormAnswer, Frontend, NetworkAnswer, NetworkQuestion,
+    PermissionDecision, PermissionRequest,
 };
 use crate::relay::{RelayedAnswer, RelayedForm, RelayedPermission};
 use crate::sanitize::visible;
@@ -36,6 +38,12 @@ pub const NO_TERMINAL: &str = "no terminal to ask";
 /// The note when another agent's permission request cannot be put to the user.
 pub const NO_TERMINAL_RELAYED: &str =
     "another agent's permission request refused: no terminal to ask";
+
+/// The window's width now, for the live output's box (drawn and erased at the width of the
+/// moment: the terminal may have reflowed it since it was drawn).
+fn live_width() -> usize {
+    super::raw::width().unwrap_or(permission::DEFAULT_WIDTH)
+}
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
@@ -323,6 +331,9 @@ struct SpinnerState {
     /// The window's width at the last draw.
     width: usize,
     drawn: bool,
+    /// The columns of the line drawn, the cursor after it (0 when the type-ahead's row under
+    /// it left the cursor at the start of its row).
+    columns: usize,
     /// The spinner's frame.
     frame: usize,
 }
@@ -349,11 +360,25 @@ fn draw_status(s: &mut SpinnerState, keyboard: &Keyboard, color: bool) {
         s.width,
         color,
     );
-    let text = render::status_rows(&line, &keyboard.typed_ahead(), s.width);
+    let typed = keyboard.typed_ahead();
+    let mut text = String::new();
+    if s.drawn {
+        let climb = render::status_climb(s.columns, s.width);
+        if !climb.is_empty() {
+            text.push_str(&climb);
+            text.push_str("\r\x1b[J");
+        }
+    }
+    text.push_str(&render::status_rows(&line, &typed, s.width));
     let mut err = io::stderr().lock();
     let _ = err.write_all(text.as_bytes());
     let _ = err.flush();
     s.drawn = true;
+    s.columns = if typed.is_empty() {
+        style::without_colour(&line).width()
+    } else {
+        0
+    };
 }
 
 /// The interactive front end: streams the answer to stdout, asks questions on the terminal.
@@ -469,7 +494,8 @@ impl TermFrontend {
         drop(s);
         let _s = self.stop_spinner();
         if let Some(live) = &self.live {
-            self.screen.print(Target::Stdout, &lock(live).end());
+            self.screen
+                .print(Target::Stdout, &lock(live).end(live_width()));
         }
         let pieces = lock(&self.renderer).finish();
         self.write(&pieces);
@@ -491,7 +517,7 @@ impl TermFrontend {
         if let (Some(live), false) = (&self.live, pieces.is_empty()) {
             let mut live = lock(live);
             if live.drawn() {
-                self.screen.print(Target::Stdout, &live.erase());
+                self.screen.print(Target::Stdout, &live.erase(live_width()));
             }
         }
         for piece in pieces {
@@ -553,9 +579,12 @@ impl TermFrontend {
         let mut s = lock(&self.spinner);
         s.showing = false;
         if s.drawn {
-            // The status line and the type-ahead's row under it, if any.
+            // The status line (all the rows a narrowed window made of it) and the type-ahead's
+            // row under it, if any.
+            let width = super::raw::stderr_width().unwrap_or(permission::DEFAULT_WIDTH);
+            let text = format!("{}\r\x1b[J", render::status_climb(s.columns, width));
             let mut err = io::stderr().lock();
-            let _ = err.write_all(b"\r\x1b[J");
+            let _ = err.write_all(text.as_bytes());
             let _ = err.flush();
             s.drawn = false;
         }
@@ -626,13 +655,13 @@ impl Frontend for TermFrontend {
         };
         let pieces = match (&event, &self.live) {
             (Event::ToolCallProgress { id, text }, Some(live)) => {
-                let width = super::raw::width().unwrap_or(permission::DEFAULT_WIDTH);
-                let drawn = lock(live).push(id, text, width, self.color);
+                let drawn = lock(live).push(id, text, live_width(), self.color);
                 self.screen.print(Target::Stdout, &drawn);
                 Vec::new()
             }
             (Event::ToolCallFinished(_), Some(live)) => {
-                self.screen.print(Target::Stdout, &lock(live).end());
+                self.screen
+                    .print(Target::Stdout, &lock(live).end(live_width()));
                 lock(&self.renderer).event(&event)
             }
             _ => lock(&self.renderer).event(&event),
@@ -739,5 +768,35 @@ impl Frontend for TermFrontend {
         let mut keys = self.keyboard.question().await;
         self.settle(Vec::new());
         ask_relayed_form(form, &mut keys, &mut io::stdout(), self.color, cancel).await
+    }
+
+    async fn ask_network(
+        &self,
+        question: NetworkQuestion,
+        cancel: &CancellationToken,
+    ) -> NetworkAnswer {
+        if cancel.is_cancelled() {
+            return NetworkAnswer::No;
+        }
+        let _one = self.asking.lock().await;
+        // Keys typed until now are set aside before the question shows: they never answer it.
+        let mut keys = self.keyboard.question().await;
+        let question = permission::network_question(&question, self.color);
+        self.settle(question.lines);
+        let mut out = io::stdout();
+        let _ = write!(out, "{}", question.prompt);
+        let (answer, interrupted) = tokio::select! {
+            asked = forms::network_key(&mut keys, &mut out) => asked,
+            () = cancel.cancelled() => {
+                let _ = writeln!(out);
+                (NetworkAnswer::No, false)
+            }
+        };
+        drop(keys);
+        // Ctrl-C at the question cancels the turn, as at the permission question.
+        if interrupted {
+            cancel.cancel();
+        }
+        answer
     }
 }

@@ -23,7 +23,7 @@ use unicode_width::UnicodeWidthStr;
 use super::render;
 use super::style;
 use super::wrap;
-use crate::event::{AlwaysRule, PermissionRequest};
+use crate::event::{AlwaysRule, NetworkQuestion, PermissionRequest};
 use crate::relay::RelayedPermission;
 use crate::sanitize;
 
@@ -87,6 +87,27 @@ pub fn relayed_question(request: &RelayedPermission, width: usize, color: bool) 
     Question {
         lines,
         prompt: prompt(&question, &format!("  {}", keys.join("  ")), color),
+    }
+}
+
+/// The fence's network question (docs/sandbox.md, "Asking"): what connects, and where, then
+/// `Allow <host:port>?  [y]es once  [a]lways for <host> this session  [n]o` — no "never", which
+/// would refuse every later command that needs the host.
+pub fn network_question(q: &NetworkQuestion, color: bool) -> Question {
+    let target = inline(&q.target());
+    Question {
+        lines: vec![format!(
+            "{} connects to {target}, which tools.networkAllow does not name",
+            inline(&q.asker)
+        )],
+        prompt: prompt(
+            &format!("Allow {target}?"),
+            &format!(
+                "  [y]es once  [a]lways for {} this session  [n]o",
+                inline(&q.host)
+            ),
+            color,
+        ),
     }
 }
 
@@ -203,6 +224,25 @@ mod tests {
     use crate::relay::{OptionKind, RelayedOption};
     use pretty_assertions::assert_eq;
     use serde_json::json;
+
+    #[test]
+    fn the_network_question_names_what_connects_where_and_has_no_never() {
+        let q = NetworkQuestion {
+            tool_call_id: "call_1".into(),
+            host: "::1".into(),
+            port: 8080,
+            asker: "curl -s http://[::1]:8080/\u{1b}[8m".into(),
+        };
+        assert_eq!(
+            network_question(&q, false),
+            Question {
+                lines: vec![
+                    "curl -s http://[::1]:8080/^[[8m connects to [::1]:8080, which tools.networkAllow does not name".into()
+                ],
+                prompt: "Allow [::1]:8080?  [y]es once  [a]lways for ::1 this session  [n]o".into(),
+            }
+        );
+    }
 
     fn request(name: &str, title: &str, raw_input: Value) -> PermissionRequest {
         PermissionRequest {

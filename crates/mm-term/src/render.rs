@@ -841,6 +841,17 @@ pub fn status_rows(line: &str, typed: &str, width: usize) -> String {
     text
 }
 
+/// What takes the cursor back to the status line's first row before it is drawn again or
+/// erased: the line was `columns` wide with the cursor after it, and a terminal that reflows
+/// (tmux, VTE, iTerm2, kitty, Windows Terminal) made it several rows when the window narrowed
+/// to `width`, the cursor on the last (`\r` alone would leave the others in the scrollback).
+pub fn status_climb(columns: usize, width: usize) -> String {
+    match columns.div_ceil(width.max(1)).saturating_sub(1) {
+        0 => String::new(),
+        n => format!("\x1b[{n}A"),
+    }
+}
+
 /// The columns of the prompt (`> `).
 const PROMPT_COLUMNS: usize = 2;
 
@@ -883,8 +894,10 @@ pub struct LiveOutput {
     /// The call whose output is kept.
     id: String,
     lines: std::collections::VecDeque<String>,
-    /// The rows drawn now.
-    rows: usize,
+    /// The columns of each row drawn now (none when no box is drawn): a terminal that reflows
+    /// its rows when the window narrows (tmux, VTE, iTerm2, kitty, Windows Terminal) makes a
+    /// row wider than the new width two or more, which the erase must climb too.
+    drawn: Vec<usize>,
 }
 
 impl LiveOutput {
@@ -901,21 +914,26 @@ impl LiveOutput {
             }
             self.lines.push_back(clean(line));
         }
-        let mut drawn = self.erase();
+        let mut drawn = self.erase(width);
         // `  │ ` and one column spare, so that a row never wraps.
         let room = width.saturating_sub(5).max(1);
         for line in &self.lines {
-            drawn.push_str(&style::dim(color, &format!("  │ {}", fit(line, room))));
+            let row = format!("  │ {}", fit(line, room));
+            self.drawn.push(row.width());
+            drawn.push_str(&style::dim(color, &row));
             drawn.push('\n');
         }
-        self.rows = self.lines.len();
         drawn
     }
 
-    /// The text that erases the box (nothing when none is drawn); its lines are kept, for the
-    /// next output of the same call.
-    pub fn erase(&mut self) -> String {
-        let rows = std::mem::take(&mut self.rows);
+    /// The text that erases the box (nothing when none is drawn), the window being `width`
+    /// columns wide now; its lines are kept, for the next output of the same call.
+    pub fn erase(&mut self, width: usize) -> String {
+        let width = width.max(1);
+        let rows: usize = std::mem::take(&mut self.drawn)
+            .into_iter()
+            .map(|columns| columns.div_ceil(width).max(1))
+            .sum();
         match rows {
             0 => String::new(),
             n => format!("\x1b[{n}A\r\x1b[J"),
@@ -923,20 +941,20 @@ impl LiveOutput {
     }
 
     /// The call ended: the text that erases the box; its lines are forgotten.
-    pub fn end(&mut self) -> String {
+    pub fn end(&mut self, width: usize) -> String {
         self.id.clear();
         self.lines.clear();
-        self.erase()
+        self.erase(width)
     }
 
     /// The screen was cleared: nothing is left to erase (the next output draws the box again).
     pub fn cleared(&mut self) {
-        self.rows = 0;
+        self.drawn.clear();
     }
 
     /// Whether a box is on the screen.
     pub fn drawn(&self) -> bool {
-        self.rows > 0
+        !self.drawn.is_empty()
     }
 }
 

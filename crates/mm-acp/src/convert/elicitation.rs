@@ -5,7 +5,9 @@
 use serde_json::{Map, Value, json};
 
 use super::permission::selected_option;
-use crate::event::{AnswerValue, Form, FormAnswer, Question, QuestionKind};
+use crate::event::{
+    AnswerValue, Form, FormAnswer, NetworkAnswer, NetworkQuestion, Question, QuestionKind,
+};
 
 /// The reason given when the client can neither show a form nor ask choice by choice.
 pub const NO_FORM_SUPPORT: &str = "the client has no form support";
@@ -112,6 +114,53 @@ pub fn form_answer(form: &Form, response: Result<&Value, &str>) -> FormAnswer {
     }
 }
 
+/// The fence's network question as a form of one choice (docs/acp.md: a mid-call question is
+/// not what `session/request_permission` means, so only a client with forms is asked): allow
+/// once, allow the host for the session, or no; no "never".
+pub fn network_form(q: &NetworkQuestion) -> Form {
+    Form {
+        tool_call_id: q.tool_call_id.clone(),
+        questions: vec![Question {
+            question: format!(
+                "{} connects to {}, which tools.networkAllow does not name. Allow it?",
+                q.asker,
+                q.target()
+            ),
+            kind: QuestionKind::Choice {
+                options: network_options(q).to_vec(),
+                default: None,
+            },
+        }],
+    }
+}
+
+/// The choices of [`network_form`], in the order of [`NetworkAnswer`]'s `Once`, `Session`, `No`.
+fn network_options(q: &NetworkQuestion) -> [String; 3] {
+    [
+        "Allow once".to_string(),
+        format!("Allow {} for this session", q.host),
+        "No".to_string(),
+    ]
+}
+
+/// What the answer to [`network_form`] allows: anything but one of the two allowing choices,
+/// accepted, is `No`.
+pub fn network_answer(q: &NetworkQuestion, answer: &FormAnswer) -> NetworkAnswer {
+    let [once, session, _] = network_options(q);
+    match answer {
+        FormAnswer::Accepted(values) => match values.first() {
+            Some(AnswerValue::Text(t)) if *t == once => NetworkAnswer::Once,
+            Some(AnswerValue::Text(t)) if *t == session => NetworkAnswer::Session,
+            Some(AnswerValue::Text(_) | AnswerValue::List(_) | AnswerValue::Bool(_))
+            | Some(AnswerValue::None)
+            | None => NetworkAnswer::No,
+        },
+        FormAnswer::Declined | FormAnswer::Cancelled | FormAnswer::Unavailable(_) => {
+            NetworkAnswer::No
+        }
+    }
+}
+
 /// Whether a form can go as one permission request per question (only `choice` and `confirm`).
 pub fn askable_by_permission(form: &Form) -> bool {
     form.questions.iter().all(|q| match q.kind {
@@ -183,6 +232,32 @@ mod tests {
     #![allow(clippy::unwrap_used)]
     use super::*;
     use pretty_assertions::assert_eq;
+
+    #[test]
+    fn only_an_allowing_choice_accepted_allows_the_host() {
+        let q = NetworkQuestion {
+            tool_call_id: "call_1".into(),
+            host: "example.com".into(),
+            port: 443,
+            asker: "curl https://example.com".into(),
+        };
+        let text = |t: &str| FormAnswer::Accepted(vec![AnswerValue::Text(t.into())]);
+        assert_eq!(network_answer(&q, &text("Allow once")), NetworkAnswer::Once);
+        assert_eq!(
+            network_answer(&q, &text("Allow example.com for this session")),
+            NetworkAnswer::Session
+        );
+        for refused in [
+            text("No"),
+            text("Allow other.com for this session"),
+            FormAnswer::Accepted(vec![AnswerValue::None]),
+            FormAnswer::Declined,
+            FormAnswer::Cancelled,
+            FormAnswer::Unavailable("gone".into()),
+        ] {
+            assert_eq!(network_answer(&q, &refused), NetworkAnswer::No);
+        }
+    }
 
     fn form() -> Form {
         let q = |question: &str, kind| Question {

@@ -84,8 +84,14 @@ pub fn log_prompt(id: &str, command: Option<&Command>, recap: Option<&Recap>) ->
         None => {}
     }
     if let Some(r) = recap {
+        // acp.md's line, to the letter; the hosts the fence refused follow it only when there
+        // were any, as in the terminal's recap.
+        let refused = match r.refused() {
+            0 => String::new(),
+            n => format!(" · {n} host(s) refused (tools.networkAllow)"),
+        };
         lines.push(format!(
-            "[acp] turn done: {} command(s) · {} file op(s) · {} skill(s)",
+            "[acp] turn done: {} command(s) · {} file op(s) · {} skill(s){refused}",
             r.get(Tally::Command),
             r.get(Tally::FileOp),
             r.get(Tally::Skill)
@@ -181,6 +187,14 @@ mod tests {
         assert_eq!(
             log_prompt("S", None, Some(&Recap::of(2, 1, 0))),
             vec!["[acp] turn done: 2 command(s) · 1 file op(s) · 0 skill(s)"]
+        );
+        let mut refused = Recap::of(1, 0, 0);
+        refused.set_refused(2);
+        assert_eq!(
+            log_prompt("S", None, Some(&refused)),
+            vec![
+                "[acp] turn done: 1 command(s) · 0 file op(s) · 0 skill(s) · 2 host(s) refused (tools.networkAllow)"
+            ]
         );
         assert_eq!(
             log_prompt(

@@ -18,7 +18,7 @@ mod updates;
 pub use auth::{advertises_terminal_auth, auth_methods, setup_required};
 pub use elicitation::{
     NO_FORM_SUPPORT, QuestionOutcome, askable_by_permission, elicitation_request, form_answer,
-    question_answer, question_request,
+    network_answer, network_form, question_answer, question_request,
 };
 pub use log::{log_client, log_created, log_loaded, log_prompt, log_sandbox, log_sandbox_cwd};
 pub use mcp::{client_server_line, client_servers};

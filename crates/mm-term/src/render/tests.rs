@@ -1057,7 +1057,7 @@ fn the_status_line_has_the_type_ahead_under_it_and_the_cursor_stays_on_its_row()
 fn live_output_is_a_box_of_the_last_lines_redrawn_in_place() {
     let mut live = render::LiveOutput::default();
     assert!(!live.drawn());
-    assert_eq!(live.erase(), "");
+    assert_eq!(live.erase(80), "");
     assert_eq!(
         live.push("c1", "one\ntwo\n", 80, false),
         "  │ one\n  │ two\n"
@@ -1069,8 +1069,8 @@ fn live_output_is_a_box_of_the_last_lines_redrawn_in_place() {
         "\x1b[2A\r\x1b[J  │ two\n  │ three\n  │ four\n  │ five\n"
     );
     // Erased for other output, drawn again whole at the next.
-    assert_eq!(live.erase(), "\x1b[4A\r\x1b[J");
-    assert_eq!(live.erase(), "");
+    assert_eq!(live.erase(80), "\x1b[4A\r\x1b[J");
+    assert_eq!(live.erase(80), "");
     assert_eq!(
         live.push("c1", "six\n", 80, false),
         "  │ three\n  │ four\n  │ five\n  │ six\n"
@@ -1093,9 +1093,32 @@ fn live_output_is_a_box_of_the_last_lines_redrawn_in_place() {
         live.push("c2", "other\n", 80, false),
         "\x1b[4A\r\x1b[J  │ other\n"
     );
-    assert_eq!(live.end(), "\x1b[1A\r\x1b[J");
+    assert_eq!(live.end(80), "\x1b[1A\r\x1b[J");
     assert!(!live.drawn());
     assert_eq!(live.push("c2", "again\n", 80, false), "  │ again\n");
+}
+
+/// The window narrows while the box is drawn: a terminal that reflows (tmux, VTE, iTerm2,
+/// kitty, Windows Terminal) makes each row wider than the new width two or more, and the erase
+/// climbs them all, so no line of the old box stays in the scrollback. Widening joins nothing.
+#[test]
+fn live_output_erases_the_rows_a_narrower_window_reflowed_it_into() {
+    let mut live = render::LiveOutput::default();
+    let long = "z".repeat(70);
+    // Drawn at 80 columns: `  │ ` + 70 = 74 columns, and a short row of 7.
+    assert_eq!(
+        live.push("c1", &format!("{long}\nshort\n"), 80, false),
+        format!("  │ {long}\n  │ short\n")
+    );
+    // At 30 columns the long row is three (74 = 30 + 30 + 14), the short one one.
+    assert_eq!(live.erase(30), "\x1b[4A\r\x1b[J");
+    // Drawn again at 30 columns (cut to fit), then the window widens: one row each.
+    let drawn = live.push("c1", "", 30, false);
+    assert!(drawn.ends_with("  │ short\n"), "{drawn:?}");
+    assert_eq!(live.end(120), "\x1b[2A\r\x1b[J");
+    // A width of 0 (a window that reports none) is read as one column, never a division by 0.
+    live.push("c1", "a\n", 80, false);
+    assert_eq!(live.erase(0), "\x1b[5A\r\x1b[J");
 }
 
 #[test]
@@ -1112,4 +1135,17 @@ fn a_wait_for_the_server_is_a_line_in_a_one_shot_run_and_the_status_lines_otherw
     );
     // The interactive front end draws it in the status line (frontend.rs): nothing printed.
     assert_eq!(run_merged(Layout::Interactive, false, &events), "[out]up\n");
+}
+
+/// The status line drawn at 80 columns, the window narrowed: the redraw or the erase first
+/// climbs the rows a reflowing terminal made of it (the cursor was after it, on the last).
+#[test]
+fn the_status_line_climbs_the_rows_a_narrower_window_made_of_it() {
+    assert_eq!(render::status_climb(74, 80), "");
+    assert_eq!(render::status_climb(74, 30), "\x1b[2A");
+    assert_eq!(render::status_climb(60, 30), "\x1b[1A");
+    assert_eq!(render::status_climb(74, 120), "");
+    // Nothing drawn, or the cursor left at the row's start by the type-ahead's row: no climb.
+    assert_eq!(render::status_climb(0, 30), "");
+    assert_eq!(render::status_climb(5, 0), "\x1b[4A");
 }

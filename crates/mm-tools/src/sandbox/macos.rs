@@ -19,8 +19,9 @@ use mm_core::config::{NetworkMode, SandboxMode};
 use mm_core::sandbox_report::{FENCED_VAR, Fencer};
 
 use super::kernel::Enforcement;
-use super::network::{Door, Refusals};
+use super::network::Door;
 pub use super::not_linux::{FenceError, landlock_abi, namespace_works};
+use super::passage::{Passage, PassageKey};
 use super::paths::Rule;
 use super::proxy::Proxy;
 use super::seatbelt::Outbound;
@@ -31,9 +32,9 @@ const SANDBOX_EXEC: &str = "/usr/bin/sandbox-exec";
 /// What `mm doctor` says to do when the fence is not whole and `tools.sandboxRequired` is set.
 pub const REMEDY: &str = "run mm where /usr/bin/sandbox-exec is (it comes with macOS)";
 
-/// What is kept between calls: mm's proxy for each door (one per process in practice),
-/// started with the first fence that needs it.
-pub type State = Arc<Mutex<HashMap<Door, Arc<Proxy>>>>;
+/// What is kept between calls: mm's proxy for each door and session (its refusals, allowed
+/// hosts and questions are the session's), started with the first fence that needs it.
+pub type State = Arc<Mutex<HashMap<(Door, PassageKey), Arc<Proxy>>>>;
 
 /// What one fenced child runs under: the profile, and the proxy variables in `allowlist`.
 #[derive(Debug)]
@@ -67,7 +68,7 @@ impl Fence {
 /// Whether mm's proxy can listen on the host's loopback (started, then stopped). `Err` says
 /// why not.
 pub fn network_works() -> Result<(), String> {
-    start_proxy(Door::open(), Refusals::default())
+    start_proxy(Door::open(), Passage::default().key())
         .map(drop)
         .map_err(|e| format!("mm's proxy cannot listen on 127.0.0.1: {e}"))
 }
@@ -96,7 +97,7 @@ pub(super) fn fence(
     enforcement: &Enforcement,
     state: &State,
     // No namespace: nothing to forward (docs/platforms.md).
-    (door, refusals, _): (&Door, &Refusals, &super::forwarding::Forwarding),
+    (door, passage, _): (&Door, &Passage, &super::forwarding::Forwarding),
 ) -> Result<Option<Fence>, FenceError> {
     if enforcement.nested.is_some() {
         return Ok(None);
@@ -106,7 +107,7 @@ pub(super) fn fence(
         NetworkMode::None => (Outbound::Nowhere, Vec::new()),
         // A proxy that cannot be started leaves the command no network: the fence fails
         // closed, as `none`.
-        NetworkMode::Allowlist => match proxy(state, door, refusals) {
+        NetworkMode::Allowlist => match proxy(state, door, passage) {
             Some(proxy) => (Outbound::Proxy(proxy.port()), proxy.env("")),
             None => (Outbound::Nowhere, Vec::new()),
         },
@@ -125,19 +126,22 @@ pub(super) fn fence(
     }))
 }
 
-/// The proxy of `door`, started the first time it is asked for.
-fn proxy(state: &State, door: &Door, refusals: &Refusals) -> Option<Arc<Proxy>> {
+/// The proxy of `door` for the session of `passage`, started the first time it is asked for;
+/// those of sessions that ended are stopped then.
+fn proxy(state: &State, door: &Door, passage: &Passage) -> Option<Arc<Proxy>> {
     let mut started = state.lock().ok()?;
-    if let Some(proxy) = started.get(door) {
+    let key = (door.clone(), passage.key());
+    if let Some(proxy) = started.get(&key) {
         return Some(Arc::clone(proxy));
     }
-    let proxy = Arc::new(start_proxy(door.clone(), refusals.clone()).ok()?);
-    started.insert(door.clone(), Arc::clone(&proxy));
+    started.retain(|(_, session), _| session.alive());
+    let proxy = Arc::new(start_proxy(door.clone(), passage.key()).ok()?);
+    started.insert(key, Arc::clone(&proxy));
     Some(proxy)
 }
 
 /// mm's proxy on the host's 127.0.0.1, on a port the kernel picks.
-fn start_proxy(door: Door, refusals: Refusals) -> std::io::Result<Proxy> {
+fn start_proxy(door: Door, passage: PassageKey) -> std::io::Result<Proxy> {
     let listener = TcpListener::bind((Ipv4Addr::LOCALHOST, 0))?;
-    Proxy::start(listener, door, refusals)
+    Proxy::start(listener, door, passage)
 }

@@ -29,6 +29,7 @@ mod forwarding;
 pub mod hidden;
 mod kernel;
 mod network;
+mod passage;
 mod paths;
 mod seatbelt;
 
@@ -64,8 +65,9 @@ mod not_linux;
 pub use fencing::{Fencing, Unfenced};
 pub use forwarding::Forwarding;
 pub use mm_core::sandbox_report::{FENCED_VAR, SandboxReport, UnwritableCwd};
-pub use network::{Door, Refusals};
+pub use network::{Door, Refusals, Refused};
 pub use os::{Fence, FenceError, REMEDY, landlock_abi, namespace_works, network_works};
+pub use passage::{Asked, Listening, Passage};
 pub use paths::real_path;
 pub use seatbelt::{Outbound as SeatbeltOutbound, profile as seatbelt_profile};
 
@@ -184,8 +186,9 @@ pub struct Sandbox {
     door: Door,
     /// `tools.networkExpose`: the ports of the commands' fence the host's loopback reaches.
     expose: Vec<u16>,
-    /// The connections the door refused, shared by every fence of the process.
-    refusals: Refusals,
+    /// The session's share of the network (its refusals, the hosts it was allowed, who is
+    /// asked): each session's own ([`Sandbox::for_session`]).
+    passage: Passage,
 }
 
 impl Default for Sandbox {
@@ -351,7 +354,7 @@ impl Sandbox {
             state: os::State::default(),
             door: Door::of(&network),
             expose: network.expose.clone(),
-            refusals: Refusals::default(),
+            passage: Passage::default(),
         }
     }
 
@@ -372,7 +375,7 @@ impl Sandbox {
             state: os::State::default(),
             door: Door::of(&NetworkConfig::default()),
             expose: Vec::new(),
-            refusals: Refusals::default(),
+            passage: Passage::default(),
         }
     }
 
@@ -395,7 +398,7 @@ impl Sandbox {
                 let mut ro =
                     Sandbox::new(Settings::mode(SandboxMode::ReadOnly), self.places.clone());
                 ro.door = self.door.clone();
-                ro.refusals = self.refusals.clone();
+                ro.passage = self.passage.clone();
                 ro
             }
         };
@@ -585,7 +588,7 @@ impl Sandbox {
         if !self.fences_commands() {
             return Ok(Fencing::inside(None));
         }
-        let network = (door, &self.refusals, forwarding);
+        let network = (door, &self.passage, forwarding);
         os::fence(
             &self.rule(cwd, extra),
             &self.enforcement,
@@ -611,9 +614,25 @@ impl Sandbox {
         self.is_on() && self.door.isolated()
     }
 
-    /// The connections the door refused so far, in order.
+    /// The connections the door refused so far in the session, in order.
     pub fn refusals(&self) -> &Refusals {
-        &self.refusals
+        self.passage.refusals()
+    }
+
+    /// The session's share of the network: its refusals, the hosts its user allowed, who is
+    /// asked about a host on no list.
+    pub fn passage(&self) -> &Passage {
+        &self.passage
+    }
+
+    /// The same sandbox for one session, with `passage` as its network's share: on Linux its
+    /// commands get a namespace and a proxy of their own, so that a refusal or an allowed host
+    /// of one session is never another's.
+    pub fn for_session(&self, passage: &Passage) -> Sandbox {
+        Sandbox {
+            passage: passage.clone(),
+            ..self.clone()
+        }
     }
 
     /// The rule for writes of a session in `cwd`, with the folders of `extra` held for one child
@@ -689,7 +708,7 @@ mod tests {
             state: os::State::default(),
             door: Door::of(&NetworkConfig::default()),
             expose: Vec::new(),
-            refusals: Refusals::default(),
+            passage: Passage::default(),
             enforcement: Enforcement {
                 fencer: match abi {
                     0 => Fencer::Missing("this kernel has no Landlock (Linux 5.13 or later, with landlock among its LSMs)".into()),

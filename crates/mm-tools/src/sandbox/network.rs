@@ -52,29 +52,45 @@ impl Door {
     /// unless a matching entry names it (an allowed `*.host` resolving to 127.0.0.1 must not
     /// reach the model server).
     pub async fn resolve(&self, host: &str, port: u16) -> Result<Vec<SocketAddr>, String> {
-        let host = host.trim_end_matches('.').to_ascii_lowercase();
-        let bare = host.trim_start_matches('[').trim_end_matches(']');
+        self.resolve_with(host, port, &[])
+            .await
+            .map_err(Refused::line)
+    }
+
+    /// [`Door::resolve`] with the entries of `granted` besides the list's (the hosts a session's
+    /// user allowed: [`Passage`]); a host off both is [`Refused::Unlisted`].
+    pub async fn resolve_with(
+        &self,
+        host: &str,
+        port: u16,
+        granted: &[AllowEntry],
+    ) -> Result<Vec<SocketAddr>, Refused> {
+        let bare = bare(host);
+        let bare = bare.as_str();
         if self.mode == NetworkMode::None {
-            return Err(format!(
+            return Err(Refused::Closed(format!(
                 "[network refused: {bare}:{port}: tools.network = \"none\" (no connection leaves the fence)]"
-            ));
+            )));
         }
         let matching: Vec<&AllowEntry> = match self.mode {
             NetworkMode::Open => Vec::new(),
             NetworkMode::Allowlist | NetworkMode::None => self
                 .allow
                 .iter()
+                .chain(granted)
                 .filter(|e| e.matches(bare, port))
                 .collect(),
         };
         if self.mode != NetworkMode::Open && matching.is_empty() {
-            return Err(refusal(bare, port));
+            return Err(Refused::Unlisted(refusal(bare, port)));
         }
         let addrs: Vec<SocketAddr> = match bare.parse::<IpAddr>() {
             Ok(ip) => vec![SocketAddr::new(ip, port)],
             Err(_) => match tokio::net::lookup_host((bare, port)).await {
                 Ok(found) => found.collect(),
-                Err(e) => return Err(format!("mm could not resolve {bare}: {e}")),
+                Err(e) => {
+                    return Err(Refused::Closed(format!("mm could not resolve {bare}: {e}")));
+                }
             },
         };
         if self.mode == NetworkMode::Open {
@@ -86,9 +102,36 @@ impl Door {
             .filter(|a| !local(a.ip()) || matching.iter().any(|e| e.names_address(a.ip())))
             .collect();
         match (kept.is_empty(), addrs.first()) {
-            (true, Some(first)) => Err(private_refusal(bare, port, first.ip())),
-            (true, None) => Err(format!("mm could not resolve {bare}: no address")),
+            (true, Some(first)) => Err(Refused::Closed(private_refusal(bare, port, first.ip()))),
+            (true, None) => Err(Refused::Closed(format!(
+                "mm could not resolve {bare}: no address"
+            ))),
             (false, _) => Ok(kept),
+        }
+    }
+}
+
+/// A host as the door compares it: lower case, no final dot, no brackets.
+pub(super) fn bare(host: &str) -> String {
+    let host = host.trim_end_matches('.').to_ascii_lowercase();
+    host.trim_start_matches('[')
+        .trim_end_matches(']')
+        .to_string()
+}
+
+/// Why the door refused a connection: the refusal's line, and whether the user may be asked.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Refused {
+    /// The host is on no list: a session in `ask` mode asks its user ([`Passage::resolve`]).
+    Unlisted(String),
+    /// `tools.network = "none"`, a loopback or private address, no address: never asked.
+    Closed(String),
+}
+
+impl Refused {
+    pub fn line(self) -> String {
+        match self {
+            Refused::Unlisted(line) | Refused::Closed(line) => line,
         }
     }
 }

@@ -65,7 +65,7 @@ pub(super) fn fence(
     _: &State,
     _: (
         &super::network::Door,
-        &super::network::Refusals,
+        &super::passage::Passage,
         &super::forwarding::Forwarding,
     ),
 ) -> Result<Option<Fence>, FenceError> {

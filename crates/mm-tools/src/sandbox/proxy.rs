@@ -3,8 +3,9 @@
 //! 127.0.0.1 (so only fenced commands reach it); on macOS on one mm binds on the host's
 //! 127.0.0.1, the one address Seatbelt's profile lets commands connect to. It serves HTTP: `CONNECT host:port` (HTTPS and
 //! anything tunnelled) and requests in absolute form (`GET http://host/path`), each checked by
-//! the [`Door`], which resolves the name itself. A refused host gets a 403 whose body is the
-//! refusal's line, recorded in [`Refusals`]. Bytes are copied both ways by tokio
+//! the [`Door`], which resolves the name itself, with the hosts the session's passage allows;
+//! a host on no list waits while the session's user is asked, when one can be. A refused host
+//! gets a 403 whose body is the refusal's line, recorded in the passage. Bytes are copied both ways by tokio
 //! (`copy_bidirectional`), one connection upstream per client connection.
 //!
 //! It runs on a thread of its own with a runtime of its own, stopped when the namespace's
@@ -18,7 +19,8 @@ use tokio::net::{TcpListener, TcpStream};
 use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
 
-use super::network::{Door, Refusals};
+use super::network::Door;
+use super::passage::PassageKey;
 
 /// The longest request head read (request line and headers).
 const MAX_HEAD: usize = 64 * 1024;
@@ -38,7 +40,7 @@ impl Proxy {
     pub fn start(
         listener: std::net::TcpListener,
         door: Door,
-        refusals: Refusals,
+        passage: PassageKey,
     ) -> std::io::Result<Proxy> {
         let port = listener.local_addr()?.port();
         listener.set_nonblocking(true)?;
@@ -52,7 +54,7 @@ impl Proxy {
             .spawn(move || {
                 runtime.block_on(async move {
                     if let Ok(listener) = TcpListener::from_std(listener) {
-                        serve(listener, Arc::new(door), refusals, token).await;
+                        serve(listener, Arc::new(door), passage, token).await;
                     }
                 });
             })?;
@@ -92,7 +94,7 @@ impl Drop for Proxy {
 async fn serve(
     listener: TcpListener,
     door: Arc<Door>,
-    refusals: Refusals,
+    passage: PassageKey,
     stop: CancellationToken,
 ) {
     // The connections' tasks are owned here: stopping the proxy drops them all.
@@ -103,9 +105,9 @@ async fn serve(
             Some(_) = clients.join_next(), if !clients.is_empty() => {}
             accepted = listener.accept() => {
                 if let Ok((stream, _)) = accepted {
-                    let (door, refusals) = (Arc::clone(&door), refusals.clone());
+                    let (door, passage) = (Arc::clone(&door), passage.clone());
                     clients.spawn(async move {
-                        let _ = client(stream, &door, &refusals).await;
+                        let _ = client(stream, &door, &passage).await;
                     });
                 }
             }
@@ -114,7 +116,11 @@ async fn serve(
 }
 
 /// One client connection: its request's head, the rule, then the tunnel.
-async fn client(mut stream: TcpStream, door: &Door, refusals: &Refusals) -> std::io::Result<()> {
+async fn client(mut stream: TcpStream, door: &Door, passage: &PassageKey) -> std::io::Result<()> {
+    // A session that ended has no commands left to serve.
+    let Some(passage) = passage.passage() else {
+        return Ok(());
+    };
     let _ = stream.set_nodelay(true);
     let (head, rest) = match read_head(&mut stream).await? {
         Some(read) => read,
@@ -181,12 +187,11 @@ async fn client(mut stream: TcpStream, door: &Door, refusals: &Refusals) -> std:
         out.push_str("Connection: close\r\n\r\n");
         (host, port, Some(out))
     };
-    let addrs = match door.resolve(&host, port).await {
+    // While the user is asked, this connection alone waits.
+    let ask = |host, port| passage.ask(host, port);
+    let addrs = match passage.resolve(door, &host, port, ask).await {
         Ok(addrs) => addrs,
-        Err(line) => {
-            refusals.record(&line);
-            return answer(&mut stream, 403, "Forbidden", &line).await;
-        }
+        Err(line) => return answer(&mut stream, 403, "Forbidden", &line).await,
     };
     let mut upstream = match connect(&addrs).await {
         Ok(s) => s,

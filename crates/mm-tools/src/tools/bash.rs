@@ -4,6 +4,7 @@
 use std::collections::VecDeque;
 use std::io;
 use std::path::Path;
+use std::pin::Pin;
 use std::process::{ExitStatus, Stdio};
 use std::sync::Arc;
 use std::time::Duration;
@@ -18,7 +19,7 @@ use super::{CallContext, Describe, ToolOutput, ToolSetup, TypedTool, cut};
 use crate::config::SandboxMode;
 use crate::event::{PermissionMode, Tally, ToolKind};
 use crate::process::{Child, Group, OutputReader, Supervisor};
-use crate::sandbox::{Fencing, Sandbox};
+use crate::sandbox::{Asked, Fencing, Listening, Sandbox};
 use crate::tasks::Tasks;
 
 pub const NAME: &str = "bash";
@@ -179,6 +180,22 @@ fn seconds(d: Duration) -> String {
     }
 }
 
+/// The next question of the session's proxy, while the call listens.
+async fn next_question(listening: &mut Option<Listening>) -> Option<Asked> {
+    match listening {
+        Some(l) => l.questions.recv().await,
+        None => std::future::pending().await,
+    }
+}
+
+/// Puts the proxy's question to the user, naming the command that connects, and sends the
+/// answer back to the waiting connection.
+async fn answer_question(call: &CallContext<'_>, command: &str, asked: Asked) {
+    let Asked { host, port, reply } = asked;
+    let answer = call.ask_network(host, port, command).await;
+    let _ = reply.send(answer);
+}
+
 /// How a call ended.
 enum End {
     Exited(io::Result<ExitStatus>),
@@ -207,6 +224,11 @@ async fn run_command(
     // The hosts the fence's proxy refuses while the call runs are the model's to know: a
     // command's client rarely prints the 403's body.
     let refused_from = sandbox.refusals().count();
+    // In `ask` mode a host on no list is put to the user while the call runs, the proxy's
+    // connection waiting for the answer (docs/sandbox.md, "Asking"); one question at a time.
+    let mut listening = (call.mode == PermissionMode::Ask && sandbox.door().proxied())
+        .then(|| sandbox.passage().listen());
+    let mut asking: Option<Pin<Box<dyn Future<Output = ()> + Send + '_>>> = None;
     let (mut child, reader) = match spawn(processes, bash, command, cwd, fence) {
         Ok(started) => started,
         Err(e) => {
@@ -234,6 +256,12 @@ async fn run_command(
         tokio::select! {
             biased;
             _ = cancel.cancelled() => break End::Cancelled,
+            Some(asked) = next_question(&mut listening), if asking.is_none() => {
+                asking = Some(Box::pin(answer_question(call, command, asked)));
+            }
+            () = async { if let Some(a) = asking.as_mut() { a.await } }, if asking.is_some() => {
+                asking = None;
+            }
             // Before the reader, which a command printing without pause keeps ready.
             _ = ticks.tick(), if progress.has_news() => call.progress(progress.take()),
             r = reader.read(&mut buf), if !eof => match r {
@@ -250,6 +278,8 @@ async fn run_command(
         }
     };
 
+    // A question still open is withdrawn: its connection is refused.
+    drop((asking, listening));
     match end {
         End::Exited(status) => {
             // Jobs bash left behind may hold the pipe open: read a little longer, then let a

@@ -16,7 +16,7 @@ use tokio::io::AsyncWriteExt;
 use tokio::time::Instant;
 
 use super::{CallContext, Describe, ToolOutput, ToolSetup, TypedTool};
-use crate::event::ToolKind;
+use crate::event::{PermissionMode, ToolKind};
 use crate::html_text::{Capture, HtmlText};
 use crate::paths;
 use crate::sandbox::Sandbox;
@@ -330,6 +330,14 @@ impl Fetch<'_> {
         }
     }
 
+    /// Awaits `fut` unless the call is cancelled first.
+    async fn cancellable<T>(&self, fut: impl Future<Output = T>) -> Result<T, Stop> {
+        tokio::select! {
+            v = fut => Ok(v),
+            () = self.call.cancel.cancelled() => Err(Stop::Cancelled),
+        }
+    }
+
     /// Sends the request; a response with an error status is a failure carrying its start.
     async fn response(&self) -> Result<reqwest::Response, Stop> {
         let mut resp = match self.sandbox.fences_network() {
@@ -407,13 +415,21 @@ impl Fetch<'_> {
                 .trim_end_matches(']')
                 .to_string();
             let port = url.port_or_known_default().unwrap_or(0);
-            let addrs = match self.bounded(door.resolve(&bare, port)).await? {
-                Ok(addrs) => addrs,
-                Err(line) => {
-                    self.sandbox.refusals().record(&line);
-                    return Err(Stop::Refused(line));
+            // In `ask` mode a host on no list is put to the user, naming this hop's URL.
+            let asker = format!("fetch_content {url}");
+            let ask = |host, port| async move {
+                match self.call.mode {
+                    PermissionMode::Ask => Some(self.call.ask_network(host, port, &asker).await),
+                    PermissionMode::Yolo | PermissionMode::ReadOnly => None,
                 }
             };
+            let resolving = self.sandbox.passage().resolve(door, &bare, port, ask);
+            // The user's time to answer is not the fetch's.
+            let resolved = match self.call.mode {
+                PermissionMode::Ask => self.cancellable(resolving).await?,
+                PermissionMode::Yolo | PermissionMode::ReadOnly => self.bounded(resolving).await?,
+            };
+            let addrs = resolved.map_err(Stop::Refused)?;
             let client = reqwest::Client::builder()
                 .use_rustls_tls()
                 .redirect(reqwest::redirect::Policy::none())

@@ -32,8 +32,8 @@ use tokio_util::sync::CancellationToken;
 
 use crate::config::Config;
 use crate::event::{
-    Event, FileDiff, Form, FormAnswer, Frontend, PermissionMode, Plan, Question, Tally,
-    ToolCallStart, ToolKind, ToolStatus,
+    Event, FileDiff, Form, FormAnswer, Frontend, NetworkAnswer, NetworkQuestion, PermissionMode,
+    Plan, Question, Tally, ToolCallStart, ToolKind, ToolStatus,
 };
 use crate::lsp::LspServers;
 use crate::process::Supervisor;
@@ -155,6 +155,18 @@ impl<'a> CallContext<'a> {
             questions,
         };
         self.frontend.ask_user(form, self.cancel).await
+    }
+
+    /// Asks the user whether this call may reach `host:port`, which the allow-list does not
+    /// name (`asker`: what connects, the command's words); `No` when the turn is cancelled.
+    pub async fn ask_network(&self, host: String, port: u16, asker: &str) -> NetworkAnswer {
+        let question = NetworkQuestion {
+            tool_call_id: self.id.to_string(),
+            host,
+            port,
+            asker: asker.to_string(),
+        };
+        self.frontend.ask_network(question, self.cancel).await
     }
 
     /// Puts another agent's permission request to the user, for this call (the answer joins

@@ -62,6 +62,7 @@ mod trust_children;
 mod trust_config;
 mod trust_fence;
 mod trust_network;
+mod trust_network_ask;
 mod trust_pty;
 mod trust_repo;
 mod trust_secrets;

@@ -14,7 +14,7 @@ use pretty_assertions::assert_eq;
 
 /// A server on the host's loopback that answers every request with `body`, until the test
 /// ends; its port.
-fn host_server(body: &'static str) -> u16 {
+pub(crate) fn host_server(body: &'static str) -> u16 {
     serve_answer(move |_| {
         format!(
             "HTTP/1.1 200 OK\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",

@@ -186,6 +186,7 @@ macro_rules! as_root_and_user {
         }
     };
 }
+pub(crate) use as_root_and_user;
 
 // --------------------------------------------------------------------- hole 1: core.fsmonitor
 

@@ -27,7 +27,8 @@ pub use sys::FenceError;
 use super::forwarding::Forwarding;
 use super::held::Held;
 use super::kernel::Enforcement;
-use super::network::{Door, Refusals};
+use super::network::Door;
+use super::passage::{Passage, PassageKey};
 use super::paths::Rule;
 
 /// What `mm doctor` says to do when the fence is not whole and `tools.sandboxRequired` is set.
@@ -39,13 +40,15 @@ pub type State = Arc<Mutex<HashMap<NamespaceKey, Arc<Joined>>>>;
 
 /// What a namespace mounts: the read-only paths, the pinned folders, the hidden places (with
 /// whether each is a folder), a private `devpts`; and its network, when it has one of its own
-/// (its door: one proxy per allow-list; the ports it forwards).
+/// (its door: one proxy per allow-list; the ports it forwards), with the session it serves when
+/// the way out is mm's proxy (its refusals, its allowed hosts and its questions are that
+/// session's alone).
 type NamespaceKey = (
     Vec<PathBuf>,
     Vec<PathBuf>,
     Vec<(PathBuf, bool)>,
     bool,
-    Option<(Door, Forwarding)>,
+    Option<(Door, Option<PassageKey>, Forwarding)>,
 );
 
 /// Whether a private mount namespace with a read-only bind works here: tried once, in a child
@@ -63,7 +66,7 @@ pub fn network_works() -> Result<(), String> {
         .with_network(Some(namespace::Net::Proxied))
         .make()
         .map_err(|e| e.to_string())?;
-    ns.serve(Door::open(), Refusals::default())
+    ns.serve(Door::open(), Passage::default().key())
         .map_err(|e| e.to_string())?;
     ns.proxy()
         .map(|_| ())
@@ -121,7 +124,7 @@ pub(super) fn fence(
     rule: &Rule<'_>,
     enforcement: &Enforcement,
     state: &State,
-    network: (&Door, &Refusals, &Forwarding),
+    network: (&Door, &Passage, &Forwarding),
 ) -> Result<Option<Fence>, FenceError> {
     let Rule {
         mode,
@@ -179,16 +182,15 @@ pub(super) fn fence(
     let cwd_root: Vec<PathBuf> = roots.cwd.iter().cloned().collect();
     let held: Vec<&Held> = roots.held.iter().map(|(h, _)| *h).collect();
     let devpts = pts == fence::Pts::Private;
-    let (door, refusals, forwarding) = network;
-    let net = (can_mount && door.isolated()).then(|| (door.clone(), forwarding.clone()));
+    let (door, passage, forwarding) = network;
+    let net = (can_mount && door.isolated()).then(|| {
+        let session = door.proxied().then(|| passage.key());
+        (door.clone(), session, forwarding.clone())
+    });
     let namespace = match can_mount
         && (devpts || !readonly.is_empty() || !hidden.is_empty() || net.is_some())
     {
-        true => Some(joined(
-            state,
-            (readonly, pins, hidden, devpts, net),
-            refusals,
-        )?),
+        true => Some(joined(state, (readonly, pins, hidden, devpts, net))?),
         false => None,
     };
     Fence::build(&fence::Plan {
@@ -201,19 +203,17 @@ pub(super) fn fence(
     .map(Some)
 }
 
-/// The namespace that mounts `key`, made the first time it is asked for.
-fn joined(
-    state: &State,
-    key: NamespaceKey,
-    refusals: &Refusals,
-) -> Result<Arc<Joined>, FenceError> {
+/// The namespace that mounts `key`, made the first time it is asked for; those of sessions that
+/// ended are let go then.
+fn joined(state: &State, key: NamespaceKey) -> Result<Arc<Joined>, FenceError> {
     let mut made = state
         .lock()
         .map_err(|_| FenceError::Namespace(io::Error::other("a lock was poisoned")))?;
     if let Some(ns) = made.get(&key) {
         return Ok(Arc::clone(ns));
     }
-    let net = key.4.as_ref().map(|(door, _)| match door.proxied() {
+    made.retain(|k, _| !matches!(&k.4, Some((_, Some(session), _)) if !session.alive()));
+    let net = key.4.as_ref().map(|(door, _, _)| match door.proxied() {
         true => namespace::Net::Proxied,
         false => namespace::Net::Closed,
     });
@@ -221,8 +221,9 @@ fn joined(
         .with_network(net)
         .make()
         .map_err(FenceError::Namespace)?;
-    if let Some((door, forwarding)) = &key.4 {
-        ns.serve(door.clone(), refusals.clone())
+    if let Some((door, session, forwarding)) = &key.4 {
+        let session = session.clone().unwrap_or_else(|| Passage::default().key());
+        ns.serve(door.clone(), session)
             .map_err(FenceError::Namespace)?;
         let ports: Vec<forward::Port> =
             (forwarding.expose.iter().map(|p| forward::Port::Expose(*p)))

@@ -22,7 +22,8 @@ use std::sync::OnceLock;
 use super::forward::{Forwards, Port};
 use super::sys::{FenceError, check, write_proc};
 use super::{devpts, net};
-use crate::sandbox::network::{Door, Refusals};
+use crate::sandbox::network::Door;
+use crate::sandbox::passage::PassageKey;
 use crate::sandbox::proxy::Proxy;
 
 /// Where the file hidden files are covered with is made: a `tmpfs` mounted for the time of the
@@ -383,12 +384,12 @@ pub struct Joined {
 
 impl Joined {
     /// Starts mm's proxy on the listener the helper bound (nothing when it bound none).
-    pub fn serve(&mut self, door: Door, refusals: Refusals) -> io::Result<()> {
+    pub fn serve(&mut self, door: Door, passage: PassageKey) -> io::Result<()> {
         if let Some(fd) = self.listener.take() {
             self.proxy = Some(Proxy::start(
                 std::net::TcpListener::from(fd),
                 door,
-                refusals,
+                passage,
             )?);
         }
         Ok(())
