@@ -261,8 +261,8 @@ pub enum Origin {
 
 /// How an entry that starts a process in the project (a hook, an MCP or language server, an
 /// asked agent) meets the fence of `tools.sandbox` (docs/sandbox.md, "What runs outside the
-/// fence"): its `sandbox` and `sandboxWritable` keys, which only the user's own entries set
-/// (config/trust.rs).
+/// fence"): its `sandbox`, `sandboxWritable` and `networkAllow` keys, which only the user's own
+/// entries set (config/trust.rs).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct EntrySandbox {
     /// `sandbox = false`: it runs outside the fence, which the banner and the ACP log say.
@@ -271,6 +271,11 @@ pub struct EntrySandbox {
     /// language server's caches (`~/.cargo`), an agent's state (`~/.codex`); absolute, `~/`
     /// expanded.
     pub writable: Vec<PathBuf>,
+    /// `networkAllow`: hosts its fence (only) lets it reach besides `tools.networkAllow` (an
+    /// asked agent's model server or API), each checked by `AllowEntry::parse`. When set, the
+    /// entry's process gets a network namespace of its own whose door is both lists; when not,
+    /// it keeps the network of a process outside the namespace (docs/sandbox.md).
+    pub network_allow: Vec<String>,
 }
 
 #[derive(Debug, Clone, PartialEq)]

@@ -93,6 +93,20 @@ pub fn default_candidates() -> Vec<(ServerKind, String)> {
     ]
 }
 
+/// Whether `url` (a candidate's) names `port` explicitly.
+pub fn on_port(url: &str, port: u16) -> bool {
+    let authority = url
+        .split_once("://")
+        .map_or(url, |(_, rest)| rest)
+        .split('/')
+        .next()
+        .unwrap_or("");
+    authority
+        .rsplit_once(':')
+        .and_then(|(_, p)| p.parse::<u16>().ok())
+        == Some(port)
+}
+
 /// The base URL without its trailing `/v1` (or `/engines/v1`): where the native endpoints live.
 pub fn server_root(url: &str) -> String {
     let url = url.trim_end_matches('/');
@@ -588,6 +602,23 @@ fn ollama_max_context(show: &Value) -> Option<u64> {
 mod tests {
     use super::*;
     use pretty_assertions::assert_eq;
+
+    #[test]
+    fn detection_skips_the_exposed_ports() {
+        let options = crate::openai::ClientOptions::default().skipping(&[8080, 1234]);
+        let urls: Vec<&str> = options.candidates.iter().map(|(_, u)| u.as_str()).collect();
+        assert_eq!(
+            urls,
+            [
+                "http://127.0.0.1:9931/v1",
+                "http://127.0.0.1:11434/v1",
+                "http://127.0.0.1:12434/engines/v1",
+                "http://127.0.0.1:8000/v1",
+                LOCAL_MODEL_SCRIPT_URL,
+            ]
+        );
+        assert!(!on_port("http://127.0.0.1:18080/v1", 8080));
+    }
 
     #[test]
     fn listed_models_leave_out_embeddings_and_name_the_detected_one() {

@@ -40,6 +40,7 @@ fn sandbox(
         network: NetworkConfig {
             mode: network,
             allow: allow.to_vec(),
+            expose: Vec::new(),
         },
         ..Settings::mode(mode)
     };

@@ -17,7 +17,7 @@ use mm::subcommands::{doctor, runtime, setup, trust};
 use mm_core::config::{self, LoadOptions, Loaded};
 use mm_core::sanitize::visible;
 use mm_engine::{Engine, Environment};
-use mm_model::openai::OpenAiClient;
+use mm_model::openai::{ClientOptions, OpenAiClient};
 use mm_term::one_shot::Prompt as OneShotPrompt;
 use mm_term::{Reopen, TermOptions};
 use tokio_util::sync::CancellationToken;
@@ -130,7 +130,11 @@ async fn async_main(
         None => loaded,
     };
     let config = Arc::new(loaded.config);
-    let model = Arc::new(OpenAiClient::new(&config.model, config.context_window));
+    let model = Arc::new(OpenAiClient::with_options(
+        &config.model,
+        config.context_window,
+        ClientOptions::default().skipping(&config.tools.network.expose),
+    ));
     let env = Environment {
         home: mm_core::paths::home(),
         xdg_config_home: mm_core::paths::config_home(),

@@ -60,7 +60,8 @@ pub fn setup(cli: &Cli, opts: &LoadOptions) -> anyhow::Result<i32> {
         url: cli.url.clone(),
         model: cli.model.clone(),
         sandbox: cli.sandbox.clone(),
-        client: Default::default(),
+        client: mm_model::openai::ClientOptions::default()
+            .skipping(&loaded.config.tools.network.expose),
         color: TermOptions::from_env().color,
     };
     let runtime = runtime()?;

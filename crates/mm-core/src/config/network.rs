@@ -1,6 +1,6 @@
-//! The network of fenced commands (docs/sandbox.md, "The network"): `tools.network` and
-//! `tools.networkAllow` — the user's keys only, like the sandbox's — and
-//! what an entry of `tools.networkAllow` matches.
+//! The network of fenced commands (docs/sandbox.md, "The network"): `tools.network`,
+//! `tools.networkAllow` and `tools.networkExpose` — the user's keys only, like the sandbox's —
+//! and what an entry of `tools.networkAllow` (or of an entry's own `networkAllow`) matches.
 
 use std::net::IpAddr;
 
@@ -73,6 +73,9 @@ pub struct NetworkConfig {
     pub mode: NetworkMode,
     /// `tools.networkAllow`, as written (each checked by [`AllowEntry::parse`]).
     pub allow: Vec<String>,
+    /// `tools.networkExpose`: the ports of the fence's loopback that mm forwards the host's
+    /// 127.0.0.1 to (a dev server to open in a browser); detection skips them.
+    pub expose: Vec<u16>,
 }
 
 impl Default for NetworkConfig {
@@ -80,6 +83,7 @@ impl Default for NetworkConfig {
         NetworkConfig {
             mode: NetworkMode::Allowlist,
             allow: DEFAULT_ALLOW.iter().map(|s| s.to_string()).collect(),
+            expose: Vec::new(),
         }
     }
 }
@@ -135,6 +139,11 @@ impl AllowEntry {
                 .parse::<IpAddr>()
                 .is_ok_and(|h| h == *ip),
         }
+    }
+
+    /// The port it names, if any.
+    pub fn port(&self) -> Option<u16> {
+        self.port
     }
 
     /// Whether the entry names `addr` itself (an address entry), which alone lets a connection

@@ -86,6 +86,7 @@ const HOOK: Shape = Shape::Table(&[
     ("failClosed", Shape::Leaf),
     ("sandbox", Shape::Leaf),
     ("sandboxWritable", Shape::Leaf),
+    ("networkAllow", Shape::Leaf),
 ]);
 
 /// The hook events as docs/hooks.md names them, in the order `mm config` lists them.
@@ -165,6 +166,7 @@ const ROOT: Shape = Shape::Table(&[
             ("task", Shape::Table(&[("maxSteps", Shape::Leaf)])),
             ("network", Shape::Str),
             ("networkAllow", Shape::Leaf),
+            ("networkExpose", Shape::Leaf),
         ]),
     ),
     ("skills", Shape::Table(&[("dirs", Shape::Leaf)])),
@@ -187,6 +189,7 @@ const ROOT: Shape = Shape::Table(&[
             ("env", STRING_MAP),
             ("sandbox", Shape::Leaf),
             ("sandboxWritable", Shape::Leaf),
+            ("networkAllow", Shape::Leaf),
         ])),
     ),
     (
@@ -201,6 +204,7 @@ const ROOT: Shape = Shape::Table(&[
                 ("timeout", Shape::Leaf),
                 ("sandbox", Shape::Leaf),
                 ("sandboxWritable", Shape::Leaf),
+                ("networkAllow", Shape::Leaf),
             ])),
         )]),
     ),
@@ -214,6 +218,7 @@ const ROOT: Shape = Shape::Table(&[
                 ("extensions", Shape::Leaf),
                 ("sandbox", Shape::Leaf),
                 ("sandboxWritable", Shape::Leaf),
+                ("networkAllow", Shape::Leaf),
             ])),
         )]),
     ),

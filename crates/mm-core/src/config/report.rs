@@ -52,13 +52,30 @@ fn hook(h: &HookConfig) -> String {
     if !h.sandbox.writable.is_empty() {
         parts.push(format!("sandboxWritable = {}", paths(&h.sandbox.writable)));
     }
+    if !h.sandbox.network_allow.is_empty() {
+        parts.push(format!(
+            "networkAllow = {}",
+            hosts(&h.sandbox.network_allow)
+        ));
+    }
     format!("{{ {} }}", parts.join(", "))
 }
 
-/// An entry's `sandbox` and `sandboxWritable` lines.
+/// An entry's `sandbox` and `sandboxWritable` lines, and its `networkAllow` when it has one.
 fn entry_sandbox(lines: &mut Vec<(String, String)>, prefix: &str, sandbox: &EntrySandbox) {
     lines.push((join(prefix, "sandbox"), (!sandbox.outside).to_string()));
     lines.push((join(prefix, "sandboxWritable"), paths(&sandbox.writable)));
+    if !sandbox.network_allow.is_empty() {
+        lines.push((join(prefix, "networkAllow"), hosts(&sandbox.network_allow)));
+    }
+}
+
+/// A list of hosts as TOML writes it.
+fn hosts(list: &[String]) -> String {
+    format!(
+        "[{}]",
+        list.iter().map(|h| quote(h)).collect::<Vec<_>>().join(", ")
+    )
 }
 
 fn env(lines: &mut Vec<(String, String)>, prefix: &str, env: &BTreeMap<String, String>) {
@@ -245,13 +262,18 @@ pub(super) fn report(loaded: &Loaded) -> String {
     add(
         &mut lines,
         "tools.networkAllow",
+        hosts(&c.tools.network.allow),
+    );
+    add(
+        &mut lines,
+        "tools.networkExpose",
         format!(
             "[{}]",
             c.tools
                 .network
-                .allow
+                .expose
                 .iter()
-                .map(|h| quote(h))
+                .map(u16::to_string)
                 .collect::<Vec<_>>()
                 .join(", ")
         ),

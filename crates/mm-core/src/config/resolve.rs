@@ -232,25 +232,56 @@ impl Resolver<'_> {
                 )
             })?;
         }
-        if let Some(list) = self.strings(t, "tools", "networkAllow")? {
-            for (i, entry) in list.iter().enumerate() {
-                if let Err(why) = super::AllowEntry::parse(entry) {
-                    return Err(self.invalid(
-                        &format!("tools.networkAllow[{i}]"),
-                        format!("{} {why}", quote(entry)),
-                    ));
+        if let Some(list) = self.allow_list(t, "tools")? {
+            net.allow = list;
+        }
+        if let Some(Value::Array(items)) = t.get("networkExpose") {
+            let mut ports = Vec::new();
+            for (i, item) in items.iter().enumerate() {
+                let path = format!("tools.networkExpose[{i}]");
+                let port = match item {
+                    Value::Integer(n) => u16::try_from(*n).ok().filter(|p| *p > 0),
+                    other => return Err(self.wrong(&path, "a port number", other)),
+                };
+                match port {
+                    Some(p) => ports.push(p),
+                    None => {
+                        return Err(self.invalid(
+                            &path,
+                            format!("must be a port from 1 to 65535, got {item}"),
+                        ));
+                    }
                 }
             }
-            net.allow = list;
+            net.expose = ports;
+        } else if let Some(other) = t.get("networkExpose") {
+            return Err(self.wrong("tools.networkExpose", "an array of port numbers", other));
         }
         Ok(())
     }
 
-    /// An entry's `sandbox` and `sandboxWritable` (config::EntrySandbox).
+    /// A `networkAllow` list (`tools.networkAllow`, an entry's), each entry checked.
+    fn allow_list(&self, t: &Table, prefix: &str) -> Result<Option<Vec<String>>, ConfigError> {
+        let Some(list) = self.strings(t, prefix, "networkAllow")? else {
+            return Ok(None);
+        };
+        for (i, entry) in list.iter().enumerate() {
+            if let Err(why) = super::AllowEntry::parse(entry) {
+                return Err(self.invalid(
+                    &format!("{}[{i}]", join(prefix, "networkAllow")),
+                    format!("{} {why}", quote(entry)),
+                ));
+            }
+        }
+        Ok(Some(list))
+    }
+
+    /// An entry's `sandbox`, `sandboxWritable` and `networkAllow` (config::EntrySandbox).
     fn entry_sandbox(&self, t: &Table, prefix: &str) -> Result<EntrySandbox, ConfigError> {
         Ok(EntrySandbox {
             outside: !self.boolean(t, prefix, "sandbox")?.unwrap_or(true),
             writable: self.absolute_paths(t, prefix, "sandboxWritable")?,
+            network_allow: self.allow_list(t, prefix)?.unwrap_or_default(),
         })
     }
 
@@ -272,7 +303,7 @@ impl Resolver<'_> {
         match project {
             Some(file) if sandbox != EntrySandbox::default() => {
                 warnings.push(format!(
-                    "{prefix}: its sandbox and sandboxWritable are ignored, as the project's file ({}) sets part of the entry: only the user's own entries leave or open the fence",
+                    "{prefix}: its sandbox, sandboxWritable and networkAllow are ignored, as the project's file ({}) sets part of the entry: only the user's own entries leave or open the fence",
                     file.display()
                 ));
                 Ok(EntrySandbox::default())

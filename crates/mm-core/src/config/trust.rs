@@ -40,12 +40,12 @@ pub const SANDBOX_KEYS: [&str; 4] = [
 ];
 
 /// The keys of the fence's network (`tools.network…`), which only the user's layers set.
-pub const NETWORK_KEYS: [&str; 2] = ["network", "networkAllow"];
+pub const NETWORK_KEYS: [&str; 3] = ["network", "networkAllow", "networkExpose"];
 
 /// The keys of an entry that starts a process (a hook, an MCP or language server, an agent)
 /// that take it out of the fence or open the fence for it (`sandbox = false`,
-/// `sandboxWritable`), which only the user's layers set, like [`SANDBOX_KEYS`].
-pub const ENTRY_SANDBOX_KEYS: [&str; 2] = ["sandbox", "sandboxWritable"];
+/// `sandboxWritable`, `networkAllow`), which only the user's layers set, like [`SANDBOX_KEYS`].
+pub const ENTRY_SANDBOX_KEYS: [&str; 3] = ["sandbox", "sandboxWritable", "networkAllow"];
 
 /// Removes every entry's [`ENTRY_SANDBOX_KEYS`] from a layer; returns their dotted names.
 fn strip_entry_sandbox(table: &mut Table) -> Vec<String> {
@@ -488,7 +488,7 @@ mod tests {
     fn a_project_cannot_open_the_fences_network() {
         for trusted in [false, true] {
             let (table, out) = filtered(
-                "[tools]\nnetwork = \"open\"\nnetworkAllow = [\"*.evil.example\"]\n",
+                "[tools]\nnetwork = \"open\"\nnetworkAllow = [\"*.evil.example\"]\nnetworkExpose = [8080]\n",
                 trusted,
             );
             let tools = table.get("tools").and_then(Value::as_table);
@@ -496,10 +496,25 @@ mod tests {
             assert_eq!(
                 out.warnings,
                 [
-                    "tools.network, tools.networkAllow are ignored in project files (/p/.mm/config.toml): only the user's config, --config, the environment and flags set the network of the fence"
+                    "tools.network, tools.networkAllow, tools.networkExpose are ignored in project files (/p/.mm/config.toml): only the user's config, --config, the environment and flags set the network of the fence"
                 ]
             );
         }
+        // Nor an entry's own list: a trusted project's agent keeps its command, not the hosts
+        // it names.
+        let (table, out) = filtered(
+            "[agents.proj]\ncommand = \"x\"\nnetworkAllow = [\"evil.example\"]\n",
+            true,
+        );
+        let kept: Table = toml::from_str("[agents.proj]\ncommand = \"x\"\n").unwrap();
+        assert_eq!(table, kept);
+        assert_eq!(
+            out.warnings,
+            [
+                "agents.proj.networkAllow is ignored in project files (/p/.mm/config.toml): only the user's config, --config, the environment and flags set the sandbox"
+            ]
+        );
+        {}
     }
 
     #[test]

@@ -41,6 +41,17 @@ pub struct ClientOptions {
     pub probe_timeout: Duration,
 }
 
+impl ClientOptions {
+    /// Without the candidates on `ports` (`tools.networkExpose`: a port mm forwards from the
+    /// host's loopback into a fence is a server a command started, never a model server to
+    /// find).
+    pub fn skipping(mut self, ports: &[u16]) -> Self {
+        self.candidates
+            .retain(|(_, url)| !ports.iter().any(|p| detect::on_port(url, *p)));
+        self
+    }
+}
+
 impl Default for ClientOptions {
     fn default() -> Self {
         Self {

@@ -96,7 +96,8 @@ pub(super) fn fence(
     rule: &Rule<'_>,
     enforcement: &Enforcement,
     state: &State,
-    (door, passage): (&Door, &Passage),
+    // No namespace: nothing to forward (docs/platforms.md).
+    (door, passage, _): (&Door, &Passage, &super::forwarding::Forwarding),
 ) -> Result<Option<Fence>, FenceError> {
     if enforcement.nested.is_some() {
         return Ok(None);

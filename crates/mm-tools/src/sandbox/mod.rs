@@ -25,6 +25,7 @@
 //! through `Setup::sandbox`.
 
 mod fencing;
+mod forwarding;
 pub mod hidden;
 mod kernel;
 mod network;
@@ -62,6 +63,7 @@ mod held;
 mod not_linux;
 
 pub use fencing::{Fencing, Unfenced};
+pub use forwarding::Forwarding;
 pub use mm_core::sandbox_report::{FENCED_VAR, SandboxReport, UnwritableCwd};
 pub use network::{Door, Refusals, Refused};
 pub use os::{Fence, FenceError, REMEDY, landlock_abi, namespace_works, network_works};
@@ -74,7 +76,7 @@ use std::path::{Path, PathBuf};
 use held::Held;
 use hidden::Hidden;
 use kernel::Enforcement;
-use mm_core::config::{Config, EntrySandbox, NetworkConfig, SandboxMode};
+use mm_core::config::{Config, EntrySandbox, NetworkConfig, NetworkMode, SandboxMode};
 use mm_core::sandbox_report::{Skip, Skipped};
 use paths::{Roots, Rule, hold, plain_places};
 
@@ -182,6 +184,8 @@ pub struct Sandbox {
     state: os::State,
     /// Where fenced commands' connections may go (`tools.network`, `tools.networkAllow`).
     door: Door,
+    /// `tools.networkExpose`: the ports of the commands' fence the host's loopback reaches.
+    expose: Vec<u16>,
     /// The session's share of the network (its refusals, the hosts it was allowed, who is
     /// asked): each session's own ([`Sandbox::for_session`]).
     passage: Passage,
@@ -349,6 +353,7 @@ impl Sandbox {
             enforcement,
             state: os::State::default(),
             door: Door::of(&network),
+            expose: network.expose.clone(),
             passage: Passage::default(),
         }
     }
@@ -369,6 +374,7 @@ impl Sandbox {
             enforcement: Enforcement::off(),
             state: os::State::default(),
             door: Door::of(&NetworkConfig::default()),
+            expose: Vec::new(),
             passage: Passage::default(),
         }
     }
@@ -519,7 +525,11 @@ impl Sandbox {
     /// nothing fences commands here (or, on macOS, inside an outer fence: Seatbelt cannot be
     /// nested, and the outer one holds).
     pub fn fence(&self, cwd: &Path) -> Result<Fencing, FenceError> {
-        self.fence_within(cwd, &[], &self.door)
+        let forwarding = Forwarding {
+            expose: self.expose.clone(),
+            reach: Vec::new(),
+        };
+        self.fence_within(cwd, &[], &self.door, &forwarding)
     }
 
     /// Where a process of an entry of the configuration (a hook, an MCP or language server, an
@@ -531,9 +541,41 @@ impl Sandbox {
         if entry.outside && self.opt_outs {
             return Ok(Fencing::outside(Unfenced::OptedOut));
         }
-        // An entry's process keeps today's network until an entry can name the hosts it needs
-        // (an asked agent its model server): docs/sandbox.md, "Its limits".
-        self.fence_within(cwd, &entry.writable, &Door::open())
+        // An entry that names the hosts it needs (`networkAllow`: an asked agent its model
+        // server) gets a network of its own whose door is the user's list and its own, with
+        // the loopback ports it names reached through its fence's loopback; one that names
+        // none keeps the network of a process outside the namespace (docs/sandbox.md, "Its
+        // limits").
+        let (door, forwarding) = match entry.network_allow.is_empty() {
+            true => (Door::open(), Forwarding::default()),
+            false => (
+                self.entry_door(&entry.network_allow),
+                Forwarding {
+                    expose: Vec::new(),
+                    reach: Forwarding::reach_of(&entry.network_allow),
+                },
+            ),
+        };
+        self.fence_within(cwd, &entry.writable, &door, &forwarding)
+    }
+
+    /// The door of an entry with its own `networkAllow`: `tools.networkAllow` and its list
+    /// under `allowlist`; its list alone under `none` (the user named those hosts for it);
+    /// under `open`, open.
+    fn entry_door(&self, own: &[String]) -> Door {
+        let mine = Door::of(&NetworkConfig {
+            mode: NetworkMode::Allowlist,
+            allow: own.to_vec(),
+            expose: Vec::new(),
+        });
+        match self.door.mode {
+            NetworkMode::Open => Door::open(),
+            NetworkMode::Allowlist => Door {
+                mode: NetworkMode::Allowlist,
+                allow: self.door.allow.iter().cloned().chain(mine.allow).collect(),
+            },
+            NetworkMode::None => mine,
+        }
     }
 
     fn fence_within(
@@ -541,11 +583,12 @@ impl Sandbox {
         cwd: &Path,
         extra: &[PathBuf],
         door: &Door,
+        forwarding: &Forwarding,
     ) -> Result<Fencing, FenceError> {
         if !self.fences_commands() {
             return Ok(Fencing::inside(None));
         }
-        let network = (door, &self.passage);
+        let network = (door, &self.passage, forwarding);
         os::fence(
             &self.rule(cwd, extra),
             &self.enforcement,
@@ -558,6 +601,11 @@ impl Sandbox {
     /// The network rule of fenced commands (`fetch_content` asks it too).
     pub fn door(&self) -> &Door {
         &self.door
+    }
+
+    /// `tools.networkExpose`: the ports of the commands' fence the host's 127.0.0.1 reaches.
+    pub fn expose(&self) -> &[u16] {
+        &self.expose
     }
 
     /// Whether mm's own tools keep the fence's door (`fetch_content`): the sandbox is on and
@@ -659,6 +707,7 @@ mod tests {
             places: Places::default(),
             state: os::State::default(),
             door: Door::of(&NetworkConfig::default()),
+            expose: Vec::new(),
             passage: Passage::default(),
             enforcement: Enforcement {
                 fencer: match abi {
@@ -749,11 +798,11 @@ mod tests {
         let mut config = Config::default();
         let opted = EntrySandbox {
             outside: true,
-            writable: Vec::new(),
+            ..EntrySandbox::default()
         };
         let cache = EntrySandbox {
-            outside: false,
             writable: vec![PathBuf::from("/cache")],
+            ..EntrySandbox::default()
         };
         let mut hook = mm_core::config::HookConfig {
             command: "sh lint.sh".into(),
@@ -801,7 +850,7 @@ mod tests {
         s.outside = vec!["mcp.servers.x".into()];
         let out = EntrySandbox {
             outside: true,
-            writable: Vec::new(),
+            ..EntrySandbox::default()
         };
         let fencing = s.fence_for(Path::new("/"), &out).unwrap();
         assert_eq!(fencing.unfenced(), Some(Unfenced::OptedOut));

@@ -223,6 +223,7 @@ mod tests {
         Door::of(&NetworkConfig {
             mode: NetworkMode::Allowlist,
             allow: allow.iter().map(|s| s.to_string()).collect(),
+            expose: Vec::new(),
         })
     }
 

@@ -63,7 +63,11 @@ pub(super) fn fence(
     _: &Rule<'_>,
     _: &Enforcement,
     _: &State,
-    _: (&super::network::Door, &super::passage::Passage),
+    _: (
+        &super::network::Door,
+        &super::passage::Passage,
+        &super::forwarding::Forwarding,
+    ),
 ) -> Result<Option<Fence>, FenceError> {
     Ok(None)
 }

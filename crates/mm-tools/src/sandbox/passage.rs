@@ -199,6 +199,7 @@ mod tests {
         Door::of(&NetworkConfig {
             mode: NetworkMode::Allowlist,
             allow: vec!["127.0.0.1:9".into()],
+            expose: Vec::new(),
         })
     }
 
@@ -236,6 +237,7 @@ mod tests {
         let none = Door::of(&NetworkConfig {
             mode: NetworkMode::None,
             allow: Vec::new(),
+            expose: Vec::new(),
         });
         let closed = p.resolve(&none, "example.com", 80, |_, _| async { unreachable!() });
         assert!(closed.await.is_err());

@@ -563,8 +563,12 @@ fn network_check(setup: &Setup<'_>) -> Option<Check> {
     };
     let label = label.trim_start_matches("network ").to_string();
     if !door.isolated() {
+        let exposed = match sandbox.expose().is_empty() {
+            true => "",
+            false => "; tools.networkExpose does nothing here (commands share the host's network)",
+        };
         return ok(
-            format!("{label} (tools.network = \"open\"): fenced commands reach any host"),
+            format!("{label} (tools.network = \"open\"): fenced commands reach any host{exposed}"),
             false,
         );
     }
@@ -580,8 +584,18 @@ fn network_check(setup: &Setup<'_>) -> Option<Check> {
         true => "mm's proxy is the fence's only way out",
         false => "no connection leaves the fence",
     };
+    let exposed = exposed(sandbox.expose());
     match crate::sandbox::network_works() {
-        Ok(()) => ok(format!("{label}: {way}"), true),
+        Ok(()) if exposed.taken.is_empty() => ok(format!("{label}: {way}{}", exposed.said), true),
+        Ok(()) => Some(
+            Check::new(
+                Topic::Network,
+                Status::Warn,
+                format!("{label}: {way}{}; but {}", exposed.said, exposed.taken.join("; ")),
+            )
+            .fix("stop what holds the port, or take it out of tools.networkExpose")
+            .details(details(true)),
+        ),
         Err(why) => Some(
             Check::new(
                 Topic::Network,
@@ -592,6 +606,33 @@ fn network_check(setup: &Setup<'_>) -> Option<Check> {
             .details(details(false)),
         ),
     }
+}
+
+/// What the network line says of `tools.networkExpose`, and its ports another program holds on
+/// the host now (tried: bound, then let go).
+struct Exposed {
+    said: String,
+    taken: Vec<String>,
+}
+
+fn exposed(ports: &[u16]) -> Exposed {
+    let list: Vec<String> = ports.iter().map(u16::to_string).collect();
+    let said = match list.is_empty() {
+        true => String::new(),
+        false => format!(
+            "; the host's 127.0.0.1 reaches its port(s) {} (tools.networkExpose)",
+            list.join(", ")
+        ),
+    };
+    let taken = ports
+        .iter()
+        .filter_map(|p| {
+            std::net::TcpListener::bind(("127.0.0.1", *p))
+                .err()
+                .map(|e| format!("127.0.0.1:{p} is taken on the host ({e}): the fence's server on port {p} will not be reachable from it"))
+        })
+        .collect();
+    Exposed { said, taken }
 }
 
 fn sessions_check(setup: &Setup<'_>, loaded: &Loaded) -> Check {

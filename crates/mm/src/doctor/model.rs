@@ -53,6 +53,7 @@ pub(super) async fn checks(
     let config = &loaded.config;
     let mut model_config = config.model.clone();
     model_config.request_timeout = model_config.request_timeout.min(QUIET_LIMIT);
+    let options = options.skipping(&config.tools.network.expose);
     let candidates = options.candidates.clone();
     let client = OpenAiClient::with_options(&model_config, config.context_window, options);
     let cancel = CancellationToken::new();

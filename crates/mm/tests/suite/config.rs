@@ -487,6 +487,14 @@ fn invalid_values_are_errors() {
             "trustedProjects = [\"rel/dir\"]\n",
             "trustedProjects[0] must be an absolute path, got \"rel/dir\"",
         ),
+        (
+            "[tools]\nnetworkExpose = [3000, 70000]\n",
+            "tools.networkExpose[1] must be a port from 1 to 65535, got 70000",
+        ),
+        (
+            "[agents.codex]\ncommand = \"codex\"\nnetworkAllow = [\"api.openai.com:x\"]\n",
+            "agents.codex.networkAllow[0] \"api.openai.com:x\" has a port that is not a number from 1 to 65535 (\"x\")",
+        ),
     ];
     for (text, message) in cases {
         w.write_user(text);
@@ -752,6 +760,7 @@ tools.sandboxReadable = []                  # default
 tools.task.maxSteps = 20                    # default
 tools.network = "allowlist"                 # default
 tools.networkAllow = ["crates.io", "*.crates.io", "static.rust-lang.org", "registry.npmjs.org", "registry.yarnpkg.com", "pypi.org", "files.pythonhosted.org", "proxy.golang.org", "sum.golang.org", "rubygems.org", "repo.maven.apache.org", "repo1.maven.org", "plugins.gradle.org", "api.nuget.org", "hackage.haskell.org", "github.com", "*.github.com", "*.githubusercontent.com", "gitlab.com", "codeberg.org", "bitbucket.org", "deb.debian.org", "archive.ubuntu.com", "security.ubuntu.com"]  # default
+tools.networkExpose = []                    # default
 skills.dirs = []                            # default
 hooks.preToolCall[0] = {{ command = "guard.sh", match = "bash|write_file", timeout = 10, failClosed = false }}  # {u}
 agents = {{}}                                 # default
@@ -992,7 +1001,7 @@ fn the_sandbox_keys_of_servers_and_hooks_are_the_users_own() {
     let c = &loaded.config;
     let outside = mm_core::config::EntrySandbox {
         outside: true,
-        writable: Vec::new(),
+        ..Default::default()
     };
     assert_eq!(c.mcp_servers["files"].sandbox, outside);
     assert_eq!(c.mcp_servers["proj"].sandbox, Default::default());
@@ -1003,6 +1012,7 @@ fn the_sandbox_keys_of_servers_and_hooks_are_the_users_own() {
         mm_core::config::EntrySandbox {
             outside: true,
             writable: vec![guard.clone()],
+            network_allow: Vec::new(),
         }
     );
     assert_eq!(c.hooks.post_tool_call[0].sandbox, Default::default());
@@ -1014,7 +1024,7 @@ fn the_sandbox_keys_of_servers_and_hooks_are_the_users_own() {
                 "hooks.postToolCall[0].sandboxWritable, mcp.servers.proj.sandbox are ignored in project files ({p}): only the user's config, --config, the environment and flags set the sandbox"
             ),
             format!(
-                "lsp.servers.rust: its sandbox and sandboxWritable are ignored, as the project's file ({p}) sets part of the entry: only the user's own entries leave or open the fence"
+                "lsp.servers.rust: its sandbox, sandboxWritable and networkAllow are ignored, as the project's file ({p}) sets part of the entry: only the user's own entries leave or open the fence"
             ),
         ]
     );

@@ -581,4 +581,31 @@ async fn the_network_line_says_the_mode_the_hosts_and_that_the_proxy_works() {
         line("network = \"open\"\n").await.as_deref(),
         Some("✓ network: open (tools.network = \"open\"): fenced commands reach any host")
     );
+    // tools.networkExpose: said, and a port another program holds on the host is a warning.
+    let held = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let taken = held.local_addr().unwrap().port();
+    let free = mm_testkit::refused_port();
+    let got = line(&format!("networkExpose = [{free}, {taken}]\n"))
+        .await
+        .unwrap();
+    if !got.contains("cannot be made here") {
+        let prefix = format!(
+            "! network: allow-list (24 hosts): mm's proxy is the fence's only way out; the host's 127.0.0.1 reaches its port(s) {free}, {taken} (tools.networkExpose); but 127.0.0.1:{taken} is taken on the host ("
+        );
+        assert!(got.starts_with(&prefix), "{got}");
+        assert!(
+            got.ends_with(&format!(
+                "): the fence's server on port {taken} will not be reachable from it"
+            )),
+            "{got}"
+        );
+    }
+    assert_eq!(
+        line("network = \"open\"\nnetworkExpose = [3000]\n")
+            .await
+            .as_deref(),
+        Some(
+            "✓ network: open (tools.network = \"open\"): fenced commands reach any host; tools.networkExpose does nothing here (commands share the host's network)"
+        )
+    );
 }

@@ -205,7 +205,11 @@ as_root_and_user!(
 /// The ports detection tries (mm-model's detect.rs), all free on the host for the test.
 const DETECTION_PORTS: [u16; 3] = [8080, 11434, 1234];
 
-async fn a_server_left_on_a_detection_port_is_not_taken_by_a_later_session(s: Scene) {
+/// Held by the tests that need the detection ports free, or expose one: one at a time.
+static DETECTION: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+
+/// Skips the test when something listens on a detection port.
+fn detection_ports_free() {
     for port in DETECTION_PORTS {
         if TcpStream::connect(("127.0.0.1", port)).is_ok() {
             mm_testkit::skip(format!(
@@ -213,14 +217,14 @@ async fn a_server_left_on_a_detection_port_is_not_taken_by_a_later_session(s: Sc
             ));
         }
     }
-    let port = DETECTION_PORTS[0];
-    let log = s.project.join("requests.log");
-    let pidfile = s.project.join("server.pid");
-    // A model server of the command's own, answering everything as a model list and logging
-    // each request, left running.
+}
+
+/// Writes `server.py` in the project: a model server of a command's own on `port`, answering
+/// everything as a model list and logging each request in `log`.
+fn model_like_server(s: &Scene, log: &std::path::Path, port: u16) {
     let server = format!(
         r#"
-import http.server, json, sys
+import http.server, json
 class H(http.server.BaseHTTPRequestHandler):
     def answer(self):
         open("{log}", "a").write(self.command + " " + self.path + "\n")
@@ -232,11 +236,22 @@ class H(http.server.BaseHTTPRequestHandler):
         self.wfile.write(body)
     do_GET = do_POST = answer
     def log_message(self, *a): pass
-http.server.HTTPServer(("127.0.0.1", {port}), H).serve_forever()
+http.server.ThreadingHTTPServer.request_queue_size = 128
+http.server.ThreadingHTTPServer(("127.0.0.1", {port}), H).serve_forever()
 "#,
         log = log.display()
     );
     std::fs::write(s.project.join("server.py"), server).unwrap();
+}
+
+async fn a_server_left_on_a_detection_port_is_not_taken_by_a_later_session(s: Scene) {
+    let _alone = DETECTION.lock().await;
+    detection_ports_free();
+    let port = DETECTION_PORTS[0];
+    let log = s.project.join("requests.log");
+    let pidfile = s.project.join("server.pid");
+    // A model server of the command's own, left running.
+    model_like_server(&s, &log, port);
     let start = format!(
         "python3 server.py > /dev/null 2>&1 & echo $! > {pid}; until curl -s -o /dev/null http://127.0.0.1:{port}/; do :; done; echo up",
         pid = pidfile.display()
@@ -263,4 +278,288 @@ as_root_and_user!(
     a_server_left_on_a_detection_port_is_not_taken_by_a_later_session_as_root,
     a_server_left_on_a_detection_port_is_not_taken_by_a_later_session_as_a_user,
     a_server_left_on_a_detection_port_is_not_taken_by_a_later_session
+);
+
+// ---------------------------------------------------------------- tools.networkExpose
+
+/// A named pipe at `path` (the command and the test meet there: each side's open waits for
+/// the other's).
+fn fifo(path: &std::path::Path) {
+    let c = std::ffi::CString::new(path.as_os_str().as_encoded_bytes()).unwrap();
+    // SAFETY: a NUL-terminated path.
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o666) }, 0);
+}
+
+/// What a GET of `path` on the host's 127.0.0.1:`port` answers, or the connection's error.
+fn get(port: u16, path: &str) -> std::io::Result<String> {
+    let mut stream = TcpStream::connect(("127.0.0.1", port))?;
+    stream.write_all(format!("GET {path} HTTP/1.0\r\n\r\n").as_bytes())?;
+    let mut answer = String::new();
+    stream.read_to_string(&mut answer)?;
+    Ok(answer)
+}
+
+/// The command that starts `servers` (shell commands each starting a server in the background
+/// on a port), waits until each answers inside, says so on the pipe `ready`, waits for the
+/// test's word on the pipe `done`, and stops them.
+fn hold_servers(s: &Scene, servers: &[(String, u16)]) -> String {
+    let ready = s.project.join("ready");
+    let done = s.project.join("done");
+    fifo(&ready);
+    fifo(&done);
+    let mut cmd = String::from("pids=''; ");
+    for (start, port) in servers {
+        cmd.push_str(&format!(
+            "{start} > /dev/null 2>&1 & pids=\"$pids $!\"; until curl -s -o /dev/null http://127.0.0.1:{port}/; do :; done; "
+        ));
+    }
+    cmd.push_str(&format!(
+        "echo up > {ready}; cat {done} > /dev/null; kill $pids; echo held",
+        ready = ready.display(),
+        done = done.display()
+    ));
+    cmd
+}
+
+/// Runs `check` once the command of [`hold_servers`] has its servers up, then lets it end;
+/// what `check` saw and the command's result.
+async fn while_held<T>(s: &Scene, command: String, check: impl Future<Output = T>) -> (T, String) {
+    let (ready, done) = (s.project.join("ready"), s.project.join("done"));
+    let checks = async move {
+        tokio::task::spawn_blocking(move || std::fs::read_to_string(&ready).unwrap())
+            .await
+            .unwrap();
+        let seen = check.await;
+        tokio::task::spawn_blocking(move || std::fs::write(&done, "done\n").unwrap())
+            .await
+            .unwrap();
+        seen
+    };
+    let attack = s.attack(&s.project, &[], vec![bash(&command)], |_| {});
+    tokio::pin!(attack, checks);
+    tokio::select! {
+        (_, results) = &mut attack => panic!("the command ended before the test's word: {results:?}"),
+        seen = &mut checks => {
+            let (_, results) = attack.await;
+            (seen, results[0].clone())
+        }
+    }
+}
+
+/// [`get`], off the test's runtime.
+async fn get_async(port: u16, path: &'static str) -> std::io::Result<String> {
+    tokio::task::spawn_blocking(move || get(port, path))
+        .await
+        .unwrap()
+}
+
+async fn only_an_exposed_port_answers_on_the_hosts_loopback(s: Scene) {
+    let (exposed, other) = (free_port(), free_port());
+    s.user_config(&format!("{FENCED}networkExpose = [{exposed}]\n"));
+    std::fs::write(s.project.join("hello.txt"), "from the fence\n").unwrap();
+    let server = |port: u16| format!("python3 -m http.server {port} --bind 127.0.0.1");
+    let command = hold_servers(&s, &[(server(exposed), exposed), (server(other), other)]);
+    let ((through, refused), result) = while_held(&s, command, async {
+        (
+            get_async(exposed, "/hello.txt").await.unwrap(),
+            get_async(other, "/hello.txt").await.unwrap_err().kind(),
+        )
+    })
+    .await;
+    assert_eq!(result, "held\n");
+    assert!(through.starts_with("HTTP/1.0 200 OK\r\n"), "{through}");
+    assert!(through.ends_with("\r\n\r\nfrom the fence\n"), "{through}");
+    assert_eq!(refused, std::io::ErrorKind::ConnectionRefused);
+    // Bound only while the session's fence exists.
+    assert_eq!(
+        TcpStream::connect(("127.0.0.1", exposed))
+            .unwrap_err()
+            .kind(),
+        std::io::ErrorKind::ConnectionRefused
+    );
+}
+
+as_root_and_user!(
+    only_an_exposed_port_answers_on_the_hosts_loopback_as_root,
+    only_an_exposed_port_answers_on_the_hosts_loopback_as_a_user,
+    only_an_exposed_port_answers_on_the_hosts_loopback
+);
+
+async fn an_exposed_detection_port_is_not_taken_by_a_later_session(s: Scene) {
+    let _alone = DETECTION.lock().await;
+    detection_ports_free();
+    let port = DETECTION_PORTS[0];
+    s.user_config(&format!("{FENCED}networkExpose = [{port}]\n"));
+    let log = s.project.join("requests.log");
+    // A model server of the command's own on the exposed port.
+    model_like_server(&s, &log, port);
+    let command = hold_servers(&s, &[("python3 server.py".to_string(), port)]);
+    let elsewhere = s.root.join("elsewhere");
+    std::fs::create_dir_all(&elsewhere).unwrap();
+    let ((reached, later), result) = while_held(&s, command, async {
+        // The host reaches the command's server (the port is exposed)...
+        let reached = get_async(port, "/v1/models").await.unwrap();
+        std::fs::remove_file(&log).unwrap();
+        // ...and a later session with no model.url, in another project, whose detection runs
+        // while it is exposed, does not.
+        let later = s.mm_with(&elsewhere, None, &["-p", "hi"], |_| {}).await;
+        (reached, later)
+    })
+    .await;
+    assert_eq!(result, "held\n");
+    assert!(reached.contains("\"evil\""), "{reached}");
+    // Only what a session that took it as its model sends: its chat request (the machine's
+    // other mm processes may probe the port while it is exposed; detection skips it only for
+    // the users whose config lists it).
+    let requests = std::fs::read_to_string(&log).unwrap_or_default();
+    assert!(
+        !requests.contains("POST"),
+        "the later session took the command's server: {requests}\n{}",
+        later.stdout
+    );
+    assert!(!later.stdout.contains("evil"), "{}", later.stdout);
+}
+
+as_root_and_user!(
+    an_exposed_detection_port_is_not_taken_by_a_later_session_as_root,
+    an_exposed_detection_port_is_not_taken_by_a_later_session_as_a_user,
+    an_exposed_detection_port_is_not_taken_by_a_later_session
+);
+
+// -------------------------------------------------------- an entry's own networkAllow
+
+async fn an_asked_agent_reaches_the_hosts_of_its_own_entry_and_no_other(s: Scene) {
+    let allowed = host_server("allowed\n");
+    let other = host_server("secret\n");
+    let script = |command: String| {
+        mm_testkit::Reply::tool_call("bash", serde_json::json!({ "command": command }))
+    };
+    // The outer mm's command, then the asked mm's (`mm -acp`, on the same fake server, which
+    // it reaches by its entry's list through its fence's loopback: its model client leaves the
+    // loopback out of any proxy).
+    let server = mm_testkit::FakeServer::start(vec![
+        script(format!("curl -s --noproxy '' http://127.0.0.1:{allowed}/")),
+        mm_testkit::Reply::tool_call(
+            "ask_agent",
+            serde_json::json!({ "agent": "net", "question": "fetch" }),
+        ),
+        script(format!("curl -s http://127.0.0.1:{allowed}/")),
+        script(format!("curl -s --noproxy '' http://127.0.0.1:{allowed}/")),
+        script(format!("curl -s --noproxy '' http://127.0.0.1:{other}/")),
+        script(format!(
+            "curl -s http://127.0.0.1:{other}/; echo \"curl: $?\""
+        )),
+        mm_testkit::Reply::text("fetched"),
+        mm_testkit::Reply::text("done"),
+    ])
+    .await;
+    let fake = server.url();
+    let fake_port = fake
+        .trim_start_matches("http://127.0.0.1:")
+        .split('/')
+        .next()
+        .unwrap();
+    s.user_config(&format!(
+        "{FENCED}[agents.net]\ncommand = {mm:?}\nargs = [\"-acp\", \"--yolo\"]\nnetworkAllow = [\"127.0.0.1:{fake_port}\", \"127.0.0.1:{allowed}\"]\n",
+        mm = mm_testkit::mm_binary().display().to_string()
+    ));
+    let run = s
+        .mm_with(&s.project, Some(&fake), &["--yolo", "-p", "go"], |_| {})
+        .await;
+    assert_eq!(run.code, Some(0), "{}", run.stderr);
+    assert_eq!(run.stdout, "done\n", "{}", run.stderr);
+    assert_eq!(server.violations(), Vec::<String>::new());
+    let requests = server.requests();
+    let refused = |port: u16, key: &str| {
+        format!(
+            "[network refused: 127.0.0.1:{port} is not in {key} (add \"127.0.0.1\" to {key} in your config to allow it)]"
+        )
+    };
+    // The session's own command: the entry's list is the entry's only.
+    let outer = mm_testkit::tool_results(&requests[1]);
+    assert_eq!(
+        outer[0],
+        refused(allowed, "tools.networkAllow")
+            .repeat(2)
+            .replace("][", "]\n[")
+    );
+    let asked = requests
+        .iter()
+        .map(mm_testkit::tool_results)
+        .rfind(|r| r.len() == 4)
+        .expect("the asked mm's four results");
+    assert_eq!(asked[0], "allowed\n");
+    assert_eq!(asked[1], "allowed\n");
+    assert!(
+        asked[2].contains(&refused(other, "tools.networkAllow")),
+        "{}",
+        asked[2]
+    );
+    assert_eq!(asked[3], "curl: 7\n");
+}
+
+as_root_and_user!(
+    an_asked_agent_reaches_the_hosts_of_its_own_entry_and_no_other_as_root,
+    an_asked_agent_reaches_the_hosts_of_its_own_entry_and_no_other_as_a_user,
+    an_asked_agent_reaches_the_hosts_of_its_own_entry_and_no_other
+);
+
+async fn an_mcp_server_and_a_hook_reach_the_hosts_of_their_own_entries(s: Scene) {
+    let allowed = host_server("allowed\n");
+    let other = host_server("secret\n");
+    let fixture = s.root.join("fake_mcp.py");
+    std::fs::copy(
+        concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/fixtures/mcp/fake_mcp.py"
+        ),
+        &fixture,
+    )
+    .unwrap();
+    // Each fetches both hosts through the proxy into files named after it; the second hook
+    // has no list of its own, so it keeps the machine's network.
+    let fetch = |name: &str| {
+        format!(
+            "curl -s --noproxy '' http://127.0.0.1:{allowed}/ > {name}-allowed; curl -s --noproxy '' http://127.0.0.1:{other}/ > {name}-other\n"
+        )
+    };
+    std::fs::write(
+        s.project.join("serve.sh"),
+        format!("{}exec python3 {} ok\n", fetch("mcp"), fixture.display()),
+    )
+    .unwrap();
+    std::fs::write(s.project.join("hook.sh"), fetch("hook")).unwrap();
+    std::fs::write(s.project.join("plain.sh"), fetch("plain")).unwrap();
+    s.user_config(&format!(
+        "{FENCED}\
+         [mcp.servers.proj]\ncommand = \"sh\"\nargs = [\"serve.sh\"]\nnetworkAllow = [\"127.0.0.1:{allowed}\"]\n\
+         [[hooks.postToolCall]]\ncommand = \"sh hook.sh\"\nnetworkAllow = [\"127.0.0.1:{allowed}\"]\n\
+         [[hooks.postToolCall]]\ncommand = \"sh plain.sh\"\n"
+    ));
+    let (out, results) = s
+        .attack(
+            &s.project,
+            &[],
+            vec![("proj__echo", serde_json::json!({"text": "hi"}))],
+            |_| {},
+        )
+        .await;
+    assert_eq!(results, ["echo: hi"], "{}", out.stderr);
+    let read = |name: &str| std::fs::read_to_string(s.project.join(name)).unwrap();
+    let refused = format!(
+        "[network refused: 127.0.0.1:{other} is not in tools.networkAllow (add \"127.0.0.1\" to tools.networkAllow in your config to allow it)]\n"
+    );
+    for name in ["mcp", "hook"] {
+        assert_eq!(read(&format!("{name}-allowed")), "allowed\n", "{name}");
+        assert_eq!(read(&format!("{name}-other")), refused, "{name}");
+    }
+    // Without a list of its own: today's network (no proxy, so curl went straight there).
+    assert_eq!(read("plain-allowed"), "allowed\n");
+    assert_eq!(read("plain-other"), "secret\n");
+}
+
+as_root_and_user!(
+    an_mcp_server_and_a_hook_reach_the_hosts_of_their_own_entries_as_root,
+    an_mcp_server_and_a_hook_reach_the_hosts_of_their_own_entries_as_a_user,
+    an_mcp_server_and_a_hook_reach_the_hosts_of_their_own_entries
 );

@@ -8,6 +8,7 @@
 pub mod caps;
 pub mod devpts;
 mod fence;
+mod forward;
 pub mod namespace;
 mod net;
 pub mod seccomp;
@@ -23,6 +24,7 @@ use mm_core::sandbox_report::{FENCED_VAR, Fencer};
 use namespace::Joined;
 pub use sys::FenceError;
 
+use super::forwarding::Forwarding;
 use super::held::Held;
 use super::kernel::Enforcement;
 use super::network::Door;
@@ -38,14 +40,15 @@ pub type State = Arc<Mutex<HashMap<NamespaceKey, Arc<Joined>>>>;
 
 /// What a namespace mounts: the read-only paths, the pinned folders, the hidden places (with
 /// whether each is a folder), a private `devpts`; and its network, when it has one of its own
-/// (its door: one proxy per allow-list), with the session it serves when the way out is mm's
-/// proxy (its refusals, its allowed hosts and its questions are that session's alone).
+/// (its door: one proxy per allow-list; the ports it forwards), with the session it serves when
+/// the way out is mm's proxy (its refusals, its allowed hosts and its questions are that
+/// session's alone).
 type NamespaceKey = (
     Vec<PathBuf>,
     Vec<PathBuf>,
     Vec<(PathBuf, bool)>,
     bool,
-    Option<(Door, Option<PassageKey>)>,
+    Option<(Door, Option<PassageKey>, Forwarding)>,
 );
 
 /// Whether a private mount namespace with a read-only bind works here: tried once, in a child
@@ -121,7 +124,7 @@ pub(super) fn fence(
     rule: &Rule<'_>,
     enforcement: &Enforcement,
     state: &State,
-    network: (&Door, &Passage),
+    network: (&Door, &Passage, &Forwarding),
 ) -> Result<Option<Fence>, FenceError> {
     let Rule {
         mode,
@@ -179,9 +182,11 @@ pub(super) fn fence(
     let cwd_root: Vec<PathBuf> = roots.cwd.iter().cloned().collect();
     let held: Vec<&Held> = roots.held.iter().map(|(h, _)| *h).collect();
     let devpts = pts == fence::Pts::Private;
-    let (door, passage) = network;
-    let net = (can_mount && door.isolated())
-        .then(|| (door.clone(), door.proxied().then(|| passage.key())));
+    let (door, passage, forwarding) = network;
+    let net = (can_mount && door.isolated()).then(|| {
+        let session = door.proxied().then(|| passage.key());
+        (door.clone(), session, forwarding.clone())
+    });
     let namespace = match can_mount
         && (devpts || !readonly.is_empty() || !hidden.is_empty() || net.is_some())
     {
@@ -207,8 +212,8 @@ fn joined(state: &State, key: NamespaceKey) -> Result<Arc<Joined>, FenceError> {
     if let Some(ns) = made.get(&key) {
         return Ok(Arc::clone(ns));
     }
-    made.retain(|k, _| !matches!(&k.4, Some((_, Some(session))) if !session.alive()));
-    let net = key.4.as_ref().map(|(door, _)| match door.proxied() {
+    made.retain(|k, _| !matches!(&k.4, Some((_, Some(session), _)) if !session.alive()));
+    let net = key.4.as_ref().map(|(door, _, _)| match door.proxied() {
         true => namespace::Net::Proxied,
         false => namespace::Net::Closed,
     });
@@ -216,10 +221,15 @@ fn joined(state: &State, key: NamespaceKey) -> Result<Arc<Joined>, FenceError> {
         .with_network(net)
         .make()
         .map_err(FenceError::Namespace)?;
-    if let Some((door, session)) = &key.4 {
+    if let Some((door, session, forwarding)) = &key.4 {
         let session = session.clone().unwrap_or_else(|| Passage::default().key());
         ns.serve(door.clone(), session)
             .map_err(FenceError::Namespace)?;
+        let ports: Vec<forward::Port> =
+            (forwarding.expose.iter().map(|p| forward::Port::Expose(*p)))
+                .chain(forwarding.reach.iter().map(|p| forward::Port::Reach(*p)))
+                .collect();
+        ns.forward(&ports).map_err(FenceError::Namespace)?;
     }
     let ns = Arc::new(ns);
     made.insert(key, Arc::clone(&ns));

@@ -19,6 +19,7 @@ use std::os::unix::ffi::OsStrExt;
 use std::path::PathBuf;
 use std::sync::OnceLock;
 
+use super::forward::{Forwards, Port};
 use super::sys::{FenceError, check, write_proc};
 use super::{devpts, net};
 use crate::sandbox::network::Door;
@@ -237,6 +238,7 @@ impl Namespace {
             devpts: self.devpts,
             listener: None,
             proxy: None,
+            forwards: None,
         })
     }
 
@@ -376,6 +378,8 @@ pub struct Joined {
     listener: Option<OwnedFd>,
     /// mm's proxy, the namespace's way out; stopped with the namespace.
     proxy: Option<Proxy>,
+    /// The ports forwarded between the host's loopback and the namespace's; stopped with it.
+    forwards: Option<Forwards>,
 }
 
 impl Joined {
@@ -394,6 +398,24 @@ impl Joined {
     /// mm's proxy, when it is the namespace's way out.
     pub fn proxy(&self) -> Option<&Proxy> {
         self.proxy.as_ref()
+    }
+
+    /// Forwards `ports` between the host's loopback and the namespace's (nothing when it has
+    /// no network of its own, or no port is asked for). A port that cannot be bound is no
+    /// error: [`Forwards::start`] says so in the log.
+    pub fn forward(&mut self, ports: &[Port]) -> io::Result<()> {
+        if let (Some(net), false) = (&self.net, ports.is_empty()) {
+            let user = match &self.user {
+                Some(u) => Some(u.try_clone()?),
+                None => None,
+            };
+            let inside = Inside {
+                user,
+                net: net.try_clone()?,
+            };
+            self.forwards = Some(Forwards::start(inside, ports)?);
+        }
+        Ok(())
     }
 
     /// Whether it holds a private `devpts`.
@@ -423,6 +445,45 @@ impl Joined {
             check(libc::chdir(buf.as_ptr().cast()))?;
         }
         Ok(())
+    }
+}
+
+/// What makes sockets in a namespace's network without mm entering it: its descriptors.
+#[derive(Debug)]
+pub(super) struct Inside {
+    user: Option<OwnedFd>,
+    net: OwnedFd,
+}
+
+impl Inside {
+    /// A TCP socket of the namespace's network (IPv4, neither bound nor connected): what mm
+    /// binds or connects there from any thread, a socket keeping the namespace it was made in.
+    /// A child forked for it joins the namespace (its user namespace first when mm is not
+    /// root: a thread of mm's may not join one) and hands the socket back (`SCM_RIGHTS`).
+    pub(super) fn socket(&self) -> io::Result<OwnedFd> {
+        let (mine, theirs) = net::socket_pair()?;
+        let user = self.user.as_ref().map_or(-1, |u| u.as_raw_fd());
+        let (netns, sender) = (self.net.as_raw_fd(), theirs.as_raw_fd());
+        // SAFETY: the child makes async-signal-safe system calls on descriptors and the stack
+        // only, then `_exit`s, as the child of a multi-threaded process must.
+        let pid = match unsafe { nix::unistd::fork() }.map_err(io::Error::from)? {
+            nix::unistd::ForkResult::Child => unsafe {
+                let joined = (user < 0 || libc::setns(user, libc::CLONE_NEWUSER) == 0)
+                    && libc::setns(netns, libc::CLONE_NEWNET) == 0;
+                if joined {
+                    let fd = libc::socket(libc::AF_INET, libc::SOCK_STREAM | libc::SOCK_CLOEXEC, 0);
+                    if fd >= 0 {
+                        let _ = net::send_fd(sender, fd);
+                    }
+                }
+                libc::_exit(0)
+            },
+            nix::unistd::ForkResult::Parent { child } => child,
+        };
+        drop(theirs);
+        let got = net::recv_fd(&mine);
+        let _ = nix::sys::wait::waitpid(pid, None);
+        got
     }
 }
 
