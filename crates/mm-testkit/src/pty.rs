@@ -80,8 +80,23 @@ impl PtyServer {
 /// plain `xterm` without colour and nothing else of the test's environment but `PATH` (and what
 /// Windows needs: [`OnlyHome`]).
 pub fn mm_command(home: &Path, cwd: &Path, url: &str, extra: &[&str]) -> Command {
-    let mut cmd = Command::new(super::mm_binary());
-    cmd.args(["--url", url])
+    mm_command_as(&super::as_user::Who::Root, home, cwd, url, extra)
+}
+
+/// [`mm_command`] run by `who` (the home and `cwd` must be theirs:
+/// [`Who::own`](super::as_user::Who::own)); the user's link to the binary goes in the home's
+/// parent, which they can reach.
+pub fn mm_command_as(
+    who: &super::as_user::Who,
+    home: &Path,
+    cwd: &Path,
+    url: &str,
+    extra: &[&str],
+) -> Command {
+    let (program, first) = who.program(&super::mm_binary(), home.parent().unwrap_or(home));
+    let mut cmd = Command::new(program);
+    cmd.args(first)
+        .args(["--url", url])
         .args(extra)
         .current_dir(cwd)
         .only_home(home)

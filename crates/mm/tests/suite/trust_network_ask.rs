@@ -13,7 +13,7 @@ use std::process::Stdio;
 
 use common::acp::{TestClient, updates};
 use common::mm_run::finish;
-use common::pty::{PtyServer as Server, answer_with_usage, bash_reply, call_reply, spawn_mm};
+use common::pty::{PtyServer as Server, answer_with_usage, bash_reply, call_reply, mm_command_as};
 use common::{FakeServer, Reply};
 use expectrl::{Eof, Expect};
 use pretty_assertions::assert_eq;
@@ -50,21 +50,23 @@ fn curl(port: u16) -> String {
     format!("curl -s --noproxy '' http://127.0.0.1:{port}/")
 }
 
-#[mm_testkit::test]
-fn the_terminal_asks_and_once_no_and_always_for_the_session_hold() {
+fn the_terminal_asks_and_once_no_and_always_for_the_session_hold(root: bool) {
     network_or_skip();
     let port = host_server("reached\n");
     let command = curl(port);
-    let (server, _home, mut mm) = asking_terminal(vec![
-        bash_reply("c1", &command),
-        answer_with_usage("first"),
-        bash_reply("c2", &command),
-        answer_with_usage("second"),
-        bash_reply("c3", &command),
-        answer_with_usage("third"),
-        bash_reply("c4", &command),
-        answer_with_usage("fourth"),
-    ]);
+    let (server, _scene, mut mm) = asking_terminal(
+        root,
+        vec![
+            bash_reply("c1", &command),
+            answer_with_usage("first"),
+            bash_reply("c2", &command),
+            answer_with_usage("second"),
+            bash_reply("c3", &command),
+            answer_with_usage("third"),
+            bash_reply("c4", &command),
+            answer_with_usage("fourth"),
+        ],
+    );
     let question = format!(
         "{command} connects to 127.0.0.1:{port}, which tools.networkAllow does not name\r\nAllow 127.0.0.1:{port}?  [y]es once  [a]lways for 127.0.0.1 this session  [n]o"
     );
@@ -106,33 +108,41 @@ fn the_terminal_asks_and_once_no_and_always_for_the_session_hold() {
     server.assert_valid();
 }
 
-/// `mm --no-yolo` in a home of its own whose user's configuration is [`config`], at its prompt.
+/// `mm` in a scene's project, run by root or a plain user, whose user's configuration is
+/// [`config`] (`yolo = false`), at its prompt.
 fn asking_terminal(
+    root: bool,
     script: Vec<Reply>,
-) -> (Server, tempfile::TempDir, expectrl::session::OsSession) {
+) -> (Server, Scene, expectrl::session::OsSession) {
     let (server, url) = Server::start(script);
-    let home = tempfile::tempdir_in(common::target_tmpdir()).unwrap();
-    let user_file = home.path().join("config/mm/config.toml");
+    let scene = scene(root);
+    let home = scene.home.clone();
+    let user_file = home.join("config/mm/config.toml");
     std::fs::create_dir_all(user_file.parent().unwrap()).unwrap();
     std::fs::write(&user_file, config(false)).unwrap();
-    let mut mm = spawn_mm(home.path(), &url, &[]);
+    scene.who.own(&scene.root);
+    let command = mm_command_as(&scene.who, &home, &scene.project, &url, &[]);
+    let mut mm = common::platform::spawn_pty(command);
+    mm.set_expect_timeout(Some(common::pty::EXPECT_TIMEOUT));
     mm.get_process_mut().set_window_size(200, 24).unwrap();
     mm.expect("> ").unwrap();
-    (server, home, mm)
+    (server, scene, mm)
 }
 
-#[mm_testkit::test]
-fn fetch_content_asks_the_same_question_naming_its_url() {
+fn fetch_content_asks_the_same_question_naming_its_url(root: bool) {
     network_or_skip();
     let port = host_server("reached\n");
     let url = format!("http://127.0.0.1:{port}/");
     let fetch = |id: &str| call_reply(id, "fetch_content", json!({ "url": url }));
-    let (server, _home, mut mm) = asking_terminal(vec![
-        fetch("c1"),
-        answer_with_usage("first"),
-        fetch("c2"),
-        answer_with_usage("second"),
-    ]);
+    let (server, _scene, mut mm) = asking_terminal(
+        root,
+        vec![
+            fetch("c1"),
+            answer_with_usage("first"),
+            fetch("c2"),
+            answer_with_usage("second"),
+        ],
+    );
     for (prompt, key, word, answer) in [
         ("one", "n", " no\r\n", "first"),
         ("two", "y", " yes\r\n", "second"),
@@ -337,4 +347,30 @@ as_root_and_user!(
     two_sessions_count_their_own_refusals_as_root,
     two_sessions_count_their_own_refusals_as_a_user,
     two_sessions_count_their_own_refusals
+);
+/// [`as_root_and_user`] for the pty tests, which block (their model server runs a runtime of
+/// its own).
+macro_rules! in_a_pty_as_root_and_user {
+    ($root:ident, $user:ident, $body:ident) => {
+        #[mm_testkit::test]
+        fn $root() {
+            $body(true);
+        }
+
+        #[mm_testkit::test]
+        fn $user() {
+            $body(false);
+        }
+    };
+}
+
+in_a_pty_as_root_and_user!(
+    the_terminal_asks_and_once_no_and_always_for_the_session_hold_as_root,
+    the_terminal_asks_and_once_no_and_always_for_the_session_hold_as_a_user,
+    the_terminal_asks_and_once_no_and_always_for_the_session_hold
+);
+in_a_pty_as_root_and_user!(
+    fetch_content_asks_the_same_question_naming_its_url_as_root,
+    fetch_content_asks_the_same_question_naming_its_url_as_a_user,
+    fetch_content_asks_the_same_question_naming_its_url
 );
