@@ -108,6 +108,44 @@ fn the_terminal_asks_and_once_no_and_always_for_the_session_hold(root: bool) {
     server.assert_valid();
 }
 
+/// Ctrl-C at the network question refuses the connection and cancels the turn, as at the
+/// permission question: the command never reaches the host, the prompt comes back, and the next
+/// prompt's turn runs.
+#[mm_testkit::test]
+fn ctrl_c_at_the_network_question_refuses_and_cancels_the_turn() {
+    network_or_skip();
+    let port = host_server("reached\n");
+    let command = curl(port);
+    let (server, _scene, mut mm) = asking_terminal(
+        true,
+        vec![
+            bash_reply("c1", &command),
+            answer_with_usage("after the cancel"),
+        ],
+    );
+    mm.send_line("one").unwrap();
+    mm.expect(format!("Allow bash: {command}?").as_str())
+        .unwrap();
+    mm.send("y").unwrap();
+    mm.expect(format!("Allow 127.0.0.1:{port}?").as_str())
+        .unwrap();
+    mm.send("\x03").unwrap();
+    mm.expect("cancelled").unwrap();
+    mm.expect("> ").unwrap();
+    mm.send_line("two").unwrap();
+    mm.expect("after the cancel").unwrap();
+    mm.expect("> ").unwrap();
+    mm.send("\x04").unwrap();
+    mm.expect(Eof).unwrap();
+    // The command's connection was refused, never made: nothing reached the host.
+    let results = server.tool_results();
+    assert!(
+        results.iter().all(|r| !r.contains("reached")),
+        "{results:?}"
+    );
+    server.assert_valid();
+}
+
 /// `mm` in a scene's project, run by root or a plain user, whose user's configuration is
 /// [`config`] (`yolo = false`), at its prompt.
 fn asking_terminal(
