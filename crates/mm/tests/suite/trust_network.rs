@@ -504,7 +504,17 @@ as_root_and_user!(
     an_asked_agent_reaches_the_hosts_of_its_own_entry_and_no_other
 );
 
-async fn an_mcp_server_and_a_hook_reach_the_hosts_of_their_own_entries(s: Scene) {
+/// A stand-in language server that answers `initialize` and every request with nothing found.
+const QUIET_LSP: &str = r#"
+while True:
+    msg = read()
+    if msg.get("method") == "initialize":
+        send({"jsonrpc": "2.0", "id": msg["id"], "result": {"capabilities": {"definitionProvider": True}}})
+    elif "id" in msg:
+        send({"jsonrpc": "2.0", "id": msg["id"], "result": None})
+"#;
+
+async fn an_mcp_server_a_language_server_and_a_hook_reach_the_hosts_of_their_own_entries(s: Scene) {
     let allowed = host_server("allowed\n");
     let other = host_server("secret\n");
     let fixture = s.root.join("fake_mcp.py");
@@ -528,11 +538,23 @@ async fn an_mcp_server_and_a_hook_reach_the_hosts_of_their_own_entries(s: Scene)
         format!("{}exec python3 {} ok\n", fetch("mcp"), fixture.display()),
     )
     .unwrap();
+    std::fs::write(s.root.join("lsp.py"), mm_testkit::lsp::stand_in(QUIET_LSP)).unwrap();
+    std::fs::write(
+        s.project.join("lsp.sh"),
+        format!(
+            "{}exec python3 {}\n",
+            fetch("lsp"),
+            s.root.join("lsp.py").display()
+        ),
+    )
+    .unwrap();
+    std::fs::write(s.project.join("a.fk"), "x\n").unwrap();
     std::fs::write(s.project.join("hook.sh"), fetch("hook")).unwrap();
     std::fs::write(s.project.join("plain.sh"), fetch("plain")).unwrap();
     s.user_config(&format!(
         "{FENCED}\
          [mcp.servers.proj]\ncommand = \"sh\"\nargs = [\"serve.sh\"]\nnetworkAllow = [\"127.0.0.1:{allowed}\"]\n\
+         [lsp.servers.fake]\ncommand = \"sh\"\nargs = [\"lsp.sh\"]\nextensions = [\".fk\"]\nnetworkAllow = [\"127.0.0.1:{allowed}\"]\n\
          [[hooks.postToolCall]]\ncommand = \"sh hook.sh\"\nnetworkAllow = [\"127.0.0.1:{allowed}\"]\n\
          [[hooks.postToolCall]]\ncommand = \"sh plain.sh\"\n"
     ));
@@ -540,16 +562,23 @@ async fn an_mcp_server_and_a_hook_reach_the_hosts_of_their_own_entries(s: Scene)
         .attack(
             &s.project,
             &[],
-            vec![("proj__echo", serde_json::json!({"text": "hi"}))],
+            vec![
+                ("proj__echo", serde_json::json!({"text": "hi"})),
+                (
+                    "lsp",
+                    serde_json::json!({"action": "definition", "path": "a.fk", "line": 1, "column": 1}),
+                ),
+            ],
             |_| {},
         )
         .await;
-    assert_eq!(results, ["echo: hi"], "{}", out.stderr);
+    assert_eq!(results.len(), 2, "{}", out.stderr);
+    assert_eq!(results[0], "echo: hi", "{}", out.stderr);
     let read = |name: &str| std::fs::read_to_string(s.project.join(name)).unwrap();
     let refused = format!(
         "[network refused: 127.0.0.1:{other} is not in tools.networkAllow (add \"127.0.0.1\" to tools.networkAllow in your config to allow it)]\n"
     );
-    for name in ["mcp", "hook"] {
+    for name in ["mcp", "lsp", "hook"] {
         assert_eq!(read(&format!("{name}-allowed")), "allowed\n", "{name}");
         assert_eq!(read(&format!("{name}-other")), refused, "{name}");
     }
@@ -559,7 +588,7 @@ async fn an_mcp_server_and_a_hook_reach_the_hosts_of_their_own_entries(s: Scene)
 }
 
 as_root_and_user!(
-    an_mcp_server_and_a_hook_reach_the_hosts_of_their_own_entries_as_root,
-    an_mcp_server_and_a_hook_reach_the_hosts_of_their_own_entries_as_a_user,
-    an_mcp_server_and_a_hook_reach_the_hosts_of_their_own_entries
+    an_mcp_server_a_language_server_and_a_hook_reach_the_hosts_of_their_own_entries_as_root,
+    an_mcp_server_a_language_server_and_a_hook_reach_the_hosts_of_their_own_entries_as_a_user,
+    an_mcp_server_a_language_server_and_a_hook_reach_the_hosts_of_their_own_entries
 );
