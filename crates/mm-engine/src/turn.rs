@@ -82,6 +82,17 @@ impl Engine {
         } else {
             Vec::new()
         };
+        // Detection may still wait for a server loading its model: said, not a silent wait.
+        self.model
+            .await_detection(
+                &|ev| {
+                    if let StreamEvent::Waiting(w) = ev {
+                        frontend.emit(Event::Waiting(w));
+                    }
+                },
+                cancel,
+            )
+            .await;
         self.announce_model(frontend, cancel).await;
         let mut retried_overflow = false;
         let (max_steps, key) = match s.parent {

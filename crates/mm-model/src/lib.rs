@@ -217,6 +217,17 @@ pub trait ModelClient: Send + Sync {
     /// `Err(Cancelled)` when `cancel` fires first (detection goes on in the background).
     async fn info(&self, cancel: &CancellationToken) -> Result<ModelInfo, ModelError>;
 
+    /// Waits for detection like [`ModelClient::info`], saying each of its waits for a server
+    /// still loading its model (`GET /models` answering 503) to `on_event`: detection usually
+    /// runs in the background, where nobody hears of them, so a turn calls this before the
+    /// model calls that would wait silently. Its failure is left to the call that follows.
+    async fn await_detection(
+        &self,
+        _on_event: &(dyn Fn(StreamEvent) + Send + Sync),
+        _cancel: &CancellationToken,
+    ) {
+    }
+
     /// Starts detection in the background, if it has not started. Front ends call it once the
     /// work that must be fast (the ACP `initialize` answer, the prompt) is done; a call to the
     /// model starts it anyway. The probe is one of `tasks`, cut at shutdown.

@@ -83,6 +83,10 @@ struct Inner {
     reprobed: AtomicBool,
     /// A router's listing as last asked (its statuses change as it loads and unloads).
     listing: std::sync::Mutex<Option<Value>>,
+    /// What detection waits for while a server still loads its model (`None` when it does
+    /// not): detection often runs in the background with nobody to tell, so a chat that waits
+    /// for it says each wait as its own ([`Inner::detection_told`]).
+    detection_waits: tokio::sync::watch::Sender<Option<Waiting>>,
 }
 
 impl OpenAiClient {
@@ -113,6 +117,7 @@ impl OpenAiClient {
             slots: Slots::for_process(),
             reprobed: AtomicBool::new(false),
             listing: std::sync::Mutex::new(None),
+            detection_waits: tokio::sync::watch::Sender::new(None),
         });
         Self {
             inner,
@@ -312,14 +317,24 @@ impl Inner {
                     )
                     .await;
                     match found {
-                        Err(ModelError::Http { status: 503, .. })
+                        Err(error @ ModelError::Http { status: 503, .. })
                             if tries < MAX_TRIES
                                 && started.elapsed() + backoff <= RETRY_BUDGET =>
                         {
+                            self.detection_waits
+                                .send_replace(Some(Waiting::Retrying {
+                                    error: error.to_string(),
+                                    attempt: tries + 1,
+                                    of: MAX_TRIES,
+                                    after: backoff,
+                                }));
                             tokio::time::sleep(backoff).await;
                             backoff *= 2;
                         }
-                        other => break other?,
+                        other => {
+                            self.detection_waits.send_replace(None);
+                            break other?;
+                        }
                     }
                 };
                 let window = async {
@@ -342,6 +357,34 @@ impl Inner {
                 Ok(detected)
             })
             .await
+    }
+
+    /// [`Inner::detection`], each of its waits for a loading server said to `on_event` (the
+    /// one under way when this call began, then each new one) until it is done.
+    async fn detection_told(
+        &self,
+        on_event: &(dyn Fn(StreamEvent) + Send + Sync),
+    ) -> Result<&Detected, ModelError> {
+        if let Some(detected) = self.detected.get() {
+            return Ok(detected);
+        }
+        let mut waits = self.detection_waits.subscribe();
+        if let Some(wait) = waits.borrow_and_update().clone() {
+            on_event(StreamEvent::Waiting(wait));
+        }
+        let detection = self.detection();
+        tokio::pin!(detection);
+        loop {
+            tokio::select! {
+                detected = &mut detection => return detected,
+                // The sender lives as long as `self`: never closed while this runs.
+                Ok(()) = waits.changed() => {
+                    if let Some(wait) = waits.borrow_and_update().clone() {
+                        on_event(StreamEvent::Waiting(wait));
+                    }
+                }
+            }
+        }
     }
 
     fn body(&self, model: &str, messages: &[Value], tools: &[Value], stream: bool) -> Value {
@@ -637,7 +680,7 @@ impl ModelClient for OpenAiClient {
         cancel: &CancellationToken,
     ) -> Result<ModelResponse, ModelError> {
         let inner = &self.inner;
-        let detected = or_cancel(cancel, inner.detection()).await??;
+        let detected = or_cancel(cancel, inner.detection_told(on_event)).await??;
         let model = request.model.as_deref().unwrap_or(&detected.name);
         let mut body = inner.body(model, &request.messages, &request.tools, true);
         // Only a llama.cpp server with several slots is sent one (`probe_slots`): to another
@@ -667,6 +710,14 @@ impl ModelClient for OpenAiClient {
             inner.learn_window(detected, &result).await;
         }
         result
+    }
+
+    async fn await_detection(
+        &self,
+        on_event: &(dyn Fn(StreamEvent) + Send + Sync),
+        cancel: &CancellationToken,
+    ) {
+        let _ = or_cancel(cancel, self.inner.detection_told(on_event)).await;
     }
 
     async fn complete(

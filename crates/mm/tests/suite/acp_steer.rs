@@ -301,6 +301,45 @@ async fn a_routers_model_still_loading_is_a_notice_for_a_client_that_shows_them(
     }
 }
 
+/// A server still loading its one model answers detection's `GET /models` with 503 too: a prompt
+/// that waits for detection says its retries as notices (they were a silent wait), the last
+/// one always, the earlier ones as the prompt came in time for them.
+#[mm_testkit::test]
+async fn a_server_loading_during_detection_is_a_notice_for_a_client_that_shows_them() {
+    let loading = Reply::error(
+        503,
+        json!({"error": {"code": 503, "message": "Loading model"}}),
+    );
+    let server = FakeServer::start(vec![Reply::text("up")]).await;
+    // Three refusals: detection waits 0.5, 1 and 2 s, the prompt comes well within them.
+    server.route(
+        "GET /v1/models",
+        vec![
+            loading.clone(),
+            loading.clone(),
+            loading,
+            Reply::json(json!({"object": "list", "data": [{"id": "m", "object": "model"}]})),
+        ],
+    );
+    let (_d, cwd) = dir();
+    let (_h, home) = dir();
+    let mut mm = spawn_mm(&cwd, &home, &server.url());
+    let (_, id) = open_session(&mut mm, &cwd, true).await;
+    let (before, r) = mm.client.prompt(&id, "hello").await;
+    assert_eq!(r["result"]["stopReason"], "end_turn");
+    assert_eq!(agent_text(&before), "up");
+    mm.client.close().await;
+    let _ = mm.child.wait().await;
+    let retry = |attempt: u32, after: &str| {
+        json!({"sessionUpdate": "notice", "severity": "warning",
+            "title": "The model server failed; retrying",
+            "description": format!("model server answered 503: Loading model — try {attempt} of 5 in {after} s")})
+    };
+    let all = [retry(2, "0.5"), retry(3, "1"), retry(4, "2")];
+    let found = notices_in(&mm.client.received);
+    assert!(!found.is_empty() && all.ends_with(&found), "{found:#?}");
+}
+
 #[mm_testkit::test]
 async fn a_retried_model_server_is_a_notice_for_a_client_that_shows_them() {
     for notices in [true, false] {

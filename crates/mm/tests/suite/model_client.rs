@@ -236,16 +236,17 @@ async fn a_server_error_is_one_line_with_its_message() {
     }
 }
 
-#[mm_testkit::test]
-async fn a_loading_server_503_is_retried_until_it_answers() {
-    let loading = Reply::error(
+/// llama.cpp's answer while it loads its model.
+fn loading_503() -> Reply {
+    Reply::error(
         503,
         json!({"error": {"code": 503, "message": "Loading model"}}),
-    );
-    let server = FakeServer::start(vec![loading.clone(), loading, Reply::text("ready")]).await;
-    let client = client(&config(&server.url(), "m"));
-    let (events, result) = chat(&client, &request()).await;
-    // Each retry is said before its wait (the status line, an editor's notice).
+    )
+}
+
+/// What a chat says when [`loading_503`] came twice before `text`: each retry before its wait
+/// (the test clients wait 1 ms, then 2).
+fn retried_twice_then(text: &str) -> Vec<StreamEvent> {
     let retry = |attempt, ms| {
         StreamEvent::Waiting(Waiting::Retrying {
             error: "model server answered 503: Loading model".into(),
@@ -254,12 +255,43 @@ async fn a_loading_server_503_is_retried_until_it_answers() {
             after: Duration::from_millis(ms),
         })
     };
-    assert_eq!(
-        events,
-        vec![retry(2, 1), retry(3, 2), StreamEvent::Text("ready".into())]
-    );
+    vec![retry(2, 1), retry(3, 2), StreamEvent::Text(text.into())]
+}
+
+#[mm_testkit::test]
+async fn a_loading_server_503_is_retried_until_it_answers() {
+    let loading = loading_503();
+    let server = FakeServer::start(vec![loading.clone(), loading, Reply::text("ready")]).await;
+    let client = client(&config(&server.url(), "m"));
+    let (events, result) = chat(&client, &request()).await;
+    // Each retry is said before its wait (the status line, an editor's notice).
+    assert_eq!(events, retried_twice_then("ready"));
     assert_eq!(result.unwrap().text, "ready");
     assert_eq!(chats(&server).len(), 3);
+}
+
+/// Detection waits for a server still loading its model too (its `GET /models` answers 503),
+/// often in the background with nobody to tell: a chat that waits for it says each retry, as
+/// it says its own.
+#[mm_testkit::test]
+async fn a_chat_waiting_for_detection_says_the_loading_servers_retries() {
+    let loading = loading_503();
+    let server = FakeServer::start(vec![Reply::text("ready"), Reply::text("again")]).await;
+    server.route(
+        "GET /v1/models",
+        vec![
+            loading.clone(),
+            loading,
+            Reply::json(json!({"object": "list", "data": [{"id": "m", "object": "model"}]})),
+        ],
+    );
+    let client = client(&config(&server.url(), "m"));
+    let (events, result) = chat(&client, &request()).await;
+    assert_eq!(events, retried_twice_then("ready"));
+    assert_eq!(result.unwrap().text, "ready");
+    // Once detected, the next chat has nothing more to say of it.
+    let (events, _) = chat(&client, &request()).await;
+    assert_eq!(events, vec![StreamEvent::Text("again".into())]);
 }
 
 #[mm_testkit::test]
