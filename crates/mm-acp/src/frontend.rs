@@ -103,18 +103,15 @@ impl AcpFrontend {
         if !self.subagents {
             return;
         }
-        let ChildEvent {
-            session,
-            step,
-            agent,
-            ..
-        } = child;
+        let ChildEvent { session, step, .. } = child;
         match step {
-            // An asked agent's conversation cannot be cancelled alone: no `cancel` for it.
-            ChildStep::Started { description } => self.update(convert::subagent_started(
+            ChildStep::Started {
+                description,
+                cancellable,
+            } => self.update(convert::subagent_started(
                 &session,
                 &description,
-                agent.is_none(),
+                cancellable,
             )),
             ChildStep::Event(event) => match convert::translate(&session, self.progress(*event)) {
                 Output::Update(update) => self.update_on(&session, update),

@@ -125,14 +125,24 @@ impl TypedTool for AskAgent {
                 }
             }
         };
-        // The question and its answer are a child session's, for the front ends that show them.
+        // The question and its answer are a child session's, for the front ends that show them,
+        // which a client may cancel alone where the session registers it (the parent's turn goes
+        // on with the refusal below).
+        let held = call.child_id().and_then(|id| call.hold_child(&id));
+        let own = held.as_ref().map(|h| h.token.clone());
         call.show_child(
             &args.agent,
             ChildStep::Started {
                 description: format!("{}: {}", args.agent, first_line(&args.question)),
+                cancellable: held.is_some(),
             },
         );
-        let answer = conn.ask(&args.question, call).await;
+        let asked = own.as_ref().map(|token| call.with_cancel(token));
+        let answer = conn
+            .ask(&args.question, asked.as_ref().unwrap_or(call))
+            .await;
+        // Its id no longer reaches it.
+        drop(held);
         if conn.usable() {
             self.kept.put(&args.agent, conn);
         }
@@ -151,6 +161,11 @@ impl TypedTool for AskAgent {
         call.show_child(&args.agent, ChildStep::Ended { steps, calls, end });
         match answer {
             Ok(a) => ToolOutput::completed(answer_text(&a.text, a.stop)),
+            // The question alone was cancelled (a client's cancel of its child id): the turn
+            // goes on, and the model learns the user stopped it.
+            Err(AgentError::Cancelled) if !call.cancel.is_cancelled() => ToolOutput::interrupted(
+                format!("[the user cancelled the question to {}]", args.agent),
+            ),
             Err(AgentError::Cancelled) => ToolOutput::interrupted("[cancelled]"),
             // The words of the dispatcher's own read-only refusal: the model learns the same
             // thing either way.

@@ -326,8 +326,12 @@ pub struct ChildEvent {
 /// What a child session did.
 #[derive(Debug, Clone, PartialEq)]
 pub enum ChildStep {
-    /// It starts, before any of its events: the task's description.
-    Started { description: String },
+    /// It starts, before any of its events: the task's description, and whether a client may
+    /// cancel it alone (its own id's cancel reaches it: `Engine::cancel_child`).
+    Started {
+        description: String,
+        cancellable: bool,
+    },
     /// One of its events, as its own session would report it.
     Event(Box<Event>),
     /// It stopped: the model calls and the tool calls it made, and how it ended.

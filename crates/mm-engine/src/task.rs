@@ -169,6 +169,7 @@ impl Subagents for Children<'_> {
         };
         shown.step(ChildStep::Started {
             description: description.to_string(),
+            cancellable: true,
         });
         let mut child = self.child(id.clone(), call.cwd.to_path_buf(), prompt);
         let mut recap = Recap::default();
@@ -219,6 +220,14 @@ impl Subagents for Children<'_> {
                 messages,
             });
         output.0
+    }
+
+    fn hold(&self, id: &str, parent: &CancellationToken) -> CancellationToken {
+        self.engine.running.start(id, parent)
+    }
+
+    fn release(&self, id: &str) {
+        self.engine.running.end(id);
     }
 }
 

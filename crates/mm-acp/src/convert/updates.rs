@@ -84,7 +84,8 @@ pub fn translate(session_id: &str, event: Event) -> Output {
 }
 
 /// `subagent_update` announcing a child on its parent, before any of its traffic: its title,
-/// running, and (`cancellable`: a `task` call's child) cancellable on its own session id.
+/// running, and (`cancellable`: a `task` call's child, an asked agent's conversation in a
+/// session) cancellable on its own session id.
 pub fn subagent_started(child: &str, description: &str, cancellable: bool) -> Value {
     let mut update = acp::SubagentUpdate::new(child.to_string()).title(description.to_string());
     if cancellable {

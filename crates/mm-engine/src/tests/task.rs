@@ -109,7 +109,8 @@ async fn a_task_runs_a_fresh_child_whose_answer_alone_joins_the_parent() {
     assert_eq!(
         steps[0],
         ChildStep::Started {
-            description: "find x".into()
+            description: "find x".into(),
+            cancellable: true,
         }
     );
     assert_eq!(

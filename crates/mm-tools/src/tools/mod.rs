@@ -69,6 +69,20 @@ pub struct ToolSetup<'a> {
 /// engine lists the built-in builders (`mm_engine::BUILTIN`: these tools and `ask_agent`).
 pub type Builder = fn(&ToolSetup<'_>) -> Option<Arc<dyn Tool>>;
 
+/// A child conversation's own cancellation ([`CallContext::hold_child`]); its id stops
+/// reaching it when this drops.
+pub struct HeldChild<'a> {
+    subagents: &'a dyn task::Subagents,
+    id: String,
+    pub token: CancellationToken,
+}
+
+impl Drop for HeldChild<'_> {
+    fn drop(&mut self) {
+        self.subagents.release(&self.id);
+    }
+}
+
 /// The narrow handle a running call gets: who it is, where it runs, its cancellation, and the
 /// three things it may ask of the front end (show progress, ask the user, see the cap).
 pub struct CallContext<'a> {
@@ -152,16 +166,50 @@ impl<'a> CallContext<'a> {
         });
     }
 
+    /// The id the conversation this call holds (`ask_agent`) has as a child session,
+    /// `<session>/<call ref>`; `None` where no session runs the call (`/ask`, `mm --ask`).
+    pub fn child_id(&self) -> Option<String> {
+        (!self.session.is_empty()).then(|| format!("{}/{}", self.session, self.id))
+    }
+
+    /// The conversation this call holds is child `id`: a token of its own, fired by the turn's
+    /// cancel and by a client's cancel of `id` alone, held until the guard drops; `None` where
+    /// nothing registers children (a call of a `task`'s child, no session).
+    pub fn hold_child(&self, id: &str) -> Option<HeldChild<'a>> {
+        let subagents = self.subagents?;
+        let token = subagents.hold(id, self.cancel);
+        Some(HeldChild {
+            subagents,
+            id: id.to_string(),
+            token,
+        })
+    }
+
+    /// The same call, cancelled by `cancel` instead of the turn's token (a held child's).
+    pub fn with_cancel<'b>(&'b self, cancel: &'b CancellationToken) -> CallContext<'b> {
+        CallContext {
+            id: self.id,
+            session: self.session,
+            cwd: self.cwd,
+            max_output: self.max_output,
+            cancel,
+            mode: self.mode,
+            frontend: self.frontend,
+            journal: self.journal,
+            subagents: self.subagents,
+        }
+    }
+
     /// Shows a step of the conversation this call holds with `agent` (`ask_agent`) as a child
     /// session, `<session>/<call ref>`, to the front ends that show children; nothing for a call
     /// no session runs (`/ask`, `mm --ask`: its question is the user's, not a child's).
     pub fn show_child(&self, agent: &str, step: ChildStep) {
-        if self.session.is_empty() {
+        let Some(session) = self.child_id() else {
             return;
-        }
+        };
         self.frontend.emit(Event::Child(ChildEvent {
             call: self.id.to_string(),
-            session: format!("{}/{}", self.session, self.id),
+            session,
             step,
             agent: Some(agent.to_string()),
         }));
@@ -832,6 +880,7 @@ mod tests {
         );
         let started = || ChildStep::Started {
             description: "second: go".into(),
+            cancellable: false,
         };
         // `/ask`, `mm --ask`: no session, no child (it would never be announced).
         call.show_child("second", started());

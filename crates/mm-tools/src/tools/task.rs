@@ -8,6 +8,7 @@ use std::sync::Arc;
 use async_trait::async_trait;
 use serde::Deserialize;
 use serde_json::Value;
+use tokio_util::sync::CancellationToken;
 
 use super::{CallContext, Describe, ToolOutput, ToolSetup, TypedTool};
 use crate::event::ToolKind;
@@ -22,6 +23,14 @@ pub const NO_CHILD: &str = "[task: no child session can be started here]";
 pub trait Subagents: Send + Sync {
     /// Runs the child to its final answer, which is the call's output.
     async fn run(&self, description: &str, prompt: &str, call: &CallContext<'_>) -> ToolOutput;
+
+    /// A child that is not a session of this engine (an `ask_agent` call's conversation) runs
+    /// under `id`: its token, which `parent` fires too and a client's cancel of `id` alone
+    /// ([`Subagents::release`] once it is over).
+    fn hold(&self, id: &str, parent: &CancellationToken) -> CancellationToken;
+
+    /// The child held under `id` is over: its id no longer reaches it.
+    fn release(&self, id: &str);
 }
 
 pub struct Task;
@@ -110,6 +119,10 @@ mod tests {
         async fn run(&self, description: &str, prompt: &str, call: &CallContext<'_>) -> ToolOutput {
             ToolOutput::completed(format!("{} {description}: {prompt}", call.id))
         }
+        fn hold(&self, _id: &str, parent: &CancellationToken) -> CancellationToken {
+            parent.child_token()
+        }
+        fn release(&self, _id: &str) {}
     }
 
     #[tokio::test]

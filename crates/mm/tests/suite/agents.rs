@@ -191,13 +191,14 @@ async fn to_a_client_that_advertised_subagents_the_asked_agents_conversation_is_
         .unwrap()
         .to_string();
     let child = format!("{session}/{call}");
-    // Announced (not cancellable alone), running then idle; its answer on its own id, before
-    // the call's result on the parent; the agent's tool calls are still the call's progress.
+    // Announced (cancellable alone), running then idle; its answer on its own id, before the
+    // call's result on the parent; the agent's tool calls are still the call's progress.
     assert_eq!(
         subagent_updates(&parent),
         [
             &json!({"sessionUpdate": "subagent_update", "sessionId": child,
-                    "title": "second: run echo", "state": {"state": "running"}}),
+                    "title": "second: run echo", "capabilities": {"cancel": {}},
+                    "state": {"state": "running"}}),
             &json!({"sessionUpdate": "subagent_update", "sessionId": child,
                     "state": {"state": "idle", "stopReason": "end_turn"}}),
         ]
@@ -227,30 +228,35 @@ async fn to_a_client_that_advertised_subagents_the_asked_agents_conversation_is_
     assert_eq!(server.violations(), Vec::<String>::new());
 }
 
-#[mm_testkit::test]
-async fn session_cancel_reaches_the_asked_agent() {
-    need_python();
-    let server = FakeServer::start(vec![
-        Reply::tool_call("ask_agent", json!({"agent": "raw", "question": "wait"})),
-        Reply::text("never used"),
-    ])
-    .await;
-    let sandbox = Sandbox::new();
+/// An agent that waits for its cancel (`raw_agent.py wait_cancel`), asked by the model's first
+/// call; mm started on it with `subagents` advertised or not. Returns the session, the prompt's
+/// id, the agent's log of the methods it received, once its prompt is there, and the messages
+/// read until then.
+async fn asking_an_agent_that_waits(
+    server: &FakeServer,
+    sandbox: &Sandbox,
+    subagents: bool,
+) -> (Acp, String, i64, PathBuf, Vec<Value>) {
     let pids = sandbox.path("pids");
     let agent = agents_dir().join("raw_agent.py");
     configure(
-        &sandbox,
+        sandbox,
         &format!(
             "[agents.raw]\ncommand = \"python3\"\nargs = [{:?}, \"wait_cancel\", {:?}]\n",
             agent.display().to_string(),
             pids.display().to_string()
         ),
     );
-    let mut acp = spawn_acp(&sandbox, &server.url());
-    acp.client.initialize(false).await;
+    let mut acp = spawn_acp(sandbox, &server.url());
+    if subagents {
+        initialize_with_subagents(&mut acp.client).await;
+    } else {
+        acp.client.initialize(false).await;
+    }
     let (session, _) = acp.client.new_session(&sandbox.dir()).await;
     let id = acp.client.send_prompt(&session, "go").await;
-    acp.client.until_update("tool_call_update").await;
+    let (mut read, update) = acp.client.until_update("tool_call_update").await;
+    read.push(update);
     // The agent logs each method it receives: its prompt is there once it is asked.
     let log = PathBuf::from(format!("{}.log", pids.display()));
     let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
@@ -264,6 +270,19 @@ async fn session_cancel_reaches_the_asked_agent() {
         );
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
+    (acp, session, id, log, read)
+}
+
+#[mm_testkit::test]
+async fn session_cancel_reaches_the_asked_agent() {
+    need_python();
+    let server = FakeServer::start(vec![
+        Reply::tool_call("ask_agent", json!({"agent": "raw", "question": "wait"})),
+        Reply::text("never used"),
+    ])
+    .await;
+    let sandbox = Sandbox::new();
+    let (mut acp, session, id, log, _) = asking_an_agent_that_waits(&server, &sandbox, false).await;
     acp.client
         .notify("session/cancel", json!({"sessionId": session}))
         .await;
@@ -274,6 +293,72 @@ async fn session_cancel_reaches_the_asked_agent() {
         .find(|u| u["status"] == "failed")
         .unwrap();
     assert_eq!(finished["rawOutput"]["output"], "[cancelled]");
+    assert_eq!(
+        std::fs::read_to_string(&log).unwrap(),
+        "initialize\nsession/new\nsession/prompt\nsession/cancel\n"
+    );
+    acp.finish().await;
+}
+
+/// A client shown subagents may cancel the asked agent's conversation on its child id: the
+/// agent gets its cancel, the parent's turn goes on, and the model reads that the user stopped
+/// the question.
+#[mm_testkit::test]
+async fn a_cancel_on_the_asked_agents_child_id_stops_the_question_alone() {
+    need_python();
+    let server = FakeServer::start(vec![
+        Reply::tool_call("ask_agent", json!({"agent": "raw", "question": "wait"})),
+        Reply::text("going on without it"),
+    ])
+    .await;
+    let sandbox = Sandbox::new();
+    let (mut acp, session, id, log, mut msgs) =
+        asking_an_agent_that_waits(&server, &sandbox, true).await;
+    let is_announce = |m: &Value| m["params"]["update"]["sessionUpdate"] == "subagent_update";
+    let announced = match msgs.iter().find(|m| is_announce(m)) {
+        Some(m) => m.clone(),
+        None => {
+            let (before, announced) = acp.client.until_update("subagent_update").await;
+            msgs.extend(before);
+            msgs.push(announced.clone());
+            announced
+        }
+    };
+    let child = announced["params"]["update"]["sessionId"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    // Announced cancellable on its own id.
+    assert_eq!(
+        announced["params"]["update"]["capabilities"],
+        json!({"cancel": {}})
+    );
+    acp.client
+        .notify("session/cancel", json!({"sessionId": child}))
+        .await;
+    let (rest, r) = acp.client.until_response(id).await;
+    msgs.extend(rest);
+    assert_eq!(r["result"]["stopReason"], "end_turn", "{r}");
+    let line = "[the user cancelled the question to raw]";
+    let finished = updates(&msgs)
+        .into_iter()
+        .find(|u| u["status"] == "failed")
+        .unwrap();
+    assert_eq!(finished["rawOutput"]["output"], line);
+    assert_eq!(
+        subagent_updates(&on(&msgs, &session)).last().copied(),
+        Some(
+            &json!({"sessionUpdate": "subagent_update", "sessionId": child,
+                     "state": {"state": "idle", "stopReason": "cancelled"}})
+        )
+    );
+    let requests = server.requests();
+    assert_eq!(requests.len(), 2);
+    assert!(
+        requests[1].to_string().contains(line),
+        "the model reads it: {}",
+        requests[1]
+    );
     assert_eq!(
         std::fs::read_to_string(&log).unwrap(),
         "initialize\nsession/new\nsession/prompt\nsession/cancel\n"
