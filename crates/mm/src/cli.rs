@@ -179,6 +179,7 @@ fn sandbox_places(cli: &Cli, cwd: &Path, loaded: &Loaded) -> Places {
     // where skills' scripts live) and the container sockets of the user's runtime folder.
     places.secrets.extend(loaded.user_file.iter().cloned());
     places.user_config = loaded.user_file.clone();
+    places.user_config_text = loaded.handed_user_text.clone();
     places
         .secrets
         .extend(cli.config.iter().map(|f| cwd.join(f)));

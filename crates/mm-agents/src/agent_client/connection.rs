@@ -102,15 +102,18 @@ impl Connection {
         mm_tools::program::python::protect(&mut command, python, &cmd.env);
         // The fence hides the user's config file: an mm asked reads it from a descriptor held
         // for this one child, closed here once it is started (docs/agents.md).
-        let _handed = match opts.sandbox.user_config() {
-            Some(file) => mm_tools::process::hand_config(&mut command, file).map_err(|e| {
-                AgentError::Start {
-                    program: cmd.program.clone(),
-                    error: format!("cannot open {}: {e}", file.display()),
-                }
-            })?,
-            None => mm_tools::process::Handed::default(),
+        // An mm that was handed it (asked itself) hands on the text it read.
+        let handed = match (opts.sandbox.user_config_text(), opts.sandbox.user_config()) {
+            (Some(text), _) => mm_tools::process::hand_config_text(&mut command, text)
+                .map_err(|e| format!("cannot hand on the user config: {e}")),
+            (None, Some(file)) => mm_tools::process::hand_config(&mut command, file)
+                .map_err(|e| format!("cannot open {}: {e}", file.display())),
+            (None, None) => Ok(mm_tools::process::Handed::default()),
         };
+        let _handed = handed.map_err(|error| AgentError::Start {
+            program: cmd.program.clone(),
+            error,
+        })?;
         let mut child = opts
             .processes
             .spawn(&mut command, Group::Own, fencing)

@@ -53,6 +53,9 @@ pub struct Loaded {
     pub sources: BTreeMap<String, Source>,
     /// The user's config file, whether or not it exists.
     pub user_file: Option<PathBuf>,
+    /// The user's config as the mm that asked this one handed it ([`LoadOptions::user_text`]),
+    /// read instead of `user_file`: what this mm hands its own asked agents in turn.
+    pub handed_user_text: Option<std::sync::Arc<str>>,
     /// Set when the project defined commands that were ignored (the interactive session offers
     /// to trust it).
     pub untrusted_project: Option<UntrustedProject>,
@@ -314,6 +317,7 @@ pub fn load(opts: &LoadOptions) -> Result<Loaded, ConfigError> {
         config,
         sources,
         user_file,
+        handed_user_text: opts.user_text.as_deref().map(Into::into),
         untrusted_project,
         ignored_keys,
     })

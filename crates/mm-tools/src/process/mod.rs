@@ -37,8 +37,8 @@ use windows as os;
 
 use os::Tree;
 pub use os::{
-    Handed, OutputReader, hand_config, keep_private, output_reader, read_now, signal_of,
-    take_handed_config,
+    Handed, OutputReader, hand_config, hand_config_text, keep_private, output_reader, read_now,
+    signal_of, take_handed_config,
 };
 
 /// Names the descriptor of the user's config file that an asking mm hands the mm it starts

@@ -122,12 +122,55 @@ pub struct Handed(#[allow(dead_code, reason = "held open until the spawn")] Opti
 /// close-on-exec as every one of mm's, is made inheritable in that child only (between its
 /// `fork` and `exec`), and [`super::CONFIG_FD_VAR`] names it. A missing file hands nothing.
 pub fn hand_config(cmd: &mut Command, file: &std::path::Path) -> io::Result<Handed> {
+    match std::fs::File::open(file) {
+        Ok(open) => Ok(hand_open(cmd, open)),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(Handed(None)),
+        Err(e) => Err(e),
+    }
+}
+
+/// [`hand_config`] for an mm that was itself handed its user config (an asked mm, whose fence
+/// hides the file): `text` goes on to its own asked agent in a file of no name (a memfd on
+/// Linux, an unlinked temp file elsewhere), so an agent asked by an asked agent reads the
+/// user's config too.
+pub fn hand_config_text(cmd: &mut Command, text: &str) -> io::Result<Handed> {
+    use std::io::{Seek, Write};
+    let mut file = nameless_file()?;
+    file.write_all(text.as_bytes())?;
+    file.rewind()?;
+    Ok(hand_open(cmd, file))
+}
+
+#[cfg(target_os = "linux")]
+fn nameless_file() -> io::Result<std::fs::File> {
+    use nix::sys::memfd::{MFdFlags, memfd_create};
+    let fd = memfd_create(c"mm-config", MFdFlags::MFD_CLOEXEC).map_err(io::Error::from)?;
+    Ok(std::fs::File::from(fd))
+}
+
+#[cfg(not(target_os = "linux"))]
+fn nameless_file() -> io::Result<std::fs::File> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let path = std::env::temp_dir().join(format!(
+        "mm-config-{}-{}",
+        std::process::id(),
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos())
+    ));
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .open(&path)?;
+    std::fs::remove_file(&path)?;
+    Ok(file)
+}
+
+/// `open` inherited by the child `cmd` starts, and named by [`super::CONFIG_FD_VAR`].
+fn hand_open(cmd: &mut Command, open: std::fs::File) -> Handed {
     use std::os::fd::AsRawFd;
-    let open = match std::fs::File::open(file) {
-        Ok(f) => f,
-        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Handed(None)),
-        Err(e) => return Err(e),
-    };
     let fd = open.as_raw_fd();
     cmd.env(super::CONFIG_FD_VAR, fd.to_string());
     // SAFETY: fcntl is async-signal-safe and touches no memory of the parent; `fd` stays open
@@ -141,7 +184,7 @@ pub fn hand_config(cmd: &mut Command, file: &std::path::Path) -> io::Result<Hand
             Ok(())
         });
     }
-    Ok(Handed(Some(open)))
+    Handed(Some(open))
 }
 
 /// The text of the user's config file when the asking mm handed it ([`hand_config`]): the

@@ -224,6 +224,11 @@ pub fn hand_config(_cmd: &mut Command, _file: &std::path::Path) -> io::Result<Ha
     Ok(Handed)
 }
 
+/// Hands nothing (never handed a config on Windows, nothing to hand on).
+pub fn hand_config_text(_cmd: &mut Command, _text: &str) -> io::Result<Handed> {
+    Ok(Handed)
+}
+
 /// Never handed on Windows.
 ///
 /// # Safety

@@ -107,6 +107,10 @@ pub struct Places {
     /// The user's config file (one of `secrets`): an asked agent gets it as a descriptor
     /// ([`crate::process::hand_config`]), since the fence hides it.
     pub user_config: Option<PathBuf>,
+    /// The text of the user's config when this mm was handed it (an asked mm: its fence hides
+    /// the file): what its own asked agents are handed in turn
+    /// ([`crate::process::hand_config_text`]).
+    pub user_config_text: Option<std::sync::Arc<str>>,
 }
 
 /// The system's fixed temp folders: `/tmp` and `/dev/shm` on Unix; none on Windows, whose temp
@@ -140,6 +144,7 @@ impl Default for Places {
             secrets: Vec::new(),
             caches: Vec::new(),
             user_config: None,
+            user_config_text: None,
         }
     }
 }
@@ -386,6 +391,12 @@ impl Sandbox {
     /// The user's config file, which an asked agent is handed ([`Places::user_config`]).
     pub fn user_config(&self) -> Option<&Path> {
         self.places.user_config.as_deref()
+    }
+
+    /// The user's config as this mm was handed it, which its asked agents are handed in turn
+    /// ([`Places::user_config_text`]).
+    pub fn user_config_text(&self) -> Option<&str> {
+        self.places.user_config_text.as_deref()
     }
 
     /// The sandbox a session in `read-only` mode runs its commands in: these places, nothing

@@ -223,14 +223,31 @@ impl Recording {
     }
 }
 
-// The hidden places are the Linux fence's mount namespace (docs/platforms.md).
+/// The fence hides places where it has a private mount namespace (and Landlock); skipped with
+/// the reason elsewhere.
 #[cfg(target_os = "linux")]
-#[mm_testkit::test]
-async fn an_asked_mm_reads_the_users_config_its_commands_cannot() {
+fn need_hidden_places() {
     need_landlock();
     if let Err(why) = mm_tools::sandbox::namespace_works() {
         common::skip(format!("no private mount namespace here ({why})"));
     }
+}
+
+/// The model each request to `server` named, in order.
+#[cfg(target_os = "linux")]
+fn models_asked(server: &FakeServer) -> Vec<String> {
+    server
+        .requests()
+        .iter()
+        .map(|q| q["model"].as_str().unwrap_or("").to_string())
+        .collect()
+}
+
+// The hidden places are the Linux fence's mount namespace (docs/platforms.md).
+#[cfg(target_os = "linux")]
+#[mm_testkit::test]
+async fn an_asked_mm_reads_the_users_config_its_commands_cannot() {
+    need_hidden_places();
     // The fence hides the user's config file from the asked mm and its commands alike: the
     // asking mm hands it the file as a descriptor (docs/agents.md), which it closes before its
     // commands run. Its model name is the config's (ours is set by flag), and its `cat` of the
@@ -258,11 +275,7 @@ async fn an_asked_mm_reads_the_users_config_its_commands_cannot() {
     let r = run_mm(&sandbox, &server, &["--model", "ours", "-p", "go"]).await;
     assert_eq!(r.code, Some(0), "{}", r.stderr);
     assert_eq!(r.stdout, "end\n");
-    let models: Vec<String> = server
-        .requests()
-        .iter()
-        .map(|q| q["model"].as_str().unwrap_or("").to_string())
-        .collect();
+    let models = models_asked(&server);
     assert_eq!(
         models,
         [
@@ -282,6 +295,35 @@ async fn an_asked_mm_reads_the_users_config_its_commands_cannot() {
     for q in server.requests() {
         assert!(!q.to_string().contains(MARK), "{q}");
     }
+    assert_eq!(server.violations(), Vec::<String>::new());
+}
+
+// The hidden places are the Linux fence's mount namespace (docs/platforms.md).
+#[cfg(target_os = "linux")]
+#[mm_testkit::test]
+async fn an_agent_asked_by_an_asked_mm_reads_the_users_config_too() {
+    need_hidden_places();
+    // The asked mm cannot open the hidden file either: it hands on the text it was handed, so
+    // the mm it asks in turn (the deepest asking allows) has the user's settings too.
+    let sandbox = Sandbox::new();
+    let server = FakeServer::start(vec![
+        ask("second", "ask further"),
+        ask("second", "how deep?"),
+        Reply::text("deep"),
+        Reply::text("mid"),
+        Reply::text("end"),
+    ])
+    .await;
+    configure(
+        &sandbox,
+        &format!("[model]\nname = \"from-the-users-config\"\n{YOLO_MM}"),
+    );
+    let r = run_mm(&sandbox, &server, &["--model", "ours", "-p", "go"]).await;
+    assert_eq!(r.code, Some(0), "{}", r.stderr);
+    assert_eq!(r.stdout, "end\n");
+    let models = models_asked(&server);
+    let users = "from-the-users-config";
+    assert_eq!(models, ["ours", users, users, users, "ours"]);
     assert_eq!(server.violations(), Vec::<String>::new());
 }
 
