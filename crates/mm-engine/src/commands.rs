@@ -211,6 +211,7 @@ impl Engine {
             &s.history,
             keep,
             budget,
+            &|w| frontend.emit(Event::Waiting(w)),
             cancel,
         )
         .await;

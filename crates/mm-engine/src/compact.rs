@@ -7,9 +7,9 @@
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
-use crate::event::Usage;
+use crate::event::{Usage, Waiting};
 use crate::history::{Message, Role, count_without_system};
-use crate::model::ModelClient;
+use crate::model::{ModelClient, StreamEvent};
 
 /// Characters of one tool result kept in the summary's transcript.
 const TOOL_RESULT_CHARS: usize = 300;
@@ -159,14 +159,16 @@ pub fn summary_request(transcript: &str) -> Vec<Value> {
 }
 
 /// Compresses `history` keeping its last `keep_last_turns` turns, the summary written by
-/// `model_name` (`None`: the configured or detected model). The history is never modified: the
-/// caller replaces it with the one returned.
+/// `model_name` (`None`: the configured or detected model); `on_wait` hears of the summary
+/// call's waits (a server retried). The history is never modified: the caller replaces it with
+/// the one returned.
 pub async fn compact(
     model: &dyn ModelClient,
     model_name: Option<&str>,
     history: &[Message],
     keep_last_turns: usize,
     transcript_budget_chars: usize,
+    on_wait: &(dyn Fn(Waiting) + Send + Sync),
     cancel: &CancellationToken,
 ) -> CompactResult {
     let Some((start, end)) = plan_compaction(history, keep_last_turns) else {
@@ -176,8 +178,13 @@ pub async fn compact(
         };
     };
     let text = transcript(&history[start..end], transcript_budget_chars);
+    let on_event = |ev: StreamEvent| {
+        if let StreamEvent::Waiting(w) = ev {
+            on_wait(w);
+        }
+    };
     let response = match model
-        .complete(summary_request(&text), model_name, cancel)
+        .complete(summary_request(&text), model_name, &on_event, cancel)
         .await
     {
         Ok(r) => r,

@@ -205,11 +205,13 @@ pub trait ModelClient: Send + Sync {
     ) -> Result<ModelResponse, ModelError>;
 
     /// One non-streamed call without tools (the summary of a compression), to `model` when the
-    /// session chose one (`None`: the configured or detected one).
+    /// session chose one (`None`: the configured or detected one); `on_event` hears of its waits
+    /// (retries of a loading or failing server), as a chat's does.
     async fn complete(
         &self,
         messages: Vec<Value>,
         model: Option<&str>,
+        on_event: &(dyn Fn(StreamEvent) + Send + Sync),
         cancel: &CancellationToken,
     ) -> Result<ModelResponse, ModelError>;
 

@@ -388,6 +388,7 @@ impl ModelClient for ScriptedModel {
         &self,
         messages: Vec<Value>,
         model: Option<&str>,
+        _on_event: &(dyn Fn(StreamEvent) + Send + Sync),
         cancel: &CancellationToken,
     ) -> Result<ModelResponse, ModelError> {
         let n = {

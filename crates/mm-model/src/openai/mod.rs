@@ -724,13 +724,13 @@ impl ModelClient for OpenAiClient {
         &self,
         messages: Vec<Value>,
         model: Option<&str>,
+        on_event: &(dyn Fn(StreamEvent) + Send + Sync),
         cancel: &CancellationToken,
     ) -> Result<ModelResponse, ModelError> {
         let inner = &self.inner;
-        let detected = or_cancel(cancel, inner.detection()).await??;
+        let detected = or_cancel(cancel, inner.detection_told(on_event)).await??;
         let body = inner.body(model.unwrap_or(&detected.name), &messages, &[], false);
-        // Nobody to tell of a retry: the summary's caller shows its own progress.
-        let response = inner.send(&detected.url, &body, &|_| {}, cancel).await?;
+        let response = inner.send(&detected.url, &body, on_event, cancel).await?;
         let text = or_cancel(cancel, tokio::time::timeout(inner.idle(), response.text()))
             .await?
             .map_err(|_| inner.timeout_error())?

@@ -73,6 +73,7 @@ impl ModelClient for Echo {
         &self,
         _messages: Vec<Value>,
         _model: Option<&str>,
+        _on_event: &(dyn Fn(StreamEvent) + Send + Sync),
         _cancel: &CancellationToken,
     ) -> Result<ModelResponse, ModelError> {
         Err(ModelError::Malformed("no summaries here".into()))

@@ -340,6 +340,39 @@ async fn a_server_loading_during_detection_is_a_notice_for_a_client_that_shows_t
     assert!(!found.is_empty() && all.ends_with(&found), "{found:#?}");
 }
 
+/// The summary call of a compression is retried like any model call, and said the same way.
+#[mm_testkit::test]
+async fn a_retried_summary_call_is_a_notice_for_a_client_that_shows_them() {
+    let restarting = Reply::error(
+        503,
+        json!({"error": {"code": 503, "message": "Loading model"}}),
+    );
+    let mut script = vec![Reply::text("up"); 3];
+    script.extend([restarting, Reply::text("Goals: none.")]);
+    let server = FakeServer::start(script).await;
+    let (_d, cwd) = dir();
+    let (_h, home) = dir();
+    let mut mm = spawn_mm(&cwd, &home, &server.url());
+    let (_, id) = open_session(&mut mm, &cwd, true).await;
+    for text in ["one", "two", "three"] {
+        mm.client.prompt(&id, text).await;
+    }
+    let (_, r) = mm.client.prompt(&id, "/compact").await;
+    assert_eq!(r["result"]["stopReason"], "end_turn");
+    mm.client.close().await;
+    let _ = mm.child.wait().await;
+    assert_eq!(
+        notices_in(&mm.client.received),
+        [json!({"sessionUpdate": "notice", "severity": "warning",
+            "title": "The model server failed; retrying",
+            "description": "model server answered 503: Loading model — try 2 of 5 in 0.5 s"})]
+    );
+    // The summary came from the call retried.
+    let requests = server.requests();
+    assert_eq!(requests.len(), 5, "{requests:#?}");
+    assert_eq!(requests[4]["stream"], false);
+}
+
 #[mm_testkit::test]
 async fn a_retried_model_server_is_a_notice_for_a_client_that_shows_them() {
     for notices in [true, false] {

@@ -211,6 +211,7 @@ async fn a_compression_replaces_the_old_turns_by_one_summary() {
         &h,
         2,
         100_000,
+        &|_| {},
         &CancellationToken::new(),
     )
     .await;
@@ -247,6 +248,7 @@ async fn nothing_to_compact_makes_no_call() {
         &h,
         4,
         100_000,
+        &|_| {},
         &CancellationToken::new(),
     )
     .await;
@@ -270,12 +272,12 @@ async fn a_failed_or_empty_summary_fails() {
         message: "out of memory".into(),
     }));
     assert_eq!(
-        compact::compact(model.as_ref(), None, &h, 2, 100_000, &cancel).await,
+        compact::compact(model.as_ref(), None, &h, 2, 100_000, &|_| {}, &cancel).await,
         CompactResult::Failed("model server answered 500: out of memory".into())
     );
     let model = summarising(Answer::text(" \n "));
     assert_eq!(
-        compact::compact(model.as_ref(), None, &h, 2, 100_000, &cancel).await,
+        compact::compact(model.as_ref(), None, &h, 2, 100_000, &|_| {}, &cancel).await,
         CompactResult::Failed("the summary was empty".into())
     );
 }

@@ -244,9 +244,9 @@ fn loading_503() -> Reply {
     )
 }
 
-/// What a chat says when [`loading_503`] came twice before `text`: each retry before its wait
-/// (the test clients wait 1 ms, then 2).
-fn retried_twice_then(text: &str) -> Vec<StreamEvent> {
+/// What a call says when [`loading_503`] came twice: each retry before its wait (the test
+/// clients wait 1 ms, then 2).
+fn retried_twice() -> Vec<StreamEvent> {
     let retry = |attempt, ms| {
         StreamEvent::Waiting(Waiting::Retrying {
             error: "model server answered 503: Loading model".into(),
@@ -255,7 +255,14 @@ fn retried_twice_then(text: &str) -> Vec<StreamEvent> {
             after: Duration::from_millis(ms),
         })
     };
-    vec![retry(2, 1), retry(3, 2), StreamEvent::Text(text.into())]
+    vec![retry(2, 1), retry(3, 2)]
+}
+
+/// What a chat says when [`loading_503`] came twice before `text`.
+fn retried_twice_then(text: &str) -> Vec<StreamEvent> {
+    let mut said = retried_twice();
+    said.push(StreamEvent::Text(text.into()));
+    said
 }
 
 #[mm_testkit::test]
@@ -722,25 +729,33 @@ async fn lmstudio_loaded_model_is_preferred() {
 
 #[mm_testkit::test]
 async fn complete_is_not_streamed_and_has_no_tools() {
-    let server = FakeServer::start(vec![Reply::json(
-        json!({"choices": [{"index": 0, "message": {"role": "assistant", "content": "A summary."}, "finish_reason": "stop"}],
-               "usage": {"prompt_tokens": 900, "completion_tokens": 40}}),
-    )])
+    // A server still loading answers 503 twice: the summary call is retried, each retry said.
+    let server = FakeServer::start(vec![
+        loading_503(),
+        loading_503(),
+        Reply::json(
+            json!({"choices": [{"index": 0, "message": {"role": "assistant", "content": "A summary."}, "finish_reason": "stop"}],
+                   "usage": {"prompt_tokens": 900, "completion_tokens": 40}}),
+        ),
+    ])
     .await;
     let client = client(&config(&server.url(), "m"));
+    let events = std::sync::Mutex::new(Vec::new());
     let response = client
         .complete(
             vec![json!({"role": "user", "content": "sum up"})],
             None,
+            &|e| events.lock().unwrap().push(e),
             &CancellationToken::new(),
         )
         .await
         .unwrap();
+    assert_eq!(*events.lock().unwrap(), retried_twice());
     assert_eq!(response.text, "A summary.");
     assert_eq!(response.usage.unwrap().input_tokens, 900);
     // The summary is held to the same cap as any answer: a quarter of the server's 32k window.
     assert_eq!(
-        chats(&server)[0].json(),
+        chats(&server)[2].json(),
         json!({"model": "m", "messages": [{"role": "user", "content": "sum up"}], "stream": false,
                "max_tokens": 8192})
     );
