@@ -252,15 +252,23 @@ async fn run_command(
     let mut ticks =
         tokio::time::interval_at(tokio::time::Instant::now() + PROGRESS_EVERY, PROGRESS_EVERY);
     ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    // The time the user takes to answer a question is not the command's: its timeout stands
+    // still meanwhile (the command waits for the answer, its connection held).
+    let mut asked_at = None;
     let end = loop {
         tokio::select! {
             biased;
             _ = cancel.cancelled() => break End::Cancelled,
             Some(asked) = next_question(&mut listening), if asking.is_none() => {
                 asking = Some(Box::pin(answer_question(call, command, asked)));
+                asked_at = Some(tokio::time::Instant::now());
             }
             () = async { if let Some(a) = asking.as_mut() { a.await } }, if asking.is_some() => {
                 asking = None;
+                if let Some(at) = asked_at.take() {
+                    let later = deadline.deadline() + at.elapsed();
+                    deadline.as_mut().reset(later);
+                }
             }
             // Before the reader, which a command printing without pause keeps ready.
             _ = ticks.tick(), if progress.has_news() => call.progress(progress.take()),
@@ -274,7 +282,7 @@ async fn run_command(
                 Err(_) => eof = true,
             },
             status = child.wait() => break End::Exited(status),
-            _ = &mut deadline => break End::TimedOut,
+            _ = &mut deadline, if asking.is_none() => break End::TimedOut,
         }
     };
 

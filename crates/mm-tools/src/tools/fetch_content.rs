@@ -5,7 +5,7 @@
 //! connection at once.
 
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, OnceLock};
+use std::sync::{Arc, OnceLock, PoisonError};
 use std::time::Duration;
 
 use async_trait::async_trait;
@@ -122,7 +122,7 @@ impl TypedTool for FetchContent {
             .filter(|p| !p.is_empty());
         let fetch = Fetch {
             settings: self.settings,
-            deadline: Instant::now() + self.settings.timeout,
+            deadline: std::sync::Mutex::new(Instant::now() + self.settings.timeout),
             url: &url,
             call,
             sandbox: &self.sandbox,
@@ -309,7 +309,8 @@ fn size(n: usize) -> String {
 /// One fetch in progress.
 struct Fetch<'a> {
     settings: FetchSettings,
-    deadline: Instant,
+    /// Later by the time the user took to answer a question (not the fetch's time).
+    deadline: std::sync::Mutex<Instant>,
     url: &'a url::Url,
     call: &'a CallContext<'a>,
     sandbox: &'a Sandbox,
@@ -317,11 +318,15 @@ struct Fetch<'a> {
 }
 
 impl Fetch<'_> {
+    fn deadline(&self) -> Instant {
+        *self.deadline.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
     /// Awaits `fut` unless the deadline passes or the call is cancelled first.
     async fn bounded<T>(&self, fut: impl Future<Output = T>) -> Result<T, Stop> {
         tokio::select! {
             v = fut => Ok(v),
-            () = tokio::time::sleep_until(self.deadline) => Err(Stop::Failed(format!(
+            () = tokio::time::sleep_until(self.deadline()) => Err(Stop::Failed(format!(
                 "timed out after {} fetching {}",
                 crate::lsp::seconds(self.settings.timeout),
                 self.url
@@ -424,9 +429,15 @@ impl Fetch<'_> {
                 }
             };
             let resolving = self.sandbox.passage().resolve(door, &bare, port, ask);
-            // The user's time to answer is not the fetch's.
+            // The user's time to answer is not the fetch's: its deadline moves by it.
             let resolved = match self.call.mode {
-                PermissionMode::Ask => self.cancellable(resolving).await?,
+                PermissionMode::Ask => {
+                    let asked = Instant::now();
+                    let resolved = self.cancellable(resolving).await?;
+                    let mut deadline = self.deadline.lock().unwrap_or_else(PoisonError::into_inner);
+                    *deadline += asked.elapsed();
+                    resolved
+                }
                 PermissionMode::Yolo | PermissionMode::ReadOnly => self.bounded(resolving).await?,
             };
             let addrs = resolved.map_err(Stop::Refused)?;

@@ -10,6 +10,7 @@
 use mm_testkit as common;
 
 use std::process::Stdio;
+use std::time::Duration;
 
 use common::acp::{TestClient, updates};
 use common::mm_run::finish;
@@ -245,10 +246,12 @@ impl Acp {
     /// `mm -acp` in `ask` mode whose model runs `curl` to `port` once; the prompt is sent and
     /// the permission to run the command given. The prompt's id, and the permission request.
     async fn curl_asked(root: bool, port: u16, forms: bool) -> (Acp, i64, Value) {
-        let script = vec![
-            Reply::tool_call("bash", json!({ "command": curl(port) })),
-            Reply::text("done"),
-        ];
+        Acp::curl_asked_with(root, json!({ "command": curl(port) }), forms).await
+    }
+
+    /// [`Acp::curl_asked`] with the bash call's arguments.
+    async fn curl_asked_with(root: bool, bash: Value, forms: bool) -> (Acp, i64, Value) {
+        let script = vec![Reply::tool_call("bash", bash), Reply::text("done")];
         let mut a = Acp::start(root, script, &config(false), forms).await;
         let prompt = a.client.send_prompt(&a.session, "go").await;
         let (_, permission) = a.client.until_request("session/request_permission").await;
@@ -310,6 +313,24 @@ async fn over_acp_a_client_with_forms_is_asked_by_an_elicitation(root: bool) {
         a.end().await,
         ["[acp] turn done: 1 command(s) · 0 file op(s) · 0 skill(s)"]
     );
+}
+
+/// The user's time at the question is not the command's: a one-second command answered after
+/// a longer wait still runs to its end.
+async fn the_time_at_the_question_does_not_count_in_the_commands_timeout(root: bool) {
+    network_or_skip();
+    let port = host_server("reached\n");
+    let bash = json!({ "command": curl(port), "timeout": 1 });
+    let (mut a, prompt, _) = Acp::curl_asked_with(root, bash, true).await;
+    let (_, form) = a.client.until_request("elicitation/create").await;
+    // A user slower than the command's timeout: the wait is what is tried.
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    let accept = json!({"action": "accept", "content": {"q1": "Allow once"}});
+    a.client.respond(&form["id"], accept).await;
+    let (msgs, r) = a.client.until_response(prompt).await;
+    assert_eq!(r["result"]["stopReason"], "end_turn");
+    assert_eq!(bash_output(&msgs), "reached\n");
+    a.end().await;
 }
 
 async fn over_acp_a_client_without_forms_gets_the_refusal_unasked(root: bool) {
@@ -380,6 +401,11 @@ as_root_and_user!(
     over_acp_a_client_without_forms_gets_the_refusal_unasked_as_root,
     over_acp_a_client_without_forms_gets_the_refusal_unasked_as_a_user,
     over_acp_a_client_without_forms_gets_the_refusal_unasked
+);
+as_root_and_user!(
+    the_time_at_the_question_does_not_count_in_the_commands_timeout_as_root,
+    the_time_at_the_question_does_not_count_in_the_commands_timeout_as_a_user,
+    the_time_at_the_question_does_not_count_in_the_commands_timeout
 );
 as_root_and_user!(
     two_sessions_count_their_own_refusals_as_root,
