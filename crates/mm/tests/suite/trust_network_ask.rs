@@ -333,6 +333,39 @@ async fn the_time_at_the_question_does_not_count_in_the_commands_timeout(root: b
     a.end().await;
 }
 
+/// A question still open when its command ends is withdrawn: the connection it held is
+/// refused (the job bash left running gets the refusal), and the answer that comes too late
+/// lets nothing through.
+async fn a_question_open_when_its_command_ends_is_withdrawn(root: bool) {
+    network_or_skip();
+    let port = host_server("reached\n");
+    // The command ends once the test has seen the question (it makes `go`), its curl left
+    // running in the background, waiting for the answer.
+    let command = format!(
+        "{} > fetched.txt & while [ ! -e go ]; do sleep 0.05; done",
+        curl(port)
+    );
+    let (mut a, prompt, _) = Acp::curl_asked_with(root, json!({ "command": command }), true).await;
+    let (_, form) = a.client.until_request("elicitation/create").await;
+    std::fs::write(a.scene.project.join("go"), "").unwrap();
+    let (_, r) = a.client.until_response(prompt).await;
+    assert_eq!(r["result"]["stopReason"], "end_turn");
+    let accept = json!({"action": "accept", "content": {"q1": "Allow once"}});
+    a.client.respond(&form["id"], accept).await;
+    // curl ends with what the proxy answered: the refusal, never the page.
+    let fetched = a.scene.project.join("fetched.txt");
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    let got = loop {
+        let got = std::fs::read_to_string(&fetched).unwrap_or_default();
+        if !got.is_empty() || std::time::Instant::now() > deadline {
+            break got;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    };
+    assert_eq!(got, format!("{}\n", refusal(port)));
+    a.end().await;
+}
+
 async fn over_acp_a_client_without_forms_gets_the_refusal_unasked(root: bool) {
     network_or_skip();
     let port = host_server("reached\n");
@@ -406,6 +439,11 @@ as_root_and_user!(
     the_time_at_the_question_does_not_count_in_the_commands_timeout_as_root,
     the_time_at_the_question_does_not_count_in_the_commands_timeout_as_a_user,
     the_time_at_the_question_does_not_count_in_the_commands_timeout
+);
+as_root_and_user!(
+    a_question_open_when_its_command_ends_is_withdrawn_as_root,
+    a_question_open_when_its_command_ends_is_withdrawn_as_a_user,
+    a_question_open_when_its_command_ends_is_withdrawn
 );
 as_root_and_user!(
     two_sessions_count_their_own_refusals_as_root,
