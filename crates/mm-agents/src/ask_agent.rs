@@ -128,7 +128,7 @@ impl TypedTool for AskAgent {
         // The question and its answer are a child session's, for the front ends that show them,
         // which a client may cancel alone where the session registers it (the parent's turn goes
         // on with the refusal below).
-        let held = call.child_id().and_then(|id| call.hold_child(&id));
+        let held = call.hold_child();
         let own = held.as_ref().map(|h| h.token.clone());
         call.show_child(
             &args.agent,

@@ -168,19 +168,21 @@ impl<'a> CallContext<'a> {
 
     /// The id the conversation this call holds (`ask_agent`) has as a child session,
     /// `<session>/<call ref>`; `None` where no session runs the call (`/ask`, `mm --ask`).
-    pub fn child_id(&self) -> Option<String> {
+    fn child_id(&self) -> Option<String> {
         (!self.session.is_empty()).then(|| format!("{}/{}", self.session, self.id))
     }
 
-    /// The conversation this call holds is child `id`: a token of its own, fired by the turn's
-    /// cancel and by a client's cancel of `id` alone, held until the guard drops; `None` where
-    /// nothing registers children (a call of a `task`'s child, no session).
-    pub fn hold_child(&self, id: &str) -> Option<HeldChild<'a>> {
+    /// The conversation this call holds is a child session ([`CallContext::show_child`]'s id):
+    /// a token of its own, fired by the turn's cancel and by a client's cancel of that id alone,
+    /// held until the guard drops; `None` where nothing registers children (no session, a call
+    /// of a `task`'s child).
+    pub fn hold_child(&self) -> Option<HeldChild<'a>> {
         let subagents = self.subagents?;
-        let token = subagents.hold(id, self.cancel);
+        let id = self.child_id()?;
+        let token = subagents.hold(&id, self.cancel);
         Some(HeldChild {
             subagents,
-            id: id.to_string(),
+            id,
             token,
         })
     }
